@@ -1,0 +1,2 @@
+// Placeholder: replaced by the real demo of the core.
+console.log("demo placeholder")

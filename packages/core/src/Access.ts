@@ -1,0 +1,66 @@
+/**
+ * The terminal-access rule: who may act on which terminal.
+ *
+ * An API key acts on its own terminal only: `terminal_id` may be omitted, and when given it must
+ * be the key's terminal (`terminal access denied`, or `subscription write access required` for
+ * subscription writes). A dashboard user (Bearer token) acts on the terminals of their account
+ * and must name one (`terminal_id is required`); any other terminal is `account access denied`.
+ */
+import { Effect, Option } from "effect"
+import { AccessDenied, InvalidRequest, TerminalIdRequired, TerminalUnavailable } from "./Errors.js"
+import { isUuid } from "./Id.js"
+import type { Terminal } from "./Terminal.js"
+import { TerminalRepository } from "./ports/TerminalRepository.js"
+
+/** Who makes a request. */
+export type Principal =
+  | {
+    readonly _tag: "ApiKey"
+    readonly apiKeyId: string
+    readonly terminalId: string
+    readonly subscriptionWrite: boolean
+  }
+  | { readonly _tag: "User"; readonly userId: string; readonly accountId: string; readonly role: string }
+
+/** What the request does with the terminal. */
+export type Purpose = "read" | "write" | "subscription_write"
+
+/** Resolves the terminal a request acts on, applying the access rule. */
+export const resolveTerminal = Effect.fn("Access.resolveTerminal")(function*(
+  principal: Principal,
+  requested: string | null | undefined,
+  purpose: Purpose
+) {
+  const terminals = yield* TerminalRepository
+  const given = requested === undefined || requested === null || requested === "" ? null : requested.toLowerCase()
+  if (given !== null && !isUuid(given)) {
+    return yield* new InvalidRequest({ field: "terminal_id", message: "terminal_id must be a UUID" })
+  }
+  let terminal: Terminal
+  if (principal._tag === "ApiKey") {
+    if (given !== null && given !== principal.terminalId) {
+      return yield* (purpose === "subscription_write" ? AccessDenied.subscriptionWrite() : AccessDenied.terminal())
+    }
+    if (purpose === "subscription_write" && !principal.subscriptionWrite) {
+      return yield* AccessDenied.subscriptionWrite()
+    }
+    const found = yield* terminals.get(principal.terminalId)
+    if (Option.isNone(found)) return yield* AccessDenied.terminal()
+    terminal = found.value
+  } else {
+    if (given === null) return yield* TerminalIdRequired.of()
+    const found = yield* terminals.get(given)
+    if (Option.isNone(found) || found.value.accountId !== principal.accountId) return yield* AccessDenied.account()
+    terminal = found.value
+  }
+  if (purpose !== "read" && terminal.status !== "active") return yield* TerminalUnavailable.of()
+  return terminal
+})
+
+/** Whether the principal may see records of `terminalId` (for lookups by record id). */
+export const canSee = Effect.fn("Access.canSee")(function*(principal: Principal, terminalId: string) {
+  if (principal._tag === "ApiKey") return principal.terminalId === terminalId
+  const terminals = yield* TerminalRepository
+  const found = yield* terminals.get(terminalId)
+  return Option.isSome(found) && found.value.accountId === principal.accountId
+})

@@ -1,0 +1,250 @@
+/**
+ * Every expected failure of Paydesk as a tagged error carrying the spec's message text.
+ *
+ * Errors carry no HTTP status: the HTTP adapter maps tags to statuses in one table.
+ * Messages in backticks in the spec are reproduced exactly; where the spec only describes
+ * a message (or asks for Russian text) the chosen wording is recorded in docs/decisions.md.
+ */
+import { Schema } from "effect"
+
+const message = { message: Schema.String }
+
+/** The kind of request a 400 came from; lets a host tell validation failures apart. */
+export class InvalidRequest extends Schema.TaggedError<InvalidRequest>()("InvalidRequest", {
+  message: Schema.String,
+  field: Schema.optional(Schema.String)
+}) {}
+
+/** Malformed JSON or an unknown field in a body that forbids them. */
+export class InvalidJsonBody extends Schema.TaggedError<InvalidJsonBody>()("InvalidJsonBody", message) {
+  static readonly text = "invalid json body"
+  static of(): InvalidJsonBody {
+    return new InvalidJsonBody({ message: InvalidJsonBody.text })
+  }
+}
+
+/** A rouble amount that is not rubles with at most two decimals. */
+export class AmountMalformed extends Schema.TaggedError<AmountMalformed>()("AmountMalformed", message) {
+  static readonly text = "amount malformed: rubles with at most two decimals"
+  static of(): AmountMalformed {
+    return new AmountMalformed({ message: AmountMalformed.text })
+  }
+}
+
+/** A USDT amount or a rate that is not a plain decimal with at most six decimals. */
+export class UsdtAmountMalformed extends Schema.TaggedError<UsdtAmountMalformed>()("UsdtAmountMalformed", message) {
+  static readonly text = "amount_usdt malformed: a decimal with at most six decimals"
+  static of(): UsdtAmountMalformed {
+    return new UsdtAmountMalformed({ message: UsdtAmountMalformed.text })
+  }
+}
+
+/** Zero or negative where an amount must be greater than zero. */
+export class AmountNotPositive extends Schema.TaggedError<AmountNotPositive>()("AmountNotPositive", message) {
+  static readonly text = "amount must be greater than zero"
+  static of(): AmountNotPositive {
+    return new AmountNotPositive({ message: AmountNotPositive.text })
+  }
+}
+
+/** A ceiling-mode amount above the plan's cap; the Russian text names ceiling and period. */
+export class AmountExceedsCeiling extends Schema.TaggedError<AmountExceedsCeiling>()("AmountExceedsCeiling", {
+  message: Schema.String,
+  ceiling: Schema.String,
+  interval: Schema.String
+}) {}
+
+/** 401: the API key is missing or unknown, or a bearer token is invalid or expired. */
+export class Unauthenticated extends Schema.TaggedError<Unauthenticated>()("Unauthenticated", message) {}
+
+/** 401 `nonce already used`. */
+export class NonceAlreadyUsed extends Schema.TaggedError<NonceAlreadyUsed>()("NonceAlreadyUsed", message) {
+  static readonly text = "nonce already used"
+  static of(): NonceAlreadyUsed {
+    return new NonceAlreadyUsed({ message: NonceAlreadyUsed.text })
+  }
+}
+
+/** 403 `terminal access denied`, `account access denied`, `subscription write access required`. */
+export class AccessDenied extends Schema.TaggedError<AccessDenied>()("AccessDenied", {
+  message: Schema.Literals(["terminal access denied", "account access denied", "subscription write access required"])
+}) {
+  static readonly terminal = () => new AccessDenied({ message: "terminal access denied" })
+  static readonly account = () => new AccessDenied({ message: "account access denied" })
+  static readonly subscriptionWrite = () => new AccessDenied({ message: "subscription write access required" })
+}
+
+/** 400 `terminal_id is required`. */
+export class TerminalIdRequired extends Schema.TaggedError<TerminalIdRequired>()("TerminalIdRequired", message) {
+  static readonly text = "terminal_id is required"
+  static of(): TerminalIdRequired {
+    return new TerminalIdRequired({ message: TerminalIdRequired.text })
+  }
+}
+
+/** 400 `terminal is unavailable`: the terminal is disabled. */
+export class TerminalUnavailable extends Schema.TaggedError<TerminalUnavailable>()("TerminalUnavailable", message) {
+  static readonly text = "terminal is unavailable"
+  static of(): TerminalUnavailable {
+    return new TerminalUnavailable({ message: TerminalUnavailable.text })
+  }
+}
+
+/** 404 for any resource; the message names it (`subscription not found`, `payment not found`, ...). */
+export class NotFound extends Schema.TaggedError<NotFound>()("NotFound", {
+  message: Schema.String,
+  resource: Schema.String
+}) {
+  static of(resource: "subscription" | "payment" | "payout" | "terminal" | "account" | "plan" | "delivery"): NotFound {
+    return new NotFound({ resource, message: `${resource} not found` })
+  }
+}
+
+/** 409: the same idempotency key (or order_id) with another body. */
+export class IdempotencyConflict extends Schema.TaggedError<IdempotencyConflict>()("IdempotencyConflict", message) {
+  static readonly text = "idempotency key conflicts with another request"
+  static of(): IdempotencyConflict {
+    return new IdempotencyConflict({ message: IdempotencyConflict.text })
+  }
+}
+
+/** 409: a payment with this order_id exists with other parameters. */
+export class OrderIdConflict extends Schema.TaggedError<OrderIdConflict>()("OrderIdConflict", message) {
+  static readonly text = "order_id already used for another payment"
+  static of(): OrderIdConflict {
+    return new OrderIdConflict({ message: OrderIdConflict.text })
+  }
+}
+
+/** 400: the selected plan is unknown, inactive or not connected to the terminal. */
+export class PlanNotAvailable extends Schema.TaggedError<PlanNotAvailable>()("PlanNotAvailable", message) {
+  static readonly text = "selected plan is not available for this terminal"
+  static of(): PlanNotAvailable {
+    return new PlanNotAvailable({ message: PlanNotAvailable.text })
+  }
+}
+
+/** 503 `recurring plans not configured` / `subscriptions not configured`. */
+export class RecurringNotConfigured extends Schema.TaggedError<RecurringNotConfigured>()("RecurringNotConfigured", {
+  message: Schema.Literals(["recurring plans not configured", "subscriptions not configured"])
+}) {
+  static readonly plans = () => new RecurringNotConfigured({ message: "recurring plans not configured" })
+  static readonly subscriptions = () => new RecurringNotConfigured({ message: "subscriptions not configured" })
+}
+
+/** 503 `provider not available`: the acquirer could not be reached. */
+export class ProviderUnavailable extends Schema.TaggedError<ProviderUnavailable>()("ProviderUnavailable", message) {
+  static readonly text = "provider not available"
+  static of(): ProviderUnavailable {
+    return new ProviderUnavailable({ message: ProviderUnavailable.text })
+  }
+}
+
+/** 400: the acquirer refuses new recurring bindings for now. */
+export class RecurringTemporarilyUnavailable
+  extends Schema.TaggedError<RecurringTemporarilyUnavailable>()("RecurringTemporarilyUnavailable", message)
+{
+  static readonly text = "recurring scenario temporarily unavailable"
+  static of(): RecurringTemporarilyUnavailable {
+    return new RecurringTemporarilyUnavailable({ message: RecurringTemporarilyUnavailable.text })
+  }
+}
+
+/** 400 (Russian): the stop could not be completed and the subscription moved to review. */
+export class StopFailed extends Schema.TaggedError<StopFailed>()("StopFailed", message) {
+  static readonly text = "Не удалось завершить отключение подписки: подписка переведена на проверку (review)"
+  static of(): StopFailed {
+    return new StopFailed({ message: StopFailed.text })
+  }
+}
+
+/** 400 (Russian): Idempotency-Key, terminal, plan or amount missing on subscription creation. */
+export class SubscriptionFieldsMissing extends Schema.TaggedError<SubscriptionFieldsMissing>()("SubscriptionFieldsMissing", {
+  message: Schema.String,
+  missing: Schema.Array(Schema.String)
+}) {
+  static readonly text =
+    "Укажите терминал (terminal_id), план (plan_id), сумму (amount) и ключ идемпотентности (Idempotency-Key)"
+  static of(missing: ReadonlyArray<string>): SubscriptionFieldsMissing {
+    return new SubscriptionFieldsMissing({ message: SubscriptionFieldsMissing.text, missing: [...missing] })
+  }
+}
+
+/** 400 `insufficient balance`. */
+export class InsufficientBalance extends Schema.TaggedError<InsufficientBalance>()("InsufficientBalance", message) {
+  static readonly text = "insufficient balance"
+  static of(): InsufficientBalance {
+    return new InsufficientBalance({ message: InsufficientBalance.text })
+  }
+}
+
+/** 409 `max active payouts reached`. */
+export class MaxActivePayouts extends Schema.TaggedError<MaxActivePayouts>()("MaxActivePayouts", message) {
+  static readonly text = "max active payouts reached"
+  static of(): MaxActivePayouts {
+    return new MaxActivePayouts({ message: MaxActivePayouts.text })
+  }
+}
+
+/** 409: the state machine does not allow this move (e.g. refund of an unpaid payment). */
+export class InvalidTransition extends Schema.TaggedError<InvalidTransition>()("InvalidTransition", {
+  message: Schema.String,
+  entity: Schema.String,
+  from: Schema.String,
+  event: Schema.String
+}) {}
+
+/** 400: the operation is not available for this payment (sandbox simulate on live, refund of sandbox). */
+export class OperationNotAllowed extends Schema.TaggedError<OperationNotAllowed>()("OperationNotAllowed", message) {}
+
+/** 403: the payer page's csrf_token did not match. */
+export class CsrfRejected extends Schema.TaggedError<CsrfRejected>()("CsrfRejected", message) {
+  static readonly text = "invalid csrf_token"
+  static of(): CsrfRejected {
+    return new CsrfRejected({ message: CsrfRejected.text })
+  }
+}
+
+/** 401 on login: wrong e-mail or password (one message for both, no user enumeration). */
+export class InvalidCredentials extends Schema.TaggedError<InvalidCredentials>()("InvalidCredentials", message) {
+  static readonly text = "invalid email or password"
+  static of(): InvalidCredentials {
+    return new InvalidCredentials({ message: InvalidCredentials.text })
+  }
+}
+
+/** 409: a unique rule was violated by a concurrent writer; the use case retries once. */
+export class WriteConflict extends Schema.TaggedError<WriteConflict>()("WriteConflict", {
+  message: Schema.String,
+  constraint: Schema.String
+}) {}
+
+/** Every error a merchant-facing use case can fail with. */
+export type PaydeskError =
+  | InvalidRequest
+  | InvalidJsonBody
+  | AmountMalformed
+  | UsdtAmountMalformed
+  | AmountNotPositive
+  | AmountExceedsCeiling
+  | Unauthenticated
+  | NonceAlreadyUsed
+  | AccessDenied
+  | TerminalIdRequired
+  | TerminalUnavailable
+  | NotFound
+  | IdempotencyConflict
+  | OrderIdConflict
+  | PlanNotAvailable
+  | RecurringNotConfigured
+  | ProviderUnavailable
+  | RecurringTemporarilyUnavailable
+  | StopFailed
+  | SubscriptionFieldsMissing
+  | InsufficientBalance
+  | MaxActivePayouts
+  | InvalidTransition
+  | OperationNotAllowed
+  | InvalidCredentials
+  | CsrfRejected
+  | WriteConflict

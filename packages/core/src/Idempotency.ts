@@ -1,0 +1,53 @@
+/**
+ * The idempotency rule: a key of at most 128 printable ASCII characters and a fingerprint
+ * of the request body. The same key with the same fingerprint replays the first result;
+ * the same key with another fingerprint is a conflict (409).
+ */
+import { Effect, Option, Result } from "effect"
+import { IdempotencyConflict, InvalidRequest } from "./Errors.js"
+import type { IdempotencyRecord } from "./ports/IdempotencyStore.js"
+import { sha256Hex } from "./Signature.js"
+
+/** Longest accepted key. */
+export const maxKeyLength = 128
+
+/** Checks a key: non-empty, at most 128 characters, printable ASCII only. */
+export const validateKey = (key: string, field = "Idempotency-Key"): Result.Result<string, InvalidRequest> =>
+  key.length > maxKeyLength
+    ? Result.fail(new InvalidRequest({ field, message: `${field} must be at most ${maxKeyLength} characters` }))
+    : /^[\x21-\x7e]+$/.test(key)
+    ? Result.succeed(key)
+    : Result.fail(new InvalidRequest({ field, message: `${field} must be 1 to 128 printable ASCII characters` }))
+
+/** JSON with object keys sorted, so equal values always serialize equally. bigint as string. */
+export const canonicalJson = (value: unknown): string => {
+  if (value === null || typeof value !== "object") {
+    return typeof value === "bigint" ? JSON.stringify(value.toString()) : JSON.stringify(value) ?? "null"
+  }
+  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(",")}]`
+  const entries = Object.entries(value as Record<string, unknown>)
+    .filter(([, v]) => v !== undefined)
+    .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+  return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonicalJson(v)}`).join(",")}}`
+}
+
+/** SHA-256 hex of the canonical JSON of a normalized request. */
+export const fingerprint = (value: unknown): Effect.Effect<string> => sha256Hex(canonicalJson(value))
+
+/** What to do with a request given the stored record of its key. */
+export type Decision =
+  | { readonly _tag: "New" }
+  | { readonly _tag: "Replay"; readonly resourceId: string }
+
+/** Replay on the same fingerprint, conflict on another, new when no record exists. */
+export const decide = (
+  existing: Option.Option<Pick<IdempotencyRecord, "fingerprint" | "resourceId">>,
+  requestFingerprint: string
+): Result.Result<Decision, IdempotencyConflict> =>
+  Option.match(existing, {
+    onNone: () => Result.succeed({ _tag: "New" } as const),
+    onSome: (record) =>
+      record.fingerprint === requestFingerprint
+        ? Result.succeed({ _tag: "Replay", resourceId: record.resourceId } as const)
+        : Result.fail(IdempotencyConflict.of())
+  })

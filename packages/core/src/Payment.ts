@@ -1,0 +1,106 @@
+/**
+ * The payment: its record, its statuses and the table of moves between them.
+ *
+ * A payment is created `created` (callback `payment.created`), goes `processing` when the
+ * payer starts paying, and ends `paid` or `canceled`; an unpaid payment `expired` at the end
+ * of its lifetime. `canceled` and `expired` are final except for the late payment
+ * (expired -> paid, a second `payment.paid`). Refund and chargeback are operator-initiated
+ * moves out of `paid`. A recurring charge is born `paid`.
+ */
+import type { Machine } from "./StateMachine.js"
+
+/** Payment statuses of the spec. */
+export const statuses = ["created", "processing", "paid", "canceled", "expired", "chargeback", "refunded"] as const
+export type Status = (typeof statuses)[number]
+
+/** Events that move a payment. */
+export type Event =
+  | "start_processing"
+  | "confirm"
+  | "cancel"
+  | "expire"
+  | "late_payment"
+  | "chargeback"
+  | "refund"
+
+/** Callback event types a payment emits. */
+export type CallbackEventType =
+  | "payment.created"
+  | "payment.paid"
+  | "payment.canceled"
+  | "payment.expired"
+  | "payment.chargeback"
+  | "payment.refunded"
+  | "refund_request.completed"
+
+/** `sandbox` for test payments; `prod` for live ones (the spec's list filter name). */
+export type Environment = "prod" | "sandbox"
+
+/** How the merchant's share of a live paid payment was credited. */
+export interface Settlement {
+  /** Roubles credited to the merchant (the plan's merchant amount for subscription charges). */
+  readonly merchantAmount: bigint
+  /** USDT credited once converted; null while waiting for a scheduled conversion. */
+  readonly usdt: bigint | null
+  /** Rate (micro-RUB per USDT) used for the conversion; null until converted. */
+  readonly rate: bigint | null
+  readonly convertedAt: number | null
+}
+
+/** A payment record. Timestamps are epoch milliseconds; amounts are kopecks. */
+export interface Payment {
+  readonly id: string
+  readonly terminalId: string
+  readonly orderId: string
+  readonly amount: bigint
+  readonly currency: "RUB"
+  readonly description: string | null
+  readonly metadata: Readonly<Record<string, unknown>> | null
+  readonly paymentMethod: string
+  readonly environment: Environment
+  readonly status: Status
+  /** Unguessable token of the public payer page. */
+  readonly payToken: string
+  readonly csrfToken: string
+  readonly subscriptionId: string | null
+  /** Fingerprint of the creation parameters; a repeated order_id with another one is a conflict. */
+  readonly fingerprint: string
+  readonly qrPayload: string | null
+  readonly expiresAt: number | null
+  readonly createdAt: number
+  readonly updatedAt: number
+  readonly paidAt: number | null
+  readonly settlement: Settlement | null
+  readonly version: number
+}
+
+/** The payment state machine. */
+export const machine: Machine<Status, Event, CallbackEventType> = {
+  entity: "payment",
+  initial: ["created", "paid"],
+  final: ["canceled", "chargeback", "refunded"],
+  table: {
+    created: {
+      start_processing: { to: "processing", emits: [] },
+      expire: { to: "expired", emits: ["payment.expired"] }
+    },
+    processing: {
+      confirm: { to: "paid", emits: ["payment.paid"] },
+      cancel: { to: "canceled", emits: ["payment.canceled"] },
+      expire: { to: "expired", emits: ["payment.expired"] }
+    },
+    paid: {
+      chargeback: { to: "chargeback", emits: ["payment.chargeback"] },
+      refund: { to: "refunded", emits: ["refund_request.completed", "payment.refunded"] }
+    },
+    canceled: {},
+    expired: {
+      late_payment: { to: "paid", emits: ["payment.paid"] }
+    },
+    chargeback: {},
+    refunded: {}
+  }
+}
+
+/** True for payments the payer can still pay on the page. */
+export const isOpen = (status: Status): boolean => status === "created" || status === "processing"

@@ -1,0 +1,25 @@
+/**
+ * Port: idempotency records of requests that create resources.
+ *
+ * Contract: one record per `(terminalId, scope, key)`: `insert` fails with `WriteConflict`
+ * when the triple exists, which makes a concurrent duplicate lose and retry (and then find
+ * the winner's record). `purge(before)` deletes records created before `before`.
+ */
+import { Context, type Effect, type Option } from "effect"
+import type { WriteConflict } from "../Errors.js"
+
+/** A stored idempotency record: the body fingerprint and the resource it created. */
+export interface IdempotencyRecord {
+  readonly terminalId: string
+  readonly scope: "subscription" | "payout"
+  readonly key: string
+  readonly fingerprint: string
+  readonly resourceId: string
+  readonly createdAt: number
+}
+
+export class IdempotencyStore extends Context.Service<IdempotencyStore, {
+  find(terminalId: string, scope: IdempotencyRecord["scope"], key: string): Effect.Effect<Option.Option<IdempotencyRecord>>
+  insert(record: IdempotencyRecord): Effect.Effect<void, WriteConflict>
+  purge(before: number): Effect.Effect<number>
+}>()("@paydesk/core/IdempotencyStore") {}

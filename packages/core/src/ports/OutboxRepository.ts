@@ -1,0 +1,34 @@
+/**
+ * Port: the callback outbox, deliveries and their attempt log.
+ *
+ * Contract: events and deliveries are written in the transaction of the change that caused
+ * them. `claimDue(now, leaseUntil, limit)` takes `pending` deliveries with
+ * `nextAttemptAt <= now` (oldest first), skipping rows other transactions hold, sets their
+ * `nextAttemptAt` to `leaseUntil` (so a crashed attempt is retried after the lease) and returns
+ * them with their events. `listDeliveries` is newest first; `listAttempts` oldest first.
+ */
+import { Context, type Effect, type Option } from "effect"
+import type { Attempt, Delivery, DeliveryStatus, OutboxEvent } from "../Callback.js"
+
+/** Filter of delivery listings. */
+export interface DeliveryFilter {
+  readonly terminalId?: string
+  readonly paymentId?: string
+  readonly status?: DeliveryStatus
+  readonly limit: number
+}
+
+export class OutboxRepository extends Context.Service<OutboxRepository, {
+  insertEvent(event: OutboxEvent): Effect.Effect<void>
+  getEvent(id: string): Effect.Effect<Option.Option<OutboxEvent>>
+  listEvents(filter: { readonly paymentId?: string; readonly terminalId?: string }): Effect.Effect<ReadonlyArray<OutboxEvent>>
+  insertDelivery(delivery: Delivery): Effect.Effect<void>
+  getDelivery(id: string): Effect.Effect<Option.Option<Delivery>>
+  updateDelivery(delivery: Delivery): Effect.Effect<void>
+  claimDue(now: number, leaseUntil: number, limit: number): Effect.Effect<
+    ReadonlyArray<{ readonly delivery: Delivery; readonly event: OutboxEvent }>
+  >
+  listDeliveries(filter: DeliveryFilter): Effect.Effect<ReadonlyArray<Delivery>>
+  insertAttempt(attempt: Attempt): Effect.Effect<void>
+  listAttempts(deliveryId: string): Effect.Effect<ReadonlyArray<Attempt>>
+}>()("@paydesk/core/OutboxRepository") {}

@@ -1,0 +1,44 @@
+/**
+ * Port: payments.
+ *
+ * Contract: `insert` fails with `WriteConflict` when `(terminalId, environment, orderId)` or
+ * `payToken` is taken. `update` stores a record whose `version` is one above the stored one
+ * and fails with `WriteConflict` otherwise (a concurrent writer won). `list` returns newest
+ * first (`createdAt` desc, then id) with the total count of the filter. `claimExpired` returns,
+ * locked and skipping rows other transactions hold, payments in `created` or `processing` whose
+ * `expiresAt <= now`. `claimUnconverted` returns live paid payments of a terminal whose
+ * settlement has no USDT yet, locked the same way.
+ */
+import { Context, type Effect, type Option } from "effect"
+import type { WriteConflict } from "../Errors.js"
+import type { Environment, Payment, Status } from "../Payment.js"
+
+/** Filter of payment listings, stats and exports. */
+export interface PaymentFilter {
+  readonly terminalId: string
+  readonly environment: Environment | "all"
+  readonly recurring: boolean | null
+}
+
+/** Count and sum of one status under a filter. */
+export interface StatusStats {
+  readonly status: Status
+  readonly count: number
+  readonly amount: bigint
+}
+
+export class PaymentRepository extends Context.Service<PaymentRepository, {
+  insert(payment: Payment): Effect.Effect<void, WriteConflict>
+  get(id: string): Effect.Effect<Option.Option<Payment>>
+  getForUpdate(id: string): Effect.Effect<Option.Option<Payment>>
+  update(payment: Payment): Effect.Effect<void, WriteConflict>
+  findByOrderId(terminalId: string, environment: Environment, orderId: string): Effect.Effect<Option.Option<Payment>>
+  findByPayToken(token: string): Effect.Effect<Option.Option<Payment>>
+  list(
+    filter: PaymentFilter,
+    page: { readonly limit: number; readonly offset: number }
+  ): Effect.Effect<{ readonly items: ReadonlyArray<Payment>; readonly total: number }>
+  stats(filter: PaymentFilter): Effect.Effect<ReadonlyArray<StatusStats>>
+  claimExpired(now: number, limit: number): Effect.Effect<ReadonlyArray<Payment>>
+  claimUnconverted(terminalId: string, limit: number): Effect.Effect<ReadonlyArray<Payment>>
+}>()("@paydesk/core/PaymentRepository") {}

@@ -1,0 +1,17 @@
+/**
+ * Port: refresh-token sessions of dashboard users.
+ *
+ * Contract: `findByHash` returns the session with that token hash, revoked or not;
+ * `revoke` marks one session revoked at `at` if it is not already; `revokeFamily` revokes
+ * every session of a rotation family (used when a revoked refresh token is replayed).
+ */
+import { Context, type Effect, type Option } from "effect"
+import type { Session } from "../Terminal.js"
+
+export class SessionRepository extends Context.Service<SessionRepository, {
+  insert(session: Session): Effect.Effect<void>
+  findByHash(tokenHash: string): Effect.Effect<Option.Option<Session>>
+  /** Revokes the session; true when this call revoked it (false if it already was). */
+  revoke(id: string, at: number): Effect.Effect<boolean>
+  revokeFamily(familyId: string, at: number): Effect.Effect<void>
+}>()("@paydesk/core/SessionRepository") {}

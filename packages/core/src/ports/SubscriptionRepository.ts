@@ -1,0 +1,27 @@
+/**
+ * Port: subscriptions.
+ *
+ * Contract: `update` requires `version` one above the stored one, else `WriteConflict`.
+ * `list` returns newest first with the total of the filter. `claimDue(now, leaseUntil, limit)`
+ * takes subscriptions that are `active/enabled` with `nextChargeAt <= now` and no lease after
+ * `now`, skipping rows other transactions hold, sets their `chargeLeaseUntil` to `leaseUntil`
+ * (bumping `version`) and returns them as stored. `claimStopPending(now, leaseUntil, limit)` does
+ * the same for subscriptions in `stop_pending` (a stop whose acquirer call did not finish).
+ */
+import { Context, type Effect, type Option } from "effect"
+import type { WriteConflict } from "../Errors.js"
+import type { ProviderState, Subscription } from "../Subscription.js"
+
+export class SubscriptionRepository extends Context.Service<SubscriptionRepository, {
+  insert(subscription: Subscription): Effect.Effect<void, WriteConflict>
+  get(id: string): Effect.Effect<Option.Option<Subscription>>
+  getForUpdate(id: string): Effect.Effect<Option.Option<Subscription>>
+  update(subscription: Subscription): Effect.Effect<void, WriteConflict>
+  findByPayToken(token: string): Effect.Effect<Option.Option<Subscription>>
+  list(
+    filter: { readonly terminalIds: ReadonlyArray<string>; readonly providerState: ProviderState | null },
+    page: { readonly limit: number; readonly offset: number }
+  ): Effect.Effect<{ readonly items: ReadonlyArray<Subscription>; readonly total: number }>
+  claimDue(now: number, leaseUntil: number, limit: number): Effect.Effect<ReadonlyArray<Subscription>>
+  claimStopPending(now: number, leaseUntil: number, limit: number): Effect.Effect<ReadonlyArray<Subscription>>
+}>()("@paydesk/core/SubscriptionRepository") {}

@@ -1,0 +1,374 @@
+/**
+ * Use cases of one-off payments: create, read, list, stats and CSV export for merchants;
+ * the payer page's sandbox simulation; the acquirer's confirmations (including the late
+ * payment); expiry of unpaid payments; operator refunds and chargebacks.
+ *
+ * Each state change runs in one transaction together with its ledger entries and outbox events.
+ */
+import { Clock, Effect, Option, Result } from "effect"
+import * as Access from "../Access.js"
+import type { Principal } from "../Access.js"
+import { formatRub, parseRub } from "../Amount.js"
+import { PaydeskConfig } from "../Config.js"
+import { CsrfRejected, InvalidRequest, NotFound, OperationNotAllowed, OrderIdConflict } from "../Errors.js"
+import { fingerprint } from "../Idempotency.js"
+import { parsePaymentId } from "../Id.js"
+import * as Payment from "../Payment.js"
+import * as StateMachine from "../StateMachine.js"
+import { Acquirer } from "../ports/Acquirer.js"
+import { Entropy } from "../ports/Entropy.js"
+import { PaymentRepository, type PaymentFilter } from "../ports/PaymentRepository.js"
+import { TerminalRepository } from "../ports/TerminalRepository.js"
+import { atomic } from "./Atomic.js"
+import * as Outbox from "./Outbox.js"
+import * as Settlement from "./Settlement.js"
+import * as Lifecycle from "./SubscriptionLifecycle.js"
+
+/** Largest accepted payment amount in kopecks (1 000 000.00 RUB, the bank-transfer limit). */
+export const maxAmount = 100_000_000n
+/** Payment methods accepted for live payments. */
+export const paymentMethods = ["sbp"] as const
+/** The method sandbox payments are forced to. */
+export const sandboxMethod = "sbp_test"
+
+/** A payment creation request, as decoded from JSON. */
+export interface CreateInput {
+  readonly terminalId?: string | null | undefined
+  readonly amount: string
+  readonly currency?: string | null | undefined
+  readonly orderId: string
+  readonly description?: string | null | undefined
+  readonly paymentMethod?: string | null | undefined
+  readonly metadata?: Readonly<Record<string, unknown>> | null | undefined
+  readonly test?: boolean | null | undefined
+}
+
+const invalid = (field: string, message: string) => new InvalidRequest({ field, message })
+
+const validate = Effect.fn("Payments.validate")(function*(input: CreateInput) {
+  const amount = parseRub(input.amount)
+  if (Result.isFailure(amount)) return yield* amount.failure
+  if (amount.success > maxAmount) return yield* invalid("amount", `amount must not exceed ${formatRub(maxAmount)}`)
+  const currency = input.currency ?? "RUB"
+  if (currency !== "RUB") return yield* invalid("payment_currency", "payment_currency must be RUB")
+  const orderId = input.orderId
+  if (orderId.length === 0) return yield* invalid("order_id", "order_id is required")
+  if (orderId.length > 128 || /[\u0000-\u001f\u007f]/.test(orderId)) {
+    return yield* invalid("order_id", "order_id must be at most 128 characters without control characters")
+  }
+  const description = input.description ?? null
+  if (description !== null && description.length > 512) {
+    return yield* invalid("description", "description must be at most 512 characters")
+  }
+  const metadata = input.metadata ?? null
+  if (metadata !== null && JSON.stringify(metadata).length > 4096) {
+    return yield* invalid("metadata", "metadata must be at most 4096 bytes of JSON")
+  }
+  const sandbox = input.test === true
+  const method = input.paymentMethod ?? "sbp"
+  if (!sandbox && !(paymentMethods as ReadonlyArray<string>).includes(method)) {
+    return yield* invalid("payment_method", `payment_method must be one of: ${paymentMethods.join(", ")}`)
+  }
+  return {
+    amount: amount.success,
+    orderId,
+    description,
+    metadata,
+    environment: (sandbox ? "sandbox" : "prod") as Payment.Environment,
+    paymentMethod: sandbox ? sandboxMethod : method
+  }
+})
+
+/** Creates a payment; a repeated `order_id` with the same parameters returns the first one. */
+export const create = Effect.fn("Payments.create")(function*(principal: Principal, input: CreateInput) {
+  const terminal = yield* Access.resolveTerminal(principal, input.terminalId, "write")
+  const request = yield* validate(input)
+  const print = yield* fingerprint({ ...request, amount: request.amount.toString() })
+  const payments = yield* PaymentRepository
+  const replay = (existing: Payment.Payment) =>
+    existing.fingerprint === print
+      ? Effect.succeed({ payment: existing, created: false })
+      : Effect.fail(OrderIdConflict.of())
+  const early = yield* payments.findByOrderId(terminal.id, request.environment, request.orderId)
+  if (Option.isSome(early)) return yield* replay(early.value)
+
+  const entropy = yield* Entropy
+  const config = yield* PaydeskConfig
+  const id = yield* entropy.uuid
+  const qrPayload = request.environment === "sandbox"
+    ? `sandbox-qr:${id}`
+    : (yield* (yield* Acquirer).createPayment({
+      paymentId: id,
+      terminalId: terminal.id,
+      amount: request.amount,
+      description: request.description
+    })).qrPayload
+  const payToken = yield* entropy.token(24)
+  const csrfToken = yield* entropy.token(24)
+
+  return yield* atomic(Effect.gen(function*() {
+    const existing = yield* payments.findByOrderId(terminal.id, request.environment, request.orderId)
+    if (Option.isSome(existing)) return yield* replay(existing.value)
+    const now = yield* Clock.currentTimeMillis
+    const payment: Payment.Payment = {
+      id,
+      terminalId: terminal.id,
+      orderId: request.orderId,
+      amount: request.amount,
+      currency: "RUB",
+      description: request.description,
+      metadata: request.metadata,
+      paymentMethod: request.paymentMethod,
+      environment: request.environment,
+      status: "created",
+      payToken,
+      csrfToken,
+      subscriptionId: null,
+      fingerprint: print,
+      qrPayload,
+      expiresAt: now + config.paymentLifetimeMs,
+      createdAt: now,
+      updatedAt: now,
+      paidAt: null,
+      settlement: null,
+      version: 1
+    }
+    yield* payments.insert(payment)
+    yield* Outbox.paymentEvents(terminal, payment, ["payment.created"])
+    return { payment, created: true }
+  }))
+})
+
+/** Loads a payment the principal may see; `pay_<uuid>` or a bare UUID. */
+export const get = Effect.fn("Payments.get")(function*(principal: Principal, paymentId: string) {
+  const id = parsePaymentId(paymentId)
+  if (Option.isNone(id)) return yield* NotFound.of("payment")
+  const found = yield* (yield* PaymentRepository).get(id.value)
+  if (Option.isNone(found) || !(yield* Access.canSee(principal, found.value.terminalId))) {
+    return yield* NotFound.of("payment")
+  }
+  return found.value
+})
+
+/** Query of listings, stats and exports. */
+export interface ListQuery {
+  readonly terminalId?: string | null | undefined
+  readonly environment?: "sandbox" | "all" | "prod" | null | undefined
+  readonly recurring?: boolean | null | undefined
+  readonly page?: number | null | undefined
+}
+
+/** Payments per page of the list. */
+export const pageSize = 50
+/** Rows of one CSV export at most. */
+export const exportLimit = 10_000
+
+const filterOf = Effect.fn("Payments.filterOf")(function*(principal: Principal, query: ListQuery) {
+  const terminal = yield* Access.resolveTerminal(principal, query.terminalId, "read")
+  const filter: PaymentFilter = {
+    terminalId: terminal.id,
+    environment: query.environment ?? "prod",
+    recurring: query.recurring ?? null
+  }
+  return filter
+})
+
+/** Lists payments, newest first, 50 per page (`page` from 1). */
+export const list = Effect.fn("Payments.list")(function*(principal: Principal, query: ListQuery) {
+  const filter = yield* filterOf(principal, query)
+  const page = query.page ?? 1
+  if (!Number.isInteger(page) || page < 1) return yield* invalid("page", "page must be a positive integer")
+  const result = yield* (yield* PaymentRepository).list(filter, { limit: pageSize, offset: (page - 1) * pageSize })
+  return { ...result, page, pageSize, filter }
+})
+
+/** Counts and sums per status under the filter. */
+export const stats = Effect.fn("Payments.stats")(function*(principal: Principal, query: ListQuery) {
+  const filter = yield* filterOf(principal, query)
+  const rows = yield* (yield* PaymentRepository).stats(filter)
+  return { filter, rows }
+})
+
+const csvCell = (value: string): string => /[",\r\n]/.test(value) ? `"${value.replaceAll("\"", "\"\"")}"` : value
+
+/** The CSV export columns. */
+export const csvColumns = [
+  "payment_id",
+  "order_id",
+  "created_at",
+  "status",
+  "amount",
+  "currency",
+  "environment",
+  "recurring",
+  "subscription_id",
+  "payment_method",
+  "paid_at",
+  "description"
+] as const
+
+/** Exports the filtered payments as CSV (newest first, at most `exportLimit` rows). */
+export const exportCsv = Effect.fn("Payments.exportCsv")(function*(
+  principal: Principal,
+  query: ListQuery,
+  formatTime: (ms: number) => string
+) {
+  const filter = yield* filterOf(principal, query)
+  const { items } = yield* (yield* PaymentRepository).list(filter, { limit: exportLimit, offset: 0 })
+  const lines = items.map((p) =>
+    [
+      `pay_${p.id}`,
+      p.orderId,
+      formatTime(p.createdAt),
+      p.status,
+      formatRub(p.amount),
+      p.currency,
+      p.environment,
+      p.subscriptionId === null ? "false" : "true",
+      p.subscriptionId ?? "",
+      p.paymentMethod,
+      p.paidAt === null ? "" : formatTime(p.paidAt),
+      p.description ?? ""
+    ].map(csvCell).join(",")
+  )
+  return [csvColumns.join(","), ...lines].join("\r\n") + "\r\n"
+})
+
+/** The payment and terminal behind a public page token. */
+export const findPublic = Effect.fn("Payments.findPublic")(function*(token: string) {
+  const found = yield* (yield* PaymentRepository).findByPayToken(token)
+  if (Option.isNone(found)) return yield* NotFound.of("payment")
+  const terminal = yield* (yield* TerminalRepository).get(found.value.terminalId)
+  if (Option.isNone(terminal)) return yield* NotFound.of("payment")
+  return { payment: found.value, terminal: terminal.value }
+})
+
+/** Applies events in order to a locked payment, writing it, its money movements and its callbacks. */
+const apply = Effect.fn("Payments.apply")(function*(payment: Payment.Payment, events: ReadonlyArray<Payment.Event>) {
+  const terminal = yield* (yield* TerminalRepository).get(payment.terminalId)
+  if (Option.isNone(terminal)) return yield* NotFound.of("terminal")
+  const now = yield* Clock.currentTimeMillis
+  let next = payment
+  const emitted: Array<Payment.CallbackEventType> = []
+  for (const event of events) {
+    const edge = StateMachine.transition(Payment.machine, next.status, event)
+    if (Result.isFailure(edge)) return yield* edge.failure
+    next = { ...next, status: edge.success.to, updatedAt: now }
+    emitted.push(...edge.success.emits)
+  }
+  if (next.status === "paid" && payment.status !== "paid") {
+    next = { ...next, paidAt: now }
+    if (next.environment === "prod") {
+      const merchantAmount = next.subscriptionId === null
+        ? next.amount
+        : yield* Lifecycle.merchantAmountOf(next.subscriptionId)
+      next = { ...next, settlement: yield* Settlement.credit(terminal.value, next, merchantAmount) }
+    }
+  }
+  if (next.status === "refunded" || next.status === "chargeback") {
+    yield* Settlement.reverse(next, next.status === "refunded" ? "refund" : "chargeback")
+  }
+  next = { ...next, version: payment.version + 1 }
+  yield* (yield* PaymentRepository).update(next)
+  yield* Outbox.paymentEvents(terminal.value, next, emitted)
+  if (next.subscriptionId !== null && payment.status !== next.status) {
+    yield* Lifecycle.onFirstPayment(next)
+  }
+  return next
+})
+
+const lockedPayment = Effect.fn("Payments.lockedPayment")(function*(id: string) {
+  const found = yield* (yield* PaymentRepository).getForUpdate(id)
+  if (Option.isNone(found)) return yield* NotFound.of("payment")
+  return found.value
+})
+
+/** Events that bring a payment from its status to paid (empty when already paid). */
+const toPaid = (status: Payment.Status): ReadonlyArray<Payment.Event> | null =>
+  status === "created"
+    ? ["start_processing", "confirm"]
+    : status === "processing"
+    ? ["confirm"]
+    : status === "expired"
+    ? ["late_payment"]
+    : status === "paid"
+    ? []
+    : null
+
+/** Events that bring an open payment to canceled (empty when already canceled). */
+const toCanceled = (status: Payment.Status): ReadonlyArray<Payment.Event> | null =>
+  status === "created" ? ["start_processing", "cancel"] : status === "processing" ? ["cancel"] : status === "canceled" ? [] : null
+
+const settleWith = Effect.fn("Payments.settleWith")(function*(payment: Payment.Payment, outcome: "paid" | "failed") {
+  const events = outcome === "paid" ? toPaid(payment.status) : toCanceled(payment.status)
+  if (events === null) {
+    const edge = StateMachine.transition(Payment.machine, payment.status, outcome === "paid" ? "confirm" : "cancel")
+    if (Result.isFailure(edge)) return yield* edge.failure
+  }
+  if (events === null || events.length === 0) return payment
+  return yield* apply(payment, events)
+})
+
+/** Sandbox simulation from the payer page: `paid` or `failed`, with the page's csrf_token. */
+export const simulate = Effect.fn("Payments.simulate")(function*(
+  token: string,
+  input: { readonly outcome: string; readonly csrfToken: string }
+) {
+  const { payment } = yield* findPublic(token)
+  if (payment.environment !== "sandbox") {
+    return yield* new OperationNotAllowed({ message: "simulation is available only for sandbox payments" })
+  }
+  if (input.csrfToken !== payment.csrfToken) return yield* CsrfRejected.of()
+  if (input.outcome !== "paid" && input.outcome !== "failed") {
+    return yield* invalid("outcome", "outcome must be paid or failed")
+  }
+  const outcome = input.outcome
+  return yield* atomic(Effect.gen(function*() {
+    return yield* settleWith(yield* lockedPayment(payment.id), outcome)
+  }))
+})
+
+/** The acquirer's confirmation of a live payment: paid (also late, after expiry) or failed. Idempotent. */
+export const settle = Effect.fn("Payments.settle")(function*(paymentId: string, outcome: "paid" | "failed") {
+  const id = parsePaymentId(paymentId)
+  if (Option.isNone(id)) return yield* NotFound.of("payment")
+  return yield* atomic(Effect.gen(function*() {
+    const payment = yield* lockedPayment(id.value)
+    if (payment.environment === "sandbox") {
+      return yield* new OperationNotAllowed({ message: "sandbox payments are settled by simulation only" })
+    }
+    return yield* settleWith(payment, outcome)
+  }))
+})
+
+/** Expires unpaid payments whose lifetime has run out; returns how many. Idempotent. */
+export const expireDue = Effect.fn("Payments.expireDue")(function*() {
+  const config = yield* PaydeskConfig
+  const payments = yield* PaymentRepository
+  return yield* atomic(Effect.gen(function*() {
+    const now = yield* Clock.currentTimeMillis
+    const due = yield* payments.claimExpired(now, config.batchSize)
+    for (const payment of due) yield* apply(payment, ["expire"])
+    return due.length
+  }))
+})
+
+const operatorMove = (event: "refund" | "chargeback") =>
+  Effect.fn(`Payments.${event}`)(function*(paymentId: string) {
+    const id = parsePaymentId(paymentId)
+    if (Option.isNone(id)) return yield* NotFound.of("payment")
+    return yield* atomic(Effect.gen(function*() {
+      const payment = yield* lockedPayment(id.value)
+      if (payment.environment === "sandbox") {
+        return yield* new OperationNotAllowed({
+          message: event === "refund" ? "refunds are unavailable for sandbox payments" : "chargebacks are unavailable for sandbox payments"
+        })
+      }
+      return yield* apply(payment, [event])
+    }))
+  })
+
+/** Operator: refunds a paid live payment (`refund_request.completed`, then `payment.refunded`). */
+export const refund = operatorMove("refund")
+/** Operator: records a chargeback on a paid live payment (`payment.chargeback`). */
+export const chargeback = operatorMove("chargeback")

@@ -1,0 +1,194 @@
+/**
+ * Moves of a subscription that other use cases trigger, in the caller's transaction:
+ * activation by a paid first payment, review after a failed one, the charge-cycle bookkeeping
+ * and the stop protocol with the acquirer.
+ *
+ * The stop runs in three steps so no acquirer call happens inside a transaction: mark
+ * `stop_pending` (no more charges), ask the acquirer, then record `stopped` or `review`.
+ * A stop whose acquirer call never finished is picked up again by `finishPendingStops`.
+ */
+import { Clock, Effect, Option, Result } from "effect"
+import type { Charge } from "../Charge.js"
+import { PaydeskConfig } from "../Config.js"
+import { type InvalidTransition, NotFound, StopFailed } from "../Errors.js"
+import type { Payment } from "../Payment.js"
+import { chargeAt } from "../Schedule.js"
+import * as StateMachine from "../StateMachine.js"
+import * as Subscription from "../Subscription.js"
+import { Acquirer } from "../ports/Acquirer.js"
+import { ChargeRepository } from "../ports/ChargeRepository.js"
+import { Entropy } from "../ports/Entropy.js"
+import { SubscriptionRepository } from "../ports/SubscriptionRepository.js"
+import { atomic } from "./Atomic.js"
+
+type Sub = Subscription.Subscription
+
+/** Cycle number of the k-th scheduled charge (k >= 1); the first payment is k = 0. */
+export const cycleNumberOf = (sub: Sub, k: number): number => sub.terms.mode === "ceiling" ? k : k + 1
+
+/** Moves a subscription by `event`, failing on a move the table forbids. */
+export const move = (sub: Sub, event: Subscription.Event, now: number): Result.Result<Sub, InvalidTransition> =>
+  Result.map(
+    StateMachine.transition(Subscription.machine, Subscription.stateOf(sub), event),
+    (edge) => ({ ...sub, ...Subscription.fieldsOf(edge.to), updatedAt: now })
+  )
+
+/** Loads a subscription by id (no access check: operator and internal use). */
+export const load = Effect.fn("SubscriptionLifecycle.load")(function*(id: string) {
+  const found = (yield* SubscriptionRepository).get(id.toLowerCase())
+  const sub = yield* found
+  if (Option.isNone(sub)) return yield* NotFound.of("subscription")
+  return sub.value
+})
+
+/** Time of the k-th scheduled charge (from the activation anchor). */
+export const chargeTimeOf = (sub: Sub, k: number): number =>
+  sub.activatedAt === null ? sub.createdAt : chargeAt(sub.terms, sub.activatedAt, k)
+
+/** Loads a subscription with a row lock. */
+export const locked = Effect.fn("SubscriptionLifecycle.locked")(function*(id: string) {
+  const found = yield* (yield* SubscriptionRepository).getForUpdate(id)
+  if (Option.isNone(found)) return yield* NotFound.of("subscription")
+  return found.value
+})
+
+/** Writes `next` over `prev` with the version bumped. */
+export const save = Effect.fn("SubscriptionLifecycle.save")(function*(prev: Sub, next: Sub) {
+  const saved = { ...next, version: prev.version + 1 }
+  yield* (yield* SubscriptionRepository).update(saved)
+  return saved
+})
+
+/** The merchant's amount per charge of a subscription. */
+export const merchantAmountOf = Effect.fn("SubscriptionLifecycle.merchantAmountOf")(function*(subscriptionId: string) {
+  const found = yield* (yield* SubscriptionRepository).get(subscriptionId)
+  if (Option.isNone(found)) return yield* NotFound.of("subscription")
+  return found.value.terms.merchantAmount
+})
+
+/** Marks the subscription stop_pending when it has reached `max_cycles`. */
+const stopIfComplete = (sub: Sub, now: number): Sub => {
+  if (sub.terms.maxCycles === null || sub.successfulCycles < sub.terms.maxCycles) return sub
+  const next = move(sub, "request_stop", now)
+  return Result.isSuccess(next) ? { ...next.success, nextChargeAt: null, chargeLeaseUntil: null } : sub
+}
+
+/** Records a booked charge (first payment or scheduled) in the history. */
+export const recordCharge = Effect.fn("SubscriptionLifecycle.recordCharge")(function*(input: Omit<Charge, "id" | "createdAt" | "updatedAt">) {
+  const now = yield* Clock.currentTimeMillis
+  const charge: Charge = { ...input, id: yield* (yield* Entropy).uuid, createdAt: now, updatedAt: now }
+  yield* (yield* ChargeRepository).insert(charge)
+  return charge
+})
+
+/** Reacts to a status change of a subscription's first payment (paid: activate; failed: review). */
+export const onFirstPayment = Effect.fn("SubscriptionLifecycle.onFirstPayment")(function*(payment: Payment) {
+  if (payment.subscriptionId === null) return
+  const sub = yield* locked(payment.subscriptionId)
+  if (sub.firstPaymentId !== payment.id || Subscription.stateOf(sub) !== "new/pending") return
+  const now = yield* Clock.currentTimeMillis
+  if (payment.status === "paid") {
+    const activated = move(sub, "first_payment_paid", now)
+    if (Result.isFailure(activated)) return yield* activated.failure
+    const firstCycle = cycleNumberOf(sub, 0)
+    yield* recordCharge({
+      subscriptionId: sub.id,
+      terminalId: sub.terminalId,
+      cycleNumber: firstCycle,
+      attempt: 1,
+      kind: "first",
+      status: "payed",
+      validationStatus: "accepted",
+      validationReason: null,
+      paymentId: payment.id,
+      amount: payment.amount,
+      expectedAmount: sub.terms.payerAmount,
+      idempotencyKey: `first:${payment.id}`,
+      message: null,
+      scheduledAt: payment.createdAt,
+      actualAt: now
+    })
+    const next = stopIfComplete({
+      ...activated.success,
+      activatedAt: now,
+      successfulCycles: sub.successfulCycles + 1,
+      consecutiveFailures: 0,
+      nextCycleIndex: 1,
+      nextChargeAt: chargeAt(sub.terms, now, 1)
+    }, now)
+    yield* save(sub, next)
+  } else if (payment.status === "canceled" || payment.status === "expired") {
+    const review = move(sub, "first_payment_failed", now)
+    if (Result.isFailure(review)) return yield* review.failure
+    yield* save(sub, {
+      ...review.success,
+      consecutiveFailures: sub.consecutiveFailures + 1,
+      reviewReason: `first payment ${payment.status}`
+    })
+  }
+})
+
+/** Step 1 of a stop, in a transaction: stop_pending, no next charge. Returns the subscription. */
+export const requestStop = Effect.fn("SubscriptionLifecycle.requestStop")(function*(id: string) {
+  return yield* atomic(Effect.gen(function*() {
+    const sub = yield* locked(id)
+    if (sub.billingStatus === "stopped" || sub.billingStatus === "stop_pending") return sub
+    const now = yield* Clock.currentTimeMillis
+    const next = move(sub, "request_stop", now)
+    if (Result.isFailure(next)) return yield* next.failure
+    return yield* save(sub, { ...next.success, nextChargeAt: null, chargeLeaseUntil: null })
+  }))
+})
+
+/** Steps 2 and 3 of a stop: ask the acquirer (when a binding exists), then record the result. */
+export const completeStop = Effect.fn("SubscriptionLifecycle.completeStop")(function*(id: string) {
+  const pending = yield* (yield* SubscriptionRepository).get(id)
+  if (Option.isNone(pending)) return yield* NotFound.of("subscription")
+  if (pending.value.billingStatus !== "stop_pending") return pending.value
+  const bindingStarted = pending.value.h2h || pending.value.firstPaymentId !== null
+  const answer = bindingStarted
+    ? yield* (yield* Acquirer).stopBinding({ subscriptionId: id })
+    : { _tag: "Stopped" as const }
+  const result = yield* atomic(Effect.gen(function*() {
+    const sub = yield* locked(id)
+    if (sub.billingStatus !== "stop_pending") return sub
+    const now = yield* Clock.currentTimeMillis
+    if (answer._tag === "Stopped") {
+      const stopped = move(sub, "stop_confirmed", now)
+      if (Result.isFailure(stopped)) return yield* stopped.failure
+      return yield* save(sub, { ...stopped.success, stoppedAt: now, nextChargeAt: null, chargeLeaseUntil: null })
+    }
+    const review = move(sub, "stop_failed", now)
+    if (Result.isFailure(review)) return yield* review.failure
+    return yield* save(sub, { ...review.success, reviewReason: `stop failed: ${answer.reason}`, chargeLeaseUntil: null })
+  }))
+  if (result.billingStatus === "review") return yield* StopFailed.of()
+  return result
+})
+
+/** Retries stops whose acquirer call did not finish (crash or acquirer unavailable). Idempotent. */
+export const finishPendingStops = Effect.fn("SubscriptionLifecycle.finishPendingStops")(function*() {
+  const config = yield* PaydeskConfig
+  const now = yield* Clock.currentTimeMillis
+  const claimed = yield* atomic((yield* SubscriptionRepository).claimStopPending(now, now + config.leaseMs, config.batchSize))
+  let done = 0
+  for (const sub of claimed) {
+    const outcome = yield* Effect.result(completeStop(sub.id))
+    if (Result.isSuccess(outcome) || (outcome.failure as { _tag: string })._tag === "StopFailed") done++
+  }
+  return done
+})
+
+/** Marks the subscription chargeable again after a charge (used by the charge runner). */
+export const afterPaidCharge = (sub: Sub, now: number): Result.Result<Sub, InvalidTransition> =>
+  Result.map(move(sub, "charge_paid", now), (moved) =>
+    stopIfComplete({
+      ...moved,
+      successfulCycles: sub.successfulCycles + 1,
+      consecutiveFailures: 0,
+      nextCycleIndex: sub.nextCycleIndex + 1,
+      nextChargeAt: chargeTimeOf(sub, sub.nextCycleIndex + 1),
+      chargeLeaseUntil: null,
+      reviewReason: null
+    }, now))
+

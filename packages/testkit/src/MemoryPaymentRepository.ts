@@ -1,0 +1,113 @@
+/**
+ * Memory adapter of `PaymentRepository`.
+ *
+ * Unique keys: `id`, `(terminalId, environment, orderId)` and `payToken`; a taken one is a
+ * `WriteConflict`, on insert and on an update that would take it. `update` is an optimistic write:
+ * the record's `version` must be the stored one plus one. Listings sort newest first
+ * (`createdAt` desc, then `id` desc); claims sort by the time that made the row due.
+ */
+import { Effect, Layer, Option } from "effect"
+import { Payment, PaymentRepository } from "@paydesk/core"
+import type { PaymentFilter, StatusStats } from "@paydesk/core"
+import { compareText, MemoryDatabase, newestFirst, writeConflict } from "./MemoryDatabase.js"
+
+/** Whether a payment passes a listing filter. */
+export const matches = (filter: PaymentFilter) => (p: Payment.Payment): boolean =>
+  p.terminalId === filter.terminalId &&
+  (filter.environment === "all" || p.environment === filter.environment) &&
+  (filter.recurring === null || (p.subscriptionId !== null) === filter.recurring)
+
+const orderKey = (p: Pick<Payment.Payment, "terminalId" | "environment" | "orderId">): string =>
+  `${p.terminalId}\u0000${p.environment}\u0000${p.orderId}`
+
+/** Memory `PaymentRepository` on the `MemoryDatabase` in context. */
+export const layer: Layer.Layer<PaymentRepository, never, MemoryDatabase> = Layer.effect(
+  PaymentRepository,
+  Effect.gen(function*() {
+    const db = yield* MemoryDatabase
+    const { payments } = db.tables
+
+    const uniqueViolation = (candidate: Payment.Payment): string | null => {
+      const key = orderKey(candidate)
+      for (const p of payments.values()) {
+        if (p.id === candidate.id) continue
+        if (orderKey(p) === key) return "payments_terminal_environment_order_id"
+        if (p.payToken === candidate.payToken) return "payments_pay_token"
+      }
+      return null
+    }
+
+    const get = (id: string) => db.atomically(Effect.sync(() => Option.fromUndefinedOr(payments.get(id))))
+
+    const findFirst = (predicate: (p: Payment.Payment) => boolean) =>
+      db.atomically(Effect.sync(() => {
+        for (const p of payments.values()) if (predicate(p)) return Option.some(p)
+        return Option.none<Payment.Payment>()
+      }))
+
+    return PaymentRepository.of({
+      insert: (payment) =>
+        db.atomically(Effect.suspend(() => {
+          if (payments.has(payment.id)) return Effect.fail(writeConflict("payments_pkey"))
+          const violated = uniqueViolation(payment)
+          if (violated !== null) return Effect.fail(writeConflict(violated))
+          payments.set(payment.id, payment)
+          return Effect.void
+        })),
+      get,
+      getForUpdate: get,
+      update: (payment) =>
+        db.atomically(Effect.suspend(() => {
+          const stored = payments.get(payment.id)
+          if (stored === undefined || payment.version !== stored.version + 1) {
+            return Effect.fail(writeConflict("payments_version"))
+          }
+          const violated = uniqueViolation(payment)
+          if (violated !== null) return Effect.fail(writeConflict(violated))
+          payments.set(payment.id, payment)
+          return Effect.void
+        })),
+      findByOrderId: (terminalId, environment, orderId) =>
+        findFirst((p) => p.terminalId === terminalId && p.environment === environment && p.orderId === orderId),
+      findByPayToken: (token) => findFirst((p) => p.payToken === token),
+      list: (filter, page) =>
+        db.atomically(Effect.sync(() => {
+          const all = [...payments.values()].filter(matches(filter)).sort(newestFirst)
+          const offset = Math.max(0, page.offset)
+          return { items: all.slice(offset, offset + Math.max(0, page.limit)), total: all.length }
+        })),
+      stats: (filter) =>
+        db.atomically(Effect.sync(() => {
+          const byStatus = new Map<Payment.Status, { count: number; amount: bigint }>()
+          for (const p of payments.values()) {
+            if (!matches(filter)(p)) continue
+            const current = byStatus.get(p.status) ?? { count: 0, amount: 0n }
+            byStatus.set(p.status, { count: current.count + 1, amount: current.amount + p.amount })
+          }
+          const stats: Array<StatusStats> = []
+          for (const status of Payment.statuses) {
+            const s = byStatus.get(status)
+            if (s !== undefined) stats.push({ status, count: s.count, amount: s.amount })
+          }
+          return stats
+        })),
+      claimExpired: (now, limit) =>
+        db.atomically(Effect.sync(() =>
+          [...payments.values()]
+            .filter((p) => Payment.isOpen(p.status) && p.expiresAt !== null && p.expiresAt <= now)
+            .sort((a, b) => (a.expiresAt ?? 0) - (b.expiresAt ?? 0) || compareText(a.id, b.id))
+            .slice(0, Math.max(0, limit))
+        )),
+      claimUnconverted: (terminalId, limit) =>
+        db.atomically(Effect.sync(() =>
+          [...payments.values()]
+            .filter((p) =>
+              p.terminalId === terminalId && p.environment === "prod" && p.status === "paid" &&
+              p.settlement !== null && p.settlement.usdt === null
+            )
+            .sort((a, b) => (a.paidAt ?? a.createdAt) - (b.paidAt ?? b.createdAt) || compareText(a.id, b.id))
+            .slice(0, Math.max(0, limit))
+        ))
+    })
+  })
+)
