@@ -72,7 +72,7 @@ export const layerTerminalRepository: Layer.Layer<TerminalRepository, never, Mem
       claimDueConversions: (now, limit) =>
         db.atomically(Effect.sync(() =>
           [...terminals.values()]
-            .filter((t) => t.conversionMode === "scheduled" && t.nextConversionAt !== null && t.nextConversionAt <= now)
+            .filter((t) => t.nextConversionAt !== null && t.nextConversionAt <= now)
             .sort((a, b) => (a.nextConversionAt ?? 0) - (b.nextConversionAt ?? 0) || compareText(a.id, b.id))
             .slice(0, Math.max(0, limit))
         ))

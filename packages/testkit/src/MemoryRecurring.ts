@@ -3,8 +3,9 @@
  *
  * Unique keys fail with `WriteConflict`: plan `(code, version)`, subscription `payToken`, charge
  * `(subscriptionId, cycleNumber, attempt)` (and every `id`). Subscription updates are optimistic
- * (`version` must be the stored one plus one). `claimDue` leases the subscriptions it returns by
- * setting `chargeLeaseUntil` and bumping `version`, so a second claim skips them until the lease ends.
+ * (`version` must be the stored one plus one). `claimDue` and `claimStopPending` lease the subscriptions
+ * they return by setting `chargeLeaseUntil` and bumping `version`, so a second claim skips them
+ * until the lease ends.
  */
 import { Effect, Layer, Option } from "effect"
 import { ChargeRepository, PlanRepository, SubscriptionRepository } from "@paydesk/core"
@@ -50,9 +51,12 @@ export const layerPlanRepository: Layer.Layer<PlanRepository, never, MemoryDatab
   })
 )
 
+const unleased = (s: Subscription.Subscription, now: number): boolean =>
+  s.chargeLeaseUntil === null || s.chargeLeaseUntil <= now
+
 const isDue = (s: Subscription.Subscription, now: number): boolean =>
   s.providerState === "active" && s.billingStatus === "enabled" && s.nextChargeAt !== null &&
-  s.nextChargeAt <= now && (s.chargeLeaseUntil === null || s.chargeLeaseUntil <= now)
+  s.nextChargeAt <= now && unleased(s, now)
 
 /** Memory `SubscriptionRepository`. */
 export const layerSubscriptionRepository: Layer.Layer<SubscriptionRepository, never, MemoryDatabase> = Layer.effect(
@@ -61,6 +65,12 @@ export const layerSubscriptionRepository: Layer.Layer<SubscriptionRepository, ne
     const db = yield* MemoryDatabase
     const { subscriptions } = db.tables
     const get = (id: string) => db.atomically(Effect.sync(() => Option.fromUndefinedOr(subscriptions.get(id))))
+    const lease = (due: ReadonlyArray<Subscription.Subscription>, leaseUntil: number) =>
+      due.map((s) => {
+        const leased = { ...s, chargeLeaseUntil: leaseUntil, version: s.version + 1 }
+        subscriptions.set(s.id, leased)
+        return leased
+      })
     const tokenTaken = (candidate: Subscription.Subscription): boolean => {
       for (const s of subscriptions.values()) {
         if (s.id !== candidate.id && s.payToken === candidate.payToken) return true
@@ -104,17 +114,25 @@ export const layerSubscriptionRepository: Layer.Layer<SubscriptionRepository, ne
           return { items: all.slice(offset, offset + Math.max(0, page.limit)), total: all.length }
         })),
       claimDue: (now, leaseUntil, limit) =>
-        db.atomically(Effect.sync(() => {
-          const due = [...subscriptions.values()]
-            .filter((s) => isDue(s, now))
-            .sort((a, b) => (a.nextChargeAt ?? 0) - (b.nextChargeAt ?? 0) || compareText(a.id, b.id))
-            .slice(0, Math.max(0, limit))
-          return due.map((s) => {
-            const leased = { ...s, chargeLeaseUntil: leaseUntil, version: s.version + 1 }
-            subscriptions.set(s.id, leased)
-            return leased
-          })
-        }))
+        db.atomically(Effect.sync(() =>
+          lease(
+            [...subscriptions.values()]
+              .filter((s) => isDue(s, now))
+              .sort((a, b) => (a.nextChargeAt ?? 0) - (b.nextChargeAt ?? 0) || compareText(a.id, b.id))
+              .slice(0, Math.max(0, limit)),
+            leaseUntil
+          )
+        )),
+      claimStopPending: (now, leaseUntil, limit) =>
+        db.atomically(Effect.sync(() =>
+          lease(
+            [...subscriptions.values()]
+              .filter((s) => s.billingStatus === "stop_pending" && unleased(s, now))
+              .sort((a, b) => a.updatedAt - b.updatedAt || compareText(a.id, b.id))
+              .slice(0, Math.max(0, limit)),
+            leaseUntil
+          )
+        ))
     })
   })
 )

@@ -119,9 +119,6 @@ const termsFor = Effect.fn("Subscriptions.termsFor")(function*(plan: Plan, body:
   return { payerAmount: plan.payerAmount ?? 0n, merchantAmount: plan.merchantAmount ?? plan.payerAmount ?? 0n }
 })
 
-/** The public page link of a subscription or a payment. */
-export const subscriptionPageUrl = (publicUrl: string, token: string): string => `${publicUrl}/public/subscriptions/${token}`
-
 /** Creates a subscription (201), or replays the one created with this Idempotency-Key (200). */
 export const create = Effect.fn("Subscriptions.create")(function*(
   principal: Principal,
@@ -313,7 +310,8 @@ export const list = Effect.fn("Subscriptions.list")(function*(
 /** Charge history: up to 100 newest records. */
 export const charges = Effect.fn("Subscriptions.charges")(function*(principal: Principal, id: string) {
   const sub = yield* get(principal, id)
-  return yield* (yield* ChargeRepository).listBySubscription(sub.id, 100)
+  const records = yield* (yield* ChargeRepository).listBySubscription(sub.id, 100)
+  return records.filter((c) => c.status !== "pending")
 })
 
 /** Merchant stop: 200 `{ok: true}` once stopped (also when already stopped). */

@@ -1,0 +1,115 @@
+/**
+ * Authentication: API keys with nonces for server integrations, and the dashboard's
+ * login with a token pair (short-lived access token, rotating refresh token).
+ *
+ * A refresh token is single-use: refreshing revokes it and issues a new pair in the same
+ * family; presenting a revoked refresh token again revokes the whole family (token theft).
+ */
+import { Clock, Effect, Option } from "effect"
+import type { Principal } from "../Access.js"
+import { PaydeskConfig } from "../Config.js"
+import { InvalidCredentials, Unauthenticated } from "../Errors.js"
+import * as Nonce from "../Nonce.js"
+import { sha256Hex } from "../Signature.js"
+import type { User } from "../Terminal.js"
+import { AccountRepository } from "../ports/AccountRepository.js"
+import { ApiKeyRepository } from "../ports/ApiKeyRepository.js"
+import { Entropy } from "../ports/Entropy.js"
+import { PasswordHasher } from "../ports/PasswordHasher.js"
+import { SessionRepository } from "../ports/SessionRepository.js"
+import { TokenIssuer } from "../ports/TokenIssuer.js"
+import { atomic } from "./Atomic.js"
+
+/** Authenticates `X-API-Key` and claims `X-Nonce`. */
+export const apiKey = Effect.fn("Auth.apiKey")(function*(key: string | undefined, nonce: string | undefined) {
+  if (key === undefined || key.length === 0) return yield* new Unauthenticated({ message: "X-API-Key header is required" })
+  const found = yield* (yield* ApiKeyRepository).findByHash(yield* sha256Hex(key))
+  if (Option.isNone(found) || found.value.revokedAt !== null) return yield* new Unauthenticated({ message: "invalid api key" })
+  yield* Nonce.claim(found.value.id, nonce)
+  const principal: Principal = {
+    _tag: "ApiKey",
+    apiKeyId: found.value.id,
+    terminalId: found.value.terminalId,
+    subscriptionWrite: found.value.subscriptionWrite
+  }
+  return principal
+})
+
+/** Authenticates `Authorization: Bearer <access token>`. */
+export const bearer = Effect.fn("Auth.bearer")(function*(token: string) {
+  const now = yield* Clock.currentTimeMillis
+  const claims = yield* (yield* TokenIssuer).verify(token, now)
+  if (Option.isNone(claims)) return yield* new Unauthenticated({ message: "invalid or expired access token" })
+  const principal: Principal = {
+    _tag: "User",
+    userId: claims.value.userId,
+    accountId: claims.value.accountId,
+    role: claims.value.role
+  }
+  return principal
+})
+
+/** A token pair as the API returns it. */
+export interface TokenPair {
+  readonly accessToken: string
+  readonly refreshToken: string
+  readonly expiresAt: number
+  readonly user: User
+}
+
+const issuePair = Effect.fn("Auth.issuePair")(function*(user: User, familyId: string | null) {
+  const config = yield* PaydeskConfig
+  const entropy = yield* Entropy
+  const now = yield* Clock.currentTimeMillis
+  const expiresAt = now + config.accessTokenTtlMs
+  const accessToken = yield* (yield* TokenIssuer).issue({ userId: user.id, accountId: user.accountId, role: user.role, expiresAt })
+  const refreshToken = `rt_${yield* entropy.token(32)}`
+  yield* (yield* SessionRepository).insert({
+    id: yield* entropy.uuid,
+    userId: user.id,
+    familyId: familyId ?? (yield* entropy.uuid),
+    tokenHash: yield* sha256Hex(refreshToken),
+    expiresAt: now + config.refreshTokenTtlMs,
+    revokedAt: null,
+    createdAt: now
+  })
+  const pair: TokenPair = { accessToken, refreshToken, expiresAt, user }
+  return pair
+})
+
+/** Dashboard login with e-mail and password. */
+export const login = Effect.fn("Auth.login")(function*(email: string, password: string) {
+  const accounts = yield* AccountRepository
+  const user = yield* accounts.findUserByEmail(email.trim().toLowerCase())
+  const hasher = yield* PasswordHasher
+  if (Option.isNone(user)) {
+    // Same work as for a known user, so timing does not reveal which e-mails exist.
+    yield* hasher.hash(password)
+    return yield* InvalidCredentials.of()
+  }
+  if (!(yield* hasher.verify(password, user.value.passwordHash))) return yield* InvalidCredentials.of()
+  return yield* atomic(issuePair(user.value, null))
+})
+
+/** Exchanges a refresh token for a new pair; the old token stops working. */
+export const refresh = Effect.fn("Auth.refresh")(function*(refreshToken: string) {
+  const invalid = new Unauthenticated({ message: "invalid or expired refresh token" })
+  const hash = yield* sha256Hex(refreshToken)
+  const sessions = yield* SessionRepository
+  const presented = yield* sessions.findByHash(hash)
+  if (Option.isSome(presented) && presented.value.revokedAt !== null) {
+    const now = yield* Clock.currentTimeMillis
+    yield* atomic(sessions.revokeFamily(presented.value.familyId, now))
+    return yield* invalid
+  }
+  return yield* atomic(Effect.gen(function*() {
+    const session = yield* sessions.findByHash(hash)
+    if (Option.isNone(session) || session.value.revokedAt !== null) return yield* invalid
+    const now = yield* Clock.currentTimeMillis
+    if (session.value.expiresAt <= now) return yield* invalid
+    if (!(yield* sessions.revoke(session.value.id, now))) return yield* invalid
+    const user = yield* (yield* AccountRepository).getUser(session.value.userId)
+    if (Option.isNone(user)) return yield* invalid
+    return yield* issuePair(user.value, session.value.familyId)
+  }))
+})

@@ -1,0 +1,242 @@
+/**
+ * The operator's provisioning: accounts with their owner, terminals with their API key and
+ * signing secret (shown once), further API keys, and subscription plans.
+ */
+import { Clock, Effect, Option, Result } from "effect"
+import { formatRub, parseRub } from "../Amount.js"
+import { InvalidRequest, NotFound } from "../Errors.js"
+import { isUuid } from "../Id.js"
+import type { Plan } from "../Plan.js"
+import { defaultCeilingKopecks, isInterval, type Interval, type ScheduleKind } from "../Schedule.js"
+import { sha256Hex } from "../Signature.js"
+import type { Terminal } from "../Terminal.js"
+import { AccountRepository } from "../ports/AccountRepository.js"
+import { ApiKeyRepository } from "../ports/ApiKeyRepository.js"
+import { Entropy } from "../ports/Entropy.js"
+import { PasswordHasher } from "../ports/PasswordHasher.js"
+import { PlanRepository } from "../ports/PlanRepository.js"
+import { SecretCipher } from "../ports/SecretCipher.js"
+import { TerminalRepository } from "../ports/TerminalRepository.js"
+import { atomic } from "./Atomic.js"
+
+const invalid = (field: string, message: string) => new InvalidRequest({ field, message })
+
+/** Creates an account and its owner user. */
+export const createAccount = Effect.fn("Operator.createAccount")(function*(input: {
+  readonly name: string
+  readonly ownerEmail: string
+  readonly ownerPassword: string
+}) {
+  const name = input.name.trim()
+  if (name.length === 0 || name.length > 128) return yield* invalid("name", "name must be 1 to 128 characters")
+  const email = input.ownerEmail.trim().toLowerCase()
+  if (!/^[^\s@]+@[^\s@]+\.[^\s@]+$/.test(email) || email.length > 254) {
+    return yield* invalid("owner_email", "owner_email must be an e-mail address")
+  }
+  if (input.ownerPassword.length < 8 || input.ownerPassword.length > 256) {
+    return yield* invalid("owner_password", "owner_password must be 8 to 256 characters")
+  }
+  const entropy = yield* Entropy
+  const passwordHash = yield* (yield* PasswordHasher).hash(input.ownerPassword)
+  const accountId = yield* entropy.uuid
+  const userId = yield* entropy.uuid
+  return yield* atomic(Effect.gen(function*() {
+    const accounts = yield* AccountRepository
+    const now = yield* Clock.currentTimeMillis
+    yield* accounts.insertAccount({ id: accountId, name, createdAt: now })
+    yield* accounts.insertUser({ id: userId, accountId, email, passwordHash, role: "owner", createdAt: now }).pipe(
+      Effect.catchTag("WriteConflict", () => Effect.fail(invalid("owner_email", "a user with this e-mail already exists")))
+    )
+    return { accountId, userId }
+  }))
+})
+
+const newApiKey = Effect.fn("Operator.newApiKey")(function*(terminalId: string, subscriptionWrite: boolean) {
+  const entropy = yield* Entropy
+  const key = `pd_${yield* entropy.token(32)}`
+  const now = yield* Clock.currentTimeMillis
+  yield* (yield* ApiKeyRepository).insert({
+    id: yield* entropy.uuid,
+    terminalId,
+    keyHash: yield* sha256Hex(key),
+    prefix: key.slice(0, 10),
+    subscriptionWrite,
+    createdAt: now,
+    revokedAt: null
+  })
+  return key
+})
+
+/** Creates a terminal; returns its API key and signing secret (the only time they are shown). */
+export const createTerminal = Effect.fn("Operator.createTerminal")(function*(input: {
+  readonly accountId: string
+  readonly name: string
+  readonly h2h?: boolean | undefined
+  readonly callbackUrl?: string | null | undefined
+}) {
+  const name = input.name.trim()
+  if (name.length === 0 || name.length > 128) return yield* invalid("name", "name must be 1 to 128 characters")
+  if (input.callbackUrl !== undefined && input.callbackUrl !== null && !/^https?:\/\/\S+$/i.test(input.callbackUrl)) {
+    return yield* invalid("callback_url", "callback_url must be an http or https URL")
+  }
+  const accountId = input.accountId.toLowerCase()
+  const account = isUuid(accountId) ? yield* (yield* AccountRepository).getAccount(accountId) : Option.none()
+  if (Option.isNone(account)) return yield* NotFound.of("account")
+  const entropy = yield* Entropy
+  const signingSecret = `sk_sign_${yield* entropy.token(24)}`
+  const encrypted = yield* (yield* SecretCipher).encrypt(signingSecret)
+  const id = yield* entropy.uuid
+  return yield* atomic(Effect.gen(function*() {
+    const now = yield* Clock.currentTimeMillis
+    const terminal: Terminal = {
+      id,
+      accountId,
+      name,
+      status: "active",
+      h2h: input.h2h === true,
+      callbackUrl: input.callbackUrl ?? null,
+      successRedirectUrl: null,
+      failRedirectUrl: null,
+      conversionMode: "instant",
+      conversionTime: null,
+      nextConversionAt: null,
+      showPlatformBranding: true,
+      signingSecretEncrypted: encrypted,
+      createdAt: now,
+      updatedAt: now
+    }
+    yield* (yield* TerminalRepository).insert(terminal)
+    const apiKey = yield* newApiKey(id, true)
+    return { terminal, apiKey, signingSecret }
+  }))
+})
+
+/** Issues another API key for a terminal. */
+export const createApiKey = Effect.fn("Operator.createApiKey")(function*(terminalId: string, options: { readonly subscriptionWrite: boolean }) {
+  const terminal = yield* (yield* TerminalRepository).get(terminalId)
+  if (Option.isNone(terminal)) return yield* NotFound.of("terminal")
+  return yield* atomic(newApiKey(terminal.value.id, options.subscriptionWrite))
+})
+
+/** Enables or disables a terminal (a disabled terminal is `terminal is unavailable` for writes). */
+export const setTerminalStatus = Effect.fn("Operator.setTerminalStatus")(function*(terminalId: string, status: Terminal["status"]) {
+  return yield* atomic(Effect.gen(function*() {
+    const terminals = yield* TerminalRepository
+    const found = yield* terminals.getForUpdate(terminalId)
+    if (Option.isNone(found)) return yield* NotFound.of("terminal")
+    const next = { ...found.value, status, updatedAt: yield* Clock.currentTimeMillis }
+    yield* terminals.update(next)
+    return next
+  }))
+})
+
+/** A plan as the operator defines it. */
+export interface PlanInput {
+  readonly terminalIds: ReadonlyArray<string>
+  readonly code: string
+  readonly name: string
+  readonly interval: string
+  readonly schedule: string
+  readonly capAmountRub?: string | null | undefined
+  readonly payerAmountRub?: string | null | undefined
+  readonly merchantAmountRub?: string | null | undefined
+  readonly maxCycles?: number | null | undefined
+  readonly consentText: string
+  readonly policyVersion: string
+}
+
+const amountField = (field: string, value: string) => {
+  const parsed = parseRub(value)
+  return Result.isSuccess(parsed)
+    ? Effect.succeed(parsed.success)
+    : Effect.fail(invalid(field, `${field}: ${parsed.failure.message}`))
+}
+
+/** Creates the next version of a plan code; older versions stop accepting new subscriptions. */
+export const createPlan = Effect.fn("Operator.createPlan")(function*(input: PlanInput) {
+  if (!/^[a-z0-9][a-z0-9_.-]{0,63}$/.test(input.code)) {
+    return yield* invalid("code", "code must be 1 to 64 lowercase letters, digits, '.', '_' or '-'")
+  }
+  if (input.name.trim().length === 0 || input.name.length > 128) return yield* invalid("name", "name must be 1 to 128 characters")
+  if (!isInterval(input.interval)) return yield* invalid("interval", "interval must be day, month, quarter, half_year or year")
+  const interval: Interval = input.interval
+  if (input.schedule !== "calendar" && input.schedule !== "fixed_days") {
+    return yield* invalid("schedule", "schedule must be calendar or fixed_days")
+  }
+  const schedule: ScheduleKind = input.schedule
+  if (schedule === "calendar" && interval === "half_year") {
+    return yield* invalid("interval", "half_year exists only for fixed_days plans")
+  }
+  const cap = input.capAmountRub ?? null
+  const payer = input.payerAmountRub ?? null
+  const merchant = input.merchantAmountRub ?? null
+  let mode: Plan["mode"]
+  let capAmount: bigint | null = null
+  let payerAmount: bigint | null = null
+  let merchantAmount: bigint | null = null
+  if (cap !== null) {
+    if (payer !== null || merchant !== null) {
+      return yield* invalid("cap_amount_rub", "a plan has either cap_amount_rub or payer_amount_rub and merchant_amount_rub")
+    }
+    mode = "ceiling"
+    capAmount = yield* amountField("cap_amount_rub", cap)
+    const limit = defaultCeilingKopecks(interval)
+    if (Option.isSome(limit) && capAmount > limit.value) {
+      return yield* invalid("cap_amount_rub", `cap_amount_rub must not exceed ${formatRub(limit.value)} for ${interval}`)
+    }
+  } else {
+    if (payer === null || merchant === null) {
+      return yield* invalid("payer_amount_rub", "a fixed-tariff plan needs payer_amount_rub and merchant_amount_rub")
+    }
+    mode = "fixed"
+    payerAmount = yield* amountField("payer_amount_rub", payer)
+    merchantAmount = yield* amountField("merchant_amount_rub", merchant)
+  }
+  const maxCycles = input.maxCycles ?? null
+  if (maxCycles !== null && (!Number.isInteger(maxCycles) || maxCycles < 1 || maxCycles > 10_000)) {
+    return yield* invalid("max_cycles", "max_cycles must be an integer from 1 to 10000")
+  }
+  if (input.consentText.trim().length === 0 || input.consentText.length > 4000) {
+    return yield* invalid("consent_text", "consent_text must be 1 to 4000 characters")
+  }
+  if (input.policyVersion.trim().length === 0 || input.policyVersion.length > 64) {
+    return yield* invalid("policy_version", "policy_version must be 1 to 64 characters")
+  }
+  if (input.terminalIds.length === 0) return yield* invalid("terminal_ids", "terminal_ids must name at least one terminal")
+  const terminals = yield* TerminalRepository
+  const terminalIds: Array<string> = []
+  for (const raw of input.terminalIds) {
+    const id = raw.toLowerCase()
+    const found = isUuid(id) ? yield* terminals.get(id) : Option.none()
+    if (Option.isNone(found)) return yield* invalid("terminal_ids", `unknown terminal ${raw}`)
+    if (!terminalIds.includes(id)) terminalIds.push(id)
+  }
+  const entropy = yield* Entropy
+  const id = yield* entropy.uuid
+  return yield* atomic(Effect.gen(function*() {
+    const plans = yield* PlanRepository
+    const version = (yield* plans.latestVersion(input.code)) + 1
+    const plan: Plan = {
+      id,
+      code: input.code,
+      name: input.name.trim(),
+      version,
+      interval,
+      schedule,
+      mode,
+      capAmount,
+      payerAmount,
+      merchantAmount,
+      maxCycles,
+      consentText: input.consentText,
+      policyVersion: input.policyVersion,
+      active: true,
+      terminalIds,
+      createdAt: yield* Clock.currentTimeMillis
+    }
+    yield* plans.insert(plan)
+    yield* plans.deactivateOlder(input.code, version)
+    return plan
+  }))
+})
+

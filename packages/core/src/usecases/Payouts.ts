@@ -1,0 +1,232 @@
+/**
+ * Use cases of USDT payouts: creation with balance hold, the idempotency key and the maximum
+ * of active payouts; listing; the operator's approve and reject; and the payout worker that
+ * submits new payouts for approval and sends approved ones over the payout network.
+ *
+ * The network call happens outside any transaction with the payout id as its idempotency key,
+ * so a crash or a second worker asks again instead of sending twice.
+ */
+import { Clock, Effect, Option, Result } from "effect"
+import * as Access from "../Access.js"
+import type { Principal } from "../Access.js"
+import { parseUsdt } from "../Amount.js"
+import { PaydeskConfig } from "../Config.js"
+import { InsufficientBalance, InvalidRequest, MaxActivePayouts, NotFound } from "../Errors.js"
+import * as Idempotency from "../Idempotency.js"
+import { parsePayoutId } from "../Id.js"
+import * as Payout from "../Payout.js"
+import * as StateMachine from "../StateMachine.js"
+import { Entropy } from "../ports/Entropy.js"
+import { IdempotencyStore } from "../ports/IdempotencyStore.js"
+import { LedgerRepository } from "../ports/LedgerRepository.js"
+import { PayoutNetwork, type SendOutcome } from "../ports/PayoutNetwork.js"
+import { PayoutRepository } from "../ports/PayoutRepository.js"
+import { TerminalRepository } from "../ports/TerminalRepository.js"
+import { atomic } from "./Atomic.js"
+import * as Outbox from "./Outbox.js"
+
+/** Networks payouts may use. */
+export const networks = ["TRC-20", "ERC-20", "TON"] as const
+
+/** A payout creation request, as decoded from JSON. */
+export interface CreateInput {
+  readonly terminalId?: string | null | undefined
+  readonly amountUsdt: string
+  readonly walletAddress: string
+  readonly network: string
+  readonly idempotencyKey?: string | null | undefined
+}
+
+const invalid = (field: string, message: string) => new InvalidRequest({ field, message })
+
+/** Creates a payout in `created`, holding its amount; replays a repeated idempotency key. */
+export const create = Effect.fn("Payouts.create")(function*(principal: Principal, input: CreateInput) {
+  if (principal._tag === "User" && (input.terminalId === undefined || input.terminalId === null || input.terminalId === "")) {
+    return yield* new InvalidRequest({ field: "terminal_id", message: "terminal_id is required" })
+  }
+  const terminal = yield* Access.resolveTerminal(principal, input.terminalId, "write")
+  const amount = parseUsdt(input.amountUsdt)
+  if (Result.isFailure(amount)) return yield* amount.failure
+  const wallet = input.walletAddress.trim()
+  if (wallet.length === 0 || wallet.length > 128 || !/^[A-Za-z0-9:_-]+$/.test(wallet)) {
+    return yield* invalid("wallet_address", "wallet_address must be 1 to 128 letters, digits, ':', '_' or '-'")
+  }
+  if (!(networks as ReadonlyArray<string>).includes(input.network)) {
+    return yield* invalid("network", `network must be one of: ${networks.join(", ")}`)
+  }
+  const key = input.idempotencyKey ?? null
+  if (key !== null) {
+    const valid = Idempotency.validateKey(key, "idempotency_key")
+    if (Result.isFailure(valid)) return yield* valid.failure
+  }
+  const print = yield* Idempotency.fingerprint({ amount: amount.success.toString(), wallet, network: input.network })
+  const config = yield* PaydeskConfig
+  const entropy = yield* Entropy
+  const id = yield* entropy.uuid
+  const payouts = yield* PayoutRepository
+  return yield* atomic(Effect.gen(function*() {
+    const locked = yield* (yield* TerminalRepository).getForUpdate(terminal.id)
+    if (Option.isNone(locked)) return yield* NotFound.of("terminal")
+    const store = yield* IdempotencyStore
+    if (key !== null) {
+      const decision = Idempotency.decide(yield* store.find(terminal.id, "payout", key), print)
+      if (Result.isFailure(decision)) return yield* decision.failure
+      if (decision.success._tag === "Replay") {
+        const existing = yield* payouts.get(decision.success.resourceId)
+        if (Option.isSome(existing)) return { payout: existing.value, created: false }
+      }
+    }
+    if ((yield* payouts.countActive(terminal.id)) >= config.maxActivePayouts) return yield* MaxActivePayouts.of()
+    const ledger = yield* LedgerRepository
+    const balance = yield* ledger.balance(terminal.id)
+    if (balance.usdtAvailable < amount.success) return yield* InsufficientBalance.of()
+    const now = yield* Clock.currentTimeMillis
+    const payout: Payout.Payout = {
+      id,
+      terminalId: terminal.id,
+      amountUsdt: amount.success,
+      walletAddress: wallet,
+      network: input.network,
+      status: "created",
+      idempotencyKey: key,
+      fingerprint: print,
+      networkTxId: null,
+      rejectReason: null,
+      leaseUntil: null,
+      createdAt: now,
+      updatedAt: now,
+      version: 1
+    }
+    yield* payouts.insert(payout)
+    if (key !== null) {
+      yield* store.insert({ terminalId: terminal.id, scope: "payout", key, fingerprint: print, resourceId: id, createdAt: now })
+    }
+    yield* ledger.append([
+      { id: yield* entropy.uuid, terminalId: terminal.id, account: "usdt_available", currency: "USDT", amount: -amount.success, kind: "payout_hold", refId: id, createdAt: now },
+      { id: yield* entropy.uuid, terminalId: terminal.id, account: "usdt_hold", currency: "USDT", amount: amount.success, kind: "payout_hold", refId: id, createdAt: now }
+    ])
+    return { payout, created: true }
+  }))
+})
+
+/** Payouts per page of the list. */
+export const pageSize = 50
+
+/** Lists a terminal's payouts, newest first. */
+export const list = Effect.fn("Payouts.list")(function*(
+  principal: Principal,
+  query: { readonly terminalId?: string | null | undefined; readonly page?: number | null | undefined }
+) {
+  if (principal._tag === "User" && (query.terminalId === undefined || query.terminalId === null || query.terminalId === "")) {
+    return yield* new InvalidRequest({ field: "terminal_id", message: "terminal_id is required" })
+  }
+  const terminal = yield* Access.resolveTerminal(principal, query.terminalId, "read")
+  const page = query.page ?? 1
+  if (!Number.isInteger(page) || page < 1) return yield* invalid("page", "page must be a positive integer")
+  const result = yield* (yield* PayoutRepository).list(terminal.id, { limit: pageSize, offset: (page - 1) * pageSize })
+  return { ...result, page }
+})
+
+const lockedPayout = Effect.fn("Payouts.lockedPayout")(function*(id: string) {
+  const found = yield* (yield* PayoutRepository).getForUpdate(id)
+  if (Option.isNone(found)) return yield* NotFound.of("payout")
+  return found.value
+})
+
+/** Applies payout events to a locked payout, with ledger entries and the completion callback. */
+const apply = Effect.fn("Payouts.apply")(function*(
+  payout: Payout.Payout,
+  events: ReadonlyArray<Payout.Event>,
+  patch: Partial<Pick<Payout.Payout, "networkTxId" | "rejectReason">> = {}
+) {
+  const now = yield* Clock.currentTimeMillis
+  let status = payout.status
+  const emitted: Array<Payout.CallbackEventType> = []
+  for (const event of events) {
+    const edge = StateMachine.transition(Payout.machine, status, event)
+    if (Result.isFailure(edge)) return yield* edge.failure
+    status = edge.success.to
+    emitted.push(...edge.success.emits)
+  }
+  const next: Payout.Payout = { ...payout, ...patch, status, leaseUntil: null, updatedAt: now, version: payout.version + 1 }
+  yield* (yield* PayoutRepository).update(next)
+  const entropy = yield* Entropy
+  const ledger = yield* LedgerRepository
+  if (status === "completed") {
+    yield* ledger.append([
+      { id: yield* entropy.uuid, terminalId: payout.terminalId, account: "usdt_hold", currency: "USDT", amount: -payout.amountUsdt, kind: "payout_sent", refId: payout.id, createdAt: now }
+    ])
+  }
+  if (status === "rejected") {
+    yield* ledger.append([
+      { id: yield* entropy.uuid, terminalId: payout.terminalId, account: "usdt_hold", currency: "USDT", amount: -payout.amountUsdt, kind: "payout_release", refId: payout.id, createdAt: now },
+      { id: yield* entropy.uuid, terminalId: payout.terminalId, account: "usdt_available", currency: "USDT", amount: payout.amountUsdt, kind: "payout_release", refId: payout.id, createdAt: now }
+    ])
+  }
+  if (emitted.length > 0) {
+    const terminal = yield* (yield* TerminalRepository).get(payout.terminalId)
+    if (Option.isSome(terminal)) {
+      yield* Outbox.enqueue({ terminal: terminal.value, eventType: "payout.completed", body: Outbox.payoutBody(next), test: false, paymentId: null, payoutId: next.id })
+    }
+  }
+  return next
+})
+
+const parseId = (input: string) => Option.match(parsePayoutId(input), { onNone: () => Effect.fail(NotFound.of("payout")), onSome: Effect.succeed })
+
+/** Operator: approves a payout (from created or pending) for sending. */
+export const approve = Effect.fn("Payouts.approve")(function*(payoutId: string) {
+  const id = yield* parseId(payoutId)
+  return yield* atomic(Effect.gen(function*() {
+    const payout = yield* lockedPayout(id)
+    return yield* apply(payout, payout.status === "created" ? ["submit", "approve"] : ["approve"])
+  }))
+})
+
+/** Operator: rejects a payout that has not been sent; the hold returns to the available balance. */
+export const reject = Effect.fn("Payouts.reject")(function*(payoutId: string, reason: string | null) {
+  const id = yield* parseId(payoutId)
+  return yield* atomic(Effect.gen(function*() {
+    const payout = yield* lockedPayout(id)
+    if (payout.status === "processing") {
+      return yield* new InvalidRequest({ message: "a payout being sent cannot be rejected by the operator" })
+    }
+    return yield* apply(payout, ["reject"], { rejectReason: reason ?? "rejected by operator" })
+  }))
+})
+
+/** Worker: submits new payouts for approval and sends approved ones; returns how many moved. */
+export const runDue = Effect.fn("Payouts.runDue")(function*() {
+  const config = yield* PaydeskConfig
+  const payouts = yield* PayoutRepository
+  const now = yield* Clock.currentTimeMillis
+  const submitted = yield* atomic(Effect.gen(function*() {
+    const created = yield* payouts.claimDue("created", now, now + config.leaseMs, config.batchSize)
+    for (const payout of created) yield* apply(payout, ["submit"])
+    return created.length
+  }))
+  const sending = yield* atomic(payouts.claimDue("processing", now, now + config.leaseMs, config.batchSize))
+  let sent = 0
+  for (const payout of sending) {
+    const outcome = yield* (yield* PayoutNetwork).send({
+      idempotencyKey: payout.id,
+      amountUsdt: payout.amountUsdt,
+      walletAddress: payout.walletAddress,
+      network: payout.network
+    })
+    if (yield* recordSend(payout.id, outcome)) sent++
+  }
+  return submitted + sent
+})
+
+const recordSend = Effect.fn("Payouts.recordSend")(function*(id: string, outcome: SendOutcome) {
+  if (outcome._tag === "Unknown") return false
+  return yield* atomic(Effect.gen(function*() {
+    const payout = yield* lockedPayout(id)
+    if (payout.status !== "processing") return false
+    yield* outcome._tag === "Sent"
+      ? apply(payout, ["complete"], { networkTxId: outcome.txId })
+      : apply(payout, ["reject"], { rejectReason: outcome.reason })
+    return true
+  }))
+})

@@ -1,0 +1,125 @@
+/**
+ * Use cases of a terminal's money and settings: balance, exchange rate, the settings the API
+ * may change, and the scheduled USDT conversion of roubles credited in `scheduled` mode.
+ */
+import { Clock, Effect, Option } from "effect"
+import * as Access from "../Access.js"
+import type { Principal } from "../Access.js"
+import { PaydeskConfig } from "../Config.js"
+import { InvalidRequest, NotFound } from "../Errors.js"
+import { DAY_MS, fromMoscowParts, moscowParts } from "../Instant.js"
+import type { Settings, Terminal } from "../Terminal.js"
+import { LedgerRepository } from "../ports/LedgerRepository.js"
+import { PaymentRepository } from "../ports/PaymentRepository.js"
+import { RateSource } from "../ports/RateSource.js"
+import { TerminalRepository } from "../ports/TerminalRepository.js"
+import { atomic } from "./Atomic.js"
+import * as Settlement from "./Settlement.js"
+
+/** Balance of the terminal the principal acts on. */
+export const balance = Effect.fn("Terminals.balance")(function*(principal: Principal, terminalId: string | null | undefined) {
+  const terminal = yield* Access.resolveTerminal(principal, terminalId, "read")
+  return { terminal, balance: yield* (yield* LedgerRepository).balance(terminal.id) }
+})
+
+/** The current rate, or the rate of a terminal. */
+export const rate = Effect.fn("Terminals.rate")(function*(principal: Principal, terminalId: string | null | undefined) {
+  const given = terminalId === undefined || terminalId === null || terminalId === "" ? null : terminalId
+  const terminal = given === null ? null : yield* Access.resolveTerminal(principal, given, "read")
+  return yield* (yield* RateSource).current(terminal === null ? null : terminal.id)
+})
+
+const isHttpUrl = (value: string): boolean => /^https?:\/\/[^\s/?#]+[^\s]*$/i.test(value) && value.length <= 2048
+
+/** Parses "HH:MM" (Moscow time); null when malformed. */
+export const parseConversionTime = (value: string): { hour: number; minute: number } | null => {
+  const match = /^([01]\d|2[0-3]):([0-5]\d)$/.exec(value)
+  return match === null ? null : { hour: Number(match[1]), minute: Number(match[2]) }
+}
+
+/** The first moment strictly after `now` at which the Moscow wall clock shows `time`. */
+export const nextConversionAt = (time: string, now: number): number => {
+  const parsed = parseConversionTime(time) ?? { hour: 0, minute: 0 }
+  const today = moscowParts(now)
+  const candidate = fromMoscowParts({ ...today, hour: parsed.hour, minute: parsed.minute, second: 0, millisecond: 0 })
+  return candidate > now ? candidate : candidate + DAY_MS
+}
+
+/** Validates and applies a settings change (`PUT /terminals/{id}`); returns the terminal. */
+export const updateSettings = Effect.fn("Terminals.updateSettings")(function*(
+  principal: Principal,
+  terminalId: string,
+  settings: Settings
+) {
+  const target = yield* Access.resolveTerminal(principal, terminalId, "read")
+  for (const field of ["callbackUrl", "successRedirectUrl", "failRedirectUrl"] as const) {
+    const value = settings[field]
+    if (value !== undefined && value !== null && !isHttpUrl(value)) {
+      const name = field === "callbackUrl" ? "callback_url" : field === "successRedirectUrl" ? "success_redirect_url" : "fail_redirect_url"
+      return yield* new InvalidRequest({ field: name, message: `${name} must be an http or https URL of at most 2048 characters` })
+    }
+  }
+  if (settings.conversionTime !== undefined && settings.conversionTime !== null && parseConversionTime(settings.conversionTime) === null) {
+    return yield* new InvalidRequest({ field: "conversion_time", message: "conversion_time must be HH:MM (Moscow time)" })
+  }
+  return yield* atomic(Effect.gen(function*() {
+    const terminals = yield* TerminalRepository
+    const found = yield* terminals.getForUpdate(target.id)
+    if (Option.isNone(found)) return yield* NotFound.of("terminal")
+    const now = yield* Clock.currentTimeMillis
+    const merged: Terminal = {
+      ...found.value,
+      ...Object.fromEntries(Object.entries(settings).filter(([, v]) => v !== undefined)),
+      updatedAt: now
+    }
+    if (merged.conversionMode === "scheduled" && merged.conversionTime === null) {
+      return yield* new InvalidRequest({
+        field: "conversion_time",
+        message: "conversion_time is required when conversion_mode is scheduled"
+      })
+    }
+    const next: Terminal = {
+      ...merged,
+      // Scheduled: the next conversion time. Instant: convert what is still pending at once.
+      nextConversionAt: merged.conversionMode === "scheduled"
+        ? nextConversionAt(merged.conversionTime ?? "00:00", now)
+        : (yield* (yield* LedgerRepository).balance(merged.id)).rubPending > 0n
+        ? now
+        : null
+    }
+    yield* terminals.update(next)
+    return next
+  }))
+})
+
+/** Converts the pending roubles of terminals whose conversion time has come; returns payments converted. */
+export const runDueConversions = Effect.fn("Terminals.runDueConversions")(function*() {
+  const config = yield* PaydeskConfig
+  const now = yield* Clock.currentTimeMillis
+  const due = yield* atomic((yield* TerminalRepository).claimDueConversions(now, config.batchSize))
+  let converted = 0
+  for (const terminal of due) {
+    converted += yield* atomic(Effect.gen(function*() {
+      const terminals = yield* TerminalRepository
+      const locked = yield* terminals.getForUpdate(terminal.id)
+      if (Option.isNone(locked) || locked.value.nextConversionAt === null || locked.value.nextConversionAt > now) return 0
+      const { rate } = yield* (yield* RateSource).current(terminal.id)
+      const payments = yield* PaymentRepository
+      const pending = yield* payments.claimUnconverted(terminal.id, 10_000)
+      for (const payment of pending) {
+        if (payment.settlement === null) continue
+        const settlement = yield* Settlement.convert(payment, payment.settlement, rate)
+        yield* payments.update({ ...payment, settlement, version: payment.version + 1 })
+      }
+      yield* terminals.update({
+        ...locked.value,
+        nextConversionAt: locked.value.conversionMode === "scheduled" && locked.value.conversionTime !== null
+          ? nextConversionAt(locked.value.conversionTime, now)
+          : null,
+        updatedAt: now
+      })
+      return pending.length
+    }))
+  }
+  return converted
+})

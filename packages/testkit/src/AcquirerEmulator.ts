@@ -1,0 +1,195 @@
+/**
+ * An emulated acquirer (the bank side): records what the core asks and answers as programmed.
+ *
+ * QR payments are recorded with a deterministic payload; their outcome is only stored
+ * (`programPayment`) for a test or a demo server to apply through the core's use cases. Recurring
+ * charges take their outcomes from a per-subscription queue (`"paid"` when it is empty) and are
+ * idempotent per key: a repeated key replays the recorded outcome without consuming the queue or
+ * counting as a charge; `resolveCharge` lets a test settle an `Unknown` charge afterwards. Switches
+ * make the acquirer unreachable or refuse new recurring bindings.
+ */
+import { Context, Effect, Layer, Option } from "effect"
+import { Acquirer, ProviderUnavailable, RecurringTemporarilyUnavailable } from "@paydesk/core"
+import type { ChargeOutcome } from "@paydesk/core"
+
+/** A programmed outcome of a recurring charge. */
+export type ChargeProgram = "paid" | "failed" | "unknown"
+
+/** A programmed outcome of a QR payment, for the test or server that applies it. */
+export type PaymentProgram = "paid" | "failed" | "no_answer"
+
+/** A QR payment the core registered. */
+export interface CreatedPayment {
+  readonly paymentId: string
+  readonly terminalId: string
+  readonly amount: bigint
+  readonly description: string | null
+  readonly qrPayload: string
+}
+
+/** A `startBinding` call that reached the acquirer. */
+export interface BindingRequest {
+  readonly subscriptionId: string
+  readonly terminalId: string
+  readonly h2h: boolean
+  readonly payerAmount: bigint
+}
+
+/** A charge that was really performed (replays of a key are not recorded again). */
+export interface ChargeRecord {
+  readonly idempotencyKey: string
+  readonly subscriptionId: string
+  readonly cycleNumber: number
+  readonly amount: bigint
+  readonly outcome: ChargeOutcome
+}
+
+/** A `stopBinding` call that reached the acquirer and its answer. */
+export interface StopRecord {
+  readonly subscriptionId: string
+  readonly outcome: "stopped" | "failed"
+}
+
+/** Controls and logs of the acquirer emulator. */
+export class AcquirerEmulator extends Context.Service<AcquirerEmulator, {
+  /** Registered QR payments by payment id. */
+  readonly payments: ReadonlyMap<string, CreatedPayment>
+  /** Binding requests, oldest first. */
+  readonly bindings: ReadonlyArray<BindingRequest>
+  /** Real charges, oldest first. */
+  readonly charges: ReadonlyArray<ChargeRecord>
+  /** How many times `charge` was called, replays included. */
+  readonly chargeCalls: number
+  /** Stop requests, oldest first. */
+  readonly stops: ReadonlyArray<StopRecord>
+  /** Queues outcomes of the next recurring charges of a subscription. */
+  programCharges(subscriptionId: string, outcomes: ReadonlyArray<ChargeProgram>): Effect.Effect<void>
+  /** Replaces the recorded outcome of a charge key (the bank settled an unknown charge). */
+  resolveCharge(idempotencyKey: string, outcome: "paid" | "failed"): Effect.Effect<void>
+  /** Sets how stops of a subscription end (default `"stopped"`). */
+  programStop(subscriptionId: string, outcome: "stopped" | "failed"): Effect.Effect<void>
+  /** Makes `createPayment`, `startBinding` and `stopBinding` fail with `ProviderUnavailable`. */
+  setUnavailable(unavailable: boolean): Effect.Effect<void>
+  /** Makes `startBinding` fail with `RecurringTemporarilyUnavailable`. */
+  setRecurringUnavailable(unavailable: boolean): Effect.Effect<void>
+  /** Stores the outcome a test wants for a QR payment. */
+  programPayment(paymentId: string, outcome: PaymentProgram): Effect.Effect<void>
+  /** The stored outcome of a QR payment, if any. */
+  programmedPaymentOutcome(paymentId: string): Effect.Effect<Option.Option<PaymentProgram>>
+  /** The `Acquirer` port implemented by this emulator. */
+  readonly acquirer: Acquirer["Service"]
+}>()("@paydesk/testkit/AcquirerEmulator") {}
+
+/** The QR payload the emulator returns for a payment. */
+export const qrPayloadOf = (paymentId: string): string => `https://qr.acquirer.example/pay/${paymentId}`
+
+/** The redirect URL of an H2H binding. */
+export const bindingUrlOf = (subscriptionId: string): string => `https://acquirer.example/bind/${subscriptionId}`
+
+/** Builds an emulator with empty logs, everything available and nothing programmed. */
+export const make = (): AcquirerEmulator["Service"] => {
+  const payments = new Map<string, CreatedPayment>()
+  const bindings: Array<BindingRequest> = []
+  const charges: Array<ChargeRecord> = []
+  const stops: Array<StopRecord> = []
+  const chargeQueues = new Map<string, Array<ChargeProgram>>()
+  const outcomesByKey = new Map<string, ChargeOutcome>()
+  const stopPrograms = new Map<string, "stopped" | "failed">()
+  const paymentPrograms = new Map<string, PaymentProgram>()
+  let chargeCalls = 0
+  let paidCount = 0
+  let unavailable = false
+  let recurringUnavailable = false
+
+  const toOutcome = (program: ChargeProgram): ChargeOutcome => {
+    switch (program) {
+      case "paid":
+        return { _tag: "Paid", reference: `acq_ch_${++paidCount}` }
+      case "failed":
+        return { _tag: "Failed", reason: "declined by the issuer" }
+      case "unknown":
+        return { _tag: "Unknown", reason: "acquirer timeout" }
+    }
+  }
+
+  const acquirer = Acquirer.of({
+    createPayment: (input) =>
+      Effect.suspend(() => {
+        if (unavailable) return Effect.fail(ProviderUnavailable.of())
+        const qrPayload = qrPayloadOf(input.paymentId)
+        payments.set(input.paymentId, { ...input, qrPayload })
+        return Effect.succeed({ qrPayload })
+      }),
+    startBinding: Effect.fnUntraced(function*(input) {
+      if (unavailable) return yield* ProviderUnavailable.of()
+      if (recurringUnavailable) return yield* RecurringTemporarilyUnavailable.of()
+      bindings.push({ ...input })
+      return { redirectUrl: input.h2h ? bindingUrlOf(input.subscriptionId) : null }
+    }),
+    charge: (input) =>
+      Effect.sync(() => {
+        chargeCalls++
+        const recorded = outcomesByKey.get(input.idempotencyKey)
+        if (recorded !== undefined) return recorded
+        const outcome = toOutcome(chargeQueues.get(input.subscriptionId)?.shift() ?? "paid")
+        outcomesByKey.set(input.idempotencyKey, outcome)
+        charges.push({
+          idempotencyKey: input.idempotencyKey,
+          subscriptionId: input.subscriptionId,
+          cycleNumber: input.cycleNumber,
+          amount: input.amount,
+          outcome
+        })
+        return outcome
+      }),
+    stopBinding: (input) =>
+      Effect.suspend(() => {
+        if (unavailable) return Effect.fail(ProviderUnavailable.of())
+        const outcome = stopPrograms.get(input.subscriptionId) ?? "stopped"
+        stops.push({ subscriptionId: input.subscriptionId, outcome })
+        return Effect.succeed(
+          outcome === "stopped"
+            ? { _tag: "Stopped" as const }
+            : { _tag: "Failed" as const, reason: "the acquirer could not end the binding" }
+        )
+      })
+  })
+
+  return AcquirerEmulator.of({
+    get payments() {
+      return new Map(payments)
+    },
+    get bindings() {
+      return [...bindings]
+    },
+    get charges() {
+      return [...charges]
+    },
+    get chargeCalls() {
+      return chargeCalls
+    },
+    get stops() {
+      return [...stops]
+    },
+    programCharges: (subscriptionId, outcomes) =>
+      Effect.sync(() => {
+        const queue = chargeQueues.get(subscriptionId) ?? []
+        queue.push(...outcomes)
+        chargeQueues.set(subscriptionId, queue)
+      }),
+    resolveCharge: (idempotencyKey, outcome) =>
+      Effect.sync(() => void outcomesByKey.set(idempotencyKey, toOutcome(outcome))),
+    programStop: (subscriptionId, outcome) => Effect.sync(() => void stopPrograms.set(subscriptionId, outcome)),
+    setUnavailable: (value) => Effect.sync(() => void (unavailable = value)),
+    setRecurringUnavailable: (value) => Effect.sync(() => void (recurringUnavailable = value)),
+    programPayment: (paymentId, outcome) => Effect.sync(() => void paymentPrograms.set(paymentId, outcome)),
+    programmedPaymentOutcome: (paymentId) => Effect.sync(() => Option.fromUndefinedOr(paymentPrograms.get(paymentId))),
+    acquirer
+  })
+}
+
+/** `AcquirerEmulator` and the `Acquirer` port on it; fresh state per build. */
+export const layer: Layer.Layer<AcquirerEmulator | Acquirer> = Layer.effect(
+  Acquirer,
+  Effect.map(AcquirerEmulator, (emulator) => emulator.acquirer)
+).pipe(Layer.provideMerge(Layer.sync(AcquirerEmulator, make)))
