@@ -1,7 +1,7 @@
 /**
  * Memory adapter of `OutboxRepository`: callback events, their deliveries and the attempt log.
  *
- * `claimDue` takes pending deliveries whose `nextAttemptAt` has come, oldest due first, and moves
+ * `claimDue` takes pending deliveries whose `nextAttemptAt` has come, oldest due first (ties in insertion order), and moves
  * their `nextAttemptAt` to the lease end so a second claim skips them until a crashed attempt's
  * lease runs out. Events are listed oldest first, deliveries newest first, attempts oldest first.
  */
@@ -32,7 +32,7 @@ export const layer: Layer.Layer<OutboxRepository, never, MemoryDatabase> = Layer
               (filter.paymentId === undefined || e.paymentId === filter.paymentId) &&
               (filter.terminalId === undefined || e.terminalId === filter.terminalId)
             )
-            .sort((a, b) => a.createdAt - b.createdAt || compareText(a.id, b.id))
+            .sort((a, b) => a.createdAt - b.createdAt)
         )),
       insertDelivery: (delivery) =>
         db.atomically(Effect.suspend(() => {
@@ -53,7 +53,7 @@ export const layer: Layer.Layer<OutboxRepository, never, MemoryDatabase> = Layer
           const due = [...deliveries.values()]
             .filter((d) => d.status === "pending" && d.nextAttemptAt !== null && d.nextAttemptAt <= now)
             .sort((a, b) =>
-              (a.nextAttemptAt ?? 0) - (b.nextAttemptAt ?? 0) || a.createdAt - b.createdAt || compareText(a.id, b.id)
+              (a.nextAttemptAt ?? 0) - (b.nextAttemptAt ?? 0) || a.createdAt - b.createdAt
             )
             .slice(0, Math.max(0, limit))
           const claimed: Array<{ readonly delivery: Callback.Delivery; readonly event: Callback.OutboxEvent }> = []

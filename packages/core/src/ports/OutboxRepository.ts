@@ -3,9 +3,10 @@
  *
  * Contract: events and deliveries are written in the transaction of the change that caused
  * them. `claimDue(now, leaseUntil, limit)` takes `pending` deliveries with
- * `nextAttemptAt <= now` (oldest first), skipping rows other transactions hold, sets their
+ * `nextAttemptAt <= now` (oldest first; ties in the order the events were inserted), skipping rows other transactions hold, sets their
  * `nextAttemptAt` to `leaseUntil` (so a crashed attempt is retried after the lease) and returns
- * them with their events. `listDeliveries` is newest first; `listAttempts` oldest first.
+ * them with their events. `listEvents` is oldest first in insertion order; `listDeliveries` newest first; `listAttempts`
+ * oldest first.
  */
 import { Context, type Effect, type Option } from "effect"
 import type { Attempt, Delivery, DeliveryStatus, OutboxEvent } from "../Callback.js"

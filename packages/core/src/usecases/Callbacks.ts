@@ -96,7 +96,17 @@ export const runDue = Effect.fn("Callbacks.runDue")(function*() {
   const config = yield* PaydeskConfig
   const now = yield* Clock.currentTimeMillis
   const claimed = yield* atomic((yield* OutboxRepository).claimDue(now, now + config.leaseMs, config.batchSize))
-  yield* Effect.forEach(claimed, ({ delivery, event }) => attempt(delivery, event), { concurrency, discard: true })
+  // Events of one payment (or payout) go out in order; different payments in parallel.
+  const groups = new Map<string, Array<(typeof claimed)[number]>>()
+  for (const item of claimed) {
+    const key = item.event.paymentId ?? item.event.payoutId ?? item.event.id
+    groups.set(key, [...(groups.get(key) ?? []), item])
+  }
+  yield* Effect.forEach(
+    groups.values(),
+    (group) => Effect.forEach(group, ({ delivery, event }) => attempt(delivery, event), { discard: true }),
+    { concurrency, discard: true }
+  )
   return claimed.length
 })
 

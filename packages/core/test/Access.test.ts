@@ -1,0 +1,182 @@
+import { assert, describe, it } from "@effect/vitest"
+import { Effect } from "effect"
+import { Fixtures, MemoryStore } from "@paydesk/testkit"
+import * as Access from "../src/Access.js"
+import type { Terminal } from "../src/Terminal.js"
+
+const apiKeyOf = (terminal: Terminal, subscriptionWrite = true): Access.Principal => ({
+  _tag: "ApiKey",
+  apiKeyId: Fixtures.uuid(),
+  terminalId: terminal.id,
+  subscriptionWrite
+})
+
+const userOf = (accountId: string): Access.Principal => ({
+  _tag: "User",
+  userId: Fixtures.uuid(),
+  accountId,
+  role: "owner"
+})
+
+/** The failure of a resolution as `[tag, message]`. */
+const denied = (principal: Access.Principal, requested: string | null | undefined, purpose: Access.Purpose) =>
+  Access.resolveTerminal(principal, requested, purpose).pipe(
+    Effect.flip,
+    Effect.map((error) => [error._tag, error.message] as const)
+  )
+
+const purposes: ReadonlyArray<Access.Purpose> = ["read", "write", "subscription_write"]
+
+describe("Access", () => {
+  it.layer(MemoryStore.layer)("resolveTerminal", (it) => {
+    describe("API key", () => {
+      it.effect("takes the key's terminal when terminal_id is omitted", () =>
+        Effect.gen(function*() {
+          const { terminal } = yield* Fixtures.seedTerminal()
+          const key = apiKeyOf(terminal)
+          for (const purpose of purposes) {
+            for (const omitted of [undefined, null, ""]) {
+              const resolved = yield* Access.resolveTerminal(key, omitted, purpose)
+              assert.strictEqual(resolved.id, terminal.id)
+            }
+          }
+        }))
+
+      it.effect("accepts its own terminal id, in any letter case", () =>
+        Effect.gen(function*() {
+          const { terminal } = yield* Fixtures.seedTerminal()
+          const key = apiKeyOf(terminal)
+          for (const purpose of purposes) {
+            assert.deepStrictEqual(yield* Access.resolveTerminal(key, terminal.id, purpose), terminal)
+            assert.strictEqual((yield* Access.resolveTerminal(key, terminal.id.toUpperCase(), purpose)).id, terminal.id)
+          }
+        }))
+
+      it.effect("denies another terminal: terminal access denied, or subscription write access required", () =>
+        Effect.gen(function*() {
+          const { terminal } = yield* Fixtures.seedTerminal()
+          const other = yield* Fixtures.seedTerminal()
+          const key = apiKeyOf(terminal)
+          for (const otherId of [other.terminal.id, Fixtures.uuid()]) {
+            assert.deepStrictEqual(yield* denied(key, otherId, "read"), ["AccessDenied", "terminal access denied"])
+            assert.deepStrictEqual(yield* denied(key, otherId, "write"), ["AccessDenied", "terminal access denied"])
+            assert.deepStrictEqual(yield* denied(key, otherId, "subscription_write"), [
+              "AccessDenied",
+              "subscription write access required"
+            ])
+          }
+        }))
+
+      it.effect("requires subscription write access for subscription writes only", () =>
+        Effect.gen(function*() {
+          const { terminal } = yield* Fixtures.seedTerminal()
+          const key = apiKeyOf(terminal, false)
+          for (const requested of [undefined, terminal.id]) {
+            assert.deepStrictEqual(yield* denied(key, requested, "subscription_write"), [
+              "AccessDenied",
+              "subscription write access required"
+            ])
+            assert.strictEqual((yield* Access.resolveTerminal(key, requested, "read")).id, terminal.id)
+            assert.strictEqual((yield* Access.resolveTerminal(key, requested, "write")).id, terminal.id)
+          }
+        }))
+
+      it.effect("denies a key whose terminal does not exist", () =>
+        Effect.gen(function*() {
+          const ghost = Fixtures.terminal(Fixtures.uuid())
+          assert.deepStrictEqual(yield* denied(apiKeyOf(ghost), undefined, "read"), ["AccessDenied", "terminal access denied"])
+        }))
+    })
+
+    describe("user", () => {
+      it.effect("requires terminal_id", () =>
+        Effect.gen(function*() {
+          const { account } = yield* Fixtures.seedTerminal()
+          for (const purpose of purposes) {
+            for (const omitted of [undefined, null, ""]) {
+              assert.deepStrictEqual(yield* denied(userOf(account.id), omitted, purpose), [
+                "TerminalIdRequired",
+                "terminal_id is required"
+              ])
+            }
+          }
+        }))
+
+      it.effect("resolves a terminal of the user's account, in any letter case", () =>
+        Effect.gen(function*() {
+          const { account, terminal } = yield* Fixtures.seedTerminal()
+          for (const purpose of purposes) {
+            assert.deepStrictEqual(yield* Access.resolveTerminal(userOf(account.id), terminal.id, purpose), terminal)
+            assert.strictEqual(
+              (yield* Access.resolveTerminal(userOf(account.id), terminal.id.toUpperCase(), purpose)).id,
+              terminal.id
+            )
+          }
+        }))
+
+      it.effect("denies a terminal of another account or an unknown one: account access denied", () =>
+        Effect.gen(function*() {
+          const mine = yield* Fixtures.seedTerminal()
+          const theirs = yield* Fixtures.seedTerminal()
+          for (const purpose of purposes) {
+            assert.deepStrictEqual(yield* denied(userOf(mine.account.id), theirs.terminal.id, purpose), [
+              "AccessDenied",
+              "account access denied"
+            ])
+            assert.deepStrictEqual(yield* denied(userOf(mine.account.id), Fixtures.uuid(), purpose), [
+              "AccessDenied",
+              "account access denied"
+            ])
+          }
+        }))
+    })
+
+    it.effect("rejects a terminal_id that is not a UUID with InvalidRequest", () =>
+      Effect.gen(function*() {
+        const { account, terminal } = yield* Fixtures.seedTerminal()
+        for (const principal of [apiKeyOf(terminal), userOf(account.id)]) {
+          for (const bad of ["not-a-uuid", `${terminal.id}x`, terminal.id.replaceAll("-", ""), " "]) {
+            for (const purpose of purposes) {
+              const error = yield* Effect.flip(Access.resolveTerminal(principal, bad, purpose))
+              assert.strictEqual(error._tag, "InvalidRequest", `${principal._tag} ${JSON.stringify(bad)} ${purpose}`)
+            }
+          }
+        }
+      }))
+
+    it.effect("lets a disabled terminal be read but not written: terminal is unavailable", () =>
+      Effect.gen(function*() {
+        const { account, terminal } = yield* Fixtures.seedTerminal({ status: "disabled" })
+        for (const [principal, requested] of [[apiKeyOf(terminal), undefined], [userOf(account.id), terminal.id]] as const) {
+          assert.strictEqual((yield* Access.resolveTerminal(principal, requested, "read")).id, terminal.id)
+          assert.deepStrictEqual(yield* denied(principal, requested, "write"), [
+            "TerminalUnavailable",
+            "terminal is unavailable"
+          ])
+          assert.deepStrictEqual(yield* denied(principal, requested, "subscription_write"), [
+            "TerminalUnavailable",
+            "terminal is unavailable"
+          ])
+        }
+      }))
+  })
+
+  it.layer(MemoryStore.layer)("canSee", (it) => {
+    it.effect("lets an API key see its own terminal only", () =>
+      Effect.gen(function*() {
+        const { terminal } = yield* Fixtures.seedTerminal()
+        const other = yield* Fixtures.seedTerminal()
+        assert.isTrue(yield* Access.canSee(apiKeyOf(terminal), terminal.id))
+        assert.isFalse(yield* Access.canSee(apiKeyOf(terminal), other.terminal.id))
+      }))
+
+    it.effect("lets a user see the terminals of their account only", () =>
+      Effect.gen(function*() {
+        const { account, terminal } = yield* Fixtures.seedTerminal()
+        const other = yield* Fixtures.seedTerminal()
+        assert.isTrue(yield* Access.canSee(userOf(account.id), terminal.id))
+        assert.isFalse(yield* Access.canSee(userOf(account.id), other.terminal.id))
+        assert.isFalse(yield* Access.canSee(userOf(account.id), Fixtures.uuid()))
+      }))
+  })
+})

@@ -1,0 +1,141 @@
+/**
+ * Contract suite of `ChargeRepository`: round trip, the unique `(subscription, cycle, attempt)`
+ * that keeps two workers from starting one attempt, whole-record updates and both listings.
+ */
+import { assert, layer } from "@effect/vitest"
+import { Effect, Layer } from "effect"
+import {
+  AccountRepository,
+  ChargeRepository,
+  PaymentRepository,
+  PlanRepository,
+  SubscriptionRepository,
+  TerminalRepository,
+  Transactions
+} from "@paydesk/core"
+import type { Charge } from "@paydesk/core"
+import * as Fixtures from "../Fixtures.js"
+import { expectWriteConflict, ids, none, some } from "./Support.js"
+
+/** What the suite needs. */
+export type Requirements =
+  | ChargeRepository
+  | SubscriptionRepository
+  | PlanRepository
+  | PaymentRepository
+  | AccountRepository
+  | TerminalRepository
+  | Transactions
+
+/** Registers the `ChargeRepository` contract tests for `layer_`. */
+export const suite = <E>(name: string, layer_: Layer.Layer<Requirements, E>): void =>
+  layer(layer_, { timeout: "60 seconds" })(`ChargeRepository contract (${name})`, (it) => {
+    const setup = Effect.gen(function*() {
+      const { terminal } = yield* Fixtures.seedTerminal()
+      const subscription = yield* Fixtures.seedSubscription(terminal.id)
+      const repo = yield* ChargeRepository
+      const seed = (overrides: Partial<Charge.Charge> = {}) =>
+        Effect.gen(function*() {
+          const c = Fixtures.charge(subscription, overrides)
+          yield* repo.insert(c)
+          return c
+        })
+      return { terminal, subscription, repo, seed }
+    })
+
+    it.effect("insert and get round-trip every field", () =>
+      Effect.gen(function*() {
+        const { terminal, subscription, repo, seed } = yield* setup
+        const pending = yield* seed()
+        const payment = yield* Fixtures.seedPayment(terminal.id, { subscriptionId: subscription.id, status: "paid" })
+        const paid = yield* seed({
+          cycleNumber: 2,
+          attempt: 3,
+          kind: "first",
+          status: "payed",
+          validationStatus: "review",
+          validationReason: "amount differs",
+          paymentId: payment.id,
+          amount: 9_007_199_254_740_993n,
+          expectedAmount: 9_007_199_254_740_991n,
+          message: "ok",
+          scheduledAt: Fixtures.baseTime + 1,
+          actualAt: Fixtures.baseTime + 2,
+          createdAt: Fixtures.baseTime + 3,
+          updatedAt: Fixtures.baseTime + 4
+        })
+        assert.deepStrictEqual(some(yield* repo.get(pending.id)), pending)
+        assert.deepStrictEqual(some(yield* repo.get(paid.id)), paid)
+        none(yield* repo.get(Fixtures.uuid()))
+      }))
+
+    it.effect("one row per (subscription, cycle, attempt)", () =>
+      Effect.gen(function*() {
+        const { subscription, repo, seed } = yield* setup
+        const first = yield* seed({ cycleNumber: 1, attempt: 1 })
+        const clash = Fixtures.charge(subscription, { cycleNumber: 1, attempt: 1 })
+        yield* expectWriteConflict(repo.insert(clash))
+        none(yield* repo.get(clash.id))
+        yield* seed({ cycleNumber: 1, attempt: 2 })
+        yield* seed({ cycleNumber: 2, attempt: 1 })
+        const { terminal: other } = yield* Fixtures.seedTerminal()
+        const otherSubscription = yield* Fixtures.seedSubscription(other.id)
+        yield* repo.insert(Fixtures.charge(otherSubscription, { cycleNumber: 1, attempt: 1 }))
+        assert.deepStrictEqual(ids(yield* repo.listForCycle(subscription.id, 1)).length, 2)
+        assert.deepStrictEqual(some(yield* repo.get(first.id)), first)
+      }))
+
+    it.effect("concurrent inserts of one attempt: exactly one wins", () =>
+      Effect.gen(function*() {
+        const { subscription, repo } = yield* setup
+        const tx = yield* Transactions
+        const exits = yield* Effect.forEach(
+          Array.from({ length: 8 }, () => Fixtures.charge(subscription, { cycleNumber: 5, attempt: 1 })),
+          (c) => Effect.exit(tx.run(repo.insert(c))),
+          { concurrency: "unbounded" }
+        )
+        assert.strictEqual(exits.filter((e) => e._tag === "Success").length, 1)
+        assert.strictEqual((yield* repo.listForCycle(subscription.id, 5)).length, 1)
+      }))
+
+    it.effect("update stores the whole record", () =>
+      Effect.gen(function*() {
+        const { repo, seed } = yield* setup
+        const pending = yield* seed()
+        const failed: Charge.Charge = {
+          ...pending,
+          status: "fail",
+          message: "declined",
+          actualAt: Fixtures.baseTime + 100,
+          updatedAt: Fixtures.baseTime + 100
+        }
+        yield* repo.update(failed)
+        assert.deepStrictEqual(some(yield* repo.get(pending.id)), failed)
+      }))
+
+    it.effect("listForCycle returns one cycle's attempts, lowest attempt first", () =>
+      Effect.gen(function*() {
+        const { subscription, repo, seed } = yield* setup
+        const third = yield* seed({ cycleNumber: 4, attempt: 3 })
+        const first = yield* seed({ cycleNumber: 4, attempt: 1 })
+        const second = yield* seed({ cycleNumber: 4, attempt: 2 })
+        yield* seed({ cycleNumber: 5, attempt: 1 })
+        assert.deepStrictEqual(yield* repo.listForCycle(subscription.id, 4), [first, second, third])
+        assert.deepStrictEqual(yield* repo.listForCycle(subscription.id, 6), [])
+      }))
+
+    it.effect("listBySubscription is newest first (createdAt, then cycle and attempt) up to limit", () =>
+      Effect.gen(function*() {
+        const { subscription, repo, seed } = yield* setup
+        const t = Fixtures.baseTime
+        const c1a1 = yield* seed({ cycleNumber: 1, attempt: 1, createdAt: t })
+        const c1a2 = yield* seed({ cycleNumber: 1, attempt: 2, createdAt: t + 10 })
+        const c2a1 = yield* seed({ cycleNumber: 2, attempt: 1, createdAt: t + 20 })
+        const c2a2 = yield* seed({ cycleNumber: 2, attempt: 2, createdAt: t + 20 })
+        const c3a1 = yield* seed({ cycleNumber: 3, attempt: 1, createdAt: t + 20 })
+        const all = yield* repo.listBySubscription(subscription.id, 10)
+        assert.deepStrictEqual(ids(all), ids([c3a1, c2a2, c2a1, c1a2, c1a1]))
+        assert.deepStrictEqual(ids(yield* repo.listBySubscription(subscription.id, 2)), ids([c3a1, c2a2]))
+        assert.deepStrictEqual(yield* repo.listBySubscription(Fixtures.uuid(), 10), [])
+      }))
+  })

@@ -1,0 +1,110 @@
+import { assert, describe, it } from "@effect/vitest"
+import { Effect, Option } from "effect"
+import { TestClock } from "effect/testing"
+import { Callbacks, Config, OutboxRepository, PaydeskConfig, PaymentRepository, Payments, Terminals, Work } from "@paydesk/core"
+import { Kit, RecordingCallbackTransport } from "@paydesk/testkit"
+
+const start = Date.parse("2026-06-01T12:00:00.000Z")
+const offsets = [0, 30, 90, 210, 450, 930, 1890, 3810].map((s) => s * 1000)
+
+const setup = Effect.gen(function*() {
+  yield* TestClock.setTime(start)
+  const merchant = yield* Kit.provisionMerchant({ callbackUrl: "https://shop.example/cb" })
+  const principal = yield* Kit.apiKeyPrincipal(merchant, crypto.randomUUID())
+  const transport = yield* RecordingCallbackTransport.RecordingCallbackTransport
+  /** Requests of `payment.created` only (the unpaid payment also expires after 30 minutes). */
+  const created = () => transport.requests.filter((r) => JSON.parse(r.body).event_type === "payment.created")
+  return { merchant, principal, transport, created }
+})
+
+/** Moves the clock a second at a time through two hours, running due work each minute boundary it passes. */
+const runFor = (seconds: number) =>
+  Effect.gen(function*() {
+    for (let t = 0; t <= seconds; t += 5) {
+      yield* TestClock.setTime(start + t * 1000)
+      yield* Work.runDue()
+    }
+  })
+
+describe("Callback delivery", () => {
+  it.effect("a callback failing every time is attempted exactly 8 times at 30 s, 1, 2, 4, 8, 16, 32 min", () =>
+    Effect.gen(function*() {
+      const { principal, transport, created } = yield* setup
+      yield* transport.failAlways({ status: 500 })
+      yield* Payments.create(principal, { amount: "10", orderId: "o", test: true })
+      yield* runFor(2 * 3600)
+      assert.deepStrictEqual(created().map((r) => r.at - start), offsets)
+      const delivery = (yield* Callbacks.listDeliveries({ limit: 10 })).at(-1)
+      assert.strictEqual(delivery!.status, "failed")
+      assert.strictEqual(delivery!.attempts, 8)
+      const detail = yield* Callbacks.getDelivery(delivery!.id)
+      assert.deepStrictEqual(detail.attempts.map((a) => [a.attemptNumber, a.statusCode, a.error]), offsets.map((_, i) => [i + 1, 500, "HTTP 500"]))
+      // Every attempt carries the same body, signed with its own timestamp.
+      assert.strictEqual(new Set(created().map((r) => r.body)).size, 1)
+      assert.deepStrictEqual(created().map((r) => Number(r.headers["x-timestamp"]) * 1000 - start), offsets)
+    }).pipe(Effect.provide(Kit.layer)))
+
+  it.effect("a receiver failing 7 times then answering 200 gets 8 attempts; timeouts count as failures", () =>
+    Effect.gen(function*() {
+      const { principal, transport, created } = yield* setup
+      yield* transport.failNext(4, "timeout")
+      yield* transport.failNext(3, "refused")
+      yield* Payments.create(principal, { amount: "10", orderId: "o", test: true })
+      yield* runFor(2 * 3600)
+      assert.deepStrictEqual(created().map((r) => r.at - start), offsets)
+      const delivery = (yield* Callbacks.listDeliveries({ limit: 10 })).at(-1)
+      assert.strictEqual(delivery!.status, "delivered")
+      assert.strictEqual(delivery!.attempts, 8)
+      assert.deepStrictEqual(created().map((r) => r.timeoutMs), Array(8).fill(10_000))
+      // A payment living 3 hours: no payment.expired event shares the failure queue.
+    }).pipe(Effect.provideService(PaydeskConfig, { ...Config.defaults, paymentLifetimeMs: 3 * 3600_000 }), Effect.provide(Kit.layer)))
+
+  it.effect("a 2xx ends the delivery; one delivery per event; no callback_url means no delivery", () =>
+    Effect.gen(function*() {
+      const { merchant, principal, transport } = yield* setup
+      yield* Payments.create(principal, { amount: "10", orderId: "o", test: true })
+      yield* runFor(600)
+      assert.strictEqual(transport.requests.length, 1)
+      yield* Terminals.updateSettings(principal, merchant.terminal.id, { callbackUrl: null })
+      yield* Payments.create(principal, { amount: "10", orderId: "o2", test: true })
+      yield* Work.drain()
+      assert.strictEqual(transport.requests.length, 1)
+      const events = yield* (yield* OutboxRepository).listEvents({ terminalId: merchant.terminal.id })
+      assert.strictEqual(events.length, 2)
+    }).pipe(Effect.provide(Kit.layer)))
+
+  it.effect("a retry goes to the terminal's current callback_url", () =>
+    Effect.gen(function*() {
+      const { merchant, principal, transport } = yield* setup
+      yield* transport.respondTo("https://shop.example/cb", { status: 404 })
+      yield* Payments.create(principal, { amount: "10", orderId: "o", test: true })
+      yield* Work.runDue()
+      yield* Terminals.updateSettings(principal, merchant.terminal.id, { callbackUrl: "https://shop.example/fixed" })
+      yield* runFor(60)
+      assert.deepStrictEqual(transport.requests.map((r) => r.url), ["https://shop.example/cb", "https://shop.example/fixed"])
+    }).pipe(Effect.provide(Kit.layer)))
+})
+
+describe("Atomicity", () => {
+  it.effect("a use case that fails half-way leaves no trace", () =>
+    Effect.gen(function*() {
+      const { merchant, principal } = yield* setup
+      const payments = yield* PaymentRepository
+      // The outbox fails after the payment row was written: nothing of the payment may remain.
+      const failingOutbox = OutboxRepository.of({
+        ...(yield* OutboxRepository),
+        insertEvent: () => Effect.die(new Error("disk full"))
+      })
+      const exit = yield* Effect.exit(
+        Payments.create(principal, { amount: "10", orderId: "half", test: true }).pipe(
+          Effect.provideService(OutboxRepository, failingOutbox)
+        )
+      )
+      assert.strictEqual(exit._tag, "Failure")
+      assert.isTrue(Option.isNone(yield* payments.findByOrderId(merchant.terminal.id, "sandbox", "half")))
+      assert.strictEqual((yield* Payments.list(principal, { environment: "all" })).total, 0)
+      // The same request succeeds afterwards.
+      const { created } = yield* Payments.create(principal, { amount: "10", orderId: "half", test: true })
+      assert.isTrue(created)
+    }).pipe(Effect.provide(Kit.layer)))
+})

@@ -1,0 +1,263 @@
+import { assert, describe, it } from "@effect/vitest"
+import { Effect, Option } from "effect"
+import { TestClock } from "effect/testing"
+import {
+  Instant,
+  LedgerRepository,
+  PaymentRepository,
+  Payments,
+  Subscription,
+  Subscriptions,
+  SubscriptionRepository,
+  Views,
+  Work
+} from "@paydesk/core"
+import { AcquirerEmulator, Kit, RecordingCallbackTransport } from "@paydesk/testkit"
+
+/** 2026-01-31T10:00+03:00. */
+const anchor = Date.parse("2026-01-31T07:00:00.000Z")
+
+/** The thirteen monthly charge dates after activation on 31 January, Moscow time 10:00. */
+const monthlyDates = [
+  "2026-02-28", "2026-03-31", "2026-04-30", "2026-05-31", "2026-06-30", "2026-07-31", "2026-08-31",
+  "2026-09-30", "2026-10-31", "2026-11-30", "2026-12-31", "2027-01-31", "2027-02-28"
+].map((day) => Date.parse(`${day}T10:00:00.000+03:00`))
+
+const setup = (options: { readonly maxCycles?: number | null; readonly h2h?: boolean } = {}) =>
+  Effect.gen(function*() {
+    yield* TestClock.setTime(anchor)
+    const merchant = yield* Kit.provisionMerchant({ callbackUrl: "https://shop.example/cb", h2h: options.h2h ?? false })
+    const plans = yield* Kit.provisionPlans(merchant.terminal.id, { maxCycles: options.maxCycles ?? null })
+    const principal = yield* Kit.apiKeyPrincipal(merchant, crypto.randomUUID())
+    return { merchant, plans, principal }
+  })
+
+const reload = (id: string) =>
+  Effect.flatMap(SubscriptionRepository, (r) => r.get(id)).pipe(Effect.map(Option.getOrThrow))
+
+/** Consent on the form, then the payer pays the first payment. */
+const consentAndPay = (sub: Subscription.Subscription) =>
+  Effect.gen(function*() {
+    const confirmed = yield* Subscriptions.confirm(sub.payToken, sub.csrfToken)
+    assert.strictEqual(Subscription.stateOf(confirmed.subscription), "new/pending")
+    const first = Option.getOrThrow(confirmed.firstPayment)
+    assert.strictEqual(first.paymentMethod, "sbp_recurrent")
+    assert.strictEqual(first.subscriptionId, sub.id)
+    yield* Payments.settle(first.id, "paid")
+    return first
+  })
+
+const modes = [
+  { mode: "ceiling", body: (plans: Kit.Plans) => ({ plan_id: plans.ceilingMonthly.id, amount: "1500,00" }), payer: 150_000n, merchant: 150_000n, firstCycle: 0 },
+  { mode: "fixed", body: (plans: Kit.Plans) => ({ plan_id: plans.fixedMonthly.id, payer_id: "user-77" }), payer: 99_000n, merchant: 95_000n, firstCycle: 1 }
+] as const
+
+describe("Subscriptions scenarios", () => {
+  for (const m of modes) {
+    it.effect(`${m.mode} mode: consent, first payment, thirteen monthly charges with clamped dates, failure to review, stop`, () =>
+      Effect.gen(function*() {
+        const { merchant, plans, principal } = yield* setup()
+        const emulator = yield* AcquirerEmulator.AcquirerEmulator
+        const { subscription: sub, created } = yield* Subscriptions.create(principal, {
+          idempotencyKey: "key-1",
+          body: { terminal_id: merchant.terminal.id, ...m.body(plans) }
+        })
+        assert.isTrue(created)
+        const view = Views.subscription(sub, { publicUrl: "https://pay.example", withPayUrl: true })
+        assert.strictEqual(view.provider_state, "new")
+        assert.strictEqual(view.billing_status, "consent_pending")
+        assert.strictEqual(view.successful_cycles, 0)
+        assert.strictEqual(view.consecutive_failures, 0)
+        assert.match((view as { pay_url: string }).pay_url, /^https:\/\/pay\.example\/public\/subscriptions\//)
+
+        // Nothing is charged before consent, whatever the time.
+        yield* TestClock.setTime(monthlyDates[2]!)
+        yield* Work.drain()
+        assert.strictEqual(emulator.charges.length, 0)
+        yield* TestClock.setTime(anchor)
+
+        const first = yield* consentAndPay(sub)
+        let current = yield* reload(sub.id)
+        assert.strictEqual(Subscription.stateOf(current), "active/enabled")
+        assert.strictEqual(current.activatedAt, anchor)
+        assert.strictEqual(current.successfulCycles, 1)
+        assert.strictEqual(current.nextChargeAt, monthlyDates[0])
+        assert.strictEqual(first.amount, m.payer)
+        const history = yield* Subscriptions.charges(principal, sub.id)
+        assert.deepStrictEqual(history.map((c) => [c.cycleNumber, c.status, c.paymentId]), [[m.firstCycle, "payed", first.id]])
+
+        for (const [i, due] of monthlyDates.entries()) {
+          yield* TestClock.setTime(due - 1)
+          assert.strictEqual((yield* Work.drain()).charges, 0, `not before ${Instant.formatIso(due)}`)
+          yield* TestClock.setTime(due)
+          assert.strictEqual((yield* Work.drain()).charges, 1, `charge ${i + 1}`)
+          current = yield* reload(sub.id)
+          assert.strictEqual(current.successfulCycles, i + 2)
+          assert.strictEqual(current.nextChargeAt, i + 1 < monthlyDates.length ? monthlyDates[i + 1] : current.nextChargeAt)
+        }
+        assert.strictEqual(emulator.charges.length, 13)
+        assert.deepStrictEqual(emulator.charges.map((c) => c.amount), Array(13).fill(m.payer))
+        assert.strictEqual(current.nextChargeAt, Date.parse("2027-03-31T10:00:00.000+03:00"))
+
+        const charges = yield* Subscriptions.charges(principal, sub.id)
+        assert.strictEqual(charges.length, 14)
+        assert.deepStrictEqual(charges.map((c) => c.cycleNumber), Array.from({ length: 14 }, (_, k) => m.firstCycle + 13 - k))
+        const payments = yield* Payments.list(principal, { recurring: true })
+        assert.strictEqual(payments.total, 14)
+        for (const p of payments.items) {
+          assert.strictEqual(p.status, "paid")
+          assert.strictEqual(p.subscriptionId, sub.id)
+          assert.strictEqual(p.amount, m.payer)
+          assert.strictEqual(p.settlement?.merchantAmount, m.merchant)
+        }
+        const balance = yield* (yield* LedgerRepository).balance(merchant.terminal.id)
+        assert.strictEqual(balance.usdtAvailable, 14n * (m.merchant * 10_000_000_000n / 95_000_000n))
+
+        yield* Work.drain()
+        const paidCallbacks = (yield* RecordingCallbackTransport.RecordingCallbackTransport).requests
+          .map((r) => JSON.parse(r.body))
+          .filter((b) => b.event_type === "payment.paid")
+        assert.strictEqual(paidCallbacks.length, 14)
+        assert.isTrue(paidCallbacks.every((b) => !("subscription_id" in b)))
+
+        // A failed charge moves it to review; no further charges follow.
+        yield* emulator.programCharges(sub.id, ["failed"])
+        yield* TestClock.setTime(Date.parse("2027-03-31T10:00:00.000+03:00"))
+        assert.strictEqual((yield* Work.drain()).charges, 1)
+        current = yield* reload(sub.id)
+        assert.strictEqual(Subscription.stateOf(current), "active/review")
+        assert.strictEqual(current.consecutiveFailures, 1)
+        assert.strictEqual(current.nextChargeAt, null)
+        const failed = (yield* Subscriptions.charges(principal, sub.id))[0]!
+        assert.deepStrictEqual([failed.status, failed.paymentId], ["fail", null])
+        yield* TestClock.setTime(Date.parse("2027-06-30T10:00:00.000+03:00"))
+        assert.strictEqual((yield* Work.drain()).charges, 0)
+        assert.strictEqual(emulator.charges.length, 14)
+
+        // Stop.
+        const stopped = yield* Subscriptions.stop(principal, sub.id)
+        assert.strictEqual(Subscription.stateOf(stopped), "stop/stopped")
+        assert.strictEqual(stopped.nextChargeAt, null)
+        assert.strictEqual(stopped.stoppedAt, Date.parse("2027-06-30T10:00:00.000+03:00"))
+        assert.strictEqual(emulator.stops.length, 1)
+        const again = yield* Subscriptions.stop(principal, sub.id)
+        assert.strictEqual(Subscription.stateOf(again), "stop/stopped")
+        assert.strictEqual(emulator.stops.length, 1)
+      }).pipe(Effect.provide(Kit.layer)))
+  }
+
+  it.effect("an unconfirmable charge goes to review as unconfirmed; resume reconciles without charging twice", () =>
+    Effect.gen(function*() {
+      const { merchant, plans, principal } = yield* setup()
+      const emulator = yield* AcquirerEmulator.AcquirerEmulator
+      const { subscription } = yield* Subscriptions.create(principal, {
+        idempotencyKey: "k",
+        body: { terminal_id: merchant.terminal.id, plan_id: plans.ceilingMonthly.id, amount: "100" }
+      })
+      yield* consentAndPay(subscription)
+      yield* emulator.programCharges(subscription.id, ["unknown"])
+      yield* TestClock.setTime(monthlyDates[0]!)
+      yield* Work.drain()
+      let sub = yield* reload(subscription.id)
+      assert.strictEqual(Subscription.stateOf(sub), "active/review")
+      const record = (yield* Subscriptions.charges(principal, sub.id))[0]!
+      assert.deepStrictEqual([record.status, record.validationStatus, record.validationReason], ["unconfirmed", "review", "outcome_unconfirmed"])
+      assert.strictEqual(Views.charge(record).status, "fail")
+      // Still unknown at the bank: resume refused.
+      assert.strictEqual((yield* Effect.flip(Subscriptions.resume(sub.id)))._tag, "OperationNotAllowed")
+      // The bank settles it as paid: resume books it, no second charge.
+      yield* emulator.resolveCharge(record.idempotencyKey, "paid")
+      sub = yield* Subscriptions.resume(sub.id)
+      assert.strictEqual(Subscription.stateOf(sub), "active/enabled")
+      assert.strictEqual(sub.successfulCycles, 2)
+      assert.strictEqual(sub.nextChargeAt, monthlyDates[1])
+      assert.strictEqual(emulator.charges.length, 1)
+      const booked = (yield* Subscriptions.charges(principal, sub.id))[0]!
+      assert.strictEqual(booked.status, "payed")
+      assert.isNotNull(booked.paymentId)
+    }).pipe(Effect.provide(Kit.layer)))
+
+  it.effect("max_cycles stops the subscription when reached", () =>
+    Effect.gen(function*() {
+      const { merchant, plans, principal } = yield* setup({ maxCycles: 3 })
+      const { subscription } = yield* Subscriptions.create(principal, {
+        idempotencyKey: "k",
+        body: { terminal_id: merchant.terminal.id, plan_id: plans.fixed30Days.id, payer_id: "p-1" }
+      })
+      yield* consentAndPay(subscription)
+      for (let k = 1; k <= 4; k++) {
+        yield* TestClock.setTime(anchor + k * 30 * Instant.DAY_MS)
+        yield* Work.drain()
+      }
+      const sub = yield* reload(subscription.id)
+      assert.strictEqual(sub.successfulCycles, 3)
+      assert.strictEqual(Subscription.stateOf(sub), "stop/stopped")
+      assert.strictEqual(sub.nextChargeAt, null)
+      assert.strictEqual((yield* AcquirerEmulator.AcquirerEmulator).charges.length, 2)
+    }).pipe(Effect.provide(Kit.layer)))
+
+  it.effect("a stop the acquirer cannot complete moves it to review with the Russian 400", () =>
+    Effect.gen(function*() {
+      const { merchant, plans, principal } = yield* setup()
+      const emulator = yield* AcquirerEmulator.AcquirerEmulator
+      const { subscription } = yield* Subscriptions.create(principal, {
+        idempotencyKey: "k",
+        body: { terminal_id: merchant.terminal.id, plan_id: plans.ceilingMonthly.id, amount: "100" }
+      })
+      yield* consentAndPay(subscription)
+      yield* emulator.programStop(subscription.id, "failed")
+      const error = yield* Effect.flip(Subscriptions.stop(principal, subscription.id))
+      assert.strictEqual(error._tag, "StopFailed")
+      assert.match(error.message, /review/)
+      const sub = yield* reload(subscription.id)
+      assert.strictEqual(Subscription.stateOf(sub), "active/review")
+      yield* TestClock.setTime(monthlyDates[3]!)
+      assert.strictEqual((yield* Work.drain()).charges, 0)
+    }).pipe(Effect.provide(Kit.layer)))
+
+  it.effect("a subscription stopped before consent never contacts the acquirer and never charges", () =>
+    Effect.gen(function*() {
+      const { merchant, plans, principal } = yield* setup()
+      const { subscription } = yield* Subscriptions.create(principal, {
+        idempotencyKey: "k",
+        body: { terminal_id: merchant.terminal.id, plan_id: plans.ceilingMonthly.id, amount: "100" }
+      })
+      const stopped = yield* Subscriptions.stop(principal, subscription.id)
+      assert.strictEqual(Subscription.stateOf(stopped), "stop/stopped")
+      const emulator = yield* AcquirerEmulator.AcquirerEmulator
+      assert.strictEqual(emulator.stops.length, 0)
+      const { subscription: page } = yield* Subscriptions.confirm(subscription.payToken, subscription.csrfToken)
+      assert.strictEqual(Subscription.stateOf(page), "stop/stopped")
+    }).pipe(Effect.provide(Kit.layer)))
+
+  it.effect("H2H terminals get redirect_url and the binding starts at creation", () =>
+    Effect.gen(function*() {
+      const { merchant, plans, principal } = yield* setup({ h2h: true })
+      const { subscription } = yield* Subscriptions.create(principal, {
+        idempotencyKey: "k",
+        body: { terminal_id: merchant.terminal.id, plan_id: plans.fixedMonthly.id, payer_id: "p" }
+      })
+      const view = Views.subscription(subscription, { publicUrl: "https://pay.example", withPayUrl: true })
+      assert.strictEqual((view as { redirect_url: string }).redirect_url, `https://acquirer.example/bind/${subscription.id}`)
+      assert.isFalse("pay_url" in view)
+      assert.strictEqual(view.billing_status, "pending")
+      const first = yield* (yield* PaymentRepository).get(subscription.firstPaymentId!)
+      assert.isTrue(Option.isSome(first))
+      yield* Payments.settle(subscription.firstPaymentId!, "paid")
+      assert.strictEqual(Subscription.stateOf(yield* reload(subscription.id)), "active/enabled")
+    }).pipe(Effect.provide(Kit.layer)))
+
+  it.effect("a failed first payment moves the subscription to review", () =>
+    Effect.gen(function*() {
+      const { merchant, plans, principal } = yield* setup()
+      const { subscription } = yield* Subscriptions.create(principal, {
+        idempotencyKey: "k",
+        body: { terminal_id: merchant.terminal.id, plan_id: plans.ceilingMonthly.id, amount: "100" }
+      })
+      const { firstPayment } = yield* Subscriptions.confirm(subscription.payToken, subscription.csrfToken)
+      yield* Payments.settle(Option.getOrThrow(firstPayment).id, "failed")
+      const sub = yield* reload(subscription.id)
+      assert.strictEqual(Subscription.stateOf(sub), "new/review")
+      assert.strictEqual(sub.consecutiveFailures, 1)
+    }).pipe(Effect.provide(Kit.layer)))
+})
