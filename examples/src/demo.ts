@@ -1,2 +1,58 @@
-// Placeholder: replaced by the real demo of the core.
-console.log("demo placeholder")
+/**
+ * A tour of the Paydesk core on the in-memory kit: provision a merchant, take a sandbox payment
+ * through the payer page's simulation, deliver its signed callbacks, and run a subscription
+ * through consent, first payment and a scheduled charge. Run with `./run start` (until the
+ * reference server exists) or `pnpm --filter @paydesk/examples run demo`.
+ */
+import { Effect, Option } from "effect"
+import { TestClock } from "effect/testing"
+import { Payments, Signature, Subscriptions, Views, Work } from "@paydesk/core"
+import { Kit, RecordingCallbackTransport } from "@paydesk/testkit"
+
+const publicUrl = "http://127.0.0.1:8080"
+const log = (title: string, value: unknown) =>
+  Effect.sync(() => console.log(`\n== ${title}\n${JSON.stringify(value, (_, v) => typeof v === "bigint" ? v.toString() : v, 2)}`))
+
+const program = Effect.gen(function*() {
+  yield* TestClock.setTime(Date.parse("2026-01-31T07:00:00.000Z"))
+  const merchant = yield* Kit.provisionMerchant({ name: "Coffee Roasters", callbackUrl: "https://coffee.example/paydesk" })
+  yield* log("Provisioned terminal", { terminal_id: merchant.terminal.id, api_key: merchant.apiKey, signing_secret: merchant.signingSecret })
+  const principal = yield* Kit.apiKeyPrincipal(merchant, crypto.randomUUID())
+
+  const { payment } = yield* Payments.create(principal, { amount: "1000,50", orderId: "ord-1001", test: true })
+  yield* log("POST /api/v1/payments (sandbox)", Views.payment(payment, publicUrl))
+  const paid = yield* Payments.simulate(payment.payToken, { outcome: "paid", csrfToken: payment.csrfToken })
+  yield* log("Payer page: simulate paid", { status: paid.status })
+
+  yield* Work.drain()
+  const transport = yield* RecordingCallbackTransport.RecordingCallbackTransport
+  for (const request of transport.requests) {
+    const check = yield* Signature.verify({
+      secret: merchant.signingSecret,
+      timestamp: request.headers["x-timestamp"],
+      body: request.body,
+      signature: request.headers["x-signature"]
+    })
+    yield* log(`Callback to ${request.url} (signature ${check.ok ? "valid" : "INVALID"})`, { headers: request.headers, body: JSON.parse(request.body) })
+  }
+
+  const plans = yield* Kit.provisionPlans(merchant.terminal.id)
+  const { subscription } = yield* Subscriptions.create(principal, {
+    idempotencyKey: crypto.randomUUID(),
+    body: { terminal_id: merchant.terminal.id, plan_id: plans.ceilingMonthly.id, amount: "1500" }
+  })
+  yield* log("POST /api/v1/subscriptions", Views.subscription(subscription, { publicUrl, withPayUrl: true }))
+  const { firstPayment } = yield* Subscriptions.confirm(subscription.payToken, subscription.csrfToken)
+  yield* Payments.settle(Option.getOrThrow(firstPayment).id, "paid")
+  yield* TestClock.setTime(Date.parse("2026-02-28T07:00:00.000Z"))
+  yield* Work.drain()
+  const after = yield* Subscriptions.get(principal, subscription.id)
+  yield* log("After the first payment and the 28 February charge", Views.subscription(after, { publicUrl, withPayUrl: false }))
+  const charges = yield* Subscriptions.charges(principal, subscription.id)
+  yield* log("GET /api/v1/subscriptions/{id}/charges", charges.map(Views.charge))
+})
+
+Effect.runPromise(program.pipe(Effect.provide(TestClock.layer()), Effect.provide(Kit.layer))).catch((error) => {
+  console.error(error)
+  process.exit(1)
+})

@@ -81,7 +81,7 @@ export const suite = <E>(name: string, layer_: Layer.Layer<Requirements, E>): vo
         const { terminal: other } = yield* Fixtures.seedTerminal()
         const otherSubscription = yield* Fixtures.seedSubscription(other.id)
         yield* repo.insert(Fixtures.charge(otherSubscription, { cycleNumber: 1, attempt: 1 }))
-        assert.deepStrictEqual(ids(yield* repo.listForCycle(subscription.id, 1)).length, 2)
+        assert.strictEqual((yield* repo.listForCycle(subscription.id, 1)).length, 2)
         assert.deepStrictEqual(some(yield* repo.get(first.id)), first)
       }))
 

@@ -1,0 +1,77 @@
+/**
+ * Contract suite of `AccountRepository`: accounts and users round-trip, e-mails are stored
+ * lowercased and unique regardless of case, lookups of unknown ids are empty.
+ */
+import { assert, layer } from "@effect/vitest"
+import { Effect, Layer } from "effect"
+import { AccountRepository, Transactions } from "@paydesk/core"
+import * as Fixtures from "../Fixtures.js"
+import { expectWriteConflict, none, some } from "./Support.js"
+
+/** What the suite needs. */
+export type Requirements = AccountRepository | Transactions
+
+/** Registers the `AccountRepository` contract tests for `layer_`. */
+export const suite = <E>(name: string, layer_: Layer.Layer<Requirements, E>): void =>
+  layer(layer_, { timeout: "60 seconds" })(`AccountRepository contract (${name})`, (it) => {
+    const setup = Effect.gen(function*() {
+      const repo = yield* AccountRepository
+      const account = Fixtures.account({ name: "ООО Ромашка" })
+      yield* repo.insertAccount(account)
+      return { repo, account }
+    })
+
+    it.effect("accounts round-trip; unknown ids are empty", () =>
+      Effect.gen(function*() {
+        const { repo, account } = yield* setup
+        assert.deepStrictEqual(some(yield* repo.getAccount(account.id)), account)
+        none(yield* repo.getAccount(Fixtures.uuid()))
+        none(yield* repo.getUser(Fixtures.uuid()))
+      }))
+
+    it.effect("users round-trip and are found by e-mail in any case", () =>
+      Effect.gen(function*() {
+        const { repo, account } = yield* setup
+        const user = Fixtures.user(account.id)
+        yield* repo.insertUser(user)
+        assert.deepStrictEqual(some(yield* repo.getUser(user.id)), user)
+        assert.deepStrictEqual(some(yield* repo.findUserByEmail(user.email)), user)
+        assert.deepStrictEqual(some(yield* repo.findUserByEmail(user.email.toUpperCase())), user)
+        none(yield* repo.findUserByEmail(`nobody-${Fixtures.unique()}@example.com`))
+      }))
+
+    it.effect("a mixed-case e-mail is stored lowercased", () =>
+      Effect.gen(function*() {
+        const { repo, account } = yield* setup
+        const local = `Mixed.Case-${Fixtures.unique()}`
+        const user = Fixtures.user(account.id, { email: `${local}@Example.COM` })
+        yield* repo.insertUser(user)
+        const expected = { ...user, email: `${local.toLowerCase()}@example.com` }
+        assert.deepStrictEqual(some(yield* repo.getUser(user.id)), expected)
+        assert.deepStrictEqual(some(yield* repo.findUserByEmail(`${local}@example.com`)), expected)
+      }))
+
+    it.effect("e-mails are unique case-insensitively", () =>
+      Effect.gen(function*() {
+        const { repo, account } = yield* setup
+        const first = Fixtures.user(account.id)
+        yield* repo.insertUser(first)
+        const second = Fixtures.user(account.id, { email: first.email.toUpperCase() })
+        yield* expectWriteConflict(repo.insertUser(second))
+        none(yield* repo.getUser(second.id))
+        assert.deepStrictEqual(some(yield* repo.findUserByEmail(first.email)), first)
+      }))
+
+    it.effect("concurrent registrations of one e-mail: exactly one wins", () =>
+      Effect.gen(function*() {
+        const { repo, account } = yield* setup
+        const tx = yield* Transactions
+        const email = `race-${Fixtures.unique()}@example.com`
+        const exits = yield* Effect.forEach(
+          Array.from({ length: 8 }, () => Fixtures.user(account.id, { email })),
+          (u) => Effect.exit(tx.run(repo.insertUser(u))),
+          { concurrency: "unbounded" }
+        )
+        assert.strictEqual(exits.filter((e) => e._tag === "Success").length, 1)
+      }))
+  })

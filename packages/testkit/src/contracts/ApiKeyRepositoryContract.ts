@@ -1,0 +1,52 @@
+/**
+ * Contract suite of `ApiKeyRepository`: keys are found by hash whether revoked or not, and listed
+ * per terminal.
+ */
+import { assert, layer } from "@effect/vitest"
+import { Effect, Layer } from "effect"
+import { AccountRepository, ApiKeyRepository, TerminalRepository } from "@paydesk/core"
+import * as Fixtures from "../Fixtures.js"
+import { ids, none, some } from "./Support.js"
+
+/** What the suite needs. */
+export type Requirements = ApiKeyRepository | AccountRepository | TerminalRepository
+
+/** Registers the `ApiKeyRepository` contract tests for `layer_`. */
+export const suite = <E>(name: string, layer_: Layer.Layer<Requirements, E>): void =>
+  layer(layer_, { timeout: "60 seconds" })(`ApiKeyRepository contract (${name})`, (it) => {
+    const setup = Effect.gen(function*() {
+      const { terminal } = yield* Fixtures.seedTerminal()
+      return { terminal, repo: yield* ApiKeyRepository }
+    })
+
+    it.effect("findByHash returns the key with every field, revoked or not", () =>
+      Effect.gen(function*() {
+        const { terminal, repo } = yield* setup
+        const live = Fixtures.apiKey(terminal.id)
+        const revoked = Fixtures.apiKey(terminal.id, {
+          subscriptionWrite: false,
+          prefix: "pk_live_abc",
+          createdAt: Fixtures.baseTime + 1,
+          revokedAt: Fixtures.baseTime + 2
+        })
+        yield* repo.insert(live)
+        yield* repo.insert(revoked)
+        assert.deepStrictEqual(some(yield* repo.findByHash(live.keyHash)), live)
+        assert.deepStrictEqual(some(yield* repo.findByHash(revoked.keyHash)), revoked)
+        none(yield* repo.findByHash("0".repeat(64)))
+      }))
+
+    it.effect("listByTerminal lists the terminal's keys only", () =>
+      Effect.gen(function*() {
+        const { terminal, repo } = yield* setup
+        const { terminal: other } = yield* Fixtures.seedTerminal()
+        const a = Fixtures.apiKey(terminal.id)
+        const b = Fixtures.apiKey(terminal.id, { revokedAt: Fixtures.baseTime })
+        const c = Fixtures.apiKey(other.id)
+        for (const k of [a, b, c]) yield* repo.insert(k)
+        const listed = yield* repo.listByTerminal(terminal.id)
+        assert.deepStrictEqual(new Set(ids(listed)), new Set(ids([a, b])))
+        assert.deepStrictEqual(listed.find((k) => k.id === b.id), b)
+        assert.deepStrictEqual(yield* repo.listByTerminal(Fixtures.uuid()), [])
+      }))
+  })

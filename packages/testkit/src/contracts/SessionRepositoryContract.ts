@@ -1,0 +1,76 @@
+/**
+ * Contract suite of `SessionRepository`: sessions are found by hash revoked or not; `revoke`
+ * answers whether this call revoked; `revokeFamily` revokes a whole rotation family.
+ */
+import { assert, layer } from "@effect/vitest"
+import { Effect, Layer } from "effect"
+import { AccountRepository, SessionRepository } from "@paydesk/core"
+import * as Fixtures from "../Fixtures.js"
+import { none, some } from "./Support.js"
+
+/** What the suite needs. */
+export type Requirements = SessionRepository | AccountRepository
+
+/** Registers the `SessionRepository` contract tests for `layer_`. */
+export const suite = <E>(name: string, layer_: Layer.Layer<Requirements, E>): void =>
+  layer(layer_, { timeout: "60 seconds" })(`SessionRepository contract (${name})`, (it) => {
+    const setup = Effect.gen(function*() {
+      const accounts = yield* AccountRepository
+      const account = Fixtures.account()
+      yield* accounts.insertAccount(account)
+      const user = Fixtures.user(account.id)
+      yield* accounts.insertUser(user)
+      return { user, repo: yield* SessionRepository }
+    })
+
+    it.effect("findByHash returns the session with every field, revoked or not", () =>
+      Effect.gen(function*() {
+        const { user, repo } = yield* setup
+        const live = Fixtures.session(user.id)
+        const revoked = Fixtures.session(user.id, { revokedAt: Fixtures.baseTime + 5, createdAt: Fixtures.baseTime + 1 })
+        yield* repo.insert(live)
+        yield* repo.insert(revoked)
+        assert.deepStrictEqual(some(yield* repo.findByHash(live.tokenHash)), live)
+        assert.deepStrictEqual(some(yield* repo.findByHash(revoked.tokenHash)), revoked)
+        none(yield* repo.findByHash("f".repeat(64)))
+      }))
+
+    it.effect("revoke is true once, records the time, and false afterwards", () =>
+      Effect.gen(function*() {
+        const { user, repo } = yield* setup
+        const s = Fixtures.session(user.id)
+        yield* repo.insert(s)
+        assert.isTrue(yield* repo.revoke(s.id, Fixtures.baseTime + 100))
+        assert.deepStrictEqual(some(yield* repo.findByHash(s.tokenHash)), { ...s, revokedAt: Fixtures.baseTime + 100 })
+        assert.isFalse(yield* repo.revoke(s.id, Fixtures.baseTime + 200))
+        assert.strictEqual(some(yield* repo.findByHash(s.tokenHash)).revokedAt, Fixtures.baseTime + 100)
+        assert.isFalse(yield* repo.revoke(Fixtures.uuid(), Fixtures.baseTime))
+      }))
+
+    it.effect("concurrent revokes of one session: exactly one is true", () =>
+      Effect.gen(function*() {
+        const { user, repo } = yield* setup
+        const s = Fixtures.session(user.id)
+        yield* repo.insert(s)
+        const results = yield* Effect.forEach(
+          Array.from({ length: 10 }, (_, i) => i),
+          (i) => repo.revoke(s.id, Fixtures.baseTime + i),
+          { concurrency: "unbounded" }
+        )
+        assert.strictEqual(results.filter(Boolean).length, 1)
+      }))
+
+    it.effect("revokeFamily revokes every session of the family and keeps earlier revocations", () =>
+      Effect.gen(function*() {
+        const { user, repo } = yield* setup
+        const familyId = Fixtures.uuid()
+        const older = Fixtures.session(user.id, { familyId, revokedAt: Fixtures.baseTime + 1 })
+        const current = Fixtures.session(user.id, { familyId })
+        const elsewhere = Fixtures.session(user.id)
+        for (const s of [older, current, elsewhere]) yield* repo.insert(s)
+        yield* repo.revokeFamily(familyId, Fixtures.baseTime + 50)
+        assert.strictEqual(some(yield* repo.findByHash(older.tokenHash)).revokedAt, Fixtures.baseTime + 1)
+        assert.strictEqual(some(yield* repo.findByHash(current.tokenHash)).revokedAt, Fixtures.baseTime + 50)
+        assert.deepStrictEqual(some(yield* repo.findByHash(elsewhere.tokenHash)), elsewhere)
+      }))
+  })

@@ -1,0 +1,113 @@
+import { assert, describe, it } from "@effect/vitest"
+import { Effect } from "effect"
+import { TestClock } from "effect/testing"
+import { Auth, Operator, Payments, Subscriptions, Terminals, Views } from "@paydesk/core"
+import { Kit } from "@paydesk/testkit"
+
+const start = Date.parse("2026-07-01T08:00:00.000Z")
+
+describe("Authentication", () => {
+  it.effect("API keys with nonces: unknown key 401, reused nonce 401 within 10 minutes, fine after", () =>
+    Effect.gen(function*() {
+      yield* TestClock.setTime(start)
+      const merchant = yield* Kit.provisionMerchant()
+      assert.strictEqual((yield* Effect.flip(Auth.apiKey("pd_nope", "n1"))).message, "invalid api key")
+      assert.strictEqual((yield* Effect.flip(Auth.apiKey(undefined, "n1")))._tag, "Unauthenticated")
+      assert.strictEqual((yield* Effect.flip(Auth.apiKey(merchant.apiKey, undefined))).message, "X-Nonce header is required")
+      const principal = yield* Auth.apiKey(merchant.apiKey, "n1")
+      assert.deepStrictEqual(principal, { _tag: "ApiKey", apiKeyId: principal._tag === "ApiKey" ? principal.apiKeyId : "", terminalId: merchant.terminal.id, subscriptionWrite: true })
+      assert.strictEqual((yield* Effect.flip(Auth.apiKey(merchant.apiKey, "n1"))).message, "nonce already used")
+      yield* TestClock.adjust("9 minutes")
+      assert.strictEqual((yield* Effect.flip(Auth.apiKey(merchant.apiKey, "n1"))).message, "nonce already used")
+      yield* TestClock.adjust("1 minute")
+      yield* Auth.apiKey(merchant.apiKey, "n1")
+      // Concurrent reuse: exactly one wins.
+      const results = yield* Effect.forEach(Array.from({ length: 20 }, () => "same"), (n) => Effect.result(Auth.apiKey(merchant.apiKey, n)), { concurrency: "unbounded" })
+      assert.strictEqual(results.filter((r) => r._tag === "Success").length, 1)
+    }).pipe(Effect.provide(Kit.layer)))
+
+  it.effect("login, bearer access to the account's terminals only, refresh rotation and replay detection", () =>
+    Effect.gen(function*() {
+      yield* TestClock.setTime(start)
+      const merchant = yield* Kit.provisionMerchant()
+      const other = yield* Kit.provisionMerchant()
+      assert.strictEqual((yield* Effect.flip(Auth.login(merchant.ownerEmail, "wrong password"))).message, "invalid email or password")
+      assert.strictEqual((yield* Effect.flip(Auth.login("nobody@example.com", Kit.ownerPassword))).message, "invalid email or password")
+      const pair = yield* Auth.login(merchant.ownerEmail.toUpperCase(), Kit.ownerPassword)
+      assert.strictEqual(pair.expiresAt, start + 15 * 60_000)
+      assert.deepStrictEqual(Views.user(pair.user), { id: merchant.userId, email: merchant.ownerEmail, role: "owner", account_id: merchant.accountId })
+      const user = yield* Auth.bearer(pair.accessToken)
+      yield* Payments.create(user, { terminalId: merchant.terminal.id, amount: "10", orderId: "u1" })
+      assert.strictEqual((yield* Effect.flip(Payments.create(user, { amount: "10", orderId: "u2" }))).message, "terminal_id is required")
+      assert.strictEqual((yield* Effect.flip(Payments.create(user, { terminalId: other.terminal.id, amount: "10", orderId: "u3" }))).message, "account access denied")
+      assert.strictEqual((yield* Effect.flip(Auth.bearer(pair.accessToken + "x")))._tag, "Unauthenticated")
+      // Expiry of the access token.
+      yield* TestClock.adjust("15 minutes")
+      assert.strictEqual((yield* Effect.flip(Auth.bearer(pair.accessToken)))._tag, "Unauthenticated")
+      // Refresh rotates; the old refresh token stops working and its replay revokes the family.
+      const next = yield* Auth.refresh(pair.refreshToken)
+      assert.notStrictEqual(next.refreshToken, pair.refreshToken)
+      yield* Auth.bearer(next.accessToken)
+      assert.strictEqual((yield* Effect.flip(Auth.refresh(pair.refreshToken)))._tag, "Unauthenticated")
+      assert.strictEqual((yield* Effect.flip(Auth.refresh(next.refreshToken)))._tag, "Unauthenticated")
+      assert.strictEqual((yield* Effect.flip(Auth.refresh("rt_garbage")))._tag, "Unauthenticated")
+    }).pipe(Effect.provide(Kit.layer)))
+
+  it.effect("terminal settings: validated, applied, and scoped to the key's terminal", () =>
+    Effect.gen(function*() {
+      yield* TestClock.setTime(start)
+      const merchant = yield* Kit.provisionMerchant()
+      const principal = yield* Kit.apiKeyPrincipal(merchant, "n")
+      const updated = yield* Terminals.updateSettings(principal, merchant.terminal.id, {
+        callbackUrl: "https://shop.example/new",
+        successRedirectUrl: "https://shop.example/ok",
+        failRedirectUrl: "https://shop.example/fail",
+        showPlatformBranding: false
+      })
+      assert.deepStrictEqual(
+        [updated.callbackUrl, updated.successRedirectUrl, updated.failRedirectUrl, updated.showPlatformBranding],
+        ["https://shop.example/new", "https://shop.example/ok", "https://shop.example/fail", false]
+      )
+      const bad = [
+        { callbackUrl: "ftp://x" },
+        { conversionTime: "25:00" },
+        { conversionMode: "scheduled" as const }
+      ]
+      for (const settings of bad) {
+        assert.strictEqual((yield* Effect.flip(Terminals.updateSettings(principal, merchant.terminal.id, settings)))._tag, "InvalidRequest")
+      }
+      const other = yield* Kit.provisionMerchant()
+      assert.strictEqual((yield* Effect.flip(Terminals.updateSettings(principal, other.terminal.id, { showPlatformBranding: true }))).message, "terminal access denied")
+      const rate = yield* Terminals.rate(principal, null)
+      assert.deepStrictEqual(Views.rate(rate), { rate: "95.00", updated_at: "1970-01-01T00:00:00.000Z" })
+    }).pipe(Effect.provide(Kit.layer)))
+
+  it.effect("stats and CSV export follow the environment and recurring filters", () =>
+    Effect.gen(function*() {
+      yield* TestClock.setTime(start)
+      const merchant = yield* Kit.provisionMerchant()
+      const principal = yield* Kit.apiKeyPrincipal(merchant, "n")
+      const { payment: live } = yield* Payments.create(principal, { amount: "100", orderId: "a,\"quoted\"", description: "line\nbreak" })
+      yield* Payments.settle(live.id, "paid")
+      yield* Payments.create(principal, { amount: "50", orderId: "b" })
+      yield* Payments.create(principal, { amount: "7", orderId: "c", test: true })
+      const stats = yield* Payments.stats(principal, {})
+      assert.deepStrictEqual(
+        [...stats.rows].sort((x, y) => x.status.localeCompare(y.status)).map((r) => [r.status, r.count, r.amount]),
+        [["created", 1, 5_000n], ["paid", 1, 10_000n]]
+      )
+      const all = yield* Payments.stats(principal, { environment: "all" })
+      assert.strictEqual(all.rows.reduce((n, r) => n + r.count, 0), 3)
+      const csv = yield* Payments.exportCsv(principal, { environment: "all" }, (ms) => new Date(ms).toISOString())
+      const lines = csv.trimEnd().split("\r\n")
+      assert.strictEqual(lines[0], Payments.csvColumns.join(","))
+      assert.strictEqual(lines.length, 1 + 3)
+      assert.include(csv, "\"line\nbreak\"")
+      assert.include(csv, "\"a,\"\"quoted\"\"\"")
+      assert.include(csv, ",sandbox,false,,sbp_test,")
+      const recurring = yield* Payments.exportCsv(principal, { recurring: true }, String)
+      assert.strictEqual(recurring, Payments.csvColumns.join(",") + "\r\n")
+      assert.strictEqual((yield* Subscriptions.list(principal, {})).total, 0)
+      assert.strictEqual((yield* Operator.createApiKey(merchant.terminal.id, { subscriptionWrite: false })).startsWith("pd_"), true)
+    }).pipe(Effect.provide(Kit.layer)))
+})
