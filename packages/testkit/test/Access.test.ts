@@ -1,8 +1,9 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
 import { Fixtures, MemoryStore } from "@paydesk/testkit"
-import * as Access from "../src/Access.js"
-import type { Terminal } from "../src/Terminal.js"
+import { Access } from "@paydesk/core"
+import type { Terminal as TerminalModule } from "@paydesk/core"
+type Terminal = TerminalModule.Terminal
 
 const apiKeyOf = (terminal: Terminal, subscriptionWrite = true): Access.Principal => ({
   _tag: "ApiKey",

@@ -2,9 +2,7 @@ import { assert, describe, it } from "@effect/vitest"
 import { Effect, Result } from "effect"
 import { TestClock } from "effect/testing"
 import { Fixtures, MemoryStore } from "@paydesk/testkit"
-import { PaydeskConfig } from "../src/Config.js"
-import * as Config from "../src/Config.js"
-import * as Nonce from "../src/Nonce.js"
+import { Config, Nonce, PaydeskConfig } from "@paydesk/core"
 
 const minute = 60_000
 const window = 10 * minute
