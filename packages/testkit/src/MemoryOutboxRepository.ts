@@ -1,14 +1,15 @@
 /**
  * Memory adapter of `OutboxRepository`: callback events, their deliveries and the attempt log.
  *
- * `claimDue` takes pending deliveries whose `nextAttemptAt` has come, oldest due first (ties in insertion order), and moves
- * their `nextAttemptAt` to the lease end so a second claim skips them until a crashed attempt's
- * lease runs out. Events are listed oldest first, deliveries newest first, attempts oldest first.
+ * `claimDue` takes pending deliveries whose `nextAttemptAt` has come, oldest due first (ties in
+ * insertion order), and moves their `nextAttemptAt` to the lease end so a second claim skips them
+ * until a crashed attempt's lease runs out. Events are listed oldest first (ties in insertion
+ * order), deliveries newest first, attempts oldest first.
  */
 import { Effect, Layer, Option } from "effect"
 import { OutboxRepository } from "@paydesk/core"
 import type { Callback } from "@paydesk/core"
-import { compareText, duplicateKey, MemoryDatabase, newestFirst } from "./MemoryDatabase.js"
+import { duplicateKey, MemoryDatabase, newestFirst } from "./MemoryDatabase.js"
 
 /** Memory `OutboxRepository` on the `MemoryDatabase` in context. */
 export const layer: Layer.Layer<OutboxRepository, never, MemoryDatabase> = Layer.effect(

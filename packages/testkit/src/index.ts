@@ -42,6 +42,28 @@ export * as Fixtures from "./Fixtures.js"
 /** The whole of Paydesk in memory, with provisioning helpers. */
 export * as Kit from "./Kit.js"
 
+/** Contract suites: `XContract.suite(name, layer)` registers the tests every adapter of port X must pass. */
+export * as TransactionsContract from "./contracts/TransactionsContract.js"
+export * as AccountRepositoryContract from "./contracts/AccountRepositoryContract.js"
+export * as TerminalRepositoryContract from "./contracts/TerminalRepositoryContract.js"
+export * as ApiKeyRepositoryContract from "./contracts/ApiKeyRepositoryContract.js"
+export * as SessionRepositoryContract from "./contracts/SessionRepositoryContract.js"
+export * as PlanRepositoryContract from "./contracts/PlanRepositoryContract.js"
+export * as PaymentRepositoryContract from "./contracts/PaymentRepositoryContract.js"
+export * as SubscriptionRepositoryContract from "./contracts/SubscriptionRepositoryContract.js"
+export * as ChargeRepositoryContract from "./contracts/ChargeRepositoryContract.js"
+export * as PayoutRepositoryContract from "./contracts/PayoutRepositoryContract.js"
+export * as LedgerRepositoryContract from "./contracts/LedgerRepositoryContract.js"
+export * as OutboxRepositoryContract from "./contracts/OutboxRepositoryContract.js"
+export * as NonceStoreContract from "./contracts/NonceStoreContract.js"
+export * as IdempotencyStoreContract from "./contracts/IdempotencyStoreContract.js"
+export * as EntropyContract from "./contracts/EntropyContract.js"
+export * as PasswordHasherContract from "./contracts/PasswordHasherContract.js"
+export * as TokenIssuerContract from "./contracts/TokenIssuerContract.js"
+export * as SecretCipherContract from "./contracts/SecretCipherContract.js"
+export * as AcquirerContract from "./contracts/AcquirerContract.js"
+export * as PayoutNetworkContract from "./contracts/PayoutNetworkContract.js"
+
 /** `Entropy` from a seed (deterministic). */
 export { layerSeeded as layerEntropySeeded, layerCrypto as layerEntropyCrypto } from "./TestEntropy.js"
 /** A fresh memory database with every persistence port. */

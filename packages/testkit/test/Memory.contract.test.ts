@@ -1,4 +1,54 @@
-import * as MemoryStore from "../src/MemoryStore.js"
-import * as TransactionsContract from "../src/contracts/TransactionsContract.js"
+import {
+  AcquirerContract,
+  AcquirerEmulator,
+  AccountRepositoryContract,
+  AesGcmSecretCipher,
+  ApiKeyRepositoryContract,
+  ChargeRepositoryContract,
+  EntropyContract,
+  HmacTokenIssuer,
+  IdempotencyStoreContract,
+  LedgerRepositoryContract,
+  MemoryStore,
+  NonceStoreContract,
+  OutboxRepositoryContract,
+  PasswordHasherContract,
+  PaymentRepositoryContract,
+  PayoutNetworkContract,
+  PayoutNetworkEmulator,
+  PayoutRepositoryContract,
+  Pbkdf2PasswordHasher,
+  PlanRepositoryContract,
+  SecretCipherContract,
+  SessionRepositoryContract,
+  SubscriptionRepositoryContract,
+  TerminalRepositoryContract,
+  TestEntropy,
+  TokenIssuerContract,
+  TransactionsContract
+} from "@paydesk/testkit"
 
-TransactionsContract.suite("memory", MemoryStore.layer)
+const store = MemoryStore.layer
+
+TransactionsContract.suite("memory", store)
+AccountRepositoryContract.suite("memory", store)
+TerminalRepositoryContract.suite("memory", store)
+ApiKeyRepositoryContract.suite("memory", store)
+SessionRepositoryContract.suite("memory", store)
+PlanRepositoryContract.suite("memory", store)
+PaymentRepositoryContract.suite("memory", store)
+SubscriptionRepositoryContract.suite("memory", store)
+ChargeRepositoryContract.suite("memory", store)
+PayoutRepositoryContract.suite("memory", store)
+LedgerRepositoryContract.suite("memory", store)
+OutboxRepositoryContract.suite("memory", store)
+NonceStoreContract.suite("memory", store)
+IdempotencyStoreContract.suite("memory", store)
+
+EntropyContract.suite("seeded", TestEntropy.layerSeeded())
+EntropyContract.suite("crypto", TestEntropy.layerCrypto)
+PasswordHasherContract.suite("pbkdf2", Pbkdf2PasswordHasher.layer())
+TokenIssuerContract.suite("hmac", HmacTokenIssuer.layer(), { foreign: HmacTokenIssuer.layer("another key") })
+SecretCipherContract.suite("aes-gcm", AesGcmSecretCipher.layer(), { foreign: AesGcmSecretCipher.layer("another passphrase") })
+AcquirerContract.suite("emulator", AcquirerEmulator.layer)
+PayoutNetworkContract.suite("emulator", PayoutNetworkEmulator.layer)

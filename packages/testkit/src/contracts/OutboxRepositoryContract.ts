@@ -66,8 +66,16 @@ export const suite = <E>(name: string, layer_: Layer.Layer<Requirements, E>): vo
         assert.deepStrictEqual(some(yield* repo.getEvent(second.id)), second)
         none(yield* repo.getEvent(Fixtures.uuid()))
         assert.deepStrictEqual(yield* repo.listEvents({ paymentId: payment.id }), [first])
-        assert.deepStrictEqual(new Set(ids(yield* repo.listEvents({ terminalId: terminal.id }))), new Set(ids([first, second])))
+        assert.deepStrictEqual(yield* repo.listEvents({ terminalId: terminal.id }), [first, second])
         assert.deepStrictEqual(yield* repo.listEvents({ paymentId: payment.id, terminalId: Fixtures.uuid() }), [])
+      }))
+
+    it.effect("listEvents keeps the insertion order of events with one timestamp", () =>
+      Effect.gen(function*() {
+        const { terminal, repo } = yield* setup
+        const made = Array.from({ length: 5 }, () => Fixtures.outboxEvent(terminal.id, { createdAt: Fixtures.baseTime + 7 }))
+        for (const event of made) yield* repo.insertEvent(event)
+        assert.deepStrictEqual(ids(yield* repo.listEvents({ terminalId: terminal.id })), ids(made))
       }))
 
     it.effect("deliveries round-trip and updates store the whole record", () =>
@@ -117,6 +125,15 @@ export const suite = <E>(name: string, layer_: Layer.Layer<Requirements, E>): vo
         const again = only((yield* repo.claimDue(63_000, 70_000, 10_000)).map((x) => x.delivery), wanted.map((w) => w.delivery))
         assert.strictEqual(again.length, 3)
         assert.strictEqual((yield* repo.claimDue(70_000, 80_000, 1)).length, 1)
+      }))
+
+    it.effect("claimDue breaks ties of nextAttemptAt in the order the events were inserted", () =>
+      Effect.gen(function*() {
+        const { repo, seed } = yield* setup
+        const made: Array<Callback.Delivery> = []
+        for (let i = 0; i < 5; i++) made.push((yield* seed({ createdAt: 600 }, { nextAttemptAt: 700 })).delivery)
+        const claimed = only((yield* repo.claimDue(700, 90_000, 10_000)).map((c) => c.delivery), made)
+        assert.deepStrictEqual(ids(claimed), ids(made))
       }))
 
     it.effect("concurrent claims never return the same delivery", () =>
