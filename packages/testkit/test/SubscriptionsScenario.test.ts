@@ -260,4 +260,26 @@ describe("Subscriptions scenarios", () => {
       assert.strictEqual(Subscription.stateOf(sub), "new/review")
       assert.strictEqual(sub.consecutiveFailures, 1)
     }).pipe(Effect.provide(Kit.layer)))
+
+  it.effect("two workers running due charges at once charge each cycle once", () =>
+    Effect.gen(function*() {
+      const { merchant, plans, principal } = yield* setup()
+      const ids: Array<string> = []
+      for (let i = 0; i < 20; i++) {
+        const { subscription } = yield* Subscriptions.create(principal, {
+          idempotencyKey: `k-${i}`,
+          body: { terminal_id: merchant.terminal.id, plan_id: plans.ceilingMonthly.id, amount: "100" }
+        })
+        yield* consentAndPay(subscription)
+        ids.push(subscription.id)
+      }
+      for (const due of monthlyDates.slice(0, 3)) {
+        yield* TestClock.setTime(due)
+        yield* Effect.all([Work.runDue(), Work.runDue(), Work.runDue()], { concurrency: "unbounded" })
+      }
+      const emulator = yield* AcquirerEmulator.AcquirerEmulator
+      assert.strictEqual(emulator.charges.length, 60)
+      assert.strictEqual(new Set(emulator.charges.map((c) => c.idempotencyKey)).size, 60)
+      for (const id of ids) assert.strictEqual((yield* reload(id)).successfulCycles, 4)
+    }).pipe(Effect.provide(Kit.layer)))
 })
