@@ -5,6 +5,7 @@ export default defineConfig({
   ssr: { resolve: { conditions: ["@paydesk/source"] } },
   test: {
     include: ["packages/*/test/**/*.test.ts", "examples/**/*.test.ts"],
+    globalSetup: ["packages/sql-pg/test/globalSetup.ts"],
     testTimeout: 30_000,
     hookTimeout: 120_000
   }

@@ -1,20 +1,22 @@
 /**
- * A tour of the Paydesk core on the in-memory kit: provision a merchant, take a sandbox payment
+ * A tour of the Paydesk core on PostgreSQL: provision a merchant, take a sandbox payment
  * through the payer page's simulation, deliver its signed callbacks, and run a subscription
- * through consent, first payment and a scheduled charge. Run with `./run start` (until the
- * reference server exists) or `pnpm --filter @paydesk/examples run demo`.
+ * through consent, first payment and a scheduled charge. The store is `DATABASE_URL`, else an
+ * embedded PostgreSQL keeping its data in `PAYDESK_DATA_DIR` (default `.data`); the acquirer,
+ * payout network and callback receiver are the testkit's emulators. `DEMO_STORE=memory` runs it
+ * all in memory. Run with `./run start` (until the reference server exists).
  */
-import { Effect, Option } from "effect"
-import { TestClock } from "effect/testing"
+import { Clock, Effect, Option } from "effect"
 import { Payments, Signature, Subscriptions, Views, Work } from "@paydesk/core"
-import { Kit, RecordingCallbackTransport } from "@paydesk/testkit"
+import { EmbeddedPostgres, PgStore } from "@paydesk/sql-pg"
+import { Kit, ManualClock, RecordingCallbackTransport } from "@paydesk/testkit"
+import { resolve } from "node:path"
 
 const publicUrl = "http://127.0.0.1:8080"
 const log = (title: string, value: unknown) =>
   Effect.sync(() => console.log(`\n== ${title}\n${JSON.stringify(value, (_, v) => typeof v === "bigint" ? v.toString() : v, 2)}`))
 
-const program = Effect.gen(function*() {
-  yield* TestClock.setTime(Date.parse("2026-01-31T07:00:00.000Z"))
+const program = (clock: ManualClock.ManualClock) => Effect.gen(function*() {
   const merchant = yield* Kit.provisionMerchant({ name: "Coffee Roasters", callbackUrl: "https://coffee.example/paydesk" })
   yield* log("Provisioned terminal", { terminal_id: merchant.terminal.id, api_key: merchant.apiKey, signing_secret: merchant.signingSecret })
   const principal = yield* Kit.apiKeyPrincipal(merchant, crypto.randomUUID())
@@ -44,15 +46,39 @@ const program = Effect.gen(function*() {
   yield* log("POST /api/v1/subscriptions", Views.subscription(subscription, { publicUrl, withPayUrl: true }))
   const { firstPayment } = yield* Subscriptions.confirm(subscription.payToken, subscription.csrfToken)
   yield* Payments.settle(Option.getOrThrow(firstPayment).id, "paid")
-  yield* TestClock.setTime(Date.parse("2026-02-28T07:00:00.000Z"))
+  yield* clock.set(Date.parse("2026-02-28T07:00:00.000Z"))
   yield* Work.drain()
   const after = yield* Subscriptions.get(principal, subscription.id)
   yield* log("After the first payment and the 28 February charge", Views.subscription(after, { publicUrl, withPayUrl: false }))
   const charges = yield* Subscriptions.charges(principal, subscription.id)
   yield* log("GET /api/v1/subscriptions/{id}/charges", charges.map(Views.charge))
-})
+}).pipe(Effect.provideService(Clock.Clock, clock.clock))
 
-Effect.runPromise(program.pipe(Effect.provide(TestClock.layer()), Effect.provide(Kit.layer))).catch((error) => {
+/** The tour on a manual clock starting on 31 January 2026 (sleeps stay real). */
+const tour = Effect.flatMap(ManualClock.make(Date.parse("2026-01-31T07:00:00.000Z")), program)
+
+const main = async () => {
+  if (process.env.DEMO_STORE === "memory") {
+    await Effect.runPromise(tour.pipe(Effect.provide(Kit.layer)))
+    return
+  }
+  let url = process.env.DATABASE_URL
+  let stop = async () => {}
+  if (url === undefined) {
+    const dataDir = resolve(process.env.PAYDESK_DATA_DIR ?? resolve(import.meta.dirname, "../../.data"), "postgres")
+    console.log(`Starting embedded PostgreSQL in ${dataDir}`)
+    const running = await EmbeddedPostgres.start({ dataDir })
+    url = running.url
+    stop = () => running.stop()
+  }
+  try {
+    await Effect.runPromise(tour.pipe(Effect.provide(Kit.layerAround(PgStore.layer(url)))))
+  } finally {
+    await stop()
+  }
+}
+
+main().catch((error) => {
   console.error(error)
   process.exit(1)
 })

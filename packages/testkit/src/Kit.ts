@@ -41,6 +41,23 @@ export type Services =
   | PayoutNetwork
   | PayoutNetworkEmulator.PayoutNetworkEmulator
 
+/** Everything but the store: emulators, test crypto, settable rate, recording transport. */
+export type Surroundings = Exclude<Services, MemoryStore.Services>
+
+/** The kit's emulators and test adapters around another store (e.g. Postgres), with Web Crypto entropy. */
+export const layerAround = <P, E, R>(store: Layer.Layer<P, E, R>): Layer.Layer<P | Surroundings, E, R> =>
+  Layer.mergeAll(
+    store,
+    TestEntropy.layerCrypto,
+    Pbkdf2PasswordHasher.layer(),
+    HmacTokenIssuer.layer(),
+    AesGcmSecretCipher.layer(),
+    MemoryRateSource.layer(),
+    RecordingCallbackTransport.layer,
+    AcquirerEmulator.layer,
+    PayoutNetworkEmulator.layer
+  )
+
 /** A fresh in-memory Paydesk: store, emulators, seeded entropy, test crypto. */
 export const layer: Layer.Layer<Services> = Layer.mergeAll(
   MemoryStore.layer,

@@ -39,6 +39,8 @@ export * as PayoutNetworkEmulator from "./PayoutNetworkEmulator.js"
 
 /** Builders of valid records and seeding effects. */
 export * as Fixtures from "./Fixtures.js"
+/** A settable wall clock whose sleeps stay real. */
+export * as ManualClock from "./ManualClock.js"
 /** The whole of Paydesk in memory, with provisioning helpers. */
 export * as Kit from "./Kit.js"
 

@@ -25,7 +25,7 @@ export interface Report {
   readonly callbacks: number
 }
 
-/** Deletes expired nonces and idempotency records past their retention. */
+/** Deletes expired nonces (their 10-minute window is over) and idempotency records past their retention. */
 export const housekeeping = Effect.fn("Work.housekeeping")(function*() {
   const config = yield* PaydeskConfig
   const now = yield* Clock.currentTimeMillis
@@ -42,6 +42,7 @@ export const runDue = Effect.fn("Work.runDue")(function*() {
   const conversions = yield* Terminals.runDueConversions()
   const payouts = yield* Payouts.runDue()
   const callbacks = yield* Callbacks.runDue()
+  yield* housekeeping()
   const report: Report = { expiredPayments, charges, stops, conversions, payouts, callbacks }
   return report
 })

@@ -170,7 +170,7 @@ export const suite = <E>(name: string, layer_: Layer.Layer<Requirements, E>): vo
           yield* seed(enabled({ nextChargeAt: 1_000, billingStatus: "review" })),
           yield* seed(enabled({ nextChargeAt: 1_000, providerState: "new", billingStatus: "pending" })),
           yield* seed(enabled({ nextChargeAt: 1_000, billingStatus: "stop_pending" })),
-          yield* seed(enabled({ nextChargeAt: 1_000, providerState: "stop", billingStatus: "stopped" }))
+          yield* seed(enabled({ nextChargeAt: null, providerState: "stop", billingStatus: "stopped" }))
         ]
         const claimed = only(yield* repo.claimDue(5_000, 65_000, 10_000), [...due, ...notDue])
         assert.deepStrictEqual(new Set(ids(claimed)), new Set(ids(due)))

@@ -1,0 +1,81 @@
+/**
+ * Production adapters of the core's security ports on Node's crypto: scrypt password hashes
+ * (memory-hard), AES-256-GCM encryption of secrets at rest with a key from configuration, and
+ * cryptographically secure identifiers and tokens.
+ */
+import { Effect, Layer } from "effect"
+import { Entropy, PasswordHasher, SecretCipher } from "@paydesk/core"
+import { createCipheriv, createDecipheriv, randomBytes, randomUUID, scrypt, timingSafeEqual } from "node:crypto"
+
+/** scrypt parameters: N = 2^15, r = 8, p = 1 (32 MiB of memory per hash), 32-byte key. */
+export const scryptParams: ScryptParams = { N: 32768, r: 8, p: 1, keyLength: 32 }
+
+/** Cost parameters of scrypt. */
+export interface ScryptParams {
+  readonly N: number
+  readonly r: number
+  readonly p: number
+  readonly keyLength: number
+}
+
+const scryptAsync = (password: string, salt: Buffer, params: ScryptParams) =>
+  Effect.callback<Buffer>((resume) => {
+    scrypt(password, salt, params.keyLength, { N: params.N, r: params.r, p: params.p, maxmem: 256 * params.N * params.r }, (error, key) =>
+      resume(error ? Effect.die(error) : Effect.succeed(key)))
+  })
+
+/** `PasswordHasher` with scrypt; hashes look like `scrypt$N$r$p$<salt b64>$<hash b64>`. */
+export const layerScryptPasswordHasher = (params: ScryptParams = scryptParams): Layer.Layer<PasswordHasher> =>
+  Layer.succeed(PasswordHasher)(PasswordHasher.of({
+    hash: (password) =>
+      Effect.gen(function*() {
+        const salt = randomBytes(16)
+        const key = yield* scryptAsync(password, salt, params)
+        return `scrypt$${params.N}$${params.r}$${params.p}$${salt.toString("base64")}$${key.toString("base64")}`
+      }),
+    verify: (password, hash) =>
+      Effect.gen(function*() {
+        const parts = hash.split("$")
+        if (parts.length !== 6 || parts[0] !== "scrypt") return false
+        const [N, r, p] = [Number(parts[1]), Number(parts[2]), Number(parts[3])]
+        if (![N, r, p].every((n) => Number.isInteger(n) && n > 0) || N > 1 << 20) return false
+        const salt = Buffer.from(parts[4] ?? "", "base64")
+        const expected = Buffer.from(parts[5] ?? "", "base64")
+        if (expected.length === 0) return false
+        const key = yield* scryptAsync(password, salt, { N, r, p, keyLength: expected.length })
+        return timingSafeEqual(key, expected)
+      })
+  }))
+
+/** Parses a 32-byte key given as base64 or 64 hex characters. */
+export const parseKey = (text: string): Buffer => {
+  const key = /^[0-9a-f]{64}$/i.test(text) ? Buffer.from(text, "hex") : Buffer.from(text, "base64")
+  if (key.length !== 32) throw new Error("the secret key must be 32 bytes (base64 or 64 hex characters)")
+  return key
+}
+
+/** `SecretCipher` with AES-256-GCM; ciphertexts look like `v1.<iv>.<tag>.<data>` (base64url). */
+export const layerAesGcmSecretCipher = (key: Buffer): Layer.Layer<SecretCipher> =>
+  Layer.succeed(SecretCipher)(SecretCipher.of({
+    encrypt: (plaintext) =>
+      Effect.sync(() => {
+        const iv = randomBytes(12)
+        const cipher = createCipheriv("aes-256-gcm", key, iv)
+        const data = Buffer.concat([cipher.update(plaintext, "utf8"), cipher.final()])
+        return ["v1", iv, cipher.getAuthTag(), data].map((p) => typeof p === "string" ? p : p.toString("base64url")).join(".")
+      }),
+    decrypt: (ciphertext) =>
+      Effect.sync(() => {
+        const [version, iv, tag, data] = ciphertext.split(".")
+        if (version !== "v1" || iv === undefined || tag === undefined || data === undefined) throw new Error("malformed ciphertext")
+        const decipher = createDecipheriv("aes-256-gcm", key, Buffer.from(iv, "base64url"))
+        decipher.setAuthTag(Buffer.from(tag, "base64url"))
+        return Buffer.concat([decipher.update(Buffer.from(data, "base64url")), decipher.final()]).toString("utf8")
+      })
+  }))
+
+/** `Entropy` from Node's CSPRNG. */
+export const layerCryptoEntropy: Layer.Layer<Entropy> = Layer.succeed(Entropy)(Entropy.of({
+  uuid: Effect.sync(() => randomUUID()),
+  token: (bytes) => Effect.sync(() => randomBytes(bytes).toString("base64url"))
+}))

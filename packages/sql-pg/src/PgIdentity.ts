@@ -1,0 +1,256 @@
+/**
+ * The identity ports on PostgreSQL: accounts and users, terminals, API keys and sessions.
+ *
+ * E-mails are lowercased by PostgreSQL's `lower` on the way in and on lookup, so the `users`
+ * check constraint and the unique index see the same text. `getForUpdate` and
+ * `claimDueConversions` take row locks that last until the caller's transaction ends; the
+ * claim skips rows other transactions hold. Lookups by a string that is not a UUID are empty.
+ */
+import { Effect, Layer, Option } from "effect"
+import { AccountRepository, ApiKeyRepository, Id, SessionRepository, TerminalRepository } from "@paydesk/core"
+import type { Terminal } from "@paydesk/core"
+import { SqlClient } from "effect/sql"
+import { conflictOnUnique, fromTime, fromTimeOrNull, orDie, time, timeOrNull } from "./PgSupport.js"
+
+type Time = Date | string
+
+interface AccountRow {
+  readonly id: string
+  readonly name: string
+  readonly created_at: Time
+}
+
+interface UserRow {
+  readonly id: string
+  readonly account_id: string
+  readonly email: string
+  readonly password_hash: string
+  readonly role: Terminal.Role
+  readonly created_at: Time
+}
+
+interface TerminalRow {
+  readonly id: string
+  readonly account_id: string
+  readonly name: string
+  readonly status: Terminal.Terminal["status"]
+  readonly h2h: boolean
+  readonly callback_url: string | null
+  readonly success_redirect_url: string | null
+  readonly fail_redirect_url: string | null
+  readonly conversion_mode: Terminal.ConversionMode
+  readonly conversion_time: string | null
+  readonly next_conversion_at: Time | null
+  readonly show_platform_branding: boolean
+  readonly signing_secret_encrypted: string
+  readonly created_at: Time
+  readonly updated_at: Time
+}
+
+interface ApiKeyRow {
+  readonly id: string
+  readonly terminal_id: string
+  readonly key_hash: string
+  readonly prefix: string
+  readonly subscription_write: boolean
+  readonly created_at: Time
+  readonly revoked_at: Time | null
+}
+
+interface SessionRow {
+  readonly id: string
+  readonly user_id: string
+  readonly family_id: string
+  readonly token_hash: string
+  readonly expires_at: Time
+  readonly revoked_at: Time | null
+  readonly created_at: Time
+}
+
+const toAccount = (row: AccountRow): Terminal.Account => ({
+  id: row.id,
+  name: row.name,
+  createdAt: fromTime(row.created_at)
+})
+
+const toUser = (row: UserRow): Terminal.User => ({
+  id: row.id,
+  accountId: row.account_id,
+  email: row.email,
+  passwordHash: row.password_hash,
+  role: row.role,
+  createdAt: fromTime(row.created_at)
+})
+
+const toTerminal = (row: TerminalRow): Terminal.Terminal => ({
+  id: row.id,
+  accountId: row.account_id,
+  name: row.name,
+  status: row.status,
+  h2h: row.h2h,
+  callbackUrl: row.callback_url,
+  successRedirectUrl: row.success_redirect_url,
+  failRedirectUrl: row.fail_redirect_url,
+  conversionMode: row.conversion_mode,
+  conversionTime: row.conversion_time,
+  nextConversionAt: fromTimeOrNull(row.next_conversion_at),
+  showPlatformBranding: row.show_platform_branding,
+  signingSecretEncrypted: row.signing_secret_encrypted,
+  createdAt: fromTime(row.created_at),
+  updatedAt: fromTime(row.updated_at)
+})
+
+const toApiKey = (row: ApiKeyRow): Terminal.ApiKey => ({
+  id: row.id,
+  terminalId: row.terminal_id,
+  keyHash: row.key_hash,
+  prefix: row.prefix,
+  subscriptionWrite: row.subscription_write,
+  createdAt: fromTime(row.created_at),
+  revokedAt: fromTimeOrNull(row.revoked_at)
+})
+
+const toSession = (row: SessionRow): Terminal.Session => ({
+  id: row.id,
+  userId: row.user_id,
+  familyId: row.family_id,
+  tokenHash: row.token_hash,
+  expiresAt: fromTime(row.expires_at),
+  revokedAt: fromTimeOrNull(row.revoked_at),
+  createdAt: fromTime(row.created_at)
+})
+
+/** The first row mapped, or none. */
+const first = <Row, A>(rows: ReadonlyArray<Row>, map: (row: Row) => A): Option.Option<A> =>
+  rows.length === 0 ? Option.none() : Option.some(map(rows[0]!))
+
+/** Runs a lookup by id only when `id` is a UUID (any other string names no row). */
+const byUuid = <A>(id: string, lookup: (id: string) => Effect.Effect<Option.Option<A>>) =>
+  Id.isUuid(id) ? lookup(id) : Effect.succeed(Option.none<A>())
+
+/** `AccountRepository` on the `SqlClient` in context; a duplicate e-mail is a `WriteConflict`. */
+export const layerAccountRepository: Layer.Layer<AccountRepository, never, SqlClient.SqlClient> = Layer.effect(
+  AccountRepository,
+  Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    return AccountRepository.of({
+      insertAccount: (account) =>
+        orDie(sql`INSERT INTO accounts (id, name, created_at)
+          VALUES (${account.id}, ${account.name}, ${time(account.createdAt)})`.pipe(Effect.asVoid)),
+      getAccount: (id) =>
+        byUuid(id, (id) =>
+          orDie(sql<AccountRow>`SELECT * FROM accounts WHERE id = ${id}`).pipe(
+            Effect.map((rows) => first(rows, toAccount))
+          )),
+      insertUser: (user) =>
+        sql`INSERT INTO users (id, account_id, email, password_hash, role, created_at)
+          VALUES (${user.id}, ${user.accountId}, lower(${user.email}), ${user.passwordHash}, ${user.role},
+            ${time(user.createdAt)})`.pipe(Effect.asVoid, conflictOnUnique("users_email")),
+      getUser: (id) =>
+        byUuid(id, (id) =>
+          orDie(sql<UserRow>`SELECT * FROM users WHERE id = ${id}`).pipe(Effect.map((rows) => first(rows, toUser)))),
+      findUserByEmail: (email) =>
+        orDie(sql<UserRow>`SELECT * FROM users WHERE email = lower(${email})`).pipe(
+          Effect.map((rows) => first(rows, toUser))
+        )
+    })
+  })
+)
+
+/** `TerminalRepository` on the `SqlClient` in context. */
+export const layerTerminalRepository: Layer.Layer<TerminalRepository, never, SqlClient.SqlClient> = Layer.effect(
+  TerminalRepository,
+  Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    return TerminalRepository.of({
+      insert: (t) =>
+        orDie(sql`INSERT INTO terminals (id, account_id, name, status, h2h, callback_url, success_redirect_url,
+            fail_redirect_url, conversion_mode, conversion_time, next_conversion_at, show_platform_branding,
+            signing_secret_encrypted, created_at, updated_at)
+          VALUES (${t.id}, ${t.accountId}, ${t.name}, ${t.status}, ${t.h2h}, ${t.callbackUrl}, ${t.successRedirectUrl},
+            ${t.failRedirectUrl}, ${t.conversionMode}, ${t.conversionTime}, ${timeOrNull(t.nextConversionAt)},
+            ${t.showPlatformBranding}, ${t.signingSecretEncrypted}, ${time(t.createdAt)}, ${time(t.updatedAt)})`)
+          .pipe(Effect.asVoid),
+      get: (id) =>
+        byUuid(id, (id) =>
+          orDie(sql<TerminalRow>`SELECT * FROM terminals WHERE id = ${id}`).pipe(
+            Effect.map((rows) => first(rows, toTerminal))
+          )),
+      getForUpdate: (id) =>
+        byUuid(id, (id) =>
+          orDie(sql<TerminalRow>`SELECT * FROM terminals WHERE id = ${id} FOR UPDATE`).pipe(
+            Effect.map((rows) => first(rows, toTerminal))
+          )),
+      update: (t) =>
+        orDie(sql`UPDATE terminals SET account_id = ${t.accountId}, name = ${t.name}, status = ${t.status},
+            h2h = ${t.h2h}, callback_url = ${t.callbackUrl}, success_redirect_url = ${t.successRedirectUrl},
+            fail_redirect_url = ${t.failRedirectUrl}, conversion_mode = ${t.conversionMode},
+            conversion_time = ${t.conversionTime}, next_conversion_at = ${timeOrNull(t.nextConversionAt)},
+            show_platform_branding = ${t.showPlatformBranding}, signing_secret_encrypted = ${t.signingSecretEncrypted},
+            created_at = ${time(t.createdAt)}, updated_at = ${time(t.updatedAt)}
+          WHERE id = ${t.id}`).pipe(Effect.asVoid),
+      listByAccount: (accountId) =>
+        Id.isUuid(accountId)
+          ? orDie(sql<TerminalRow>`SELECT * FROM terminals WHERE account_id = ${accountId} ORDER BY created_at, id`)
+            .pipe(Effect.map((rows) => rows.map(toTerminal)))
+          : Effect.succeed([]),
+      claimDueConversions: (now, limit) =>
+        orDie(sql<TerminalRow>`SELECT * FROM terminals
+          WHERE next_conversion_at IS NOT NULL AND next_conversion_at <= ${time(now)}
+          ORDER BY next_conversion_at, id
+          LIMIT ${Math.max(0, limit)}
+          FOR UPDATE SKIP LOCKED`).pipe(Effect.map((rows) => rows.map(toTerminal)))
+    })
+  })
+)
+
+/** `ApiKeyRepository` on the `SqlClient` in context. */
+export const layerApiKeyRepository: Layer.Layer<ApiKeyRepository, never, SqlClient.SqlClient> = Layer.effect(
+  ApiKeyRepository,
+  Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    return ApiKeyRepository.of({
+      insert: (key) =>
+        orDie(sql`INSERT INTO api_keys (id, terminal_id, key_hash, prefix, subscription_write, created_at, revoked_at)
+          VALUES (${key.id}, ${key.terminalId}, ${key.keyHash}, ${key.prefix}, ${key.subscriptionWrite},
+            ${time(key.createdAt)}, ${timeOrNull(key.revokedAt)})`).pipe(Effect.asVoid),
+      findByHash: (keyHash) =>
+        orDie(sql<ApiKeyRow>`SELECT * FROM api_keys WHERE key_hash = ${keyHash}`).pipe(
+          Effect.map((rows) => first(rows, toApiKey))
+        ),
+      listByTerminal: (terminalId) =>
+        Id.isUuid(terminalId)
+          ? orDie(sql<ApiKeyRow>`SELECT * FROM api_keys WHERE terminal_id = ${terminalId} ORDER BY created_at, id`)
+            .pipe(Effect.map((rows) => rows.map(toApiKey)))
+          : Effect.succeed([])
+    })
+  })
+)
+
+/** `SessionRepository` on the `SqlClient` in context. */
+export const layerSessionRepository: Layer.Layer<SessionRepository, never, SqlClient.SqlClient> = Layer.effect(
+  SessionRepository,
+  Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    return SessionRepository.of({
+      insert: (s) =>
+        orDie(sql`INSERT INTO sessions (id, user_id, family_id, token_hash, expires_at, revoked_at, created_at)
+          VALUES (${s.id}, ${s.userId}, ${s.familyId}, ${s.tokenHash}, ${time(s.expiresAt)},
+            ${timeOrNull(s.revokedAt)}, ${time(s.createdAt)})`).pipe(Effect.asVoid),
+      findByHash: (tokenHash) =>
+        orDie(sql<SessionRow>`SELECT * FROM sessions WHERE token_hash = ${tokenHash}`).pipe(
+          Effect.map((rows) => first(rows, toSession))
+        ),
+      revoke: (id, at) =>
+        Id.isUuid(id)
+          ? orDie(sql<{ readonly id: string }>`UPDATE sessions SET revoked_at = ${time(at)}
+              WHERE id = ${id} AND revoked_at IS NULL RETURNING id`).pipe(Effect.map((rows) => rows.length > 0))
+          : Effect.succeed(false),
+      revokeFamily: (familyId, at) =>
+        Id.isUuid(familyId)
+          ? orDie(sql`UPDATE sessions SET revoked_at = ${time(at)}
+              WHERE family_id = ${familyId} AND revoked_at IS NULL`).pipe(Effect.asVoid)
+          : Effect.void
+    })
+  })
+)

@@ -1,0 +1,314 @@
+/**
+ * The versioned schema of Paydesk on PostgreSQL, run by `PgMigrator` on start.
+ *
+ * Migrations are recorded in `effect_sql_migrations` and run once each, in order, under an
+ * advisory lock, so starting several processes at once or twice in a row is safe. The schema
+ * makes the rules hold in the database itself: unique order ids per terminal and environment,
+ * one idempotency record per (terminal, scope, key), one nonce per (API key, nonce), one charge
+ * attempt per (subscription, cycle, attempt), money as `numeric`, time as `timestamptz`,
+ * foreign keys and check constraints on every status.
+ */
+import { Effect } from "effect"
+import { SqlClient } from "effect/sql"
+
+/** Runs a script statement by statement (the extended protocol takes one statement at a time). */
+const script = (text: string) =>
+  Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    for (const statement of text.split(/;\s*\n/).map((s) => s.trim()).filter((s) => s.length > 0)) {
+      yield* sql.unsafe(statement)
+    }
+  })
+
+const initial = script(`
+CREATE TABLE accounts (
+  id uuid PRIMARY KEY,
+  name text NOT NULL,
+  created_at timestamptz NOT NULL
+);
+
+CREATE TABLE users (
+  id uuid PRIMARY KEY,
+  account_id uuid NOT NULL REFERENCES accounts(id),
+  email text NOT NULL UNIQUE CHECK (email = lower(email)),
+  password_hash text NOT NULL,
+  role text NOT NULL CHECK (role IN ('owner')),
+  created_at timestamptz NOT NULL
+);
+
+CREATE TABLE terminals (
+  id uuid PRIMARY KEY,
+  account_id uuid NOT NULL REFERENCES accounts(id),
+  name text NOT NULL,
+  status text NOT NULL CHECK (status IN ('active', 'disabled')),
+  h2h boolean NOT NULL,
+  callback_url text,
+  success_redirect_url text,
+  fail_redirect_url text,
+  conversion_mode text NOT NULL CHECK (conversion_mode IN ('instant', 'scheduled')),
+  conversion_time text CHECK (conversion_time ~ '^([01][0-9]|2[0-3]):[0-5][0-9]$'),
+  next_conversion_at timestamptz,
+  show_platform_branding boolean NOT NULL,
+  signing_secret_encrypted text NOT NULL,
+  created_at timestamptz NOT NULL,
+  updated_at timestamptz NOT NULL
+);
+CREATE INDEX terminals_account ON terminals (account_id);
+CREATE INDEX terminals_conversion_due ON terminals (next_conversion_at) WHERE next_conversion_at IS NOT NULL;
+
+CREATE TABLE api_keys (
+  id uuid PRIMARY KEY,
+  terminal_id uuid NOT NULL REFERENCES terminals(id),
+  key_hash text NOT NULL UNIQUE,
+  prefix text NOT NULL,
+  subscription_write boolean NOT NULL,
+  created_at timestamptz NOT NULL,
+  revoked_at timestamptz
+);
+CREATE INDEX api_keys_terminal ON api_keys (terminal_id);
+
+CREATE TABLE sessions (
+  id uuid PRIMARY KEY,
+  user_id uuid NOT NULL REFERENCES users(id),
+  family_id uuid NOT NULL,
+  token_hash text NOT NULL UNIQUE,
+  expires_at timestamptz NOT NULL,
+  revoked_at timestamptz,
+  created_at timestamptz NOT NULL
+);
+CREATE INDEX sessions_family ON sessions (family_id);
+
+CREATE TABLE plans (
+  id uuid PRIMARY KEY,
+  code text NOT NULL,
+  version integer NOT NULL CHECK (version >= 1),
+  name text NOT NULL,
+  interval text NOT NULL CHECK (interval IN ('day', 'month', 'quarter', 'half_year', 'year')),
+  schedule text NOT NULL CHECK (schedule IN ('calendar', 'fixed_days')),
+  mode text NOT NULL CHECK (mode IN ('fixed', 'ceiling')),
+  cap_amount numeric(20, 2) CHECK (cap_amount > 0),
+  payer_amount numeric(20, 2) CHECK (payer_amount > 0),
+  merchant_amount numeric(20, 2) CHECK (merchant_amount > 0),
+  max_cycles integer CHECK (max_cycles >= 1),
+  consent_text text NOT NULL,
+  policy_version text NOT NULL,
+  active boolean NOT NULL,
+  created_at timestamptz NOT NULL,
+  UNIQUE (code, version),
+  CHECK ((mode = 'ceiling' AND cap_amount IS NOT NULL) OR (mode = 'fixed' AND payer_amount IS NOT NULL AND merchant_amount IS NOT NULL))
+);
+
+CREATE TABLE plan_terminals (
+  plan_id uuid NOT NULL REFERENCES plans(id),
+  terminal_id uuid NOT NULL REFERENCES terminals(id),
+  position integer NOT NULL,
+  PRIMARY KEY (plan_id, terminal_id)
+);
+CREATE INDEX plan_terminals_terminal ON plan_terminals (terminal_id);
+
+CREATE TABLE subscriptions (
+  id uuid PRIMARY KEY,
+  terminal_id uuid NOT NULL REFERENCES terminals(id),
+  plan_id uuid NOT NULL REFERENCES plans(id),
+  payer_id text,
+  merchant_subscription_ref text,
+  description text,
+  provider_state text NOT NULL CHECK (provider_state IN ('new', 'active', 'stop')),
+  billing_status text NOT NULL CHECK (billing_status IN ('consent_pending', 'pending', 'enabled', 'review', 'stop_pending', 'stopped')),
+  mode text NOT NULL CHECK (mode IN ('fixed', 'ceiling')),
+  plan_code text NOT NULL,
+  plan_version integer NOT NULL,
+  interval text NOT NULL CHECK (interval IN ('day', 'month', 'quarter', 'half_year', 'year')),
+  schedule text NOT NULL CHECK (schedule IN ('calendar', 'fixed_days')),
+  merchant_amount numeric(20, 2) NOT NULL CHECK (merchant_amount > 0),
+  payer_amount numeric(20, 2) NOT NULL CHECK (payer_amount > 0),
+  max_cycles integer CHECK (max_cycles >= 1),
+  consent_text text NOT NULL,
+  policy_version text NOT NULL,
+  h2h boolean NOT NULL,
+  successful_cycles integer NOT NULL CHECK (successful_cycles >= 0),
+  consecutive_failures integer NOT NULL CHECK (consecutive_failures >= 0),
+  next_cycle_index integer NOT NULL CHECK (next_cycle_index >= 0),
+  next_charge_at timestamptz,
+  charge_lease_until timestamptz,
+  first_payment_id uuid,
+  review_reason text,
+  pay_token text NOT NULL UNIQUE,
+  csrf_token text NOT NULL,
+  redirect_url text,
+  created_at timestamptz NOT NULL,
+  updated_at timestamptz NOT NULL,
+  activated_at timestamptz,
+  stopped_at timestamptz,
+  version integer NOT NULL,
+  CHECK (billing_status <> 'stopped' OR next_charge_at IS NULL)
+);
+CREATE INDEX subscriptions_terminal ON subscriptions (terminal_id, created_at DESC);
+CREATE INDEX subscriptions_due ON subscriptions (next_charge_at)
+  WHERE provider_state = 'active' AND billing_status = 'enabled';
+CREATE INDEX subscriptions_stop_pending ON subscriptions (updated_at) WHERE billing_status = 'stop_pending';
+
+CREATE TABLE payments (
+  id uuid PRIMARY KEY,
+  terminal_id uuid NOT NULL REFERENCES terminals(id),
+  order_id text NOT NULL,
+  amount numeric(20, 2) NOT NULL CHECK (amount > 0),
+  currency text NOT NULL CHECK (currency = 'RUB'),
+  description text,
+  metadata jsonb,
+  payment_method text NOT NULL,
+  environment text NOT NULL CHECK (environment IN ('prod', 'sandbox')),
+  status text NOT NULL CHECK (status IN ('created', 'processing', 'paid', 'canceled', 'expired', 'chargeback', 'refunded')),
+  pay_token text NOT NULL UNIQUE,
+  csrf_token text NOT NULL,
+  subscription_id uuid REFERENCES subscriptions(id),
+  fingerprint text NOT NULL,
+  qr_payload text,
+  expires_at timestamptz,
+  created_at timestamptz NOT NULL,
+  updated_at timestamptz NOT NULL,
+  paid_at timestamptz,
+  settlement_merchant_amount numeric(20, 2),
+  settlement_usdt numeric(20, 6),
+  settlement_rate numeric(20, 6),
+  settlement_converted_at timestamptz,
+  version integer NOT NULL,
+  UNIQUE (terminal_id, environment, order_id)
+);
+CREATE INDEX payments_list ON payments (terminal_id, created_at DESC, id DESC);
+CREATE INDEX payments_expiry ON payments (expires_at) WHERE status IN ('created', 'processing');
+CREATE INDEX payments_unconverted ON payments (terminal_id)
+  WHERE status = 'paid' AND settlement_merchant_amount IS NOT NULL AND settlement_usdt IS NULL;
+CREATE INDEX payments_subscription ON payments (subscription_id) WHERE subscription_id IS NOT NULL;
+
+CREATE TABLE charges (
+  id uuid PRIMARY KEY,
+  subscription_id uuid NOT NULL REFERENCES subscriptions(id),
+  terminal_id uuid NOT NULL REFERENCES terminals(id),
+  cycle_number integer NOT NULL CHECK (cycle_number >= 0),
+  attempt integer NOT NULL CHECK (attempt >= 1),
+  kind text NOT NULL CHECK (kind IN ('first', 'recurring')),
+  status text NOT NULL CHECK (status IN ('pending', 'payed', 'fail', 'unconfirmed', 'stop')),
+  validation_status text NOT NULL CHECK (validation_status IN ('accepted', 'review')),
+  validation_reason text,
+  payment_id uuid REFERENCES payments(id),
+  amount numeric(20, 2) NOT NULL CHECK (amount > 0),
+  expected_amount numeric(20, 2) NOT NULL,
+  idempotency_key text NOT NULL UNIQUE,
+  message text,
+  scheduled_at timestamptz NOT NULL,
+  actual_at timestamptz,
+  created_at timestamptz NOT NULL,
+  updated_at timestamptz NOT NULL,
+  UNIQUE (subscription_id, cycle_number, attempt)
+);
+CREATE INDEX charges_history ON charges (subscription_id, created_at DESC);
+
+CREATE TABLE payouts (
+  id uuid PRIMARY KEY,
+  terminal_id uuid NOT NULL REFERENCES terminals(id),
+  amount_usdt numeric(20, 6) NOT NULL CHECK (amount_usdt > 0),
+  wallet_address text NOT NULL,
+  network text NOT NULL,
+  status text NOT NULL CHECK (status IN ('created', 'pending', 'processing', 'completed', 'rejected')),
+  idempotency_key text,
+  fingerprint text NOT NULL,
+  network_tx_id text,
+  reject_reason text,
+  lease_until timestamptz,
+  created_at timestamptz NOT NULL,
+  updated_at timestamptz NOT NULL,
+  version integer NOT NULL
+);
+CREATE INDEX payouts_terminal ON payouts (terminal_id, created_at DESC);
+CREATE INDEX payouts_due ON payouts (status, created_at) WHERE status IN ('created', 'processing');
+
+CREATE TABLE ledger_entries (
+  seq bigserial PRIMARY KEY,
+  id uuid NOT NULL UNIQUE,
+  terminal_id uuid NOT NULL REFERENCES terminals(id),
+  account text NOT NULL CHECK (account IN ('rub_pending', 'usdt_available', 'usdt_hold')),
+  currency text NOT NULL CHECK (currency IN ('RUB', 'USDT')),
+  amount numeric(20, 6) NOT NULL,
+  kind text NOT NULL CHECK (kind IN ('payment_credit', 'conversion', 'payout_hold', 'payout_release', 'payout_sent', 'refund', 'chargeback')),
+  ref_id uuid NOT NULL,
+  created_at timestamptz NOT NULL,
+  CHECK ((account = 'rub_pending') = (currency = 'RUB'))
+);
+CREATE INDEX ledger_terminal ON ledger_entries (terminal_id, account);
+CREATE INDEX ledger_ref ON ledger_entries (ref_id);
+
+CREATE TABLE outbox_events (
+  seq bigserial UNIQUE,
+  id uuid PRIMARY KEY,
+  terminal_id uuid NOT NULL REFERENCES terminals(id),
+  event_type text NOT NULL CHECK (event_type IN ('payment.created', 'payment.paid', 'payment.canceled', 'payment.expired',
+    'payment.chargeback', 'payment.refunded', 'refund_request.completed', 'payout.completed')),
+  payment_id uuid,
+  payout_id uuid,
+  body text NOT NULL,
+  test boolean NOT NULL,
+  created_at timestamptz NOT NULL
+);
+CREATE INDEX outbox_events_payment ON outbox_events (payment_id) WHERE payment_id IS NOT NULL;
+CREATE INDEX outbox_events_terminal ON outbox_events (terminal_id, seq);
+
+CREATE TABLE deliveries (
+  seq bigserial UNIQUE,
+  id uuid PRIMARY KEY,
+  event_id uuid NOT NULL UNIQUE REFERENCES outbox_events(id),
+  terminal_id uuid NOT NULL REFERENCES terminals(id),
+  status text NOT NULL CHECK (status IN ('pending', 'delivered', 'failed')),
+  attempts integer NOT NULL CHECK (attempts BETWEEN 0 AND 8),
+  next_attempt_at timestamptz,
+  last_status_code integer,
+  last_error text,
+  created_at timestamptz NOT NULL,
+  updated_at timestamptz NOT NULL,
+  delivered_at timestamptz
+);
+CREATE INDEX deliveries_due ON deliveries (next_attempt_at, seq) WHERE status = 'pending';
+CREATE INDEX deliveries_terminal ON deliveries (terminal_id, created_at DESC);
+
+CREATE TABLE delivery_attempts (
+  id uuid PRIMARY KEY,
+  delivery_id uuid NOT NULL REFERENCES deliveries(id),
+  attempt_number integer NOT NULL CHECK (attempt_number BETWEEN 1 AND 8),
+  at timestamptz NOT NULL,
+  url text NOT NULL,
+  status_code integer,
+  latency_ms integer NOT NULL,
+  error text,
+  UNIQUE (delivery_id, attempt_number)
+);
+
+CREATE TABLE nonces (
+  api_key_id uuid NOT NULL,
+  nonce text NOT NULL,
+  expires_at timestamptz NOT NULL,
+  PRIMARY KEY (api_key_id, nonce)
+);
+CREATE INDEX nonces_expiry ON nonces (expires_at);
+
+CREATE TABLE idempotency_records (
+  terminal_id uuid NOT NULL REFERENCES terminals(id),
+  scope text NOT NULL CHECK (scope IN ('subscription', 'payout')),
+  key text NOT NULL CHECK (length(key) BETWEEN 1 AND 128),
+  fingerprint text NOT NULL,
+  resource_id uuid NOT NULL,
+  created_at timestamptz NOT NULL,
+  PRIMARY KEY (terminal_id, scope, key)
+);
+CREATE INDEX idempotency_records_created ON idempotency_records (created_at);
+
+CREATE TABLE rates (
+  scope text PRIMARY KEY,
+  rate numeric(20, 6) NOT NULL CHECK (rate > 0),
+  updated_at timestamptz NOT NULL
+);
+`)
+
+/** Every migration, by `<id>_<name>`. */
+export const migrations: Record<string, Effect.Effect<void, unknown, SqlClient.SqlClient>> = {
+  "0001_initial": initial
+}

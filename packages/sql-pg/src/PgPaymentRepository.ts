@@ -1,0 +1,212 @@
+/**
+ * `PaymentRepository` on PostgreSQL (table `payments`).
+ *
+ * Amounts are `numeric` (kopecks, micro-USDT and micro-RUB rates scaled back to bigints), times
+ * `timestamptz`, metadata `jsonb`; a settlement lives in the `settlement_*` columns (all null
+ * without one). Unique order ids and pay tokens are unique constraints, so a taken one is a
+ * `WriteConflict`; updates are optimistic on `version`. The claims lock the rows they return and
+ * skip rows other transactions hold; the caller changes them in the same transaction.
+ */
+import { Effect, Layer, Option } from "effect"
+import { Payment, PaymentRepository, WriteConflict } from "@paydesk/core"
+import type { PaymentFilter, StatusStats } from "@paydesk/core"
+import { SqlClient } from "effect/sql"
+import {
+  conflictOnUnique,
+  fromMicro,
+  fromRub,
+  fromTime,
+  fromTimeOrNull,
+  micro,
+  orDie,
+  rub,
+  time,
+  timeOrNull
+} from "./PgSupport.js"
+
+/** A `payments` row as the driver returns it. */
+interface PaymentRow {
+  readonly id: string
+  readonly terminal_id: string
+  readonly order_id: string
+  readonly amount: string
+  readonly currency: "RUB"
+  readonly description: string | null
+  readonly metadata: Readonly<Record<string, unknown>> | null
+  readonly payment_method: string
+  readonly environment: Payment.Environment
+  readonly status: Payment.Status
+  readonly pay_token: string
+  readonly csrf_token: string
+  readonly subscription_id: string | null
+  readonly fingerprint: string
+  readonly qr_payload: string | null
+  readonly expires_at: Date | null
+  readonly created_at: Date
+  readonly updated_at: Date
+  readonly paid_at: Date | null
+  readonly settlement_merchant_amount: string | null
+  readonly settlement_usdt: string | null
+  readonly settlement_rate: string | null
+  readonly settlement_converted_at: Date | null
+  readonly version: number
+}
+
+const toSettlement = (row: PaymentRow): Payment.Settlement | null =>
+  row.settlement_merchant_amount === null
+    ? null
+    : {
+      merchantAmount: fromRub(row.settlement_merchant_amount),
+      usdt: row.settlement_usdt === null ? null : fromMicro(row.settlement_usdt),
+      rate: row.settlement_rate === null ? null : fromMicro(row.settlement_rate),
+      convertedAt: fromTimeOrNull(row.settlement_converted_at)
+    }
+
+/** A row back to the core's payment. */
+const toEntity = (row: PaymentRow): Payment.Payment => ({
+  id: row.id,
+  terminalId: row.terminal_id,
+  orderId: row.order_id,
+  amount: fromRub(row.amount),
+  currency: row.currency,
+  description: row.description,
+  metadata: row.metadata,
+  paymentMethod: row.payment_method,
+  environment: row.environment,
+  status: row.status,
+  payToken: row.pay_token,
+  csrfToken: row.csrf_token,
+  subscriptionId: row.subscription_id,
+  fingerprint: row.fingerprint,
+  qrPayload: row.qr_payload,
+  expiresAt: fromTimeOrNull(row.expires_at),
+  createdAt: fromTime(row.created_at),
+  updatedAt: fromTime(row.updated_at),
+  paidAt: fromTimeOrNull(row.paid_at),
+  settlement: toSettlement(row),
+  version: row.version
+})
+
+/** The column values of a payment (metadata as JSON text, which the server reads as `jsonb`). */
+const toColumns = (p: Payment.Payment) => ({
+  id: p.id,
+  terminal_id: p.terminalId,
+  order_id: p.orderId,
+  amount: rub(p.amount),
+  currency: p.currency,
+  description: p.description,
+  metadata: p.metadata === null ? null : JSON.stringify(p.metadata),
+  payment_method: p.paymentMethod,
+  environment: p.environment,
+  status: p.status,
+  pay_token: p.payToken,
+  csrf_token: p.csrfToken,
+  subscription_id: p.subscriptionId,
+  fingerprint: p.fingerprint,
+  qr_payload: p.qrPayload,
+  expires_at: timeOrNull(p.expiresAt),
+  created_at: time(p.createdAt),
+  updated_at: time(p.updatedAt),
+  paid_at: timeOrNull(p.paidAt),
+  settlement_merchant_amount: p.settlement === null ? null : rub(p.settlement.merchantAmount),
+  settlement_usdt: p.settlement === null || p.settlement.usdt === null ? null : micro(p.settlement.usdt),
+  settlement_rate: p.settlement === null || p.settlement.rate === null ? null : micro(p.settlement.rate),
+  settlement_converted_at: timeOrNull(p.settlement === null ? null : p.settlement.convertedAt),
+  version: p.version
+})
+
+const statusOrder = (status: Payment.Status): number => Payment.statuses.indexOf(status)
+
+/** `PaymentRepository` on the `SqlClient` in context. */
+export const layer: Layer.Layer<PaymentRepository, never, SqlClient.SqlClient> = Layer.effect(
+  PaymentRepository,
+  Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+
+    const one = (rows: ReadonlyArray<PaymentRow>): Option.Option<Payment.Payment> =>
+      Option.map(Option.fromUndefinedOr(rows[0]), toEntity)
+
+    const where = (filter: PaymentFilter) =>
+      sql.and([
+        sql`terminal_id = ${filter.terminalId}`,
+        ...(filter.environment === "all" ? [] : [sql`environment = ${filter.environment}`]),
+        ...(filter.recurring === null
+          ? []
+          : [filter.recurring ? sql`subscription_id IS NOT NULL` : sql`subscription_id IS NULL`])
+      ])
+
+    return PaymentRepository.of({
+      insert: Effect.fn("PgPaymentRepository.insert")(function*(payment) {
+        yield* sql`INSERT INTO payments ${sql.insert(toColumns(payment))}`.pipe(conflictOnUnique("payments_unique"))
+      }),
+
+      get: Effect.fn("PgPaymentRepository.get")(function*(id) {
+        return one(yield* orDie(sql<PaymentRow>`SELECT * FROM payments WHERE id = ${id}`))
+      }),
+
+      getForUpdate: Effect.fn("PgPaymentRepository.getForUpdate")(function*(id) {
+        return one(yield* orDie(sql<PaymentRow>`SELECT * FROM payments WHERE id = ${id} FOR UPDATE`))
+      }),
+
+      update: Effect.fn("PgPaymentRepository.update")(function*(payment) {
+        const rows = yield* sql`UPDATE payments SET ${sql.update(toColumns(payment), ["id"])}
+          WHERE id = ${payment.id} AND version = ${payment.version - 1}
+          RETURNING id`.pipe(conflictOnUnique("payments_unique"))
+        if (rows.length === 0) {
+          return yield* new WriteConflict({
+            constraint: "payments_version",
+            message: `payment ${payment.id} is not at version ${payment.version - 1}`
+          })
+        }
+      }),
+
+      findByOrderId: Effect.fn("PgPaymentRepository.findByOrderId")(function*(terminalId, environment, orderId) {
+        return one(
+          yield* orDie(sql<PaymentRow>`SELECT * FROM payments
+            WHERE terminal_id = ${terminalId} AND environment = ${environment} AND order_id = ${orderId}`)
+        )
+      }),
+
+      findByPayToken: Effect.fn("PgPaymentRepository.findByPayToken")(function*(token) {
+        return one(yield* orDie(sql<PaymentRow>`SELECT * FROM payments WHERE pay_token = ${token}`))
+      }),
+
+      list: Effect.fn("PgPaymentRepository.list")(function*(filter, page) {
+        const condition = where(filter)
+        const rows = yield* orDie(sql<PaymentRow>`SELECT * FROM payments WHERE ${condition}
+          ORDER BY created_at DESC, id DESC
+          LIMIT ${Math.max(0, page.limit)} OFFSET ${Math.max(0, page.offset)}`)
+        const counted = yield* orDie(sql<{ readonly total: number }>`SELECT count(*)::int AS total FROM payments WHERE ${condition}`)
+        return { items: rows.map(toEntity), total: counted[0]?.total ?? 0 }
+      }),
+
+      stats: Effect.fn("PgPaymentRepository.stats")(function*(filter) {
+        const rows = yield* orDie(sql<{ readonly status: Payment.Status; readonly count: number; readonly amount: string }>`
+          SELECT status, count(*)::int AS count, sum(amount) AS amount FROM payments WHERE ${where(filter)}
+          GROUP BY status`)
+        return rows
+          .map((row): StatusStats => ({ status: row.status, count: row.count, amount: fromRub(row.amount) }))
+          .sort((a, b) => statusOrder(a.status) - statusOrder(b.status))
+      }),
+
+      claimExpired: Effect.fn("PgPaymentRepository.claimExpired")(function*(now, limit) {
+        const rows = yield* orDie(sql<PaymentRow>`SELECT * FROM payments
+          WHERE status IN ('created', 'processing') AND expires_at <= ${time(now)}
+          ORDER BY expires_at, id
+          LIMIT ${Math.max(0, limit)}
+          FOR UPDATE SKIP LOCKED`)
+        return rows.map(toEntity)
+      }),
+
+      claimUnconverted: Effect.fn("PgPaymentRepository.claimUnconverted")(function*(terminalId, limit) {
+        const rows = yield* orDie(sql<PaymentRow>`SELECT * FROM payments
+          WHERE terminal_id = ${terminalId} AND environment = 'prod' AND status = 'paid'
+            AND settlement_merchant_amount IS NOT NULL AND settlement_usdt IS NULL
+          ORDER BY COALESCE(paid_at, created_at), id
+          LIMIT ${Math.max(0, limit)}
+          FOR UPDATE SKIP LOCKED`)
+        return rows.map(toEntity)
+      })
+    })
+  })
+)

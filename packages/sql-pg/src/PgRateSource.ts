@@ -1,0 +1,52 @@
+/**
+ * `RateSource` on PostgreSQL (table `rates`), and the operator's way to set a rate.
+ *
+ * A row per scope: `general`, or a terminal id whose rate overrides the general one for that
+ * terminal. Rates are micro-RUB per USDT in `numeric(20,6)`. Without a row that applies,
+ * `current` fails with `ProviderUnavailable`.
+ */
+import { Effect, Layer } from "effect"
+import { ProviderUnavailable, RateSource } from "@paydesk/core"
+import type { Rate } from "@paydesk/core"
+import { SqlClient } from "effect/sql"
+import { fromMicro, fromTime, micro, orDie, time } from "./PgSupport.js"
+
+/** Scope of the rate that applies to every terminal without its own. */
+export const general = "general"
+
+/** A `rates` row as the driver returns it. */
+interface RateRow {
+  readonly scope: string
+  readonly rate: string
+  readonly updated_at: Date
+}
+
+/** A row back to the core's rate. */
+const toEntity = (row: RateRow): Rate => ({ rate: fromMicro(row.rate), updatedAt: fromTime(row.updated_at) })
+
+/** `RateSource` on the `SqlClient` in context. */
+export const layer: Layer.Layer<RateSource, never, SqlClient.SqlClient> = Layer.effect(
+  RateSource,
+  Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    return RateSource.of({
+      current: Effect.fn("PgRateSource.current")(function*(terminalId) {
+        const scopes = terminalId === null ? sql`scope = ${general}` : sql`scope IN (${general}, ${terminalId})`
+        // A terminal's own row sorts first (false < true).
+        const rows = yield* orDie(sql<RateRow>`SELECT * FROM rates WHERE ${scopes}
+          ORDER BY scope = ${general} LIMIT 1`)
+        const row = rows[0]
+        if (row === undefined) return yield* ProviderUnavailable.of()
+        return toEntity(row)
+      })
+    })
+  })
+)
+
+/** Sets the rate (micro-RUB per USDT, > 0) of `scope` (`"general"` or a terminal id) as updated at `at`. */
+export const setRate = (scope: string, rate: bigint, at: number): Effect.Effect<void, never, SqlClient.SqlClient> =>
+  Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    yield* orDie(sql`INSERT INTO rates (scope, rate, updated_at) VALUES (${scope}, ${micro(rate)}, ${time(at)})
+      ON CONFLICT (scope) DO UPDATE SET rate = EXCLUDED.rate, updated_at = EXCLUDED.updated_at`)
+  }).pipe(Effect.withSpan("PgRateSource.setRate"))

@@ -1,0 +1,406 @@
+/**
+ * The recurring-billing ports on PostgreSQL: plans, subscriptions and charge attempts.
+ *
+ * A plan's terminals live in `plan_terminals`, their order kept by `position`; a subscription's
+ * terms are flattened into columns of `subscriptions`. Unique keys become `WriteConflict`: plan
+ * `(code, version)`, subscription `pay_token`, charge `(subscription_id, cycle_number, attempt)`
+ * and every primary key. Subscription updates are optimistic (`version` one above the stored
+ * one). The claims lease rows in one `UPDATE ... WHERE id IN (SELECT ... FOR UPDATE SKIP LOCKED)`
+ * statement, so concurrent workers never take the same row.
+ */
+import { Effect, Layer, Option } from "effect"
+import { ChargeRepository, Id, PlanRepository, SubscriptionRepository, WriteConflict } from "@paydesk/core"
+import type { Charge, Plan, Schedule, Subscription } from "@paydesk/core"
+import { SqlClient } from "effect/sql"
+import type { Fragment } from "effect/sql/Statement"
+import { conflictOnUnique, fromRub, fromTime, fromTimeOrNull, orDie, rub, time, timeOrNull } from "./PgSupport.js"
+
+type Time = Date | string
+type Numeric = string
+
+interface PlanRow {
+  readonly id: string
+  readonly code: string
+  readonly version: number
+  readonly name: string
+  readonly interval: Schedule.Interval
+  readonly schedule: Schedule.ScheduleKind
+  readonly mode: Subscription.Mode
+  readonly cap_amount: Numeric | null
+  readonly payer_amount: Numeric | null
+  readonly merchant_amount: Numeric | null
+  readonly max_cycles: number | null
+  readonly consent_text: string
+  readonly policy_version: string
+  readonly active: boolean
+  readonly created_at: Time
+  readonly terminal_ids: ReadonlyArray<string>
+}
+
+interface SubscriptionRow {
+  readonly id: string
+  readonly terminal_id: string
+  readonly plan_id: string
+  readonly payer_id: string | null
+  readonly merchant_subscription_ref: string | null
+  readonly description: string | null
+  readonly provider_state: Subscription.ProviderState
+  readonly billing_status: Subscription.BillingStatus
+  readonly mode: Subscription.Mode
+  readonly plan_code: string
+  readonly plan_version: number
+  readonly interval: Schedule.Interval
+  readonly schedule: Schedule.ScheduleKind
+  readonly merchant_amount: Numeric
+  readonly payer_amount: Numeric
+  readonly max_cycles: number | null
+  readonly consent_text: string
+  readonly policy_version: string
+  readonly h2h: boolean
+  readonly successful_cycles: number
+  readonly consecutive_failures: number
+  readonly next_cycle_index: number
+  readonly next_charge_at: Time | null
+  readonly charge_lease_until: Time | null
+  readonly first_payment_id: string | null
+  readonly review_reason: string | null
+  readonly pay_token: string
+  readonly csrf_token: string
+  readonly redirect_url: string | null
+  readonly created_at: Time
+  readonly updated_at: Time
+  readonly activated_at: Time | null
+  readonly stopped_at: Time | null
+  readonly version: number
+}
+
+interface ChargeRow {
+  readonly id: string
+  readonly subscription_id: string
+  readonly terminal_id: string
+  readonly cycle_number: number
+  readonly attempt: number
+  readonly kind: Charge.Charge["kind"]
+  readonly status: Charge.Status
+  readonly validation_status: Charge.ValidationStatus
+  readonly validation_reason: string | null
+  readonly payment_id: string | null
+  readonly amount: Numeric
+  readonly expected_amount: Numeric
+  readonly idempotency_key: string
+  readonly message: string | null
+  readonly scheduled_at: Time
+  readonly actual_at: Time | null
+  readonly created_at: Time
+  readonly updated_at: Time
+}
+
+const rubOrNull = (kopecks: bigint | null): string | null => (kopecks === null ? null : rub(kopecks))
+const fromRubOrNull = (value: Numeric | null): bigint | null => (value === null ? null : fromRub(value))
+
+const toPlan = (row: PlanRow): Plan.Plan => ({
+  id: row.id,
+  code: row.code,
+  name: row.name,
+  version: row.version,
+  interval: row.interval,
+  schedule: row.schedule,
+  mode: row.mode,
+  capAmount: fromRubOrNull(row.cap_amount),
+  payerAmount: fromRubOrNull(row.payer_amount),
+  merchantAmount: fromRubOrNull(row.merchant_amount),
+  maxCycles: row.max_cycles,
+  consentText: row.consent_text,
+  policyVersion: row.policy_version,
+  active: row.active,
+  terminalIds: [...row.terminal_ids],
+  createdAt: fromTime(row.created_at)
+})
+
+const toSubscription = (row: SubscriptionRow): Subscription.Subscription => ({
+  id: row.id,
+  terminalId: row.terminal_id,
+  planId: row.plan_id,
+  payerId: row.payer_id,
+  merchantSubscriptionRef: row.merchant_subscription_ref,
+  description: row.description,
+  providerState: row.provider_state,
+  billingStatus: row.billing_status,
+  terms: {
+    mode: row.mode,
+    planCode: row.plan_code,
+    planVersion: row.plan_version,
+    interval: row.interval,
+    schedule: row.schedule,
+    merchantAmount: fromRub(row.merchant_amount),
+    payerAmount: fromRub(row.payer_amount),
+    maxCycles: row.max_cycles,
+    consentText: row.consent_text,
+    policyVersion: row.policy_version
+  },
+  h2h: row.h2h,
+  successfulCycles: row.successful_cycles,
+  consecutiveFailures: row.consecutive_failures,
+  nextCycleIndex: row.next_cycle_index,
+  nextChargeAt: fromTimeOrNull(row.next_charge_at),
+  chargeLeaseUntil: fromTimeOrNull(row.charge_lease_until),
+  firstPaymentId: row.first_payment_id,
+  reviewReason: row.review_reason,
+  payToken: row.pay_token,
+  csrfToken: row.csrf_token,
+  redirectUrl: row.redirect_url,
+  createdAt: fromTime(row.created_at),
+  updatedAt: fromTime(row.updated_at),
+  activatedAt: fromTimeOrNull(row.activated_at),
+  stoppedAt: fromTimeOrNull(row.stopped_at),
+  version: row.version
+})
+
+/** The columns of a subscription, as parameters. */
+const subscriptionColumns = (s: Subscription.Subscription) => ({
+  id: s.id,
+  terminal_id: s.terminalId,
+  plan_id: s.planId,
+  payer_id: s.payerId,
+  merchant_subscription_ref: s.merchantSubscriptionRef,
+  description: s.description,
+  provider_state: s.providerState,
+  billing_status: s.billingStatus,
+  mode: s.terms.mode,
+  plan_code: s.terms.planCode,
+  plan_version: s.terms.planVersion,
+  interval: s.terms.interval,
+  schedule: s.terms.schedule,
+  merchant_amount: rub(s.terms.merchantAmount),
+  payer_amount: rub(s.terms.payerAmount),
+  max_cycles: s.terms.maxCycles,
+  consent_text: s.terms.consentText,
+  policy_version: s.terms.policyVersion,
+  h2h: s.h2h,
+  successful_cycles: s.successfulCycles,
+  consecutive_failures: s.consecutiveFailures,
+  next_cycle_index: s.nextCycleIndex,
+  next_charge_at: timeOrNull(s.nextChargeAt),
+  charge_lease_until: timeOrNull(s.chargeLeaseUntil),
+  first_payment_id: s.firstPaymentId,
+  review_reason: s.reviewReason,
+  pay_token: s.payToken,
+  csrf_token: s.csrfToken,
+  redirect_url: s.redirectUrl,
+  created_at: time(s.createdAt),
+  updated_at: time(s.updatedAt),
+  activated_at: timeOrNull(s.activatedAt),
+  stopped_at: timeOrNull(s.stoppedAt),
+  version: s.version
+})
+
+const toCharge = (row: ChargeRow): Charge.Charge => ({
+  id: row.id,
+  subscriptionId: row.subscription_id,
+  terminalId: row.terminal_id,
+  cycleNumber: row.cycle_number,
+  attempt: row.attempt,
+  kind: row.kind,
+  status: row.status,
+  validationStatus: row.validation_status,
+  validationReason: row.validation_reason,
+  paymentId: row.payment_id,
+  amount: fromRub(row.amount),
+  expectedAmount: fromRub(row.expected_amount),
+  idempotencyKey: row.idempotency_key,
+  message: row.message,
+  scheduledAt: fromTime(row.scheduled_at),
+  actualAt: fromTimeOrNull(row.actual_at),
+  createdAt: fromTime(row.created_at),
+  updatedAt: fromTime(row.updated_at)
+})
+
+/** The columns of a charge attempt, as parameters. */
+const chargeColumns = (c: Charge.Charge) => ({
+  id: c.id,
+  subscription_id: c.subscriptionId,
+  terminal_id: c.terminalId,
+  cycle_number: c.cycleNumber,
+  attempt: c.attempt,
+  kind: c.kind,
+  status: c.status,
+  validation_status: c.validationStatus,
+  validation_reason: c.validationReason,
+  payment_id: c.paymentId,
+  amount: rub(c.amount),
+  expected_amount: rub(c.expectedAmount),
+  idempotency_key: c.idempotencyKey,
+  message: c.message,
+  scheduled_at: time(c.scheduledAt),
+  actual_at: timeOrNull(c.actualAt),
+  created_at: time(c.createdAt),
+  updated_at: time(c.updatedAt)
+})
+
+const first = <Row, A>(rows: ReadonlyArray<Row>, map: (row: Row) => A): Option.Option<A> =>
+  rows.length === 0 ? Option.none() : Option.some(map(rows[0]!))
+
+const byUuid = <A>(id: string, lookup: (id: string) => Effect.Effect<Option.Option<A>>) =>
+  Id.isUuid(id) ? lookup(id) : Effect.succeed(Option.none<A>())
+
+const compareText = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0)
+
+/** `PlanRepository` on the `SqlClient` in context. */
+export const layerPlanRepository: Layer.Layer<PlanRepository, never, SqlClient.SqlClient> = Layer.effect(
+  PlanRepository,
+  Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const terminalIds = sql`ARRAY(SELECT pt.terminal_id::text FROM plan_terminals pt
+      WHERE pt.plan_id = p.id ORDER BY pt.position) AS terminal_ids`
+    return PlanRepository.of({
+      insert: (p) =>
+        sql.withTransaction(Effect.gen(function*() {
+          yield* sql`INSERT INTO plans (id, code, version, name, interval, schedule, mode, cap_amount, payer_amount,
+              merchant_amount, max_cycles, consent_text, policy_version, active, created_at)
+            VALUES (${p.id}, ${p.code}, ${p.version}, ${p.name}, ${p.interval}, ${p.schedule}, ${p.mode},
+              ${rubOrNull(p.capAmount)}, ${rubOrNull(p.payerAmount)}, ${rubOrNull(p.merchantAmount)}, ${p.maxCycles},
+              ${p.consentText}, ${p.policyVersion}, ${p.active}, ${time(p.createdAt)})`
+          if (p.terminalIds.length > 0) {
+            yield* sql`INSERT INTO plan_terminals (plan_id, terminal_id, position)
+              SELECT ${p.id}, t.id::uuid, t.ord - 1
+              FROM unnest(${p.terminalIds}::text[]) WITH ORDINALITY AS t(id, ord)`
+          }
+        })).pipe(conflictOnUnique("plans_code_version")),
+      get: (id) =>
+        byUuid(id, (id) =>
+          orDie(sql<PlanRow>`SELECT p.*, ${terminalIds} FROM plans p WHERE p.id = ${id}`).pipe(
+            Effect.map((rows) => first(rows, toPlan))
+          )),
+      latestVersion: (code) =>
+        orDie(sql<{ readonly latest: number }>`SELECT COALESCE(MAX(version), 0) AS latest FROM plans
+          WHERE code = ${code}`).pipe(Effect.map((rows) => rows[0]?.latest ?? 0)),
+      deactivateOlder: (code, version) =>
+        orDie(sql`UPDATE plans SET active = false WHERE code = ${code} AND version < ${version} AND active`).pipe(
+          Effect.asVoid
+        ),
+      listForTerminal: (terminalId, options) =>
+        Id.isUuid(terminalId)
+          ? orDie(sql<PlanRow>`SELECT p.*, ${terminalIds} FROM plans p
+              JOIN plan_terminals own ON own.plan_id = p.id AND own.terminal_id = ${terminalId}
+              WHERE ${options.activeOnly} = false OR p.active
+              ORDER BY p.code COLLATE "C", p.version`).pipe(Effect.map((rows) => rows.map(toPlan)))
+          : Effect.succeed([])
+    })
+  })
+)
+
+const stale = (s: Subscription.Subscription): WriteConflict =>
+  new WriteConflict({
+    constraint: "subscriptions_version",
+    message: `subscription ${s.id} is not at version ${s.version - 1}`
+  })
+
+const byNextCharge = (a: Subscription.Subscription, b: Subscription.Subscription): number =>
+  (a.nextChargeAt ?? 0) - (b.nextChargeAt ?? 0) || compareText(a.id, b.id)
+const byUpdate = (a: Subscription.Subscription, b: Subscription.Subscription): number =>
+  a.updatedAt - b.updatedAt || compareText(a.id, b.id)
+
+/** `SubscriptionRepository` on the `SqlClient` in context. */
+export const layerSubscriptionRepository: Layer.Layer<SubscriptionRepository, never, SqlClient.SqlClient> = Layer.effect(
+  SubscriptionRepository,
+  Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const one = (rows: ReadonlyArray<SubscriptionRow>) => first(rows, toSubscription)
+    const unleased = (now: number) => sql`(charge_lease_until IS NULL OR charge_lease_until <= ${time(now)})`
+    // One statement: the subquery locks the due rows (skipping held ones), the update leases them.
+    const lease = (due: Fragment, leaseUntil: number, order: typeof byUpdate) =>
+      orDie(sql<SubscriptionRow>`UPDATE subscriptions
+        SET charge_lease_until = ${time(leaseUntil)}, version = version + 1
+        WHERE id IN (${due})
+        RETURNING *`).pipe(Effect.map((rows) => rows.map(toSubscription).sort(order)))
+    return SubscriptionRepository.of({
+      insert: (s) =>
+        sql`INSERT INTO subscriptions ${sql.insert(subscriptionColumns(s))}`.pipe(
+          Effect.asVoid,
+          conflictOnUnique("subscriptions_pay_token")
+        ),
+      get: (id) =>
+        byUuid(id, (id) =>
+          orDie(sql<SubscriptionRow>`SELECT * FROM subscriptions WHERE id = ${id}`).pipe(Effect.map(one))),
+      getForUpdate: (id) =>
+        byUuid(id, (id) =>
+          orDie(sql<SubscriptionRow>`SELECT * FROM subscriptions WHERE id = ${id} FOR UPDATE`).pipe(Effect.map(one))),
+      update: (s) =>
+        sql<{ readonly id: string }>`UPDATE subscriptions SET ${sql.update(subscriptionColumns(s), ["id"])}
+          WHERE id = ${s.id} AND version = ${s.version - 1}
+          RETURNING id`.pipe(
+          conflictOnUnique("subscriptions_pay_token"),
+          Effect.flatMap((rows) => (rows.length > 0 ? Effect.void : Effect.fail(stale(s))))
+        ),
+      findByPayToken: (token) =>
+        orDie(sql<SubscriptionRow>`SELECT * FROM subscriptions WHERE pay_token = ${token}`).pipe(Effect.map(one)),
+      list: (filter, page) => {
+        const terminalIds = filter.terminalIds.filter(Id.isUuid)
+        if (terminalIds.length === 0) return Effect.succeed({ items: [], total: 0 })
+        const where = sql`terminal_id IN ${sql.in(terminalIds)}
+          AND (${filter.providerState}::text IS NULL OR provider_state = ${filter.providerState})`
+        return orDie(Effect.all({
+          items: sql<SubscriptionRow>`SELECT * FROM subscriptions WHERE ${where}
+            ORDER BY created_at DESC, id DESC
+            LIMIT ${Math.max(0, page.limit)} OFFSET ${Math.max(0, page.offset)}`,
+          total: sql<{ readonly total: number }>`SELECT count(*)::int AS total FROM subscriptions WHERE ${where}`
+        })).pipe(Effect.map(({ items, total }) => ({ items: items.map(toSubscription), total: total[0]?.total ?? 0 })))
+      },
+      claimDue: (now, leaseUntil, limit) =>
+        lease(
+          sql`SELECT id FROM subscriptions
+            WHERE provider_state = 'active' AND billing_status = 'enabled'
+              AND next_charge_at <= ${time(now)} AND ${unleased(now)}
+            ORDER BY next_charge_at, id
+            LIMIT ${Math.max(0, limit)}
+            FOR UPDATE SKIP LOCKED`,
+          leaseUntil,
+          byNextCharge
+        ),
+      claimStopPending: (now, leaseUntil, limit) =>
+        lease(
+          sql`SELECT id FROM subscriptions
+            WHERE billing_status = 'stop_pending' AND ${unleased(now)}
+            ORDER BY updated_at, id
+            LIMIT ${Math.max(0, limit)}
+            FOR UPDATE SKIP LOCKED`,
+          leaseUntil,
+          byUpdate
+        )
+    })
+  })
+)
+
+/** `ChargeRepository` on the `SqlClient` in context. */
+export const layerChargeRepository: Layer.Layer<ChargeRepository, never, SqlClient.SqlClient> = Layer.effect(
+  ChargeRepository,
+  Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    return ChargeRepository.of({
+      insert: (c) =>
+        sql`INSERT INTO charges ${sql.insert(chargeColumns(c))}`.pipe(
+          Effect.asVoid,
+          conflictOnUnique("charges_subscription_cycle_attempt")
+        ),
+      get: (id) =>
+        byUuid(id, (id) =>
+          orDie(sql<ChargeRow>`SELECT * FROM charges WHERE id = ${id}`).pipe(
+            Effect.map((rows) => first(rows, toCharge))
+          )),
+      update: (c) =>
+        orDie(sql`UPDATE charges SET ${sql.update(chargeColumns(c), ["id"])} WHERE id = ${c.id}`).pipe(Effect.asVoid),
+      listForCycle: (subscriptionId, cycleNumber) =>
+        Id.isUuid(subscriptionId)
+          ? orDie(sql<ChargeRow>`SELECT * FROM charges
+              WHERE subscription_id = ${subscriptionId} AND cycle_number = ${cycleNumber}
+              ORDER BY attempt`).pipe(Effect.map((rows) => rows.map(toCharge)))
+          : Effect.succeed([]),
+      listBySubscription: (subscriptionId, limit) =>
+        Id.isUuid(subscriptionId)
+          ? orDie(sql<ChargeRow>`SELECT * FROM charges WHERE subscription_id = ${subscriptionId}
+              ORDER BY created_at DESC, cycle_number DESC, attempt DESC
+              LIMIT ${Math.max(0, limit)}`).pipe(Effect.map((rows) => rows.map(toCharge)))
+          : Effect.succeed([])
+    })
+  })
+)

@@ -1,0 +1,95 @@
+/**
+ * Every persistence port of Paydesk on PostgreSQL, and the migrations that shape the schema.
+ *
+ * `layer({ url })` connects a pool, runs the migrations (under a transaction-scoped advisory
+ * lock, so concurrent starts are safe) and provides `Transactions` plus every repository and
+ * store. `layerRepositories` provides the same on a `SqlClient` the host already has.
+ */
+import { Effect, Layer, Redacted } from "effect"
+import type {
+  AccountRepository,
+  ApiKeyRepository,
+  ChargeRepository,
+  IdempotencyStore,
+  LedgerRepository,
+  NonceStore,
+  OutboxRepository,
+  PaymentRepository,
+  PayoutRepository,
+  PlanRepository,
+  SessionRepository,
+  SubscriptionRepository,
+  TerminalRepository,
+  Transactions
+} from "@paydesk/core"
+import { PgClient } from "@effect/sql-pg"
+import { Migrator, SqlClient } from "effect/sql"
+import { migrations } from "./PgMigrations.js"
+import * as PgIdentity from "./PgIdentity.js"
+import * as PgOutboxRepository from "./PgOutboxRepository.js"
+import * as PgPaymentRepository from "./PgPaymentRepository.js"
+import * as PgPayouts from "./PgPayouts.js"
+import * as PgRecurring from "./PgRecurring.js"
+import * as PgRequestStores from "./PgRequestStores.js"
+import * as PgTransactions from "./PgTransactions.js"
+
+/** The persistence ports. */
+export type Persistence =
+  | Transactions
+  | AccountRepository
+  | TerminalRepository
+  | ApiKeyRepository
+  | SessionRepository
+  | PlanRepository
+  | PaymentRepository
+  | SubscriptionRepository
+  | ChargeRepository
+  | PayoutRepository
+  | LedgerRepository
+  | OutboxRepository
+  | NonceStore
+  | IdempotencyStore
+
+/** Table that records applied migrations. */
+export const migrationsTable = "paydesk_migrations"
+
+/** Runs pending migrations once, safely under concurrent starts; returns the ones applied. */
+export const migrate = Effect.gen(function*() {
+  const sql = yield* SqlClient.SqlClient
+  const run = Migrator.make({})({ loader: Migrator.fromRecord(migrations), table: migrationsTable })
+  return yield* sql.withTransaction(
+    Effect.gen(function*() {
+      yield* sql`SELECT pg_advisory_xact_lock(7226170001)`
+      return yield* run
+    })
+  )
+})
+
+/** Every repository and store on the `SqlClient` in context. */
+export const layerRepositories: Layer.Layer<Persistence, never, SqlClient.SqlClient> = Layer.mergeAll(
+  PgTransactions.layer,
+  PgIdentity.layerAccountRepository,
+  PgIdentity.layerTerminalRepository,
+  PgIdentity.layerApiKeyRepository,
+  PgIdentity.layerSessionRepository,
+  PgRecurring.layerPlanRepository,
+  PgRecurring.layerSubscriptionRepository,
+  PgRecurring.layerChargeRepository,
+  PgPaymentRepository.layer,
+  PgPayouts.layerPayoutRepository,
+  PgPayouts.layerLedgerRepository,
+  PgOutboxRepository.layer,
+  PgRequestStores.layerNonceStore,
+  PgRequestStores.layerIdempotencyStore
+)
+
+/** A pooled client for `url`. */
+export const layerClient = (url: string, options: { readonly maxConnections?: number } = {}) =>
+  PgClient.layer({ url: Redacted.make(url), maxConnections: options.maxConnections ?? 10 })
+
+/** Connects to `url`, migrates, and provides every persistence port plus the client. */
+export const layer = (url: string, options: { readonly maxConnections?: number } = {}) =>
+  Layer.effectDiscard(Effect.orDie(migrate)).pipe(
+    Layer.provideMerge(layerRepositories),
+    Layer.provideMerge(layerClient(url, options))
+  )

@@ -1,0 +1,65 @@
+/**
+ * Conversions between the core's values and PostgreSQL columns, and the error mapping every
+ * Pg repository shares: money is `numeric` (kopecks and micro-USDT scaled back to exact
+ * bigints), time is `timestamptz` (epoch milliseconds in the core), unique violations become
+ * `WriteConflict`, and any other SQL failure is a defect.
+ */
+import { Effect } from "effect"
+import { WriteConflict } from "@paydesk/core"
+import type { SqlError } from "effect/sql/SqlError"
+
+/** A bigint in minor units (`scale` decimals) as a numeric literal string. */
+export const toNumeric = (minor: bigint, scale: number): string => {
+  const negative = minor < 0n
+  const digits = (negative ? -minor : minor).toString().padStart(scale + 1, "0")
+  const body = scale === 0 ? digits : `${digits.slice(0, -scale)}.${digits.slice(-scale)}`
+  return negative ? `-${body}` : body
+}
+
+/** A numeric column value (string) back to minor units; exact, no floats. */
+export const fromNumeric = (value: string | number | bigint, scale: number): bigint => {
+  const text = String(value)
+  const negative = text.startsWith("-")
+  const [whole = "0", fraction = ""] = (negative ? text.slice(1) : text).split(".")
+  const padded = (fraction + "0".repeat(scale)).slice(0, scale)
+  const minor = BigInt(whole) * 10n ** BigInt(scale) + (scale === 0 ? 0n : BigInt(padded))
+  return negative ? -minor : minor
+}
+
+/** Kopecks as `numeric(14,2)`. */
+export const rub = (kopecks: bigint): string => toNumeric(kopecks, 2)
+/** `numeric` roubles back to kopecks. */
+export const fromRub = (value: string | number | bigint): bigint => fromNumeric(value, 2)
+/** Micro-USDT (or micro-RUB rates) as `numeric(20,6)`. */
+export const micro = (value: bigint): string => toNumeric(value, 6)
+/** `numeric(20,6)` back to micro units. */
+export const fromMicro = (value: string | number | bigint): bigint => fromNumeric(value, 6)
+
+/** Epoch milliseconds as a `timestamptz` parameter. */
+export const time = (ms: number): Date => new Date(ms)
+/** Nullable epoch milliseconds as a `timestamptz` parameter. */
+export const timeOrNull = (ms: number | null): Date | null => (ms === null ? null : new Date(ms))
+/** A `timestamptz` value back to epoch milliseconds. */
+export const fromTime = (value: Date | string): number => (value instanceof Date ? value.getTime() : Date.parse(value))
+/** A nullable `timestamptz` value back to epoch milliseconds. */
+export const fromTimeOrNull = (value: Date | string | null): number | null => (value === null ? null : fromTime(value))
+
+/** True when a SQL error is a unique violation. */
+export const isUniqueViolation = (error: SqlError): boolean => (error.reason as { _tag?: string })._tag === "UniqueViolation"
+
+/** True when a SQL error is a concurrency abort a retry can fix (deadlock, serialization failure). */
+export const isConcurrencyAbort = (error: SqlError): boolean => {
+  const tag = (error.reason as { _tag?: string })._tag
+  return tag === "DeadlockError" || tag === "SerializationError" || tag === "LockTimeoutError"
+}
+
+/** Maps unique violations to `WriteConflict` and every other SQL error to a defect. */
+export const conflictOnUnique = (constraint: string) =>
+<A, R>(effect: Effect.Effect<A, SqlError, R>): Effect.Effect<A, WriteConflict, R> =>
+  Effect.catch(effect, (error: SqlError) =>
+    isUniqueViolation(error) || isConcurrencyAbort(error)
+      ? Effect.fail(new WriteConflict({ constraint, message: `${constraint} already taken or changed concurrently` }))
+      : Effect.die(error))
+
+/** Any SQL error is a defect (the adapter has no expected failure here). */
+export const orDie = <A, R>(effect: Effect.Effect<A, SqlError, R>): Effect.Effect<A, never, R> => Effect.orDie(effect)

@@ -1,0 +1,38 @@
+import { assert, describe, it } from "@effect/vitest"
+import { Effect, Redacted } from "effect"
+import { PgClient } from "@effect/sql-pg"
+import { SqlClient } from "effect/sql"
+import { chmod, mkdtemp, rm } from "node:fs/promises"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import * as EmbeddedPostgres from "../src/EmbeddedPostgres.js"
+import * as PgStore from "../src/PgStore.js"
+
+const query = <A>(url: string, effect: Effect.Effect<A, unknown, SqlClient.SqlClient>) =>
+  effect.pipe(Effect.provide(PgClient.layer({ url: Redacted.make(url), maxConnections: 1 })), Effect.orDie)
+
+describe("EmbeddedPostgres", () => {
+  it.live("keeps its data in the data directory across restarts, and migrations are safe to run twice", () =>
+    Effect.gen(function*() {
+      const dir = yield* Effect.promise(() => mkdtemp(join(tmpdir(), "paydesk-embedded-")))
+      yield* Effect.promise(() => chmod(dir, 0o755))
+      const dataDir = join(dir, "data")
+      const first = yield* Effect.promise(() => EmbeddedPostgres.start({ dataDir }))
+      const applied = yield* query(first.url, PgStore.migrate)
+      assert.deepStrictEqual(applied.map(([id]) => id), [1])
+      yield* query(first.url, Effect.flatMap(SqlClient.SqlClient, (sql) =>
+        sql`INSERT INTO accounts (id, name, created_at) VALUES (${crypto.randomUUID()}, ${"kept"}, now())`))
+      yield* Effect.promise(() => first.stop())
+
+      const second = yield* Effect.promise(() => EmbeddedPostgres.start({ dataDir }))
+      const again = yield* query(second.url, PgStore.migrate)
+      assert.deepStrictEqual(again, [])
+      const rows = yield* query(second.url, Effect.flatMap(SqlClient.SqlClient, (sql) => sql<{ name: string }>`SELECT name FROM accounts`))
+      assert.deepStrictEqual(rows.map((r) => r.name), ["kept"])
+      const recorded = yield* query(second.url, Effect.flatMap(SqlClient.SqlClient, (sql) =>
+        sql<{ count: bigint | string }>`SELECT count(*) AS count FROM paydesk_migrations`))
+      assert.strictEqual(String(recorded[0]!.count), "1")
+      yield* Effect.promise(() => second.stop())
+      yield* Effect.promise(() => rm(dir, { recursive: true, force: true }))
+    }), 120_000)
+})

@@ -1,0 +1,176 @@
+import { assert, describe, it } from "@effect/vitest"
+import { Clock, Effect, Layer, Option } from "effect"
+import {
+  Acquirer,
+  Auth,
+  Config,
+  LedgerRepository,
+  OutboxRepository,
+  PaydeskConfig,
+  PaymentRepository,
+  Payments,
+  Payouts,
+  Subscriptions,
+  SubscriptionRepository,
+  Work
+} from "@paydesk/core"
+import {
+  AcquirerEmulator,
+  AesGcmSecretCipher,
+  HmacTokenIssuer,
+  Kit,
+  ManualClock,
+  MemoryRateSource,
+  PayoutNetworkEmulator,
+  Pbkdf2PasswordHasher,
+  RecordingCallbackTransport,
+  TestEntropy
+} from "@paydesk/testkit"
+import * as PgStore from "../src/PgStore.js"
+import { freshDatabase, targets } from "./PgHarness.js"
+
+const anchor = Date.parse("2026-01-31T07:00:00.000Z")
+
+/** A fresh migrated database with the kit around it; `pool` connections. */
+const kitOn = (url: string, pool = 20) =>
+  Layer.unwrap(Effect.map(freshDatabase(url), (db) => Kit.layerAround(PgStore.layer(db, { maxConnections: pool }))))
+
+/** Runs `body` with a manual wall clock at `anchor` (sleeps stay real: the pool needs them). */
+const timed = <A, E, R>(body: (clock: ManualClock.ManualClock) => Effect.Effect<A, E, R>) =>
+  Effect.flatMap(ManualClock.make(anchor), (clock) => Effect.provideService(body(clock), Clock.Clock, clock.clock))
+
+const setup = Effect.gen(function*() {
+  const merchant = yield* Kit.provisionMerchant()
+  const plans = yield* Kit.provisionPlans(merchant.terminal.id)
+  const principal = yield* Kit.apiKeyPrincipal(merchant, crypto.randomUUID())
+  return { merchant, plans, principal }
+})
+
+const all = { concurrency: "unbounded" } as const
+
+for (const target of targets) {
+  describe(`Postgres concurrency (${target.name})`, () => {
+    it.live("50 concurrent subscription creations with one key and one body give one subscription", () =>
+      timed((clock) => Effect.gen(function*() {
+        const { merchant, plans, principal } = yield* setup
+        const body = { terminal_id: merchant.terminal.id, plan_id: plans.ceilingMonthly.id, amount: "100" }
+        const results = yield* Effect.forEach(Array.from({ length: 50 }, () => body), (b) =>
+          Subscriptions.create(principal, { idempotencyKey: "one-key", body: b }), all)
+        assert.strictEqual(new Set(results.map((r) => r.subscription.id)).size, 1)
+        assert.strictEqual(results.filter((r) => r.created).length, 1)
+        const listed = yield* (yield* SubscriptionRepository).list({ terminalIds: [merchant.terminal.id], providerState: null }, { limit: 100, offset: 0 })
+        assert.strictEqual(listed.total, 1)
+      })).pipe(Effect.provide(kitOn(target.url))), 60_000)
+
+    it.live("with two bodies on one key, one body wins and every request of the other gets 409", () =>
+      timed((clock) => Effect.gen(function*() {
+        const { merchant, plans, principal } = yield* setup
+        const bodies = Array.from({ length: 50 }, (_, i) => ({
+          terminal_id: merchant.terminal.id,
+          plan_id: plans.ceilingMonthly.id,
+          amount: i % 2 === 0 ? "100" : "200"
+        }))
+        const results = yield* Effect.forEach(bodies, (b) =>
+          Effect.result(Subscriptions.create(principal, { idempotencyKey: "two-bodies", body: b })), all)
+        const ok = results.flatMap((r) => r._tag === "Success" ? [r.success] : [])
+        const conflicts = results.filter((r) => r._tag === "Failure" && r.failure._tag === "IdempotencyConflict")
+        assert.strictEqual(ok.length + conflicts.length, 50)
+        assert.strictEqual(new Set(ok.map((r) => r.subscription.id)).size, 1)
+        assert.strictEqual(ok.length, 25)
+        const listed = yield* (yield* SubscriptionRepository).list({ terminalIds: [merchant.terminal.id], providerState: null }, { limit: 100, offset: 0 })
+        assert.strictEqual(listed.total, 1)
+      })).pipe(Effect.provide(kitOn(target.url))), 60_000)
+
+    it.live("50 concurrent payment creations with one order_id give one payment", () =>
+      timed((clock) => Effect.gen(function*() {
+        const { merchant, principal } = yield* setup
+        const results = yield* Effect.forEach(Array.from({ length: 50 }, () => 0), () =>
+          Payments.create(principal, { amount: "10.00", orderId: "same-order" }), all)
+        assert.strictEqual(new Set(results.map((r) => r.payment.id)).size, 1)
+        assert.strictEqual(results.filter((r) => r.created).length, 1)
+        const listed = yield* Payments.list(principal, { environment: "all" })
+        assert.strictEqual(listed.total, 1)
+        const events = yield* (yield* OutboxRepository).listEvents({ terminalId: merchant.terminal.id })
+        assert.strictEqual(events.length, 1)
+      })).pipe(Effect.provide(kitOn(target.url))), 60_000)
+
+    it.live("50 concurrent payouts that together exceed the balance never overdraw it", () =>
+      timed((clock) => Effect.gen(function*() {
+        const { merchant, principal } = yield* setup
+        const { payment } = yield* Payments.create(principal, { amount: "9500", orderId: "fund" })
+        yield* Payments.settle(payment.id, "paid")
+        const results = yield* Effect.forEach(Array.from({ length: 50 }, () => 0), () =>
+          Effect.result(Payouts.create(principal, { amountUsdt: "30", walletAddress: "w-1", network: "TRC-20" })), all)
+        assert.strictEqual(results.filter((r) => r._tag === "Success").length, 3)
+        assert.isTrue(results.every((r) => r._tag === "Success" || r.failure._tag === "InsufficientBalance"))
+        const balance = yield* (yield* LedgerRepository).balance(merchant.terminal.id)
+        assert.deepStrictEqual(balance, { rubPending: 0n, usdtAvailable: 10_000_000n, usdtHold: 90_000_000n })
+      }).pipe(Effect.provideService(PaydeskConfig, { ...Config.defaults, maxActivePayouts: 100 }))).pipe(Effect.provide(kitOn(target.url))), 60_000)
+
+    it.live("the same nonce sent 20 times at once is accepted once", () =>
+      timed((clock) => Effect.gen(function*() {
+        const { merchant } = yield* setup
+        const results = yield* Effect.forEach(Array.from({ length: 20 }, () => "n-1"), (n) =>
+          Effect.result(Auth.apiKey(merchant.apiKey, n)), all)
+        assert.strictEqual(results.filter((r) => r._tag === "Success").length, 1)
+        assert.isTrue(results.every((r) => r._tag === "Success" || r.failure.message === "nonce already used"))
+      })).pipe(Effect.provide(kitOn(target.url))), 60_000)
+
+    it.live("two workers running due charges at once charge each cycle once", () =>
+      timed((clock) => Effect.gen(function*() {
+        const db = yield* freshDatabase(target.url)
+        // One bank for both workers; two separate pools on one database.
+        const bank = AcquirerEmulator.make()
+        const worker = () =>
+          Layer.mergeAll(
+            PgStore.layer(db, { maxConnections: 5 }),
+            TestEntropy.layerCrypto,
+            Pbkdf2PasswordHasher.layer(),
+            HmacTokenIssuer.layer(),
+            AesGcmSecretCipher.layer(),
+            MemoryRateSource.layer(),
+            RecordingCallbackTransport.layer,
+            PayoutNetworkEmulator.layer,
+            Layer.succeed(AcquirerEmulator.AcquirerEmulator)(bank),
+            Layer.succeed(Acquirer)(bank.acquirer)
+          ).pipe(Layer.fresh)
+        const ids = yield* Effect.gen(function*() {
+          const { merchant, plans, principal } = yield* setup
+          const created: Array<string> = []
+          for (let i = 0; i < 10; i++) {
+            const { subscription } = yield* Subscriptions.create(principal, {
+              idempotencyKey: `k-${i}`,
+              body: { terminal_id: merchant.terminal.id, plan_id: plans.ceilingMonthly.id, amount: "100" }
+            })
+            const { firstPayment } = yield* Subscriptions.confirm(subscription.payToken, subscription.csrfToken)
+            yield* Payments.settle(Option.getOrThrow(firstPayment).id, "paid")
+            created.push(subscription.id)
+          }
+          return created
+        }).pipe(Effect.provide(worker()))
+        for (const due of ["2026-02-28", "2026-03-31"].map((d) => Date.parse(`${d}T07:00:00.000Z`))) {
+          yield* clock.set(due)
+          yield* Effect.all([Work.runDue().pipe(Effect.provide(worker())), Work.runDue().pipe(Effect.provide(worker()))], all)
+        }
+        assert.strictEqual(bank.charges.length, 20)
+        assert.strictEqual(new Set(bank.charges.map((c) => c.idempotencyKey)).size, 20)
+        const cycles = yield* Effect.forEach(ids, (id) =>
+          Effect.flatMap(SubscriptionRepository, (r) => r.get(id)).pipe(Effect.map((s) => Option.getOrThrow(s).successfulCycles)))
+          .pipe(Effect.provide(worker()))
+        assert.deepStrictEqual(cycles, Array(10).fill(3))
+      })), 120_000)
+
+    it.live("a use case that fails after its first write leaves no row behind", () =>
+      timed((clock) => Effect.gen(function*() {
+        const { merchant, principal } = yield* setup
+        const failingOutbox = OutboxRepository.of({ ...(yield* OutboxRepository), insertEvent: () => Effect.die(new Error("disk full")) })
+        const exit = yield* Effect.exit(
+          Payments.create(principal, { amount: "10", orderId: "half" }).pipe(Effect.provideService(OutboxRepository, failingOutbox))
+        )
+        assert.strictEqual(exit._tag, "Failure")
+        assert.isTrue(Option.isNone(yield* (yield* PaymentRepository).findByOrderId(merchant.terminal.id, "prod", "half")))
+        const { created } = yield* Payments.create(principal, { amount: "10", orderId: "half" })
+        assert.isTrue(created)
+      })).pipe(Effect.provide(kitOn(target.url))), 60_000)
+  })
+}

@@ -1,0 +1,51 @@
+/**
+ * `PgRateSource` on every Postgres target: no rate is `ProviderUnavailable`, the general rate
+ * applies to every terminal, a terminal's own rate overrides it for that terminal only, and
+ * `setRate` replaces a scope's rate.
+ */
+import { assert, describe, layer } from "@effect/vitest"
+import { Effect, Layer } from "effect"
+import { RateSource } from "@paydesk/core"
+import * as PgRateSource from "../src/PgRateSource.js"
+import { store, targets } from "./PgHarness.js"
+
+const at = 1_768_467_600_000
+
+describe("PgRateSource", () => {
+  for (const target of targets) {
+    layer(PgRateSource.layer.pipe(Layer.provideMerge(store(target.url))), { timeout: "60 seconds" })(
+      `postgres (${target.name})`,
+      (it) => {
+        it.effect("without any rate, current fails with ProviderUnavailable", () =>
+          Effect.gen(function*() {
+            const rates = yield* RateSource
+            const none = yield* Effect.flip(rates.current(null))
+            assert.strictEqual(none._tag, "ProviderUnavailable")
+            const forTerminal = yield* Effect.flip(rates.current(crypto.randomUUID()))
+            assert.strictEqual(forTerminal._tag, "ProviderUnavailable")
+          }))
+
+        it.effect("the general rate applies to every terminal; a terminal's rate overrides it", () =>
+          Effect.gen(function*() {
+            const rates = yield* RateSource
+            const terminal = crypto.randomUUID()
+            yield* PgRateSource.setRate("general", 95_123_456n, at)
+            assert.deepStrictEqual(yield* rates.current(null), { rate: 95_123_456n, updatedAt: at })
+            assert.deepStrictEqual(yield* rates.current(terminal), { rate: 95_123_456n, updatedAt: at })
+            yield* PgRateSource.setRate(terminal, 90_000_001n, at + 1)
+            assert.deepStrictEqual(yield* rates.current(terminal), { rate: 90_000_001n, updatedAt: at + 1 })
+            assert.deepStrictEqual(yield* rates.current(null), { rate: 95_123_456n, updatedAt: at })
+            assert.deepStrictEqual(yield* rates.current(crypto.randomUUID()), { rate: 95_123_456n, updatedAt: at })
+          }))
+
+        it.effect("setRate replaces the rate of its scope", () =>
+          Effect.gen(function*() {
+            const rates = yield* RateSource
+            yield* PgRateSource.setRate("general", 100_000_000n, at + 10)
+            yield* PgRateSource.setRate("general", 9_007_199_254_740_993n, at + 20)
+            assert.deepStrictEqual(yield* rates.current(null), { rate: 9_007_199_254_740_993n, updatedAt: at + 20 })
+          }))
+      }
+    )
+  }
+})
