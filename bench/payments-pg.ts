@@ -67,23 +67,23 @@ const main = async () => {
   const script = join(mkdtempSync(join(tmpdir(), "paydesk-pgbench-")), "payment.sql")
   writeFileSync(script, `\\set n random(1, 1000000000000)
 BEGIN;
-SELECT id, account_id, status FROM terminals WHERE id = :'terminal';
-SELECT id FROM payments WHERE terminal_id = :'terminal' AND environment = 'sandbox' AND order_id = 'pgb-' || :client_id || '-' || :n;
+SELECT id, account_id, status FROM terminals WHERE id = '${terminalId}';
+SELECT id FROM payments WHERE terminal_id = '${terminalId}' AND environment = 'sandbox' AND order_id = 'pgb-' || :client_id || '-' || :n;
 INSERT INTO payments (id, terminal_id, order_id, amount, currency, description, metadata, payment_method, environment, status,
   pay_token, csrf_token, subscription_id, fingerprint, qr_payload, expires_at, created_at, updated_at, paid_at, version)
-VALUES (gen_random_uuid(), :'terminal', 'pgb-' || :client_id || '-' || :n, 1000.50, 'RUB', 'bench', NULL, 'sbp_test', 'sandbox', 'created',
+VALUES (gen_random_uuid(), '${terminalId}', 'pgb-' || :client_id || '-' || :n, 1000.50, 'RUB', 'bench', NULL, 'sbp_test', 'sandbox', 'created',
   md5(random()::text) || :n, md5(random()::text), NULL, md5(random()::text), 'sandbox-qr', now() + interval '30 minutes', now(), now(), NULL, 1);
 WITH e AS (
   INSERT INTO outbox_events (id, terminal_id, event_type, payment_id, payout_id, body, test, created_at)
-  VALUES (gen_random_uuid(), :'terminal', 'payment.created', gen_random_uuid(), NULL, '{"event_type":"payment.created"}', true, now())
+  VALUES (gen_random_uuid(), '${terminalId}', 'payment.created', gen_random_uuid(), NULL, '{"event_type":"payment.created"}', true, now())
   RETURNING id
 )
 INSERT INTO deliveries (id, event_id, terminal_id, status, attempts, next_attempt_at, created_at, updated_at)
-SELECT gen_random_uuid(), e.id, :'terminal', 'pending', 0, now(), now(), now() FROM e;
+SELECT gen_random_uuid(), e.id, '${terminalId}', 'pending', 0, now(), now(), now() FROM e;
 COMMIT;
 `)
   const output = execFileSync("pgbench", [
-    "-n", "-c", String(concurrency), "-j", "2", "-T", String(seconds), "-f", script, "-D", `terminal=${terminalId}`, url
+    "-n", "-c", String(concurrency), "-j", "2", "-T", String(seconds), "-f", script, url
   ], { encoding: "utf8" })
   const tps = Number(/tps = ([0-9.]+)/.exec(output)?.[1] ?? NaN)
   console.log(`core use case (Payments.create): ${rate.toFixed(1)} payments/s (${payments} payments, concurrency ${concurrency})`)
