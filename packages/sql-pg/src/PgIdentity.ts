@@ -10,7 +10,7 @@ import { Effect, Layer, Option } from "effect"
 import { AccountRepository, ApiKeyRepository, Id, SessionRepository, TerminalRepository } from "@paydesk/core"
 import type { Terminal } from "@paydesk/core"
 import { SqlClient } from "effect/sql"
-import { conflictOnUnique, fromTime, fromTimeOrNull, orDie, time, timeOrNull } from "./PgSupport.js"
+import { byUuid, conflictOnUnique, first, fromTime, fromTimeOrNull, orDie, time, timeOrNull } from "./PgSupport.js"
 
 type Time = Date | string
 
@@ -119,14 +119,6 @@ const toSession = (row: SessionRow): Terminal.Session => ({
   revokedAt: fromTimeOrNull(row.revoked_at),
   createdAt: fromTime(row.created_at)
 })
-
-/** The first row mapped, or none. */
-const first = <Row, A>(rows: ReadonlyArray<Row>, map: (row: Row) => A): Option.Option<A> =>
-  rows.length === 0 ? Option.none() : Option.some(map(rows[0]!))
-
-/** Runs a lookup by id only when `id` is a UUID (any other string names no row). */
-const byUuid = <A>(id: string, lookup: (id: string) => Effect.Effect<Option.Option<A>>) =>
-  Id.isUuid(id) ? lookup(id) : Effect.succeed(Option.none<A>())
 
 /** `AccountRepository` on the `SqlClient` in context; a duplicate e-mail is a `WriteConflict`. */
 export const layerAccountRepository: Layer.Layer<AccountRepository, never, SqlClient.SqlClient> = Layer.effect(

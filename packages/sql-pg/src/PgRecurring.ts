@@ -13,7 +13,7 @@ import { ChargeRepository, Id, PlanRepository, SubscriptionRepository, WriteConf
 import type { Charge, Plan, Schedule, Subscription } from "@paydesk/core"
 import { SqlClient } from "effect/sql"
 import type { Fragment } from "effect/sql/Statement"
-import { conflictOnUnique, fromRub, fromTime, fromTimeOrNull, orDie, rub, time, timeOrNull } from "./PgSupport.js"
+import { byUuid, conflictOnUnique, first, fromRub, fromTime, fromTimeOrNull, orDie, rub, time, timeOrNull } from "./PgSupport.js"
 
 type Time = Date | string
 type Numeric = string
@@ -236,12 +236,6 @@ const chargeColumns = (c: Charge.Charge) => ({
   created_at: time(c.createdAt),
   updated_at: time(c.updatedAt)
 })
-
-const first = <Row, A>(rows: ReadonlyArray<Row>, map: (row: Row) => A): Option.Option<A> =>
-  rows.length === 0 ? Option.none() : Option.some(map(rows[0]!))
-
-const byUuid = <A>(id: string, lookup: (id: string) => Effect.Effect<Option.Option<A>>) =>
-  Id.isUuid(id) ? lookup(id) : Effect.succeed(Option.none<A>())
 
 const compareText = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0)
 

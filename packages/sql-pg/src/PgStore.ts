@@ -6,22 +6,7 @@
  * store. `layerRepositories` provides the same on a `SqlClient` the host already has.
  */
 import { Effect, Layer, Redacted } from "effect"
-import type {
-  AccountRepository,
-  ApiKeyRepository,
-  ChargeRepository,
-  IdempotencyStore,
-  LedgerRepository,
-  NonceStore,
-  OutboxRepository,
-  PaymentRepository,
-  PayoutRepository,
-  PlanRepository,
-  SessionRepository,
-  SubscriptionRepository,
-  TerminalRepository,
-  Transactions
-} from "@paydesk/core"
+import type { Persistence as CorePersistence } from "@paydesk/core"
 import { PgClient } from "@effect/sql-pg"
 import { Migrator, SqlClient } from "effect/sql"
 import { migrations } from "./PgMigrations.js"
@@ -34,21 +19,7 @@ import * as PgRequestStores from "./PgRequestStores.js"
 import * as PgTransactions from "./PgTransactions.js"
 
 /** The persistence ports. */
-export type Persistence =
-  | Transactions
-  | AccountRepository
-  | TerminalRepository
-  | ApiKeyRepository
-  | SessionRepository
-  | PlanRepository
-  | PaymentRepository
-  | SubscriptionRepository
-  | ChargeRepository
-  | PayoutRepository
-  | LedgerRepository
-  | OutboxRepository
-  | NonceStore
-  | IdempotencyStore
+export type Persistence = CorePersistence
 
 /** Table that records applied migrations. */
 export const migrationsTable = "paydesk_migrations"

@@ -4,8 +4,8 @@
  * bigints), time is `timestamptz` (epoch milliseconds in the core), unique violations become
  * `WriteConflict`, and any other SQL failure is a defect.
  */
-import { Effect } from "effect"
-import { WriteConflict } from "@paydesk/core"
+import { Effect, Option } from "effect"
+import { Id, WriteConflict } from "@paydesk/core"
 import type { SqlError } from "effect/sql/SqlError"
 
 /** A bigint in minor units (`scale` decimals) as a numeric literal string. */
@@ -63,3 +63,11 @@ export const conflictOnUnique = (constraint: string) =>
 
 /** Any SQL error is a defect (the adapter has no expected failure here). */
 export const orDie = <A, R>(effect: Effect.Effect<A, SqlError, R>): Effect.Effect<A, never, R> => Effect.orDie(effect)
+
+/** The first row mapped, or none. */
+export const first = <Row, A>(rows: ReadonlyArray<Row>, map: (row: Row) => A): Option.Option<A> =>
+  rows.length === 0 ? Option.none() : Option.some(map(rows[0]!))
+
+/** Runs a lookup by id only when `id` is a UUID (any other string names no row). */
+export const byUuid = <A>(id: string, lookup: (id: string) => Effect.Effect<Option.Option<A>>) =>
+  Id.isUuid(id) ? lookup(id) : Effect.succeed(Option.none<A>())

@@ -44,11 +44,10 @@ export type Services =
 /** Everything but the store: emulators, test crypto, settable rate, recording transport. */
 export type Surroundings = Exclude<Services, MemoryStore.Services>
 
-/** The kit's emulators and test adapters around another store (e.g. Postgres), with Web Crypto entropy. */
-export const layerAround = <P, E, R>(store: Layer.Layer<P, E, R>): Layer.Layer<P | Surroundings, E, R> =>
+/** Emulators, test crypto, a settable rate and a recording transport, with the given entropy. */
+const surroundings = (entropy: Layer.Layer<Entropy>): Layer.Layer<Surroundings> =>
   Layer.mergeAll(
-    store,
-    TestEntropy.layerCrypto,
+    entropy,
     Pbkdf2PasswordHasher.layer(),
     HmacTokenIssuer.layer(),
     AesGcmSecretCipher.layer(),
@@ -58,18 +57,12 @@ export const layerAround = <P, E, R>(store: Layer.Layer<P, E, R>): Layer.Layer<P
     PayoutNetworkEmulator.layer
   )
 
+/** The kit's emulators and test adapters around another store (e.g. Postgres), with Web Crypto entropy. */
+export const layerAround = <P, E, R>(store: Layer.Layer<P, E, R>): Layer.Layer<P | Surroundings, E, R> =>
+  Layer.merge(store, surroundings(TestEntropy.layerCrypto))
+
 /** A fresh in-memory Paydesk: store, emulators, seeded entropy, test crypto. */
-export const layer: Layer.Layer<Services> = Layer.mergeAll(
-  MemoryStore.layer,
-  TestEntropy.layerSeeded(),
-  Pbkdf2PasswordHasher.layer(),
-  HmacTokenIssuer.layer(),
-  AesGcmSecretCipher.layer(),
-  MemoryRateSource.layer(),
-  RecordingCallbackTransport.layer,
-  AcquirerEmulator.layer,
-  PayoutNetworkEmulator.layer
-)
+export const layer: Layer.Layer<Services> = Layer.merge(MemoryStore.layer, surroundings(TestEntropy.layerSeeded()))
 
 /** Password of provisioned owners. */
 export const ownerPassword = "correct horse battery staple"

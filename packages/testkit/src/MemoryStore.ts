@@ -6,22 +6,7 @@
  * when a test needs a second, independent store inside a graph that already built one.
  */
 import { Layer } from "effect"
-import type {
-  AccountRepository,
-  ApiKeyRepository,
-  ChargeRepository,
-  IdempotencyStore,
-  LedgerRepository,
-  NonceStore,
-  OutboxRepository,
-  PaymentRepository,
-  PayoutRepository,
-  PlanRepository,
-  SessionRepository,
-  SubscriptionRepository,
-  TerminalRepository,
-  Transactions
-} from "@paydesk/core"
+import type { Persistence as CorePersistence } from "@paydesk/core"
 import * as MemoryDatabase from "./MemoryDatabase.js"
 import * as MemoryIdentity from "./MemoryIdentity.js"
 import * as MemoryOutboxRepository from "./MemoryOutboxRepository.js"
@@ -31,21 +16,7 @@ import * as MemoryRecurring from "./MemoryRecurring.js"
 import * as MemoryRequestStores from "./MemoryRequestStores.js"
 
 /** The persistence ports (repositories, stores and `Transactions`). */
-export type Persistence =
-  | Transactions
-  | AccountRepository
-  | TerminalRepository
-  | ApiKeyRepository
-  | SessionRepository
-  | PlanRepository
-  | PaymentRepository
-  | SubscriptionRepository
-  | ChargeRepository
-  | PayoutRepository
-  | LedgerRepository
-  | OutboxRepository
-  | NonceStore
-  | IdempotencyStore
+export type Persistence = CorePersistence
 
 /** The persistence ports plus the `MemoryDatabase` behind them. */
 export type Services = Persistence | MemoryDatabase.MemoryDatabase
