@@ -1,0 +1,9 @@
+/**
+ * @paydesk/fastify: the HTTP host of Paydesk as a Fastify app factory over the core's use cases.
+ */
+export * as App from "./App.js"
+export * as Http from "./Http.js"
+export * as HttpErrors from "./HttpErrors.js"
+export * as MerchantRoutes from "./MerchantRoutes.js"
+export * as PublicRoutes from "./PublicRoutes.js"
+export * as AdminRoutes from "./AdminRoutes.js"

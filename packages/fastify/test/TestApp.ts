@@ -1,0 +1,43 @@
+/**
+ * Test harness of the HTTP host: the app on the in-memory kit, with provisioning and
+ * request helpers. Each `make()` is a fresh service.
+ */
+import { Effect, ManagedRuntime } from "effect"
+import type { FastifyInstance } from "fastify"
+import { Kit } from "@paydesk/testkit"
+import * as App from "../src/App.js"
+
+export const publicUrl = "http://pay.test"
+export const adminToken = "test-admin-token"
+
+/** A fresh app on a fresh kit. */
+export const make = async (options: Partial<App.Options> = {}) => {
+  const runtime = ManagedRuntime.make(Kit.layer)
+  const app = await App.build({ runtime, publicUrl, adminToken, ...options })
+  const run = <A, E>(effect: Effect.Effect<A, E, Kit.Services>) => runtime.runPromise(effect)
+  return {
+    app,
+    runtime,
+    run,
+    /** A merchant with callback URL, terminal, key and secret. */
+    merchant: (options: Parameters<typeof Kit.provisionMerchant>[0] = {}) => run(Kit.provisionMerchant(options)),
+    plans: (terminalId: string) => run(Kit.provisionPlans(terminalId)),
+    close: async () => {
+      await app.close()
+      await runtime.dispose()
+    }
+  }
+}
+
+/** Headers of an API-key request with a fresh nonce. */
+export const keyHeaders = (apiKey: string, extra: Record<string, string> = {}) => ({
+  "x-api-key": apiKey,
+  "x-nonce": crypto.randomUUID(),
+  ...extra
+})
+
+/** JSON body of a response. */
+export const json = (response: { body: string }) => JSON.parse(response.body)
+
+export type TestApp = Awaited<ReturnType<typeof make>>
+export type { FastifyInstance }
