@@ -2,9 +2,9 @@
  * A tour of the Paydesk core on PostgreSQL: provision a merchant, take a sandbox payment
  * through the payer page's simulation, deliver its signed callbacks, and run a subscription
  * through consent, first payment and a scheduled charge. The store is `DATABASE_URL`, else an
- * embedded PostgreSQL keeping its data in `PAYDESK_DATA_DIR` (default `.data`); the acquirer,
+ * embedded PostgreSQL keeping its data in `PAYDESK_DATA_DIR` (default `.data/demo`); the acquirer,
  * payout network and callback receiver are the testkit's emulators. `DEMO_STORE=memory` runs it
- * all in memory. Run with `./run start` (until the reference server exists).
+ * all in memory. Run with `./run pnpm --filter @paydesk/examples run demo`.
  */
 import { Clock, Effect, Option } from "effect"
 import { Payments, Signature, Subscriptions, Views, Work } from "@paydesk/core"
@@ -65,7 +65,7 @@ const main = async () => {
   let url = process.env.DATABASE_URL
   let stop = async () => {}
   if (url === undefined) {
-    const dataDir = resolve(process.env.PAYDESK_DATA_DIR ?? resolve(import.meta.dirname, "../../.data"), "postgres")
+    const dataDir = resolve(process.env.PAYDESK_DATA_DIR ?? resolve(import.meta.dirname, "../../.data/demo"), "postgres")
     console.log(`Starting embedded PostgreSQL in ${dataDir}`)
     const running = await EmbeddedPostgres.start({ dataDir })
     url = running.url

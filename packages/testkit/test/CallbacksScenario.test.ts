@@ -1,7 +1,7 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Effect, Option } from "effect"
 import { TestClock } from "effect/testing"
-import { Callbacks, Config, OutboxRepository, PaydeskConfig, PaymentRepository, Payments, Terminals, Work } from "@paydesk/core"
+import { Callbacks, Config, OutboxRepository, PaydeskConfig, TerminalRepository, PaymentRepository, Payments, Terminals, Work } from "@paydesk/core"
 import { Kit, RecordingCallbackTransport } from "@paydesk/testkit"
 
 const start = Date.parse("2026-06-01T12:00:00.000Z")
@@ -82,6 +82,22 @@ describe("Callback delivery", () => {
       yield* Terminals.updateSettings(principal, merchant.terminal.id, { callbackUrl: "https://shop.example/fixed" })
       yield* runFor(60)
       assert.deepStrictEqual(transport.requests.map((r) => r.url), ["https://shop.example/cb", "https://shop.example/fixed"])
+    }).pipe(Effect.provide(Kit.layer)))
+})
+
+describe("Callback isolation", () => {
+  it.effect("a terminal whose secret cannot be decrypted fails its own attempts and never blocks others", () =>
+    Effect.gen(function*() {
+      const { merchant, principal, transport } = yield* setup
+      const other = yield* Kit.provisionMerchant({ callbackUrl: "https://other.example/cb" })
+      const terminals = yield* TerminalRepository
+      yield* terminals.update({ ...merchant.terminal, signingSecretEncrypted: "garbage" })
+      yield* Payments.create(principal, { amount: "10", orderId: "o", test: true })
+      yield* Payments.create(yield* Kit.apiKeyPrincipal(other, crypto.randomUUID()), { amount: "10", orderId: "o", test: true })
+      yield* Work.runDue()
+      assert.deepStrictEqual(transport.requests.map((r) => r.url), ["https://other.example/cb"])
+      const broken = (yield* Callbacks.listDeliveries({ terminalId: merchant.terminal.id, limit: 10 }))[0]!
+      assert.deepStrictEqual([broken.status, broken.attempts, broken.lastError], ["pending", 1, "signing secret unavailable"])
     }).pipe(Effect.provide(Kit.layer)))
 })
 

@@ -41,16 +41,25 @@ const attempt = Effect.fn("Callbacks.attempt")(function*(delivery: Callback.Deli
   if (url === null || Option.isNone(terminal)) {
     error = "terminal has no callback_url"
   } else {
-    const secret = yield* (yield* SecretCipher).decrypt(terminal.value.signingSecretEncrypted)
     const timestamp = toUnixSeconds(now)
-    const signature = yield* sign({ secret, timestamp, body: event.body })
-    const result = yield* Effect.result((yield* CallbackTransport).post({
+    const signed = yield* Effect.exit(
+      Effect.flatMap((yield* SecretCipher).decrypt(terminal.value.signingSecretEncrypted), (secret) =>
+        sign({ secret, timestamp, body: event.body }))
+    )
+    if (signed._tag === "Failure") {
+      yield* Effect.logError("callback not signed: the terminal's signing secret cannot be decrypted", signed.cause)
+      error = "signing secret unavailable"
+    }
+    const signature = signed._tag === "Success" ? signed.value : ""
+    const result = error !== null ? null : yield* Effect.result((yield* CallbackTransport).post({
       url,
       headers: headersFor({ signature, timestamp, test: event.test }),
       body: event.body,
       timeoutMs: Callback.timeoutMs
     }))
-    if (result._tag === "Success") {
+    if (result === null) {
+      // Not sent: recorded below as a failed attempt.
+    } else if (result._tag === "Success") {
       statusCode = result.success.statusCode
       latencyMs = result.success.latencyMs
       if (!Callback.isSuccess(statusCode)) error = `HTTP ${statusCode}`
@@ -104,7 +113,10 @@ export const runDue = Effect.fn("Callbacks.runDue")(function*() {
   }
   yield* Effect.forEach(
     groups.values(),
-    (group) => Effect.forEach(group, ({ delivery, event }) => attempt(delivery, event), { discard: true }),
+    (group) =>
+      Effect.forEach(group, ({ delivery, event }) =>
+        // One broken delivery must not stop the others; its lease makes it retry later.
+        attempt(delivery, event).pipe(Effect.catchCause((cause) => Effect.logError("callback attempt failed", cause))), { discard: true }),
     { concurrency, discard: true }
   )
   return claimed.length

@@ -214,7 +214,10 @@ export const runDue = Effect.fn("Payouts.runDue")(function*() {
       walletAddress: payout.walletAddress,
       network: payout.network
     })
-    if (yield* recordSend(payout.id, outcome)) sent++
+    const recorded = yield* recordSend(payout.id, outcome).pipe(
+      Effect.catchCause((cause) => Effect.as(Effect.logError("payout outcome not recorded", cause), false))
+    )
+    if (recorded) sent++
   }
   return submitted + sent
 })

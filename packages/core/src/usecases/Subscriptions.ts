@@ -535,7 +535,11 @@ export const runDueCharges = Effect.fn("Subscriptions.runDueCharges")(function*(
   const claimed = yield* atomic((yield* SubscriptionRepository).claimDue(now, now + config.leaseMs, config.batchSize))
   let attempted = 0
   for (const sub of claimed) {
-    if (yield* chargeOne(sub.id)) attempted++
+    // A failure of one subscription leaves it leased and retried later; the others go on.
+    const charged = yield* chargeOne(sub.id).pipe(
+      Effect.catchCause((cause) => Effect.as(Effect.logError("scheduled charge failed", cause), false))
+    )
+    if (charged) attempted++
   }
   return attempted
 })

@@ -1,0 +1,71 @@
+/**
+ * Configuration of the reference server from the environment (see DESIGN.md):
+ * PORT, HOST, DATABASE_URL, PAYDESK_DATA_DIR, PAYDESK_PUBLIC_URL, PAYDESK_ADMIN_TOKEN,
+ * PAYDESK_CLOCK, PAYDESK_ENGINE, plus PAYDESK_SECRET_KEY (32-byte key for secrets at rest and
+ * tokens; generated once into the data directory when unset) and PAYDESK_INITIAL_RATE.
+ */
+import { randomBytes } from "node:crypto"
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs"
+import { join, resolve } from "node:path"
+
+/** The server's settings. */
+export interface ServerConfig {
+  readonly port: number
+  readonly host: string
+  readonly databaseUrl: string | null
+  readonly dataDir: string
+  readonly publicUrl: string
+  readonly adminToken: string
+  readonly adminTokenGenerated: boolean
+  readonly clock: "system" | "manual"
+  readonly engine: "local" | "inngest" | "off"
+  readonly secretKey: string
+  readonly initialRate: string
+  readonly workIntervalMs: number
+}
+
+/** A configuration error: the variable and what is wrong. */
+export class ConfigError extends Error {}
+
+const choice = <T extends string>(name: string, value: string | undefined, allowed: ReadonlyArray<T>, fallback: T): T => {
+  if (value === undefined || value === "") return fallback
+  if (!(allowed as ReadonlyArray<string>).includes(value)) throw new ConfigError(`${name} must be one of: ${allowed.join(", ")}`)
+  return value as T
+}
+
+/** Reads and checks the configuration. */
+export const load = (env: NodeJS.ProcessEnv = process.env): ServerConfig => {
+  const port = Number(env.PORT ?? 8080)
+  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new ConfigError("PORT must be a TCP port number")
+  const host = env.HOST ?? "127.0.0.1"
+  const dataDir = resolve(env.PAYDESK_DATA_DIR ?? ".data")
+  const publicUrl = (env.PAYDESK_PUBLIC_URL ?? `http://${host.includes(":") ? `[${host}]` : host}:${port}`).replace(/\/+$/, "")
+  if (!/^https?:\/\/\S+$/.test(publicUrl)) throw new ConfigError("PAYDESK_PUBLIC_URL must be an http(s) origin")
+  const adminTokenGenerated = env.PAYDESK_ADMIN_TOKEN === undefined || env.PAYDESK_ADMIN_TOKEN === ""
+  const adminToken = adminTokenGenerated ? `adm_${randomBytes(24).toString("base64url")}` : env.PAYDESK_ADMIN_TOKEN!
+  let secretKey = env.PAYDESK_SECRET_KEY ?? ""
+  if (secretKey === "") {
+    const file = join(dataDir, "secret.key")
+    if (existsSync(file)) {
+      secretKey = readFileSync(file, "utf8").trim()
+    } else {
+      mkdirSync(dataDir, { recursive: true })
+      secretKey = randomBytes(32).toString("base64")
+      writeFileSync(file, `${secretKey}\n`, { mode: 0o600 })
+    }
+  }
+  return {
+    port,
+    host,
+    databaseUrl: env.DATABASE_URL === undefined || env.DATABASE_URL === "" ? null : env.DATABASE_URL,
+    dataDir,
+    publicUrl,
+    adminToken,
+    adminTokenGenerated,
+    clock: choice("PAYDESK_CLOCK", env.PAYDESK_CLOCK, ["system", "manual"], "system"),
+    engine: choice("PAYDESK_ENGINE", env.PAYDESK_ENGINE, ["local", "inngest", "off"], "local"),
+    secretKey,
+    initialRate: env.PAYDESK_INITIAL_RATE ?? "95.00",
+    workIntervalMs: Number(env.PAYDESK_WORK_INTERVAL_MS ?? 1000)
+  }
+}

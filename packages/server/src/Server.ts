@@ -1,0 +1,109 @@
+/**
+ * The composition root of the reference deployment: PostgreSQL (external or embedded), the
+ * production security adapters, the HTTP callback transport, the acquirer and payout-network
+ * emulators (ports ready for a real bank), the clock (system or manual), the Fastify app and the
+ * local background worker. `start(config)` returns a handle whose `stop()` shuts down in order:
+ * stop accepting requests and let in-flight ones finish, stop the worker, close the pool, stop
+ * the embedded database.
+ */
+import { Clock, Effect, Layer, ManagedRuntime, Result } from "effect"
+import type { FastifyInstance } from "fastify"
+import { Acquirer, Amount, type Services, Work } from "@paydesk/core"
+import { App } from "@paydesk/fastify"
+import { EmbeddedPostgres, NodeSecurity, PgRateSource, PgStore } from "@paydesk/sql-pg"
+import { AcquirerEmulator, HmacTokenIssuer, ManualClock, PayoutNetworkEmulator } from "@paydesk/testkit"
+import { SqlClient } from "effect/sql"
+import { createHash } from "node:crypto"
+import { join } from "node:path"
+import type { ServerConfig } from "./Config.js"
+import * as HttpCallbackTransport from "./HttpCallbackTransport.js"
+import * as LocalWorker from "./LocalWorker.js"
+
+/** A running server. */
+export interface Running {
+  readonly app: FastifyInstance
+  readonly url: string
+  readonly config: ServerConfig
+  stop(): Promise<void>
+}
+
+/** Starts everything; `log` receives startup lines (not secrets other than a generated admin token). */
+export const start = async (config: ServerConfig, log: (line: string) => void = () => {}): Promise<Running> => {
+  let databaseUrl = config.databaseUrl
+  let stopDatabase = async () => {}
+  if (databaseUrl === null) {
+    const dataDir = join(config.dataDir, "postgres")
+    log(`starting embedded PostgreSQL in ${dataDir}`)
+    const embedded = await EmbeddedPostgres.start({ dataDir })
+    databaseUrl = embedded.url
+    stopDatabase = () => embedded.stop()
+  }
+
+  const manual = config.clock === "manual" ? await Effect.runPromise(ManualClock.make(Date.now())) : null
+  const acquirer = AcquirerEmulator.make()
+  const key = NodeSecurity.parseKey(config.secretKey)
+  const tokenKey = createHash("sha256").update("paydesk-access-tokens").update(key).digest("base64")
+  const store = PgStore.layer(databaseUrl)
+  const layer = Layer.mergeAll(
+    PgRateSource.layer,
+    NodeSecurity.layerCryptoEntropy,
+    NodeSecurity.layerScryptPasswordHasher(),
+    NodeSecurity.layerAesGcmSecretCipher(key),
+    HmacTokenIssuer.layer(tokenKey),
+    HttpCallbackTransport.layer,
+    Layer.succeed(AcquirerEmulator.AcquirerEmulator)(acquirer),
+    Layer.succeed(Acquirer)(acquirer.acquirer),
+    PayoutNetworkEmulator.layer,
+    manual === null ? Layer.empty : Layer.succeed(Clock.Clock)(manual.clock)
+  ).pipe(Layer.provideMerge(store))
+  const runtime = ManagedRuntime.make(layer) as unknown as ManagedRuntime.ManagedRuntime<Services | SqlClient.SqlClient, never>
+
+  // A rate must exist before live payments settle in instant mode.
+  const rate = Amount.parseRate(config.initialRate)
+  if (Result.isFailure(rate)) throw new Error(`PAYDESK_INITIAL_RATE: ${rate.failure.message}`)
+  await runtime.runPromise(Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const rows = yield* sql`SELECT 1 FROM rates WHERE scope = ${PgRateSource.general}`.pipe(Effect.orDie)
+    if (rows.length === 0) yield* PgRateSource.setRate(PgRateSource.general, rate.success, Date.now())
+  }))
+
+  const worker = config.engine === "local"
+    ? LocalWorker.start(runtime, config.workIntervalMs, (error) => log(`background work failed: ${String(error)}`))
+    : null
+
+  const app = await App.build({
+    runtime,
+    publicUrl: config.publicUrl,
+    adminToken: config.adminToken,
+    logger: {
+      level: process.env.LOG_LEVEL ?? "info",
+      redact: ["req.headers.authorization", "req.headers[\"x-api-key\"]", "req.headers[\"x-nonce\"]"]
+    },
+    operator: {
+      setRate: (value) =>
+        runtime.runPromise(Effect.flatMap(Clock.currentTimeMillis, (now) => PgRateSource.setRate(PgRateSource.general, value, now))),
+      programCharges: (subscriptionId, outcomes) => Effect.runPromise(acquirer.programCharges(subscriptionId, outcomes)),
+      runWork: () => worker === null ? runtime.runPromise(Work.drain()) : worker.runNow(),
+      ...(manual === null ? {} : {
+        setClock: async (now: number) => {
+          await Effect.runPromise(manual.set(now))
+          worker?.wake()
+        }
+      })
+    }
+  })
+  app.addHook("onResponse", async (request) => {
+    if (request.method !== "GET") worker?.wake()
+  })
+  const url = await app.listen({ port: config.port, host: config.host })
+
+  let stopping: Promise<void> | null = null
+  const stop = () =>
+    stopping ??= (async () => {
+      await app.close()
+      await worker?.stop()
+      await runtime.dispose()
+      await stopDatabase()
+    })()
+  return { app, url, config, stop }
+}
