@@ -15,6 +15,8 @@ export interface ServerConfig {
   readonly databaseUrl: string | null
   readonly dataDir: string
   readonly publicUrl: string
+  /** True when PAYDESK_PUBLIC_URL was not set (the server derives it from its address). */
+  readonly publicUrlDefaulted: boolean
   readonly adminToken: string
   readonly adminTokenGenerated: boolean
   readonly clock: "system" | "manual"
@@ -60,6 +62,7 @@ export const load = (env: NodeJS.ProcessEnv = process.env): ServerConfig => {
     databaseUrl: env.DATABASE_URL === undefined || env.DATABASE_URL === "" ? null : env.DATABASE_URL,
     dataDir,
     publicUrl,
+    publicUrlDefaulted: env.PAYDESK_PUBLIC_URL === undefined || env.PAYDESK_PUBLIC_URL === "",
     adminToken,
     adminTokenGenerated,
     clock: choice("PAYDESK_CLOCK", env.PAYDESK_CLOCK, ["system", "manual"], "system"),

@@ -28,7 +28,14 @@ export interface Running {
 }
 
 /** Starts everything; `log` receives startup lines (not secrets other than a generated admin token). */
-export const start = async (config: ServerConfig, log: (line: string) => void = () => {}): Promise<Running> => {
+export const start = async (given: ServerConfig, log: (line: string) => void = () => {}): Promise<Running> => {
+  // Port 0 picks a free port now, so the default public URL can name it.
+  const port = given.port === 0 ? await EmbeddedPostgres.freePort() : given.port
+  const config: ServerConfig = {
+    ...given,
+    port,
+    publicUrl: given.publicUrlDefaulted ? `http://${given.host.includes(":") ? `[${given.host}]` : given.host}:${port}` : given.publicUrl
+  }
   let databaseUrl = config.databaseUrl
   let stopDatabase = async () => {}
   if (databaseUrl === null) {

@@ -10,7 +10,7 @@ const log = (line: string) => process.stdout.write(`${JSON.stringify({ level: 30
 const main = async () => {
   const config = Config.load()
   const running = await Server.start(config, log)
-  log(`paydesk listening on ${running.url} (public ${config.publicUrl}, clock ${config.clock}, engine ${config.engine})`)
+  log(`paydesk listening on ${running.url} (public ${running.config.publicUrl}, clock ${config.clock}, engine ${config.engine})`)
   if (config.adminTokenGenerated) {
     process.stdout.write(`\nOperator API token (generated for this run): ${config.adminToken}\n  export PAYDESK_ADMIN_TOKEN=${config.adminToken}\n\n`)
   }

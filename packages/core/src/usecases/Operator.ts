@@ -113,7 +113,8 @@ export const createTerminal = Effect.fn("Operator.createTerminal")(function*(inp
 
 /** Issues another API key for a terminal. */
 export const createApiKey = Effect.fn("Operator.createApiKey")(function*(terminalId: string, options: { readonly subscriptionWrite: boolean }) {
-  const terminal = yield* (yield* TerminalRepository).get(terminalId)
+  const id = terminalId.toLowerCase()
+  const terminal = isUuid(id) ? yield* (yield* TerminalRepository).get(id) : Option.none()
   if (Option.isNone(terminal)) return yield* NotFound.of("terminal")
   return yield* atomic(newApiKey(terminal.value.id, options.subscriptionWrite))
 })
@@ -122,7 +123,8 @@ export const createApiKey = Effect.fn("Operator.createApiKey")(function*(termina
 export const setTerminalStatus = Effect.fn("Operator.setTerminalStatus")(function*(terminalId: string, status: Terminal["status"]) {
   return yield* atomic(Effect.gen(function*() {
     const terminals = yield* TerminalRepository
-    const found = yield* terminals.getForUpdate(terminalId)
+    const id = terminalId.toLowerCase()
+    const found = isUuid(id) ? yield* terminals.getForUpdate(id) : Option.none()
     if (Option.isNone(found)) return yield* NotFound.of("terminal")
     const next = { ...found.value, status, updatedAt: yield* Clock.currentTimeMillis }
     yield* terminals.update(next)

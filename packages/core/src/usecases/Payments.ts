@@ -315,10 +315,11 @@ export const simulate = Effect.fn("Payments.simulate")(function*(
   input: { readonly outcome: string; readonly csrfToken: string }
 ) {
   const { payment } = yield* findPublic(token)
+  // The page's token first: a caller without it learns nothing about the payment.
+  if (input.csrfToken !== payment.csrfToken) return yield* CsrfRejected.of()
   if (payment.environment !== "sandbox") {
     return yield* new OperationNotAllowed({ message: "simulation is available only for sandbox payments" })
   }
-  if (input.csrfToken !== payment.csrfToken) return yield* CsrfRejected.of()
   if (input.outcome !== "paid" && input.outcome !== "failed") {
     return yield* invalid("outcome", "outcome must be paid or failed")
   }

@@ -12,6 +12,7 @@ import type { Charge } from "../Charge.js"
 import { PaydeskConfig } from "../Config.js"
 import { type InvalidTransition, NotFound, StopFailed } from "../Errors.js"
 import type { Payment } from "../Payment.js"
+import { isUuid } from "../Id.js"
 import { chargeAt } from "../Schedule.js"
 import * as StateMachine from "../StateMachine.js"
 import * as Subscription from "../Subscription.js"
@@ -35,8 +36,9 @@ export const move = (sub: Sub, event: Subscription.Event, now: number): Result.R
 
 /** Loads a subscription by id (no access check: operator and internal use). */
 export const load = Effect.fn("SubscriptionLifecycle.load")(function*(id: string) {
-  const found = (yield* SubscriptionRepository).get(id.toLowerCase())
-  const sub = yield* found
+  const key = id.toLowerCase()
+  if (!isUuid(key)) return yield* NotFound.of("subscription")
+  const sub = yield* (yield* SubscriptionRepository).get(key)
   if (Option.isNone(sub)) return yield* NotFound.of("subscription")
   return sub.value
 })
@@ -47,7 +49,9 @@ export const chargeTimeOf = (sub: Sub, k: number): number =>
 
 /** Loads a subscription with a row lock. */
 export const locked = Effect.fn("SubscriptionLifecycle.locked")(function*(id: string) {
-  const found = yield* (yield* SubscriptionRepository).getForUpdate(id)
+  const key = id.toLowerCase()
+  if (!isUuid(key)) return yield* NotFound.of("subscription")
+  const found = yield* (yield* SubscriptionRepository).getForUpdate(key)
   if (Option.isNone(found)) return yield* NotFound.of("subscription")
   return found.value
 })

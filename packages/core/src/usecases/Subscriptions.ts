@@ -24,7 +24,8 @@ import {
   PlanNotAvailable,
   RecurringNotConfigured,
   SubscriptionFieldsMissing,
-  CsrfRejected
+  CsrfRejected,
+  TerminalUnavailable
 } from "../Errors.js"
 import * as Idempotency from "../Idempotency.js"
 import { isUuid } from "../Id.js"
@@ -349,6 +350,7 @@ export const confirm = Effect.fn("Subscriptions.confirm")(function*(token: strin
     if (sub.billingStatus !== "consent_pending") return sub
     const terminal = yield* (yield* TerminalRepository).get(sub.terminalId)
     if (Option.isNone(terminal)) return yield* NotFound.of("terminal")
+    if (terminal.value.status !== "active") return yield* TerminalUnavailable.of()
     return yield* consentAndStartFirstPayment(terminal.value, sub)
   }))
   return yield* findPublic(token)

@@ -1,0 +1,117 @@
+import { afterEach, beforeEach, describe, expect, it } from "vitest"
+import { Schema } from "effect"
+import { Kit } from "@paydesk/testkit"
+import { responses } from "../src/ResponseSchemas.js"
+import { json, keyHeaders, make, type TestApp } from "./TestApp.js"
+
+const shape = <K extends keyof typeof responses>(name: K, body: unknown) =>
+  Schema.decodeUnknownSync(responses[name] as Schema.Codec<unknown>, { onExcessProperty: "error" })(body)
+
+const expectError = (response: { statusCode: number; body: string; headers: Record<string, unknown> }, status: number, code: string, message?: string) => {
+  expect(response.statusCode).toBe(status)
+  const body = json(response)
+  shape("Error", body)
+  expect(body.error.code).toBe(code)
+  expect(body.error.request_id).toBe(response.headers["x-request-id"])
+  if (message !== undefined) expect(body.error.message).toBe(message)
+  return body.error as { code: string; message: string; field?: string }
+}
+
+let t: TestApp
+beforeEach(async () => {
+  t = await make()
+})
+afterEach(() => t.close())
+
+const login = (payload: unknown) => t.app.inject({ method: "POST", url: "/api/v1/auth/login", payload: payload as object })
+const refresh = (payload: unknown) => t.app.inject({ method: "POST", url: "/api/v1/auth/refresh", payload: payload as object })
+const bearer = (token: string) => ({ authorization: `Bearer ${token}` })
+
+describe("MerchantApi authentication", () => {
+  it("requires an API key and a fresh nonce on every merchant route", async () => {
+    const merchant = await t.merchant()
+    const url = "/api/v1/balance"
+    expectError(await t.app.inject({ method: "GET", url }), 401, "unauthenticated", "X-API-Key header is required")
+    expectError(await t.app.inject({ method: "GET", url, headers: keyHeaders("pk_unknown") }), 401, "unauthenticated", "invalid api key")
+    expectError(await t.app.inject({ method: "GET", url, headers: { "x-api-key": merchant.apiKey } }), 401, "unauthenticated", "X-Nonce header is required")
+    expectError(
+      await t.app.inject({ method: "GET", url, headers: { "x-api-key": merchant.apiKey, "x-nonce": "x".repeat(129) } }),
+      401,
+      "unauthenticated",
+      "X-Nonce must be 1 to 128 printable ASCII characters"
+    )
+    const headers = keyHeaders(merchant.apiKey)
+    expect((await t.app.inject({ method: "GET", url, headers })).statusCode).toBe(200)
+    expectError(await t.app.inject({ method: "GET", url, headers }), 401, "nonce_already_used", "nonce already used")
+    // A reused nonce changes nothing: the payment is not created.
+    const nonce = keyHeaders(merchant.apiKey)
+    await t.app.inject({ method: "GET", url, headers: nonce })
+    const reused = await t.app.inject({ method: "POST", url: "/api/v1/payments", headers: nonce, payload: { amount: "1", order_id: "n-1" } })
+    expectError(reused, 401, "nonce_already_used")
+    const list = await t.app.inject({ method: "GET", url: "/api/v1/payments", headers: keyHeaders(merchant.apiKey) })
+    expect(json(list).total).toBe(0)
+  })
+
+  it("an API key acts on its own terminal only: terminal access denied", async () => {
+    const a = await t.merchant()
+    const b = await t.merchant()
+    const response = await t.app.inject({ method: "GET", url: `/api/v1/balance?terminal_id=${b.terminal.id}`, headers: keyHeaders(a.apiKey) })
+    expectError(response, 403, "access_denied", "terminal access denied")
+    const put = await t.app.inject({ method: "PUT", url: `/api/v1/terminals/${b.terminal.id}`, headers: keyHeaders(a.apiKey), payload: { show_platform_branding: false } })
+    expectError(put, 403, "access_denied", "terminal access denied")
+  })
+
+  it("logs in, uses the access token on its own terminals, is refused on another account's, and refreshes", async () => {
+    const merchant = await t.merchant()
+    const other = await t.merchant()
+    const response = await login({ email: merchant.ownerEmail, password: Kit.ownerPassword })
+    expect(response.statusCode).toBe(200)
+    expect(response.headers["x-request-id"]).toMatch(/^req_/)
+    const pair = shape("TokenPair", json(response)) as { access_token: string; refresh_token: string; expires_at: number; user: Record<string, unknown> }
+    expect(pair.user).toEqual({ id: merchant.userId, email: merchant.ownerEmail, role: "owner", account_id: merchant.accountId })
+    expect(Number.isInteger(pair.expires_at)).toBe(true)
+    const now = Math.floor(Date.now() / 1000)
+    expect(pair.expires_at).toBeGreaterThan(now + 14 * 60)
+    expect(pair.expires_at).toBeLessThanOrEqual(now + 15 * 60 + 1)
+
+    const own = await t.app.inject({ method: "GET", url: `/api/v1/balance?terminal_id=${merchant.terminal.id}`, headers: bearer(pair.access_token) })
+    expect(own.statusCode).toBe(200)
+    expect(json(own).terminal_id).toBe(merchant.terminal.id)
+    const created = await t.app.inject({
+      method: "POST",
+      url: "/api/v1/payments",
+      headers: bearer(pair.access_token),
+      payload: { amount: "10", order_id: "dash-1", terminal_id: merchant.terminal.id }
+    })
+    expect(created.statusCode).toBe(201)
+    const foreign = await t.app.inject({ method: "GET", url: `/api/v1/balance?terminal_id=${other.terminal.id}`, headers: bearer(pair.access_token) })
+    expectError(foreign, 403, "access_denied", "account access denied")
+    const missing = await t.app.inject({ method: "GET", url: "/api/v1/balance", headers: bearer(pair.access_token) })
+    expectError(missing, 400, "terminal_id_required", "terminal_id is required")
+    expectError(await t.app.inject({ method: "GET", url: "/api/v1/rate", headers: bearer("not-a-token") }), 401, "unauthenticated")
+
+    const renewed = await refresh({ refresh_token: pair.refresh_token })
+    expect(renewed.statusCode).toBe(200)
+    const next = shape("TokenPair", json(renewed)) as { access_token: string; refresh_token: string; user: unknown }
+    expect(next.refresh_token).not.toBe(pair.refresh_token)
+    expect(next.user).toEqual(pair.user)
+    const withNew = await t.app.inject({ method: "GET", url: `/api/v1/payments?terminal_id=${merchant.terminal.id}`, headers: bearer(next.access_token) })
+    expect(json(withNew).total).toBe(1)
+    // Refresh tokens are single use: replaying the old one fails and revokes the family.
+    expectError(await refresh({ refresh_token: pair.refresh_token }), 401, "unauthenticated", "invalid or expired refresh token")
+    expectError(await refresh({ refresh_token: next.refresh_token }), 401, "unauthenticated", "invalid or expired refresh token")
+  })
+
+  it("refuses wrong credentials and malformed login and refresh bodies", async () => {
+    const merchant = await t.merchant()
+    expectError(await login({ email: merchant.ownerEmail, password: "wrong" }), 401, "invalid_credentials", "invalid email or password")
+    expectError(await login({ email: "nobody@example.com", password: "wrong" }), 401, "invalid_credentials", "invalid email or password")
+    expect(expectError(await login({ email: merchant.ownerEmail }), 400, "invalid_request", "password is required").field).toBe("password")
+    expect(expectError(await login({ email: 1, password: "x" }), 400, "invalid_request", "email: expected string").field).toBe("email")
+    expectError(await login({ email: "a", password: "b", remember: true }), 400, "invalid_request", "unknown field remember")
+    expectError(await refresh({}), 400, "invalid_request", "refresh_token is required")
+    expectError(await refresh({ refresh_token: "rt_unknown" }), 401, "unauthenticated", "invalid or expired refresh token")
+    const malformed = await t.app.inject({ method: "POST", url: "/api/v1/auth/login", headers: { "content-type": "application/json" }, payload: "{\"email\":" })
+    expectError(malformed, 400, "invalid_json_body", "invalid json body")
+  })
+})

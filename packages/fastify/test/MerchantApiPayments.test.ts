@@ -1,0 +1,191 @@
+import { afterEach, beforeEach, describe, expect, it } from "vitest"
+import { Effect, Schema } from "effect"
+import { PaymentRepository, Payments } from "@paydesk/core"
+import { responses } from "../src/ResponseSchemas.js"
+import { json, keyHeaders, make, type TestApp } from "./TestApp.js"
+
+const shape = <K extends keyof typeof responses>(name: K, body: unknown) =>
+  Schema.decodeUnknownSync(responses[name] as Schema.Codec<unknown>, { onExcessProperty: "error" })(body)
+
+const expectError = (response: { statusCode: number; body: string; headers: Record<string, unknown> }, status: number, code: string, message?: string | RegExp) => {
+  expect(response.statusCode).toBe(status)
+  const body = json(response)
+  shape("Error", body)
+  expect(body.error.code).toBe(code)
+  expect(body.error.request_id).toBe(response.headers["x-request-id"])
+  if (typeof message === "string") expect(body.error.message).toBe(message)
+  if (message instanceof RegExp) expect(body.error.message).toMatch(message)
+  return body.error as { code: string; message: string; field?: string }
+}
+
+let t: TestApp
+let apiKey: string
+let terminalId: string
+
+beforeEach(async () => {
+  t = await make()
+  const merchant = await t.merchant()
+  apiKey = merchant.apiKey
+  terminalId = merchant.terminal.id
+})
+afterEach(() => t.close())
+
+const post = (payload: unknown, headers: Record<string, string> = {}) =>
+  t.app.inject({ method: "POST", url: "/api/v1/payments", headers: keyHeaders(apiKey, headers), payload: payload as string })
+const get = (url: string, headers: Record<string, string> = {}) => t.app.inject({ method: "GET", url: `/api/v1${url}`, headers: keyHeaders(apiKey, headers) })
+const countPayments = () => t.run(Effect.flatMap(PaymentRepository, (r) => r.list({ terminalId, environment: "all", recurring: null }, { limit: 100, offset: 0 })).pipe(Effect.map((r) => r.total)))
+
+describe("MerchantApi payments", () => {
+  it("creates a live payment (201), replays its order_id (200) and refuses another body for it (409)", async () => {
+    const body = { amount: "1500,5", order_id: "order-1", description: "Coffee", metadata: { cart: 7 } }
+    const created = await post(body)
+    expect(created.statusCode).toBe(201)
+    expect(created.headers["x-request-id"]).toMatch(/^req_/)
+    const payment = shape("Payment", json(created)) as Record<string, unknown>
+    expect(payment).toMatchObject({
+      amount: "1500.50",
+      payment_currency: "RUB",
+      order_id: "order-1",
+      status: "created",
+      test: false,
+      environment: "prod",
+      payment_method: "sbp",
+      metadata: { cart: 7 },
+      subscription_id: null,
+      recurring: false,
+      terminal_id: terminalId
+    })
+    expect(payment["id"]).toMatch(/^pay_[0-9a-f-]{36}$/)
+    expect(payment["pay_url"]).toMatch(/^http:\/\/pay\.test\/public\/payments\//)
+
+    const replay = await post({ ...body, amount: "1500.50" })
+    expect(replay.statusCode).toBe(200)
+    expect(json(replay).id).toBe(payment["id"])
+
+    expectError(await post({ ...body, amount: "1600" }), 409, "order_id_conflict", "order_id already used for another payment")
+    expect(await countPayments()).toBe(1)
+  })
+
+  it("creates sandbox payments with test: true or X-Test-Mode: true", async () => {
+    const byBody = json(await post({ amount: "10", order_id: "s-1", test: true }))
+    expect(byBody).toMatchObject({ test: true, environment: "sandbox", payment_method: "sbp_test" })
+    const byHeader = await post({ amount: "10", order_id: "s-2" }, { "x-test-mode": "true" })
+    expect(byHeader.statusCode).toBe(201)
+    expect(json(byHeader)).toMatchObject({ test: true, environment: "sandbox" })
+    expectError(await post({ amount: "10", order_id: "s-3" }, { "x-test-mode": "yes" }), 400, "invalid_request", "X-Test-Mode must be true or false")
+  })
+
+  it("reads a payment by pay_<uuid> or bare uuid; another terminal's payment is not found", async () => {
+    const created = json(await post({ amount: "99.99", order_id: "r-1" }))
+    const byPrefixed = await get(`/payments/${created.id}`)
+    expect(byPrefixed.statusCode).toBe(200)
+    expect(shape("Payment", json(byPrefixed))).toEqual(created)
+    const bare = await get(`/payments/${String(created.id).slice(4).toUpperCase()}`)
+    expect(json(bare).id).toBe(created.id)
+    const other = await t.merchant()
+    const foreign = await t.app.inject({ method: "GET", url: `/api/v1/payments/${created.id}`, headers: keyHeaders(other.apiKey) })
+    expectError(foreign, 404, "not_found", "payment not found")
+    expectError(await get("/payments/nonsense"), 404, "not_found", "payment not found")
+  })
+
+  it("lists payments with filters and paging, and exports CSV", async () => {
+    await post({ amount: "1", order_id: "l-1" })
+    await post({ amount: "2", order_id: "l-2, \"quoted\"" })
+    await post({ amount: "3", order_id: "l-3", test: true })
+    const live = json(await get("/payments"))
+    shape("PaymentPage", live)
+    expect(live).toMatchObject({ total: 2, page: 1, per_page: 50 })
+    expect(live.items.map((p: { order_id: string }) => p.order_id)).toEqual(["l-2, \"quoted\"", "l-1"])
+    expect(json(await get("/payments?environment=sandbox")).total).toBe(1)
+    expect(json(await get("/payments?environment=all")).total).toBe(3)
+    expect(json(await get("/payments?environment=all&recurring=true")).total).toBe(0)
+    expect(json(await get("/payments?recurring=false&page=2"))).toMatchObject({ items: [], total: 2, page: 2 })
+    expect(json(await get(`/payments?terminal_id=${terminalId}`)).total).toBe(2)
+
+    const csv = await get("/payments?format=csv&environment=all")
+    expect(csv.statusCode).toBe(200)
+    expect(csv.headers["content-type"]).toBe("text/csv; charset=utf-8")
+    const lines = csv.body.split("\r\n")
+    expect(lines[0]).toBe(Payments.csvColumns.join(","))
+    expect(lines).toHaveLength(5) // header, 3 rows, trailing empty line
+    expect(lines[2]).toContain("\"l-2, \"\"quoted\"\"\"")
+    expect(lines[1]).toMatch(/^pay_[0-9a-f-]{36},l-3,\d{4}-\d\d-\d\dT[\d:.]+Z,created,3\.00,RUB,sandbox,false,,sbp_test,,$/)
+  })
+
+  it("rejects bad list queries with the field named", async () => {
+    expect(expectError(await get("/payments?environment=test"), 400, "invalid_request").field).toBe("environment")
+    expect(expectError(await get("/payments?recurring=yes"), 400, "invalid_request").field).toBe("recurring")
+    expect(expectError(await get("/payments?page=0"), 400, "invalid_request").field).toBe("page")
+    expect(expectError(await get("/payments?format=xml"), 400, "invalid_request").field).toBe("format")
+    expectError(await get("/payments?sort=asc"), 400, "invalid_request", "unknown query parameter sort")
+    expectError(await get("/payments?page=1&page=2"), 400, "invalid_request")
+    expectError(await get("/payments?terminal_id=not-a-uuid"), 400, "invalid_request", "terminal_id must be a UUID")
+    const other = await t.merchant()
+    expectError(await get(`/payments?terminal_id=${other.terminal.id}`), 403, "access_denied", "terminal access denied")
+  })
+
+  it("gives statistics per status with totals", async () => {
+    const a = json(await post({ amount: "100", order_id: "st-1" }))
+    await post({ amount: "50.25", order_id: "st-2" })
+    await post({ amount: "7", order_id: "st-3", test: true })
+    await t.run(Payments.settle(a.id, "paid"))
+    const stats = await get("/payments/stats")
+    expect(stats.statusCode).toBe(200)
+    const body = shape("PaymentStats", json(stats)) as Record<string, unknown>
+    expect(body).toMatchObject({
+      terminal_id: terminalId,
+      environment: "prod",
+      recurring: null,
+      currency: "RUB",
+      by_status: {
+        created: { count: 1, amount: "50.25" },
+        paid: { count: 1, amount: "100.00" },
+        processing: { count: 0, amount: "0.00" },
+        refunded: { count: 0, amount: "0.00" }
+      },
+      total: { count: 2, amount: "150.25" }
+    })
+    expect(json(await get("/payments/stats?environment=all")).total).toEqual({ count: 3, amount: "157.25" })
+    expect(json(await get("/payments/stats?environment=sandbox&recurring=false")).by_status.created).toEqual({ count: 1, amount: "7.00" })
+    expectError(await get("/payments/stats?page=1"), 400, "invalid_request", "unknown query parameter page")
+  })
+
+  it("rejects bodies with wrong types, missing or unknown fields, naming the field, and creates nothing", async () => {
+    const cases: ReadonlyArray<readonly [unknown, string, string, string]> = [
+      [{ amount: "1", order_id: "x", test: "yes" }, "invalid_request", "test", "test: expected boolean | null"],
+      [{ amount: "1", order_id: 5 }, "invalid_request", "order_id", "order_id: expected string"],
+      [{ amount: "1" }, "invalid_request", "order_id", "order_id is required"],
+      [{ amount: "1", order_id: "x", colour: "red" }, "invalid_request", "colour", "unknown field colour"],
+      [{ amount: "1", order_id: "x", metadata: [1] }, "invalid_request", "metadata", "metadata: expected object | null"],
+      [{ amount: 100.5, order_id: "x" }, "amount_malformed", "", "amount malformed: rubles with at most two decimals"],
+      [{ amount: "1.234", order_id: "x" }, "amount_malformed", "", "amount malformed: rubles with at most two decimals"],
+      [{ amount: "0", order_id: "x" }, "amount_not_positive", "", "amount must be greater than zero"],
+      [{ amount: "1000000.01", order_id: "x" }, "invalid_request", "amount", "amount must not exceed 1000000.00"],
+      [{ amount: "1", order_id: "x", payment_currency: "USD" }, "invalid_request", "payment_currency", "payment_currency must be RUB"],
+      [[{ amount: "1", order_id: "x" }], "invalid_request", "", "request body must be a JSON object"]
+    ]
+    for (const [body, code, field, message] of cases) {
+      const error = expectError(await post(JSON.stringify(body), { "content-type": "application/json" }), 400, code, message)
+      if (field !== "") expect(error.field).toBe(field)
+    }
+    expectError(await t.app.inject({ method: "POST", url: "/api/v1/payments", headers: keyHeaders(apiKey) }), 400, "invalid_request", "request body must be a JSON object")
+    expect(await countPayments()).toBe(0)
+  })
+
+  it("rejects malformed JSON, invalid UTF-8, oversized and non-JSON bodies with the error body, and creates nothing", async () => {
+    const raw = (payload: string | Buffer, contentType = "application/json") =>
+      t.app.inject({ method: "POST", url: "/api/v1/payments", headers: keyHeaders(apiKey, { "content-type": contentType }), payload })
+    expectError(await raw("{\"amount\": \"1\", "), 400, "invalid_json_body", "invalid json body")
+    expectError(await raw(Buffer.from([0x7b, 0x22, 0xff, 0x22, 0x7d])), 400, "invalid_json_body")
+    const big = JSON.stringify({ amount: "1", order_id: "big", description: "x".repeat(70 * 1024) })
+    expectError(await raw(big), 400, "body_too_large")
+    expectError(await raw("amount=1&order_id=form", "application/x-www-form-urlencoded"), 415, "unsupported_media_type")
+    expectError(await raw("<xml/>", "application/xml"), 415, "unsupported_media_type")
+    expect(await countPayments()).toBe(0)
+  })
+
+  it("answers unknown routes with the error body and a request id", async () => {
+    const response = await get("/nowhere")
+    expectError(response, 404, "route_not_found")
+  })
+})

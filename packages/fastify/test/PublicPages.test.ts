@@ -1,0 +1,344 @@
+import { afterEach, beforeEach, describe, expect, it } from "vitest"
+import { Effect, Option } from "effect"
+import { Operator, Payments, Subscriptions, Terminals, Work } from "@paydesk/core"
+import { AcquirerEmulator, Kit } from "@paydesk/testkit"
+import { json, make, publicUrl, type TestApp } from "./TestApp.js"
+
+let t: TestApp
+beforeEach(async () => {
+  t = await make()
+})
+afterEach(async () => {
+  await t.close()
+})
+
+const emulatorOf = Effect.gen(function*() {
+  return yield* AcquirerEmulator.AcquirerEmulator
+})
+
+const principalOf = (merchant: Kit.Merchant) => t.run(Kit.apiKeyPrincipal(merchant, crypto.randomUUID()))
+
+/** A merchant and one of its payments (sandbox unless `live`). */
+const paymentOf = async (options: { readonly live?: boolean; readonly name?: string; readonly description?: string; readonly redirects?: boolean } = {}) => {
+  const merchant = await t.merchant(options.name === undefined ? {} : { name: options.name })
+  const principal = await principalOf(merchant)
+  if (options.redirects === true) {
+    await t.run(Terminals.updateSettings(principal, merchant.terminal.id, {
+      successRedirectUrl: "https://shop.example/thanks",
+      failRedirectUrl: "https://shop.example/sorry"
+    }))
+  }
+  const { payment } = await t.run(Payments.create(principal, {
+    amount: "1500,50",
+    orderId: `order-${crypto.randomUUID()}`,
+    test: options.live !== true,
+    ...(options.description === undefined ? {} : { description: options.description })
+  }))
+  return { merchant, principal, payment, token: payment.payToken }
+}
+
+const getPage = (path: string) => t.app.inject({ method: "GET", url: path })
+const postJson = (path: string, body: unknown) => t.app.inject({ method: "POST", url: path, payload: body as object })
+const postForm = (path: string, fields: Record<string, string>, headers: Record<string, string> = {}) =>
+  t.app.inject({
+    method: "POST",
+    url: path,
+    headers: { "content-type": "application/x-www-form-urlencoded", ...headers },
+    payload: new URLSearchParams(fields).toString()
+  })
+
+/** The value of the page's hidden csrf_token input. */
+const csrfOf = (html: string): string => {
+  const match = /<input type="hidden" name="csrf_token" value="([^"]*)">/.exec(html)
+  if (match === null) throw new Error("no csrf_token input")
+  return match[1]!
+}
+
+describe("PublicPages: payment page", () => {
+  it("renders shop, amount, status, QR image and sandbox buttons with csrf_token for a sandbox payment", async () => {
+    const { merchant, token, payment } = await paymentOf()
+    const response = await getPage(`/public/payments/${token}`)
+    expect(response.statusCode).toBe(200)
+    expect(response.headers["content-type"]).toMatch(/^text\/html; charset=utf-8/)
+    expect(response.headers["cache-control"]).toBe("no-store")
+    expect(response.headers["content-security-policy"]).toMatch(/script-src 'nonce-/)
+    const html = response.body
+    expect(html).toContain(merchant.terminal.name)
+    expect(html).toContain("1500.50 RUB")
+    expect(html).toContain("Ожидает оплаты")
+    expect(html).toMatch(/<img src="data:image\/png;base64,[A-Za-z0-9+/=]+"/)
+    expect(html).toContain(`<form method="post" action="/public/payments/${token}/simulate"`)
+    expect(html).toContain(`<input type="hidden" name="outcome" value="paid">`)
+    expect(html).toContain(`<input type="hidden" name="outcome" value="failed">`)
+    expect(html).toContain("simulate paid")
+    expect(html).toContain("simulate failed")
+    expect(csrfOf(html)).toBe(payment.csrfToken)
+    expect(html).toContain(`data-status-url="/public/payments/${token}/status"`)
+    // The status polling script is the only script and carries the CSP nonce.
+    expect(html.match(/<script/g)?.length).toBe(1)
+    expect(html).toMatch(/setTimeout\(poll, 2000\)/)
+  })
+
+  it("shows a live payment's QR code without simulate buttons", async () => {
+    const { token } = await paymentOf({ live: true })
+    const html = (await getPage(`/public/payments/${token}`)).body
+    expect(html).toMatch(/<img src="data:image\/png;base64,/)
+    expect(html).not.toContain("/simulate")
+    expect(html).not.toContain("simulate paid")
+    expect(html).not.toContain(`name="csrf_token"`)
+  })
+
+  it("answers an unknown token with a 404 HTML page and a 404 status body", async () => {
+    const page = await getPage("/public/payments/no-such-token")
+    expect(page.statusCode).toBe(404)
+    expect(page.headers["content-type"]).toMatch(/^text\/html/)
+    expect(page.body).toContain("Страница не найдена")
+    const status = await getPage("/public/payments/no-such-token/status")
+    expect(status.statusCode).toBe(404)
+    expect(json(status).error.code).toBe("not_found")
+  })
+
+  it("escapes every interpolated text", async () => {
+    const { token } = await paymentOf({ name: "<script>alert(1)</script>", description: "\"><img src=x onerror=alert(2)>" })
+    const html = (await getPage(`/public/payments/${token}`)).body
+    expect(html).not.toContain("<script>alert(1)</script>")
+    expect(html).not.toContain("<img src=x")
+    expect(html).toContain("&lt;script&gt;alert(1)&lt;/script&gt; shop")
+    expect(html).toContain("&quot;&gt;&lt;img src=x onerror=alert(2)&gt;")
+    expect(html.match(/<script/g)?.length).toBe(1)
+  })
+
+  it("reports the status and no redirect while the payment is open", async () => {
+    const { token } = await paymentOf({ redirects: true })
+    const response = await getPage(`/public/payments/${token}/status`)
+    expect(response.statusCode).toBe(200)
+    expect(response.headers["cache-control"]).toBe("no-store")
+    expect(json(response)).toEqual({ status: "created", redirect_url: null })
+  })
+})
+
+describe("PublicPages: sandbox simulation", () => {
+  it("simulates paid through JSON and then redirects to the success page", async () => {
+    const { token, payment } = await paymentOf({ redirects: true })
+    const response = await postJson(`/public/payments/${token}/simulate`, { outcome: "paid", csrf_token: payment.csrfToken })
+    expect(response.statusCode).toBe(200)
+    expect(json(response)).toEqual({ status: "paid", redirect_url: "https://shop.example/thanks" })
+    expect(json(await getPage(`/public/payments/${token}/status`))).toEqual({ status: "paid", redirect_url: "https://shop.example/thanks" })
+    const html = (await getPage(`/public/payments/${token}`)).body
+    expect(html).toContain("Оплачено")
+    expect(html).toContain(`data-redirect-url="https://shop.example/thanks"`)
+    expect(html).not.toContain("data:image/png")
+    expect(html).toMatch(/<div data-open-only hidden>/)
+    const stored = await t.run(Payments.findPublic(token))
+    expect(stored.payment.status).toBe("paid")
+  })
+
+  it("simulates failed through a plain form post, answered with 303 back to the page", async () => {
+    const { token, payment } = await paymentOf({ redirects: true })
+    const response = await postForm(`/public/payments/${token}/simulate`, { outcome: "failed", csrf_token: payment.csrfToken })
+    expect(response.statusCode).toBe(303)
+    expect(response.headers.location).toBe(`/public/payments/${token}`)
+    expect(json(await getPage(`/public/payments/${token}/status`))).toEqual({ status: "canceled", redirect_url: "https://shop.example/sorry" })
+  })
+
+  it("reports no redirect when the terminal has none", async () => {
+    const { token, payment } = await paymentOf()
+    const response = await postJson(`/public/payments/${token}/simulate`, { outcome: "paid", csrf_token: payment.csrfToken })
+    expect(json(response)).toEqual({ status: "paid", redirect_url: null })
+  })
+
+  it("refuses a live payment with 400", async () => {
+    const { token, payment } = await paymentOf({ live: true })
+    const response = await postJson(`/public/payments/${token}/simulate`, { outcome: "paid", csrf_token: payment.csrfToken })
+    expect(response.statusCode).toBe(400)
+    expect(json(response).error).toMatchObject({ code: "operation_not_allowed", message: "simulation is available only for sandbox payments" })
+  })
+
+  it("refuses a wrong csrf_token with 403 (JSON, form, and a page for a browser form)", async () => {
+    const { token } = await paymentOf()
+    const viaJson = await postJson(`/public/payments/${token}/simulate`, { outcome: "paid", csrf_token: "wrong" })
+    expect(viaJson.statusCode).toBe(403)
+    expect(json(viaJson).error).toMatchObject({ code: "csrf_rejected", message: "invalid csrf_token" })
+    const viaForm = await postForm(`/public/payments/${token}/simulate`, { outcome: "paid" })
+    expect(viaForm.statusCode).toBe(403)
+    expect(json(viaForm).error.code).toBe("csrf_rejected")
+    const browser = await postForm(`/public/payments/${token}/simulate`, { outcome: "paid", csrf_token: "x" }, { accept: "text/html,*/*" })
+    expect(browser.statusCode).toBe(403)
+    expect(browser.headers["content-type"]).toMatch(/^text\/html/)
+    expect(browser.body).toContain("invalid csrf_token")
+    expect((await t.run(Payments.findPublic(token))).payment.status).toBe("created")
+  })
+
+  it("refuses a bad outcome (400), a non-object body (400) and a second simulation (409)", async () => {
+    const { token, payment } = await paymentOf()
+    const bad = await postJson(`/public/payments/${token}/simulate`, { outcome: "maybe", csrf_token: payment.csrfToken })
+    expect(bad.statusCode).toBe(400)
+    expect(json(bad).error.field).toBe("outcome")
+    const array = await postJson(`/public/payments/${token}/simulate`, ["paid"])
+    expect(array.statusCode).toBe(400)
+    expect(json(array).error.code).toBe("invalid_json_body")
+    expect((await postJson(`/public/payments/${token}/simulate`, { outcome: "failed", csrf_token: payment.csrfToken })).statusCode).toBe(200)
+    const again = await postJson(`/public/payments/${token}/simulate`, { outcome: "paid", csrf_token: payment.csrfToken })
+    expect(again.statusCode).toBe(409)
+  })
+
+  it("answers 404 for an unknown token", async () => {
+    const response = await postJson("/public/payments/nope/simulate", { outcome: "paid", csrf_token: "x" })
+    expect(response.statusCode).toBe(404)
+  })
+})
+
+describe("PublicPages: subscription consent page", () => {
+  /** A fixed-tariff subscription waiting for consent. */
+  const subscriptionOf = async (options: { readonly name?: string } = {}) => {
+    const merchant = await t.merchant(options.name === undefined ? {} : { name: options.name })
+    const plans = await t.plans(merchant.terminal.id)
+    const principal = await principalOf(merchant)
+    const { subscription } = await t.run(Subscriptions.create(principal, {
+      idempotencyKey: crypto.randomUUID(),
+      body: { terminal_id: merchant.terminal.id, plan_id: plans.fixedMonthly.id, payer_id: "payer-1" }
+    }))
+    return { merchant, plans, principal, subscription, token: subscription.payToken }
+  }
+
+  const confirmJson = (token: string, csrf: string) => postJson(`/public/subscriptions/${token}/confirm`, { csrf_token: csrf })
+
+  it("consent_pending: amount, period, shop, consent text and a confirm form; nothing charged", async () => {
+    const { merchant, token, subscription } = await subscriptionOf()
+    const response = await getPage(`/public/subscriptions/${token}`)
+    expect(response.statusCode).toBe(200)
+    const html = response.body
+    expect(html).toContain(merchant.terminal.name)
+    expect(html).toContain("990.00 RUB")
+    expect(html).toContain("раз в месяц")
+    expect(html).toContain("Я согласен на регулярные списания по условиям подписки.")
+    expect(html).toContain("До вашего подтверждения деньги не списываются.")
+    expect(html).toContain(`<form method="post" action="/public/subscriptions/${token}/confirm">`)
+    expect(csrfOf(html)).toBe(subscription.csrfToken)
+    expect(html).toContain("Подтвердить")
+
+    // No charge and no first payment before consent, whatever the background work does.
+    await t.run(Work.runDue())
+    const emulator = await t.run(emulatorOf)
+    expect(emulator.charges).toHaveLength(0)
+    const current = await t.run(Subscriptions.findPublic(token))
+    expect(current.subscription.billingStatus).toBe("consent_pending")
+    expect(Option.isNone(current.firstPayment)).toBe(true)
+  })
+
+  it("confirm (JSON) moves to pending and creates the first payment; the page links to it", async () => {
+    const { token, subscription } = await subscriptionOf()
+    const response = await confirmJson(token, subscription.csrfToken)
+    expect(response.statusCode).toBe(200)
+    const body = json(response)
+    expect(body.billing_status).toBe("pending")
+    const found = await t.run(Subscriptions.findPublic(token))
+    const first = Option.getOrThrow(found.firstPayment)
+    expect(body.first_payment_url).toBe(`${publicUrl}/public/payments/${first.payToken}`)
+    expect(first.status).toBe("created")
+    expect(first.paymentMethod).toBe("sbp_recurrent")
+    expect(first.amount).toBe(99_000n)
+
+    const html = (await getPage(`/public/subscriptions/${token}`)).body
+    expect(html).toContain("Первый платёж принят, подключение регулярных платежей проверяется.")
+    expect(html).toContain(`href="/public/payments/${first.payToken}"`)
+    expect(html).not.toContain("/confirm")
+
+    // Confirming again is a no-op.
+    const again = json(await confirmJson(token, subscription.csrfToken))
+    expect(again).toEqual(body)
+    // The first payment's page shows its QR code.
+    expect((await getPage(`/public/payments/${first.payToken}`)).body).toContain("990.00 RUB")
+  })
+
+  it("confirm (form) answers 303 to the first payment's page", async () => {
+    const { token, subscription } = await subscriptionOf()
+    const response = await postForm(`/public/subscriptions/${token}/confirm`, { csrf_token: subscription.csrfToken })
+    expect(response.statusCode).toBe(303)
+    const first = Option.getOrThrow((await t.run(Subscriptions.findPublic(token))).firstPayment)
+    expect(response.headers.location).toBe(`/public/payments/${first.payToken}`)
+  })
+
+  it("confirm with a wrong csrf_token is 403 and changes nothing", async () => {
+    const { token } = await subscriptionOf()
+    const response = await confirmJson(token, "wrong")
+    expect(response.statusCode).toBe(403)
+    expect(json(response).error.code).toBe("csrf_rejected")
+    expect((await t.run(Subscriptions.findPublic(token))).subscription.billingStatus).toBe("consent_pending")
+    expect((await postJson("/public/subscriptions/nope/confirm", { csrf_token: "x" })).statusCode).toBe(404)
+  })
+
+  it("enabled: recurring charges connected", async () => {
+    const { token, subscription } = await subscriptionOf()
+    await confirmJson(token, subscription.csrfToken)
+    const first = Option.getOrThrow((await t.run(Subscriptions.findPublic(token))).firstPayment)
+    await t.run(Payments.settle(first.id, "paid"))
+    const html = (await getPage(`/public/subscriptions/${token}`)).body
+    expect(html).toContain(`data-billing-status="enabled"`)
+    expect(html).toContain("Регулярные платежи подключены.")
+    expect(html).not.toContain(`name="csrf_token"`)
+  })
+
+  it("review: awaits checking, no repeated confirmation needed", async () => {
+    const { token, subscription } = await subscriptionOf()
+    await confirmJson(token, subscription.csrfToken)
+    const first = Option.getOrThrow((await t.run(Subscriptions.findPublic(token))).firstPayment)
+    await t.run(Payments.settle(first.id, "failed"))
+    const html = (await getPage(`/public/subscriptions/${token}`)).body
+    expect(html).toContain(`data-billing-status="review"`)
+    expect(html).toContain("Платёж ожидает проверки. Повторно подтверждать подписку не нужно.")
+    expect(html).not.toContain("/confirm")
+  })
+
+  it("stopped and stop_pending: the recurring payment is no longer available", async () => {
+    const stopped = await subscriptionOf()
+    await t.run(Subscriptions.stopById(stopped.subscription.id))
+    const html = (await getPage(`/public/subscriptions/${stopped.token}`)).body
+    expect(html).toContain(`data-billing-status="stopped"`)
+    expect(html).toContain("Регулярный платёж больше недоступен.")
+    expect(html).not.toContain("/confirm")
+    // A confirmation after the stop does not start a payment.
+    const late = json(await confirmJson(stopped.token, stopped.subscription.csrfToken))
+    expect(late).toEqual({ billing_status: "stopped", first_payment_url: null })
+
+    // The acquirer cannot be reached: the stop stays pending.
+    const pending = await subscriptionOf()
+    await confirmJson(pending.token, pending.subscription.csrfToken)
+    await t.run(Effect.flatMap(emulatorOf, (e) => e.setUnavailable(true)))
+    await t.run(Effect.ignore(Subscriptions.stopById(pending.subscription.id)))
+    const pendingHtml = (await getPage(`/public/subscriptions/${pending.token}`)).body
+    expect(pendingHtml).toContain(`data-billing-status="stop_pending"`)
+    expect(pendingHtml).toContain("Регулярный платёж больше недоступен.")
+  })
+
+  it("escapes the shop name and the consent text; unknown token is a 404 page", async () => {
+    const merchant = await t.merchant({ name: "<script>alert(1)</script>" })
+    const plan = await t.run(Operator.createPlan({
+      terminalIds: [merchant.terminal.id],
+      code: `evil-${merchant.terminal.id.slice(0, 8)}`,
+      name: "Evil",
+      interval: "month",
+      schedule: "calendar",
+      capAmountRub: "1000.00",
+      consentText: "<img src=x onerror=alert(2)>",
+      policyVersion: "\"v1\""
+    }))
+    const principal = await principalOf(merchant)
+    const { subscription } = await t.run(Subscriptions.create(principal, {
+      idempotencyKey: "k-1",
+      body: { terminal_id: merchant.terminal.id, plan_id: plan.id, amount: "500" }
+    }))
+    const html = (await getPage(`/public/subscriptions/${subscription.payToken}`)).body
+    expect(html).not.toContain("<script>alert(1)")
+    expect(html).not.toContain("<img src=x")
+    expect(html).toContain("&lt;script&gt;alert(1)&lt;/script&gt;")
+    expect(html).toContain("&lt;img src=x onerror=alert(2)&gt;")
+    expect(html).toContain("&quot;v1&quot;")
+    expect(html).toContain("500.00 RUB")
+    expect(html.match(/<script/g)).toBeNull()
+
+    const missing = await getPage("/public/subscriptions/nope")
+    expect(missing.statusCode).toBe(404)
+    expect(missing.headers["content-type"]).toMatch(/^text\/html/)
+  })
+})
