@@ -168,6 +168,8 @@ describe("MerchantApi payments", () => {
       const error = expectError(await post(JSON.stringify(body), { "content-type": "application/json" }), 400, code, message)
       if (field !== "") expect(error.field).toBe(field)
     }
+    const proto = "{\"amount\":\"1\",\"order_id\":\"x\",\"__proto__\":{\"test\":true}}"
+    expectError(await post(proto, { "content-type": "application/json" }), 400, "invalid_request", "unknown field __proto__")
     expectError(await t.app.inject({ method: "POST", url: "/api/v1/payments", headers: keyHeaders(apiKey) }), 400, "invalid_request", "request body must be a JSON object")
     expect(await countPayments()).toBe(0)
   })
