@@ -22,8 +22,8 @@ export type Principal =
   }
   | { readonly _tag: "User"; readonly userId: string; readonly accountId: string; readonly role: string }
 
-/** What the request does with the terminal. */
-export type Purpose = "read" | "write" | "subscription_write"
+/** What the request does with the terminal (`subscription_stop` is allowed on a disabled terminal). */
+export type Purpose = "read" | "write" | "subscription_write" | "subscription_stop"
 
 /** Resolves the terminal a request acts on, applying the access rule. */
 export const resolveTerminal = Effect.fn("Access.resolveTerminal")(function*(
@@ -39,9 +39,11 @@ export const resolveTerminal = Effect.fn("Access.resolveTerminal")(function*(
   let terminal: Terminal
   if (principal._tag === "ApiKey") {
     if (given !== null && given !== principal.terminalId) {
-      return yield* (purpose === "subscription_write" ? AccessDenied.subscriptionWrite() : AccessDenied.terminal())
+      return yield* (purpose === "subscription_write" || purpose === "subscription_stop"
+        ? AccessDenied.subscriptionWrite()
+        : AccessDenied.terminal())
     }
-    if (purpose === "subscription_write" && !principal.subscriptionWrite) {
+    if ((purpose === "subscription_write" || purpose === "subscription_stop") && !principal.subscriptionWrite) {
       return yield* AccessDenied.subscriptionWrite()
     }
     const found = yield* terminals.get(principal.terminalId)
@@ -53,7 +55,9 @@ export const resolveTerminal = Effect.fn("Access.resolveTerminal")(function*(
     if (Option.isNone(found) || found.value.accountId !== principal.accountId) return yield* AccessDenied.account()
     terminal = found.value
   }
-  if (purpose !== "read" && terminal.status !== "active") return yield* TerminalUnavailable.of()
+  if ((purpose === "write" || purpose === "subscription_write") && terminal.status !== "active") {
+    return yield* TerminalUnavailable.of()
+  }
   return terminal
 })
 

@@ -13,6 +13,7 @@ import * as AdminRoutes from "./AdminRoutes.js"
 import type { Context } from "./Http.js"
 import { sendError } from "./Http.js"
 import * as MerchantRoutes from "./MerchantRoutes.js"
+import * as OpenApi from "./OpenApi.js"
 import * as PublicRoutes from "./PublicRoutes.js"
 
 /** Hooks of the operator API that depend on the deployment (emulators, clock, rate store). */
@@ -84,6 +85,7 @@ export const build = async (options: Options): Promise<FastifyInstance> => {
   })
   app.setNotFoundHandler((request, reply) => sendError(request, reply, 404, "route_not_found", `no route ${request.method} ${request.url.split("?")[0]}`))
 
+  await OpenApi.registerDocs(app)
   await app.register(async (api) => MerchantRoutes.register(api, ctx), { prefix: "/api/v1" })
   await app.register(async (pages) => PublicRoutes.register(pages, ctx), { prefix: "/public" })
   if (options.adminToken !== undefined) {

@@ -41,7 +41,7 @@ interface Operation {
 }
 
 const common: ReadonlyArray<readonly [number, string]> = [
-  [400, "`invalid_request`: a wrong type, missing or unknown field, named in `field`; `invalid_json_body`: malformed JSON or invalid UTF-8; `body_too_large`"],
+  [400, "`invalid_request`: a wrong type, missing or unknown field, named in `field`; `invalid_json_body`: malformed JSON, invalid UTF-8 or a body that is not an object; `body_too_large` (over 64 KiB)"],
   [401, "`X-API-Key header is required`, `invalid api key`, `X-Nonce header is required`, `nonce already used`, invalid or expired access token"],
   [403, "`terminal access denied` (API key of another terminal), `account access denied` (terminal of another account)"]
 ]
@@ -50,12 +50,12 @@ const operations: ReadonlyArray<Operation> = [
   {
     method: "post", path: "/auth/login", id: "login", tag: "Auth", open: true, summary: "Dashboard login: a token pair",
     body: "Login", ok: [{ status: 200, description: "token pair", schema: "TokenPair" }],
-    errors: [[400, "`invalid_request`"], [401, "`invalid email or password`"]]
+    errors: [[400, "`invalid_request` (field named), `invalid_json_body`"], [401, "`invalid email or password`"]]
   },
   {
     method: "post", path: "/auth/refresh", id: "refresh", tag: "Auth", open: true, summary: "New token pair for a refresh token (single use)",
     body: "Refresh", ok: [{ status: 200, description: "token pair", schema: "TokenPair" }],
-    errors: [[400, "`invalid_request`"], [401, "`invalid or expired refresh token`"]]
+    errors: [[400, "`invalid_request` (field named), `invalid_json_body`"], [401, "`invalid or expired refresh token`"]]
   },
   {
     method: "post", path: "/payments", id: "createPayment", tag: "Payments", summary: "Create a payment",
@@ -218,7 +218,10 @@ const operationObject = (operation: Operation) => ({
         ...(ok.csv === true ? { "text/csv": { schema: { type: "string" } } } : {})
       }
     }])),
-    ...errorResponses(operation.errors)
+    ...errorResponses([
+      ...operation.errors,
+      ...(operation.body === undefined ? [] : [[415, "`unsupported_media_type`: the body is not `application/json`"] as const])
+    ])
   }
 })
 

@@ -3,12 +3,13 @@
  * wire, and the decoders that turn them into the core's use-case inputs.
  *
  * Decoding is strict: a wrong type, a missing required field or an unknown field is a 400
- * `invalid_request` whose message names the field, before any use case runs. The same schemas
+ * `invalid_request` whose message and `field` name the field, and a body that is not a JSON
+ * object is a 400 `invalid_json_body`, before any use case runs. The same schemas
  * feed the OpenAPI document (`OpenApi.ts`). The subscription creation body is only documented
  * here: the core decodes it itself, since the spec gives it its own error (`invalid json body`).
  */
 import { Effect, Schema, SchemaIssue } from "effect"
-import { AmountMalformed, InvalidRequest, UsdtAmountMalformed } from "@paydesk/core"
+import { AmountMalformed, InvalidJsonBody, InvalidRequest, UsdtAmountMalformed } from "@paydesk/core"
 import type { Payments, Payouts, PaydeskError, Terminal } from "@paydesk/core"
 
 const text = (description: string) => Schema.String.annotate({ description })
@@ -145,9 +146,8 @@ const lowerFirst = (s: string): string => s.length === 0 ? s : s[0]!.toLowerCase
 const failure = (where: Where, overrides: Overrides) => (error: Schema.SchemaError): PaydeskError => {
   const { issue, path } = leafOf(error.issue)
   const field = path.map(String).join(".")
-  if (field === "") {
-    return new InvalidRequest({ message: where === "body" ? "request body must be a JSON object" : "invalid query string" })
-  }
+  // A body that is not a JSON object is `invalid json body`, like malformed JSON (docs/decisions.md, HTTP).
+  if (field === "") return where === "body" ? InvalidJsonBody.of() : new InvalidRequest({ message: "invalid query string" })
   const top = String(path[0])
   if (issue._tag === "MissingKey") return new InvalidRequest({ field, message: `${field} is required` })
   if (issue._tag === "UnexpectedKey") {

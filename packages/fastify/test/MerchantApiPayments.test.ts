@@ -162,7 +162,9 @@ describe("MerchantApi payments", () => {
       [{ amount: "0", order_id: "x" }, "amount_not_positive", "", "amount must be greater than zero"],
       [{ amount: "1000000.01", order_id: "x" }, "invalid_request", "amount", "amount must not exceed 1000000.00"],
       [{ amount: "1", order_id: "x", payment_currency: "USD" }, "invalid_request", "payment_currency", "payment_currency must be RUB"],
-      [[{ amount: "1", order_id: "x" }], "invalid_request", "", "request body must be a JSON object"]
+      [[{ amount: "1", order_id: "x" }], "invalid_json_body", "", "invalid json body"],
+      ["text", "invalid_json_body", "", "invalid json body"],
+      [null, "invalid_json_body", "", "invalid json body"]
     ]
     for (const [body, code, field, message] of cases) {
       const error = expectError(await post(JSON.stringify(body), { "content-type": "application/json" }), 400, code, message)
@@ -170,7 +172,7 @@ describe("MerchantApi payments", () => {
     }
     const proto = "{\"amount\":\"1\",\"order_id\":\"x\",\"__proto__\":{\"test\":true}}"
     expectError(await post(proto, { "content-type": "application/json" }), 400, "invalid_request", "unknown field __proto__")
-    expectError(await t.app.inject({ method: "POST", url: "/api/v1/payments", headers: keyHeaders(apiKey) }), 400, "invalid_request", "request body must be a JSON object")
+    expectError(await t.app.inject({ method: "POST", url: "/api/v1/payments", headers: keyHeaders(apiKey) }), 400, "invalid_json_body", "invalid json body")
     expect(await countPayments()).toBe(0)
   })
 

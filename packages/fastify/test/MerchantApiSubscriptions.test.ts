@@ -65,7 +65,7 @@ describe("MerchantApi subscription plans", () => {
   })
 
   it("400 terminal_id is required, 403 terminal access denied, 503 recurring plans not configured", async () => {
-    expectError(await get("/subscription-plans"), 400, "invalid_request", "terminal_id is required")
+    expectError(await get("/subscription-plans"), 400, "terminal_id_required", "terminal_id is required")
     const other = await t.merchant()
     expectError(await get(`/subscription-plans?terminal_id=${other.terminal.id}`), 403, "access_denied", "terminal access denied")
     expectError(await get(`/subscription-plans?terminal_id=${other.terminal.id}`, other.apiKey), 503, "recurring_not_configured", "recurring plans not configured")
@@ -121,7 +121,7 @@ describe("MerchantApi subscription creation", () => {
     expectError(raw, 400, "invalid_json_body", "invalid json body")
     expectError(await create(ceiling({ colour: "red" })), 400, "invalid_json_body", "invalid json body")
     expectError(await create(ceiling({ amount: 1000 })), 400, "invalid_json_body", "invalid json body")
-    expectError(await create({ plan_id: plans.ceilingMonthly.id, amount: "10" }), 400, "invalid_request", "terminal_id is required")
+    expectError(await create({ plan_id: plans.ceilingMonthly.id, amount: "10" }), 400, "terminal_id_required", "terminal_id is required")
     expectError(await create(ceiling({ plan_id: undefined })), 400, "subscription_fields_missing", missingFields)
     expectError(await create(ceiling(), null), 400, "subscription_fields_missing", missingFields)
     expectError(await create(ceiling({ amount: undefined })), 400, "subscription_fields_missing", missingFields)

@@ -71,7 +71,7 @@ describe("MerchantApi terminals, balance, rate and payouts", () => {
     expect(expectError(await call("PUT", url, { conversion_mode: "daily" }), 400, "invalid_request").field).toBe("conversion_mode")
     expect(expectError(await call("PUT", url, { callback_url: "ftp://x" }), 400, "invalid_request").field).toBe("callback_url")
     expect(expectError(await call("PUT", url, { conversion_time: "25:00" }), 400, "invalid_request").field).toBe("conversion_time")
-    expectError(await call("PUT", url, "[]", { "content-type": "application/json" }), 400, "invalid_request", "request body must be a JSON object")
+    expectError(await call("PUT", url, "[]", { "content-type": "application/json" }), 400, "invalid_json_body", "invalid json body")
     expectError(await call("PUT", "/terminals/not-a-uuid", {}), 400, "invalid_request", "terminal_id must be a UUID")
     const unchanged = json(await call("PUT", url, {}))
     expect(unchanged).toMatchObject({ callback_url: merchant.terminal.callbackUrl, conversion_mode: "instant", show_platform_branding: true })
@@ -136,8 +136,8 @@ describe("MerchantApi terminals, balance, rate and payouts", () => {
     const pair = json(await t.app.inject({ method: "POST", url: "/api/v1/auth/login", payload: { email: merchant.ownerEmail, password: Kit.ownerPassword } }))
     const headers = { authorization: `Bearer ${pair.access_token}` }
     const body = { amount_usdt: "1", wallet_address: wallet, network: "TRC-20" }
-    expectError(await t.app.inject({ method: "POST", url: "/api/v1/payouts", headers, payload: body }), 400, "invalid_request", "terminal_id is required")
-    expectError(await t.app.inject({ method: "GET", url: "/api/v1/payouts", headers }), 400, "invalid_request", "terminal_id is required")
+    expectError(await t.app.inject({ method: "POST", url: "/api/v1/payouts", headers, payload: body }), 400, "terminal_id_required", "terminal_id is required")
+    expectError(await t.app.inject({ method: "GET", url: "/api/v1/payouts", headers }), 400, "terminal_id_required", "terminal_id is required")
     const listed = await t.app.inject({ method: "GET", url: `/api/v1/payouts?terminal_id=${merchant.terminal.id}`, headers })
     expect(json(listed)).toMatchObject({ items: [], total: 0 })
     const insufficient = await t.app.inject({ method: "POST", url: `/api/v1/payouts?terminal_id=${merchant.terminal.id}`, headers, payload: body })

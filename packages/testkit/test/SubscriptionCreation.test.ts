@@ -27,7 +27,7 @@ describe("Subscription creation rules", () => {
         ["unknown field", "k", { terminal_id: t, plan_id: ceiling, amount: "10", coupon: "x" }, "InvalidJsonBody", /^invalid json body$/],
         ["non-string field", "k", { terminal_id: t, plan_id: ceiling, amount: 10 }, "InvalidJsonBody"],
         ["array body", "k", [1], "InvalidJsonBody"],
-        ["no terminal", "k", { plan_id: ceiling, amount: "10" }, "InvalidRequest", /^terminal_id is required$/],
+        ["no terminal", "k", { plan_id: ceiling, amount: "10" }, "TerminalIdRequired", /^terminal_id is required$/],
         ["no key", null, { terminal_id: t, plan_id: ceiling, amount: "10" }, "SubscriptionFieldsMissing", /ключ идемпотентности/],
         ["no plan", "k", { terminal_id: t, amount: "10" }, "SubscriptionFieldsMissing", /план/],
         ["no amount (ceiling)", "k", { terminal_id: t, plan_id: ceiling }, "SubscriptionFieldsMissing", /сумму/],

@@ -61,7 +61,7 @@ const validate = Effect.fn("Payments.validate")(function*(input: CreateInput) {
     return yield* invalid("description", "description must be at most 512 characters")
   }
   const metadata = input.metadata ?? null
-  if (metadata !== null && JSON.stringify(metadata).length > 4096) {
+  if (metadata !== null && new TextEncoder().encode(JSON.stringify(metadata)).length > 4096) {
     return yield* invalid("metadata", "metadata must be at most 4096 bytes of JSON")
   }
   const sandbox = input.test === true
@@ -189,7 +189,11 @@ export const stats = Effect.fn("Payments.stats")(function*(principal: Principal,
   return { filter, rows }
 })
 
-const csvCell = (value: string): string => /[",\r\n]/.test(value) ? `"${value.replaceAll("\"", "\"\"")}"` : value
+/** One CSV cell: quoted when needed; text starting like a spreadsheet formula is prefixed with `'`. */
+const csvCell = (value: string): string => {
+  const safe = /^[=+\-@\t\r]/.test(value) ? `'${value}` : value
+  return /[",\r\n]/.test(safe) ? `"${safe.replaceAll("\"", "\"\"")}"` : safe
+}
 
 /** The CSV export columns. */
 export const csvColumns = [

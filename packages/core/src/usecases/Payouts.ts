@@ -11,7 +11,7 @@ import * as Access from "../Access.js"
 import type { Principal } from "../Access.js"
 import { parseUsdt } from "../Amount.js"
 import { PaydeskConfig } from "../Config.js"
-import { InsufficientBalance, InvalidRequest, MaxActivePayouts, NotFound } from "../Errors.js"
+import { InsufficientBalance, InvalidRequest, MaxActivePayouts, NotFound, TerminalIdRequired } from "../Errors.js"
 import * as Idempotency from "../Idempotency.js"
 import { parsePayoutId } from "../Id.js"
 import * as Payout from "../Payout.js"
@@ -42,7 +42,7 @@ const invalid = (field: string, message: string) => new InvalidRequest({ field, 
 /** Creates a payout in `created`, holding its amount; replays a repeated idempotency key. */
 export const create = Effect.fn("Payouts.create")(function*(principal: Principal, input: CreateInput) {
   if (principal._tag === "User" && (input.terminalId === undefined || input.terminalId === null || input.terminalId === "")) {
-    return yield* new InvalidRequest({ field: "terminal_id", message: "terminal_id is required" })
+    return yield* TerminalIdRequired.of()
   }
   const terminal = yield* Access.resolveTerminal(principal, input.terminalId, "write")
   const amount = parseUsdt(input.amountUsdt)
@@ -118,7 +118,7 @@ export const list = Effect.fn("Payouts.list")(function*(
   query: { readonly terminalId?: string | null | undefined; readonly page?: number | null | undefined }
 ) {
   if (principal._tag === "User" && (query.terminalId === undefined || query.terminalId === null || query.terminalId === "")) {
-    return yield* new InvalidRequest({ field: "terminal_id", message: "terminal_id is required" })
+    return yield* TerminalIdRequired.of()
   }
   const terminal = yield* Access.resolveTerminal(principal, query.terminalId, "read")
   const page = query.page ?? 1

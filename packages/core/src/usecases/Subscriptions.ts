@@ -25,6 +25,7 @@ import {
   RecurringNotConfigured,
   SubscriptionFieldsMissing,
   CsrfRejected,
+  TerminalIdRequired,
   TerminalUnavailable
 } from "../Errors.js"
 import * as Idempotency from "../Idempotency.js"
@@ -55,7 +56,7 @@ const invalid = (field: string, message: string) => new InvalidRequest({ field, 
 /** Plans of a terminal; 503 when the terminal has no recurring configuration at all. */
 export const listPlans = Effect.fn("Subscriptions.listPlans")(function*(principal: Principal, terminalId: string | null | undefined) {
   if (terminalId === undefined || terminalId === null || terminalId === "") {
-    return yield* new InvalidRequest({ field: "terminal_id", message: "terminal_id is required" })
+    return yield* TerminalIdRequired.of()
   }
   const terminal = yield* Access.resolveTerminal(principal, terminalId, "read")
   const plans = yield* (yield* PlanRepository).listForTerminal(terminal.id, { activeOnly: false })
@@ -129,7 +130,7 @@ export const create = Effect.fn("Subscriptions.create")(function*(
   if (Result.isFailure(decoded)) return yield* decoded.failure
   const body = decoded.success
   if (body.terminal_id === undefined || body.terminal_id === "") {
-    return yield* new InvalidRequest({ field: "terminal_id", message: "terminal_id is required" })
+    return yield* TerminalIdRequired.of()
   }
   const terminal = yield* Access.resolveTerminal(principal, body.terminal_id, "subscription_write")
   const plans = yield* PlanRepository
@@ -318,7 +319,7 @@ export const charges = Effect.fn("Subscriptions.charges")(function*(principal: P
 /** Merchant stop: 200 `{ok: true}` once stopped (also when already stopped). */
 export const stop = Effect.fn("Subscriptions.stop")(function*(principal: Principal, id: string) {
   const sub = yield* get(principal, id)
-  yield* Access.resolveTerminal(principal, principal._tag === "ApiKey" ? null : sub.terminalId, "subscription_write")
+  yield* Access.resolveTerminal(principal, principal._tag === "ApiKey" ? null : sub.terminalId, "subscription_stop")
   return yield* stopById(sub.id)
 })
 
