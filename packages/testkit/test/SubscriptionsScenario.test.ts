@@ -43,6 +43,10 @@ const consentAndPay = (sub: Subscription.Subscription) =>
     const first = Option.getOrThrow(confirmed.firstPayment)
     assert.strictEqual(first.paymentMethod, "sbp_recurrent")
     assert.strictEqual(first.subscriptionId, sub.id)
+    // The first payment's QR comes from the acquirer.
+    const registered = (yield* AcquirerEmulator.AcquirerEmulator).payments.get(first.id)
+    assert.strictEqual(first.qrPayload, registered?.qrPayload)
+    assert.strictEqual(registered?.amount, sub.terms.payerAmount)
     yield* Payments.settle(first.id, "paid")
     return first
   })

@@ -231,19 +231,23 @@ export const create = Effect.fn("Subscriptions.create")(function*(
     }
     yield* subs.insert(subscription)
     yield* store.insert({ terminalId: terminal.id, scope: "subscription", key, fingerprint: print, resourceId: id, createdAt: now })
-    const started = terminal.h2h ? yield* consentAndStartFirstPayment(terminal, subscription) : subscription
+    const started = terminal.h2h ? yield* consentAndStartFirstPayment(terminal, subscription, null) : subscription
     return { subscription: started, created: true }
   }))
 })
 
 /** Consent given: new/pending, and the first payment is created (live, in RUB, `sbp_recurrent`). */
-const consentAndStartFirstPayment = Effect.fn("Subscriptions.consentAndStartFirstPayment")(function*(terminal: Terminal, sub: Sub) {
+const consentAndStartFirstPayment = Effect.fn("Subscriptions.consentAndStartFirstPayment")(function*(
+  terminal: Terminal,
+  sub: Sub,
+  registered: { readonly paymentId: string; readonly qrPayload: string } | null
+) {
   const now = yield* Clock.currentTimeMillis
   const consented = Lifecycle.move(sub, "consent", now)
   if (Result.isFailure(consented)) return yield* consented.failure
   const entropy = yield* Entropy
   const config = yield* PaydeskConfig
-  const paymentId = yield* entropy.uuid
+  const paymentId = registered?.paymentId ?? (yield* entropy.uuid)
   const payment: Payment = {
     id: paymentId,
     terminalId: sub.terminalId,
@@ -259,7 +263,8 @@ const consentAndStartFirstPayment = Effect.fn("Subscriptions.consentAndStartFirs
     csrfToken: yield* entropy.token(24),
     subscriptionId: sub.id,
     fingerprint: `subscription:${sub.id}:first`,
-    qrPayload: `recurrent-bind:${sub.id}`,
+    // H2H: the payer binds and pays at the acquirer's redirect_url; form flow: the acquirer's QR.
+    qrPayload: registered?.qrPayload ?? sub.redirectUrl,
     expiresAt: now + config.paymentLifetimeMs,
     createdAt: now,
     updatedAt: now,
@@ -346,13 +351,22 @@ export const findPublic = Effect.fn("Subscriptions.findPublic")(function*(token:
 export const confirm = Effect.fn("Subscriptions.confirm")(function*(token: string, csrfToken: string) {
   const { subscription } = yield* findPublic(token)
   if (csrfToken !== subscription.csrfToken) return yield* CsrfRejected.of()
+  if (subscription.billingStatus !== "consent_pending") return yield* findPublic(token)
+  // Register the first payment's QR with the acquirer before the transaction (no remote call inside it).
+  const paymentId = yield* (yield* Entropy).uuid
+  const { qrPayload } = yield* (yield* Acquirer).createPayment({
+    paymentId,
+    terminalId: subscription.terminalId,
+    amount: subscription.terms.payerAmount,
+    description: subscription.description
+  })
   yield* atomic(Effect.gen(function*() {
     const sub = yield* Lifecycle.locked(subscription.id)
     if (sub.billingStatus !== "consent_pending") return sub
     const terminal = yield* (yield* TerminalRepository).get(sub.terminalId)
     if (Option.isNone(terminal)) return yield* NotFound.of("terminal")
     if (terminal.value.status !== "active") return yield* TerminalUnavailable.of()
-    return yield* consentAndStartFirstPayment(terminal.value, sub)
+    return yield* consentAndStartFirstPayment(terminal.value, sub, { paymentId, qrPayload })
   }))
   return yield* findPublic(token)
 })
