@@ -1,0 +1,142 @@
+/**
+ * Test harness of the reference server: an in-process server on a fresh PostgreSQL database
+ * (the run's first Postgres target), manual clock, engine off (tests run due work through the
+ * operator API), and a callback receiver whose answers tests program.
+ */
+import { Effect, Redacted } from "effect"
+import { PgClient } from "@effect/sql-pg"
+import { SqlClient } from "effect/sql"
+import { randomBytes } from "node:crypto"
+import { chmodSync, mkdtempSync } from "node:fs"
+import { createServer, type Server as HttpServer } from "node:http"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { inject } from "vitest"
+import * as Config from "../src/Config.js"
+import * as Server from "../src/Server.js"
+
+/** A callback receiver on loopback. */
+export interface Receiver {
+  readonly url: string
+  readonly requests: Array<{ readonly at: number; readonly headers: Record<string, string | string[] | undefined>; readonly body: string }>
+  /** Answers the next requests with these statuses ("hang" never answers); then 200. */
+  readonly answers: Array<number | "hang">
+  /** When set, `answers` apply only to callbacks of this event type (others get 200). */
+  answersFor: string | null
+  close(): Promise<void>
+}
+
+export const startReceiver = async (clock: () => number): Promise<Receiver> => {
+  const requests: Receiver["requests"] = []
+  const answers: Receiver["answers"] = []
+  const hanging: Array<() => void> = []
+  const receiver = { answersFor: null as string | null }
+  const server: HttpServer = createServer((request, response) => {
+    const chunks: Array<Buffer> = []
+    request.on("data", (c: Buffer) => chunks.push(c))
+    request.on("end", () => {
+      const body = Buffer.concat(chunks).toString("utf8")
+      requests.push({ at: clock(), headers: request.headers, body })
+      const applies = receiver.answersFor === null || body.includes(`"event_type":"${receiver.answersFor}"`)
+      const answer = (applies ? answers.shift() : undefined) ?? 200
+      if (answer === "hang") hanging.push(() => response.destroy())
+      else response.writeHead(answer).end()
+    })
+  })
+  await new Promise<void>((ok) => server.listen(0, "127.0.0.1", ok))
+  const address = server.address()
+  const port = typeof address === "object" && address !== null ? address.port : 0
+  return Object.assign(receiver, {
+    url: `http://127.0.0.1:${port}/callbacks`,
+    requests,
+    answers,
+    close: async () => {
+      for (const h of hanging) h()
+      server.closeAllConnections()
+      await new Promise<void>((ok) => server.close(() => ok()))
+    }
+  })
+}
+
+/** A fresh database on the run's first Postgres target. */
+export const freshDatabase = async (): Promise<string> => {
+  const target = inject("pgTargets")[0]!
+  const name = `paydesk_srv_${process.pid}_${Date.now().toString(36)}_${randomBytes(3).toString("hex")}`
+  await Effect.runPromise(
+    Effect.flatMap(SqlClient.SqlClient, (sql) => sql.unsafe(`CREATE DATABASE ${name}`)).pipe(
+      Effect.provide(PgClient.layer({ url: Redacted.make(target.url), maxConnections: 1 }))
+    )
+  )
+  const url = new URL(target.url)
+  url.pathname = `/${name}`
+  return url.toString()
+}
+
+/** A running server with helpers for the merchant and operator APIs. */
+export const startServer = async (env: Record<string, string> = {}) => {
+  const dataDir = mkdtempSync(join(tmpdir(), "paydesk-srv-"))
+  chmodSync(dataDir, 0o755)
+  const adminToken = "test-admin"
+  const config = Config.load({
+    PORT: "0",
+    DATABASE_URL: await freshDatabase(),
+    PAYDESK_DATA_DIR: dataDir,
+    PAYDESK_ADMIN_TOKEN: adminToken,
+    PAYDESK_CLOCK: "manual",
+    PAYDESK_ENGINE: "off",
+    PAYDESK_SECRET_KEY: randomBytes(32).toString("base64"),
+    LOG_LEVEL: "silent",
+    ...env
+  })
+  process.env.LOG_LEVEL = "silent"
+  const running = await Server.start(config)
+  const base = running.url
+  const call = async (method: string, path: string, init: { body?: unknown; headers?: Record<string, string> } = {}) => {
+    const response = await fetch(`${base}${path}`, {
+      method,
+      headers: { ...(init.body === undefined ? {} : { "content-type": "application/json" }), ...init.headers },
+      ...(init.body === undefined ? {} : { body: JSON.stringify(init.body) })
+    })
+    const text = await response.text()
+    let json: any = undefined
+    try {
+      json = JSON.parse(text)
+    } catch {}
+    return { status: response.status, json, text }
+  }
+  const admin = (method: string, path: string, body?: unknown) =>
+    call(method, `/admin/v1${path}`, { headers: { authorization: `Bearer ${adminToken}` }, ...(body === undefined ? {} : { body }) })
+  let now = 0
+  return {
+    running,
+    base,
+    call,
+    admin,
+    /** The manual time, as last set. */
+    now: () => now,
+    setClock: async (iso: string) => {
+      now = Date.parse(iso)
+      const r = await admin("POST", "/clock", { now: iso })
+      if (r.status !== 200) throw new Error(`clock: ${r.text}`)
+    },
+    work: async () => {
+      const r = await admin("POST", "/work/run", {})
+      if (r.status !== 200) throw new Error(`work: ${r.text}`)
+      return r.json
+    },
+    /** A merchant: account, terminal (callback to `callbackUrl`), key and secret. */
+    merchant: async (callbackUrl: string, options: { h2h?: boolean } = {}) => {
+      const account = await admin("POST", "/accounts", { name: "Coffee", owner_email: `o-${randomBytes(4).toString("hex")}@coffee.example`, owner_password: "correct horse" })
+      const terminal = await admin("POST", "/terminals", { account_id: account.json.account_id, name: "Shop", callback_url: callbackUrl, h2h: options.h2h ?? false })
+      const apiKey: string = terminal.json.api_key
+      return {
+        terminalId: terminal.json.terminal_id as string,
+        apiKey,
+        signingSecret: terminal.json.signing_secret as string,
+        api: (method: string, path: string, body?: unknown, headers: Record<string, string> = {}) =>
+          call(method, `/api/v1${path}`, { headers: { "x-api-key": apiKey, "x-nonce": crypto.randomUUID(), ...headers }, ...(body === undefined ? {} : { body }) })
+      }
+    },
+    stop: () => running.stop()
+  }
+}
