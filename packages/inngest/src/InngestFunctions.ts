@@ -1,0 +1,121 @@
+/**
+ * Paydesk's background work as Inngest functions. Cron sweeps run each "run what is due now"
+ * use case every minute; event-driven flows sleep until the moment a record becomes due and
+ * then run the use case that handles it. Every `step.run` calls one core use case through
+ * `Retryability.runStep`, so retries follow the errors' retryability, and every use case is
+ * idempotent, so a sweep and a flow doing the same work at once do it once.
+ */
+import { type ManagedRuntime, Schema } from "effect"
+import { Callbacks, Payments, Payouts, type Services, SubscriptionLifecycle, Subscriptions, Terminals, Work } from "@paydesk/core"
+import { cron, eventType, type InngestFunction } from "inngest"
+import type { Client } from "./InngestClient.js"
+import { runStep } from "./Retryability.js"
+
+/** Schedule of the sweeps: every minute. */
+export const sweepCron = "* * * * *"
+
+const Timestamp = Schema.String.check(
+  Schema.makeFilter((s: string) => Number.isNaN(Date.parse(s)) ? "an ISO 8601 timestamp" : undefined)
+)
+
+/** The events the flows react to; `create(...)` builds one to send. Timestamps are ISO 8601 strings. */
+export const Events = {
+  /** A subscription became active; its next charge is due at `next_charge_at`. */
+  subscriptionActivated: eventType("paydesk/subscription.activated", {
+    schema: Schema.toStandardSchemaV1(Schema.Struct({ subscription_id: Schema.String, next_charge_at: Timestamp }))
+  }),
+  /** A callback delivery was queued; its next attempt is due at `next_attempt_at`. */
+  callbackEnqueued: eventType("paydesk/callback.enqueued", {
+    schema: Schema.toStandardSchemaV1(Schema.Struct({ delivery_id: Schema.String, next_attempt_at: Timestamp }))
+  }),
+  /** A payment was created; unless paid, it expires at `expires_at`. */
+  paymentCreated: eventType("paydesk/payment.created", {
+    schema: Schema.toStandardSchemaV1(Schema.Struct({ payment_id: Schema.String, expires_at: Timestamp }))
+  })
+}
+
+/** Every function of the engine, by name, and all of them to serve. */
+export interface Functions {
+  /** Cron: expires unpaid payments past their lifetime. */
+  readonly expirePayments: InngestFunction.Any
+  /** Cron: charges subscriptions whose charge is due. */
+  readonly dueCharges: InngestFunction.Any
+  /** Cron: completes stops the acquirer did not confirm at once. */
+  readonly pendingStops: InngestFunction.Any
+  /** Cron: converts terminals' balances at their conversion time. */
+  readonly conversions: InngestFunction.Any
+  /** Cron: sends approved payouts. */
+  readonly payouts: InngestFunction.Any
+  /** Cron: delivers due callbacks. */
+  readonly callbacks: InngestFunction.Any
+  /** Cron: purges expired nonces and idempotency records. */
+  readonly housekeeping: InngestFunction.Any
+  /** `paydesk/subscription.activated`: sleeps until the charge is due, then charges. */
+  readonly chargeWhenDue: InngestFunction.Any
+  /** `paydesk/callback.enqueued`: sleeps until the attempt is due, then delivers. */
+  readonly deliverWhenDue: InngestFunction.Any
+  /** `paydesk/payment.created`: sleeps until the payment's lifetime ends, then expires it. */
+  readonly expireWhenDue: InngestFunction.Any
+  /** Every function above, for `serve`. */
+  readonly all: ReadonlyArray<InngestFunction.Any>
+}
+
+/** Builds every function over the host's runtime. */
+export const makeFunctions = (client: Client, runtime: ManagedRuntime.ManagedRuntime<Services, never>): Functions => {
+  const triggers = [cron(sweepCron)]
+
+  const expirePayments = client.createFunction(
+    { id: "sweep-expire-payments", name: "Expire unpaid payments", triggers },
+    ({ step }) => step.run("expire-payments", () => runStep(runtime, Payments.expireDue()))
+  )
+  const dueCharges = client.createFunction(
+    { id: "sweep-due-charges", name: "Charge due subscriptions", triggers },
+    ({ step }) => step.run("run-due-charges", () => runStep(runtime, Subscriptions.runDueCharges()))
+  )
+  const pendingStops = client.createFunction(
+    { id: "sweep-pending-stops", name: "Finish pending subscription stops", triggers },
+    ({ step }) => step.run("finish-pending-stops", () => runStep(runtime, SubscriptionLifecycle.finishPendingStops()))
+  )
+  const conversions = client.createFunction(
+    { id: "sweep-conversions", name: "Run due terminal conversions", triggers },
+    ({ step }) => step.run("run-due-conversions", () => runStep(runtime, Terminals.runDueConversions()))
+  )
+  const payouts = client.createFunction(
+    { id: "sweep-payouts", name: "Send approved payouts", triggers },
+    ({ step }) => step.run("run-due-payouts", () => runStep(runtime, Payouts.runDue()))
+  )
+  const callbacks = client.createFunction(
+    { id: "sweep-callbacks", name: "Deliver due callbacks", triggers },
+    ({ step }) => step.run("run-due-callbacks", () => runStep(runtime, Callbacks.runDue()))
+  )
+  const housekeeping = client.createFunction(
+    { id: "sweep-housekeeping", name: "Purge expired nonces and idempotency records", triggers },
+    ({ step }) => step.run("housekeeping", () => runStep(runtime, Work.housekeeping()))
+  )
+
+  const chargeWhenDue = client.createFunction(
+    { id: "charge-when-due", name: "Charge a subscription when its charge is due", triggers: [Events.subscriptionActivated] },
+    async ({ event, step }) => {
+      await step.sleepUntil("wait-for-charge", event.data.next_charge_at)
+      return step.run("charge", () => runStep(runtime, Subscriptions.chargeOne(event.data.subscription_id)))
+    }
+  )
+  const deliverWhenDue = client.createFunction(
+    { id: "deliver-when-due", name: "Deliver a callback when its attempt is due", triggers: [Events.callbackEnqueued] },
+    async ({ event, step }) => {
+      await step.sleepUntil("wait-for-attempt", event.data.next_attempt_at)
+      return step.run("deliver", () => runStep(runtime, Callbacks.runDue()))
+    }
+  )
+  const expireWhenDue = client.createFunction(
+    { id: "expire-when-due", name: "Expire a payment when its lifetime ends", triggers: [Events.paymentCreated] },
+    async ({ event, step }) => {
+      await step.sleepUntil("wait-for-expiry", event.data.expires_at)
+      return step.run("expire", () => runStep(runtime, Payments.expireDue()))
+    }
+  )
+
+  const sweeps = { expirePayments, dueCharges, pendingStops, conversions, payouts, callbacks, housekeeping }
+  const flows = { chargeWhenDue, deliverWhenDue, expireWhenDue }
+  return { ...sweeps, ...flows, all: [...Object.values(sweeps), ...Object.values(flows)] }
+}

@@ -1,0 +1,8 @@
+/**
+ * @paydesk/inngest: the Inngest engine of Paydesk's background work. Cron sweeps and
+ * `sleepUntil` flows call the core's idempotent use cases; served from Fastify at `/api/inngest`.
+ */
+export * as InngestClient from "./InngestClient.js"
+export * as InngestFunctions from "./InngestFunctions.js"
+export * as InngestPlugin from "./InngestPlugin.js"
+export * as Retryability from "./Retryability.js"
