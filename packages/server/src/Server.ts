@@ -10,6 +10,7 @@ import { Clock, Effect, Layer, ManagedRuntime, Result } from "effect"
 import type { FastifyInstance } from "fastify"
 import { Acquirer, Amount, type Services, Work } from "@paydesk/core"
 import { App } from "@paydesk/fastify"
+import { InngestClient, InngestFunctions, InngestPlugin } from "@paydesk/inngest"
 import { EmbeddedPostgres, NodeSecurity, PgRateSource, PgStore } from "@paydesk/sql-pg"
 import { AcquirerEmulator, HmacTokenIssuer, ManualClock, PayoutNetworkEmulator } from "@paydesk/testkit"
 import { SqlClient } from "effect/sql"
@@ -99,6 +100,16 @@ export const start = async (given: ServerConfig, log: (line: string) => void = (
       })
     }
   })
+  if (config.engine === "inngest") {
+    // Inngest calls /api/inngest; cron sweeps and sleep-until flows run the same use cases.
+    const client = InngestClient.makeClient({
+      isDev: process.env.INNGEST_DEV === "1" || process.env.INNGEST_DEV === "true",
+      ...(process.env.INNGEST_SIGNING_KEY ? { signingKey: process.env.INNGEST_SIGNING_KEY } : {}),
+      ...(process.env.INNGEST_EVENT_KEY ? { eventKey: process.env.INNGEST_EVENT_KEY } : {}),
+      ...(process.env.INNGEST_BASE_URL ? { baseUrl: process.env.INNGEST_BASE_URL } : {})
+    })
+    InngestPlugin.register(app, { client, functions: InngestFunctions.makeFunctions(client, runtime).all })
+  }
   app.addHook("onResponse", async (request) => {
     if (request.method !== "GET") worker?.wake()
   })
