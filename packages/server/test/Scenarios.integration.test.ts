@@ -145,8 +145,47 @@ describe("background work over HTTP (manual clock, PostgreSQL)", () => {
     expect((await m.api("GET", `/subscriptions/${created.json.id}/charges`)).json).toHaveLength(5)
   }, 120_000)
 
+  it("max_cycles ends the subscription; scheduled conversion credits USDT at the rate of the conversion time", async () => {
+    await srv.setClock("2026-09-01T09:00:00.000Z")
+    const m = await srv.merchant(receiver.url)
+    const plan = await srv.admin("POST", "/plans", {
+      terminal_ids: [m.terminalId], code: `fixed-${m.terminalId.slice(0, 8)}`, name: "Three months", interval: "month",
+      schedule: "fixed_days", payer_amount_rub: "990", merchant_amount_rub: "950", max_cycles: 3, consent_text: "Согласен", policy_version: "1"
+    })
+    expect((await m.api("PUT", `/terminals/${m.terminalId}`, { conversion_mode: "scheduled", conversion_time: "18:00" })).status).toBe(200)
+    const created = await m.api("POST", "/subscriptions", { terminal_id: m.terminalId, plan_id: plan.json.id, payer_id: "u-1" }, { "idempotency-key": "sub-max" })
+    const page = await fetch(created.json.pay_url).then((r) => r.text())
+    const csrf = /name="csrf_token" value="([^"]+)"/.exec(page)![1]!
+    const confirmed = await fetch(`${created.json.pay_url}/confirm`, {
+      method: "POST", headers: { "content-type": "application/json", accept: "application/json" }, body: JSON.stringify({ csrf_token: csrf })
+    }).then((r) => r.json())
+    const firstToken = String(confirmed.first_payment_url).split("/").at(-1)
+    const first = (await m.api("GET", "/payments?recurring=true")).json.items.find((p: { pay_url: string }) => p.pay_url.endsWith(firstToken!))
+    await srv.admin("POST", `/acquirer/payments/${first.id}/outcome`, { outcome: "paid" })
+    for (const days of [30, 60, 90, 120]) {
+      await srv.setClock(new Date(Date.parse("2026-09-01T09:00:00.000Z") + days * 86_400_000).toISOString())
+      await srv.work()
+    }
+    const sub = (await m.api("GET", `/subscriptions/${created.json.id}`)).json
+    expect([sub.provider_state, sub.billing_status, sub.successful_cycles, sub.next_charge_at]).toEqual(["stop", "stopped", 3, null])
+    // Each 950.00 charge waited for the next 18:00 Moscow conversion at 95.00: 3 x 10 USDT.
+    expect((await m.api("GET", "/balance")).json).toMatchObject({ available_usdt: "30.000000", pending_rub: "0.00" })
+    await srv.setClock("2026-12-30T07:00:00.000Z")
+    const payment = await m.api("POST", "/payments", { amount: "1000", order_id: "conv-1" })
+    await srv.admin("POST", `/acquirer/payments/${payment.json.id}/outcome`, { outcome: "paid" })
+    expect((await m.api("GET", "/balance")).json).toMatchObject({ available_usdt: "30.000000", pending_rub: "1000.00" })
+    await srv.setClock("2026-12-30T14:00:00.000Z")
+    expect((await srv.admin("PUT", "/rate", { rate: "100.00" })).status).toBe(200)
+    await srv.work()
+    expect((await m.api("GET", "/balance")).json).toMatchObject({ pending_rub: "1000.00" })
+    await srv.setClock("2026-12-30T15:00:00.000Z")
+    await srv.work()
+    expect((await m.api("GET", "/balance")).json).toMatchObject({ available_usdt: "40.000000", pending_rub: "0.00" })
+  }, 120_000)
+
   it("an approved payout completes with payout.completed", async () => {
     await srv.setClock("2026-08-01T09:00:00.000Z")
+    await srv.admin("PUT", "/rate", { rate: "95.00" })
     const m = await srv.merchant(receiver.url)
     const funding = await m.api("POST", "/payments", { amount: "9500", order_id: "fund" })
     await srv.admin("POST", `/acquirer/payments/${funding.json.id}/outcome`, { outcome: "paid" })
