@@ -1,0 +1,99 @@
+/**
+ * Benchmark of the local engine on PostgreSQL: delivered callbacks per second to a local
+ * receiver (real HTTP, signed), and due subscription charges per second, each measured as one
+ * `Work.drain` over prepared due work. (The Inngest engine needs an Inngest server, which cannot
+ * run on these machines; its functions call the same use cases.)
+ *
+ *   ./run pnpm bench:work                 # embedded PostgreSQL (or DATABASE_URL)
+ *   CALLBACKS=2000 SUBSCRIPTIONS=300 ./run pnpm bench:work
+ */
+import { Clock, Effect, Layer, Option, Redacted } from "effect"
+import { PgClient } from "@effect/sql-pg"
+import { SqlClient } from "effect/sql"
+import { chmodSync, mkdtempSync, rmSync } from "node:fs"
+import { createServer } from "node:http"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { Payments, Subscriptions, Work } from "@paydesk/core"
+import { HttpCallbackTransport } from "@paydesk/server"
+import { EmbeddedPostgres, PgStore } from "@paydesk/sql-pg"
+import { Kit, ManualClock } from "@paydesk/testkit"
+
+const callbacks = Number(process.env.CALLBACKS ?? 1000)
+const subscriptions = Number(process.env.SUBSCRIPTIONS ?? 200)
+
+const main = async () => {
+  let serverUrl = process.env.DATABASE_URL
+  let stop = async () => {}
+  if (serverUrl === undefined) {
+    const dir = mkdtempSync(join(tmpdir(), "paydesk-bench-"))
+    chmodSync(dir, 0o755)
+    const running = await EmbeddedPostgres.start({ dataDir: join(dir, "data"), persistent: false })
+    serverUrl = running.url
+    stop = async () => {
+      await running.stop()
+      rmSync(dir, { recursive: true, force: true })
+    }
+  }
+  const database = `paydesk_bench_${Date.now().toString(36)}`
+  await Effect.runPromise(Effect.flatMap(SqlClient.SqlClient, (sql) => sql.unsafe(`CREATE DATABASE ${database}`)).pipe(
+    Effect.provide(PgClient.layer({ url: Redacted.make(serverUrl), maxConnections: 1 }))
+  ))
+  const url = new URL(serverUrl)
+  url.pathname = `/${database}`
+
+  let received = 0
+  const receiver = createServer((request, response) => {
+    request.resume()
+    request.on("end", () => {
+      received++
+      response.writeHead(200).end()
+    })
+  })
+  await new Promise<void>((ok) => receiver.listen(0, "127.0.0.1", ok))
+  const address = receiver.address()
+  const callbackUrl = `http://127.0.0.1:${typeof address === "object" && address !== null ? address.port : 0}/cb`
+
+  const manual = await Effect.runPromise(ManualClock.make(Date.parse("2026-01-31T07:00:00.000Z")))
+  // The kit's emulators, but callbacks over real HTTP (the later layer wins for CallbackTransport).
+  const kit = Layer.merge(Kit.layerAround(PgStore.layer(url.toString(), { maxConnections: 10 })), HttpCallbackTransport.layer)
+
+  const program = Effect.gen(function*() {
+    const merchant = yield* Kit.provisionMerchant({ callbackUrl })
+    const principal = yield* Kit.apiKeyPrincipal(merchant, crypto.randomUUID())
+    yield* Effect.forEach(Array.from({ length: callbacks }, (_, i) => i), (i) =>
+      Payments.create(principal, { amount: "10", orderId: `cb-${i}`, test: true }), { concurrency: 10 })
+    const t0 = performance.now()
+    yield* Work.drain(1000)
+    const delivered = received
+    const callbackRate = delivered / ((performance.now() - t0) / 1000)
+
+    const plans = yield* Kit.provisionPlans(merchant.terminal.id)
+    yield* Effect.forEach(Array.from({ length: subscriptions }, (_, i) => i), (i) =>
+      Effect.gen(function*() {
+        const { subscription } = yield* Subscriptions.create(principal, {
+          idempotencyKey: `s-${i}`,
+          body: { terminal_id: merchant.terminal.id, plan_id: plans.ceilingMonthly.id, amount: "100" }
+        })
+        const { firstPayment } = yield* Subscriptions.confirm(subscription.payToken, subscription.csrfToken)
+        yield* Payments.settle(Option.getOrThrow(firstPayment).id, "paid")
+      }), { concurrency: 10 })
+    yield* Work.drain(1000)
+    yield* manual.set(Date.parse("2026-02-28T07:00:00.000Z"))
+    const t1 = performance.now()
+    const report = yield* Work.drain(1000)
+    const chargeSeconds = (performance.now() - t1) / 1000
+    return { callbackRate, delivered, charges: report.charges, chargeRate: report.charges / chargeSeconds }
+  }).pipe(Effect.provideService(Clock.Clock, manual.clock), Effect.provide(kit))
+
+  const result = await Effect.runPromise(program)
+  console.log(`local engine, callbacks: ${result.callbackRate.toFixed(1)} delivered/s (${result.delivered} signed POSTs to a loopback receiver)`)
+  console.log(`local engine, due charges: ${result.chargeRate.toFixed(1)} charges/s (${result.charges} charges, each with its payment, ledger entries and callback)`)
+  receiver.close()
+  await stop()
+}
+
+main().catch((error) => {
+  console.error(error)
+  process.exit(1)
+})
