@@ -6,47 +6,22 @@
  *   ./run pnpm bench:payments            # embedded PostgreSQL (or DATABASE_URL when set)
  *   PAYMENTS=5000 CONCURRENCY=16 SECONDS=10 ./run pnpm bench:payments
  */
-import { Effect, Layer, Redacted } from "effect"
-import { PgClient } from "@effect/sql-pg"
-import { SqlClient } from "effect/sql"
+import { Effect } from "effect"
 import { execFileSync } from "node:child_process"
-import { chmodSync, mkdtempSync, rmSync, writeFileSync } from "node:fs"
+import { mkdtempSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { Payments } from "@paydesk/core"
-import { EmbeddedPostgres, PgStore } from "@paydesk/sql-pg"
+import { PgStore } from "@paydesk/sql-pg"
+import * as BenchDatabase from "./BenchDatabase.js"
 import { Kit } from "@paydesk/testkit"
 
 const payments = Number(process.env.PAYMENTS ?? 3000)
 const concurrency = Number(process.env.CONCURRENCY ?? 10)
 const seconds = Number(process.env.SECONDS ?? 10)
 
-const withDatabase = (url: string, database: string) => {
-  const parsed = new URL(url)
-  parsed.pathname = `/${database}`
-  return parsed.toString()
-}
-
 const main = async () => {
-  let serverUrl = process.env.DATABASE_URL
-  let stop = async () => {}
-  if (serverUrl === undefined) {
-    const dir = mkdtempSync(join(tmpdir(), "paydesk-bench-"))
-    chmodSync(dir, 0o755)
-    const running = await EmbeddedPostgres.start({ dataDir: join(dir, "data"), persistent: false })
-    serverUrl = running.url
-    stop = async () => {
-      await running.stop()
-      rmSync(dir, { recursive: true, force: true })
-    }
-  }
-  const database = `paydesk_bench_${Date.now().toString(36)}`
-  await Effect.runPromise(
-    Effect.flatMap(SqlClient.SqlClient, (sql) => sql.unsafe(`CREATE DATABASE ${database}`)).pipe(
-      Effect.provide(PgClient.layer({ url: Redacted.make(serverUrl), maxConnections: 1 }))
-    )
-  )
-  const url = withDatabase(serverUrl, database)
+  const { url, stop } = await BenchDatabase.open()
   const layer = Kit.layerAround(PgStore.layer(url, { maxConnections: concurrency }))
 
   const { terminalId, rate } = await Effect.runPromise(

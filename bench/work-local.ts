@@ -7,40 +7,19 @@
  *   ./run pnpm bench:work                 # embedded PostgreSQL (or DATABASE_URL)
  *   CALLBACKS=2000 SUBSCRIPTIONS=300 ./run pnpm bench:work
  */
-import { Clock, Effect, Layer, Option, Redacted } from "effect"
-import { PgClient } from "@effect/sql-pg"
-import { SqlClient } from "effect/sql"
-import { chmodSync, mkdtempSync, rmSync } from "node:fs"
+import { Clock, Effect, Layer, Option } from "effect"
 import { createServer } from "node:http"
-import { tmpdir } from "node:os"
-import { join } from "node:path"
 import { Payments, Subscriptions, Work } from "@paydesk/core"
 import { HttpCallbackTransport } from "@paydesk/server"
-import { EmbeddedPostgres, PgStore } from "@paydesk/sql-pg"
+import { PgStore } from "@paydesk/sql-pg"
+import * as BenchDatabase from "./BenchDatabase.js"
 import { Kit, ManualClock } from "@paydesk/testkit"
 
 const callbacks = Number(process.env.CALLBACKS ?? 1000)
 const subscriptions = Number(process.env.SUBSCRIPTIONS ?? 200)
 
 const main = async () => {
-  let serverUrl = process.env.DATABASE_URL
-  let stop = async () => {}
-  if (serverUrl === undefined) {
-    const dir = mkdtempSync(join(tmpdir(), "paydesk-bench-"))
-    chmodSync(dir, 0o755)
-    const running = await EmbeddedPostgres.start({ dataDir: join(dir, "data"), persistent: false })
-    serverUrl = running.url
-    stop = async () => {
-      await running.stop()
-      rmSync(dir, { recursive: true, force: true })
-    }
-  }
-  const database = `paydesk_bench_${Date.now().toString(36)}`
-  await Effect.runPromise(Effect.flatMap(SqlClient.SqlClient, (sql) => sql.unsafe(`CREATE DATABASE ${database}`)).pipe(
-    Effect.provide(PgClient.layer({ url: Redacted.make(serverUrl), maxConnections: 1 }))
-  ))
-  const url = new URL(serverUrl)
-  url.pathname = `/${database}`
+  const { url, stop } = await BenchDatabase.open()
 
   let received = 0
   const receiver = createServer((request, response) => {
@@ -56,7 +35,7 @@ const main = async () => {
 
   const manual = await Effect.runPromise(ManualClock.make(Date.parse("2026-01-31T07:00:00.000Z")))
   // The kit's emulators, but callbacks over real HTTP (the later layer wins for CallbackTransport).
-  const kit = Layer.merge(Kit.layerAround(PgStore.layer(url.toString(), { maxConnections: 10 })), HttpCallbackTransport.layer)
+  const kit = Layer.merge(Kit.layerAround(PgStore.layer(url, { maxConnections: 10 })), HttpCallbackTransport.layer)
 
   const program = Effect.gen(function*() {
     const merchant = yield* Kit.provisionMerchant({ callbackUrl })

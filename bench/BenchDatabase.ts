@@ -1,0 +1,34 @@
+/**
+ * The database of a benchmark run: a fresh database on `DATABASE_URL`'s server, or on an
+ * embedded PostgreSQL started for the run (stopped and removed by `stop`).
+ */
+import { Effect, Redacted } from "effect"
+import { PgClient } from "@effect/sql-pg"
+import { SqlClient } from "effect/sql"
+import { chmodSync, mkdtempSync, rmSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { EmbeddedPostgres } from "@paydesk/sql-pg"
+
+/** Creates the database; returns its URL and how to clean up. */
+export const open = async (): Promise<{ readonly url: string; stop(): Promise<void> }> => {
+  let serverUrl = process.env.DATABASE_URL
+  let stop = async () => {}
+  if (serverUrl === undefined) {
+    const dir = mkdtempSync(join(tmpdir(), "paydesk-bench-"))
+    chmodSync(dir, 0o755)
+    const running = await EmbeddedPostgres.start({ dataDir: join(dir, "data"), persistent: false })
+    serverUrl = running.url
+    stop = async () => {
+      await running.stop()
+      rmSync(dir, { recursive: true, force: true })
+    }
+  }
+  const database = `paydesk_bench_${Date.now().toString(36)}`
+  await Effect.runPromise(Effect.flatMap(SqlClient.SqlClient, (sql) => sql.unsafe(`CREATE DATABASE ${database}`)).pipe(
+    Effect.provide(PgClient.layer({ url: Redacted.make(serverUrl), maxConnections: 1 }))
+  ))
+  const url = new URL(serverUrl)
+  url.pathname = `/${database}`
+  return { url: url.toString(), stop }
+}
