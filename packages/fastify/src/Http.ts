@@ -4,7 +4,7 @@
  * merchant requests (API key + nonce, or a dashboard Bearer token).
  */
 import type { FastifyReply, FastifyRequest } from "fastify"
-import type { Effect, ManagedRuntime } from "effect"
+import { Effect, type ManagedRuntime } from "effect"
 import { Auth } from "@paydesk/core"
 import type { Access, Services } from "@paydesk/core"
 import { errorResponse, fromExit } from "./HttpErrors.js"
@@ -52,6 +52,15 @@ export const principal = (request: FastifyRequest): Effect.Effect<Access.Princip
   }
   return Auth.apiKey(header(request, "x-api-key"), header(request, "x-nonce"))
 }
+
+/** Authenticates the merchant (`principal`), then runs the route's use case as that principal. */
+export const runAs = <A, E>(
+  ctx: Context,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  use: (who: Access.Principal) => Effect.Effect<A, E, Services>,
+  ok: (value: A) => unknown
+) => run(ctx, request, reply, Effect.flatMap(principal(request), use), ok)
 
 /** The value of a header, first one if repeated. */
 export const headerOf = header

@@ -6,7 +6,7 @@ import type { FastifyInstance } from "fastify"
 import { Effect } from "effect"
 import { Amount, Instant, Payment, Payments, Views } from "@paydesk/core"
 import type { PaymentFilter, StatusStats } from "@paydesk/core"
-import { headerOf, principal, run, type Context } from "./Http.js"
+import { headerOf, runAs, type Context } from "./Http.js"
 import * as Schemas from "./Schemas.js"
 
 /** The stats response: per status count and amount (decimal roubles), plus totals. */
@@ -33,12 +33,8 @@ export const statsView = (filter: PaymentFilter, rows: ReadonlyArray<StatusStats
 /** Registers the payment routes. */
 export const register = (app: FastifyInstance, ctx: Context): void => {
   app.post("/payments", (request, reply) =>
-    run(
-      ctx,
-      request,
-      reply,
+    runAs(ctx, request, reply, (who) =>
       Effect.gen(function*() {
-        const who = yield* principal(request)
         const input = yield* Schemas.paymentCreate(request.body, headerOf(request, "x-test-mode"))
         return yield* Payments.create(who, input)
       }),
@@ -46,12 +42,8 @@ export const register = (app: FastifyInstance, ctx: Context): void => {
     ))
 
   app.get("/payments", (request, reply) =>
-    run(
-      ctx,
-      request,
-      reply,
+    runAs(ctx, request, reply, (who) =>
       Effect.gen(function*() {
-        const who = yield* principal(request)
         const { query, csv } = yield* Schemas.paymentList(request.query)
         if (csv) return { _tag: "Csv" as const, csv: yield* Payments.exportCsv(who, query, Instant.formatIso) }
         return { _tag: "Page" as const, page: yield* Payments.list(who, query) }
@@ -71,23 +63,15 @@ export const register = (app: FastifyInstance, ctx: Context): void => {
     ))
 
   app.get("/payments/stats", (request, reply) =>
-    run(
-      ctx,
-      request,
-      reply,
+    runAs(ctx, request, reply, (who) =>
       Effect.gen(function*() {
-        const who = yield* principal(request)
         return yield* Payments.stats(who, yield* Schemas.paymentStats(request.query))
       }),
       ({ filter, rows }) => reply.send(statsView(filter, rows))
     ))
 
   app.get<{ Params: { paymentID: string } }>("/payments/:paymentID", (request, reply) =>
-    run(
-      ctx,
-      request,
-      reply,
-      Effect.flatMap(principal(request), (who) => Payments.get(who, request.params.paymentID)),
+    runAs(ctx, request, reply, (who) => Payments.get(who, request.params.paymentID),
       (payment) => reply.send(Views.payment(payment, ctx.publicUrl))
     ))
 }

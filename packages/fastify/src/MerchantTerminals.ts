@@ -5,18 +5,14 @@
 import type { FastifyInstance } from "fastify"
 import { Effect } from "effect"
 import { Payouts, Terminals, Views } from "@paydesk/core"
-import { principal, run, type Context } from "./Http.js"
+import { runAs, type Context } from "./Http.js"
 import * as Schemas from "./Schemas.js"
 
 /** Registers the terminal, balance, rate and payout routes. */
 export const register = (app: FastifyInstance, ctx: Context): void => {
   app.put<{ Params: { terminalID: string } }>("/terminals/:terminalID", (request, reply) =>
-    run(
-      ctx,
-      request,
-      reply,
+    runAs(ctx, request, reply, (who) =>
       Effect.gen(function*() {
-        const who = yield* principal(request)
         const settings = yield* Schemas.settings(request.body)
         return yield* Terminals.updateSettings(who, request.params.terminalID, settings)
       }),
@@ -24,36 +20,24 @@ export const register = (app: FastifyInstance, ctx: Context): void => {
     ))
 
   app.get("/balance", (request, reply) =>
-    run(
-      ctx,
-      request,
-      reply,
+    runAs(ctx, request, reply, (who) =>
       Effect.gen(function*() {
-        const who = yield* principal(request)
         return yield* Terminals.balance(who, yield* Schemas.terminalQuery(request.query))
       }),
       ({ terminal, balance }) => reply.send(Views.balance(terminal.id, balance))
     ))
 
   app.get("/rate", (request, reply) =>
-    run(
-      ctx,
-      request,
-      reply,
+    runAs(ctx, request, reply, (who) =>
       Effect.gen(function*() {
-        const who = yield* principal(request)
         return yield* Terminals.rate(who, yield* Schemas.terminalQuery(request.query))
       }),
       (rate) => reply.send(Views.rate(rate))
     ))
 
   app.post("/payouts", (request, reply) =>
-    run(
-      ctx,
-      request,
-      reply,
+    runAs(ctx, request, reply, (who) =>
       Effect.gen(function*() {
-        const who = yield* principal(request)
         return yield* Payouts.create(who, yield* Schemas.payoutCreate(request.body, request.query))
       }),
       // The spec answers 200 for a new payout and for a replay of its idempotency key alike.
@@ -61,12 +45,8 @@ export const register = (app: FastifyInstance, ctx: Context): void => {
     ))
 
   app.get("/payouts", (request, reply) =>
-    run(
-      ctx,
-      request,
-      reply,
+    runAs(ctx, request, reply, (who) =>
       Effect.gen(function*() {
-        const who = yield* principal(request)
         return yield* Payouts.list(who, yield* Schemas.payoutList(request.query))
       }),
       ({ items, total, page }) => reply.send({ items: items.map(Views.payout), total, page, per_page: Payouts.pageSize })
