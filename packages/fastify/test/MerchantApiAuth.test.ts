@@ -1,21 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest"
-import { Schema } from "effect"
 import { Kit } from "@paydesk/testkit"
-import { responses } from "../src/ResponseSchemas.js"
-import { json, keyHeaders, make, type TestApp } from "./TestApp.js"
-
-const shape = <K extends keyof typeof responses>(name: K, body: unknown) =>
-  Schema.decodeUnknownSync(responses[name] as Schema.Codec<unknown>, { onExcessProperty: "error" })(body)
-
-const expectError = (response: { statusCode: number; body: string; headers: Record<string, unknown> }, status: number, code: string, message?: string) => {
-  expect(response.statusCode).toBe(status)
-  const body = json(response)
-  shape("Error", body)
-  expect(body.error.code).toBe(code)
-  expect(body.error.request_id).toBe(response.headers["x-request-id"])
-  if (message !== undefined) expect(body.error.message).toBe(message)
-  return body.error as { code: string; message: string; field?: string }
-}
+import { expectError, json, keyHeaders, make, shape, type TestApp } from "./TestApp.js"
 
 let t: TestApp
 beforeEach(async () => {

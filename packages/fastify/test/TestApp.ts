@@ -2,10 +2,12 @@
  * Test harness of the HTTP host: the app on the in-memory kit, with provisioning and
  * request helpers. Each `make()` is a fresh service.
  */
-import { Effect, ManagedRuntime } from "effect"
+import { Effect, ManagedRuntime, Schema } from "effect"
+import { expect } from "vitest"
 import type { FastifyInstance } from "fastify"
 import { Kit } from "@paydesk/testkit"
 import * as App from "../src/App.js"
+import { responses } from "../src/ResponseSchemas.js"
 
 export const publicUrl = "http://pay.test"
 export const adminToken = "test-admin-token"
@@ -38,6 +40,27 @@ export const keyHeaders = (apiKey: string, extra: Record<string, string> = {}) =
 
 /** JSON body of a response. */
 export const json = (response: { body: string }) => JSON.parse(response.body)
+
+/** Decodes a response body with its documented schema; excess fields are errors. */
+export const shape = <K extends keyof typeof responses>(name: K, body: unknown) =>
+  Schema.decodeUnknownSync(responses[name] as Schema.Codec<unknown>, { onExcessProperty: "error" })(body)
+
+/** Asserts an error response: status, documented body, code, request id and message. */
+export const expectError = (
+  response: { statusCode: number; body: string; headers: Record<string, unknown> },
+  status: number,
+  code: string,
+  message?: string | RegExp
+) => {
+  expect(response.statusCode).toBe(status)
+  const body = json(response)
+  shape("Error", body)
+  expect(body.error.code).toBe(code)
+  expect(body.error.request_id).toBe(response.headers["x-request-id"])
+  if (typeof message === "string") expect(body.error.message).toBe(message)
+  if (message instanceof RegExp) expect(body.error.message).toMatch(message)
+  return body.error as { code: string; message: string; field?: string }
+}
 
 export type TestApp = Awaited<ReturnType<typeof make>>
 export type { FastifyInstance }
