@@ -2,13 +2,11 @@
  * The database of a benchmark run: a fresh database on `DATABASE_URL`'s server, or on an
  * embedded PostgreSQL started for the run (stopped and removed by `stop`).
  */
-import { Effect, Redacted } from "effect"
-import { PgClient } from "@effect/sql-pg"
-import { SqlClient } from "effect/sql"
+import { Effect } from "effect"
 import { chmodSync, mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { EmbeddedPostgres } from "@paydesk/sql-pg"
+import { EmbeddedPostgres, PgStore } from "@paydesk/sql-pg"
 
 /** Creates the database; returns its URL and how to clean up. */
 export const open = async (): Promise<{ readonly url: string; stop(): Promise<void> }> => {
@@ -24,11 +22,6 @@ export const open = async (): Promise<{ readonly url: string; stop(): Promise<vo
       rmSync(dir, { recursive: true, force: true })
     }
   }
-  const database = `paydesk_bench_${Date.now().toString(36)}`
-  await Effect.runPromise(Effect.flatMap(SqlClient.SqlClient, (sql) => sql.unsafe(`CREATE DATABASE ${database}`)).pipe(
-    Effect.provide(PgClient.layer({ url: Redacted.make(serverUrl), maxConnections: 1 }))
-  ))
-  const url = new URL(serverUrl)
-  url.pathname = `/${database}`
-  return { url: url.toString(), stop }
+  const url = await Effect.runPromise(PgStore.createDatabase(serverUrl, `paydesk_bench_${Date.now().toString(36)}`))
+  return { url, stop }
 }

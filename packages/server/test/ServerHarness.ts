@@ -3,9 +3,8 @@
  * (the run's first Postgres target), manual clock, engine off (tests run due work through the
  * operator API), and a callback receiver whose answers tests program.
  */
-import { Effect, Redacted } from "effect"
-import { PgClient } from "@effect/sql-pg"
-import { SqlClient } from "effect/sql"
+import { Effect } from "effect"
+import { PgStore } from "@paydesk/sql-pg"
 import { randomBytes } from "node:crypto"
 import { chmodSync, mkdtempSync } from "node:fs"
 import { createServer, type Server as HttpServer } from "node:http"
@@ -62,14 +61,7 @@ export const startReceiver = async (clock: () => number): Promise<Receiver> => {
 export const freshDatabase = async (): Promise<string> => {
   const target = inject("pgTargets")[0]!
   const name = `paydesk_srv_${process.pid}_${Date.now().toString(36)}_${randomBytes(3).toString("hex")}`
-  await Effect.runPromise(
-    Effect.flatMap(SqlClient.SqlClient, (sql) => sql.unsafe(`CREATE DATABASE ${name}`)).pipe(
-      Effect.provide(PgClient.layer({ url: Redacted.make(target.url), maxConnections: 1 }))
-    )
-  )
-  const url = new URL(target.url)
-  url.pathname = `/${name}`
-  return url.toString()
+  return Effect.runPromise(PgStore.createDatabase(target.url, name))
 }
 
 /** A running server with helpers for the merchant and operator APIs. */

@@ -64,3 +64,17 @@ export const layer = (url: string, options: { readonly maxConnections?: number }
     Layer.provideMerge(layerRepositories),
     Layer.provideMerge(layerClient(url, options))
   )
+
+/** Creates database `name` on the server of `serverUrl` and returns its URL (tests, benchmarks, tooling). */
+export const createDatabase = (serverUrl: string, name: string): Effect.Effect<string> => {
+  if (!/^[a-z_][a-z0-9_]{0,62}$/.test(name)) return Effect.die(new Error(`invalid database name ${name}`))
+  return Effect.flatMap(SqlClient.SqlClient, (sql) => sql.unsafe(`CREATE DATABASE ${name}`)).pipe(
+    Effect.provide(layerClient(serverUrl, { maxConnections: 1 })),
+    Effect.orDie,
+    Effect.as((() => {
+      const url = new URL(serverUrl)
+      url.pathname = `/${name}`
+      return url.toString()
+    })())
+  )
+}
