@@ -19,6 +19,7 @@ import { join } from "node:path"
 import type { ServerConfig } from "./Config.js"
 import * as HttpCallbackTransport from "./HttpCallbackTransport.js"
 import * as LocalWorker from "./LocalWorker.js"
+import * as PgChargeBook from "./PgChargeBook.js"
 
 /** A running server. */
 export interface Running {
@@ -48,7 +49,9 @@ export const start = async (given: ServerConfig, log: (line: string) => void = (
   }
 
   const manual = config.clock === "manual" ? await Effect.runPromise(ManualClock.make(Date.now())) : null
-  const acquirer = AcquirerEmulator.make()
+  // The emulated bank keeps its charge book in the database: it survives restarts and is shared.
+  const bank = await PgChargeBook.open(databaseUrl)
+  const acquirer = AcquirerEmulator.make(bank.book)
   const key = NodeSecurity.parseKey(config.secretKey)
   const tokenKey = createHash("sha256").update("paydesk-access-tokens").update(key).digest("base64")
   const store = PgStore.layer(databaseUrl)
@@ -121,6 +124,7 @@ export const start = async (given: ServerConfig, log: (line: string) => void = (
       await app.close()
       await worker?.stop()
       await runtime.dispose()
+      await bank.close()
       await stopDatabase()
     })()
   return { app, url, config, stop }

@@ -7,6 +7,10 @@
  * idempotent per key: a repeated key replays the recorded outcome without consuming the queue or
  * counting as a charge; `resolveCharge` lets a test settle an `Unknown` charge afterwards. Switches
  * make the acquirer unreachable or refuse new recurring bindings.
+ *
+ * The bank's memory of recurring charges (programs and the outcome per key) lives in a
+ * `ChargeBook`: in memory by default, or durable and shared (the reference server keeps it in
+ * PostgreSQL, so a restarted or second server process meets the same bank, as with a real one).
  */
 import { Context, Effect, Layer, Option } from "effect"
 import { Acquirer, ProviderUnavailable, RecurringTemporarilyUnavailable } from "@paydesk/core"
@@ -50,13 +54,85 @@ export interface StopRecord {
   readonly outcome: "stopped" | "failed"
 }
 
+/** A recurring charge request as the acquirer receives it. */
+export interface ChargeRequest {
+  readonly subscriptionId: string
+  readonly cycleNumber: number
+  readonly idempotencyKey: string
+  readonly amount: bigint
+}
+
+/** What the book answers for a charge key. */
+export interface BookEntry {
+  /** The outcome recorded under the key. */
+  readonly program: ChargeProgram
+  /** The charge's serial number at the bank (its reference). */
+  readonly serial: number
+  /** True when this call performed the charge; false for a replay of a known key. */
+  readonly fresh: boolean
+}
+
+/**
+ * The bank's memory of recurring charges. `take` is atomic per key: the first call records the
+ * subscription's next programmed outcome (`"paid"` when none is queued) under the key, every
+ * later call, from any process sharing the book, answers the recorded one.
+ */
+export interface ChargeBook {
+  /** Queues outcomes of the next charges of a subscription. */
+  program(subscriptionId: string, outcomes: ReadonlyArray<ChargeProgram>): Effect.Effect<void>
+  /** The outcome recorded under the request's key, recording the next programmed one when the key is new. */
+  take(request: ChargeRequest): Effect.Effect<BookEntry>
+  /** Replaces the recorded outcome of a key (the bank settled an unknown charge). */
+  resolve(idempotencyKey: string, outcome: "paid" | "failed"): Effect.Effect<void>
+}
+
+/** A `ChargeBook` in this process's memory. */
+export const memoryBook = (): ChargeBook => {
+  const queues = new Map<string, Array<ChargeProgram>>()
+  const entries = new Map<string, { program: ChargeProgram; serial: number }>()
+  let serial = 0
+  return {
+    program: (subscriptionId, outcomes) =>
+      Effect.sync(() => {
+        const queue = queues.get(subscriptionId) ?? []
+        queue.push(...outcomes)
+        queues.set(subscriptionId, queue)
+      }),
+    take: (request) =>
+      Effect.sync(() => {
+        const known = entries.get(request.idempotencyKey)
+        if (known !== undefined) return { ...known, fresh: false }
+        const entry = { program: queues.get(request.subscriptionId)?.shift() ?? "paid", serial: ++serial }
+        entries.set(request.idempotencyKey, entry)
+        return { ...entry, fresh: true }
+      }),
+    resolve: (idempotencyKey, outcome) =>
+      Effect.sync(() => {
+        const known = entries.get(idempotencyKey)
+        entries.set(idempotencyKey, { program: outcome, serial: known?.serial ?? ++serial })
+      })
+  }
+}
+
+/** The acquirer's answer for a recorded charge. */
+export const outcomeOf = (entry: { readonly program: ChargeProgram; readonly serial: number }): ChargeOutcome => {
+  switch (entry.program) {
+    case "paid":
+      return { _tag: "Paid", reference: `acq_ch_${entry.serial}` }
+    case "failed":
+      return { _tag: "Failed", reason: "declined by the issuer" }
+    case "unknown":
+      return { _tag: "Unknown", reason: "acquirer timeout" }
+  }
+}
+
 /** Controls and logs of the acquirer emulator. */
 export class AcquirerEmulator extends Context.Service<AcquirerEmulator, {
   /** Registered QR payments by payment id. */
   readonly payments: ReadonlyMap<string, CreatedPayment>
   /** Binding requests, oldest first. */
   readonly bindings: ReadonlyArray<BindingRequest>
-  /** Real charges, oldest first. */
+  /** Real charges this emulator performed, oldest first. */
   readonly charges: ReadonlyArray<ChargeRecord>
   /** How many times `charge` was called, replays included. */
   readonly chargeCalls: number
@@ -86,31 +162,17 @@ export const qrPayloadOf = (paymentId: string): string => `https://qr.acquirer.e
 /** The redirect URL of an H2H binding. */
 export const bindingUrlOf = (subscriptionId: string): string => `https://acquirer.example/bind/${subscriptionId}`
 
-/** Builds an emulator with empty logs, everything available and nothing programmed. */
-export const make = (): AcquirerEmulator["Service"] => {
+/** Builds an emulator with empty logs, everything available and nothing programmed (a fresh memory book by default). */
+export const make = (book: ChargeBook = memoryBook()): AcquirerEmulator["Service"] => {
   const payments = new Map<string, CreatedPayment>()
   const bindings: Array<BindingRequest> = []
   const charges: Array<ChargeRecord> = []
   const stops: Array<StopRecord> = []
-  const chargeQueues = new Map<string, Array<ChargeProgram>>()
-  const outcomesByKey = new Map<string, ChargeOutcome>()
   const stopPrograms = new Map<string, "stopped" | "failed">()
   const paymentPrograms = new Map<string, PaymentProgram>()
   let chargeCalls = 0
-  let paidCount = 0
   let unavailable = false
   let recurringUnavailable = false
-
-  const toOutcome = (program: ChargeProgram): ChargeOutcome => {
-    switch (program) {
-      case "paid":
-        return { _tag: "Paid", reference: `acq_ch_${++paidCount}` }
-      case "failed":
-        return { _tag: "Failed", reason: "declined by the issuer" }
-      case "unknown":
-        return { _tag: "Unknown", reason: "acquirer timeout" }
-    }
-  }
 
   const acquirer = Acquirer.of({
     createPayment: (input) =>
@@ -127,19 +189,18 @@ export const make = (): AcquirerEmulator["Service"] => {
       return { redirectUrl: input.h2h ? bindingUrlOf(input.subscriptionId) : null }
     }),
     charge: (input) =>
-      Effect.sync(() => {
+      Effect.map(book.take(input), (entry) => {
         chargeCalls++
-        const recorded = outcomesByKey.get(input.idempotencyKey)
-        if (recorded !== undefined) return recorded
-        const outcome = toOutcome(chargeQueues.get(input.subscriptionId)?.shift() ?? "paid")
-        outcomesByKey.set(input.idempotencyKey, outcome)
-        charges.push({
-          idempotencyKey: input.idempotencyKey,
-          subscriptionId: input.subscriptionId,
-          cycleNumber: input.cycleNumber,
-          amount: input.amount,
-          outcome
-        })
+        const outcome = outcomeOf(entry)
+        if (entry.fresh) {
+          charges.push({
+            idempotencyKey: input.idempotencyKey,
+            subscriptionId: input.subscriptionId,
+            cycleNumber: input.cycleNumber,
+            amount: input.amount,
+            outcome
+          })
+        }
         return outcome
       }),
     stopBinding: (input) =>
@@ -171,14 +232,8 @@ export const make = (): AcquirerEmulator["Service"] => {
     get stops() {
       return [...stops]
     },
-    programCharges: (subscriptionId, outcomes) =>
-      Effect.sync(() => {
-        const queue = chargeQueues.get(subscriptionId) ?? []
-        queue.push(...outcomes)
-        chargeQueues.set(subscriptionId, queue)
-      }),
-    resolveCharge: (idempotencyKey, outcome) =>
-      Effect.sync(() => void outcomesByKey.set(idempotencyKey, toOutcome(outcome))),
+    programCharges: (subscriptionId, outcomes) => book.program(subscriptionId, outcomes),
+    resolveCharge: (idempotencyKey, outcome) => book.resolve(idempotencyKey, outcome),
     programStop: (subscriptionId, outcome) => Effect.sync(() => void stopPrograms.set(subscriptionId, outcome)),
     setUnavailable: (value) => Effect.sync(() => void (unavailable = value)),
     setRecurringUnavailable: (value) => Effect.sync(() => void (recurringUnavailable = value)),

@@ -65,6 +65,7 @@ export * as TokenIssuerContract from "./contracts/TokenIssuerContract.js"
 export * as SecretCipherContract from "./contracts/SecretCipherContract.js"
 export * as AcquirerContract from "./contracts/AcquirerContract.js"
 export * as PayoutNetworkContract from "./contracts/PayoutNetworkContract.js"
+export * as ChargeBookContract from "./contracts/ChargeBookContract.js"
 
 /** `Entropy` from a seed (deterministic). */
 export { layerSeeded as layerEntropySeeded, layerCrypto as layerEntropyCrypto } from "./TestEntropy.js"

@@ -57,8 +57,8 @@ describe("AcquirerEmulator", () => {
       assert.strictEqual(first._tag, "Failed")
       assert.deepStrictEqual(yield* acquirer.charge(chargeInput("s1", 1)), first)
       assert.strictEqual((yield* acquirer.charge(chargeInput("s1", 2)))._tag, "Unknown")
-      assert.deepStrictEqual(yield* acquirer.charge(chargeInput("s1", 3)), { _tag: "Paid", reference: "acq_ch_1" })
-      assert.deepStrictEqual(yield* acquirer.charge(chargeInput("s2", 1)), { _tag: "Paid", reference: "acq_ch_2" })
+      assert.deepStrictEqual(yield* acquirer.charge(chargeInput("s1", 3)), { _tag: "Paid", reference: "acq_ch_3" })
+      assert.deepStrictEqual(yield* acquirer.charge(chargeInput("s2", 1)), { _tag: "Paid", reference: "acq_ch_4" })
       assert.strictEqual(emulator.charges.length, 4)
       assert.strictEqual(emulator.chargeCalls, 5)
       assert.deepStrictEqual(emulator.charges.map((c) => [c.subscriptionId, c.cycleNumber, c.outcome._tag]), [

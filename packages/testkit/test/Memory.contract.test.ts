@@ -1,9 +1,11 @@
+import { Layer } from "effect"
 import {
   AcquirerContract,
   AcquirerEmulator,
   AccountRepositoryContract,
   AesGcmSecretCipher,
   ApiKeyRepositoryContract,
+  ChargeBookContract,
   ChargeRepositoryContract,
   EntropyContract,
   HmacTokenIssuer,
@@ -52,3 +54,7 @@ TokenIssuerContract.suite("hmac", HmacTokenIssuer.layer(), { foreign: HmacTokenI
 SecretCipherContract.suite("aes-gcm", AesGcmSecretCipher.layer(), { foreign: AesGcmSecretCipher.layer("another passphrase") })
 AcquirerContract.suite("emulator", AcquirerEmulator.layer)
 PayoutNetworkContract.suite("emulator", PayoutNetworkEmulator.layer)
+ChargeBookContract.suite("memory", Layer.sync(ChargeBookContract.ChargeBooks, () => {
+  const book = AcquirerEmulator.memoryBook()
+  return { first: book, second: book }
+}))
