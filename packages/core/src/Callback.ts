@@ -39,6 +39,12 @@ export interface Delivery {
   readonly status: DeliveryStatus
   readonly attempts: number
   readonly nextAttemptAt: number | null
+  /**
+   * When an attempt was started and not yet recorded: the moment its `X-Timestamp` names. A
+   * delivery re-sent after a crash in the middle of an attempt repeats this timestamp, so the
+   * repeat carries the same body, timestamp and signature as the copy that was in flight.
+   */
+  readonly sendingAt: number | null
   readonly lastStatusCode: number | null
   readonly lastError: string | null
   readonly createdAt: number

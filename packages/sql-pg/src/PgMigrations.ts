@@ -308,7 +308,11 @@ CREATE TABLE rates (
 );
 `)
 
+/** Deliveries remember the stamp of an attempt in flight, so a re-send after a crash repeats it. */
+const deliverySendingAt = script(`ALTER TABLE deliveries ADD COLUMN sending_at timestamptz`)
+
 /** Every migration, by `<id>_<name>`. */
 export const migrations: Record<string, Effect.Effect<void, unknown, SqlClient.SqlClient>> = {
-  "0001_initial": initial
+  "0001_initial": initial,
+  "0002_delivery_sending_at": deliverySendingAt
 }

@@ -45,6 +45,7 @@ interface DeliveryRow {
   readonly status: Callback.DeliveryStatus
   readonly attempts: number
   readonly next_attempt_at: Date | null
+  readonly sending_at: Date | null
   readonly last_status_code: number | null
   readonly last_error: string | null
   readonly created_at: Date
@@ -60,6 +61,7 @@ const toDelivery = (row: DeliveryRow): Callback.Delivery => ({
   status: row.status,
   attempts: row.attempts,
   nextAttemptAt: fromTimeOrNull(row.next_attempt_at),
+  sendingAt: fromTimeOrNull(row.sending_at),
   lastStatusCode: row.last_status_code,
   lastError: row.last_error,
   createdAt: fromTime(row.created_at),
@@ -75,6 +77,7 @@ const deliveryColumns = (d: Callback.Delivery) => ({
   status: d.status,
   attempts: d.attempts,
   next_attempt_at: timeOrNull(d.nextAttemptAt),
+  sending_at: timeOrNull(d.sendingAt),
   last_status_code: d.lastStatusCode,
   last_error: d.lastError,
   created_at: time(d.createdAt),
@@ -164,7 +167,8 @@ export const layer: Layer.Layer<OutboxRepository, never, SqlClient.SqlClient> = 
             LIMIT ${Math.max(0, limit)}
             FOR UPDATE SKIP LOCKED
           ), claimed AS (
-            UPDATE deliveries AS d SET next_attempt_at = ${time(leaseUntil)}
+            UPDATE deliveries AS d
+            SET next_attempt_at = ${time(leaseUntil)}, sending_at = COALESCE(d.sending_at, ${time(now)})
             FROM due WHERE d.id = due.id
             RETURNING d.*, due.due_at
           )

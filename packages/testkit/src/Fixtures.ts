@@ -288,6 +288,7 @@ export const delivery = (
   status: "pending",
   attempts: 0,
   nextAttemptAt: event.createdAt,
+  sendingAt: null,
   lastStatusCode: null,
   lastError: null,
   createdAt: event.createdAt,

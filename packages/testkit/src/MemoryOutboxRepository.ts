@@ -3,7 +3,7 @@
  *
  * `claimDue` takes pending deliveries whose `nextAttemptAt` has come, oldest due first (ties in
  * insertion order), and moves their `nextAttemptAt` to the lease end so a second claim skips them
- * until a crashed attempt's lease runs out. Events are listed oldest first (ties in insertion
+ * until a crashed attempt's lease runs out; an unstamped delivery gets `sendingAt = now`. Events are listed oldest first (ties in insertion
  * order), deliveries newest first, attempts oldest first.
  */
 import { Effect, Layer, Option } from "effect"
@@ -61,7 +61,7 @@ export const layer: Layer.Layer<OutboxRepository, never, MemoryDatabase> = Layer
           for (const d of due) {
             const event = outboxEvents.get(d.eventId)
             if (event === undefined) continue
-            const delivery = { ...d, nextAttemptAt: leaseUntil }
+            const delivery = { ...d, nextAttemptAt: leaseUntil, sendingAt: d.sendingAt ?? now }
             deliveries.set(d.id, delivery)
             claimed.push({ delivery, event })
           }

@@ -1,7 +1,7 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Effect, Option } from "effect"
 import { TestClock } from "effect/testing"
-import { Callbacks, Config, OutboxRepository, PaydeskConfig, TerminalRepository, PaymentRepository, Payments, Terminals, Work } from "@paydesk/core"
+import { CallbackTransport, Callbacks, Config, OutboxRepository, PaydeskConfig, TerminalRepository, PaymentRepository, Payments, Terminals, Work } from "@paydesk/core"
 import { Kit, RecordingCallbackTransport } from "@paydesk/testkit"
 
 const start = Date.parse("2026-06-01T12:00:00.000Z")
@@ -122,5 +122,39 @@ describe("Atomicity", () => {
       // The same request succeeds afterwards.
       const { created } = yield* Payments.create(principal, { amount: "10", orderId: "half", test: true })
       assert.isTrue(created)
+    }).pipe(Effect.provide(Kit.layer)))
+
+  it.effect("a crash after sending, before the attempt is recorded: the re-send repeats body, timestamp and signature", () =>
+    Effect.gen(function*() {
+      const { principal, transport, created } = yield* setup
+      yield* Payments.create(principal, { amount: "10", orderId: "crash", test: true })
+      // The process "dies" right after the request went out: the attempt is never recorded.
+      const crashing = CallbackTransport.of({ post: (request) => Effect.andThen(transport.post(request), Effect.die("killed")) })
+      yield* Callbacks.runDue().pipe(Effect.provideService(CallbackTransport, crashing))
+      assert.strictEqual(created().length, 1)
+      const pending = (yield* Callbacks.listDeliveries({ limit: 10 })).at(-1)!
+      assert.deepStrictEqual([pending.status, pending.attempts], ["pending", 0])
+      // Later (a restarted process), once the lease has run out, the delivery goes again.
+      yield* TestClock.setTime(start + 45_000)
+      yield* Callbacks.runDue()
+      assert.strictEqual(created().length, 1)
+      yield* TestClock.setTime(start + 61_000)
+      yield* Callbacks.runDue()
+      const [first, repeat] = created()
+      assert.isDefined(repeat)
+      assert.strictEqual(repeat!.body, first!.body)
+      assert.strictEqual(repeat!.headers["x-timestamp"], first!.headers["x-timestamp"])
+      assert.strictEqual(repeat!.headers["x-signature"], first!.headers["x-signature"])
+      const delivered = yield* Callbacks.getDelivery(pending.id)
+      assert.deepStrictEqual([delivered.delivery.status, delivered.delivery.attempts, delivered.delivery.sendingAt], ["delivered", 1, null])
+      // An ordinary retry after a recorded failure is stamped anew.
+      yield* transport.failNext(1, "refused")
+      yield* Payments.create(principal, { amount: "10", orderId: "retry", test: true })
+      yield* Callbacks.runDue()
+      yield* TestClock.setTime(start + 61_000 + 30_000)
+      yield* Callbacks.runDue()
+      const retried = created().slice(2)
+      assert.strictEqual(retried.length, 2)
+      assert.notStrictEqual(retried[0]!.headers["x-timestamp"], retried[1]!.headers["x-timestamp"])
     }).pipe(Effect.provide(Kit.layer)))
 })

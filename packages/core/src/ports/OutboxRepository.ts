@@ -4,7 +4,8 @@
  * Contract: events and deliveries are written in the transaction of the change that caused
  * them. `claimDue(now, leaseUntil, limit)` takes `pending` deliveries with
  * `nextAttemptAt <= now` (oldest first; ties in the order the events were inserted), skipping rows other transactions hold, sets their
- * `nextAttemptAt` to `leaseUntil` (so a crashed attempt is retried after the lease) and returns
+ * `nextAttemptAt` to `leaseUntil` (so a crashed attempt is retried after the lease) and their
+ * `sendingAt` to `now` unless it is already set (a crashed attempt keeps its stamp), and returns
  * them with their events. `listEvents` is oldest first in insertion order; `listDeliveries` newest first; `listAttempts`
  * oldest first.
  */

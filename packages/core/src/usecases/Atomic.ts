@@ -2,22 +2,66 @@
  * Runs a use case's state change in one transaction, retrying it when a concurrent writer
  * won a unique rule or a version check (`WriteConflict`): the retry then sees the winner's
  * row and answers as a replay or a conflict.
+ *
+ * The due moments a transaction writes (`wakeup`) are collected while it runs and handed to the
+ * optional `Wakeups` port once it has committed: never for an attempt that rolled back or was
+ * retried, and once for a nested `atomic`, after the outermost commit.
  */
-import { Effect } from "effect"
+import { Context, Effect } from "effect"
 import type { WriteConflict } from "../Errors.js"
 import { Transactions } from "../ports/Transactions.js"
+import { type Wakeup, Wakeups } from "../ports/Wakeups.js"
 
 /** Attempts of one use case before a `WriteConflict` is given up and reported. */
 export const maxAttempts = 5
 
-/** `Transactions.run` with retries on `WriteConflict`. */
+/** The wakeups of the transaction in progress; `null` outside `atomic`. */
+export const Collector = Context.Reference<Array<Wakeup> | null>("@paydesk/core/Atomic/Collector", {
+  defaultValue: () => null
+})
+
+/** Hands wakeups to the `Wakeups` port when the host provides one; never fails (they are hints). */
+const notify = (items: ReadonlyArray<Wakeup>): Effect.Effect<void> =>
+  items.length === 0
+    ? Effect.void
+    : Effect.flatMap(Effect.serviceOption(Wakeups), (port) =>
+      port._tag === "None"
+        ? Effect.void
+        : port.value.notify(items).pipe(
+          Effect.catchCause((cause) => Effect.logWarning("wakeups not sent (the sweeps will find the work)", cause))
+        ))
+
+/** Records that a record becomes due at `w.at`: after the commit inside `atomic`, at once outside. */
+export const wakeup = (w: Wakeup): Effect.Effect<void> =>
+  Effect.flatMap(Collector, (collector) => {
+    if (collector === null) return notify([w])
+    collector.push(w)
+    return Effect.void
+  })
+
+const isWriteConflict = (e: unknown) => (e as { _tag?: string })._tag === "WriteConflict"
+
+/** `Transactions.run` with retries on `WriteConflict`; the collected wakeups are notified after the commit. */
 export const atomic = <A, E, R>(
   effect: Effect.Effect<A, E | WriteConflict, R>
 ): Effect.Effect<A, E | WriteConflict, R | Transactions> =>
-  Effect.flatMap(Transactions, (tx) =>
-    tx.run(effect).pipe(
-      Effect.retry({
-        times: maxAttempts - 1,
-        while: (e) => (e as { _tag?: string })._tag === "WriteConflict"
-      })
-    ))
+  Effect.flatMap(Effect.all([Transactions, Collector]), ([tx, outer]) => {
+    if (outer !== null) {
+      // Nested: join the outer transaction (as a savepoint) and its collector; an attempt that
+      // fails takes back what it collected, as its writes are undone.
+      return Effect.suspend(() => {
+        const mark = outer.length
+        return tx.run(effect).pipe(Effect.onError(() => Effect.sync(() => void outer.splice(mark))))
+      }).pipe(Effect.retry({ times: maxAttempts - 1, while: isWriteConflict }))
+    }
+    return Effect.suspend(() => {
+      // A fresh buffer per attempt: a retried attempt's wakeups are discarded with its writes.
+      const collected: Array<Wakeup> = []
+      return tx.run(Effect.provideService(effect, Collector, collected)).pipe(
+        Effect.map((value) => ({ value, collected }))
+      )
+    }).pipe(
+      Effect.retry({ times: maxAttempts - 1, while: isWriteConflict }),
+      Effect.flatMap(({ value, collected }) => Effect.as(notify(collected), value))
+    )
+  })

@@ -17,7 +17,7 @@ import { Entropy } from "../ports/Entropy.js"
 import { type DeliveryFilter, OutboxRepository } from "../ports/OutboxRepository.js"
 import { SecretCipher } from "../ports/SecretCipher.js"
 import { TerminalRepository } from "../ports/TerminalRepository.js"
-import { atomic } from "./Atomic.js"
+import { atomic, wakeup } from "./Atomic.js"
 
 /** Deliveries sent at once by one run. */
 export const concurrency = 8
@@ -41,7 +41,8 @@ const attempt = Effect.fn("Callbacks.attempt")(function*(delivery: Callback.Deli
   if (url === null || Option.isNone(terminal)) {
     error = "terminal has no callback_url"
   } else {
-    const timestamp = toUnixSeconds(now)
+    // A delivery re-sent after a crash repeats the stamp of the attempt that was in flight.
+    const timestamp = toUnixSeconds(delivery.sendingAt ?? now)
     const signed = yield* Effect.exit(
       Effect.flatMap((yield* SecretCipher).decrypt(terminal.value.signingSecretEncrypted), (secret) =>
         sign({ secret, timestamp, body: event.body }))
@@ -86,16 +87,19 @@ const attempt = Effect.fn("Callbacks.attempt")(function*(delivery: Callback.Deli
     })
     const ok = error === null
     const delay = Callback.retryDelayMs(attempts)
+    const nextAttemptAt = ok || delay === null ? null : now + delay
     yield* outbox.updateDelivery({
       ...current.value,
       attempts,
       status: ok ? "delivered" : delay === null ? "failed" : "pending",
-      nextAttemptAt: ok || delay === null ? null : now + delay,
+      nextAttemptAt,
+      sendingAt: null,
       lastStatusCode: statusCode,
       lastError: error,
       deliveredAt: ok ? after : null,
       updatedAt: after
     })
+    if (nextAttemptAt !== null) yield* wakeup({ kind: "delivery", deliveryId: delivery.id, at: nextAttemptAt })
   }))
   return error === null
 })

@@ -3,7 +3,8 @@
  *
  * The body is serialized once, here, and stored as the exact bytes that are later signed and
  * sent. Payment bodies carry the spec's fields in the spec's order; `metadata` only when it was
- * set at creation. A delivery is created when the terminal has a `callback_url`.
+ * set at creation. A delivery is created when the terminal has a `callback_url`, due at once
+ * (a `delivery` wakeup, sent after the caller's commit).
  */
 import { Clock, Effect } from "effect"
 import { formatRub, formatUsdt } from "../Amount.js"
@@ -14,6 +15,7 @@ import type { Payout } from "../Payout.js"
 import type { Terminal } from "../Terminal.js"
 import { Entropy } from "../ports/Entropy.js"
 import { OutboxRepository } from "../ports/OutboxRepository.js"
+import { wakeup } from "./Atomic.js"
 
 /** The callback body of a payment event. */
 export const paymentBody = (eventType: CallbackEventType, payment: Payment): string =>
@@ -66,19 +68,22 @@ export const enqueue = Effect.fn("Outbox.enqueue")(function*(input: {
     createdAt: now
   })
   if (input.terminal.callbackUrl !== null) {
+    const deliveryId = yield* entropy.uuid
     yield* outbox.insertDelivery({
-      id: yield* entropy.uuid,
+      id: deliveryId,
       eventId,
       terminalId: input.terminal.id,
       status: "pending",
       attempts: 0,
       nextAttemptAt: now,
+      sendingAt: null,
       lastStatusCode: null,
       lastError: null,
       createdAt: now,
       updatedAt: now,
       deliveredAt: null
     })
+    yield* wakeup({ kind: "delivery", deliveryId, at: now })
   }
   return eventId
 })

@@ -19,7 +19,7 @@ import { Acquirer } from "../ports/Acquirer.js"
 import { Entropy } from "../ports/Entropy.js"
 import { PaymentRepository, type PaymentFilter } from "../ports/PaymentRepository.js"
 import { TerminalRepository } from "../ports/TerminalRepository.js"
-import { atomic } from "./Atomic.js"
+import { atomic, wakeup } from "./Atomic.js"
 import * as Outbox from "./Outbox.js"
 import * as Settlement from "./Settlement.js"
 import * as Lifecycle from "./SubscriptionLifecycle.js"
@@ -134,6 +134,7 @@ export const create = Effect.fn("Payments.create")(function*(principal: Principa
       version: 1
     }
     yield* payments.insert(payment)
+    if (payment.expiresAt !== null) yield* wakeup({ kind: "expiry", paymentId: payment.id, at: payment.expiresAt })
     yield* Outbox.paymentEvents(terminal, payment, ["payment.created"])
     return { payment, created: true }
   }))

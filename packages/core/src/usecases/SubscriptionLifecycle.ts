@@ -20,7 +20,7 @@ import { Acquirer } from "../ports/Acquirer.js"
 import { ChargeRepository } from "../ports/ChargeRepository.js"
 import { Entropy } from "../ports/Entropy.js"
 import { SubscriptionRepository } from "../ports/SubscriptionRepository.js"
-import { atomic } from "./Atomic.js"
+import { atomic, wakeup } from "./Atomic.js"
 
 type Sub = Subscription.Subscription
 
@@ -56,10 +56,13 @@ export const locked = Effect.fn("SubscriptionLifecycle.locked")(function*(id: st
   return found.value
 })
 
-/** Writes `next` over `prev` with the version bumped. */
+/** Writes `next` over `prev` with the version bumped; a new `nextChargeAt` is a `charge` wakeup. */
 export const save = Effect.fn("SubscriptionLifecycle.save")(function*(prev: Sub, next: Sub) {
   const saved = { ...next, version: prev.version + 1 }
   yield* (yield* SubscriptionRepository).update(saved)
+  if (saved.nextChargeAt !== null && saved.nextChargeAt !== prev.nextChargeAt) {
+    yield* wakeup({ kind: "charge", subscriptionId: saved.id, at: saved.nextChargeAt })
+  }
   return saved
 })
 

@@ -88,6 +88,7 @@ export const suite = <E>(name: string, layer_: Layer.Layer<Requirements, E>): vo
           status: "delivered",
           attempts: 2,
           nextAttemptAt: null,
+          sendingAt: Fixtures.baseTime + 29_000,
           lastStatusCode: 200,
           lastError: "earlier: timeout",
           updatedAt: Fixtures.baseTime + 30_000,
@@ -95,6 +96,8 @@ export const suite = <E>(name: string, layer_: Layer.Layer<Requirements, E>): vo
         }
         yield* repo.updateDelivery(delivered)
         assert.deepStrictEqual(some(yield* repo.getDelivery(delivery.id)), delivered)
+        yield* repo.updateDelivery({ ...delivered, sendingAt: null })
+        assert.strictEqual(some(yield* repo.getDelivery(delivery.id)).sendingAt, null)
         none(yield* repo.getDelivery(Fixtures.uuid()))
       }))
 
@@ -116,7 +119,7 @@ export const suite = <E>(name: string, layer_: Layer.Layer<Requirements, E>): vo
         assert.deepStrictEqual(mine.map((x) => x.delivery.id), wanted.map((w) => w.delivery.id))
         assert.deepStrictEqual(
           mine,
-          wanted.map((w) => ({ delivery: { ...w.delivery, nextAttemptAt: 63_000 }, event: w.event }))
+          wanted.map((w) => ({ delivery: { ...w.delivery, nextAttemptAt: 63_000, sendingAt: 3_000 }, event: w.event }))
         )
         assert.deepStrictEqual(claimed.filter((x) => others.some((o) => o.delivery.id === x.delivery.id)), [])
         assert.strictEqual(some(yield* repo.getDelivery(a.delivery.id)).nextAttemptAt, 63_000)
@@ -124,6 +127,8 @@ export const suite = <E>(name: string, layer_: Layer.Layer<Requirements, E>): vo
         assert.deepStrictEqual(only((yield* repo.claimDue(62_999, 70_000, 10_000)).map((x) => x.delivery), wanted.map((w) => w.delivery)), [])
         const again = only((yield* repo.claimDue(63_000, 70_000, 10_000)).map((x) => x.delivery), wanted.map((w) => w.delivery))
         assert.strictEqual(again.length, 3)
+        // A re-claim after a crashed attempt keeps the stamp of the attempt that was in flight.
+        assert.deepStrictEqual(again.map((d) => d.sendingAt), [3_000, 3_000, 3_000])
         assert.strictEqual((yield* repo.claimDue(70_000, 80_000, 1)).length, 1)
       }))
 
