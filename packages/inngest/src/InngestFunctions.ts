@@ -1,9 +1,11 @@
 /**
  * Paydesk's background work as Inngest functions. Cron sweeps run each "run what is due now"
  * use case every minute; event-driven flows sleep until the moment a record becomes due and
- * then run the use case that handles it. Every `step.run` calls one core use case through
- * `Retryability.runStep`, so retries follow the errors' retryability, and every use case is
- * idempotent, so a sweep and a flow doing the same work at once do it once.
+ * then run the use case that handles it. The events are sent after each commit that writes a
+ * due moment (`InngestWakeups`, the core's `Wakeups` port); one lost is caught by the sweeps.
+ * Every `step.run` calls one core use case through `Retryability.runStep`, so retries follow the
+ * errors' retryability, and every use case is idempotent, so a sweep and a flow doing the same
+ * work at once do it once.
  */
 import { type ManagedRuntime, Schema } from "effect"
 import { Callbacks, Payments, Payouts, type Services, SubscriptionLifecycle, Subscriptions, Terminals, Work } from "@paydesk/core"
@@ -18,17 +20,20 @@ const Timestamp = Schema.String.check(
   Schema.makeFilter((s: string) => Number.isNaN(Date.parse(s)) ? "an ISO 8601 timestamp" : undefined)
 )
 
-/** The events the flows react to; `create(...)` builds one to send. Timestamps are ISO 8601 strings. */
+/**
+ * The events the flows react to; `create(...)` builds one to send. Timestamps are ISO 8601
+ * strings. Each says when a record becomes due, not that anything else happened.
+ */
 export const Events = {
-  /** A subscription became active; its next charge is due at `next_charge_at`. */
-  subscriptionActivated: eventType("paydesk/subscription.activated", {
+  /** A subscription's next charge was scheduled (activation, a charge, a resume): due at `next_charge_at`. */
+  chargeScheduled: eventType("paydesk/subscription.charge_scheduled", {
     schema: Schema.toStandardSchemaV1(Schema.Struct({ subscription_id: Schema.String, next_charge_at: Timestamp }))
   }),
-  /** A callback delivery was queued; its next attempt is due at `next_attempt_at`. */
-  callbackEnqueued: eventType("paydesk/callback.enqueued", {
+  /** A callback delivery was queued or its retry scheduled: the attempt is due at `next_attempt_at`. */
+  callbackScheduled: eventType("paydesk/callback.scheduled", {
     schema: Schema.toStandardSchemaV1(Schema.Struct({ delivery_id: Schema.String, next_attempt_at: Timestamp }))
   }),
-  /** A payment was created; unless paid, it expires at `expires_at`. */
+  /** An unpaid payment was created: unless paid, it expires at `expires_at`. */
   paymentCreated: eventType("paydesk/payment.created", {
     schema: Schema.toStandardSchemaV1(Schema.Struct({ payment_id: Schema.String, expires_at: Timestamp }))
   })
@@ -50,9 +55,9 @@ export interface Functions {
   readonly callbacks: InngestFunction.Any
   /** Cron: purges expired nonces and idempotency records. */
   readonly housekeeping: InngestFunction.Any
-  /** `paydesk/subscription.activated`: sleeps until the charge is due, then charges. */
+  /** `paydesk/subscription.charge_scheduled`: sleeps until the charge is due, then charges. */
   readonly chargeWhenDue: InngestFunction.Any
-  /** `paydesk/callback.enqueued`: sleeps until the attempt is due, then delivers. */
+  /** `paydesk/callback.scheduled`: sleeps until the attempt is due, then delivers. */
   readonly deliverWhenDue: InngestFunction.Any
   /** `paydesk/payment.created`: sleeps until the payment's lifetime ends, then expires it. */
   readonly expireWhenDue: InngestFunction.Any
@@ -94,14 +99,14 @@ export const makeFunctions = (client: Client, runtime: ManagedRuntime.ManagedRun
   )
 
   const chargeWhenDue = client.createFunction(
-    { id: "charge-when-due", name: "Charge a subscription when its charge is due", triggers: [Events.subscriptionActivated] },
+    { id: "charge-when-due", name: "Charge a subscription when its charge is due", triggers: [Events.chargeScheduled] },
     async ({ event, step }) => {
       await step.sleepUntil("wait-for-charge", event.data.next_charge_at)
       return step.run("charge", () => runStep(runtime, Subscriptions.chargeOne(event.data.subscription_id)))
     }
   )
   const deliverWhenDue = client.createFunction(
-    { id: "deliver-when-due", name: "Deliver a callback when its attempt is due", triggers: [Events.callbackEnqueued] },
+    { id: "deliver-when-due", name: "Deliver a callback when its attempt is due", triggers: [Events.callbackScheduled] },
     async ({ event, step }) => {
       await step.sleepUntil("wait-for-attempt", event.data.next_attempt_at)
       return step.run("deliver", () => runStep(runtime, Callbacks.runDue()))

@@ -71,7 +71,7 @@ describe("InngestFunctions", () => {
       const nextChargeAt = Instant.formatIso(due)
       const engine = new InngestTestEngine({
         function: functions.chargeWhenDue,
-        events: [InngestFunctions.Events.subscriptionActivated.create({ subscription_id: subscription.id, next_charge_at: nextChargeAt })]
+        events: [InngestFunctions.Events.chargeScheduled.create({ subscription_id: subscription.id, next_charge_at: nextChargeAt })]
       })
 
       // First the run asks Inngest to sleep until the charge is due, and charges nothing yet.
@@ -105,7 +105,7 @@ describe("InngestFunctions", () => {
       // The same event again (a redelivery) charges nothing: the use case is idempotent.
       const replay = await new InngestTestEngine({
         function: functions.chargeWhenDue,
-        events: [InngestFunctions.Events.subscriptionActivated.create({ subscription_id: subscription.id, next_charge_at: nextChargeAt })]
+        events: [InngestFunctions.Events.chargeScheduled.create({ subscription_id: subscription.id, next_charge_at: nextChargeAt })]
       }).execute({ steps: wokenUp("wait-for-charge") })
       assert.strictEqual(replay.result, false)
       assert.strictEqual((await run(AcquirerEmulator.AcquirerEmulator)).charges.length, 1)
@@ -127,7 +127,7 @@ describe("InngestFunctions", () => {
       const nextAttemptAt = Instant.formatIso(delivery.nextAttemptAt!)
       const engine = new InngestTestEngine({
         function: functions.deliverWhenDue,
-        events: [InngestFunctions.Events.callbackEnqueued.create({ delivery_id: delivery.id, next_attempt_at: nextAttemptAt })]
+        events: [InngestFunctions.Events.callbackScheduled.create({ delivery_id: delivery.id, next_attempt_at: nextAttemptAt })]
       })
 
       const sleep = await engine.executeStep("wait-for-attempt")
@@ -238,7 +238,7 @@ describe("InngestFunctions", () => {
     try {
       const out = await new InngestTestEngine({
         function: functions.chargeWhenDue,
-        events: [InngestFunctions.Events.subscriptionActivated.create({
+        events: [InngestFunctions.Events.chargeScheduled.create({
           subscription_id: crypto.randomUUID(),
           next_charge_at: new Date().toISOString()
         })]
@@ -264,7 +264,7 @@ describe("InngestFunctions", () => {
     const functions = InngestFunctions.makeFunctions(InngestClient.makeClient({ isDev: true }), runtime)
     try {
       const { principal, subscription, due } = await run(dueSubscription)
-      const event = InngestFunctions.Events.subscriptionActivated.create({
+      const event = InngestFunctions.Events.chargeScheduled.create({
         subscription_id: subscription.id,
         next_charge_at: Instant.formatIso(due)
       })

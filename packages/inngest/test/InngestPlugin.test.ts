@@ -103,8 +103,8 @@ describe("InngestPlugin", () => {
         "paydesk-sweep-payouts": cron,
         "paydesk-sweep-callbacks": cron,
         "paydesk-sweep-housekeeping": cron,
-        "paydesk-charge-when-due": [{ event: "paydesk/subscription.activated" }],
-        "paydesk-deliver-when-due": [{ event: "paydesk/callback.enqueued" }],
+        "paydesk-charge-when-due": [{ event: "paydesk/subscription.charge_scheduled" }],
+        "paydesk-deliver-when-due": [{ event: "paydesk/callback.scheduled" }],
         "paydesk-expire-when-due": [{ event: "paydesk/payment.created" }]
       })
     } finally {
@@ -155,7 +155,7 @@ describe("InngestPlugin", () => {
     const { app, close } = await make(InngestClient.makeClient({ isDev: true }))
     try {
       const event = {
-        name: "paydesk/subscription.activated",
+        name: "paydesk/subscription.charge_scheduled",
         data: { subscription_id: crypto.randomUUID(), next_charge_at: new Date().toISOString() }
       }
       // The sleep is over: Inngest sends it back as a memoized step.

@@ -1,0 +1,59 @@
+/**
+ * The core's `Wakeups` port on Inngest: each due moment a transaction committed is sent as the
+ * event whose flow sleeps until then (`InngestFunctions.Events`), in one `client.send` per
+ * commit. Every event carries a deterministic `id` (`<kind>:<record id>:<epoch ms>`), so Inngest
+ * drops a duplicate of the same moment (a retried send, the same hint twice) within its
+ * deduplication window. A failed or slow send is logged and dropped: the cron sweeps find the
+ * work anyway, and the flows' use cases are idempotent.
+ */
+import { Duration, Effect, Layer } from "effect"
+import { Instant, type Wakeup, Wakeups } from "@paydesk/core"
+import type { Client } from "./InngestClient.js"
+import { Events } from "./InngestFunctions.js"
+
+/** How long `notify` waits for Inngest to accept the events before giving up on them. */
+export const defaultTimeout = Duration.seconds(5)
+
+/** The deduplication id of a wakeup's event. */
+export const eventId = (w: Wakeup): string => {
+  switch (w.kind) {
+    case "charge":
+      return `charge:${w.subscriptionId}:${w.at}`
+    case "delivery":
+      return `delivery:${w.deliveryId}:${w.at}`
+    case "expiry":
+      return `expiry:${w.paymentId}:${w.at}`
+  }
+}
+
+/** The event that starts the flow of a wakeup. */
+export const eventOf = (w: Wakeup) => {
+  const options = { id: eventId(w) }
+  switch (w.kind) {
+    case "charge":
+      return Events.chargeScheduled.create({ subscription_id: w.subscriptionId, next_charge_at: Instant.formatIso(w.at) }, options)
+    case "delivery":
+      return Events.callbackScheduled.create({ delivery_id: w.deliveryId, next_attempt_at: Instant.formatIso(w.at) }, options)
+    case "expiry":
+      return Events.paymentCreated.create({ payment_id: w.paymentId, expires_at: Instant.formatIso(w.at) }, options)
+  }
+}
+
+/** Options of `layer`. */
+export interface Options {
+  /** Longest wait for one send (default `defaultTimeout`). */
+  readonly timeout?: Duration.Input
+}
+
+/** `Wakeups` that sends the flows' events with `client`. */
+export const layer = (client: Client, options: Options = {}): Layer.Layer<Wakeups> =>
+  Layer.succeed(Wakeups)(Wakeups.of({
+    notify: (items) =>
+      items.length === 0 ? Effect.void : Effect.tryPromise(() => client.send(items.map(eventOf))).pipe(
+        Effect.timeout(options.timeout ?? defaultTimeout),
+        Effect.catchCause((cause) =>
+          Effect.logWarning(`Inngest events not sent (${items.map(eventId).join(", ")}); the sweeps will find the work`, cause)
+        ),
+        Effect.asVoid
+      )
+  }))
