@@ -2,7 +2,8 @@
  * Configuration of the reference server from the environment (see DESIGN.md):
  * PORT, HOST, DATABASE_URL, PAYDESK_DATA_DIR, PAYDESK_PUBLIC_URL, PAYDESK_ADMIN_TOKEN,
  * PAYDESK_CLOCK, PAYDESK_ENGINE, plus PAYDESK_SECRET_KEY (32-byte key for secrets at rest and
- * tokens; generated once into the data directory when unset) and PAYDESK_INITIAL_RATE.
+ * tokens; generated once into the data directory when unset), PAYDESK_INITIAL_RATE,
+ * PAYDESK_WORK_INTERVAL_MS and PAYDESK_CLOCK_START (the manual clock's time at start, ISO 8601).
  */
 import { randomBytes } from "node:crypto"
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs"
@@ -20,6 +21,8 @@ export interface ServerConfig {
   readonly adminToken: string
   readonly adminTokenGenerated: boolean
   readonly clock: "system" | "manual"
+  /** Start time of the manual clock (epoch ms); null: the system time at start. */
+  readonly clockStart: number | null
   readonly engine: "local" | "inngest" | "off"
   readonly secretKey: string
   readonly initialRate: string
@@ -56,6 +59,12 @@ export const load = (env: NodeJS.ProcessEnv = process.env): ServerConfig => {
       writeFileSync(file, `${secretKey}\n`, { mode: 0o600 })
     }
   }
+  const clockStart = env.PAYDESK_CLOCK_START === undefined || env.PAYDESK_CLOCK_START === "" ? null : Date.parse(env.PAYDESK_CLOCK_START)
+  if (clockStart !== null && (Number.isNaN(clockStart) || !/^\d{4}-\d{2}-\d{2}T/.test(env.PAYDESK_CLOCK_START!))) {
+    throw new ConfigError("PAYDESK_CLOCK_START must be an ISO 8601 date-time")
+  }
+  const workIntervalMs = Number(env.PAYDESK_WORK_INTERVAL_MS ?? 1000)
+  if (!Number.isInteger(workIntervalMs) || workIntervalMs < 10) throw new ConfigError("PAYDESK_WORK_INTERVAL_MS must be an integer of at least 10")
   return {
     port,
     host,
@@ -66,9 +75,10 @@ export const load = (env: NodeJS.ProcessEnv = process.env): ServerConfig => {
     adminToken,
     adminTokenGenerated,
     clock: choice("PAYDESK_CLOCK", env.PAYDESK_CLOCK, ["system", "manual"], "system"),
+    clockStart,
     engine: choice("PAYDESK_ENGINE", env.PAYDESK_ENGINE, ["local", "inngest", "off"], "local"),
     secretKey,
     initialRate: env.PAYDESK_INITIAL_RATE ?? "95.00",
-    workIntervalMs: Number(env.PAYDESK_WORK_INTERVAL_MS ?? 1000)
+    workIntervalMs
   }
 }

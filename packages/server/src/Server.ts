@@ -10,7 +10,7 @@ import { Clock, Effect, Layer, ManagedRuntime, Result } from "effect"
 import type { FastifyInstance } from "fastify"
 import { Acquirer, Amount, type Services, Work } from "@paydesk/core"
 import { App } from "@paydesk/fastify"
-import { InngestClient, InngestFunctions, InngestPlugin } from "@paydesk/inngest"
+import { InngestClient, InngestFunctions, InngestPlugin, InngestWakeups } from "@paydesk/inngest"
 import { EmbeddedPostgres, NodeSecurity, PgRateSource, PgStore } from "@paydesk/sql-pg"
 import { AcquirerEmulator, HmacTokenIssuer, ManualClock, PayoutNetworkEmulator } from "@paydesk/testkit"
 import { SqlClient } from "effect/sql"
@@ -18,6 +18,7 @@ import { createHash } from "node:crypto"
 import { join } from "node:path"
 import type { ServerConfig } from "./Config.js"
 import * as HttpCallbackTransport from "./HttpCallbackTransport.js"
+import * as LocalWakeups from "./LocalWakeups.js"
 import * as LocalWorker from "./LocalWorker.js"
 import * as PgChargeBook from "./PgChargeBook.js"
 
@@ -48,7 +49,7 @@ export const start = async (given: ServerConfig, log: (line: string) => void = (
     stopDatabase = () => embedded.stop()
   }
 
-  const manual = config.clock === "manual" ? await Effect.runPromise(ManualClock.make(Date.now())) : null
+  const manual = config.clock === "manual" ? await Effect.runPromise(ManualClock.make(config.clockStart ?? Date.now())) : null
   // The emulated bank keeps its charge book in the database: it survives restarts and is shared.
   const bank = await PgChargeBook.open(databaseUrl)
   const acquirer = AcquirerEmulator.make(bank.book)
@@ -67,7 +68,19 @@ export const start = async (given: ServerConfig, log: (line: string) => void = (
     PayoutNetworkEmulator.layer,
     manual === null ? Layer.empty : Layer.succeed(Clock.Clock)(manual.clock)
   ).pipe(Layer.provideMerge(store))
-  const runtime = ManagedRuntime.make(layer) as unknown as ManagedRuntime.ManagedRuntime<Services | SqlClient.SqlClient, never>
+  // Post-commit wakeups (hints; the sweeps stay the guarantee): with Inngest, the flows' events;
+  // with the local engine, the worker wakes when work falls due (attached once it runs).
+  const inngest = config.engine === "inngest"
+    ? InngestClient.makeClient({
+      isDev: process.env.INNGEST_DEV === "1" || process.env.INNGEST_DEV === "true",
+      ...(process.env.INNGEST_SIGNING_KEY ? { signingKey: process.env.INNGEST_SIGNING_KEY } : {}),
+      ...(process.env.INNGEST_EVENT_KEY ? { eventKey: process.env.INNGEST_EVENT_KEY } : {}),
+      ...(process.env.INNGEST_BASE_URL ? { baseUrl: process.env.INNGEST_BASE_URL } : {})
+    })
+    : null
+  const localWakeups = config.engine === "local" ? LocalWakeups.make() : null
+  const wakeups = inngest !== null ? InngestWakeups.layer(inngest) : localWakeups?.layer ?? Layer.empty
+  const runtime = ManagedRuntime.make(Layer.merge(layer, wakeups)) as unknown as ManagedRuntime.ManagedRuntime<Services | SqlClient.SqlClient, never>
 
   // A rate must exist before live payments settle in instant mode.
   const rate = Amount.parseRate(config.initialRate)
@@ -81,6 +94,7 @@ export const start = async (given: ServerConfig, log: (line: string) => void = (
   const worker = config.engine === "local"
     ? LocalWorker.start(runtime, config.workIntervalMs, (error) => log(`background work failed: ${String(error)}`))
     : null
+  if (worker !== null) localWakeups?.attach(worker)
 
   const app = await App.build({
     runtime,
@@ -103,16 +117,11 @@ export const start = async (given: ServerConfig, log: (line: string) => void = (
       })
     }
   })
-  if (config.engine === "inngest") {
+  if (inngest !== null) {
     // Inngest calls /api/inngest; cron sweeps and sleep-until flows run the same use cases.
-    const client = InngestClient.makeClient({
-      isDev: process.env.INNGEST_DEV === "1" || process.env.INNGEST_DEV === "true",
-      ...(process.env.INNGEST_SIGNING_KEY ? { signingKey: process.env.INNGEST_SIGNING_KEY } : {}),
-      ...(process.env.INNGEST_EVENT_KEY ? { eventKey: process.env.INNGEST_EVENT_KEY } : {}),
-      ...(process.env.INNGEST_BASE_URL ? { baseUrl: process.env.INNGEST_BASE_URL } : {})
-    })
-    InngestPlugin.register(app, { client, functions: InngestFunctions.makeFunctions(client, runtime).all })
+    InngestPlugin.register(app, { client: inngest, functions: InngestFunctions.makeFunctions(inngest, runtime).all })
   }
+  if (localWakeups !== null) app.addHook("onClose", async () => localWakeups.close())
   app.addHook("onResponse", async (request) => {
     if (request.method !== "GET") worker?.wake()
   })

@@ -29,6 +29,11 @@ describe("Config", () => {
     expect(() => load({ PORT: "99999", PAYDESK_SECRET_KEY: "k" })).toThrow(ConfigError)
     expect(() => load({ PAYDESK_CLOCK: "fast", PAYDESK_SECRET_KEY: "k" })).toThrow(/PAYDESK_CLOCK/)
     expect(() => load({ PAYDESK_ENGINE: "cron", PAYDESK_SECRET_KEY: "k" })).toThrow(/PAYDESK_ENGINE/)
+    expect(load({ PAYDESK_SECRET_KEY: "k" }).clockStart).toBe(null)
+    expect(load({ PAYDESK_CLOCK_START: "2027-01-31T07:00:00.000Z", PAYDESK_WORK_INTERVAL_MS: "250", PAYDESK_SECRET_KEY: "k" }))
+      .toMatchObject({ clockStart: Date.parse("2027-01-31T07:00:00.000Z"), workIntervalMs: 250 })
+    expect(() => load({ PAYDESK_CLOCK_START: "yesterday", PAYDESK_SECRET_KEY: "k" })).toThrow(/PAYDESK_CLOCK_START/)
+    expect(() => load({ PAYDESK_WORK_INTERVAL_MS: "soon", PAYDESK_SECRET_KEY: "k" })).toThrow(/PAYDESK_WORK_INTERVAL_MS/)
   })
 })
 
