@@ -57,9 +57,11 @@ export const startReceiver = async (clock: () => number): Promise<Receiver> => {
   })
 }
 
-/** A fresh database on the run's first Postgres target. */
-export const freshDatabase = async (): Promise<string> => {
-  const target = inject("pgTargets")[0]!
+/** The run's Postgres targets (DATABASE_URL or embedded, plus the machine's service). */
+export const pgTargets = () => inject("pgTargets")
+
+/** A fresh database on a Postgres target (default: the run's first). */
+export const freshDatabase = async (target = pgTargets()[0]!): Promise<string> => {
   const name = `paydesk_srv_${process.pid}_${Date.now().toString(36)}_${randomBytes(3).toString("hex")}`
   return Effect.runPromise(PgStore.createDatabase(target.url, name))
 }

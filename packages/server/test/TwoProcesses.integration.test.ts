@@ -1,68 +1,87 @@
 /**
- * Two server processes on one database run the same due work at once: every charge and every
- * callback delivery happens once.
+ * Two server processes (real OS processes, each with its own local engine) on one database run
+ * the same due work at once: every charge and every callback delivery happens once.
  */
-import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { afterEach, describe, expect, it } from "vitest"
+import { EmbeddedPostgres } from "@paydesk/sql-pg"
 import { randomBytes } from "node:crypto"
-import { freshDatabase, type Receiver, startReceiver, startServer } from "./ServerHarness.js"
+import { freshDatabase, pgTargets } from "./ServerHarness.js"
+import { client, database, dataDir, pool, receiver, type ServerProcess, spawnServer } from "./ServerProcess.js"
 
-type Srv = Awaited<ReturnType<typeof startServer>>
-let a: Srv
-let b: Srv
-let receiver: Receiver
+const SUBSCRIPTIONS = 40
+const CYCLES = 2
+const adminToken = "two-admin"
+const day = 86_400_000
 
-beforeAll(async () => {
-  // One database and one secret key (secrets at rest must decrypt in both).
-  const shared = { DATABASE_URL: await freshDatabase(), PAYDESK_SECRET_KEY: randomBytes(32).toString("base64") }
-  a = await startServer(shared)
-  b = await startServer(shared)
-  receiver = await startReceiver(() => a.now())
-}, 120_000)
+const servers: Array<ServerProcess> = []
+let db: ReturnType<typeof database> | null = null
+let callbacks: Awaited<ReturnType<typeof receiver>> | null = null
 
-afterAll(async () => {
-  await receiver?.close()
-  await a?.stop()
-  await b?.stop()
+afterEach(async () => {
+  await Promise.all(servers.splice(0).map((s) => s.kill("SIGTERM")))
+  await db?.close()
+  await callbacks?.close()
+  db = callbacks = null
 })
 
-const both = async (iso: string) => {
-  await Promise.all([a.setClock(iso), b.setClock(iso)])
-  await Promise.all([a.work(), b.work(), a.work(), b.work()])
-}
+for (const target of pgTargets()) describe(`two server processes on one database (postgres ${target.name})`, () => {
+  it("share the due work: each cycle charged once, each callback delivered once", async () => {
+    const databaseUrl = await freshDatabase(target)
+    const sql = (db = database(databaseUrl))
+    const { url: receiverUrl, receipts } = (callbacks = await receiver(5))
+    let now = Math.ceil((Date.now() + 400 * day) / 3_600_000) * 3_600_000
+    // One database and one secret key (secrets at rest must decrypt in both); each its own port and worker.
+    const shared = {
+      DATABASE_URL: databaseUrl,
+      PAYDESK_SECRET_KEY: randomBytes(32).toString("base64"),
+      PAYDESK_ADMIN_TOKEN: adminToken,
+      PAYDESK_CLOCK: "manual",
+      PAYDESK_CLOCK_START: new Date(now).toISOString(),
+      PAYDESK_ENGINE: "local",
+      PAYDESK_WORK_INTERVAL_MS: "50"
+    }
+    const started = await Promise.all([0, 1].map(async () => {
+      const port = await EmbeddedPostgres.freePort()
+      servers.push(await spawnServer({ ...shared, PORT: String(port), PAYDESK_DATA_DIR: dataDir() }))
+      return client(`http://127.0.0.1:${port}`, adminToken)
+    }))
+    const [a, b] = started as [ReturnType<typeof client>, ReturnType<typeof client>]
+    const count = async (text: string, params: ReadonlyArray<unknown> = []) =>
+      Number((await sql.query<{ n: string }>(text, params))[0]!.n)
+    const waitUntil = async (what: string, check: () => Promise<boolean>) => {
+      const deadline = Date.now() + 60_000
+      while (!(await check())) {
+        if (Date.now() > deadline) throw new Error(`timed out: ${what}\n${servers.map((s) => s.output().slice(-2000)).join("\n")}`)
+        await new Promise((ok) => setTimeout(ok, 100))
+      }
+    }
 
-describe("two servers on one database", () => {
-  it("charge each cycle once and deliver each callback once", async () => {
-    await both("2026-01-31T07:00:00.000Z")
-    const m = await a.merchant(receiver.url)
-    const plan = await a.admin("POST", "/plans", {
-      terminal_ids: [m.terminalId], code: "shared", name: "Monthly", interval: "month", schedule: "calendar",
-      cap_amount_rub: "4000", consent_text: "Согласен", policy_version: "1"
+    const merchant = await a.merchant(receiverUrl)
+    // Subscriptions come in through both servers.
+    await pool(Array.from({ length: SUBSCRIPTIONS }, (_, i) => i), 8, async (i) => {
+      await (i % 2 === 0 ? a : b).subscribe(merchant, `p-${i}`, sql)
     })
-    const ids: Array<string> = []
-    for (let i = 0; i < 10; i++) {
-      const created = await m.api("POST", "/subscriptions", { terminal_id: m.terminalId, plan_id: plan.json.id, amount: "100" }, { "idempotency-key": `k-${i}` })
-      const page = await fetch(created.json.pay_url).then((r) => r.text())
-      const csrf = /name="csrf_token" value="([^"]+)"/.exec(page)![1]!
-      const confirmed = await fetch(`${created.json.pay_url}/confirm`, {
-        method: "POST", headers: { "content-type": "application/json", accept: "application/json" }, body: JSON.stringify({ csrf_token: csrf })
-      }).then((r) => r.json())
-      const token = String(confirmed.first_payment_url).split("/").at(-1)!
-      const first = (await m.api("GET", "/payments?recurring=true")).json.items.find((p: { pay_url: string }) => p.pay_url.endsWith(token))
-      await a.admin("POST", `/acquirer/payments/${first.id}/outcome`, { outcome: "paid" })
-      ids.push(created.json.id)
+    const settled = () => waitUntil("every delivery delivered", async () =>
+      (await count("SELECT count(*) AS n FROM deliveries WHERE status <> 'delivered'")) === 0)
+    for (let cycle = 1; cycle <= CYCLES; cycle++) {
+      // The manual clock jumps a month: nothing may be in flight then, or its lease would lapse at once.
+      await settled()
+      now += 30 * day + 3_600_000
+      // Both engines find the same subscriptions due at the same moment.
+      await Promise.all([a.setClock(now), b.setClock(now)])
+      await waitUntil(`cycle ${cycle}`, async () =>
+        (await count("SELECT count(*) AS n FROM subscriptions WHERE successful_cycles >= $1", [cycle + 1])) === SUBSCRIPTIONS)
     }
-    for (const date of ["2026-02-28T07:00:00.000Z", "2026-03-31T07:00:00.000Z"]) await both(date)
-    for (const id of ids) {
-      const sub = (await m.api("GET", `/subscriptions/${id}`)).json
-      expect(sub.successful_cycles).toBe(3)
-      const charges = (await m.api("GET", `/subscriptions/${id}/charges`)).json
-      expect(charges.map((c: { cycle_number: number }) => c.cycle_number)).toEqual([2, 1, 0])
-    }
-    const paid = (await m.api("GET", "/payments?recurring=true")).json
-    expect(paid.total).toBe(30)
-    const keys = receiver.requests.map((r) => { const body = JSON.parse(r.body); return `${body.payment_id}:${body.event_type}` })
-    expect(new Set(keys).size).toBe(keys.length)
-    // 10 first payments (created + paid) and 20 charges (paid).
-    expect(keys.length).toBe(40)
-  }, 120_000)
+    await settled()
+
+    // Each cycle charged once at the bank (shared by both processes) and recorded once.
+    expect(await count("SELECT count(*) AS n FROM emulator_charges")).toBe(SUBSCRIPTIONS * CYCLES)
+    expect(await count("SELECT count(*) AS n FROM (SELECT subscription_id, cycle_number FROM emulator_charges GROUP BY 1, 2 HAVING count(*) > 1) t")).toBe(0)
+    expect(await count("SELECT count(*) AS n FROM subscriptions WHERE successful_cycles = $1", [CYCLES + 1])).toBe(SUBSCRIPTIONS)
+    // Every callback exactly once, in one attempt.
+    const events = await sql.query<{ body: string }>("SELECT body FROM outbox_events")
+    expect(events.length).toBe(2 * SUBSCRIPTIONS + SUBSCRIPTIONS * CYCLES)
+    expect(receipts.map((r) => r.body).sort()).toEqual(events.map((e) => e.body).sort())
+    expect(await count("SELECT count(*) AS n FROM delivery_attempts")).toBe(events.length)
+  }, 180_000)
 })
