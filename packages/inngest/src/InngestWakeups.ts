@@ -5,6 +5,9 @@
  * drops a duplicate of the same moment (a retried send, the same hint twice) within its
  * deduplication window. A failed or slow send is logged and dropped: the cron sweeps find the
  * work anyway, and the flows' use cases are idempotent.
+ *
+ * By default the send runs in the background, so a merchant's request never waits for Inngest
+ * (nor fails or slows down when Inngest is unreachable); `background: false` waits for it.
  */
 import { Duration, Effect, Layer } from "effect"
 import { Instant, type Wakeup, Wakeups } from "@paydesk/core"
@@ -43,17 +46,22 @@ export const eventOf = (w: Wakeup) => {
 export interface Options {
   /** Longest wait for one send (default `defaultTimeout`). */
   readonly timeout?: Duration.Input
+  /** Send in a detached fiber and return at once (default true). */
+  readonly background?: boolean
 }
 
 /** `Wakeups` that sends the flows' events with `client`. */
 export const layer = (client: Client, options: Options = {}): Layer.Layer<Wakeups> =>
   Layer.succeed(Wakeups)(Wakeups.of({
-    notify: (items) =>
-      items.length === 0 ? Effect.void : Effect.tryPromise(() => client.send(items.map(eventOf))).pipe(
+    notify: (items) => {
+      if (items.length === 0) return Effect.void
+      const send = Effect.tryPromise(() => client.send(items.map(eventOf))).pipe(
         Effect.timeout(options.timeout ?? defaultTimeout),
         Effect.catchCause((cause) =>
           Effect.logWarning(`Inngest events not sent (${items.map(eventId).join(", ")}); the sweeps will find the work`, cause)
         ),
         Effect.asVoid
       )
+      return options.background === false ? send : Effect.asVoid(Effect.forkDetach(send))
+    }
   }))

@@ -49,7 +49,7 @@ const fakeEventApi = async () => {
 }
 
 /** Runs `effect` with the Inngest `Wakeups` on a client pointed at `url`, collecting warnings. */
-const withWakeups = <A, E>(url: string, effect: Effect.Effect<A, E, Wakeups>, options: InngestWakeups.Options = {}) => {
+const withWakeups = <A, E>(url: string, effect: Effect.Effect<A, E, Wakeups>, options: InngestWakeups.Options = { background: false }) => {
   const warnings: Array<string> = []
   const logger = Logger.make<unknown, void>(({ logLevel, message }) => {
     if (logLevel === "Warn") warnings.push((Array.isArray(message) ? message : [message]).map(String).join(" "))
@@ -134,7 +134,7 @@ describe("InngestWakeups", () => {
     api.state.hang = true
     try {
       const started = Date.now()
-      const { warnings } = await withWakeups(api.url, notify([{ kind: "charge", subscriptionId: "s", at }]), { timeout: "200 millis" })
+      const { warnings } = await withWakeups(api.url, notify([{ kind: "charge", subscriptionId: "s", at }]), { timeout: "200 millis", background: false })
       assert.isBelow(Date.now() - started, 5_000)
       assert.strictEqual(api.requests.length, 1)
       assert.strictEqual(warnings.length, 1)
@@ -143,10 +143,24 @@ describe("InngestWakeups", () => {
     }
   })
 
+  it("in the background (the default), notify returns at once while the send goes on", async () => {
+    const api = await fakeEventApi()
+    api.state.hang = true
+    try {
+      const started = Date.now()
+      await withWakeups(api.url, notify([{ kind: "delivery", deliveryId: "d-1", at }]), {})
+      assert.isBelow(Date.now() - started, 1_000)
+      for (let i = 0; i < 50 && api.requests.length === 0; i++) await new Promise((ok) => setTimeout(ok, 20))
+      assert.deepStrictEqual(api.requests.map((r) => r.events.map((e) => e.id)), [[`delivery:d-1:${at}`]])
+    } finally {
+      await api.close()
+    }
+  })
+
   it("on the kit, creating a payment sends paydesk/payment.created and paydesk/callback.scheduled after the commit", async () => {
     const api = await fakeEventApi()
     const client = InngestClient.makeClient({ isDev: true, baseUrl: api.url })
-    const runtime = ManagedRuntime.make(InngestWakeups.layer(client).pipe(Layer.provideMerge(Kit.layer)))
+    const runtime = ManagedRuntime.make(InngestWakeups.layer(client, { background: false }).pipe(Layer.provideMerge(Kit.layer)))
     try {
       const { payment, delivery } = await runtime.runPromise(Effect.gen(function*() {
         const merchant = yield* Kit.provisionMerchant({ callbackUrl: "https://shop.example/cb" })

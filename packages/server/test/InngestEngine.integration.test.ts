@@ -38,6 +38,19 @@ const startEventApi = async () => {
   }
 }
 
+/** Retries `check` until it passes (background sends land a moment after the request). */
+const eventually = async (check: () => void, timeoutMs = 5_000) => {
+  const deadline = Date.now() + timeoutMs
+  for (;;) {
+    try {
+      return check()
+    } catch (error) {
+      if (Date.now() > deadline) throw error
+      await new Promise((ok) => setTimeout(ok, 20))
+    }
+  }
+}
+
 let srv: Awaited<ReturnType<typeof startServer>>
 let eventApi: Awaited<ReturnType<typeof startEventApi>>
 let receiver: Receiver
@@ -80,8 +93,8 @@ describe("PAYDESK_ENGINE=inngest", () => {
     expect(deliveries.json.items).toHaveLength(1)
     const deliveryId: string = deliveries.json.items[0].id
 
-    // Sent before the API answered, in one request to the event API.
-    expect(eventApi.paths.filter((p) => p.startsWith("POST /e/"))).toHaveLength(1)
+    // Sent after the commit, in the background, in one request to the event API.
+    await eventually(() => expect(eventApi.paths.filter((p) => p.startsWith("POST /e/"))).toHaveLength(1))
     expect(eventApi.events).toEqual([
       {
         name: "paydesk/payment.created",
@@ -103,11 +116,11 @@ describe("PAYDESK_ENGINE=inngest", () => {
     expect((await srv.work()).callbacks).toBe(1)
     expect(receiver.requests.at(-1)?.body).toContain("\"event_type\":\"payment.created\"")
     const retryAt = "2026-04-01T09:00:30.000Z"
-    expect(eventApi.events).toEqual([expect.objectContaining({
+    await eventually(() => expect(eventApi.events).toEqual([expect.objectContaining({
       name: "paydesk/callback.scheduled",
       id: `delivery:${deliveryId}:${Date.parse(retryAt)}`,
       data: { delivery_id: deliveryId, next_attempt_at: retryAt }
-    })])
+    })]))
     const detail = await srv.admin("GET", `/deliveries/${deliveryId}`)
     expect(detail.json.delivery).toMatchObject({ status: "pending", attempts: 1, next_attempt_at: retryAt })
 
@@ -115,6 +128,7 @@ describe("PAYDESK_ENGINE=inngest", () => {
     eventApi.events.length = 0
     await srv.setClock(retryAt)
     expect((await srv.work()).callbacks).toBe(1)
+    await new Promise((ok) => setTimeout(ok, 200))
     expect(eventApi.events).toEqual([])
   }, 60_000)
 })
