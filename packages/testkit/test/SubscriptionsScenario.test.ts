@@ -2,6 +2,7 @@ import { assert, describe, it } from "@effect/vitest"
 import { Effect, Option } from "effect"
 import { TestClock } from "effect/testing"
 import {
+  Acquirer,
   Instant,
   LedgerRepository,
   PaymentRepository,
@@ -285,5 +286,40 @@ describe("Subscriptions scenarios", () => {
       assert.strictEqual(emulator.charges.length, 60)
       assert.strictEqual(new Set(emulator.charges.map((c) => c.idempotencyKey)).size, 60)
       for (const id of ids) assert.strictEqual((yield* reload(id)).successfulCycles, 4)
+    }).pipe(Effect.provide(Kit.layer)))
+
+  it.effect("a run charges claimed subscriptions side by side, each once, at most chargeConcurrency at a time", () =>
+    Effect.gen(function*() {
+      const { merchant, plans, principal } = yield* setup()
+      const ids: Array<string> = []
+      for (let i = 0; i < 20; i++) {
+        const { subscription } = yield* Subscriptions.create(principal, {
+          idempotencyKey: `side-${i}`,
+          body: { terminal_id: merchant.terminal.id, plan_id: plans.ceilingMonthly.id, amount: "100" }
+        })
+        yield* consentAndPay(subscription)
+        ids.push(subscription.id)
+      }
+      // An acquirer that takes a while per charge: count the calls in flight together.
+      const emulator = yield* AcquirerEmulator.AcquirerEmulator
+      let inFlight = 0
+      let most = 0
+      const slow = Acquirer.of({
+        ...emulator.acquirer,
+        charge: (input) =>
+          Effect.gen(function*() {
+            most = Math.max(most, ++inFlight)
+            for (let i = 0; i < 5; i++) yield* Effect.yieldNow
+            inFlight--
+            return yield* emulator.acquirer.charge(input)
+          })
+      })
+      yield* TestClock.setTime(monthlyDates[0]!)
+      const attempted = yield* Subscriptions.runDueCharges().pipe(Effect.provideService(Acquirer, slow))
+      assert.strictEqual(attempted, 20)
+      assert.isAbove(most, 1)
+      assert.isAtMost(most, Subscriptions.chargeConcurrency)
+      for (const id of ids) assert.strictEqual((yield* reload(id)).successfulCycles, 2)
+      assert.strictEqual(emulator.charges.length, 20)
     }).pipe(Effect.provide(Kit.layer)))
 })

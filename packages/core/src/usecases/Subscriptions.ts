@@ -546,19 +546,25 @@ export const chargeOne = Effect.fn("Subscriptions.chargeOne")(function*(subscrip
   return true
 })
 
+/** Claimed subscriptions charged at once by one run. */
+export const chargeConcurrency = 8
+
 /** Runs every scheduled charge due now; returns how many charges were attempted. Idempotent. */
 export const runDueCharges = Effect.fn("Subscriptions.runDueCharges")(function*() {
   const config = yield* PaydeskConfig
   const now = yield* Clock.currentTimeMillis
   const claimed = yield* atomic((yield* SubscriptionRepository).claimDue(now, now + config.leaseMs, config.batchSize))
-  let attempted = 0
-  for (const sub of claimed) {
-    // A failure of one subscription leaves it leased and retried later; the others go on.
-    const charged = yield* chargeOne(sub.id).pipe(
-      Effect.catchCause((cause) => Effect.as(Effect.logError("scheduled charge failed", cause), false))
-    )
-    if (charged) attempted++
-  }
-  return attempted
+  // Different subscriptions are charged side by side (an acquirer call takes a while); each one
+  // is locked by its own claim, so no subscription is charged by two fibers at once.
+  const outcomes = yield* Effect.forEach(
+    claimed,
+    (sub) =>
+      // A failure of one subscription leaves it leased and retried later; the others go on.
+      chargeOne(sub.id).pipe(
+        Effect.catchCause((cause) => Effect.as(Effect.logError("scheduled charge failed", cause), false))
+      ),
+    { concurrency: chargeConcurrency }
+  )
+  return outcomes.filter(Boolean).length
 })
 
