@@ -14,13 +14,13 @@
  */
 import { InngestTestEngine } from "@inngest/test"
 import { Clock, Effect, Layer, ManagedRuntime, Option } from "effect"
-import { createServer } from "node:http"
 import { Payments, type Services, Subscriptions } from "@paydesk/core"
 import { InngestClient, InngestFunctions } from "@paydesk/inngest"
 import { HttpCallbackTransport } from "@paydesk/server"
 import { PgStore } from "@paydesk/sql-pg"
 import { Kit, ManualClock } from "@paydesk/testkit"
 import * as BenchDatabase from "./BenchDatabase.js"
+import * as LoopbackReceiver from "./LoopbackReceiver.js"
 
 const callbacks = Number(process.env.CALLBACKS ?? 1000)
 const subscriptions = Number(process.env.SUBSCRIPTIONS ?? 200)
@@ -33,17 +33,8 @@ const wokenUp = (id: string) => [{ id, handler: () => undefined }]
 const main = async () => {
   const { url, stop } = await BenchDatabase.open()
 
-  let received = 0
-  const receiver = createServer((request, response) => {
-    request.resume()
-    request.on("end", () => {
-      received++
-      response.writeHead(200).end()
-    })
-  })
-  await new Promise<void>((ok) => receiver.listen(0, "127.0.0.1", ok))
-  const address = receiver.address()
-  const callbackUrl = `http://127.0.0.1:${typeof address === "object" && address !== null ? address.port : 0}/cb`
+  const receiver = await LoopbackReceiver.start()
+  const callbackUrl = receiver.url
 
   const manual = await Effect.runPromise(ManualClock.make(Date.parse("2026-01-31T07:00:00.000Z")))
   const layer = Layer.mergeAll(
@@ -91,11 +82,11 @@ const main = async () => {
 
   // Callbacks through the cron sweep.
   await prepareCallbacks("sweep")
-  received = 0
+  receiver.state.received = 0
   let t0 = performance.now()
   const callbackRuns = await sweepUntilIdle(functions.callbacks)
-  const sweepCallbackRate = received / ((performance.now() - t0) / 1000)
-  console.log(`inngest engine, callbacks via sweep: ${sweepCallbackRate.toFixed(1)} delivered/s (${received} signed POSTs, ${callbackRuns} function runs)`)
+  const sweepCallbackRate = receiver.state.received / ((performance.now() - t0) / 1000)
+  console.log(`inngest engine, callbacks via sweep: ${sweepCallbackRate.toFixed(1)} delivered/s (${receiver.state.received} signed POSTs, ${callbackRuns} function runs)`)
 
   // Charges through the cron sweep.
   await prepareCharges("sweep")
@@ -135,7 +126,7 @@ const main = async () => {
   const flowChargeRate = charged / ((performance.now() - t0) / 1000)
   console.log(`inngest engine, due charges via charge-when-due runs: ${flowChargeRate.toFixed(1)} charges/s (${charged} runs, ${parallelRuns} at once)`)
 
-  receiver.close()
+  await receiver.close()
   await runtime.dispose()
   await stop()
 }

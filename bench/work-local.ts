@@ -8,11 +8,11 @@
  *   CALLBACKS=2000 SUBSCRIPTIONS=300 ./run pnpm bench:work
  */
 import { Clock, Effect, Layer, Option } from "effect"
-import { createServer } from "node:http"
 import { Payments, Subscriptions, Work } from "@paydesk/core"
 import { HttpCallbackTransport } from "@paydesk/server"
 import { PgStore } from "@paydesk/sql-pg"
 import * as BenchDatabase from "./BenchDatabase.js"
+import * as LoopbackReceiver from "./LoopbackReceiver.js"
 import { Kit, ManualClock } from "@paydesk/testkit"
 
 const callbacks = Number(process.env.CALLBACKS ?? 1000)
@@ -21,17 +21,8 @@ const subscriptions = Number(process.env.SUBSCRIPTIONS ?? 200)
 const main = async () => {
   const { url, stop } = await BenchDatabase.open()
 
-  let received = 0
-  const receiver = createServer((request, response) => {
-    request.resume()
-    request.on("end", () => {
-      received++
-      response.writeHead(200).end()
-    })
-  })
-  await new Promise<void>((ok) => receiver.listen(0, "127.0.0.1", ok))
-  const address = receiver.address()
-  const callbackUrl = `http://127.0.0.1:${typeof address === "object" && address !== null ? address.port : 0}/cb`
+  const receiver = await LoopbackReceiver.start()
+  const callbackUrl = receiver.url
 
   const manual = await Effect.runPromise(ManualClock.make(Date.parse("2026-01-31T07:00:00.000Z")))
   // The kit's emulators, but callbacks over real HTTP (the later layer wins for CallbackTransport).
@@ -44,7 +35,7 @@ const main = async () => {
       Payments.create(principal, { amount: "10", orderId: `cb-${i}`, test: true }), { concurrency: 10 })
     const t0 = performance.now()
     yield* Work.drain(1000)
-    const delivered = received
+    const delivered = receiver.state.received
     const callbackRate = delivered / ((performance.now() - t0) / 1000)
 
     const plans = yield* Kit.provisionPlans(merchant.terminal.id)
@@ -70,7 +61,7 @@ const main = async () => {
   const result = await Effect.runPromise(program)
   console.log(`local engine, callbacks: ${result.callbackRate.toFixed(1)} delivered/s (${result.delivered} signed POSTs to a loopback receiver)`)
   console.log(`local engine, due charges: ${result.chargeRate.toFixed(1)} charges/s (${result.charges} charges, each with its payment, ledger entries and callback)`)
-  receiver.close()
+  await receiver.close()
   await stop()
 }
 

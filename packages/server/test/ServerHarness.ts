@@ -13,6 +13,7 @@ import { join } from "node:path"
 import { inject } from "vitest"
 import * as Config from "../src/Config.js"
 import * as Server from "../src/Server.js"
+import { request } from "./ServerProcess.js"
 
 /** A callback receiver on loopback. */
 export interface Receiver {
@@ -85,19 +86,8 @@ export const startServer = async (env: Record<string, string> = {}) => {
   process.env.LOG_LEVEL = "silent"
   const running = await Server.start(config)
   const base = running.url
-  const call = async (method: string, path: string, init: { body?: unknown; headers?: Record<string, string> } = {}) => {
-    const response = await fetch(`${base}${path}`, {
-      method,
-      headers: { ...(init.body === undefined ? {} : { "content-type": "application/json" }), ...init.headers },
-      ...(init.body === undefined ? {} : { body: JSON.stringify(init.body) })
-    })
-    const text = await response.text()
-    let json: any = undefined
-    try {
-      json = JSON.parse(text)
-    } catch {}
-    return { status: response.status, json, text }
-  }
+  const call = (method: string, path: string, init: { body?: unknown; headers?: Record<string, string> } = {}) =>
+    request(base, method, path, init)
   const admin = (method: string, path: string, body?: unknown) =>
     call(method, `/admin/v1${path}`, { headers: { authorization: `Bearer ${adminToken}` }, ...(body === undefined ? {} : { body }) })
   let now = 0
