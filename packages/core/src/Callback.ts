@@ -76,4 +76,12 @@ export const retryDelayMs = (failedAttempt: number): number | null =>
   failedAttempt >= maxAttempts ? null : baseDelayMs * 2 ** (failedAttempt - 1)
 
 /** A status code that ends the delivery. */
+/**
+ * How long the stamp of an attempt a crash cut short is reused for its re-send: well inside the
+ * 300 s a receiver accepts a timestamp for (`Signature.DEFAULT_TOLERANCE_SECONDS`), so the repeat
+ * is byte-identical when it can be and still accepted when it cannot.
+ */
+export const stampReuseMs = 240_000
+
+/** Whether a status code ends a delivery (2xx). */
 export const isSuccess = (statusCode: number): boolean => statusCode >= 200 && statusCode < 300

@@ -7,7 +7,9 @@
  * work anyway, and the flows' use cases are idempotent.
  *
  * By default the send runs in the background, so a merchant's request never waits for Inngest
- * (nor fails or slows down when Inngest is unreachable); `background: false` waits for it.
+ * (nor fails or slows down when Inngest is unreachable); `background: false` waits for it. At
+ * most `maxInFlight` sends are outstanding at once (the SDK's own retries included); beyond that
+ * a hint is dropped with a warning rather than piling up sockets while Inngest is slow.
  */
 import { Duration, Effect, Layer } from "effect"
 import { Instant, type Wakeup, Wakeups } from "@paydesk/core"
@@ -48,20 +50,32 @@ export interface Options {
   readonly timeout?: Duration.Input
   /** Send in a detached fiber and return at once (default true). */
   readonly background?: boolean
+  /** Most sends outstanding at once (default 16). */
+  readonly maxInFlight?: number
 }
 
 /** `Wakeups` that sends the flows' events with `client`. */
 export const layer = (client: Client, options: Options = {}): Layer.Layer<Wakeups> =>
-  Layer.succeed(Wakeups)(Wakeups.of({
-    notify: (items) => {
-      if (items.length === 0) return Effect.void
-      const send = Effect.tryPromise(() => client.send(items.map(eventOf))).pipe(
-        Effect.timeout(options.timeout ?? defaultTimeout),
-        Effect.catchCause((cause) =>
-          Effect.logWarning(`Inngest events not sent (${items.map(eventId).join(", ")}); the sweeps will find the work`, cause)
-        ),
-        Effect.asVoid
-      )
-      return options.background === false ? send : Effect.asVoid(Effect.forkDetach(send))
-    }
-  }))
+  Layer.sync(Wakeups)(() => {
+    const maxInFlight = options.maxInFlight ?? 16
+    let inFlight = 0
+    return Wakeups.of({
+      notify: (items) =>
+        Effect.suspend(() => {
+          if (items.length === 0) return Effect.void
+          const ids = items.map(eventId).join(", ")
+          if (inFlight >= maxInFlight) {
+            return Effect.logWarning(`Inngest events dropped, ${inFlight} sends outstanding (${ids}); the sweeps will find the work`)
+          }
+          // Counted until the SDK's promise settles, even when the timeout below gave up on it.
+          inFlight++
+          const sending = (async () => client.send(items.map(eventOf)))().finally(() => void inFlight--)
+          const wait = Effect.tryPromise(() => sending).pipe(
+            Effect.timeout(options.timeout ?? defaultTimeout),
+            Effect.catchCause((cause) => Effect.logWarning(`Inngest events not sent (${ids}); the sweeps will find the work`, cause)),
+            Effect.asVoid
+          )
+          return options.background === false ? wait : Effect.asVoid(Effect.forkDetach(wait))
+        })
+    })
+  })

@@ -157,6 +157,21 @@ describe("InngestWakeups", () => {
     }
   })
 
+  it("at most maxInFlight sends are outstanding; more hints are dropped with a warning, not queued", async () => {
+    const api = await fakeEventApi()
+    api.state.hang = true
+    try {
+      const { warnings } = await withWakeups(api.url, Effect.gen(function*() {
+        for (let i = 0; i < 5; i++) yield* notify([{ kind: "delivery", deliveryId: `d-${i}`, at }])
+      }), { background: true, maxInFlight: 2 })
+      for (let i = 0; i < 50 && api.requests.length < 2; i++) await new Promise((ok) => setTimeout(ok, 20))
+      assert.deepStrictEqual(api.requests.map((r) => r.events[0]!.id), [`delivery:d-0:${at}`, `delivery:d-1:${at}`])
+      assert.strictEqual(warnings.filter((w) => w.includes("dropped")).length, 3)
+    } finally {
+      await api.close()
+    }
+  })
+
   it("on the kit, creating a payment sends paydesk/payment.created and paydesk/callback.scheduled after the commit", async () => {
     const api = await fakeEventApi()
     const client = InngestClient.makeClient({ isDev: true, baseUrl: api.url })

@@ -3,7 +3,7 @@
  * PORT, HOST, DATABASE_URL, PAYDESK_DATA_DIR, PAYDESK_PUBLIC_URL, PAYDESK_ADMIN_TOKEN,
  * PAYDESK_CLOCK, PAYDESK_ENGINE, plus PAYDESK_SECRET_KEY (32-byte key for secrets at rest and
  * tokens; generated once into the data directory when unset), PAYDESK_INITIAL_RATE,
- * PAYDESK_WORK_INTERVAL_MS and PAYDESK_CLOCK_START (the manual clock's time at start, ISO 8601).
+ * PAYDESK_WORK_INTERVAL_MS, PAYDESK_WORK_BATCH_SIZE and PAYDESK_CLOCK_START (the manual clock's time at start, ISO 8601).
  */
 import { randomBytes } from "node:crypto"
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs"
@@ -27,6 +27,8 @@ export interface ServerConfig {
   readonly secretKey: string
   readonly initialRate: string
   readonly workIntervalMs: number
+  /** Due records one pass claims per kind of work (PAYDESK_WORK_BATCH_SIZE, default 100). */
+  readonly workBatchSize: number
 }
 
 /** A configuration error: the variable and what is wrong. */
@@ -65,6 +67,10 @@ export const load = (env: NodeJS.ProcessEnv = process.env): ServerConfig => {
   }
   const workIntervalMs = Number(env.PAYDESK_WORK_INTERVAL_MS ?? 1000)
   if (!Number.isInteger(workIntervalMs) || workIntervalMs < 10) throw new ConfigError("PAYDESK_WORK_INTERVAL_MS must be an integer of at least 10")
+  const workBatchSize = Number(env.PAYDESK_WORK_BATCH_SIZE ?? 100)
+  if (!Number.isInteger(workBatchSize) || workBatchSize < 1 || workBatchSize > 10_000) {
+    throw new ConfigError("PAYDESK_WORK_BATCH_SIZE must be an integer from 1 to 10000")
+  }
   return {
     port,
     host,
@@ -79,6 +85,7 @@ export const load = (env: NodeJS.ProcessEnv = process.env): ServerConfig => {
     engine: choice("PAYDESK_ENGINE", env.PAYDESK_ENGINE, ["local", "inngest", "off"], "local"),
     secretKey,
     initialRate: env.PAYDESK_INITIAL_RATE ?? "95.00",
-    workIntervalMs
+    workIntervalMs,
+    workBatchSize
   }
 }

@@ -13,6 +13,7 @@ import { Effect, ManagedRuntime } from "effect"
 import { PgStore } from "@paydesk/sql-pg"
 import type { AcquirerEmulator } from "@paydesk/testkit"
 import { SqlClient } from "effect/sql"
+import { hostname } from "node:os"
 
 type ChargeBook = AcquirerEmulator.ChargeBook
 type ChargeProgram = AcquirerEmulator.ChargeProgram
@@ -37,6 +38,8 @@ const ensureTables = Effect.gen(function*() {
       outcome text NOT NULL CHECK (outcome IN ('paid', 'failed', 'unknown')),
       created_at timestamptz NOT NULL DEFAULT now()
     )`
+    // Which bank client (server process) asked for the charge: for operators and tests.
+    yield* sql`ALTER TABLE emulator_charges ADD COLUMN IF NOT EXISTS client text`
   }))
 })
 
@@ -45,7 +48,7 @@ const lockSubscription = (sql: SqlClient.SqlClient, subscriptionId: string) =>
   sql`SELECT pg_advisory_xact_lock(4242, hashtext(${subscriptionId}))`
 
 /** Builds the book's operations over `sql`. */
-const operations = (sql: SqlClient.SqlClient): ChargeBook => ({
+const operations = (sql: SqlClient.SqlClient, client: string): ChargeBook => ({
   program: (subscriptionId, outcomes) =>
     Effect.orDie(Effect.forEach(outcomes, (outcome) =>
       sql`INSERT INTO emulator_charge_programs (subscription_id, outcome) VALUES (${subscriptionId}, ${outcome})`, { discard: true }).pipe(
@@ -63,8 +66,8 @@ const operations = (sql: SqlClient.SqlClient): ChargeBook => ({
         RETURNING outcome`
       const program = next[0]?.outcome ?? "paid"
       const inserted = yield* sql<{ serial: string }>`
-        INSERT INTO emulator_charges (idempotency_key, subscription_id, cycle_number, amount_kopecks, outcome)
-        VALUES (${request.idempotencyKey}, ${request.subscriptionId}, ${request.cycleNumber}, ${request.amount.toString()}, ${program})
+        INSERT INTO emulator_charges (idempotency_key, subscription_id, cycle_number, amount_kopecks, outcome, client)
+        VALUES (${request.idempotencyKey}, ${request.subscriptionId}, ${request.cycleNumber}, ${request.amount.toString()}, ${program}, ${client})
         RETURNING serial`
       return { program, serial: Number(inserted[0]!.serial), fresh: true }
     }))),
@@ -78,14 +81,14 @@ export interface Opened {
   close(): Promise<void>
 }
 
-/** Opens the book on the database at `url` (creating its tables when missing). */
-export const open = async (url: string): Promise<Opened> => {
+/** Opens the book on the database at `url` (creating its tables when missing); `client` names the caller in its records. */
+export const open = async (url: string, client = `${hostname()}:${process.pid}`): Promise<Opened> => {
   const runtime = ManagedRuntime.make(PgStore.layerClient(url, { maxConnections: 4 }))
   const sql = await runtime.runPromise(Effect.gen(function*() {
     yield* Effect.orDie(ensureTables)
     return yield* SqlClient.SqlClient
   }))
-  const direct = operations(sql)
+  const direct = operations(sql, client)
   // Each operation runs on the book's own runtime: never inside the caller's transaction.
   const isolated = <A>(effect: Effect.Effect<A, never, never>): Effect.Effect<A> => Effect.promise(() => runtime.runPromise(effect))
   return {

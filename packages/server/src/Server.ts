@@ -8,7 +8,7 @@
  */
 import { Clock, Effect, Layer, ManagedRuntime, Result } from "effect"
 import type { FastifyInstance } from "fastify"
-import { Acquirer, Amount, type Services, Work } from "@paydesk/core"
+import { Acquirer, Amount, Config, PaydeskConfig, type Services, Work } from "@paydesk/core"
 import { App } from "@paydesk/fastify"
 import { InngestClient, InngestFunctions, InngestPlugin, InngestWakeups } from "@paydesk/inngest"
 import { EmbeddedPostgres, NodeSecurity, PgRateSource, PgStore } from "@paydesk/sql-pg"
@@ -39,102 +39,115 @@ export const start = async (given: ServerConfig, log: (line: string) => void = (
     port,
     publicUrl: given.publicUrlDefaulted ? `http://${given.host.includes(":") ? `[${given.host}]` : given.host}:${port}` : given.publicUrl
   }
-  let databaseUrl = config.databaseUrl
-  let stopDatabase = async () => {}
-  if (databaseUrl === null) {
-    const dataDir = join(config.dataDir, "postgres")
-    log(`starting embedded PostgreSQL in ${dataDir}`)
-    const embedded = await EmbeddedPostgres.start({ dataDir })
-    databaseUrl = embedded.url
-    stopDatabase = () => embedded.stop()
-  }
-
-  const manual = config.clock === "manual" ? await Effect.runPromise(ManualClock.make(config.clockStart ?? Date.now())) : null
-  // The emulated bank keeps its charge book in the database: it survives restarts and is shared.
-  const bank = await PgChargeBook.open(databaseUrl)
-  const acquirer = AcquirerEmulator.make(bank.book)
-  const key = NodeSecurity.parseKey(config.secretKey)
-  const tokenKey = createHash("sha256").update("paydesk-access-tokens").update(key).digest("base64")
-  const store = PgStore.layer(databaseUrl)
-  const layer = Layer.mergeAll(
-    PgRateSource.layer,
-    NodeSecurity.layerCryptoEntropy,
-    NodeSecurity.layerScryptPasswordHasher(),
-    NodeSecurity.layerAesGcmSecretCipher(key),
-    HmacTokenIssuer.layer(tokenKey),
-    HttpCallbackTransport.layer,
-    Layer.succeed(AcquirerEmulator.AcquirerEmulator)(acquirer),
-    Layer.succeed(Acquirer)(acquirer.acquirer),
-    PayoutNetworkEmulator.layer,
-    manual === null ? Layer.empty : Layer.succeed(Clock.Clock)(manual.clock)
-  ).pipe(Layer.provideMerge(store))
-  // Post-commit wakeups (hints; the sweeps stay the guarantee): with Inngest, the flows' events;
-  // with the local engine, the worker wakes when work falls due (attached once it runs).
-  const inngest = config.engine === "inngest"
-    ? InngestClient.makeClient({
-      isDev: process.env.INNGEST_DEV === "1" || process.env.INNGEST_DEV === "true",
-      ...(process.env.INNGEST_SIGNING_KEY ? { signingKey: process.env.INNGEST_SIGNING_KEY } : {}),
-      ...(process.env.INNGEST_EVENT_KEY ? { eventKey: process.env.INNGEST_EVENT_KEY } : {}),
-      ...(process.env.INNGEST_BASE_URL ? { baseUrl: process.env.INNGEST_BASE_URL } : {})
-    })
-    : null
-  const localWakeups = config.engine === "local" ? LocalWakeups.make() : null
-  const wakeups = inngest !== null ? InngestWakeups.layer(inngest) : localWakeups?.layer ?? Layer.empty
-  const runtime = ManagedRuntime.make(Layer.merge(layer, wakeups)) as unknown as ManagedRuntime.ManagedRuntime<Services | SqlClient.SqlClient, never>
-
-  // A rate must exist before live payments settle in instant mode.
-  const rate = Amount.parseRate(config.initialRate)
-  if (Result.isFailure(rate)) throw new Error(`PAYDESK_INITIAL_RATE: ${rate.failure.message}`)
-  await runtime.runPromise(Effect.gen(function*() {
-    const sql = yield* SqlClient.SqlClient
-    const rows = yield* sql`SELECT 1 FROM rates WHERE scope = ${PgRateSource.general}`.pipe(Effect.orDie)
-    if (rows.length === 0) yield* PgRateSource.setRate(PgRateSource.general, rate.success, Date.now())
-  }))
-
-  const worker = config.engine === "local"
-    ? LocalWorker.start(runtime, config.workIntervalMs, (error) => log(`background work failed: ${String(error)}`))
-    : null
-  if (worker !== null) localWakeups?.attach(worker)
-
-  const app = await App.build({
-    runtime,
-    publicUrl: config.publicUrl,
-    adminToken: config.adminToken,
-    logger: {
-      level: process.env.LOG_LEVEL ?? "info",
-      redact: ["req.headers.authorization", "req.headers[\"x-api-key\"]", "req.headers[\"x-nonce\"]"]
-    },
-    operator: {
-      setRate: (value) =>
-        runtime.runPromise(Effect.flatMap(Clock.currentTimeMillis, (now) => PgRateSource.setRate(PgRateSource.general, value, now))),
-      programCharges: (subscriptionId, outcomes) => Effect.runPromise(acquirer.programCharges(subscriptionId, outcomes)),
-      runWork: () => worker === null ? runtime.runPromise(Work.drain()) : worker.runNow(),
-      ...(manual === null ? {} : {
-        setClock: async (now: number) => {
-          await Effect.runPromise(manual.set(now))
-          worker?.wake()
-        }
-      })
+  // What has been started so far, undone in reverse when a later step fails.
+  const undo: Array<() => Promise<unknown>> = []
+  try {
+    let databaseUrl = config.databaseUrl
+    let stopDatabase = async () => {}
+    if (databaseUrl === null) {
+      const dataDir = join(config.dataDir, "postgres")
+      log(`starting embedded PostgreSQL in ${dataDir}`)
+      const embedded = await EmbeddedPostgres.start({ dataDir })
+      databaseUrl = embedded.url
+      stopDatabase = () => embedded.stop()
+      undo.push(stopDatabase)
     }
-  })
-  if (inngest !== null) {
-    // Inngest calls /api/inngest; cron sweeps and sleep-until flows run the same use cases.
-    InngestPlugin.register(app, { client: inngest, functions: InngestFunctions.makeFunctions(inngest, runtime).all })
-  }
-  if (localWakeups !== null) app.addHook("onClose", async () => localWakeups.close())
-  app.addHook("onResponse", async (request) => {
-    if (request.method !== "GET") worker?.wake()
-  })
-  const url = await app.listen({ port: config.port, host: config.host })
 
-  let stopping: Promise<void> | null = null
-  const stop = () =>
-    stopping ??= (async () => {
-      await app.close()
-      await worker?.stop()
-      await runtime.dispose()
-      await bank.close()
-      await stopDatabase()
-    })()
-  return { app, url, config, stop }
+    const manual = config.clock === "manual" ? await Effect.runPromise(ManualClock.make(config.clockStart ?? Date.now())) : null
+    // The emulated bank keeps its charge book in the database: it survives restarts and is shared.
+    const bank = await PgChargeBook.open(databaseUrl)
+    undo.push(() => bank.close())
+    const acquirer = AcquirerEmulator.make(bank.book)
+    const key = NodeSecurity.parseKey(config.secretKey)
+    const tokenKey = createHash("sha256").update("paydesk-access-tokens").update(key).digest("base64")
+    const store = PgStore.layer(databaseUrl)
+    const layer = Layer.mergeAll(
+      PgRateSource.layer,
+      NodeSecurity.layerCryptoEntropy,
+      NodeSecurity.layerScryptPasswordHasher(),
+      NodeSecurity.layerAesGcmSecretCipher(key),
+      HmacTokenIssuer.layer(tokenKey),
+      HttpCallbackTransport.layer,
+      Layer.succeed(AcquirerEmulator.AcquirerEmulator)(acquirer),
+      Layer.succeed(Acquirer)(acquirer.acquirer),
+      PayoutNetworkEmulator.layer,
+      manual === null ? Layer.empty : Layer.succeed(Clock.Clock)(manual.clock),
+      Layer.succeed(PaydeskConfig)({ ...Config.defaults, batchSize: config.workBatchSize })
+    ).pipe(Layer.provideMerge(store))
+    // Post-commit wakeups (hints; the sweeps stay the guarantee): with Inngest, the flows' events;
+    // with the local engine, the worker wakes when work falls due (attached once it runs).
+    const inngest = config.engine === "inngest"
+      ? InngestClient.makeClient({
+        isDev: process.env.INNGEST_DEV === "1" || process.env.INNGEST_DEV === "true",
+        ...(process.env.INNGEST_SIGNING_KEY ? { signingKey: process.env.INNGEST_SIGNING_KEY } : {}),
+        ...(process.env.INNGEST_EVENT_KEY ? { eventKey: process.env.INNGEST_EVENT_KEY } : {}),
+        ...(process.env.INNGEST_BASE_URL ? { baseUrl: process.env.INNGEST_BASE_URL } : {})
+      })
+      : null
+    const localWakeups = config.engine === "local" ? LocalWakeups.make() : null
+    const wakeups = inngest !== null ? InngestWakeups.layer(inngest) : localWakeups?.layer ?? Layer.empty
+    const runtime = ManagedRuntime.make(Layer.merge(layer, wakeups)) as unknown as ManagedRuntime.ManagedRuntime<Services | SqlClient.SqlClient, never>
+    undo.push(() => runtime.dispose())
+
+    // A rate must exist before live payments settle in instant mode.
+    const rate = Amount.parseRate(config.initialRate)
+    if (Result.isFailure(rate)) throw new Error(`PAYDESK_INITIAL_RATE: ${rate.failure.message}`)
+    await runtime.runPromise(Effect.gen(function*() {
+      const sql = yield* SqlClient.SqlClient
+      const rows = yield* sql`SELECT 1 FROM rates WHERE scope = ${PgRateSource.general}`.pipe(Effect.orDie)
+      if (rows.length === 0) yield* PgRateSource.setRate(PgRateSource.general, rate.success, Date.now())
+    }))
+
+    const worker = config.engine === "local"
+      ? LocalWorker.start(runtime, config.workIntervalMs, (error) => log(`background work failed: ${String(error)}`))
+      : null
+    if (worker !== null) localWakeups?.attach(worker)
+    if (worker !== null) undo.push(() => worker.stop())
+
+    const app = await App.build({
+      runtime,
+      publicUrl: config.publicUrl,
+      adminToken: config.adminToken,
+      logger: {
+        level: process.env.LOG_LEVEL ?? "info",
+        redact: ["req.headers.authorization", "req.headers[\"x-api-key\"]", "req.headers[\"x-nonce\"]"]
+      },
+      operator: {
+        setRate: (value) =>
+          runtime.runPromise(Effect.flatMap(Clock.currentTimeMillis, (now) => PgRateSource.setRate(PgRateSource.general, value, now))),
+        programCharges: (subscriptionId, outcomes) => Effect.runPromise(acquirer.programCharges(subscriptionId, outcomes)),
+        runWork: () => worker === null ? runtime.runPromise(Work.drain()) : worker.runNow(),
+        ...(manual === null ? {} : {
+          setClock: async (now: number) => {
+            await Effect.runPromise(manual.set(now))
+            worker?.wake()
+          }
+        })
+      }
+    })
+    undo.push(() => app.close())
+    if (inngest !== null) {
+      // Inngest calls /api/inngest; cron sweeps and sleep-until flows run the same use cases.
+      InngestPlugin.register(app, { client: inngest, functions: InngestFunctions.makeFunctions(inngest, runtime).all })
+    }
+    if (localWakeups !== null) app.addHook("onClose", async () => localWakeups.close())
+    app.addHook("onResponse", async (request) => {
+      if (request.method !== "GET") worker?.wake()
+    })
+    const url = await app.listen({ port: config.port, host: config.host })
+
+    let stopping: Promise<void> | null = null
+    const stop = () =>
+      stopping ??= (async () => {
+        await app.close()
+        await worker?.stop()
+        await runtime.dispose()
+        await bank.close()
+        await stopDatabase()
+      })()
+    return { app, url, config, stop }
+  } catch (error) {
+    for (const step of undo.reverse()) await step().catch(() => undefined)
+    throw error
+  }
 }

@@ -169,6 +169,7 @@ export const client = (base: string, adminToken: string, retryMs = 0) => {
 /** A callback receiver on loopback that answers 200 after up to `thinkMs` and records every request. */
 export const receiver = async (thinkMs = 0) => {
   const receipts: Array<{ readonly at: number; readonly body: string; readonly timestamp: string; readonly signature: string }> = []
+  let hold: (() => void) | null = null
   const server = createServer((req, res) => {
     const chunks: Array<Buffer> = []
     req.on("data", (c: Buffer) => chunks.push(c))
@@ -179,6 +180,13 @@ export const receiver = async (thinkMs = 0) => {
         timestamp: String(req.headers["x-timestamp"]),
         signature: String(req.headers["x-signature"])
       })
+      if (hold !== null) {
+        // Never answered: the sender is stuck with this request in flight.
+        const held = hold
+        hold = null
+        held()
+        return
+      }
       setTimeout(() => res.writeHead(200).end("ok"), Math.floor(Math.random() * thinkMs))
     })
   })
@@ -187,6 +195,8 @@ export const receiver = async (thinkMs = 0) => {
   return {
     url: `http://127.0.0.1:${typeof address === "object" && address !== null ? address.port : 0}/callbacks`,
     receipts,
+    /** Leaves the next request unanswered; resolves once it has arrived. */
+    holdNext: () => new Promise<void>((ok) => void (hold = ok)),
     close: async () => {
       server.closeAllConnections()
       await new Promise<void>((ok) => server.close(() => ok()))

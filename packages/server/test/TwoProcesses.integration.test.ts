@@ -38,7 +38,9 @@ for (const target of pgTargets()) describe(`two server processes on one database
       PAYDESK_CLOCK: "manual",
       PAYDESK_CLOCK_START: new Date(now).toISOString(),
       PAYDESK_ENGINE: "local",
-      PAYDESK_WORK_INTERVAL_MS: "50"
+      PAYDESK_WORK_INTERVAL_MS: "50",
+      // Small batches, so both engines take part of each month's charges.
+      PAYDESK_WORK_BATCH_SIZE: "4"
     }
     const started = await Promise.all([0, 1].map(async () => {
       const port = await EmbeddedPostgres.freePort()
@@ -78,6 +80,9 @@ for (const target of pgTargets()) describe(`two server processes on one database
     expect(await count("SELECT count(*) AS n FROM emulator_charges")).toBe(SUBSCRIPTIONS * CYCLES)
     expect(await count("SELECT count(*) AS n FROM (SELECT subscription_id, cycle_number FROM emulator_charges GROUP BY 1, 2 HAVING count(*) > 1) t")).toBe(0)
     expect(await count("SELECT count(*) AS n FROM subscriptions WHERE successful_cycles = $1", [CYCLES + 1])).toBe(SUBSCRIPTIONS)
+    // Both processes charged (the bank records which process asked).
+    const byProcess = await sql.query<{ client: string; n: string }>("SELECT client, count(*) AS n FROM emulator_charges GROUP BY 1")
+    expect(byProcess.map((r) => r.client.split(":").at(-1)).sort()).toEqual(servers.map((s) => String(s.process.pid)).sort())
     // Every callback exactly once, in one attempt.
     const events = await sql.query<{ body: string }>("SELECT body FROM outbox_events")
     expect(events.length).toBe(2 * SUBSCRIPTIONS + SUBSCRIPTIONS * CYCLES)

@@ -158,6 +158,14 @@ export const layer: Layer.Layer<OutboxRepository, never, SqlClient.SqlClient> = 
         yield* orDie(sql`UPDATE deliveries SET ${sql.update(deliveryColumns(delivery), ["id"])} WHERE id = ${delivery.id}`)
       }),
 
+      stampSending: Effect.fn("PgOutboxRepository.stampSending")(function*(id, now, keepFrom) {
+        const rows = yield* orDie(sql<{ sending_at: Date }>`UPDATE deliveries
+          SET sending_at = CASE WHEN sending_at IS NOT NULL AND sending_at >= ${time(keepFrom)} THEN sending_at ELSE ${time(now)} END
+          WHERE id = ${id}
+          RETURNING sending_at`)
+        return rows[0] === undefined ? now : fromTime(rows[0].sending_at)
+      }),
+
       claimDue: Effect.fn("PgOutboxRepository.claimDue")(function*(now, leaseUntil, limit) {
         // The CTE keeps each delivery's due time, so the lease does not erase the claim order.
         const rows = yield* orDie(sql<DeliveryRow>`WITH due AS (
@@ -167,8 +175,7 @@ export const layer: Layer.Layer<OutboxRepository, never, SqlClient.SqlClient> = 
             LIMIT ${Math.max(0, limit)}
             FOR UPDATE SKIP LOCKED
           ), claimed AS (
-            UPDATE deliveries AS d
-            SET next_attempt_at = ${time(leaseUntil)}, sending_at = COALESCE(d.sending_at, ${time(now)})
+            UPDATE deliveries AS d SET next_attempt_at = ${time(leaseUntil)}
             FROM due WHERE d.id = due.id
             RETURNING d.*, due.due_at
           )

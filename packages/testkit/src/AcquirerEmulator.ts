@@ -82,7 +82,7 @@ export interface ChargeBook {
   program(subscriptionId: string, outcomes: ReadonlyArray<ChargeProgram>): Effect.Effect<void>
   /** The outcome recorded under the request's key, recording the next programmed one when the key is new. */
   take(request: ChargeRequest): Effect.Effect<BookEntry>
-  /** Replaces the recorded outcome of a key (the bank settled an unknown charge). */
+  /** Replaces the recorded outcome of a key (the bank settled an unknown charge); an unknown key is left alone. */
   resolve(idempotencyKey: string, outcome: "paid" | "failed"): Effect.Effect<void>
 }
 
@@ -109,7 +109,7 @@ export const memoryBook = (): ChargeBook => {
     resolve: (idempotencyKey, outcome) =>
       Effect.sync(() => {
         const known = entries.get(idempotencyKey)
-        entries.set(idempotencyKey, { program: outcome, serial: known?.serial ?? ++serial })
+        if (known !== undefined) entries.set(idempotencyKey, { program: outcome, serial: known.serial })
       })
   }
 }

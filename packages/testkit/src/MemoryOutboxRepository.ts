@@ -3,7 +3,7 @@
  *
  * `claimDue` takes pending deliveries whose `nextAttemptAt` has come, oldest due first (ties in
  * insertion order), and moves their `nextAttemptAt` to the lease end so a second claim skips them
- * until a crashed attempt's lease runs out; an unstamped delivery gets `sendingAt = now`. Events are listed oldest first (ties in insertion
+ * until a crashed attempt's lease runs out. `stampSending` keeps a stamp at or after `keepFrom`. Events are listed oldest first (ties in insertion
  * order), deliveries newest first, attempts oldest first.
  */
 import { Effect, Layer, Option } from "effect"
@@ -49,6 +49,14 @@ export const layer: Layer.Layer<OutboxRepository, never, MemoryDatabase> = Layer
         db.atomically(Effect.sync(() => {
           if (deliveries.has(delivery.id)) deliveries.set(delivery.id, delivery)
         })),
+      stampSending: (id, now, keepFrom) =>
+        db.atomically(Effect.sync(() => {
+          const d = deliveries.get(id)
+          if (d === undefined) return now
+          if (d.sendingAt !== null && d.sendingAt >= keepFrom) return d.sendingAt
+          deliveries.set(id, { ...d, sendingAt: now })
+          return now
+        })),
       claimDue: (now, leaseUntil, limit) =>
         db.atomically(Effect.sync(() => {
           const due = [...deliveries.values()]
@@ -61,7 +69,7 @@ export const layer: Layer.Layer<OutboxRepository, never, MemoryDatabase> = Layer
           for (const d of due) {
             const event = outboxEvents.get(d.eventId)
             if (event === undefined) continue
-            const delivery = { ...d, nextAttemptAt: leaseUntil, sendingAt: d.sendingAt ?? now }
+            const delivery = { ...d, nextAttemptAt: leaseUntil }
             deliveries.set(d.id, delivery)
             claimed.push({ delivery, event })
           }

@@ -147,13 +147,23 @@ describe("Atomicity", () => {
       assert.strictEqual(repeat!.headers["x-signature"], first!.headers["x-signature"])
       const delivered = yield* Callbacks.getDelivery(pending.id)
       assert.deepStrictEqual([delivered.delivery.status, delivered.delivery.attempts, delivered.delivery.sendingAt], ["delivered", 1, null])
+      // A re-send long after the cut-short attempt gets a fresh stamp a receiver still accepts.
+      yield* Payments.create(principal, { amount: "10", orderId: "late", test: true })
+      yield* Callbacks.runDue().pipe(Effect.provideService(CallbackTransport, crashing))
+      const cut = created().at(-1)!
+      yield* TestClock.setTime(start + 61_000 + 300_000)
+      yield* Callbacks.runDue()
+      const resent = created().at(-1)!
+      assert.strictEqual(resent.body, cut.body)
+      assert.strictEqual(Number(resent.headers["x-timestamp"]) - Number(cut.headers["x-timestamp"]), 300)
+      const base = created().length
       // An ordinary retry after a recorded failure is stamped anew.
       yield* transport.failNext(1, "refused")
       yield* Payments.create(principal, { amount: "10", orderId: "retry", test: true })
       yield* Callbacks.runDue()
-      yield* TestClock.setTime(start + 61_000 + 30_000)
+      yield* TestClock.setTime(start + 61_000 + 300_000 + 30_000)
       yield* Callbacks.runDue()
-      const retried = created().slice(2)
+      const retried = created().slice(base)
       assert.strictEqual(retried.length, 2)
       assert.notStrictEqual(retried[0]!.headers["x-timestamp"], retried[1]!.headers["x-timestamp"])
     }).pipe(Effect.provide(Kit.layer)))

@@ -4,7 +4,9 @@
  * deliveries and their attempt log.
  *
  * A delivery is claimed with a lease before the HTTP call and recorded after it, so a worker
- * crash re-sends only deliveries that were in flight, with the same body and a fresh signature.
+ * crash re-sends only deliveries that were in flight. Just before the call the delivery is
+ * stamped (committed); the re-send of an attempt a crash cut short reuses a stamp younger than
+ * `Callback.stampReuseMs`, so it carries the same body, `X-Timestamp` and signature.
  */
 import { Clock, Effect, Option } from "effect"
 import * as Callback from "../Callback.js"
@@ -41,8 +43,9 @@ const attempt = Effect.fn("Callbacks.attempt")(function*(delivery: Callback.Deli
   if (url === null || Option.isNone(terminal)) {
     error = "terminal has no callback_url"
   } else {
-    // A delivery re-sent after a crash repeats the stamp of the attempt that was in flight.
-    const timestamp = toUnixSeconds(delivery.sendingAt ?? now)
+    // Stamped and committed before the request: a re-send after a crash repeats a fresh stamp.
+    const stamp = yield* atomic((yield* OutboxRepository).stampSending(delivery.id, now, now - Callback.stampReuseMs))
+    const timestamp = toUnixSeconds(stamp)
     const signed = yield* Effect.exit(
       Effect.flatMap((yield* SecretCipher).decrypt(terminal.value.signingSecretEncrypted), (secret) =>
         sign({ secret, timestamp, body: event.body }))

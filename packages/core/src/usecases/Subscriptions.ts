@@ -554,8 +554,10 @@ export const runDueCharges = Effect.fn("Subscriptions.runDueCharges")(function*(
   const config = yield* PaydeskConfig
   const now = yield* Clock.currentTimeMillis
   const claimed = yield* atomic((yield* SubscriptionRepository).claimDue(now, now + config.leaseMs, config.batchSize))
-  // Different subscriptions are charged side by side (an acquirer call takes a while); each one
-  // is locked by its own claim, so no subscription is charged by two fibers at once.
+  // Different subscriptions are charged side by side (an acquirer call takes a while). Whoever
+  // else charges one of them at the same time (a flow, another process after a lapsed lease)
+  // reuses its pending attempt's idempotency key under the subscription's row lock, so the
+  // acquirer replays rather than charges again.
   const outcomes = yield* Effect.forEach(
     claimed,
     (sub) =>

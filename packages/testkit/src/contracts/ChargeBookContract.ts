@@ -48,6 +48,10 @@ export const suite = <E>(name: string, layer_: Layer.Layer<ChargeBooks, E>): voi
         const taken = yield* first.take(request(sub, 1))
         yield* second.resolve(request(sub, 1).idempotencyKey, "paid")
         assert.deepStrictEqual(yield* first.take(request(sub, 1)), { program: "paid", serial: taken.serial, fresh: false })
+        // A key the bank never saw stays unknown: the first charge under it is a real one.
+        yield* second.resolve(request(sub, 2).idempotencyKey, "failed")
+        const fresh = yield* first.take(request(sub, 2))
+        assert.deepStrictEqual([fresh.program, fresh.fresh], ["paid", true])
       }))
 
     it.effect("concurrent takes of one key through both handles: exactly one is fresh, all answer alike", () =>

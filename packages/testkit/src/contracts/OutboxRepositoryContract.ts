@@ -119,7 +119,7 @@ export const suite = <E>(name: string, layer_: Layer.Layer<Requirements, E>): vo
         assert.deepStrictEqual(mine.map((x) => x.delivery.id), wanted.map((w) => w.delivery.id))
         assert.deepStrictEqual(
           mine,
-          wanted.map((w) => ({ delivery: { ...w.delivery, nextAttemptAt: 63_000, sendingAt: 3_000 }, event: w.event }))
+          wanted.map((w) => ({ delivery: { ...w.delivery, nextAttemptAt: 63_000 }, event: w.event }))
         )
         assert.deepStrictEqual(claimed.filter((x) => others.some((o) => o.delivery.id === x.delivery.id)), [])
         assert.strictEqual(some(yield* repo.getDelivery(a.delivery.id)).nextAttemptAt, 63_000)
@@ -127,9 +127,24 @@ export const suite = <E>(name: string, layer_: Layer.Layer<Requirements, E>): vo
         assert.deepStrictEqual(only((yield* repo.claimDue(62_999, 70_000, 10_000)).map((x) => x.delivery), wanted.map((w) => w.delivery)), [])
         const again = only((yield* repo.claimDue(63_000, 70_000, 10_000)).map((x) => x.delivery), wanted.map((w) => w.delivery))
         assert.strictEqual(again.length, 3)
-        // A re-claim after a crashed attempt keeps the stamp of the attempt that was in flight.
-        assert.deepStrictEqual(again.map((d) => d.sendingAt), [3_000, 3_000, 3_000])
         assert.strictEqual((yield* repo.claimDue(70_000, 80_000, 1)).length, 1)
+      }))
+
+    it.effect("stampSending stamps once, keeps a stamp at or after keepFrom, replaces an older one", () =>
+      Effect.gen(function*() {
+        const { repo, seed } = yield* setup
+        const { delivery } = yield* seed({}, { nextAttemptAt: 1_000 })
+        assert.strictEqual(yield* repo.stampSending(delivery.id, 5_000, 0), 5_000)
+        assert.strictEqual(some(yield* repo.getDelivery(delivery.id)).sendingAt, 5_000)
+        // The re-send of a cut-short attempt keeps its fresh stamp...
+        assert.strictEqual(yield* repo.stampSending(delivery.id, 65_000, 5_000), 5_000)
+        assert.strictEqual(some(yield* repo.getDelivery(delivery.id)).sendingAt, 5_000)
+        // ...but not a stale one.
+        assert.strictEqual(yield* repo.stampSending(delivery.id, 400_000, 160_000), 400_000)
+        assert.strictEqual(some(yield* repo.getDelivery(delivery.id)).sendingAt, 400_000)
+        // Claims leave stamps alone.
+        yield* repo.claimDue(2_000_000, 2_060_000, 10_000)
+        assert.strictEqual(some(yield* repo.getDelivery(delivery.id)).sendingAt, 400_000)
       }))
 
     it.effect("claimDue breaks ties of nextAttemptAt in the order the events were inserted", () =>
