@@ -40,7 +40,7 @@ const stores: ReadonlyArray<{ readonly name: string; layer(): Layer.Layer<Kit.Se
     name: `postgres (${target.name})`,
     layer: () =>
       Layer.unwrap(Effect.map(
-        PgStore.createDatabase(target.url, `paydesk_inngest_${process.pid}_${randomBytes(4).toString("hex")}`),
+        PgStore.createDatabase(target.url, `${inject("pgPrefix")}inngest_${randomBytes(4).toString("hex")}`),
         (url) => Kit.layerAround(PgStore.layer(url, { maxConnections: 4 }))
       )) as unknown as Layer.Layer<Kit.Services>
   }))

@@ -13,7 +13,7 @@ const books = (serverUrl: string) =>
   Layer.effect(
     ChargeBookContract.ChargeBooks,
     Effect.gen(function*() {
-      const url = yield* PgStore.createDatabase(serverUrl, `paydesk_book_${process.pid}_${randomBytes(4).toString("hex")}`)
+      const url = yield* PgStore.createDatabase(serverUrl, `${inject("pgPrefix")}book_${randomBytes(4).toString("hex")}`)
       const open = () => Effect.acquireRelease(Effect.promise(() => PgChargeBook.open(url)), (opened) => Effect.promise(() => opened.close()))
       const first = yield* open()
       const second = yield* open()

@@ -63,7 +63,7 @@ export const pgTargets = () => inject("pgTargets")
 
 /** A fresh database on a Postgres target (default: the run's first). */
 export const freshDatabase = async (target = pgTargets()[0]!): Promise<string> => {
-  const name = `paydesk_srv_${process.pid}_${Date.now().toString(36)}_${randomBytes(3).toString("hex")}`
+  const name = `${inject("pgPrefix")}srv_${randomBytes(4).toString("hex")}`
   return Effect.runPromise(PgStore.createDatabase(target.url, name))
 }
 

@@ -78,3 +78,14 @@ export const createDatabase = (serverUrl: string, name: string): Effect.Effect<s
     })())
   )
 }
+
+/** Drops every database on the server of `serverUrl` whose name starts with `prefix`, closing their connections (tests, tooling). */
+export const dropDatabases = (serverUrl: string, prefix: string): Effect.Effect<ReadonlyArray<string>> => {
+  if (!/^[a-z_][a-z0-9_]{3,40}$/.test(prefix)) return Effect.die(new Error(`invalid database name prefix ${prefix}`))
+  return Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const rows = yield* sql<{ datname: string }>`SELECT datname FROM pg_database WHERE starts_with(datname, ${prefix})`
+    for (const { datname } of rows) yield* sql.unsafe(`DROP DATABASE IF EXISTS ${datname} WITH (FORCE)`)
+    return rows.map((r) => r.datname)
+  }).pipe(Effect.provide(layerClient(serverUrl, { maxConnections: 1 })), Effect.orDie)
+}

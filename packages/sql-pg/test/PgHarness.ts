@@ -13,7 +13,7 @@ let counter = 0
 
 /** Creates a fresh empty database on the target's server and returns its URL. */
 export const freshDatabase = (url: string): Effect.Effect<string> =>
-  PgStore.createDatabase(url, `paydesk_t${process.pid}_${Date.now().toString(36)}_${++counter}`)
+  PgStore.createDatabase(url, `${inject("pgPrefix")}t${process.pid}_${++counter}`)
 
 /** Every persistence port on a fresh, migrated database of the target. */
 export const store = (url: string, options: { readonly maxConnections?: number } = {}) =>
