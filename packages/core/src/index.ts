@@ -48,6 +48,8 @@ export * from "./ports/SessionRepository.js"
 export * from "./ports/SubscriptionRepository.js"
 export * from "./ports/TerminalRepository.js"
 export * from "./ports/TokenIssuer.js"
+export * as Bytes from "./Bytes.js"
+export * as HmacTokenIssuer from "./HmacTokenIssuer.js"
 export * from "./ports/Transactions.js"
 export * from "./ports/Wakeups.js"
 

@@ -8,11 +8,11 @@
  */
 import { Clock, Effect, Layer, ManagedRuntime, Result } from "effect"
 import type { FastifyInstance } from "fastify"
-import { Acquirer, Amount, Config, PaydeskConfig, type Services, Work } from "@paydesk/core"
+import { Acquirer, Amount, Config, HmacTokenIssuer, PaydeskConfig, type Services, Work } from "@paydesk/core"
 import { App } from "@paydesk/fastify"
 import { InngestClient, InngestFunctions, InngestPlugin, InngestWakeups } from "@paydesk/inngest"
 import { EmbeddedPostgres, NodeSecurity, PgRateSource, PgStore } from "@paydesk/sql-pg"
-import { AcquirerEmulator, HmacTokenIssuer, ManualClock, PayoutNetworkEmulator } from "@paydesk/testkit"
+import { AcquirerEmulator, ManualClock, PayoutNetworkEmulator } from "@paydesk/testkit"
 import { SqlClient } from "effect/sql"
 import { createHash } from "node:crypto"
 import { join } from "node:path"

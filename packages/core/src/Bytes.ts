@@ -1,0 +1,54 @@
+/**
+ * Byte helpers of the Web Crypto adapters (core's and the testkit's): base64url text and
+ * constant-time comparison.
+ */
+import { Result } from "effect"
+import { Base64, Base64Url } from "effect/encoding"
+
+const encoder = new TextEncoder()
+const decoder = new TextDecoder("utf-8", { fatal: true })
+
+/** UTF-8 bytes of a string, typed for Web Crypto. */
+export const utf8 = (text: string): Uint8Array<ArrayBuffer> => encoder.encode(text)
+
+/** The string of UTF-8 bytes, or undefined when they are not valid UTF-8. */
+export const fromUtf8 = (bytes: Uint8Array): string | undefined => {
+  try {
+    return decoder.decode(bytes)
+  } catch {
+    return undefined
+  }
+}
+
+/** Unpadded base64url of bytes. */
+export const toBase64Url = (bytes: Uint8Array | ArrayBuffer): string =>
+  Base64Url.encode(bytes instanceof Uint8Array ? bytes : new Uint8Array(bytes))
+
+/** Bytes of unpadded base64url text, or undefined when it is not canonical base64url. */
+export const fromBase64Url = (text: string): Uint8Array<ArrayBuffer> | undefined => {
+  if (!/^[A-Za-z0-9_-]*$/.test(text)) return undefined
+  const decoded = Base64Url.decode(text)
+  if (Result.isFailure(decoded)) return undefined
+  const bytes = new Uint8Array(decoded.success)
+  // Reject non-canonical encodings (stray bits in the last character), so a changed token never verifies.
+  return toBase64Url(bytes) === text ? bytes : undefined
+}
+
+/** Standard padded base64 of bytes. */
+export const toBase64 = (bytes: Uint8Array | ArrayBuffer): string =>
+  Base64.encode(bytes instanceof Uint8Array ? bytes : new Uint8Array(bytes))
+
+/** Bytes of standard base64 text, or undefined when it is malformed. */
+export const fromBase64 = (text: string): Uint8Array<ArrayBuffer> | undefined => {
+  if (!/^[A-Za-z0-9+/]*={0,2}$/.test(text)) return undefined
+  const decoded = Base64.decode(text)
+  return Result.isFailure(decoded) ? undefined : new Uint8Array(decoded.success)
+}
+
+/** Byte equality that looks at every byte of the longer array, with no early exit. */
+export const constantTimeEqual = (a: Uint8Array, b: Uint8Array): boolean => {
+  const length = Math.max(a.length, b.length)
+  let diff = a.length ^ b.length
+  for (let i = 0; i < length; i++) diff |= (a[i] ?? 0) ^ (b[i] ?? 0)
+  return diff === 0
+}
