@@ -1,7 +1,8 @@
 /**
  * `paydesk-server`: starts the reference server from the environment and stops it cleanly on
- * SIGTERM or SIGINT (in-flight requests finish, the worker stops, embedded PostgreSQL stops).
+ * SIGTERM, SIGINT or SIGHUP (in-flight requests finish, the worker stops, embedded PostgreSQL stops).
  */
+import { EmbeddedPostgres } from "@paydesk/sql-pg"
 import * as Config from "./Config.js"
 import * as Server from "./Server.js"
 
@@ -24,8 +25,11 @@ const main = async () => {
       process.exit(1)
     })
   }
+  // This process stops the server (and its embedded PostgreSQL) on these signals itself.
+  EmbeddedPostgres.leaveSignalsToHost()
   process.on("SIGTERM", () => shutdown("SIGTERM"))
   process.on("SIGINT", () => shutdown("SIGINT"))
+  process.on("SIGHUP", () => shutdown("SIGHUP"))
 }
 
 main().catch((error) => {

@@ -19,6 +19,14 @@ import { join, resolve } from "node:path"
 AsyncExitHook.unhookEvent("beforeExit")
 AsyncExitHook.unhookEvent("exit")
 
+/**
+ * For a program that handles SIGINT, SIGTERM and SIGHUP itself and stops its servers there: the
+ * library's own signal hooks would race it (and exit with 128 + signal).
+ */
+export const leaveSignalsToHost = (): void => {
+  for (const signal of ["SIGINT", "SIGTERM", "SIGHUP", "SIGBREAK"]) AsyncExitHook.unhookEvent(signal)
+}
+
 /** A running embedded server. */
 export interface Running {
   /** Connection URL of the `postgres` database. */

@@ -10,4 +10,9 @@ describe("EmbeddedPostgres and process exit", () => {
     expect(hooked).not.toContain("exit")
     expect(hooked).toEqual(expect.arrayContaining(["SIGINT", "SIGTERM"]))
   })
+
+  it("leaveSignalsToHost hands SIGINT, SIGTERM and SIGHUP to the program", () => {
+    EmbeddedPostgres.leaveSignalsToHost()
+    expect(AsyncExitHook.hookedEvents().filter((e) => e.startsWith("SIG"))).toEqual([])
+  })
 })
