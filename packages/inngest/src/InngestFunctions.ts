@@ -36,6 +36,10 @@ export const Events = {
   /** An unpaid payment was created: unless paid, it expires at `expires_at`. */
   paymentCreated: eventType("paydesk/payment.created", {
     schema: Schema.toStandardSchemaV1(Schema.Struct({ payment_id: Schema.String, expires_at: Timestamp }))
+  }),
+  /** A payout waits for the worker: a new one to submit for approval, or an approved one to send. */
+  payoutDue: eventType("paydesk/payout.due", {
+    schema: Schema.toStandardSchemaV1(Schema.Struct({ payout_id: Schema.String }))
   })
 }
 
@@ -61,6 +65,8 @@ export interface Functions {
   readonly deliverWhenDue: InngestFunction.Any
   /** `paydesk/payment.created`: sleeps until the payment's lifetime ends, then expires it. */
   readonly expireWhenDue: InngestFunction.Any
+  /** `paydesk/payout.due`: submits or sends the payouts that wait, at once. */
+  readonly payoutWhenDue: InngestFunction.Any
   /** Every function above, for `serve`. */
   readonly all: ReadonlyArray<InngestFunction.Any>
 }
@@ -121,6 +127,11 @@ export const makeFunctions = (client: Client, runtime: ManagedRuntime.ManagedRun
   )
 
   const sweeps = { expirePayments, dueCharges, pendingStops, conversions, payouts, callbacks, housekeeping }
-  const flows = { chargeWhenDue, deliverWhenDue, expireWhenDue }
+  const payoutWhenDue = client.createFunction(
+    { id: "payout-when-due", name: "Submit or send a payout as soon as it waits", triggers: [Events.payoutDue] },
+    ({ step }) => step.run("run-due-payouts", () => runStep(runtime, Payouts.runDue()))
+  )
+
+  const flows = { chargeWhenDue, deliverWhenDue, expireWhenDue, payoutWhenDue }
   return { ...sweeps, ...flows, all: [...Object.values(sweeps), ...Object.values(flows)] }
 }

@@ -28,6 +28,8 @@ export const eventId = (w: Wakeup): string => {
       return `delivery:${w.deliveryId}:${w.at}`
     case "expiry":
       return `expiry:${w.paymentId}:${w.at}`
+    case "payout":
+      return `payout:${w.payoutId}:${w.at}`
   }
 }
 
@@ -41,6 +43,8 @@ export const eventOf = (w: Wakeup) => {
       return Events.callbackScheduled.create({ delivery_id: w.deliveryId, next_attempt_at: Instant.formatIso(w.at) }, options)
     case "expiry":
       return Events.paymentCreated.create({ payment_id: w.paymentId, expires_at: Instant.formatIso(w.at) }, options)
+    case "payout":
+      return Events.payoutDue.create({ payout_id: w.payoutId }, options)
   }
 }
 

@@ -11,6 +11,8 @@ import {
   OutboxRepository,
   PaymentRepository,
   Payments,
+  PayoutRepository,
+  Payouts,
   Subscription,
   SubscriptionRepository,
   Subscriptions
@@ -174,6 +176,32 @@ for (const store of stores) {
       }
     })
 
+    it("payout-when-due sends an approved payout at once, and it completes", async () => {
+      const { runtime, functions, run } = setup()
+      try {
+        const payout = await run(Effect.gen(function*() {
+          const merchant = yield* Kit.provisionMerchant({ callbackUrl })
+          const principal = yield* Kit.apiKeyPrincipal(merchant, crypto.randomUUID())
+          const { payment } = yield* Payments.create(principal, { amount: "9500", orderId: "fund" })
+          yield* Payments.settle(payment.id, "paid")
+          const { payout } = yield* Payouts.create(principal, { amountUsdt: "40", walletAddress: "TQn9Y2khEsLJW1ChVWFMSMeRDow5KcbLSE", network: "TRC-20" })
+          return yield* Payouts.approve(payout.id)
+        }))
+        assert.strictEqual(payout.status, "processing")
+        const out = await new InngestTestEngine({
+          function: functions.payoutWhenDue,
+          events: [InngestFunctions.Events.payoutDue.create({ payout_id: payout.id })]
+        }).execute()
+        assert.isUndefined(out.error)
+        assert.deepStrictEqual(stepSequence(out.state, ["run-due-payouts"]), ["run-due-payouts"])
+        assert.strictEqual(out.result, 1)
+        const after = await run(Effect.flatMap(PayoutRepository, (r) => r.get(payout.id)).pipe(Effect.map(Option.getOrThrow)))
+        assert.strictEqual(after.status, "completed")
+      } finally {
+        await runtime.dispose()
+      }
+    })
+
     it("expire-when-due sleeps until expires_at, then expires the unpaid payment", async () => {
       const { runtime, functions, run } = setup()
       try {
@@ -242,7 +270,7 @@ for (const store of stores) {
         assert.strictEqual(requests.map((r) => JSON.parse(r.body)).filter((b) => b.event_type === "payment.paid").length, 2)
         assert.deepStrictEqual(
           functions.all.map((f) => f.opts.id),
-          [...sweeps.map(([, id]) => id), "charge-when-due", "deliver-when-due", "expire-when-due"]
+          [...sweeps.map(([, id]) => id), "charge-when-due", "deliver-when-due", "expire-when-due", "payout-when-due"]
         )
       } finally {
         await runtime.dispose()

@@ -105,7 +105,8 @@ describe("InngestPlugin", () => {
         "paydesk-sweep-housekeeping": cron,
         "paydesk-charge-when-due": [{ event: "paydesk/subscription.charge_scheduled" }],
         "paydesk-deliver-when-due": [{ event: "paydesk/callback.scheduled" }],
-        "paydesk-expire-when-due": [{ event: "paydesk/payment.created" }]
+        "paydesk-expire-when-due": [{ event: "paydesk/payment.created" }],
+        "paydesk-payout-when-due": [{ event: "paydesk/payout.due" }]
       })
     } finally {
       await close()

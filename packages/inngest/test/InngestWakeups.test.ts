@@ -71,7 +71,8 @@ describe("InngestWakeups", () => {
       await withWakeups(api.url, notify([
         { kind: "charge", subscriptionId: "sub-1", at },
         { kind: "delivery", deliveryId: "del-1", at: at + 30_000 },
-        { kind: "expiry", paymentId: "pay-1", at: at + 1_800_000 }
+        { kind: "expiry", paymentId: "pay-1", at: at + 1_800_000 },
+        { kind: "payout", payoutId: "po-1", at }
       ]))
       assert.strictEqual(api.requests.length, 1, "one send per notify")
       assert.match(api.requests[0]!.url, /^\/e\//)
@@ -90,14 +91,16 @@ describe("InngestWakeups", () => {
           name: "paydesk/payment.created",
           id: `expiry:pay-1:${at + 1_800_000}`,
           data: { payment_id: "pay-1", expires_at: "2026-06-01T12:30:00.000Z" }
-        }
+        },
+        { name: "paydesk/payout.due", id: `payout:po-1:${at}`, data: { payout_id: "po-1" } }
       ])
       // The events are the ones the flows are triggered by.
       const names = api.requests[0]!.events.map((e) => e.name)
       assert.deepStrictEqual(names, [
         InngestFunctions.Events.chargeScheduled.name,
         InngestFunctions.Events.callbackScheduled.name,
-        InngestFunctions.Events.paymentCreated.name
+        InngestFunctions.Events.paymentCreated.name,
+        InngestFunctions.Events.payoutDue.name
       ])
 
       // The same moment again gets the same id (Inngest keeps one); a new moment a new one.

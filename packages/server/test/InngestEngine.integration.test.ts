@@ -75,7 +75,7 @@ describe("PAYDESK_ENGINE=inngest", () => {
   it("serves the Inngest functions at /api/inngest and runs no local worker", async () => {
     const introspection = await srv.call("GET", "/api/inngest")
     expect(introspection.status).toBe(200)
-    expect(introspection.json).toMatchObject({ mode: "dev", function_count: 10 })
+    expect(introspection.json).toMatchObject({ mode: "dev", function_count: 11 })
     // Without a local worker, /admin/v1/work/run still runs due work on demand.
     expect(Object.keys(await srv.work()).sort()).toEqual(["callbacks", "charges", "conversions", "expiredPayments", "payouts", "stops"])
   }, 60_000)

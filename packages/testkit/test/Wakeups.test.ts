@@ -7,11 +7,14 @@ import {
   OutboxRepository,
   PaymentRepository,
   Payments,
+  PayoutRepository,
+  Payouts,
   Subscription,
   SubscriptionRepository,
   Subscriptions,
   type Wakeup,
   Wakeups,
+  Work,
   WriteConflict
 } from "@paydesk/core"
 import { Kit, MemoryDatabase, RecordingCallbackTransport } from "@paydesk/testkit"
@@ -34,6 +37,7 @@ const recording = Layer.effectContext(Effect.gen(function*() {
   const payments = yield* PaymentRepository
   const outbox = yield* OutboxRepository
   const subscriptions = yield* SubscriptionRepository
+  const payouts = yield* PayoutRepository
   const batches: Array<Batch> = []
   const visible = (w: Wakeup): Effect.Effect<boolean> => {
     switch (w.kind) {
@@ -43,6 +47,8 @@ const recording = Layer.effectContext(Effect.gen(function*() {
         return Effect.map(outbox.getDelivery(w.deliveryId), (d) => Option.isSome(d) && d.value.nextAttemptAt === w.at)
       case "charge":
         return Effect.map(subscriptions.get(w.subscriptionId), (s) => Option.isSome(s) && s.value.nextChargeAt === w.at)
+      case "payout":
+        return Effect.map(payouts.get(w.payoutId), (p) => Option.isSome(p) && (p.value.status === "created" || p.value.status === "processing"))
     }
   }
   const port = Wakeups.of({
@@ -175,6 +181,24 @@ describe("Wakeups", () => {
       )
       // The charge's payment is born paid: it never expires, so no expiry wakeup.
       assert.deepStrictEqual(batches.flatMap((b) => b.items).filter((w) => w.kind === "expiry"), [])
+      assertAfterCommit(batches)
+    }).pipe(Effect.provide(kit)))
+
+  it.effect("a new payout and an approved one notify the worker at once", () =>
+    Effect.gen(function*() {
+      const { principal, batches } = yield* setup
+      // 9500.00 RUB at the kit's rate funds 100 USDT.
+      const { payment } = yield* Payments.create(principal, { amount: "9500", orderId: "fund" })
+      yield* Payments.settle(payment.id, "paid")
+      batches.length = 0
+      const { payout } = yield* Payouts.create(principal, { amountUsdt: "40", walletAddress: "TQn9Y2khEsLJW1ChVWFMSMeRDow5KcbLSE", network: "TRC-20" })
+      assert.deepStrictEqual(batches.map((b) => b.items), [[{ kind: "payout", payoutId: payout.id, at: start }]])
+      assertAfterCommit(batches)
+      batches.length = 0
+      yield* Work.runDue() // submitted for approval: nothing for the worker until the operator decides
+      assert.deepStrictEqual(batches.flatMap((b) => b.items).filter((w) => w.kind === "payout"), [])
+      yield* Payouts.approve(payout.id)
+      assert.deepStrictEqual(batches.map((b) => b.items), [[{ kind: "payout", payoutId: payout.id, at: start }]])
       assertAfterCommit(batches)
     }).pipe(Effect.provide(kit)))
 

@@ -4,7 +4,8 @@
  *
  * Contract: `notify` receives the due moments (epoch milliseconds) a committed transaction
  * wrote: a subscription's `next_charge_at`, a delivery's `next_attempt_at`, an unpaid payment's
- * `expires_at`. It is called after the commit, never for a transaction that rolled back, and
+ * `expires_at`, a payout waiting for the worker (a new one to submit, an approved one to send).
+ * It is called after the commit, never for a transaction that rolled back, and
  * may see a moment that is already past or one that a later write moved again. Wakeups are
  * hints only: a crash between the commit and `notify` loses them, so the sweeps of "run what is
  * due now" remain the guarantee, and an engine acting on a hint runs the same idempotent use
@@ -18,6 +19,7 @@ export type Wakeup =
   | { readonly kind: "charge"; readonly subscriptionId: string; readonly at: number }
   | { readonly kind: "delivery"; readonly deliveryId: string; readonly at: number }
   | { readonly kind: "expiry"; readonly paymentId: string; readonly at: number }
+  | { readonly kind: "payout"; readonly payoutId: string; readonly at: number }
 
 export class Wakeups extends Context.Service<Wakeups, {
   /** Hints the given due moments, in the order they were written. */

@@ -22,7 +22,7 @@ import { LedgerRepository } from "../ports/LedgerRepository.js"
 import { PayoutNetwork, type SendOutcome } from "../ports/PayoutNetwork.js"
 import { PayoutRepository } from "../ports/PayoutRepository.js"
 import { TerminalRepository } from "../ports/TerminalRepository.js"
-import { atomic } from "./Atomic.js"
+import { atomic, wakeup } from "./Atomic.js"
 import * as Outbox from "./Outbox.js"
 
 /** Networks payouts may use. */
@@ -98,6 +98,8 @@ export const create = Effect.fn("Payouts.create")(function*(principal: Principal
       version: 1
     }
     yield* payouts.insert(payout)
+    // The worker submits it for approval.
+    yield* wakeup({ kind: "payout", payoutId: id, at: now })
     if (key !== null) {
       yield* store.insert({ terminalId: terminal.id, scope: "payout", key, fingerprint: print, resourceId: id, createdAt: now })
     }
@@ -150,6 +152,8 @@ const apply = Effect.fn("Payouts.apply")(function*(
   }
   const next: Payout.Payout = { ...payout, ...patch, status, leaseUntil: null, updatedAt: now, version: payout.version + 1 }
   yield* (yield* PayoutRepository).update(next)
+  // Approved: the worker sends it now.
+  if (status === "processing" && payout.status !== "processing") yield* wakeup({ kind: "payout", payoutId: payout.id, at: now })
   const entropy = yield* Entropy
   const ledger = yield* LedgerRepository
   if (status === "completed") {
