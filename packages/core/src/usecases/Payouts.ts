@@ -11,7 +11,7 @@ import * as Access from "../Access.js"
 import type { Principal } from "../Access.js"
 import { parseUsdt } from "../Amount.js"
 import { PaydeskConfig } from "../Config.js"
-import { InsufficientBalance, InvalidRequest, MaxActivePayouts, NotFound, TerminalIdRequired } from "../Errors.js"
+import { InsufficientBalance, InvalidRequest, InvalidTransition, MaxActivePayouts, NotFound, TerminalIdRequired } from "../Errors.js"
 import * as Idempotency from "../Idempotency.js"
 import { parsePayoutId } from "../Id.js"
 import * as Payout from "../Payout.js"
@@ -193,7 +193,13 @@ export const reject = Effect.fn("Payouts.reject")(function*(payoutId: string, re
   return yield* atomic(Effect.gen(function*() {
     const payout = yield* lockedPayout(id)
     if (payout.status === "processing") {
-      return yield* new InvalidRequest({ message: "a payout being sent cannot be rejected by the operator" })
+      // A state conflict, like any transition the payout's state does not allow (409).
+      return yield* new InvalidTransition({
+        message: "a payout being sent cannot be rejected by the operator",
+        entity: "payout",
+        from: payout.status,
+        event: "reject"
+      })
     }
     return yield* apply(payout, ["reject"], { rejectReason: reason ?? "rejected by operator" })
   }))
