@@ -1,7 +1,7 @@
 /**
  * The local background engine: a loop in the server that runs every due job (`Work.drain`)
- * on a short interval and as soon as it is woken (after a write request). Runs never overlap in
- * one process; several processes on one database share the work safely because the use cases
+ * on a short interval and as soon as it is woken (a commit wrote due work, see LocalWakeups).
+ * Runs never overlap in one process; several processes on one database share the work safely because the use cases
  * claim rows with `SKIP LOCKED` and leases.
  */
 import type { ManagedRuntime } from "effect"

@@ -131,9 +131,6 @@ export const start = async (given: ServerConfig, log: (line: string) => void = (
       InngestPlugin.register(app, { client: inngest, functions: InngestFunctions.makeFunctions(inngest, runtime).all })
     }
     if (localWakeups !== null) app.addHook("onClose", async () => localWakeups.close())
-    app.addHook("onResponse", async (request) => {
-      if (request.method !== "GET") worker?.wake()
-    })
     const url = await app.listen({ port: config.port, host: config.host })
 
     let stopping: Promise<void> | null = null
