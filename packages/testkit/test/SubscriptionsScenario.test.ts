@@ -52,6 +52,22 @@ const consentAndPay = (sub: Subscription.Subscription) =>
     return first
   })
 
+/** `count` active monthly subscriptions (ceiling plan, 100 RUB) of a fresh merchant; their ids. */
+const activeSubscriptions = (count: number) =>
+  Effect.gen(function*() {
+    const { merchant, plans, principal } = yield* setup()
+    const ids: Array<string> = []
+    for (let i = 0; i < count; i++) {
+      const { subscription } = yield* Subscriptions.create(principal, {
+        idempotencyKey: `k-${i}`,
+        body: { terminal_id: merchant.terminal.id, plan_id: plans.ceilingMonthly.id, amount: "100" }
+      })
+      yield* consentAndPay(subscription)
+      ids.push(subscription.id)
+    }
+    return ids
+  })
+
 const modes = [
   { mode: "ceiling", body: (plans: Kit.Plans) => ({ plan_id: plans.ceilingMonthly.id, amount: "1500,00" }), payer: 150_000n, merchant: 150_000n, firstCycle: 0 },
   { mode: "fixed", body: (plans: Kit.Plans) => ({ plan_id: plans.fixedMonthly.id, payer_id: "user-77" }), payer: 99_000n, merchant: 95_000n, firstCycle: 1 }
@@ -268,16 +284,7 @@ describe("Subscriptions scenarios", () => {
 
   it.effect("two workers running due charges at once charge each cycle once", () =>
     Effect.gen(function*() {
-      const { merchant, plans, principal } = yield* setup()
-      const ids: Array<string> = []
-      for (let i = 0; i < 20; i++) {
-        const { subscription } = yield* Subscriptions.create(principal, {
-          idempotencyKey: `k-${i}`,
-          body: { terminal_id: merchant.terminal.id, plan_id: plans.ceilingMonthly.id, amount: "100" }
-        })
-        yield* consentAndPay(subscription)
-        ids.push(subscription.id)
-      }
+      const ids = yield* activeSubscriptions(20)
       for (const due of monthlyDates.slice(0, 3)) {
         yield* TestClock.setTime(due)
         yield* Effect.all([Work.runDue(), Work.runDue(), Work.runDue()], { concurrency: "unbounded" })
@@ -290,16 +297,7 @@ describe("Subscriptions scenarios", () => {
 
   it.effect("a run charges claimed subscriptions side by side, each once, at most chargeConcurrency at a time", () =>
     Effect.gen(function*() {
-      const { merchant, plans, principal } = yield* setup()
-      const ids: Array<string> = []
-      for (let i = 0; i < 20; i++) {
-        const { subscription } = yield* Subscriptions.create(principal, {
-          idempotencyKey: `side-${i}`,
-          body: { terminal_id: merchant.terminal.id, plan_id: plans.ceilingMonthly.id, amount: "100" }
-        })
-        yield* consentAndPay(subscription)
-        ids.push(subscription.id)
-      }
+      const ids = yield* activeSubscriptions(20)
       // An acquirer that takes a while per charge: count the calls in flight together.
       const emulator = yield* AcquirerEmulator.AcquirerEmulator
       let inFlight = 0
