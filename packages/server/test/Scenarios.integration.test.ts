@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { Effect } from "effect"
 import { Signature } from "@paydesk/core"
 import { freshDatabase, pgTargets, type Receiver, startReceiver, startServer } from "./ServerHarness.js"
+import { confirmOnPage } from "./ServerProcess.js"
 
 for (const target of pgTargets()) describe(`on postgres (${target.name})`, () => {
   type Srv = Awaited<ReturnType<typeof startServer>>
@@ -110,13 +111,8 @@ for (const target of pgTargets()) describe(`on postgres (${target.name})`, () =>
       expect(plan.status).toBe(201)
       const created = await m.api("POST", "/subscriptions", { terminal_id: m.terminalId, plan_id: plan.json.id, amount: "1500" }, { "idempotency-key": "sub-1" })
       expect(created.status).toBe(201)
-      const page = await fetch(created.json.pay_url).then((r) => r.text())
-      const csrf = /name="csrf_token" value="([^"]+)"/.exec(page)![1]!
-      const confirmed = await fetch(`${created.json.pay_url}/confirm`, {
-        method: "POST", headers: { "content-type": "application/json", accept: "application/json" }, body: JSON.stringify({ csrf_token: csrf })
-      }).then((r) => r.json())
+      const { confirmed, firstPaymentToken: firstToken } = await confirmOnPage(created.json.pay_url)
       expect(confirmed.billing_status).toBe("pending")
-      const firstToken = String(confirmed.first_payment_url).split("/").at(-1)
       const first = (await m.api("GET", "/payments?recurring=true")).json.items.find((p: { pay_url: string }) => p.pay_url.endsWith(firstToken!))
       await srv.admin("POST", `/acquirer/payments/${first.id}/outcome`, { outcome: "paid" })
       const dates = ["2026-02-28", "2026-03-31", "2026-04-30"].map((d) => `${d}T10:00:00.000+03:00`)
@@ -155,12 +151,7 @@ for (const target of pgTargets()) describe(`on postgres (${target.name})`, () =>
       })
       expect((await m.api("PUT", `/terminals/${m.terminalId}`, { conversion_mode: "scheduled", conversion_time: "18:00" })).status).toBe(200)
       const created = await m.api("POST", "/subscriptions", { terminal_id: m.terminalId, plan_id: plan.json.id, payer_id: "u-1" }, { "idempotency-key": "sub-max" })
-      const page = await fetch(created.json.pay_url).then((r) => r.text())
-      const csrf = /name="csrf_token" value="([^"]+)"/.exec(page)![1]!
-      const confirmed = await fetch(`${created.json.pay_url}/confirm`, {
-        method: "POST", headers: { "content-type": "application/json", accept: "application/json" }, body: JSON.stringify({ csrf_token: csrf })
-      }).then((r) => r.json())
-      const firstToken = String(confirmed.first_payment_url).split("/").at(-1)
+      const { firstPaymentToken: firstToken } = await confirmOnPage(created.json.pay_url)
       const first = (await m.api("GET", "/payments?recurring=true")).json.items.find((p: { pay_url: string }) => p.pay_url.endsWith(firstToken!))
       await srv.admin("POST", `/acquirer/payments/${first.id}/outcome`, { outcome: "paid" })
       for (const days of [30, 60, 90, 120]) {

@@ -116,6 +116,16 @@ export const pool = async <A>(items: ReadonlyArray<A>, limit: number, work: (ite
   }))
 }
 
+/** The payer confirms a subscription on its consent page; the answer, and the first payment's page token. */
+export const confirmOnPage = async (payUrl: string) => {
+  const page = await fetch(payUrl).then((r) => r.text())
+  const csrf = /name="csrf_token" value="([^"]+)"/.exec(page)![1]!
+  const confirmed = await fetch(`${payUrl}/confirm`, {
+    method: "POST", headers: { "content-type": "application/json", accept: "application/json" }, body: JSON.stringify({ csrf_token: csrf })
+  }).then((r) => r.json())
+  return { confirmed, firstPaymentToken: String(confirmed.first_payment_url).split("/").at(-1)! }
+}
+
 /** Throws unless the answer is a success; returns its JSON. */
 export const expectOk = (answer: Answer, what: string): any => {
   if (answer.status >= 300) throw new Error(`${what}: ${answer.status} ${answer.text}`)
@@ -153,12 +163,7 @@ export const client = (base: string, adminToken: string, retryMs = 0) => {
       db: ReturnType<typeof database>
     ): Promise<string> => {
       const created = expectOk(await merchant.api("POST", "/subscriptions", { terminal_id: merchant.terminalId, plan_id: merchant.planId, payer_id: payerId }, { "idempotency-key": `sub-${payerId}` }), "subscription")
-      const page = await fetch(created.pay_url).then((r) => r.text())
-      const csrf = /name="csrf_token" value="([^"]+)"/.exec(page)![1]!
-      const confirmed = await fetch(`${created.pay_url}/confirm`, {
-        method: "POST", headers: { "content-type": "application/json", accept: "application/json" }, body: JSON.stringify({ csrf_token: csrf })
-      }).then((r) => r.json())
-      const token = String(confirmed.first_payment_url).split("/").at(-1)!
+      const { firstPaymentToken: token } = await confirmOnPage(created.pay_url)
       const first = await db.query<{ id: string }>("SELECT id FROM payments WHERE pay_token = $1", [token])
       expectOk(await admin("POST", `/acquirer/payments/${first[0]!.id}/outcome`, { outcome: "paid" }), "first payment")
       return created.id
