@@ -15,6 +15,7 @@ import { fingerprint } from "../Idempotency.js"
 import { parsePaymentId } from "../Id.js"
 import * as Payment from "../Payment.js"
 import * as StateMachine from "../StateMachine.js"
+import type { Terminal } from "../Terminal.js"
 import { Acquirer } from "../ports/Acquirer.js"
 import { Entropy } from "../ports/Entropy.js"
 import { PaymentRepository, type PaymentFilter } from "../ports/PaymentRepository.js"
@@ -79,6 +80,13 @@ const validate = Effect.fn("Payments.validate")(function*(input: CreateInput) {
   }
 })
 
+/** Stores a new unpaid payment, in the caller's transaction: its expiry wakeup and `payment.created`. */
+export const insertNew = Effect.fn("Payments.insertNew")(function*(terminal: Terminal, payment: Payment.Payment) {
+  yield* (yield* PaymentRepository).insert(payment)
+  if (payment.expiresAt !== null) yield* wakeup({ kind: "expiry", paymentId: payment.id, at: payment.expiresAt })
+  yield* Outbox.paymentEvents(terminal, payment, ["payment.created"])
+})
+
 /** Creates a payment; a repeated `order_id` with the same parameters returns the first one. */
 export const create = Effect.fn("Payments.create")(function*(principal: Principal, input: CreateInput) {
   const terminal = yield* Access.resolveTerminal(principal, input.terminalId, "write")
@@ -133,9 +141,7 @@ export const create = Effect.fn("Payments.create")(function*(principal: Principa
       settlement: null,
       version: 1
     }
-    yield* payments.insert(payment)
-    if (payment.expiresAt !== null) yield* wakeup({ kind: "expiry", paymentId: payment.id, at: payment.expiresAt })
-    yield* Outbox.paymentEvents(terminal, payment, ["payment.created"])
+    yield* insertNew(terminal, payment)
     return { payment, created: true }
   }))
 })

@@ -43,7 +43,8 @@ import { PaymentRepository } from "../ports/PaymentRepository.js"
 import { PlanRepository } from "../ports/PlanRepository.js"
 import { SubscriptionRepository } from "../ports/SubscriptionRepository.js"
 import { TerminalRepository } from "../ports/TerminalRepository.js"
-import { atomic, wakeup } from "./Atomic.js"
+import { atomic } from "./Atomic.js"
+import * as Payments from "./Payments.js"
 import * as Lifecycle from "./SubscriptionLifecycle.js"
 import * as Outbox from "./Outbox.js"
 import * as Settlement from "./Settlement.js"
@@ -272,9 +273,7 @@ const consentAndStartFirstPayment = Effect.fn("Subscriptions.consentAndStartFirs
     settlement: null,
     version: 1
   }
-  yield* (yield* PaymentRepository).insert(payment)
-  if (payment.expiresAt !== null) yield* wakeup({ kind: "expiry", paymentId: payment.id, at: payment.expiresAt })
-  yield* Outbox.paymentEvents(terminal, payment, ["payment.created"])
+  yield* Payments.insertNew(terminal, payment)
   return yield* Lifecycle.save(sub, { ...consented.success, firstPaymentId: paymentId })
 })
 
