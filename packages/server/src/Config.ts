@@ -3,7 +3,8 @@
  * PORT, HOST, DATABASE_URL, PAYDESK_DATA_DIR, PAYDESK_PUBLIC_URL, PAYDESK_ADMIN_TOKEN,
  * PAYDESK_CLOCK, PAYDESK_ENGINE, plus PAYDESK_SECRET_KEY (32-byte key for secrets at rest and
  * tokens; generated once into the data directory when unset), PAYDESK_INITIAL_RATE,
- * PAYDESK_WORK_INTERVAL_MS, PAYDESK_WORK_BATCH_SIZE and PAYDESK_CLOCK_START (the manual clock's time at start, ISO 8601).
+ * PAYDESK_WORK_INTERVAL_MS, PAYDESK_WORK_BATCH_SIZE and PAYDESK_CLOCK_START (the manual clock's time at start, ISO 8601),
+ * the Inngest engine's INNGEST_* variables and LOG_LEVEL.
  */
 import { randomBytes } from "node:crypto"
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs"
@@ -29,6 +30,15 @@ export interface ServerConfig {
   readonly workIntervalMs: number
   /** Due records one pass claims per kind of work (PAYDESK_WORK_BATCH_SIZE, default 100). */
   readonly workBatchSize: number
+  /** The Inngest engine's client: INNGEST_DEV (`1`/`true`), INNGEST_SIGNING_KEY, INNGEST_EVENT_KEY, INNGEST_BASE_URL. */
+  readonly inngest: {
+    readonly isDev: boolean
+    readonly signingKey: string | null
+    readonly eventKey: string | null
+    readonly baseUrl: string | null
+  }
+  /** LOG_LEVEL of the HTTP server's log (default `info`). */
+  readonly logLevel: string
 }
 
 /** A configuration error: the variable and what is wrong. */
@@ -86,6 +96,13 @@ export const load = (env: NodeJS.ProcessEnv = process.env): ServerConfig => {
     secretKey,
     initialRate: env.PAYDESK_INITIAL_RATE ?? "95.00",
     workIntervalMs,
-    workBatchSize
+    workBatchSize,
+    inngest: {
+      isDev: env.INNGEST_DEV === "1" || env.INNGEST_DEV === "true",
+      signingKey: env.INNGEST_SIGNING_KEY || null,
+      eventKey: env.INNGEST_EVENT_KEY || null,
+      baseUrl: env.INNGEST_BASE_URL || null
+    },
+    logLevel: env.LOG_LEVEL || "info"
   }
 }

@@ -78,10 +78,10 @@ export const start = async (given: ServerConfig, log: (line: string) => void = (
     // with the local engine, the worker wakes when work falls due (attached once it runs).
     const inngest = config.engine === "inngest"
       ? InngestClient.makeClient({
-        isDev: process.env.INNGEST_DEV === "1" || process.env.INNGEST_DEV === "true",
-        ...(process.env.INNGEST_SIGNING_KEY ? { signingKey: process.env.INNGEST_SIGNING_KEY } : {}),
-        ...(process.env.INNGEST_EVENT_KEY ? { eventKey: process.env.INNGEST_EVENT_KEY } : {}),
-        ...(process.env.INNGEST_BASE_URL ? { baseUrl: process.env.INNGEST_BASE_URL } : {})
+        isDev: config.inngest.isDev,
+        ...(config.inngest.signingKey === null ? {} : { signingKey: config.inngest.signingKey }),
+        ...(config.inngest.eventKey === null ? {} : { eventKey: config.inngest.eventKey }),
+        ...(config.inngest.baseUrl === null ? {} : { baseUrl: config.inngest.baseUrl })
       })
       : null
     const localWakeups = config.engine === "local" ? LocalWakeups.make() : null
@@ -109,7 +109,7 @@ export const start = async (given: ServerConfig, log: (line: string) => void = (
       publicUrl: config.publicUrl,
       adminToken: config.adminToken,
       logger: {
-        level: process.env.LOG_LEVEL ?? "info",
+        level: config.logLevel,
         redact: ["req.headers.authorization", "req.headers[\"x-api-key\"]", "req.headers[\"x-nonce\"]"]
       },
       operator: {

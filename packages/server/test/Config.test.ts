@@ -34,6 +34,11 @@ describe("Config", () => {
       .toMatchObject({ clockStart: Date.parse("2027-01-31T07:00:00.000Z"), workIntervalMs: 250, workBatchSize: 100 })
     expect(load({ PAYDESK_WORK_BATCH_SIZE: "5", PAYDESK_SECRET_KEY: "k" }).workBatchSize).toBe(5)
     expect(() => load({ PAYDESK_WORK_BATCH_SIZE: "0", PAYDESK_SECRET_KEY: "k" })).toThrow(/PAYDESK_WORK_BATCH_SIZE/)
+    expect(load({ PAYDESK_SECRET_KEY: "k" })).toMatchObject({
+      inngest: { isDev: false, signingKey: null, eventKey: null, baseUrl: null }, logLevel: "info"
+    })
+    expect(load({ PAYDESK_SECRET_KEY: "k", INNGEST_DEV: "true", INNGEST_SIGNING_KEY: "s", INNGEST_EVENT_KEY: "e", INNGEST_BASE_URL: "http://inngest:8288", LOG_LEVEL: "warn" }))
+      .toMatchObject({ inngest: { isDev: true, signingKey: "s", eventKey: "e", baseUrl: "http://inngest:8288" }, logLevel: "warn" })
     expect(() => load({ PAYDESK_CLOCK_START: "yesterday", PAYDESK_SECRET_KEY: "k" })).toThrow(/PAYDESK_CLOCK_START/)
     expect(() => load({ PAYDESK_WORK_INTERVAL_MS: "soon", PAYDESK_SECRET_KEY: "k" })).toThrow(/PAYDESK_WORK_INTERVAL_MS/)
   })

@@ -57,15 +57,11 @@ let receiver: Receiver
 
 beforeAll(async () => {
   eventApi = await startEventApi()
-  process.env.INNGEST_DEV = "1"
-  process.env.INNGEST_BASE_URL = eventApi.url
-  srv = await startServer({ PAYDESK_ENGINE: "inngest" })
+  srv = await startServer({ PAYDESK_ENGINE: "inngest", INNGEST_DEV: "1", INNGEST_BASE_URL: eventApi.url })
   receiver = await startReceiver(() => srv.now())
 }, 120_000)
 
 afterAll(async () => {
-  delete process.env.INNGEST_DEV
-  delete process.env.INNGEST_BASE_URL
   await receiver?.close()
   await srv?.stop()
   await eventApi?.close()

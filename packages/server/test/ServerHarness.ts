@@ -83,7 +83,6 @@ export const startServer = async (env: Record<string, string> = {}) => {
     LOG_LEVEL: "silent",
     ...env
   })
-  process.env.LOG_LEVEL = "silent"
   const running = await Server.start(config)
   const base = running.url
   const call = (method: string, path: string, init: { body?: unknown; headers?: Record<string, string> } = {}) =>
