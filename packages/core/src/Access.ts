@@ -7,7 +7,7 @@
  * and must name one (`terminal_id is required`); any other terminal is `account access denied`.
  */
 import { Effect, Option } from "effect"
-import { AccessDenied, InvalidRequest, TerminalIdRequired, TerminalUnavailable } from "./Errors.js"
+import { AccessDenied, TerminalIdRequired, TerminalUnavailable } from "./Errors.js"
 import { isUuid } from "./Id.js"
 import type { Terminal } from "./Terminal.js"
 import { TerminalRepository } from "./ports/TerminalRepository.js"
@@ -22,8 +22,12 @@ export type Principal =
   }
   | { readonly _tag: "User"; readonly userId: string; readonly accountId: string; readonly role: string }
 
-/** What the request does with the terminal (`subscription_stop` is allowed on a disabled terminal). */
-export type Purpose = "read" | "write" | "subscription_write" | "subscription_stop"
+/**
+ * What the request does with the terminal. `write` and `subscription_write` need an active
+ * terminal; `subscription_owner` needs the same access as `subscription_write` but not an active
+ * terminal (a stop must always be possible; a creation replay answers before the status check).
+ */
+export type Purpose = "read" | "write" | "subscription_write" | "subscription_owner"
 
 /** Resolves the terminal a request acts on, applying the access rule. */
 export const resolveTerminal = Effect.fn("Access.resolveTerminal")(function*(
@@ -32,18 +36,15 @@ export const resolveTerminal = Effect.fn("Access.resolveTerminal")(function*(
   purpose: Purpose
 ) {
   const terminals = yield* TerminalRepository
+  // A terminal_id that is not a UUID names no terminal the principal has: 403 like any other (spec rule 3).
   const given = requested === undefined || requested === null || requested === "" ? null : requested.toLowerCase()
-  if (given !== null && !isUuid(given)) {
-    return yield* new InvalidRequest({ field: "terminal_id", message: "terminal_id must be a UUID" })
-  }
+  const subscriptionWrite = purpose === "subscription_write" || purpose === "subscription_owner"
   let terminal: Terminal
   if (principal._tag === "ApiKey") {
     if (given !== null && given !== principal.terminalId) {
-      return yield* (purpose === "subscription_write" || purpose === "subscription_stop"
-        ? AccessDenied.subscriptionWrite()
-        : AccessDenied.terminal())
+      return yield* (subscriptionWrite ? AccessDenied.subscriptionWrite() : AccessDenied.terminal())
     }
-    if ((purpose === "subscription_write" || purpose === "subscription_stop") && !principal.subscriptionWrite) {
+    if (subscriptionWrite && !principal.subscriptionWrite) {
       return yield* AccessDenied.subscriptionWrite()
     }
     const found = yield* terminals.get(principal.terminalId)
@@ -51,6 +52,7 @@ export const resolveTerminal = Effect.fn("Access.resolveTerminal")(function*(
     terminal = found.value
   } else {
     if (given === null) return yield* TerminalIdRequired.of()
+    if (!isUuid(given)) return yield* AccessDenied.account()
     const found = yield* terminals.get(given)
     if (Option.isNone(found) || found.value.accountId !== principal.accountId) return yield* AccessDenied.account()
     terminal = found.value

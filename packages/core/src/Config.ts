@@ -23,6 +23,15 @@ export interface Settings {
   readonly leaseMs: number
   /** Rows a due-work use case takes per run. */
   readonly batchSize: number
+  /**
+   * Whether callback URLs may point to loopback, private and carrier-grade NAT addresses (and local
+   * host names). Off in production (SSRF); on for development and tests with local receivers.
+   */
+  readonly allowPrivateCallbacks: boolean
+  /** How long a rotated-out signing secret still signs callbacks beside the new one. */
+  readonly signingSecretOverlapMs: number
+  /** How long events and their delivery log are kept (and listed by the events API). */
+  readonly eventRetentionMs: number
 }
 
 /** The defaults, documented in docs/decisions.md. */
@@ -35,7 +44,10 @@ export const defaults: Settings = {
   accessTokenTtlMs: 15 * 60_000,
   refreshTokenTtlMs: 30 * 24 * 3600_000,
   leaseMs: 60_000,
-  batchSize: 100
+  batchSize: 100,
+  allowPrivateCallbacks: false,
+  signingSecretOverlapMs: 24 * 3_600_000,
+  eventRetentionMs: 30 * 24 * 3_600_000
 }
 
 export class PaydeskConfig extends Context.Reference<Settings>("@paydesk/core/PaydeskConfig", {

@@ -52,7 +52,12 @@ export class AmountExceedsCeiling extends Schema.TaggedError<AmountExceedsCeilin
   message: Schema.String,
   ceiling: Schema.String,
   interval: Schema.String
-}) {}
+}) {
+  /** `Сумма превышает лимит 4000.00 RUB за месяц`: the ceiling as a decimal string, the period's Russian label. */
+  static of(ceiling: string, interval: string, periodLabel: string): AmountExceedsCeiling {
+    return new AmountExceedsCeiling({ ceiling, interval, message: `Сумма превышает лимит ${ceiling} RUB за ${periodLabel}` })
+  }
+}
 
 /** 401: the API key is missing or unknown, or a bearer token is invalid or expired. */
 export class Unauthenticated extends Schema.TaggedError<Unauthenticated>()("Unauthenticated", message) {}
@@ -65,10 +70,14 @@ export class NonceAlreadyUsed extends Schema.TaggedError<NonceAlreadyUsed>()("No
   }
 }
 
-/** 403 `terminal access denied`, `account access denied`, `subscription write access required`. */
+/**
+ * 403 `terminal access denied`, `account access denied`, `subscription write access required`, and
+ * `account owner access required` (credential management with anything but the owner's bearer token).
+ */
 export class AccessDenied extends Schema.TaggedError<AccessDenied>()("AccessDenied", {
-  message: Schema.Literals(["terminal access denied", "account access denied", "subscription write access required"])
+  message: Schema.Literals(["terminal access denied", "account access denied", "subscription write access required", "account owner access required"])
 }) {
+  static readonly owner = () => new AccessDenied({ message: "account owner access required" })
   static readonly terminal = () => new AccessDenied({ message: "terminal access denied" })
   static readonly account = () => new AccessDenied({ message: "account access denied" })
   static readonly subscriptionWrite = () => new AccessDenied({ message: "subscription write access required" })
@@ -95,7 +104,7 @@ export class NotFound extends Schema.TaggedError<NotFound>()("NotFound", {
   message: Schema.String,
   resource: Schema.String
 }) {
-  static of(resource: "subscription" | "payment" | "payout" | "terminal" | "account" | "plan" | "delivery"): NotFound {
+  static of(resource: "subscription" | "payment" | "payout" | "terminal" | "account" | "plan" | "delivery" | "user" | "api key" | "event" | "test clock"): NotFound {
     return new NotFound({ resource, message: `${resource} not found` })
   }
 }
@@ -219,6 +228,30 @@ export class WriteConflict extends Schema.TaggedError<WriteConflict>()("WriteCon
   constraint: Schema.String
 }) {}
 
+/** 503: too many password checks are already running or waiting; retry shortly (bounds memory-hard hashing). */
+export class ServiceBusy extends Schema.TaggedError<ServiceBusy>()("ServiceBusy", message) {
+  static readonly text = "too many sign-ins in progress, retry shortly"
+  static of(): ServiceBusy {
+    return new ServiceBusy({ message: ServiceBusy.text })
+  }
+}
+
+/** 400: text the store cannot hold (a NUL character, an encoding the database refuses). */
+export class UnstorableText extends Schema.TaggedError<UnstorableText>()("UnstorableText", message) {
+  static readonly text = "text contains characters that cannot be stored (such as NUL, \\u0000)"
+  static of(): UnstorableText {
+    return new UnstorableText({ message: UnstorableText.text })
+  }
+}
+
+/** 409: the test clock is advancing; its objects cannot change until the advance ends. */
+export class TestClockAdvancing extends Schema.TaggedError<TestClockAdvancing>()("TestClockAdvancing", message) {
+  static readonly text = "test clock is advancing"
+  static of(): TestClockAdvancing {
+    return new TestClockAdvancing({ message: TestClockAdvancing.text })
+  }
+}
+
 /** Every error a merchant-facing use case can fail with. */
 export type PaydeskError =
   | InvalidRequest
@@ -248,3 +281,6 @@ export type PaydeskError =
   | InvalidCredentials
   | CsrfRejected
   | WriteConflict
+  | ServiceBusy
+  | UnstorableText
+  | TestClockAdvancing

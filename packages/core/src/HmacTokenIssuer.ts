@@ -14,7 +14,7 @@ const isClaims = (value: unknown): value is AccessClaims => {
   if (typeof value !== "object" || value === null) return false
   const v = value as Record<string, unknown>
   return typeof v.userId === "string" && typeof v.accountId === "string" && typeof v.role === "string" &&
-    typeof v.expiresAt === "number" && Number.isFinite(v.expiresAt)
+    typeof v.familyId === "string" && typeof v.expiresAt === "number" && Number.isFinite(v.expiresAt)
 }
 
 /** Builds an HMAC `TokenIssuer` keyed with the UTF-8 bytes of `key`. */
@@ -40,6 +40,7 @@ export const make = (key: string): Effect.Effect<TokenIssuer["Service"]> =>
               userId: claims.userId,
               accountId: claims.accountId,
               role: claims.role,
+              familyId: claims.familyId,
               expiresAt: claims.expiresAt
             }))
           )
@@ -67,6 +68,7 @@ export const make = (key: string): Effect.Effect<TokenIssuer["Service"]> =>
             userId: claims.userId,
             accountId: claims.accountId,
             role: claims.role,
+            familyId: claims.familyId,
             expiresAt: claims.expiresAt
           })
         })

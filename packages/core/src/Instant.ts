@@ -36,6 +36,9 @@ export interface CivilDate {
 /** Formats epoch milliseconds as UTC ISO 8601 (`2026-02-28T07:00:00.000Z`). */
 export const formatIso = (ms: number): string => DateTime.formatIso(DateTime.makeUnsafe(ms))
 
+/** ISO 8601 in Moscow time with its offset (`2026-02-28T10:00:00.000+03:00`), for display. */
+export const formatMoscow = (ms: number): string => formatIso(ms + MOSCOW_OFFSET_MS).replace(/Z$/, "+03:00")
+
 /** Whole Unix seconds of an instant, rounded down. */
 export const toUnixSeconds = (ms: number): number => Math.floor(ms / 1000)
 

@@ -58,6 +58,8 @@ export interface Payment {
   readonly metadata: Readonly<Record<string, unknown>> | null
   readonly paymentMethod: string
   readonly environment: Environment
+  /** The test clock the payment is attached to (sandbox only); `null` for most. */
+  readonly testClockId: string | null
   readonly status: Status
   /** Unguessable token of the public payer page. */
   readonly payToken: string
@@ -72,6 +74,62 @@ export interface Payment {
   readonly paidAt: number | null
   readonly settlement: Settlement | null
   readonly version: number
+}
+
+/**
+ * A payment of a subscription: its first payment (unpaid, the payer pays it on its page) or a
+ * charge (born paid). A first payment that expired unpaid is followed by another when the payer
+ * confirms again: `firstAttempt` numbers them (order ids `sub-<id>-first`, `sub-<id>-first-2`, …).
+ */
+export const makeRecurring = (input: {
+  readonly id: string
+  readonly subscription: {
+    readonly id: string
+    readonly terminalId: string
+    readonly description: string | null
+    readonly environment: Environment
+    readonly testClockId: string | null
+  }
+  /** `first` for the first payment, else the cycle number of the charge. */
+  readonly cycle: "first" | number
+  /** Which first payment this is (1 for the first one). */
+  readonly firstAttempt?: number | undefined
+  readonly amount: bigint
+  readonly payToken: string
+  readonly csrfToken: string
+  readonly qrPayload: string | null
+  /** The first payment's end of life; null for a charge. */
+  readonly expiresAt: number | null
+  readonly now: number
+}): Payment => {
+  const paid = input.cycle !== "first"
+  const attempt = input.firstAttempt ?? 1
+  const suffix = paid ? `c${input.cycle}` : attempt === 1 ? "first" : `first-${attempt}`
+  return {
+    id: input.id,
+    terminalId: input.subscription.terminalId,
+    orderId: `sub-${input.subscription.id}-${suffix}`,
+    amount: input.amount,
+    currency: "RUB",
+    description: input.subscription.description,
+    metadata: null,
+    // In sandbox the method is forced to the test stub, as for any sandbox payment.
+    paymentMethod: input.subscription.environment === "sandbox" ? "sbp_test" : "sbp_recurrent",
+    environment: input.subscription.environment,
+    testClockId: input.subscription.testClockId,
+    status: paid ? "paid" : "created",
+    payToken: input.payToken,
+    csrfToken: input.csrfToken,
+    subscriptionId: input.subscription.id,
+    fingerprint: paid ? `subscription:${input.subscription.id}:cycle:${input.cycle}` : `subscription:${input.subscription.id}:${suffix}`,
+    qrPayload: input.qrPayload,
+    expiresAt: paid ? null : input.expiresAt,
+    createdAt: input.now,
+    updatedAt: input.now,
+    paidAt: paid ? input.now : null,
+    settlement: null,
+    version: 1
+  }
 }
 
 /** The payment state machine. */

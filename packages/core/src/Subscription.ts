@@ -3,11 +3,18 @@
  * `provider_state` x `billing_status`.
  *
  * The two fields move together, so the table is keyed by the pair ("new/consent_pending").
- * A subscription starts `new/consent_pending`; the payer's consent makes it `new/pending`;
- * the first paid payment makes it `active/enabled`; a failed or unconfirmable charge (or first
- * payment) moves it to `review`, which suspends charges until an operator resumes it; a stop
- * goes through `stop_pending` to `stop/stopped`, or to `review` when the stop cannot be completed.
+ * A subscription starts `new/consent_pending`. The payer's consent on the form (or, on H2H
+ * terminals, creation itself) creates the first payment and leaves the state as it is; when the
+ * payer pays it (the payment goes `processing`) the subscription is `new/pending`, and the
+ * confirmed payment makes it `active/enabled` (the spec: "payer confirms terms on the form and pays
+ * the first payment" -> pending; "first payment confirmed" -> enabled). A failed or unconfirmable
+ * charge (or first payment, from `pending`) moves it to `review`, which suspends charges until an
+ * operator resumes it; a stop goes through `stop_pending` to `stop/stopped`, or to `review` when the
+ * stop cannot be completed. A charge the acquirer reports paid while the subscription is in review
+ * or stopping is booked without a move of the pair (only the cycle counters change), except that
+ * reaching `max_cycles` in review begins the stop.
  */
+import type { Environment } from "./Payment.js"
 import type { Machine } from "./StateMachine.js"
 import type { Interval, ScheduleKind } from "./Schedule.js"
 
@@ -26,7 +33,7 @@ export type State =
   | "stop/stopped"
 
 export type Event =
-  | "consent"
+  | "first_payment_started"
   | "first_payment_paid"
   | "first_payment_failed"
   | "charge_paid"
@@ -67,6 +74,10 @@ export interface Subscription {
   readonly billingStatus: BillingStatus
   readonly terms: Terms
   readonly h2h: boolean
+  /** `sandbox` subscriptions are charged by the sandbox acquirer and never touch balances. */
+  readonly environment: Environment
+  /** The test clock the subscription is attached to (sandbox only); `null` for most. */
+  readonly testClockId: string | null
   readonly successfulCycles: number
   readonly consecutiveFailures: number
   /** Index of the next scheduled charge (1 = first charge after activation). */
@@ -104,7 +115,10 @@ export const machine: Machine<State, Event, never> = {
   initial: ["new/consent_pending"],
   final: ["stop/stopped"],
   table: {
-    "new/consent_pending": { consent: { to: "new/pending", emits: [] }, ...stopFrom },
+    "new/consent_pending": {
+      first_payment_started: { to: "new/pending", emits: [] },
+      ...stopFrom
+    },
     "new/pending": {
       first_payment_paid: { to: "active/enabled", emits: [] },
       first_payment_failed: { to: "new/review", emits: [] },
@@ -131,6 +145,50 @@ export const machine: Machine<State, Event, never> = {
     "stop/stopped": {}
   }
 }
+
+/** What creation fixes: the identity, the terms snapshot and the generated tokens. */
+export type Draft = Pick<
+  Subscription,
+  | "id"
+  | "terminalId"
+  | "planId"
+  | "payerId"
+  | "merchantSubscriptionRef"
+  | "description"
+  | "terms"
+  | "h2h"
+  | "environment"
+  | "testClockId"
+  | "payToken"
+  | "csrfToken"
+  | "redirectUrl"
+>
+
+/** A new subscription, `new/consent_pending` with its counters at zero. */
+export const make = (draft: Draft, now: number): Subscription => ({
+  ...draft,
+  providerState: "new",
+  billingStatus: "consent_pending",
+  successfulCycles: 0,
+  consecutiveFailures: 0,
+  nextCycleIndex: 0,
+  nextChargeAt: null,
+  chargeLeaseUntil: null,
+  firstPaymentId: null,
+  reviewReason: null,
+  createdAt: now,
+  updatedAt: now,
+  activatedAt: null,
+  stoppedAt: null,
+  version: 1
+})
+
+/** True once the payer consented (on the form, or through the merchant on H2H): the first payment exists. */
+export const hasConsent = (s: Pick<Subscription, "firstPaymentId">): boolean => s.firstPaymentId !== null
+
+/** True while a stop is in progress or done: no charge may be sent any more. */
+export const isStopping = (s: Pick<Subscription, "billingStatus">): boolean =>
+  s.billingStatus === "stop_pending" || s.billingStatus === "stopped"
 
 /** True when scheduled charges may run. */
 export const isChargeable = (s: Pick<Subscription, "providerState" | "billingStatus">): boolean =>

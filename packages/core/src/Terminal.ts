@@ -46,6 +46,10 @@ export interface Terminal {
   readonly showPlatformBranding: boolean
   /** Signing secret encrypted by `SecretCipher`. */
   readonly signingSecretEncrypted: string
+  /** The secret the last rotation replaced (encrypted); kept for an overlap window, not used to sign. */
+  readonly previousSigningSecretEncrypted: string | null
+  /** When the signing secret was last rotated; null if never. */
+  readonly signingSecretRotatedAt: number | null
   readonly createdAt: number
   readonly updatedAt: number
 }

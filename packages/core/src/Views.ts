@@ -4,17 +4,18 @@
  * callbacks and the examples show the same shapes.
  */
 import { formatRate, formatRub, formatUsdt } from "./Amount.js"
-import type { Attempt, Delivery } from "./Callback.js"
+import { type Attempt, type Delivery, type EndpointHealth, eventId, type OutboxEvent } from "./Callback.js"
 import * as Charge from "./Charge.js"
 import { paymentId, payoutId } from "./Id.js"
-import { formatIso } from "./Instant.js"
+import { formatIso, formatMoscow } from "./Instant.js"
 import type { Balance } from "./Ledger.js"
 import type { Payment } from "./Payment.js"
 import type { Payout } from "./Payout.js"
 import type { Plan } from "./Plan.js"
 import type { Rate } from "./ports/RateSource.js"
 import type { Subscription } from "./Subscription.js"
-import type { Terminal, User } from "./Terminal.js"
+import type { TestClock } from "./TestClock.js"
+import type { Account, ApiKey, Terminal, User } from "./Terminal.js"
 
 const iso = (ms: number | null): string | null => (ms === null ? null : formatIso(ms))
 
@@ -37,6 +38,7 @@ export const payment = (p: Payment, publicUrl: string) => ({
   payment_method: p.paymentMethod,
   test: p.environment === "sandbox",
   environment: p.environment,
+  test_clock: p.testClockId,
   pay_url: paymentPageUrl(publicUrl, p.payToken),
   subscription_id: p.subscriptionId,
   recurring: p.subscriptionId !== null,
@@ -56,6 +58,9 @@ export const subscription = (s: Subscription, options: { readonly publicUrl: str
   description: s.description,
   provider_state: s.providerState,
   billing_status: s.billingStatus,
+  test: s.environment === "sandbox",
+  environment: s.environment,
+  test_clock: s.testClockId,
   plan_code: s.terms.planCode,
   plan_version: s.terms.planVersion,
   merchant_amount_rub: formatRub(s.terms.merchantAmount),
@@ -88,6 +93,26 @@ export const charge = (c: Charge.Charge) => ({
   actual_at: iso(c.actualAt),
   created_at: formatIso(c.createdAt),
   message: c.message
+})
+
+/** One upcoming charge of a subscription: UTC, and Moscow time (the schedule's) for display. */
+export const upcomingCharge = (u: { readonly cycleNumber: number; readonly scheduledAt: number; readonly amount: bigint }) => ({
+  cycle_number: u.cycleNumber,
+  scheduled_at: formatIso(u.scheduledAt),
+  scheduled_at_moscow: formatMoscow(u.scheduledAt),
+  amount_rub: formatRub(u.amount)
+})
+
+/** A test clock. */
+export const testClock = (c: TestClock) => ({
+  id: c.id,
+  terminal_id: c.terminalId,
+  name: c.name,
+  frozen_time: formatIso(c.frozenTime),
+  status: c.status,
+  target_frozen_time: iso(c.targetTime),
+  created_at: formatIso(c.createdAt),
+  updated_at: formatIso(c.updatedAt)
 })
 
 /** A subscription plan. */
@@ -147,6 +172,19 @@ export const terminal = (t: Terminal) => ({
   updated_at: formatIso(t.updatedAt)
 })
 
+/** An account as the operator sees it. */
+export const account = (a: Account) => ({ id: a.id, name: a.name, created_at: formatIso(a.createdAt) })
+
+/** An API key as listed (never the key or its hash: only the first characters). */
+export const apiKey = (k: ApiKey) => ({
+  id: k.id,
+  terminal_id: k.terminalId,
+  prefix: k.prefix,
+  subscription_write: k.subscriptionWrite,
+  created_at: formatIso(k.createdAt),
+  revoked_at: iso(k.revokedAt)
+})
+
 /** A dashboard user. */
 export const user = (u: User) => ({ id: u.id, email: u.email, role: u.role, account_id: u.accountId })
 
@@ -171,5 +209,76 @@ export const attempt = (a: Attempt) => ({
   url: a.url,
   status_code: a.statusCode,
   latency_ms: a.latencyMs,
-  error: a.error
+  error: a.error,
+  response_body: a.responseBody
+})
+
+// ---------------------------------------------------------------------------------------------
+// The events API (merchants)
+
+/** An event's latest delivery, in a listing. */
+export const eventDeliverySummary = (d: Delivery) => ({
+  status: d.status,
+  attempts: d.attempts,
+  next_attempt_at: iso(d.nextAttemptAt),
+  last_status_code: d.lastStatusCode,
+  delivered_at: iso(d.deliveredAt)
+})
+
+/** A callback event as the events API shows it: its public id, object, sequence and body. */
+export const event = (e: OutboxEvent, latest: Delivery | null) => ({
+  id: eventId(e.id),
+  type: e.eventType,
+  terminal_id: e.terminalId,
+  object_id: e.paymentId !== null ? paymentId(e.paymentId) : e.payoutId !== null ? payoutId(e.payoutId) : null,
+  sequence: e.sequence,
+  test: e.test,
+  test_clock: e.testClockId,
+  created_at: formatIso(e.createdAt),
+  payload: JSON.parse(e.body) as Record<string, unknown>,
+  delivery: latest === null ? null : eventDeliverySummary(latest)
+})
+
+/** One attempt of a delivery, as its merchant sees it. */
+export const eventAttempt = (a: Attempt) => ({
+  attempt: a.attemptNumber,
+  at: formatIso(a.at),
+  url: a.url,
+  status_code: a.statusCode,
+  latency_ms: a.latencyMs,
+  error: a.error,
+  response_body: a.responseBody
+})
+
+/** One delivery of an event with its attempts. */
+export const eventDelivery = (d: Delivery, attempts: ReadonlyArray<Attempt>) => ({
+  id: d.id,
+  kind: d.kind,
+  status: d.status,
+  attempts: d.attempts,
+  next_attempt_at: iso(d.nextAttemptAt),
+  last_status_code: d.lastStatusCode,
+  last_error: d.lastError,
+  created_at: formatIso(d.createdAt),
+  delivered_at: iso(d.deliveredAt),
+  attempt_log: attempts.map(eventAttempt)
+})
+
+/** The health of a terminal's callback endpoint. */
+export const endpointHealth = (h: EndpointHealth) => ({
+  status: h.status,
+  last_attempt_at: iso(h.lastAttemptAt),
+  last_error: h.lastError,
+  failing_since: iso(h.failingSince)
+})
+
+/** A terminal's settings with the health of its callback endpoint and the rotation overlap. */
+export const terminalDetails = (d: {
+  readonly terminal: Terminal
+  readonly callbackEndpoint: EndpointHealth
+  readonly previousSecretExpiresAt: number | null
+}) => ({
+  ...terminal(d.terminal),
+  callback_endpoint: endpointHealth(d.callbackEndpoint),
+  previous_secret_expires_at: iso(d.previousSecretExpiresAt)
 })

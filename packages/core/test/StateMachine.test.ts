@@ -248,7 +248,7 @@ describe("StateMachine", () => {
     )
     const events = keys(
       {
-        consent: true,
+        first_payment_started: true,
         first_payment_paid: true,
         first_payment_failed: true,
         charge_paid: true,
@@ -263,7 +263,7 @@ describe("StateMachine", () => {
       `${Subscription.fieldsOf(state).providerState}/stop_pending` as Subscription.State
     const stoppable = states.filter((s) => s !== "stop/stopped" && !s.endsWith("/stop_pending"))
     const rows: ReadonlyArray<Row<Subscription.State, Subscription.Event, never>> = [
-      ["new/consent_pending", "consent", "new/pending", []],
+      ["new/consent_pending", "first_payment_started", "new/pending", []],
       ["new/pending", "first_payment_paid", "active/enabled", []],
       ["active/enabled", "charge_paid", "active/enabled", []],
       ["active/enabled", "charge_failed", "active/review", []],
@@ -317,7 +317,7 @@ describe("StateMachine", () => {
     it("walks the happy path and the review paths", () => {
       assert.strictEqual(
         run(Subscription.machine, "new/consent_pending", [
-          "consent",
+          "first_payment_started",
           "first_payment_paid",
           "charge_paid",
           "charge_paid",
@@ -330,7 +330,7 @@ describe("StateMachine", () => {
         "stop/stopped"
       )
       assert.strictEqual(
-        run(Subscription.machine, "new/consent_pending", ["consent", "first_payment_failed", "request_stop", "stop_failed"])
+        run(Subscription.machine, "new/consent_pending", ["first_payment_started", "first_payment_failed", "request_stop", "stop_failed"])
           .state,
         "new/review"
       )
@@ -385,7 +385,8 @@ describe("StateMachine", () => {
         unknown: true,
         stopped: true,
         reconciled_paid: true,
-        reconciled_failed: true
+        reconciled_failed: true,
+        contradicted_paid: true
       } satisfies Record<Charge.Event, true>
     )
     const rows: ReadonlyArray<Row<Charge.Status, Charge.Event, never>> = [
@@ -394,16 +395,44 @@ describe("StateMachine", () => {
       ["pending", "unknown", "unconfirmed", []],
       ["pending", "stopped", "stop", []],
       ["unconfirmed", "reconciled_paid", "payed", []],
-      ["unconfirmed", "reconciled_failed", "fail", []]
+      ["unconfirmed", "reconciled_failed", "fail", []],
+      ["unconfirmed", "stopped", "stop", []],
+      ["fail", "contradicted_paid", "payed", []],
+      ["stop", "contradicted_paid", "payed", []]
     ]
 
     walk(Charge.machine, states, events, rows)
 
-    it("starts pending and ends payed, fail or stop", () => {
+    it("eventOf: paid is always paid; refused or voided on a stopping subscription is stop; unknown again changes nothing", () => {
+      const paid = { _tag: "Paid", reference: "r" } as const
+      const failed = { _tag: "Failed", reason: "declined" } as const
+      const unknown = { _tag: "Unknown", reason: "timeout" } as const
+      const voided = { _tag: "Voided" } as const
+      const table: ReadonlyArray<[Charge.Status & ("pending" | "unconfirmed"), Charge.VoidOutcome, boolean, Charge.Event | null]> = [
+        ["pending", paid, false, "paid"],
+        ["pending", paid, true, "paid"],
+        ["unconfirmed", paid, true, "reconciled_paid"],
+        ["pending", failed, false, "failed"],
+        ["pending", failed, true, "stopped"],
+        ["unconfirmed", failed, false, "reconciled_failed"],
+        ["unconfirmed", failed, true, "stopped"],
+        ["pending", unknown, false, "unknown"],
+        ["pending", unknown, true, "unknown"],
+        ["unconfirmed", unknown, true, null],
+        ["pending", voided, true, "stopped"],
+        ["unconfirmed", voided, true, "stopped"]
+      ]
+      for (const [status, answer, stopping, event] of table) {
+        assert.strictEqual(Charge.eventOf(status, answer, stopping), event, `${status} ${answer._tag} ${stopping}`)
+        if (event !== null) assert.isTrue(StateMachine.can(Charge.machine, status, event))
+      }
+    })
+
+    it("starts pending and ends payed; fail and stop move only when the acquirer contradicts itself", () => {
       assert.strictEqual(Charge.machine.entity, "charge")
       assert.deepStrictEqual(Charge.machine.initial, ["pending"])
-      assert.sameMembers([...Charge.machine.final], ["payed", "fail", "stop"])
-      assert.notInclude(Charge.machine.final, "unconfirmed")
+      assert.sameMembers([...Charge.machine.final], ["payed"])
+      for (const s of ["fail", "stop"] as const) assert.deepStrictEqual(Object.keys(Charge.machine.table[s]), ["contradicted_paid"])
     })
 
     it("shows unconfirmed as fail", () => {

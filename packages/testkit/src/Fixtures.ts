@@ -12,7 +12,8 @@ import {
   PaymentRepository,
   PlanRepository,
   SubscriptionRepository,
-  TerminalRepository
+  TerminalRepository,
+  TestClockRepository
 } from "@paydesk/core"
 import type {
   Callback,
@@ -24,6 +25,7 @@ import type {
   Plan,
   Subscription,
   Terminal,
+  TestClock,
   WriteConflict
 } from "@paydesk/core"
 import { toBase64Url } from "./Bytes.js"
@@ -74,6 +76,8 @@ export const terminal = (accountId: string, overrides: Partial<Terminal.Terminal
   nextConversionAt: null,
   showPlatformBranding: true,
   signingSecretEncrypted: `v1.${token(12)}.${token(48)}`,
+  previousSigningSecretEncrypted: null,
+  signingSecretRotatedAt: null,
   createdAt: baseTime,
   updatedAt: baseTime,
   ...overrides
@@ -135,6 +139,7 @@ export const payment = (terminalId: string, overrides: Partial<Payment.Payment> 
   metadata: null,
   paymentMethod: "sbp",
   environment: "prod",
+  testClockId: null,
   status: "created",
   payToken: token(),
   csrfToken: token(),
@@ -177,6 +182,8 @@ export const subscription = (
   payerId: null,
   merchantSubscriptionRef: null,
   description: null,
+  environment: "prod",
+  testClockId: null,
   providerState: "new",
   billingStatus: "consent_pending",
   terms: terms(),
@@ -273,18 +280,22 @@ export const outboxEvent = (
   payoutId: null,
   body: JSON.stringify({ event: "payment.created", nonce: unique() }),
   test: false,
+  testClockId: null,
+  sequence: 1,
   createdAt: baseTime,
   ...overrides
 })
 
 /** A pending delivery of an event, due at the event's creation. */
 export const delivery = (
-  event: Pick<Callback.OutboxEvent, "id" | "terminalId" | "createdAt">,
+  event: Pick<Callback.OutboxEvent, "id" | "terminalId" | "createdAt"> & { readonly testClockId?: string | null },
   overrides: Partial<Callback.Delivery> = {}
 ): Callback.Delivery => ({
   id: uuid(),
   eventId: event.id,
   terminalId: event.terminalId,
+  kind: "scheduled",
+  testClockId: event.testClockId ?? null,
   status: "pending",
   attempts: 0,
   nextAttemptAt: event.createdAt,
@@ -307,6 +318,7 @@ export const attempt = (deliveryId: string, overrides: Partial<Callback.Attempt>
   statusCode: 500,
   latencyMs: 12,
   error: null,
+  responseBody: null,
   ...overrides
 })
 
@@ -322,6 +334,32 @@ export const idempotencyRecord = (
   resourceId: uuid(),
   createdAt: baseTime,
   ...overrides
+})
+
+/** A ready test clock of `terminalId`, frozen at `baseTime`. */
+export const testClock = (terminalId: string, overrides: Partial<TestClock.TestClock> = {}): TestClock.TestClock => ({
+  id: uuid(),
+  terminalId,
+  name: null,
+  frozenTime: baseTime,
+  status: "ready",
+  targetTime: null,
+  leaseUntil: null,
+  workDue: false,
+  createdAt: baseTime,
+  updatedAt: baseTime,
+  version: 1,
+  ...overrides
+})
+
+/** Inserts a test clock of a terminal. */
+export const seedTestClock = Effect.fnUntraced(function*(
+  terminalId: string,
+  overrides: Partial<TestClock.TestClock> = {}
+): Effect.fn.Return<TestClock.TestClock, WriteConflict, TestClockRepository> {
+  const c = testClock(terminalId, overrides)
+  yield* (yield* TestClockRepository).insert(c)
+  return c
 })
 
 /** Inserts a fresh account and a terminal of it. */

@@ -4,7 +4,7 @@
  * and both schedule kinds). Tests, the demo and embedding teams start from `Kit.layer`.
  */
 import { Effect, Layer } from "effect"
-import { Auth, Operator, type Plan, type Terminal } from "@paydesk/core"
+import { Auth, Operator, type Plan, type SandboxAcquirer, type Terminal } from "@paydesk/core"
 import type {
   Acquirer,
   CallbackTransport,
@@ -15,12 +15,11 @@ import type {
   SecretCipher,
   TokenIssuer
 } from "@paydesk/core"
-import * as AcquirerEmulator from "./AcquirerEmulator.js"
+import { AcquirerEmulator, PayoutNetworkEmulator } from "@paydesk/emulators"
 import * as AesGcmSecretCipher from "./AesGcmSecretCipher.js"
 import * as HmacTokenIssuer from "./HmacTokenIssuer.js"
 import * as MemoryRateSource from "./MemoryRateSource.js"
 import * as MemoryStore from "./MemoryStore.js"
-import * as PayoutNetworkEmulator from "./PayoutNetworkEmulator.js"
 import * as Pbkdf2PasswordHasher from "./Pbkdf2PasswordHasher.js"
 import * as RecordingCallbackTransport from "./RecordingCallbackTransport.js"
 import * as TestEntropy from "./TestEntropy.js"
@@ -37,6 +36,7 @@ export type Services =
   | CallbackTransport
   | RecordingCallbackTransport.RecordingCallbackTransport
   | Acquirer
+  | SandboxAcquirer
   | AcquirerEmulator.AcquirerEmulator
   | PayoutNetwork
   | PayoutNetworkEmulator.PayoutNetworkEmulator
@@ -44,8 +44,8 @@ export type Services =
 /** Everything but the store: emulators, test crypto, settable rate, recording transport. */
 export type Surroundings = Exclude<Services, MemoryStore.Services>
 
-/** Emulators, test crypto, a settable rate and a recording transport, with the given entropy. */
-const surroundings = (entropy: Layer.Layer<Entropy>): Layer.Layer<Surroundings> =>
+/** Emulators (no sandbox acquirer), test crypto, a settable rate and a recording transport, with the given entropy. */
+const liveSurroundings = (entropy: Layer.Layer<Entropy>): Layer.Layer<Exclude<Surroundings, SandboxAcquirer>> =>
   Layer.mergeAll(
     entropy,
     Pbkdf2PasswordHasher.layer(),
@@ -57,12 +57,22 @@ const surroundings = (entropy: Layer.Layer<Entropy>): Layer.Layer<Surroundings> 
     PayoutNetworkEmulator.layer
   )
 
+/** Emulators (the sandbox acquirer included), test crypto, a settable rate and a recording transport, with the given entropy. */
+const surroundings = (entropy: Layer.Layer<Entropy>): Layer.Layer<Surroundings> =>
+  Layer.merge(liveSurroundings(entropy), AcquirerEmulator.sandboxLayer)
+
 /** The kit's emulators and test adapters around another store (e.g. Postgres), with Web Crypto entropy. */
 export const layerAround = <P, E, R>(store: Layer.Layer<P, E, R>): Layer.Layer<P | Surroundings, E, R> =>
   Layer.merge(store, surroundings(TestEntropy.layerCrypto))
 
 /** A fresh in-memory Paydesk: store, emulators, seeded entropy, test crypto. */
 export const layer: Layer.Layer<Services> = Layer.merge(MemoryStore.layer, surroundings(TestEntropy.layerSeeded()))
+
+/** The same without a sandbox acquirer: a deployment that offers no sandbox subscriptions. */
+export const layerWithoutSandbox: Layer.Layer<Exclude<Services, SandboxAcquirer>> = Layer.merge(
+  MemoryStore.layer,
+  liveSurroundings(TestEntropy.layerSeeded())
+)
 
 /** Password of provisioned owners. */
 export const ownerPassword = "correct horse battery staple"

@@ -21,7 +21,8 @@ import type {
   Payout,
   Plan,
   Subscription,
-  Terminal
+  Terminal,
+  TestClock
 } from "@paydesk/core"
 import { Transactions, WriteConflict } from "@paydesk/core"
 
@@ -42,6 +43,7 @@ export interface Tables {
   readonly plans: Map<string, Plan.Plan>
   readonly payments: Map<string, Payment.Payment>
   readonly subscriptions: Map<string, Subscription.Subscription>
+  readonly testClocks: Map<string, TestClock.TestClock>
   readonly charges: Map<string, Charge.Charge>
   readonly payouts: Map<string, Payout.Payout>
   /** Ledger entries in append order. */
@@ -62,6 +64,7 @@ const tableNames = [
   "plans",
   "payments",
   "subscriptions",
+  "testClocks",
   "charges",
   "payouts",
   "ledger",
@@ -84,6 +87,7 @@ export const emptyTables = (): Tables => ({
   plans: new Map(),
   payments: new Map(),
   subscriptions: new Map(),
+  testClocks: new Map(),
   charges: new Map(),
   payouts: new Map(),
   ledger: new Map(),
@@ -121,6 +125,10 @@ export const newestFirst = (
   a: { readonly createdAt: number; readonly id: string },
   b: { readonly createdAt: number; readonly id: string }
 ): number => b.createdAt - a.createdAt || compareText(b.id, a.id)
+
+/** The smallest of the moments that are set (`null` when none is). */
+export const earliest = (moments: ReadonlyArray<number | null>): number | null =>
+  moments.reduce<number | null>((min, m) => m === null ? min : min === null ? m : Math.min(min, m), null)
 
 /** A defect for a duplicate primary key on an insert whose port has no error channel. */
 export const duplicateKey = (table: string, key: string): Effect.Effect<never> =>

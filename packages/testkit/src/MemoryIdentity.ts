@@ -9,7 +9,7 @@
 import { Effect, Layer, Option } from "effect"
 import { AccountRepository, ApiKeyRepository, SessionRepository, TerminalRepository } from "@paydesk/core"
 import type { Terminal } from "@paydesk/core"
-import { compareText, duplicateKey, MemoryDatabase, writeConflict } from "./MemoryDatabase.js"
+import { compareText, duplicateKey, MemoryDatabase, newestFirst, writeConflict } from "./MemoryDatabase.js"
 
 /** Memory `AccountRepository`: e-mails are stored lowercased and unique. */
 export const layerAccountRepository: Layer.Layer<AccountRepository, never, MemoryDatabase> = Layer.effect(
@@ -30,6 +30,12 @@ export const layerAccountRepository: Layer.Layer<AccountRepository, never, Memor
           return Effect.void
         })),
       getAccount: (id) => db.atomically(Effect.sync(() => Option.fromUndefinedOr(accounts.get(id)))),
+      listAccounts: (page) =>
+        db.atomically(Effect.sync(() => {
+          const all = [...accounts.values()].sort(newestFirst)
+          const offset = Math.max(0, page.offset)
+          return { items: all.slice(offset, offset + Math.max(0, page.limit)), total: all.length }
+        })),
       insertUser: (user) =>
         db.atomically(Effect.suspend(() => {
           if (Option.isSome(byEmail(user.email))) return Effect.fail(writeConflict("users_email"))
@@ -104,7 +110,16 @@ export const layerApiKeyRepository: Layer.Layer<ApiKeyRepository, never, MemoryD
           [...apiKeys.values()]
             .filter((k) => k.terminalId === terminalId)
             .sort((a, b) => a.createdAt - b.createdAt || compareText(a.id, b.id))
-        ))
+        )),
+      revoke: (terminalId, id, at) =>
+        db.atomically(Effect.sync(() => {
+          const key = apiKeys.get(id)
+          if (key === undefined || key.terminalId !== terminalId) return Option.none()
+          if (key.revokedAt !== null) return Option.some(key)
+          const revoked = { ...key, revokedAt: at }
+          apiKeys.set(id, revoked)
+          return Option.some(revoked)
+        }))
     })
   })
 )
@@ -142,6 +157,17 @@ export const layerSessionRepository: Layer.Layer<SessionRepository, never, Memor
           for (const s of sessions.values()) {
             if (s.familyId === familyId && s.revokedAt === null) sessions.set(s.id, { ...s, revokedAt: at })
           }
+        })),
+      revokeUser: (userId, at) =>
+        db.atomically(Effect.sync(() => {
+          for (const s of sessions.values()) {
+            if (s.userId === userId && s.revokedAt === null) sessions.set(s.id, { ...s, revokedAt: at })
+          }
+        })),
+      isFamilyLive: (familyId, now) =>
+        db.atomically(Effect.sync(() => {
+          for (const s of sessions.values()) if (s.familyId === familyId && s.revokedAt === null && s.expiresAt > now) return true
+          return false
         }))
     })
   })

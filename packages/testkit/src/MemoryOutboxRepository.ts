@@ -3,13 +3,21 @@
  *
  * `claimDue` takes pending deliveries whose `nextAttemptAt` has come, oldest due first (ties in
  * insertion order), and moves their `nextAttemptAt` to the lease end so a second claim skips them
- * until a crashed attempt's lease runs out. `stampSending` keeps a stamp at or after `keepFrom`. Events are listed oldest first (ties in insertion
- * order), deliveries newest first, attempts oldest first.
+ * until a crashed attempt's lease runs out; it takes the deliveries of the given test clock only (of
+ * none by default), and `purge` keeps the events of test clocks. `stampSending` keeps a stamp at or after `keepFrom`. Events are listed oldest first (ties in insertion
+ * order), deliveries newest first, attempts oldest first. An event's deliveries keep their insertion
+ * order (`deliveriesOf`; the latest is the last inserted).
  */
 import { Effect, Layer, Option } from "effect"
 import { OutboxRepository } from "@paydesk/core"
 import type { Callback } from "@paydesk/core"
-import { duplicateKey, MemoryDatabase, newestFirst } from "./MemoryDatabase.js"
+import { duplicateKey, earliest, MemoryDatabase, newestFirst } from "./MemoryDatabase.js"
+
+/** Newest first: `createdAt` desc, then `sequence` desc, then `id` desc (negative when `a` comes first). */
+const newestFirstOrder = (
+  a: { readonly createdAt: number; readonly sequence: number; readonly id: string },
+  b: { readonly createdAt: number; readonly sequence: number; readonly id: string }
+): number => b.createdAt - a.createdAt || b.sequence - a.sequence || (a.id < b.id ? 1 : a.id > b.id ? -1 : 0)
 
 /** Memory `OutboxRepository` on the `MemoryDatabase` in context. */
 export const layer: Layer.Layer<OutboxRepository, never, MemoryDatabase> = Layer.effect(
@@ -17,6 +25,13 @@ export const layer: Layer.Layer<OutboxRepository, never, MemoryDatabase> = Layer
   Effect.gen(function*() {
     const db = yield* MemoryDatabase
     const { outboxEvents, deliveries, attempts } = db.tables
+    // Insertion order of deliveries (the Postgres `seq`): the latest delivery of an event is the last inserted.
+    const order = new Map<string, number>()
+    let inserted = 0
+    const deliveriesOfEvent = (eventId: string): Array<Callback.Delivery> =>
+      [...deliveries.values()].filter((d) => d.eventId === eventId).sort((a, b) => (order.get(a.id) ?? 0) - (order.get(b.id) ?? 0))
+    const attemptsOfTerminal = (terminalId: string): Array<Callback.Attempt> =>
+      [...attempts.values()].filter((a) => deliveries.get(a.deliveryId)?.terminalId === terminalId)
 
     return OutboxRepository.of({
       insertEvent: (event) =>
@@ -27,14 +42,22 @@ export const layer: Layer.Layer<OutboxRepository, never, MemoryDatabase> = Layer
         })),
       getEvent: (id) => db.atomically(Effect.sync(() => Option.fromUndefinedOr(outboxEvents.get(id)))),
       listEvents: (filter) =>
-        db.atomically(Effect.sync(() =>
-          [...outboxEvents.values()]
+        db.atomically(Effect.sync(() => {
+          // Map order is insertion order.
+          const all = [...outboxEvents.values()]
+          const start = filter.afterId === undefined ? 0 : all.findIndex((e) => e.id === filter.afterId) + 1
+          if (filter.afterId !== undefined && start === 0) return []
+          const matching = all.slice(start)
             .filter((e) =>
               (filter.paymentId === undefined || e.paymentId === filter.paymentId) &&
-              (filter.terminalId === undefined || e.terminalId === filter.terminalId)
+              (filter.terminalId === undefined || e.terminalId === filter.terminalId) &&
+              (filter.test === undefined || e.test === filter.test)
             )
-            .sort((a, b) => a.createdAt - b.createdAt)
-        )),
+          // A feed (cursor or newest first) follows insertion order alone.
+          if (filter.afterId === undefined && filter.newestFirst !== true) matching.sort((a, b) => a.createdAt - b.createdAt)
+          const ordered = filter.newestFirst === true ? matching.reverse() : matching
+          return filter.limit === undefined ? ordered : ordered.slice(0, filter.limit)
+        })),
       insertDelivery: (delivery) =>
         db.atomically(Effect.suspend(() => {
           if (deliveries.has(delivery.id)) return duplicateKey("deliveries", delivery.id)
@@ -42,6 +65,7 @@ export const layer: Layer.Layer<OutboxRepository, never, MemoryDatabase> = Layer
             return Effect.die(new Error(`delivery ${delivery.id} references unknown event ${delivery.eventId}`))
           }
           deliveries.set(delivery.id, delivery)
+          order.set(delivery.id, ++inserted)
           return Effect.void
         })),
       getDelivery: (id) => db.atomically(Effect.sync(() => Option.fromUndefinedOr(deliveries.get(id)))),
@@ -57,10 +81,10 @@ export const layer: Layer.Layer<OutboxRepository, never, MemoryDatabase> = Layer
           deliveries.set(id, { ...d, sendingAt: now })
           return now
         })),
-      claimDue: (now, leaseUntil, limit) =>
+      claimDue: (now, leaseUntil, limit, testClockId) =>
         db.atomically(Effect.sync(() => {
           const due = [...deliveries.values()]
-            .filter((d) => d.status === "pending" && d.nextAttemptAt !== null && d.nextAttemptAt <= now)
+            .filter((d) => d.status === "pending" && d.nextAttemptAt !== null && d.nextAttemptAt <= now && d.testClockId === (testClockId ?? null))
             .sort((a, b) =>
               (a.nextAttemptAt ?? 0) - (b.nextAttemptAt ?? 0) || a.createdAt - b.createdAt
             )
@@ -97,6 +121,59 @@ export const layer: Layer.Layer<OutboxRepository, never, MemoryDatabase> = Layer
           [...attempts.values()]
             .filter((a) => a.deliveryId === deliveryId)
             .sort((a, b) => a.at - b.at || a.attemptNumber - b.attemptNumber)
+        )),
+      pageEvents: (filter) =>
+        db.atomically(Effect.sync(() =>
+          [...outboxEvents.values()]
+            .map((event) => ({ event, delivery: deliveriesOfEvent(event.id).at(-1) ?? null }))
+            .filter(({ event, delivery }) =>
+              filter.terminalIds.includes(event.terminalId) &&
+              (filter.test === null || event.test === filter.test) &&
+              (filter.eventType === undefined || event.eventType === filter.eventType) &&
+              (filter.objectId === undefined || event.paymentId === filter.objectId || event.payoutId === filter.objectId) &&
+              (filter.createdFrom === undefined || event.createdAt >= filter.createdFrom) &&
+              (filter.createdTo === undefined || event.createdAt <= filter.createdTo) &&
+              (filter.deliveryStatus === undefined ||
+                (filter.deliveryStatus === "none" ? delivery === null : delivery?.status === filter.deliveryStatus)) &&
+              (filter.before === undefined || newestFirstOrder(event, filter.before) > 0)
+            )
+            .sort((a, b) => newestFirstOrder(a.event, b.event))
+            .slice(0, Math.max(0, filter.limit))
+        )),
+      deliveriesOf: (eventId) => db.atomically(Effect.sync(() => deliveriesOfEvent(eventId))),
+      lastSequence: (objectId) =>
+        db.atomically(Effect.sync(() =>
+          [...outboxEvents.values()]
+            .filter((e) => e.paymentId === objectId || e.payoutId === objectId)
+            .reduce((most, e) => Math.max(most, e.sequence), 0)
+        )),
+      attemptFacts: (terminalId) =>
+        db.atomically(Effect.sync(() => {
+          const all = attemptsOfTerminal(terminalId).sort((a, b) => a.at - b.at)
+          const successes = all.filter((a) => a.error === null)
+          const lastSuccessAt = successes.at(-1)?.at ?? null
+          const firstFailure = all.find((a) => a.error !== null && (lastSuccessAt === null || a.at > lastSuccessAt))
+          return { last: all.at(-1) ?? null, lastSuccessAt, firstFailureAfterSuccess: firstFailure?.at ?? null }
+        })),
+      purge: (before) =>
+        db.atomically(Effect.sync(() => {
+          let purged = 0
+          for (const event of [...outboxEvents.values()]) {
+            const own = deliveriesOfEvent(event.id)
+            if (event.testClockId !== null || event.createdAt >= before || own.some((d) => d.status === "pending")) continue
+            for (const d of own) {
+              for (const a of [...attempts.values()]) if (a.deliveryId === d.id) attempts.delete(a.id)
+              deliveries.delete(d.id)
+              order.delete(d.id)
+            }
+            outboxEvents.delete(event.id)
+            purged++
+          }
+          return purged
+        })),
+      earliestDelivery: (testClockId) =>
+        db.atomically(Effect.sync(() =>
+          earliest([...deliveries.values()].filter((d) => d.testClockId === testClockId && d.status === "pending").map((d) => d.nextAttemptAt))
         ))
     })
   })

@@ -4,12 +4,13 @@
  * Unique keys: `id`, `(terminalId, environment, orderId)` and `payToken`; a taken one is a
  * `WriteConflict`, on insert and on an update that would take it. `update` is an optimistic write:
  * the record's `version` must be the stored one plus one. Listings sort newest first
- * (`createdAt` desc, then `id` desc); claims sort by the time that made the row due.
+ * (`createdAt` desc, then `id` desc); claims sort by the time that made the row due and take the
+ * rows of the given test clock only (of none by default).
  */
 import { Effect, Layer, Option } from "effect"
 import { Payment, PaymentRepository } from "@paydesk/core"
 import type { PaymentFilter, StatusStats } from "@paydesk/core"
-import { compareText, MemoryDatabase, newestFirst, writeConflict } from "./MemoryDatabase.js"
+import { compareText, earliest, MemoryDatabase, newestFirst, writeConflict } from "./MemoryDatabase.js"
 
 /** Whether a payment passes a listing filter. */
 export const matches = (filter: PaymentFilter) => (p: Payment.Payment): boolean =>
@@ -91,12 +92,18 @@ export const layer: Layer.Layer<PaymentRepository, never, MemoryDatabase> = Laye
           }
           return stats
         })),
-      claimExpired: (now, limit) =>
+      claimExpired: (now, limit, testClockId) =>
         db.atomically(Effect.sync(() =>
           [...payments.values()]
-            .filter((p) => Payment.isOpen(p.status) && p.expiresAt !== null && p.expiresAt <= now)
+            .filter((p) => Payment.isOpen(p.status) && p.expiresAt !== null && p.expiresAt <= now && p.testClockId === (testClockId ?? null))
             .sort((a, b) => (a.expiresAt ?? 0) - (b.expiresAt ?? 0) || compareText(a.id, b.id))
             .slice(0, Math.max(0, limit))
+        )),
+      earliestExpiry: (testClockId) =>
+        db.atomically(Effect.sync(() =>
+          earliest([...payments.values()]
+            .filter((p) => p.testClockId === testClockId && Payment.isOpen(p.status))
+            .map((p) => p.expiresAt))
         )),
       claimUnconverted: (terminalId, limit) =>
         db.atomically(Effect.sync(() =>

@@ -5,12 +5,12 @@
  * `(subscriptionId, cycleNumber, attempt)` (and every `id`). Subscription updates are optimistic
  * (`version` must be the stored one plus one). `claimDue` and `claimStopPending` lease the subscriptions
  * they return by setting `chargeLeaseUntil` and bumping `version`, so a second claim skips them
- * until the lease ends.
+ * until the lease ends. Claims take the rows of the given test clock only (of none by default).
  */
 import { Effect, Layer, Option } from "effect"
 import { ChargeRepository, PlanRepository, SubscriptionRepository } from "@paydesk/core"
 import type { Charge, Subscription } from "@paydesk/core"
-import { compareText, MemoryDatabase, newestFirst, writeConflict } from "./MemoryDatabase.js"
+import { compareText, earliest, MemoryDatabase, newestFirst, writeConflict } from "./MemoryDatabase.js"
 
 /** Memory `PlanRepository`. */
 export const layerPlanRepository: Layer.Layer<PlanRepository, never, MemoryDatabase> = Layer.effect(
@@ -57,6 +57,10 @@ const unleased = (s: Subscription.Subscription, now: number): boolean =>
 const isDue = (s: Subscription.Subscription, now: number): boolean =>
   s.providerState === "active" && s.billingStatus === "enabled" && s.nextChargeAt !== null &&
   s.nextChargeAt <= now && unleased(s, now)
+
+/** Whether a row belongs to the scope of a claim: the given test clock, or no clock. */
+const inScope = (s: { readonly testClockId: string | null }, testClockId: string | null | undefined): boolean =>
+  s.testClockId === (testClockId ?? null)
 
 /** Memory `SubscriptionRepository`. */
 export const layerSubscriptionRepository: Layer.Layer<SubscriptionRepository, never, MemoryDatabase> = Layer.effect(
@@ -107,31 +111,40 @@ export const layerSubscriptionRepository: Layer.Layer<SubscriptionRepository, ne
           const all = [...subscriptions.values()]
             .filter((s) =>
               filter.terminalIds.includes(s.terminalId) &&
-              (filter.providerState === null || s.providerState === filter.providerState)
+              (filter.providerState === null || s.providerState === filter.providerState) &&
+              (filter.environment === undefined || filter.environment === null || s.environment === filter.environment)
             )
             .sort(newestFirst)
           const offset = Math.max(0, page.offset)
           return { items: all.slice(offset, offset + Math.max(0, page.limit)), total: all.length }
         })),
-      claimDue: (now, leaseUntil, limit) =>
+      claimDue: (now, leaseUntil, limit, testClockId) =>
         db.atomically(Effect.sync(() =>
           lease(
             [...subscriptions.values()]
-              .filter((s) => isDue(s, now))
+              .filter((s) => isDue(s, now) && inScope(s, testClockId))
               .sort((a, b) => (a.nextChargeAt ?? 0) - (b.nextChargeAt ?? 0) || compareText(a.id, b.id))
               .slice(0, Math.max(0, limit)),
             leaseUntil
           )
         )),
-      claimStopPending: (now, leaseUntil, limit) =>
+      claimStopPending: (now, leaseUntil, limit, testClockId) =>
         db.atomically(Effect.sync(() =>
           lease(
             [...subscriptions.values()]
-              .filter((s) => s.billingStatus === "stop_pending" && unleased(s, now))
+              .filter((s) => s.billingStatus === "stop_pending" && unleased(s, now) && inScope(s, testClockId))
               .sort((a, b) => a.updatedAt - b.updatedAt || compareText(a.id, b.id))
               .slice(0, Math.max(0, limit)),
             leaseUntil
           )
+        )),
+      earliestDue: (testClockId) =>
+        db.atomically(Effect.sync(() =>
+          earliest([...subscriptions.values()].filter((s) => s.testClockId === testClockId).map((s) => {
+            if (s.billingStatus === "stop_pending") return s.chargeLeaseUntil ?? s.updatedAt
+            if (s.providerState !== "active" || s.billingStatus !== "enabled" || s.nextChargeAt === null) return null
+            return Math.max(s.nextChargeAt, s.chargeLeaseUntil ?? s.nextChargeAt)
+          }))
         ))
     })
   })
@@ -148,6 +161,13 @@ export const layerChargeRepository: Layer.Layer<ChargeRepository, never, MemoryD
     const { charges } = db.tables
     const forSubscription = (subscriptionId: string): Array<Charge.Charge> =>
       [...charges.values()].filter((c) => c.subscriptionId === subscriptionId)
+    // Open attempts (pending or unconfirmed) of stopping or stopped subscriptions of a test clock (or of none).
+    const openOfStopping = (testClockId: string | null): Array<Charge.Charge> =>
+      [...charges.values()].filter((c) => {
+        const sub = db.tables.subscriptions.get(c.subscriptionId)
+        return (c.status === "pending" || c.status === "unconfirmed") && sub !== undefined &&
+          (sub.billingStatus === "stop_pending" || sub.billingStatus === "stopped") && sub.testClockId === testClockId
+      })
     return ChargeRepository.of({
       insert: (charge) =>
         db.atomically(Effect.suspend(() => {
@@ -170,12 +190,25 @@ export const layerChargeRepository: Layer.Layer<ChargeRepository, never, MemoryD
             .filter((c) => c.cycleNumber === cycleNumber)
             .sort((a, b) => a.attempt - b.attempt)
         )),
-      listBySubscription: (subscriptionId, limit) =>
+      listBySubscription: (subscriptionId, limit, options) =>
         db.atomically(Effect.sync(() =>
           forSubscription(subscriptionId)
+            .filter((c) => options?.bookedOnly !== true || c.status !== "pending")
             .sort((a, b) => b.createdAt - a.createdAt || b.cycleNumber - a.cycleNumber || b.attempt - a.attempt)
             .slice(0, Math.max(0, limit))
-        ))
+        )),
+      claimOpenOfStopped: (now, staleBefore, limit, testClockId) =>
+        db.atomically(Effect.sync(() => {
+          const claimed = openOfStopping(testClockId ?? null)
+            .filter((c) => c.updatedAt <= staleBefore)
+            .sort((a, b) => a.updatedAt - b.updatedAt || compareText(a.id, b.id))
+            .slice(0, Math.max(0, limit))
+            .map((c) => ({ ...c, updatedAt: now }))
+          for (const c of claimed) charges.set(c.id, c)
+          return claimed
+        })),
+      earliestOpenOfStopped: (testClockId) =>
+        db.atomically(Effect.sync(() => earliest(openOfStopping(testClockId).map((c) => c.updatedAt))))
     })
   })
 )

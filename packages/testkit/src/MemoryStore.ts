@@ -14,6 +14,7 @@ import * as MemoryPaymentRepository from "./MemoryPaymentRepository.js"
 import * as MemoryPayouts from "./MemoryPayouts.js"
 import * as MemoryRecurring from "./MemoryRecurring.js"
 import * as MemoryRequestStores from "./MemoryRequestStores.js"
+import * as MemoryTestClockRepository from "./MemoryTestClockRepository.js"
 
 /** The persistence ports (repositories, stores and `Transactions`). */
 export type Persistence = CorePersistence
@@ -31,6 +32,7 @@ export const layerRepositories: Layer.Layer<Persistence, never, MemoryDatabase.M
   MemoryRecurring.layerPlanRepository,
   MemoryPaymentRepository.layer,
   MemoryRecurring.layerSubscriptionRepository,
+  MemoryTestClockRepository.layer,
   MemoryRecurring.layerChargeRepository,
   MemoryPayouts.layerPayoutRepository,
   MemoryPayouts.layerLedgerRepository,

@@ -132,14 +132,21 @@ describe("Access", () => {
         }))
     })
 
-    it.effect("rejects a terminal_id that is not a UUID with InvalidRequest", () =>
+    it.effect("denies a terminal_id that is not a UUID like any other terminal (403, spec rule 3)", () =>
       Effect.gen(function*() {
         const { account, terminal } = yield* Fixtures.seedTerminal()
+        const expected = (principal: Access.Principal, purpose: Access.Purpose) =>
+          principal._tag === "User"
+            ? "account access denied"
+            : purpose === "subscription_write" || purpose === "subscription_owner"
+            ? "subscription write access required"
+            : "terminal access denied"
         for (const principal of [apiKeyOf(terminal), userOf(account.id)]) {
           for (const bad of ["not-a-uuid", `${terminal.id}x`, terminal.id.replaceAll("-", ""), " "]) {
             for (const purpose of purposes) {
               const error = yield* Effect.flip(Access.resolveTerminal(principal, bad, purpose))
-              assert.strictEqual(error._tag, "InvalidRequest", `${principal._tag} ${JSON.stringify(bad)} ${purpose}`)
+              const where = `${principal._tag} ${JSON.stringify(bad)} ${purpose}`
+              assert.deepStrictEqual([error._tag, error.message], ["AccessDenied", expected(principal, purpose)], where)
             }
           }
         }

@@ -233,7 +233,7 @@ describe("Web Crypto adapters", () => {
 
   it.effect("tokens are two base64url parts; ciphertexts read v1.<iv>.<ciphertext>", () =>
     Effect.gen(function*() {
-      const token = yield* (yield* TokenIssuer).issue({ userId: "u", accountId: "a", role: "owner", expiresAt: 10 })
+      const token = yield* (yield* TokenIssuer).issue({ userId: "u", accountId: "a", role: "owner", familyId: "f", expiresAt: 10 })
       assert.match(token, /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]{43}$/)
       const sealed = yield* (yield* SecretCipher).encrypt("s")
       assert.match(sealed, /^v1\.[A-Za-z0-9_-]{16}\.[A-Za-z0-9_-]+$/)

@@ -1,34 +1,37 @@
 import { Layer } from "effect"
 import {
-  AcquirerContract,
   AcquirerEmulator,
-  AccountRepositoryContract,
   AesGcmSecretCipher,
+  HmacTokenIssuer,
+  MemoryStore,
+  PayoutNetworkEmulator,
+  Pbkdf2PasswordHasher,
+  TestEntropy
+} from "@paydesk/testkit"
+import {
+  AcquirerContract,
+  AccountRepositoryContract,
   ApiKeyRepositoryContract,
   ChargeBookContract,
   ChargeRepositoryContract,
   EntropyContract,
-  HmacTokenIssuer,
   IdempotencyStoreContract,
   LedgerRepositoryContract,
-  MemoryStore,
   NonceStoreContract,
   OutboxRepositoryContract,
   PasswordHasherContract,
   PaymentRepositoryContract,
   PayoutNetworkContract,
-  PayoutNetworkEmulator,
   PayoutRepositoryContract,
-  Pbkdf2PasswordHasher,
   PlanRepositoryContract,
   SecretCipherContract,
   SessionRepositoryContract,
   SubscriptionRepositoryContract,
   TerminalRepositoryContract,
-  TestEntropy,
+  TestClockRepositoryContract,
   TokenIssuerContract,
   TransactionsContract
-} from "@paydesk/testkit"
+} from "@paydesk/testkit/contracts"
 
 const store = MemoryStore.layer
 
@@ -44,6 +47,7 @@ ChargeRepositoryContract.suite("memory", store)
 PayoutRepositoryContract.suite("memory", store)
 LedgerRepositoryContract.suite("memory", store)
 OutboxRepositoryContract.suite("memory", store)
+TestClockRepositoryContract.suite("memory", store)
 NonceStoreContract.suite("memory", store)
 IdempotencyStoreContract.suite("memory", store)
 

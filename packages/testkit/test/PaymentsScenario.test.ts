@@ -94,6 +94,34 @@ describe("Payments scenarios", () => {
       assert.deepStrictEqual(events.map((e) => [e.event_type, e.status]), [["payment.created", "created"], ["payment.canceled", "canceled"]])
     }).pipe(Effect.provide(Kit.layer)))
 
+  it.effect("simulate processing makes processing observable; paid completes it; callbacks carry no metadata when none was set", () =>
+    Effect.gen(function*() {
+      const { principal } = yield* setup
+      const { payment } = yield* Payments.create(principal, { amount: "10", orderId: "o-proc", test: true })
+      const processing = yield* Payments.simulate(payment.payToken, { outcome: "processing", csrfToken: payment.csrfToken })
+      assert.strictEqual(processing.status, "processing")
+      assert.strictEqual((yield* Payments.get(principal, payment.id)).status, "processing")
+      // Again is a no-op; then the outcome.
+      assert.strictEqual((yield* Payments.simulate(payment.payToken, { outcome: "processing", csrfToken: payment.csrfToken })).status, "processing")
+      assert.strictEqual((yield* Payments.simulate(payment.payToken, { outcome: "paid", csrfToken: payment.csrfToken })).status, "paid")
+      const late = yield* Effect.flip(Payments.simulate(payment.payToken, { outcome: "processing", csrfToken: payment.csrfToken }))
+      assert.strictEqual(late._tag, "InvalidTransition")
+      yield* Work.drain()
+      const events = (yield* callbacks).map((r) => JSON.parse(r.body))
+      assert.deepStrictEqual(events.map((e) => e.event_type), ["payment.created", "payment.paid"])
+      for (const event of events) assert.isFalse("metadata" in event, "metadata absent when not set at creation")
+    }).pipe(Effect.provide(Kit.layer)))
+
+  it.effect("a live payment shows processing when the acquirer reports the payer started paying", () =>
+    Effect.gen(function*() {
+      const { principal } = yield* setup
+      const { payment } = yield* Payments.create(principal, { amount: "10", orderId: "live-proc" })
+      assert.strictEqual((yield* Payments.settle(payment.id, "processing")).status, "processing")
+      assert.strictEqual((yield* Payments.get(principal, payment.id)).status, "processing")
+      assert.strictEqual((yield* Payments.settle(payment.id, "paid")).status, "paid")
+      assert.strictEqual((yield* Effect.flip(Payments.settle(payment.id, "processing")))._tag, "InvalidTransition")
+    }).pipe(Effect.provide(Kit.layer)))
+
   it.effect("simulation refuses live payments, wrong csrf tokens and unknown outcomes", () =>
     Effect.gen(function*() {
       const { principal } = yield* setup

@@ -23,31 +23,29 @@ describe("Subscription creation rules", () => {
       const t = merchant.terminal.id
       const ceiling = plans.ceilingMonthly.id
       const fixed = plans.fixedMonthly.id
-      const cases: Array<[string, string | null, unknown, string, RegExp?]> = [
-        ["unknown field", "k", { terminal_id: t, plan_id: ceiling, amount: "10", coupon: "x" }, "InvalidJsonBody", /^invalid json body$/],
-        ["non-string field", "k", { terminal_id: t, plan_id: ceiling, amount: 10 }, "InvalidJsonBody"],
-        ["array body", "k", [1], "InvalidJsonBody"],
-        ["no terminal", "k", { plan_id: ceiling, amount: "10" }, "TerminalIdRequired", /^terminal_id is required$/],
-        ["no key", null, { terminal_id: t, plan_id: ceiling, amount: "10" }, "SubscriptionFieldsMissing", /ключ идемпотентности/],
-        ["no plan", "k", { terminal_id: t, amount: "10" }, "SubscriptionFieldsMissing", /план/],
-        ["no amount (ceiling)", "k", { terminal_id: t, plan_id: ceiling }, "SubscriptionFieldsMissing", /сумму/],
-        ["key of 129", "k".repeat(129), { terminal_id: t, plan_id: ceiling, amount: "10" }, "InvalidRequest", /128/],
-        ["ref of 129 bytes", "k", { terminal_id: t, plan_id: ceiling, amount: "10", merchant_subscription_ref: "я".repeat(65) }, "InvalidRequest", /128/],
-        ["unknown plan", "k", { terminal_id: t, plan_id: crypto.randomUUID(), amount: "10" }, "PlanNotAvailable"],
-        ["three decimals", "k", { terminal_id: t, plan_id: ceiling, amount: "10.001" }, "AmountMalformed"],
-        ["zero", "k", { terminal_id: t, plan_id: ceiling, amount: "0,00" }, "AmountNotPositive"],
-        ["above ceiling", "k", { terminal_id: t, plan_id: ceiling, amount: "4000.01" }, "AmountExceedsCeiling", /4000\.00 RUB за месяц/],
-        ["payer_id in ceiling mode", "k", { terminal_id: t, plan_id: ceiling, amount: "10", payer_id: "p" }, "InvalidRequest"],
-        ["description in ceiling mode", "k", { terminal_id: t, plan_id: ceiling, amount: "10", description: "d" }, "InvalidRequest"],
-        ["amount for fixed tariff", "k", { terminal_id: t, plan_id: fixed, amount: "990", payer_id: "p" }, "InvalidRequest"],
-        ["no payer_id for fixed tariff", "k", { terminal_id: t, plan_id: fixed }, "InvalidRequest"],
-        ["empty payer_id", "k", { terminal_id: t, plan_id: fixed, payer_id: "" }, "InvalidRequest"],
-        ["payer_id of 33 bytes", "k", { terminal_id: t, plan_id: fixed, payer_id: "x".repeat(33) }, "InvalidRequest", /32 bytes/],
-        ["payer_id of 17 two-byte chars", "k", { terminal_id: t, plan_id: fixed, payer_id: "ж".repeat(17) }, "InvalidRequest", /32 bytes/],
-        ["another terminal", "k", { terminal_id: crypto.randomUUID(), plan_id: ceiling, amount: "10" }, "AccessDenied", /^subscription write access required$/]
+      const cases: Array<[string, string | null, Omit<Subscriptions.CreateCommand, "idempotencyKey">, string, RegExp?]> = [
+        ["no terminal", "k", { planId: ceiling, amount: "10" }, "TerminalIdRequired", /^terminal_id is required$/],
+        ["no key", null, { terminalId: t, planId: ceiling, amount: "10" }, "SubscriptionFieldsMissing", /ключ идемпотентности/],
+        ["no plan", "k", { terminalId: t, amount: "10" }, "SubscriptionFieldsMissing", /план/],
+        ["no amount (ceiling)", "k", { terminalId: t, planId: ceiling }, "SubscriptionFieldsMissing", /сумму/],
+        ["key of 129", "k".repeat(129), { terminalId: t, planId: ceiling, amount: "10" }, "InvalidRequest", /128/],
+        ["ref of 129 bytes", "k", { terminalId: t, planId: ceiling, amount: "10", merchantSubscriptionRef: "я".repeat(65) }, "InvalidRequest", /128/],
+        ["unknown plan", "k", { terminalId: t, planId: crypto.randomUUID(), amount: "10" }, "PlanNotAvailable"],
+        ["three decimals", "k", { terminalId: t, planId: ceiling, amount: "10.001" }, "AmountMalformed"],
+        ["zero", "k", { terminalId: t, planId: ceiling, amount: "0,00" }, "AmountNotPositive"],
+        ["above ceiling", "k", { terminalId: t, planId: ceiling, amount: "4000.01" }, "AmountExceedsCeiling", /4000\.00 RUB за месяц/],
+        ["payer_id in ceiling mode", "k", { terminalId: t, planId: ceiling, amount: "10", payerId: "p" }, "InvalidRequest"],
+        ["description in ceiling mode", "k", { terminalId: t, planId: ceiling, amount: "10", description: "d" }, "InvalidRequest"],
+        ["amount for fixed tariff", "k", { terminalId: t, planId: fixed, amount: "990", payerId: "p" }, "InvalidRequest"],
+        ["no payer_id for fixed tariff", "k", { terminalId: t, planId: fixed }, "InvalidRequest"],
+        ["empty payer_id", "k", { terminalId: t, planId: fixed, payerId: "" }, "InvalidRequest"],
+        ["payer_id of 33 bytes", "k", { terminalId: t, planId: fixed, payerId: "x".repeat(33) }, "InvalidRequest", /32 bytes/],
+        ["payer_id of 17 two-byte chars", "k", { terminalId: t, planId: fixed, payerId: "ж".repeat(17) }, "InvalidRequest", /32 bytes/],
+        ["another terminal", "k", { terminalId: crypto.randomUUID(), planId: ceiling, amount: "10" }, "AccessDenied", /^subscription write access required$/],
+        ["a terminal_id that is not a UUID", "k", { terminalId: "not-a-uuid", planId: ceiling, amount: "10" }, "AccessDenied", /^subscription write access required$/]
       ]
       for (const [name, key, body, tag, message] of cases) {
-        const error = yield* Effect.flip(Subscriptions.create(principal, { idempotencyKey: key, body }))
+        const error = yield* Effect.flip(Subscriptions.create(principal, { idempotencyKey: key, ...body }))
         assert.strictEqual(error._tag, tag, name)
         if (message !== undefined) assert.match(error.message, message, name)
       }
@@ -59,12 +57,12 @@ describe("Subscription creation rules", () => {
       const { merchant, plans, principal } = yield* setup
       const { subscription } = yield* Subscriptions.create(principal, {
         idempotencyKey: "a",
-        body: { terminal_id: merchant.terminal.id, plan_id: plans.ceilingMonthly.id, amount: "4000" }
+        terminalId: merchant.terminal.id, planId: plans.ceilingMonthly.id, amount: "4000"
       })
       assert.strictEqual(subscription.terms.payerAmount, 400_000n)
       const { subscription: fixed } = yield* Subscriptions.create(principal, {
         idempotencyKey: "b",
-        body: { terminal_id: merchant.terminal.id, plan_id: plans.fixedMonthly.id, payer_id: "ж".repeat(16), description: "Gold" }
+        terminalId: merchant.terminal.id, planId: plans.fixedMonthly.id, payerId: "ж".repeat(16), description: "Gold"
       })
       assert.deepStrictEqual(
         [fixed.terms.planCode, fixed.terms.planVersion, fixed.terms.payerAmount, fixed.terms.merchantAmount, fixed.terms.policyVersion],
@@ -87,7 +85,7 @@ describe("Subscription creation rules", () => {
       assert.strictEqual(stored.terms.payerAmount, 99_000n)
       const old = yield* Effect.flip(Subscriptions.create(principal, {
         idempotencyKey: "c",
-        body: { terminal_id: merchant.terminal.id, plan_id: plans.fixedMonthly.id, payer_id: "p" }
+        terminalId: merchant.terminal.id, planId: plans.fixedMonthly.id, payerId: "p"
       }))
       assert.strictEqual(old._tag, "PlanNotAvailable")
       const listed = yield* Subscriptions.listPlans(principal, merchant.terminal.id)
@@ -97,27 +95,58 @@ describe("Subscription creation rules", () => {
   it.effect("the same Idempotency-Key replays with the same body and conflicts with another", () =>
     Effect.gen(function*() {
       const { merchant, plans, principal } = yield* setup
-      const body = { terminal_id: merchant.terminal.id, plan_id: plans.ceilingMonthly.id, amount: "1000.50" }
-      const first = yield* Subscriptions.create(principal, { idempotencyKey: "same", body })
-      const replay = yield* Subscriptions.create(principal, { idempotencyKey: "same", body: { ...body, amount: "1000,5" } })
+      const body = { terminalId: merchant.terminal.id, planId: plans.ceilingMonthly.id, amount: "1000.50" }
+      const first = yield* Subscriptions.create(principal, { idempotencyKey: "same", ...body })
+      const replay = yield* Subscriptions.create(principal, { idempotencyKey: "same", ...body, amount: "1000,5" })
       assert.isTrue(first.created)
       assert.isFalse(replay.created)
       assert.strictEqual(replay.subscription.id, first.subscription.id)
-      const conflict = yield* Effect.flip(Subscriptions.create(principal, { idempotencyKey: "same", body: { ...body, amount: "999" } }))
+      const conflict = yield* Effect.flip(Subscriptions.create(principal, { idempotencyKey: "same", ...body, amount: "999" }))
       assert.strictEqual(conflict._tag, "IdempotencyConflict")
       assert.strictEqual(conflict.message, "idempotency key conflicts with another request")
-      const other = yield* Subscriptions.create(principal, { idempotencyKey: "other", body })
+      const other = yield* Subscriptions.create(principal, { idempotencyKey: "other", ...body })
       assert.notStrictEqual(other.subscription.id, first.subscription.id)
       assert.strictEqual(yield* countAll(merchant.terminal.id), 2)
+    }).pipe(Effect.provide(Kit.layer)))
+
+  it.effect("a replay answers first: after a new plan version or with the terminal disabled it still returns the subscription", () =>
+    Effect.gen(function*() {
+      const { merchant, plans, principal } = yield* setup
+      const body = { terminalId: merchant.terminal.id, planId: plans.fixedMonthly.id, payerId: "p-1" }
+      const first = yield* Subscriptions.create(principal, { idempotencyKey: "retry-me", ...body })
+      yield* Operator.createPlan({
+        terminalIds: [merchant.terminal.id],
+        code: plans.fixedMonthly.code,
+        name: "Premium monthly v2",
+        interval: "month",
+        payerAmountRub: "1290",
+        merchantAmountRub: "1200",
+        consentText: "Новые условия",
+        policyVersion: "2026-05"
+      })
+      const afterNewVersion = yield* Subscriptions.create(principal, { idempotencyKey: "retry-me", ...body })
+      assert.deepStrictEqual([afterNewVersion.created, afterNewVersion.subscription.id], [false, first.subscription.id])
+      yield* Operator.setTerminalStatus(merchant.terminal.id, "disabled")
+      const afterDisable = yield* Subscriptions.create(principal, { idempotencyKey: "retry-me", ...body })
+      assert.deepStrictEqual([afterDisable.created, afterDisable.subscription.id], [false, first.subscription.id])
+      // Another body under the key is still a conflict; a new key meets the disabled terminal.
+      const conflict = yield* Effect.flip(Subscriptions.create(principal, { idempotencyKey: "retry-me", ...body, payerId: "p-2" }))
+      assert.strictEqual(conflict._tag, "IdempotencyConflict")
+      // A sandbox request under the key is another body: 409, not the live subscription.
+      const sandbox = yield* Effect.flip(Subscriptions.create(principal, { idempotencyKey: "retry-me", ...body, test: true }))
+      assert.strictEqual(sandbox._tag, "IdempotencyConflict")
+      const fresh = yield* Effect.flip(Subscriptions.create(principal, { idempotencyKey: "new-key", ...body }))
+      assert.strictEqual(fresh.message, "terminal is unavailable")
+      assert.strictEqual(yield* countAll(merchant.terminal.id), 1)
     }).pipe(Effect.provide(Kit.layer)))
 
   it.effect("concurrent creations with one key give one subscription", () =>
     Effect.gen(function*() {
       const { merchant, plans, principal } = yield* setup
-      const body = { terminal_id: merchant.terminal.id, plan_id: plans.ceilingMonthly.id, amount: "10" }
+      const body = { terminalId: merchant.terminal.id, planId: plans.ceilingMonthly.id, amount: "10" }
       const results = yield* Effect.forEach(
         Array.from({ length: 50 }, () => body),
-        (b) => Subscriptions.create(principal, { idempotencyKey: "race", body: b }),
+        (b) => Subscriptions.create(principal, { idempotencyKey: "race", ...b }),
         { concurrency: "unbounded" }
       )
       assert.strictEqual(new Set(results.map((r) => r.subscription.id)).size, 1)
@@ -137,11 +166,41 @@ describe("Subscription creation rules", () => {
       assert.strictEqual(none.message, "recurring plans not configured")
       const create = yield* Effect.flip(Subscriptions.create(barePrincipal, {
         idempotencyKey: "k",
-        body: { terminal_id: bare.terminal.id, plan_id: plans.ceilingMonthly.id, amount: "10" }
+        terminalId: bare.terminal.id, planId: plans.ceilingMonthly.id, amount: "10"
       }))
       assert.strictEqual(create.message, "subscriptions not configured")
       const foreign = yield* Effect.flip(Subscriptions.listPlans(principal, bare.terminal.id))
       assert.strictEqual(foreign.message, "terminal access denied")
+      // Plans connected but none active (their code moved on to a version for another terminal): an empty list, not 503.
+      const retired = yield* Kit.provisionMerchant()
+      const retiredPrincipal = yield* Kit.apiKeyPrincipal(retired, crypto.randomUUID())
+      const v1 = yield* Operator.createPlan({
+        terminalIds: [retired.terminal.id], code: `retired-${retired.terminal.id.slice(0, 8)}`, name: "Old", interval: "month",
+        capAmountRub: "100", consentText: "Согласен", policyVersion: "1"
+      })
+      yield* Operator.createPlan({
+        terminalIds: [merchant.terminal.id], code: v1.code, name: "New", interval: "month",
+        capAmountRub: "200", consentText: "Согласен", policyVersion: "2"
+      })
+      assert.deepStrictEqual(yield* Subscriptions.listPlans(retiredPrincipal, retired.terminal.id), [])
+      const closed = yield* Effect.flip(Subscriptions.create(retiredPrincipal, {
+        idempotencyKey: "k", terminalId: retired.terminal.id, planId: v1.id, amount: "10"
+      }))
+      assert.strictEqual(closed._tag, "PlanNotAvailable")
+    }).pipe(Effect.provide(Kit.layer)))
+
+  it.effect("a plan without a schedule takes the kind of its mode; the operator may choose the other", () =>
+    Effect.gen(function*() {
+      const { merchant } = yield* setup
+      const base = { terminalIds: [merchant.terminal.id], name: "P", interval: "month", consentText: "Согласен", policyVersion: "1" }
+      const ceiling = yield* Operator.createPlan({ ...base, code: "kind-ceiling", capAmountRub: "100" })
+      const fixed = yield* Operator.createPlan({ ...base, code: "kind-fixed", payerAmountRub: "100", merchantAmountRub: "90" })
+      const chosen = yield* Operator.createPlan({ ...base, code: "kind-chosen", payerAmountRub: "100", merchantAmountRub: "90", schedule: "calendar" })
+      assert.deepStrictEqual([ceiling.schedule, fixed.schedule, chosen.schedule], ["calendar", "fixed_days", "calendar"])
+      const halfYear = yield* Operator.createPlan({ ...base, code: "kind-half", interval: "half_year", payerAmountRub: "100", merchantAmountRub: "90" })
+      assert.strictEqual(halfYear.schedule, "fixed_days")
+      const refused = yield* Effect.flip(Operator.createPlan({ ...base, code: "kind-bad", interval: "half_year", capAmountRub: "100" }))
+      assert.strictEqual(refused.message, "half_year exists only for fixed_days plans")
     }).pipe(Effect.provide(Kit.layer)))
 
   it.effect("keys without write access, disabled terminals and an unavailable acquirer are refused", () =>
@@ -149,45 +208,45 @@ describe("Subscription creation rules", () => {
       const { merchant, plans } = yield* setup
       const readOnlyKey = yield* Operator.createApiKey(merchant.terminal.id, { subscriptionWrite: false })
       const readOnly = yield* Auth.apiKey(readOnlyKey, crypto.randomUUID())
-      const body = { terminal_id: merchant.terminal.id, plan_id: plans.ceilingMonthly.id, amount: "10" }
+      const body = { terminalId: merchant.terminal.id, planId: plans.ceilingMonthly.id, amount: "10" }
       assert.strictEqual(
-        (yield* Effect.flip(Subscriptions.create(readOnly, { idempotencyKey: "k", body }))).message,
+        (yield* Effect.flip(Subscriptions.create(readOnly, { idempotencyKey: "k", ...body }))).message,
         "subscription write access required"
       )
       const h2h = yield* Kit.provisionMerchant({ h2h: true })
       const h2hPlans = yield* Kit.provisionPlans(h2h.terminal.id)
       const h2hPrincipal = yield* Kit.apiKeyPrincipal(h2h, crypto.randomUUID())
       const emulator = yield* AcquirerEmulator.AcquirerEmulator
-      const h2hBody = { terminal_id: h2h.terminal.id, plan_id: h2hPlans.ceilingMonthly.id, amount: "10" }
+      const h2hBody = { terminalId: h2h.terminal.id, planId: h2hPlans.ceilingMonthly.id, amount: "10" }
       yield* emulator.setRecurringUnavailable(true)
       assert.strictEqual(
-        (yield* Effect.flip(Subscriptions.create(h2hPrincipal, { idempotencyKey: "k", body: h2hBody }))).message,
+        (yield* Effect.flip(Subscriptions.create(h2hPrincipal, { idempotencyKey: "k", ...h2hBody }))).message,
         "recurring scenario temporarily unavailable"
       )
       yield* emulator.setRecurringUnavailable(false)
       yield* emulator.setUnavailable(true)
       assert.strictEqual(
-        (yield* Effect.flip(Subscriptions.create(h2hPrincipal, { idempotencyKey: "k", body: h2hBody }))).message,
+        (yield* Effect.flip(Subscriptions.create(h2hPrincipal, { idempotencyKey: "k", ...h2hBody }))).message,
         "provider not available"
       )
       yield* emulator.setUnavailable(false)
       yield* Operator.setTerminalStatus(merchant.terminal.id, "disabled")
       const principal = yield* Kit.apiKeyPrincipal(merchant, crypto.randomUUID())
       assert.strictEqual(
-        (yield* Effect.flip(Subscriptions.create(principal, { idempotencyKey: "k", body }))).message,
+        (yield* Effect.flip(Subscriptions.create(principal, { idempotencyKey: "k", ...body }))).message,
         "terminal is unavailable"
       )
       assert.strictEqual(yield* countAll(merchant.terminal.id), 0)
       assert.strictEqual(yield* countAll(h2h.terminal.id), 0)
     }).pipe(Effect.provide(Kit.layer)))
 
-  it.effect("get, list by state with paging, and 404 for foreign or unknown ids", () =>
+  it.effect("get, list by state with paging, 404 for foreign or unknown ids, 503 without recurring configured", () =>
     Effect.gen(function*() {
       const { merchant, plans, principal } = yield* setup
       for (let i = 0; i < 55; i++) {
         yield* Subscriptions.create(principal, {
           idempotencyKey: `k-${i}`,
-          body: { terminal_id: merchant.terminal.id, plan_id: plans.ceilingMonthly.id, amount: "10" }
+          terminalId: merchant.terminal.id, planId: plans.ceilingMonthly.id, amount: "10"
         })
       }
       const page1 = yield* Subscriptions.list(principal, { state: "new" })
@@ -196,10 +255,23 @@ describe("Subscription creation rules", () => {
       assert.strictEqual((yield* Subscriptions.list(principal, { state: "active" })).total, 0)
       assert.strictEqual((yield* Effect.flip(Subscriptions.list(principal, { state: "weird" })))._tag, "InvalidRequest")
       const other = yield* Kit.provisionMerchant()
+      yield* Kit.provisionPlans(other.terminal.id)
       const otherPrincipal = yield* Kit.apiKeyPrincipal(other, crypto.randomUUID())
       const notFound = yield* Effect.flip(Subscriptions.get(otherPrincipal, page1.items[0]!.id))
       assert.strictEqual(notFound.message, "subscription not found")
       assert.strictEqual((yield* Effect.flip(Subscriptions.get(principal, "nope"))).message, "subscription not found")
       assert.strictEqual((yield* Effect.flip(Subscriptions.stop(otherPrincipal, page1.items[0]!.id))).message, "subscription not found")
+      // A terminal without any plan has no subscriptions configured: 503 for read and stop (spec's tables).
+      const bare = yield* Kit.provisionMerchant()
+      const barePrincipal = yield* Kit.apiKeyPrincipal(bare, crypto.randomUUID())
+      for (const call of [Subscriptions.get(barePrincipal, page1.items[0]!.id), Subscriptions.stop(barePrincipal, page1.items[0]!.id)]) {
+        const error = yield* Effect.flip(call)
+        assert.deepStrictEqual([error._tag, error.message], ["RecurringNotConfigured", "subscriptions not configured"])
+      }
+      const owner = yield* Auth.login(bare.ownerEmail, Kit.ownerPassword)
+      const bareUser = yield* Auth.bearer(owner.accessToken)
+      assert.strictEqual((yield* Effect.flip(Subscriptions.get(bareUser, page1.items[0]!.id))).message, "subscriptions not configured")
+      // Stopping and reading still work for a configured terminal (the subscription is not touched by the 503s).
+      assert.strictEqual((yield* Subscriptions.get(principal, page1.items[0]!.id)).billingStatus, "consent_pending")
     }).pipe(Effect.provide(Kit.layer)))
 })

@@ -14,63 +14,11 @@ import {
   Work
 } from "@paydesk/core"
 import { AcquirerEmulator, Kit, RecordingCallbackTransport } from "@paydesk/testkit"
-
-/** 2026-01-31T10:00+03:00. */
-const anchor = Date.parse("2026-01-31T07:00:00.000Z")
-
-/** The thirteen monthly charge dates after activation on 31 January, Moscow time 10:00. */
-const monthlyDates = [
-  "2026-02-28", "2026-03-31", "2026-04-30", "2026-05-31", "2026-06-30", "2026-07-31", "2026-08-31",
-  "2026-09-30", "2026-10-31", "2026-11-30", "2026-12-31", "2027-01-31", "2027-02-28"
-].map((day) => Date.parse(`${day}T10:00:00.000+03:00`))
-
-const setup = (options: { readonly maxCycles?: number | null; readonly h2h?: boolean } = {}) =>
-  Effect.gen(function*() {
-    yield* TestClock.setTime(anchor)
-    const merchant = yield* Kit.provisionMerchant({ callbackUrl: "https://shop.example/cb", h2h: options.h2h ?? false })
-    const plans = yield* Kit.provisionPlans(merchant.terminal.id, { maxCycles: options.maxCycles ?? null })
-    const principal = yield* Kit.apiKeyPrincipal(merchant, crypto.randomUUID())
-    return { merchant, plans, principal }
-  })
-
-const reload = (id: string) =>
-  Effect.flatMap(SubscriptionRepository, (r) => r.get(id)).pipe(Effect.map(Option.getOrThrow))
-
-/** Consent on the form, then the payer pays the first payment. */
-const consentAndPay = (sub: Subscription.Subscription) =>
-  Effect.gen(function*() {
-    const confirmed = yield* Subscriptions.confirm(sub.payToken, sub.csrfToken)
-    assert.strictEqual(Subscription.stateOf(confirmed.subscription), "new/pending")
-    const first = Option.getOrThrow(confirmed.firstPayment)
-    assert.strictEqual(first.paymentMethod, "sbp_recurrent")
-    assert.strictEqual(first.subscriptionId, sub.id)
-    // The first payment's QR comes from the acquirer.
-    const registered = (yield* AcquirerEmulator.AcquirerEmulator).payments.get(first.id)
-    assert.strictEqual(first.qrPayload, registered?.qrPayload)
-    assert.strictEqual(registered?.amount, sub.terms.payerAmount)
-    yield* Payments.settle(first.id, "paid")
-    return first
-  })
-
-/** `count` active monthly subscriptions (ceiling plan, 100 RUB) of a fresh merchant; their ids. */
-const activeSubscriptions = (count: number) =>
-  Effect.gen(function*() {
-    const { merchant, plans, principal } = yield* setup()
-    const ids: Array<string> = []
-    for (let i = 0; i < count; i++) {
-      const { subscription } = yield* Subscriptions.create(principal, {
-        idempotencyKey: `k-${i}`,
-        body: { terminal_id: merchant.terminal.id, plan_id: plans.ceilingMonthly.id, amount: "100" }
-      })
-      yield* consentAndPay(subscription)
-      ids.push(subscription.id)
-    }
-    return ids
-  })
+import { activeSubscriptions, anchor, consentAndPay, monthlyDates, reload, setup } from "./SubscriptionSupport.js"
 
 const modes = [
-  { mode: "ceiling", body: (plans: Kit.Plans) => ({ plan_id: plans.ceilingMonthly.id, amount: "1500,00" }), payer: 150_000n, merchant: 150_000n, firstCycle: 0 },
-  { mode: "fixed", body: (plans: Kit.Plans) => ({ plan_id: plans.fixedMonthly.id, payer_id: "user-77" }), payer: 99_000n, merchant: 95_000n, firstCycle: 1 }
+  { mode: "ceiling", body: (plans: Kit.Plans) => ({ planId: plans.ceilingMonthly.id, amount: "1500,00" }), payer: 150_000n, merchant: 150_000n, firstCycle: 0 },
+  { mode: "fixed", body: (plans: Kit.Plans) => ({ planId: plans.fixedMonthly.id, payerId: "user-77" }), payer: 99_000n, merchant: 95_000n, firstCycle: 1 }
 ] as const
 
 describe("Subscriptions scenarios", () => {
@@ -81,7 +29,7 @@ describe("Subscriptions scenarios", () => {
         const emulator = yield* AcquirerEmulator.AcquirerEmulator
         const { subscription: sub, created } = yield* Subscriptions.create(principal, {
           idempotencyKey: "key-1",
-          body: { terminal_id: merchant.terminal.id, ...m.body(plans) }
+          terminalId: merchant.terminal.id, ...m.body(plans)
         })
         assert.isTrue(created)
         const view = Views.subscription(sub, { publicUrl: "https://pay.example", withPayUrl: true })
@@ -173,7 +121,7 @@ describe("Subscriptions scenarios", () => {
       const emulator = yield* AcquirerEmulator.AcquirerEmulator
       const { subscription } = yield* Subscriptions.create(principal, {
         idempotencyKey: "k",
-        body: { terminal_id: merchant.terminal.id, plan_id: plans.ceilingMonthly.id, amount: "100" }
+        terminalId: merchant.terminal.id, planId: plans.ceilingMonthly.id, amount: "100"
       })
       yield* consentAndPay(subscription)
       yield* emulator.programCharges(subscription.id, ["unknown"])
@@ -203,7 +151,7 @@ describe("Subscriptions scenarios", () => {
       const { merchant, plans, principal } = yield* setup({ maxCycles: 3 })
       const { subscription } = yield* Subscriptions.create(principal, {
         idempotencyKey: "k",
-        body: { terminal_id: merchant.terminal.id, plan_id: plans.fixed30Days.id, payer_id: "p-1" }
+        terminalId: merchant.terminal.id, planId: plans.fixed30Days.id, payerId: "p-1"
       })
       yield* consentAndPay(subscription)
       for (let k = 1; k <= 4; k++) {
@@ -223,7 +171,7 @@ describe("Subscriptions scenarios", () => {
       const emulator = yield* AcquirerEmulator.AcquirerEmulator
       const { subscription } = yield* Subscriptions.create(principal, {
         idempotencyKey: "k",
-        body: { terminal_id: merchant.terminal.id, plan_id: plans.ceilingMonthly.id, amount: "100" }
+        terminalId: merchant.terminal.id, planId: plans.ceilingMonthly.id, amount: "100"
       })
       yield* consentAndPay(subscription)
       yield* emulator.programStop(subscription.id, "failed")
@@ -241,7 +189,7 @@ describe("Subscriptions scenarios", () => {
       const { merchant, plans, principal } = yield* setup()
       const { subscription } = yield* Subscriptions.create(principal, {
         idempotencyKey: "k",
-        body: { terminal_id: merchant.terminal.id, plan_id: plans.ceilingMonthly.id, amount: "100" }
+        terminalId: merchant.terminal.id, planId: plans.ceilingMonthly.id, amount: "100"
       })
       const stopped = yield* Subscriptions.stop(principal, subscription.id)
       assert.strictEqual(Subscription.stateOf(stopped), "stop/stopped")
@@ -256,12 +204,14 @@ describe("Subscriptions scenarios", () => {
       const { merchant, plans, principal } = yield* setup({ h2h: true })
       const { subscription } = yield* Subscriptions.create(principal, {
         idempotencyKey: "k",
-        body: { terminal_id: merchant.terminal.id, plan_id: plans.fixedMonthly.id, payer_id: "p" }
+        terminalId: merchant.terminal.id, planId: plans.fixedMonthly.id, payerId: "p"
       })
       const view = Views.subscription(subscription, { publicUrl: "https://pay.example", withPayUrl: true })
       assert.strictEqual((view as { redirect_url: string }).redirect_url, `https://acquirer.example/bind/${subscription.id}`)
       assert.isFalse("pay_url" in view)
-      assert.strictEqual(view.billing_status, "pending")
+      // Spec rule 5: the 201 shows consent_pending; the binding and its first payment start at once.
+      assert.deepStrictEqual([view.provider_state, view.billing_status], ["new", "consent_pending"])
+      assert.isTrue(Subscription.hasConsent(subscription))
       const first = yield* (yield* PaymentRepository).get(subscription.firstPaymentId!)
       assert.isTrue(Option.isSome(first))
       yield* Payments.settle(subscription.firstPaymentId!, "paid")
@@ -273,7 +223,7 @@ describe("Subscriptions scenarios", () => {
       const { merchant, plans, principal } = yield* setup()
       const { subscription } = yield* Subscriptions.create(principal, {
         idempotencyKey: "k",
-        body: { terminal_id: merchant.terminal.id, plan_id: plans.ceilingMonthly.id, amount: "100" }
+        terminalId: merchant.terminal.id, planId: plans.ceilingMonthly.id, amount: "100"
       })
       const { firstPayment } = yield* Subscriptions.confirm(subscription.payToken, subscription.csrfToken)
       yield* Payments.settle(Option.getOrThrow(firstPayment).id, "failed")

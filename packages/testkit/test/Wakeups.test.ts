@@ -139,7 +139,7 @@ describe("Wakeups", () => {
       const { merchant, plans, principal, batches } = yield* setup
       const { subscription } = yield* Subscriptions.create(principal, {
         idempotencyKey: "key-1",
-        body: { terminal_id: merchant.terminal.id, plan_id: plans.ceilingMonthly.id, amount: "1500,00" }
+        terminalId: merchant.terminal.id, planId: plans.ceilingMonthly.id, amount: "1500,00"
       })
       // Created, waiting for consent: nothing is due yet.
       assert.deepStrictEqual(batches, [])

@@ -9,15 +9,21 @@
  * answer (timeout); the core then moves the subscription to review. `stopBinding` ends the
  * binding; `Failed` means it could not be completed. `ProviderUnavailable` means the acquirer
  * could not be reached at all.
+ *
+ * `charge` answers within `PaydeskConfig.leaseMs / 2` (else `Unknown`), so the lease of an attempt
+ * outlives its call. `voidCharge` is how the service gives up an attempt it prepared but may not
+ * have sent (the subscription stopped meanwhile): atomically per key at the acquirer, it answers
+ * the key's outcome when the charge was performed, and otherwise records the key as void and
+ * answers `Voided`; a later `charge` with a voided key is declined and takes no money. It is
+ * idempotent like `charge`.
  */
 import { Context, type Effect } from "effect"
+import type { Program } from "../Charge.js"
+import type { Outcome, VoidOutcome } from "../Charge.js"
 import type { ProviderUnavailable, RecurringTemporarilyUnavailable } from "../Errors.js"
 
 /** The acquirer's answer to a recurring charge. */
-export type ChargeOutcome =
-  | { readonly _tag: "Paid"; readonly reference: string }
-  | { readonly _tag: "Failed"; readonly reason: string }
-  | { readonly _tag: "Unknown"; readonly reason: string }
+export type ChargeOutcome = Outcome
 
 export class Acquirer extends Context.Service<Acquirer, {
   createPayment(input: {
@@ -38,8 +44,18 @@ export class Acquirer extends Context.Service<Acquirer, {
     readonly idempotencyKey: string
     readonly amount: bigint
   }): Effect.Effect<ChargeOutcome>
+  voidCharge(input: { readonly subscriptionId: string; readonly idempotencyKey: string }): Effect.Effect<VoidOutcome>
   stopBinding(input: { readonly subscriptionId: string }): Effect.Effect<
     { readonly _tag: "Stopped" } | { readonly _tag: "Failed"; readonly reason: string },
     ProviderUnavailable
   >
 }>()("@paydesk/core/Acquirer") {}
+
+/**
+ * Port: the sandbox acquirer, which charges sandbox subscriptions (no real money), and whose
+ * answers the merchant programs per subscription (`programCharges`: the outcomes of the next
+ * charges, `paid` once none is left). A host without one offers no sandbox subscriptions.
+ */
+export class SandboxAcquirer extends Context.Service<SandboxAcquirer, Acquirer["Service"] & {
+  programCharges(subscriptionId: string, outcomes: ReadonlyArray<Program>): Effect.Effect<void>
+}>()("@paydesk/core/SandboxAcquirer") {}

@@ -2,8 +2,10 @@
  * Port: the HTTP POST of a callback.
  *
  * Contract: `post` sends `body` byte for byte with `headers` to `url` and gives up after
- * `timeoutMs`. It succeeds with the status code of any answer (2xx or not) and the latency;
- * it fails with `TransportFailure` when no answer came (connection error, timeout).
+ * `timeoutMs`. It succeeds with the status code of any answer (2xx or not), the latency and at most
+ * `Callback.responseExcerptBytes` of the answer's body as text (it reads no more than that, then
+ * drops the connection); it fails with `TransportFailure` when no answer came (connection error,
+ * timeout, or a destination the deployment does not allow).
  */
 import { Context, type Effect, Schema } from "effect"
 
@@ -19,5 +21,5 @@ export class CallbackTransport extends Context.Service<CallbackTransport, {
     readonly headers: Readonly<Record<string, string>>
     readonly body: string
     readonly timeoutMs: number
-  }): Effect.Effect<{ readonly statusCode: number; readonly latencyMs: number }, TransportFailure>
+  }): Effect.Effect<{ readonly statusCode: number; readonly latencyMs: number; readonly body?: string | undefined }, TransportFailure>
 }>()("@paydesk/core/CallbackTransport") {}

@@ -11,7 +11,7 @@ import type { WriteConflict } from "../Errors.js"
 /** A stored idempotency record: the body fingerprint and the resource it created. */
 export interface IdempotencyRecord {
   readonly terminalId: string
-  readonly scope: "subscription" | "payout"
+  readonly scope: "subscription" | "payout" | "payment"
   readonly key: string
   readonly fingerprint: string
   readonly resourceId: string

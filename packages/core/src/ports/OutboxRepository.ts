@@ -7,11 +7,37 @@
  * `nextAttemptAt` to `leaseUntil` (so a crashed attempt is retried after the lease) and returns
  * them with their events. `stampSending(id, now, keepFrom)` sets the delivery's `sendingAt` to
  * `now` unless it holds a stamp at or after `keepFrom` (the stamp of an attempt a crash cut
- * short, still fresh), and returns the stamp in force; it commits before the request is sent. `listEvents` is oldest first in insertion order; `listDeliveries` newest first; `listAttempts`
+ * short, still fresh), and returns the stamp in force; it commits before the request is sent. `listEvents` is oldest first in insertion order (newest first with `newestFirst`; a cursor or `newestFirst` orders by insertion alone, whatever the timestamps), after the event `afterId` when given (none when that event is unknown), at most `limit`, only `test` ones when given; `listDeliveries` newest first; `listAttempts`
  * oldest first.
+ *
+ * An event may have several deliveries (the scheduled one, recoveries, resends), oldest first in
+ * `deliveriesOf`; an event's "delivery" in `pageEvents` is its latest one (`null` when the terminal
+ * had no callback URL). `pageEvents` lists newest first (`createdAt` desc, then `sequence` desc, then
+ * `id` desc, so one payment's events written in the same millisecond keep their order), strictly
+ * after the `before` cursor. `lastSequence` is the highest `sequence` of the events whose payment or
+ * payout is `objectId` (0 when none). `attemptFacts` reads a terminal's attempt log: its latest
+ * attempt, the time of its latest successful one (no `error`) and the time of its first failed
+ * attempt after that. `purge` deletes events created before `before` whose deliveries are all
+ * finished, with their deliveries and attempts, and returns how many events went.
+ *
+ * Test clocks: `claimDue` takes only the deliveries of `testClockId` (a clock's id), or of no clock
+ * when it is `null` or absent; `earliestDelivery(testClockId)` is the smallest `nextAttemptAt` of
+ * the clock's `pending` deliveries (`null` when none). `purge` never deletes events of a clock
+ * (their times are the clock's, not the wall clock's).
  */
 import { Context, type Effect, type Option } from "effect"
-import type { Attempt, Delivery, DeliveryStatus, OutboxEvent } from "../Callback.js"
+import type { Attempt, Delivery, DeliveryStatus, EventType, OutboxEvent } from "../Callback.js"
+
+/** Filter of event listings. */
+export interface EventFilter {
+  readonly paymentId?: string
+  readonly terminalId?: string
+  /** Only events inserted after this one (insertion order). */
+  readonly afterId?: string
+  readonly test?: boolean
+  readonly limit?: number
+  readonly newestFirst?: boolean
+}
 
 /** Filter of delivery listings. */
 export interface DeliveryFilter {
@@ -21,18 +47,54 @@ export interface DeliveryFilter {
   readonly limit: number
 }
 
+/** Filter of the events pages (the merchant's events API). */
+export interface EventPageFilter {
+  readonly terminalIds: ReadonlyArray<string>
+  /** `true`: sandbox events only; `false`: live only; `null`: both. */
+  readonly test: boolean | null
+  readonly eventType?: EventType | undefined
+  /** A payment or payout id (UUID). */
+  readonly objectId?: string | undefined
+  readonly createdFrom?: number | undefined
+  readonly createdTo?: number | undefined
+  /** The status of the event's latest delivery; `none` for events that had no delivery. */
+  readonly deliveryStatus?: DeliveryStatus | "none" | undefined
+  /** Only events listed after this one (newest first). */
+  readonly before?: { readonly createdAt: number; readonly sequence: number; readonly id: string } | undefined
+  readonly limit: number
+}
+
+/** An event with its latest delivery. */
+export interface EventWithDelivery {
+  readonly event: OutboxEvent
+  readonly delivery: Delivery | null
+}
+
+/** What a terminal's attempt log says about its callback endpoint. */
+export interface AttemptFacts {
+  readonly last: Attempt | null
+  readonly lastSuccessAt: number | null
+  readonly firstFailureAfterSuccess: number | null
+}
+
 export class OutboxRepository extends Context.Service<OutboxRepository, {
   insertEvent(event: OutboxEvent): Effect.Effect<void>
   getEvent(id: string): Effect.Effect<Option.Option<OutboxEvent>>
-  listEvents(filter: { readonly paymentId?: string; readonly terminalId?: string }): Effect.Effect<ReadonlyArray<OutboxEvent>>
+  listEvents(filter: EventFilter): Effect.Effect<ReadonlyArray<OutboxEvent>>
   insertDelivery(delivery: Delivery): Effect.Effect<void>
   getDelivery(id: string): Effect.Effect<Option.Option<Delivery>>
   updateDelivery(delivery: Delivery): Effect.Effect<void>
   stampSending(id: string, now: number, keepFrom: number): Effect.Effect<number>
-  claimDue(now: number, leaseUntil: number, limit: number): Effect.Effect<
+  claimDue(now: number, leaseUntil: number, limit: number, testClockId?: string | null): Effect.Effect<
     ReadonlyArray<{ readonly delivery: Delivery; readonly event: OutboxEvent }>
   >
   listDeliveries(filter: DeliveryFilter): Effect.Effect<ReadonlyArray<Delivery>>
   insertAttempt(attempt: Attempt): Effect.Effect<void>
   listAttempts(deliveryId: string): Effect.Effect<ReadonlyArray<Attempt>>
+  pageEvents(filter: EventPageFilter): Effect.Effect<ReadonlyArray<EventWithDelivery>>
+  deliveriesOf(eventId: string): Effect.Effect<ReadonlyArray<Delivery>>
+  lastSequence(objectId: string): Effect.Effect<number>
+  attemptFacts(terminalId: string): Effect.Effect<AttemptFacts>
+  purge(before: number): Effect.Effect<number>
+  earliestDelivery(testClockId: string): Effect.Effect<number | null>
 }>()("@paydesk/core/OutboxRepository") {}

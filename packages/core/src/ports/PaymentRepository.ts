@@ -8,6 +8,11 @@
  * locked and skipping rows other transactions hold, payments in `created` or `processing` whose
  * `expiresAt <= now`. `claimUnconverted` returns live paid payments of a terminal whose
  * settlement has no USDT yet, locked the same way.
+ *
+ * Test clocks: the claims take only the payments of `testClockId` (a clock's id), or of no clock
+ * when it is `null` or absent (the global background work never touches a clock's objects).
+ * `earliestExpiry(testClockId)` is the smallest `expiresAt` of the clock's `created` or
+ * `processing` payments (`null` when none).
  */
 import { Context, type Effect, type Option } from "effect"
 import type { WriteConflict } from "../Errors.js"
@@ -39,6 +44,7 @@ export class PaymentRepository extends Context.Service<PaymentRepository, {
     page: { readonly limit: number; readonly offset: number }
   ): Effect.Effect<{ readonly items: ReadonlyArray<Payment>; readonly total: number }>
   stats(filter: PaymentFilter): Effect.Effect<ReadonlyArray<StatusStats>>
-  claimExpired(now: number, limit: number): Effect.Effect<ReadonlyArray<Payment>>
+  claimExpired(now: number, limit: number, testClockId?: string | null): Effect.Effect<ReadonlyArray<Payment>>
+  earliestExpiry(testClockId: string): Effect.Effect<number | null>
   claimUnconverted(terminalId: string, limit: number): Effect.Effect<ReadonlyArray<Payment>>
 }>()("@paydesk/core/PaymentRepository") {}

@@ -22,6 +22,7 @@ import type { SecretCipher } from "./SecretCipher.js"
 import type { SessionRepository } from "./SessionRepository.js"
 import type { SubscriptionRepository } from "./SubscriptionRepository.js"
 import type { TerminalRepository } from "./TerminalRepository.js"
+import type { TestClockRepository } from "./TestClockRepository.js"
 import type { TokenIssuer } from "./TokenIssuer.js"
 import type { Transactions } from "./Transactions.js"
 
@@ -35,6 +36,7 @@ export type Persistence =
   | PlanRepository
   | PaymentRepository
   | SubscriptionRepository
+  | TestClockRepository
   | ChargeRepository
   | PayoutRepository
   | LedgerRepository

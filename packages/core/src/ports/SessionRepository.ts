@@ -3,7 +3,10 @@
  *
  * Contract: `findByHash` returns the session with that token hash, revoked or not;
  * `revoke` marks one session revoked at `at` if it is not already; `revokeFamily` revokes
- * every session of a rotation family (used when a revoked refresh token is replayed).
+ * every session of a rotation family (used when a revoked refresh token is replayed, and by
+ * logout); `revokeUser` revokes every session of a user; `isFamilyLive(familyId, now)` is true
+ * while the family has a session that is neither revoked nor expired (access tokens of a family
+ * that is not live are refused).
  */
 import { Context, type Effect, type Option } from "effect"
 import type { Session } from "../Terminal.js"
@@ -14,4 +17,6 @@ export class SessionRepository extends Context.Service<SessionRepository, {
   /** Revokes the session; true when this call revoked it (false if it already was). */
   revoke(id: string, at: number): Effect.Effect<boolean>
   revokeFamily(familyId: string, at: number): Effect.Effect<void>
+  revokeUser(userId: string, at: number): Effect.Effect<void>
+  isFamilyLive(familyId: string, now: number): Effect.Effect<boolean>
 }>()("@paydesk/core/SessionRepository") {}

@@ -7,6 +7,12 @@
  * `now`, skipping rows other transactions hold, sets their `chargeLeaseUntil` to `leaseUntil`
  * (bumping `version`) and returns them as stored. `claimStopPending(now, leaseUntil, limit)` does
  * the same for subscriptions in `stop_pending` (a stop whose acquirer call did not finish).
+ *
+ * Test clocks: both claims take only the subscriptions of `testClockId` (a clock's id), or of no
+ * clock when it is `null` or absent. `earliestDue(testClockId)` is the earliest moment at which a
+ * claim can take one of the clock's subscriptions (`null` when none can): for `active/enabled` ones
+ * the later of `nextChargeAt` and `chargeLeaseUntil`; for `stop_pending` ones `chargeLeaseUntil`,
+ * or `updatedAt` when unleased (due already).
  */
 import { Context, type Effect, type Option } from "effect"
 import type { WriteConflict } from "../Errors.js"
@@ -19,9 +25,15 @@ export class SubscriptionRepository extends Context.Service<SubscriptionReposito
   update(subscription: Subscription): Effect.Effect<void, WriteConflict>
   findByPayToken(token: string): Effect.Effect<Option.Option<Subscription>>
   list(
-    filter: { readonly terminalIds: ReadonlyArray<string>; readonly providerState: ProviderState | null },
+    filter: {
+      readonly terminalIds: ReadonlyArray<string>
+      readonly providerState: ProviderState | null
+      /** Only live (`prod`) or sandbox subscriptions; absent or `null`: both. */
+      readonly environment?: "prod" | "sandbox" | null | undefined
+    },
     page: { readonly limit: number; readonly offset: number }
   ): Effect.Effect<{ readonly items: ReadonlyArray<Subscription>; readonly total: number }>
-  claimDue(now: number, leaseUntil: number, limit: number): Effect.Effect<ReadonlyArray<Subscription>>
-  claimStopPending(now: number, leaseUntil: number, limit: number): Effect.Effect<ReadonlyArray<Subscription>>
+  claimDue(now: number, leaseUntil: number, limit: number, testClockId?: string | null): Effect.Effect<ReadonlyArray<Subscription>>
+  claimStopPending(now: number, leaseUntil: number, limit: number, testClockId?: string | null): Effect.Effect<ReadonlyArray<Subscription>>
+  earliestDue(testClockId: string): Effect.Effect<number | null>
 }>()("@paydesk/core/SubscriptionRepository") {}

@@ -13,6 +13,8 @@ export interface AccessClaims {
   readonly userId: string
   readonly accountId: string
   readonly role: string
+  /** The refresh-token family the token was issued with; the token is refused once the family is revoked. */
+  readonly familyId: string
   readonly expiresAt: number
 }
 

@@ -5,11 +5,13 @@
  *
  * The due moments a transaction writes (`wakeup`) are collected while it runs and handed to the
  * optional `Wakeups` port once it has committed: never for an attempt that rolled back or was
- * retried, and once for a nested `atomic`, after the outermost commit.
+ * retried, and once for a nested `atomic`, after the outermost commit. Work of a test clock's
+ * objects wakes nothing: it is due on the clock's time, which only the clock's advances move.
  */
 import { Context, Effect } from "effect"
 import type { WriteConflict } from "../Errors.js"
 import { Transactions } from "../ports/Transactions.js"
+import * as TestClock from "../TestClock.js"
 import { type Wakeup, Wakeups } from "../ports/Wakeups.js"
 
 /** Attempts of one use case before a `WriteConflict` is given up and reported. */
@@ -31,9 +33,10 @@ const notify = (items: ReadonlyArray<Wakeup>): Effect.Effect<void> =>
           Effect.catchCause((cause) => Effect.logWarning("wakeups not sent (the sweeps will find the work)", cause))
         ))
 
-/** Records that a record becomes due at `w.at`: after the commit inside `atomic`, at once outside. */
+/** Records that a record becomes due at `w.at`: after the commit inside `atomic`, at once outside (never on a test clock). */
 export const wakeup = (w: Wakeup): Effect.Effect<void> =>
-  Effect.flatMap(Collector, (collector) => {
+  Effect.flatMap(Effect.all([Collector, TestClock.Scope]), ([collector, clock]) => {
+    if (clock !== null) return Effect.void
     if (collector === null) return notify([w])
     collector.push(w)
     return Effect.void

@@ -4,16 +4,18 @@
  *
  * A refresh token is single-use: refreshing revokes it and issues a new pair in the same
  * family; presenting a revoked refresh token again revokes the whole family (token theft).
+ * Access tokens name their family and are refused as soon as it is revoked (reuse, logout), not
+ * only when they expire. Logout revokes the family.
  */
 import { Clock, Effect, Option } from "effect"
 import type { Principal } from "../Access.js"
 import { PaydeskConfig } from "../Config.js"
-import { InvalidCredentials, Unauthenticated } from "../Errors.js"
+import { InvalidCredentials, NotFound, Unauthenticated } from "../Errors.js"
 import * as Nonce from "../Nonce.js"
-import { sha256Hex } from "../Signature.js"
 import type { User } from "../Terminal.js"
 import { AccountRepository } from "../ports/AccountRepository.js"
 import { ApiKeyRepository } from "../ports/ApiKeyRepository.js"
+import { Digest } from "../ports/Digest.js"
 import { Entropy } from "../ports/Entropy.js"
 import { PasswordHasher } from "../ports/PasswordHasher.js"
 import { SessionRepository } from "../ports/SessionRepository.js"
@@ -23,7 +25,7 @@ import { atomic } from "./Atomic.js"
 /** Authenticates `X-API-Key` and claims `X-Nonce`. */
 export const apiKey = Effect.fn("Auth.apiKey")(function*(key: string | undefined, nonce: string | undefined) {
   if (key === undefined || key.length === 0) return yield* new Unauthenticated({ message: "X-API-Key header is required" })
-  const found = yield* (yield* ApiKeyRepository).findByHash(yield* sha256Hex(key))
+  const found = yield* (yield* ApiKeyRepository).findByHash(yield* (yield* Digest).sha256Hex(key))
   if (Option.isNone(found) || found.value.revokedAt !== null) return yield* new Unauthenticated({ message: "invalid api key" })
   yield* Nonce.claim(found.value.id, nonce)
   const principal: Principal = {
@@ -35,16 +37,24 @@ export const apiKey = Effect.fn("Auth.apiKey")(function*(key: string | undefined
   return principal
 })
 
-/** Authenticates `Authorization: Bearer <access token>`. */
-export const bearer = Effect.fn("Auth.bearer")(function*(token: string) {
+/** The claims of a valid access token whose refresh family is still live. */
+const liveClaims = Effect.fn("Auth.liveClaims")(function*(token: string) {
   const now = yield* Clock.currentTimeMillis
   const claims = yield* (yield* TokenIssuer).verify(token, now)
-  if (Option.isNone(claims)) return yield* new Unauthenticated({ message: "invalid or expired access token" })
+  const invalid = new Unauthenticated({ message: "invalid or expired access token" })
+  if (Option.isNone(claims)) return yield* invalid
+  if (!(yield* (yield* SessionRepository).isFamilyLive(claims.value.familyId, now))) return yield* invalid
+  return claims.value
+})
+
+/** Authenticates `Authorization: Bearer <access token>`. */
+export const bearer = Effect.fn("Auth.bearer")(function*(token: string) {
+  const claims = yield* liveClaims(token)
   const principal: Principal = {
     _tag: "User",
-    userId: claims.value.userId,
-    accountId: claims.value.accountId,
-    role: claims.value.role
+    userId: claims.userId,
+    accountId: claims.accountId,
+    role: claims.role
   }
   return principal
 })
@@ -57,18 +67,19 @@ export interface TokenPair {
   readonly user: User
 }
 
-const issuePair = Effect.fn("Auth.issuePair")(function*(user: User, familyId: string | null) {
+const issuePair = Effect.fn("Auth.issuePair")(function*(user: User, given: string | null) {
   const config = yield* PaydeskConfig
   const entropy = yield* Entropy
   const now = yield* Clock.currentTimeMillis
   const expiresAt = now + config.accessTokenTtlMs
-  const accessToken = yield* (yield* TokenIssuer).issue({ userId: user.id, accountId: user.accountId, role: user.role, expiresAt })
+  const familyId = given ?? (yield* entropy.uuid)
+  const accessToken = yield* (yield* TokenIssuer).issue({ userId: user.id, accountId: user.accountId, role: user.role, familyId, expiresAt })
   const refreshToken = `rt_${yield* entropy.token(32)}`
   yield* (yield* SessionRepository).insert({
     id: yield* entropy.uuid,
     userId: user.id,
-    familyId: familyId ?? (yield* entropy.uuid),
-    tokenHash: yield* sha256Hex(refreshToken),
+    familyId,
+    tokenHash: yield* (yield* Digest).sha256Hex(refreshToken),
     expiresAt: now + config.refreshTokenTtlMs,
     revokedAt: null,
     createdAt: now
@@ -94,7 +105,7 @@ export const login = Effect.fn("Auth.login")(function*(email: string, password: 
 /** Exchanges a refresh token for a new pair; the old token stops working. */
 export const refresh = Effect.fn("Auth.refresh")(function*(refreshToken: string) {
   const invalid = new Unauthenticated({ message: "invalid or expired refresh token" })
-  const hash = yield* sha256Hex(refreshToken)
+  const hash = yield* (yield* Digest).sha256Hex(refreshToken)
   const sessions = yield* SessionRepository
   const presented = yield* sessions.findByHash(hash)
   if (Option.isSome(presented) && presented.value.revokedAt !== null) {
@@ -112,4 +123,33 @@ export const refresh = Effect.fn("Auth.refresh")(function*(refreshToken: string)
     if (Option.isNone(user)) return yield* invalid
     return yield* issuePair(user.value, session.value.familyId)
   }))
+})
+
+/**
+ * Logout: revokes the refresh family of the given refresh token, or else of the bearer access token;
+ * every token of the family stops working at once. Repeating it is harmless.
+ */
+export const logout = Effect.fn("Auth.logout")(function*(input: { readonly refreshToken?: string | undefined; readonly accessToken?: string | undefined }) {
+  const sessions = yield* SessionRepository
+  const now = yield* Clock.currentTimeMillis
+  let familyId: string
+  if (input.refreshToken !== undefined) {
+    const session = yield* sessions.findByHash(yield* (yield* Digest).sha256Hex(input.refreshToken))
+    if (Option.isNone(session)) return yield* new Unauthenticated({ message: "invalid or expired refresh token" })
+    familyId = session.value.familyId
+  } else if (input.accessToken !== undefined) {
+    familyId = (yield* liveClaims(input.accessToken)).familyId
+  } else {
+    return yield* new Unauthenticated({ message: "a bearer access token or refresh_token is required" })
+  }
+  yield* atomic(sessions.revokeFamily(familyId, now))
+  return { ok: true as const }
+})
+
+/** Operator: ends every session of a user (all refresh families; their access tokens stop working). */
+export const logoutUser = Effect.fn("Auth.logoutUser")(function*(userId: string) {
+  const user = yield* (yield* AccountRepository).getUser(userId.toLowerCase())
+  if (Option.isNone(user)) return yield* NotFound.of("user")
+  yield* atomic((yield* SessionRepository).revokeUser(user.value.id, yield* Clock.currentTimeMillis))
+  return { ok: true as const }
 })

@@ -11,53 +11,117 @@
 import { Clock, Effect, Option } from "effect"
 import * as Callback from "../Callback.js"
 import { PaydeskConfig } from "../Config.js"
-import { NotFound } from "../Errors.js"
+import * as Access from "../Access.js"
+import { InvalidRequest, NotFound } from "../Errors.js"
+import { isUuid } from "../Id.js"
 import { toUnixSeconds } from "../Instant.js"
 import { sign } from "../Signature.js"
+import * as StandardWebhooks from "../StandardWebhooks.js"
+import type { Terminal } from "../Terminal.js"
 import { CallbackTransport } from "../ports/CallbackTransport.js"
 import { Entropy } from "../ports/Entropy.js"
 import { type DeliveryFilter, OutboxRepository } from "../ports/OutboxRepository.js"
 import { SecretCipher } from "../ports/SecretCipher.js"
 import { TerminalRepository } from "../ports/TerminalRepository.js"
+import * as TestClock from "../TestClock.js"
 import { atomic, wakeup } from "./Atomic.js"
 
 /** Deliveries sent at once by one run. */
 export const concurrency = 8
 
-/** The headers of a callback request. */
-export const headersFor = (input: { signature: string; timestamp: number; test: boolean }): Record<string, string> => ({
+/**
+ * The headers of a callback request: the spec's (`X-Signature`, `X-Timestamp`, `X-Test-Mode`), the
+ * event's id and sequence, and Standard Webhooks' (`webhook-id`, `webhook-timestamp`,
+ * `webhook-signature`). During a signing-secret rotation's overlap `X-Signature` is still signed
+ * with the previous secret (the one receivers have) and `X-Signature-Next` with the new one.
+ * Callbacks of objects on a test clock carry `X-Test-Clock` (their `X-Timestamp` is the clock's time).
+ */
+export const headersFor = (input: {
+  readonly signature: string
+  readonly nextSignature?: string | null | undefined
+  readonly timestamp: number
+  readonly test: boolean
+  readonly eventId?: string | undefined
+  readonly sequence?: number | undefined
+  readonly webhookSignature?: string | undefined
+  readonly testClockId?: string | null | undefined
+}): Record<string, string> => ({
   "content-type": "application/json",
   "x-signature": input.signature,
   "x-timestamp": String(input.timestamp),
-  ...(input.test ? { "x-test-mode": "true" } : {})
+  ...(input.test ? { "x-test-mode": "true" } : {}),
+  ...(input.testClockId === null || input.testClockId === undefined ? {} : { "x-test-clock": input.testClockId }),
+  ...(input.nextSignature === null || input.nextSignature === undefined ? {} : { "x-signature-next": input.nextSignature }),
+  ...(input.eventId === undefined ? {} : { "x-event-id": input.eventId, "webhook-id": input.eventId }),
+  ...(input.sequence === undefined ? {} : { "x-event-sequence": String(input.sequence) }),
+  ...(input.webhookSignature === undefined ? {} : { "webhook-timestamp": String(input.timestamp), "webhook-signature": input.webhookSignature })
 })
 
-/** Sends one claimed delivery and records the attempt. */
-const attempt = Effect.fn("Callbacks.attempt")(function*(delivery: Callback.Delivery, event: Callback.OutboxEvent) {
+/**
+ * The secrets that sign a callback sent at `now`: the current one, and the previous one while the
+ * rotation's overlap lasts (`PaydeskConfig.signingSecretOverlapMs` after `signingSecretRotatedAt`).
+ */
+export const secretsAt = Effect.fn("Callbacks.secretsAt")(function*(terminal: Terminal, now: number) {
+  const cipher = yield* SecretCipher
+  const { signingSecretOverlapMs } = yield* PaydeskConfig
+  const current = yield* cipher.decrypt(terminal.signingSecretEncrypted)
+  const overlapping = terminal.previousSigningSecretEncrypted !== null && terminal.signingSecretRotatedAt !== null &&
+    now < terminal.signingSecretRotatedAt + signingSecretOverlapMs
+  const previous = overlapping ? yield* cipher.decrypt(terminal.previousSigningSecretEncrypted!) : null
+  return { current, previous }
+})
+
+/**
+ * Signs one callback: the spec's signature (previous secret during an overlap), the next one, and
+ * Standard Webhooks'. The rotation's overlap is a wall-clock window: a callback of a test clock
+ * (stamped with the clock's time) is signed with the secrets in force now.
+ */
+export const signCallback = Effect.fn("Callbacks.signCallback")(function*(terminal: Terminal, event: Callback.OutboxEvent, stamp: number) {
+  const timestamp = toUnixSeconds(stamp)
+  const { current, previous } = yield* secretsAt(terminal, event.testClockId === null ? stamp : yield* TestClock.wallTime)
+  const id = Callback.eventId(event.id)
+  return headersFor({
+    signature: yield* sign({ secret: previous ?? current, timestamp, body: event.body }),
+    nextSignature: previous === null ? null : yield* sign({ secret: current, timestamp, body: event.body }),
+    timestamp,
+    test: event.test,
+    eventId: id,
+    sequence: event.sequence,
+    testClockId: event.testClockId,
+    webhookSignature: yield* StandardWebhooks.signatureHeader({
+      secrets: previous === null ? [current] : [current, previous],
+      id,
+      timestamp,
+      body: event.body
+    })
+  })
+})
+
+/** What of an answer's body is kept: at most `responseExcerptBytes` characters, without NUL (text columns refuse it). */
+const excerpt = (body: string): string => body.slice(0, Callback.responseExcerptBytes).replaceAll("\u0000", "\ufffd")
+
+/** Sends one claimed delivery and records the attempt; returns the recorded attempt (none when another worker recorded it first). */
+export const attempt = Effect.fn("Callbacks.attempt")(function*(delivery: Callback.Delivery, event: Callback.OutboxEvent) {
   const terminal = yield* (yield* TerminalRepository).get(delivery.terminalId)
   const now = yield* Clock.currentTimeMillis
   const url = Option.isSome(terminal) ? terminal.value.callbackUrl : null
   let statusCode: number | null = null
   let latencyMs = 0
   let error: string | null = null
+  let responseBody: string | null = null
   if (url === null || Option.isNone(terminal)) {
     error = "terminal has no callback_url"
   } else {
     // Stamped and committed before the request: a re-send after a crash repeats a fresh stamp.
     const stamp = yield* atomic((yield* OutboxRepository).stampSending(delivery.id, now, now - Callback.stampReuseMs))
-    const timestamp = toUnixSeconds(stamp)
-    const signed = yield* Effect.exit(
-      Effect.flatMap((yield* SecretCipher).decrypt(terminal.value.signingSecretEncrypted), (secret) =>
-        sign({ secret, timestamp, body: event.body }))
-    )
+    const signed = yield* Effect.exit(signCallback(terminal.value, event, stamp))
     if (signed._tag === "Failure") {
       yield* Effect.logError("callback not signed: the terminal's signing secret cannot be decrypted", signed.cause)
       error = "signing secret unavailable"
     }
-    const signature = signed._tag === "Success" ? signed.value : ""
-    const result = error !== null ? null : yield* Effect.result((yield* CallbackTransport).post({
+    const result = signed._tag === "Failure" ? null : yield* Effect.result((yield* CallbackTransport).post({
       url,
-      headers: headersFor({ signature, timestamp, test: event.test }),
+      headers: signed.value,
       body: event.body,
       timeoutMs: Callback.timeoutMs
     }))
@@ -66,19 +130,20 @@ const attempt = Effect.fn("Callbacks.attempt")(function*(delivery: Callback.Deli
     } else if (result._tag === "Success") {
       statusCode = result.success.statusCode
       latencyMs = result.success.latencyMs
+      responseBody = result.success.body === undefined ? null : excerpt(result.success.body)
       if (!Callback.isSuccess(statusCode)) error = `HTTP ${statusCode}`
     } else {
       latencyMs = result.failure.latencyMs
       error = result.failure.message
     }
   }
-  yield* atomic(Effect.gen(function*() {
+  return yield* atomic(Effect.gen(function*() {
     const outbox = yield* OutboxRepository
     const current = yield* outbox.getDelivery(delivery.id)
-    if (Option.isNone(current) || current.value.status !== "pending") return
+    if (Option.isNone(current) || current.value.status !== "pending") return Option.none<Callback.Attempt>()
     const attempts = current.value.attempts + 1
     const after = yield* Clock.currentTimeMillis
-    yield* outbox.insertAttempt({
+    const recorded: Callback.Attempt = {
       id: yield* (yield* Entropy).uuid,
       deliveryId: delivery.id,
       attemptNumber: attempts,
@@ -86,10 +151,12 @@ const attempt = Effect.fn("Callbacks.attempt")(function*(delivery: Callback.Deli
       url: url ?? "",
       statusCode,
       latencyMs,
-      error
-    })
+      error,
+      responseBody
+    }
+    yield* outbox.insertAttempt(recorded)
     const ok = error === null
-    const delay = Callback.retryDelayMs(attempts)
+    const delay = Callback.retryDelayMs(attempts, current.value.kind)
     const nextAttemptAt = ok || delay === null ? null : now + delay
     yield* outbox.updateDelivery({
       ...current.value,
@@ -103,15 +170,15 @@ const attempt = Effect.fn("Callbacks.attempt")(function*(delivery: Callback.Deli
       updatedAt: after
     })
     if (nextAttemptAt !== null) yield* wakeup({ kind: "delivery", deliveryId: delivery.id, at: nextAttemptAt })
+    return Option.some(recorded)
   }))
-  return error === null
 })
 
-/** Sends every delivery due now; returns how many attempts were made. Idempotent. */
+/** Sends every delivery due now (of the test clock in scope, or of none); returns how many attempts were made. Idempotent. */
 export const runDue = Effect.fn("Callbacks.runDue")(function*() {
   const config = yield* PaydeskConfig
   const now = yield* Clock.currentTimeMillis
-  const claimed = yield* atomic((yield* OutboxRepository).claimDue(now, now + config.leaseMs, config.batchSize))
+  const claimed = yield* atomic((yield* OutboxRepository).claimDue(now, now + config.leaseMs, config.batchSize, yield* TestClock.Scope))
   // Events of one payment (or payout) go out in order; different payments in parallel.
   const groups = new Map<string, Array<(typeof claimed)[number]>>()
   for (const item of claimed) {
@@ -127,6 +194,55 @@ export const runDue = Effect.fn("Callbacks.runDue")(function*() {
     { concurrency, discard: true }
   )
   return claimed.length
+})
+
+/** Events of one feed read at most. */
+export const maxFeedLimit = 100
+
+/** What the events feed returns for one event: the stored body, signed now with the terminal's secret. */
+export interface FeedItem {
+  readonly event: Callback.OutboxEvent
+  readonly headers: Record<string, string>
+}
+
+/**
+ * The merchant's events feed (`paydesk listen`): the terminal's callback events in insertion order,
+ * from the first one, or after the event `after`; `after` = `latest` returns no event and the
+ * cursor of the newest, so a listener starts from now. Each event carries the headers a delivery
+ * would, signed at read time with the terminal's secret. `environment` is `sandbox` (default),
+ * `prod` or `all`. Independent of `callback_url` and of deliveries.
+ */
+export const feed = Effect.fn("Callbacks.feed")(function*(
+  principal: Access.Principal,
+  query: {
+    readonly terminalId?: string | null | undefined
+    readonly after?: string | null | undefined
+    readonly limit?: number | null | undefined
+    readonly environment?: "sandbox" | "prod" | "all" | null | undefined
+  }
+) {
+  const terminal = yield* Access.resolveTerminal(principal, query.terminalId, "read")
+  const limit = query.limit ?? 50
+  if (!Number.isInteger(limit) || limit < 1 || limit > maxFeedLimit) {
+    return yield* new InvalidRequest({ field: "limit", message: `limit must be an integer from 1 to ${maxFeedLimit}` })
+  }
+  const after = query.after === undefined || query.after === null ? null : query.after.toLowerCase() === "latest" ? "latest" : Callback.parseEventId(query.after)
+  if (after === null && query.after !== undefined && query.after !== null) {
+    return yield* new InvalidRequest({ field: "after", message: "after must be latest or the id of an event of this feed (next_after of the last answer)" })
+  }
+  const environment = query.environment ?? "sandbox"
+  const outbox = yield* OutboxRepository
+  const scope = { terminalId: terminal.id, ...(environment === "all" ? {} : { test: environment === "sandbox" }) }
+  if (after === "latest") {
+    const newest = yield* outbox.listEvents({ terminalId: terminal.id, newestFirst: true, limit: 1 })
+    return { items: [] as ReadonlyArray<FeedItem>, nextAfter: newest[0]?.id ?? null }
+  }
+  const events = yield* outbox.listEvents({ ...scope, ...(after === null ? {} : { afterId: after }), limit })
+  const now = yield* Clock.currentTimeMillis
+  // Signed now, with every header a delivery carries (event id, sequence, Standard Webhooks').
+  const items = yield* Effect.forEach(events, (event) =>
+    Effect.map(signCallback(terminal, event, now), (headers): FeedItem => ({ event, headers })))
+  return { items, nextAfter: events.at(-1)?.id ?? after }
 })
 
 /** Operator: deliveries, newest first. */

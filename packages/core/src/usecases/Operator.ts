@@ -4,20 +4,21 @@
  */
 import { Clock, Effect, Option, Result } from "effect"
 import { formatRub, parseRub } from "../Amount.js"
+import * as CallbackUrl from "../CallbackUrl.js"
+import { PaydeskConfig } from "../Config.js"
 import { InvalidRequest, NotFound } from "../Errors.js"
 import { isUuid } from "../Id.js"
 import type { Plan } from "../Plan.js"
 import { defaultCeilingKopecks, isInterval, type Interval, type ScheduleKind } from "../Schedule.js"
-import { sha256Hex } from "../Signature.js"
 import type { Terminal } from "../Terminal.js"
 import { AccountRepository } from "../ports/AccountRepository.js"
-import { ApiKeyRepository } from "../ports/ApiKeyRepository.js"
 import { Entropy } from "../ports/Entropy.js"
 import { PasswordHasher } from "../ports/PasswordHasher.js"
 import { PlanRepository } from "../ports/PlanRepository.js"
 import { SecretCipher } from "../ports/SecretCipher.js"
 import { TerminalRepository } from "../ports/TerminalRepository.js"
 import { atomic } from "./Atomic.js"
+import * as Credentials from "./Credentials.js"
 
 const invalid = (field: string, message: string) => new InvalidRequest({ field, message })
 
@@ -51,22 +52,6 @@ export const createAccount = Effect.fn("Operator.createAccount")(function*(input
   }))
 })
 
-const newApiKey = Effect.fn("Operator.newApiKey")(function*(terminalId: string, subscriptionWrite: boolean) {
-  const entropy = yield* Entropy
-  const key = `pd_${yield* entropy.token(32)}`
-  const now = yield* Clock.currentTimeMillis
-  yield* (yield* ApiKeyRepository).insert({
-    id: yield* entropy.uuid,
-    terminalId,
-    keyHash: yield* sha256Hex(key),
-    prefix: key.slice(0, 10),
-    subscriptionWrite,
-    createdAt: now,
-    revokedAt: null
-  })
-  return key
-})
-
 /** Creates a terminal; returns its API key and signing secret (the only time they are shown). */
 export const createTerminal = Effect.fn("Operator.createTerminal")(function*(input: {
   readonly accountId: string
@@ -76,8 +61,9 @@ export const createTerminal = Effect.fn("Operator.createTerminal")(function*(inp
 }) {
   const name = input.name.trim()
   if (name.length === 0 || name.length > 128) return yield* invalid("name", "name must be 1 to 128 characters")
-  if (input.callbackUrl !== undefined && input.callbackUrl !== null && !/^https?:\/\/\S+$/i.test(input.callbackUrl)) {
-    return yield* invalid("callback_url", "callback_url must be an http or https URL")
+  if (input.callbackUrl !== undefined && input.callbackUrl !== null) {
+    const checked = CallbackUrl.check(input.callbackUrl, { allowPrivate: (yield* PaydeskConfig).allowPrivateCallbacks })
+    if (Result.isFailure(checked)) return yield* invalid("callback_url", checked.failure)
   }
   const accountId = input.accountId.toLowerCase()
   const account = isUuid(accountId) ? yield* (yield* AccountRepository).getAccount(accountId) : Option.none()
@@ -102,21 +88,20 @@ export const createTerminal = Effect.fn("Operator.createTerminal")(function*(inp
       nextConversionAt: null,
       showPlatformBranding: true,
       signingSecretEncrypted: encrypted,
+      previousSigningSecretEncrypted: null,
+      signingSecretRotatedAt: null,
       createdAt: now,
       updatedAt: now
     }
     yield* (yield* TerminalRepository).insert(terminal)
-    const apiKey = yield* newApiKey(id, true)
+    const { key: apiKey } = yield* Credentials.newApiKey(id, true)
     return { terminal, apiKey, signingSecret }
   }))
 })
 
 /** Issues another API key for a terminal. */
 export const createApiKey = Effect.fn("Operator.createApiKey")(function*(terminalId: string, options: { readonly subscriptionWrite: boolean }) {
-  const id = terminalId.toLowerCase()
-  const terminal = isUuid(id) ? yield* (yield* TerminalRepository).get(id) : Option.none()
-  if (Option.isNone(terminal)) return yield* NotFound.of("terminal")
-  return yield* atomic(newApiKey(terminal.value.id, options.subscriptionWrite))
+  return (yield* Credentials.createApiKey(Credentials.operator, terminalId, options)).key
 })
 
 /** Enables or disables a terminal (a disabled terminal is `terminal is unavailable` for writes). */
@@ -138,7 +123,12 @@ export interface PlanInput {
   readonly code: string
   readonly name: string
   readonly interval: string
-  readonly schedule: string
+  /**
+   * `calendar` or `fixed_days`; absent: the kind the spec pairs with the plan's mode (a ceiling
+   * plan counts calendar periods, a fixed tariff fixed days). Banks agree schedules per plan, so
+   * the operator may still choose the other kind.
+   */
+  readonly schedule?: string | null | undefined
   readonly capAmountRub?: string | null | undefined
   readonly payerAmountRub?: string | null | undefined
   readonly merchantAmountRub?: string | null | undefined
@@ -154,6 +144,9 @@ const amountField = (field: string, value: string) => {
     : Effect.fail(invalid(field, `${field}: ${parsed.failure.message}`))
 }
 
+/** The schedule kind the spec pairs with a plan mode: calendar periods for a ceiling, fixed days for a fixed tariff. */
+export const defaultSchedule = (mode: Plan["mode"]): ScheduleKind => mode === "ceiling" ? "calendar" : "fixed_days"
+
 /** Creates the next version of a plan code; older versions stop accepting new subscriptions. */
 export const createPlan = Effect.fn("Operator.createPlan")(function*(input: PlanInput) {
   if (!/^[a-z0-9][a-z0-9_.-]{0,63}$/.test(input.code)) {
@@ -162,12 +155,9 @@ export const createPlan = Effect.fn("Operator.createPlan")(function*(input: Plan
   if (input.name.trim().length === 0 || input.name.length > 128) return yield* invalid("name", "name must be 1 to 128 characters")
   if (!isInterval(input.interval)) return yield* invalid("interval", "interval must be day, month, quarter, half_year or year")
   const interval: Interval = input.interval
-  if (input.schedule !== "calendar" && input.schedule !== "fixed_days") {
+  const requested = input.schedule ?? null
+  if (requested !== null && requested !== "calendar" && requested !== "fixed_days") {
     return yield* invalid("schedule", "schedule must be calendar or fixed_days")
-  }
-  const schedule: ScheduleKind = input.schedule
-  if (schedule === "calendar" && interval === "half_year") {
-    return yield* invalid("interval", "half_year exists only for fixed_days plans")
   }
   const cap = input.capAmountRub ?? null
   const payer = input.payerAmountRub ?? null
@@ -193,6 +183,10 @@ export const createPlan = Effect.fn("Operator.createPlan")(function*(input: Plan
     mode = "fixed"
     payerAmount = yield* amountField("payer_amount_rub", payer)
     merchantAmount = yield* amountField("merchant_amount_rub", merchant)
+  }
+  const schedule: ScheduleKind = requested ?? defaultSchedule(mode)
+  if (schedule === "calendar" && interval === "half_year") {
+    return yield* invalid("interval", "half_year exists only for fixed_days plans")
   }
   const maxCycles = input.maxCycles ?? null
   if (maxCycles !== null && (!Number.isInteger(maxCycles) || maxCycles < 1 || maxCycles > 10_000)) {

@@ -8,7 +8,7 @@
  */
 import { Clock, Effect } from "effect"
 import { formatRub, formatUsdt } from "../Amount.js"
-import type { EventType } from "../Callback.js"
+import type { Delivery, DeliveryKind, EventType, OutboxEvent } from "../Callback.js"
 import { paymentId as prefixedPaymentId, payoutId as prefixedPayoutId } from "../Id.js"
 import type { CallbackEventType, Payment } from "../Payment.js"
 import type { Payout } from "../Payout.js"
@@ -16,6 +16,7 @@ import type { Terminal } from "../Terminal.js"
 import { Entropy } from "../ports/Entropy.js"
 import { OutboxRepository } from "../ports/OutboxRepository.js"
 import { wakeup } from "./Atomic.js"
+import { nowOf } from "./TestClockScope.js"
 
 /** The callback body of a payment event. */
 export const paymentBody = (eventType: CallbackEventType, payment: Payment): string =>
@@ -44,48 +45,76 @@ export const payoutBody = (payout: Payout): string =>
     test: false
   })
 
-/** Writes one event and, when the terminal has a callback URL, its delivery. */
-export const enqueue = Effect.fn("Outbox.enqueue")(function*(input: {
+/** What an event is written from. */
+export interface EventInput {
   readonly terminal: Terminal
   readonly eventType: EventType
   readonly body: string
   readonly test: boolean
   readonly paymentId: string | null
   readonly payoutId: string | null
-}) {
+  /** The test clock of the event's object, if any. */
+  readonly testClockId?: string | null
+}
+
+/**
+ * Queues a delivery of a stored event, due now (a `delivery` wakeup after the caller's commit); the
+ * delivery of an event of a test clock is due at the clock's time and goes with the clock's work.
+ */
+export const deliver = Effect.fn("Outbox.deliver")(function*(event: Pick<OutboxEvent, "id" | "terminalId" | "testClockId">, kind: DeliveryKind) {
+  const now = yield* nowOf(event.testClockId)
+  const delivery: Delivery = {
+    id: yield* (yield* Entropy).uuid,
+    eventId: event.id,
+    terminalId: event.terminalId,
+    kind,
+    testClockId: event.testClockId,
+    status: "pending",
+    attempts: 0,
+    nextAttemptAt: now,
+    sendingAt: null,
+    lastStatusCode: null,
+    lastError: null,
+    createdAt: now,
+    updatedAt: now,
+    deliveredAt: null
+  }
+  yield* (yield* OutboxRepository).insertDelivery(delivery)
+  yield* wakeup({ kind: "delivery", deliveryId: delivery.id, at: now })
+  return delivery
+})
+
+/**
+ * Writes one event, numbered after the earlier events of its payment or payout (the caller holds
+ * that object's row lock, so the numbering cannot race), and, when the terminal has a callback
+ * URL, its delivery.
+ */
+export const enqueue = Effect.fn("Outbox.enqueue")(function*(input: EventInput) {
+  const event = yield* write(input)
+  if (input.terminal.callbackUrl !== null) yield* deliver(event, "scheduled")
+  return event.id
+})
+
+/** Writes one event (numbered after the earlier events of its object) without a delivery; returns it. */
+export const write = Effect.fn("Outbox.write")(function*(input: EventInput) {
   const outbox = yield* OutboxRepository
   const entropy = yield* Entropy
   const now = yield* Clock.currentTimeMillis
-  const eventId = yield* entropy.uuid
-  yield* outbox.insertEvent({
-    id: eventId,
+  const object = input.paymentId ?? input.payoutId
+  const event: OutboxEvent = {
+    id: yield* entropy.uuid,
     terminalId: input.terminal.id,
     eventType: input.eventType,
     paymentId: input.paymentId,
     payoutId: input.payoutId,
     body: input.body,
     test: input.test,
+    testClockId: input.testClockId ?? null,
+    sequence: object === null ? 1 : (yield* outbox.lastSequence(object)) + 1,
     createdAt: now
-  })
-  if (input.terminal.callbackUrl !== null) {
-    const deliveryId = yield* entropy.uuid
-    yield* outbox.insertDelivery({
-      id: deliveryId,
-      eventId,
-      terminalId: input.terminal.id,
-      status: "pending",
-      attempts: 0,
-      nextAttemptAt: now,
-      sendingAt: null,
-      lastStatusCode: null,
-      lastError: null,
-      createdAt: now,
-      updatedAt: now,
-      deliveredAt: null
-    })
-    yield* wakeup({ kind: "delivery", deliveryId, at: now })
   }
-  return eventId
+  yield* outbox.insertEvent(event)
+  return event
 })
 
 /** Writes the events a payment transition emitted, in order. */
@@ -101,7 +130,8 @@ export const paymentEvents = Effect.fn("Outbox.paymentEvents")(function*(
       body: paymentBody(eventType, payment),
       test: payment.environment === "sandbox",
       paymentId: payment.id,
-      payoutId: null
+      payoutId: null,
+      testClockId: payment.testClockId
     })
   }
 })

@@ -11,22 +11,36 @@ import type { Principal } from "../Access.js"
 import { formatRub, parseRub } from "../Amount.js"
 import { PaydeskConfig } from "../Config.js"
 import { CsrfRejected, InvalidRequest, NotFound, OperationNotAllowed, OrderIdConflict } from "../Errors.js"
+import * as Idempotency from "../Idempotency.js"
 import { fingerprint } from "../Idempotency.js"
-import { parsePaymentId } from "../Id.js"
+import { isUuid, parsePaymentId } from "../Id.js"
+import * as Paging from "../Paging.js"
 import * as Payment from "../Payment.js"
+import { timingSafeEqual } from "../Signature.js"
 import * as StateMachine from "../StateMachine.js"
 import type { Terminal } from "../Terminal.js"
 import { Acquirer } from "../ports/Acquirer.js"
 import { Entropy } from "../ports/Entropy.js"
+import { IdempotencyStore } from "../ports/IdempotencyStore.js"
 import { PaymentRepository, type PaymentFilter } from "../ports/PaymentRepository.js"
 import { TerminalRepository } from "../ports/TerminalRepository.js"
+import { TestClockRepository } from "../ports/TestClockRepository.js"
+import * as TestClock from "../TestClock.js"
 import { atomic, wakeup } from "./Atomic.js"
 import * as Outbox from "./Outbox.js"
 import * as Settlement from "./Settlement.js"
 import * as Lifecycle from "./SubscriptionLifecycle.js"
+import { forObject } from "./TestClockScope.js"
 
 /** Largest accepted payment amount in kopecks (1 000 000.00 RUB, the bank-transfer limit). */
 export const maxAmount = 100_000_000n
+/** Longest `order_id` (characters). */
+export const maxOrderIdLength = 128
+/** Longest `description` (characters). */
+export const maxDescriptionLength = 512
+/** Largest `metadata` (bytes of JSON). */
+export const maxMetadataBytes = 4096
+
 /** Payment methods accepted for live payments. */
 export const paymentMethods = ["sbp"] as const
 /** The method sandbox payments are forced to. */
@@ -42,9 +56,30 @@ export interface CreateInput {
   readonly paymentMethod?: string | null | undefined
   readonly metadata?: Readonly<Record<string, unknown>> | null | undefined
   readonly test?: boolean | null | undefined
+  /** The `Idempotency-Key` header, beside the natural key `order_id` (Stripe's semantics, docs/decisions.md). */
+  readonly idempotencyKey?: string | null | undefined
+  /** A test clock of the terminal to attach the (sandbox) payment to. */
+  readonly testClock?: string | null | undefined
 }
 
 const invalid = (field: string, message: string) => new InvalidRequest({ field, message })
+
+/** Deepest nesting of `metadata` (the object itself is level 1). */
+export const maxMetadataDepth = 8
+
+/** Nesting depth of objects and arrays in a value, counted iteratively (no stack to overflow); stops past `maxMetadataDepth`. */
+const depthOf = (value: unknown): number => {
+  let deepest = 0
+  const pending: Array<readonly [unknown, number]> = [[value, 1]]
+  while (pending.length > 0) {
+    const [item, depth] = pending.pop()!
+    if (typeof item !== "object" || item === null) continue
+    deepest = Math.max(deepest, depth)
+    if (deepest > maxMetadataDepth) return deepest
+    for (const child of Object.values(item)) pending.push([child, depth + 1])
+  }
+  return deepest
+}
 
 const validate = Effect.fn("Payments.validate")(function*(input: CreateInput) {
   const amount = parseRub(input.amount)
@@ -54,30 +89,50 @@ const validate = Effect.fn("Payments.validate")(function*(input: CreateInput) {
   if (currency !== "RUB") return yield* invalid("payment_currency", "payment_currency must be RUB")
   const orderId = input.orderId
   if (orderId.length === 0) return yield* invalid("order_id", "order_id is required")
-  if (orderId.length > 128 || /[\u0000-\u001f\u007f]/.test(orderId)) {
-    return yield* invalid("order_id", "order_id must be at most 128 characters without control characters")
+  if (orderId.length > maxOrderIdLength || /[\u0000-\u001f\u007f]/.test(orderId)) {
+    return yield* invalid("order_id", `order_id must be at most ${maxOrderIdLength} characters without control characters`)
   }
   const description = input.description ?? null
-  if (description !== null && description.length > 512) {
-    return yield* invalid("description", "description must be at most 512 characters")
+  if (description !== null && description.length > maxDescriptionLength) {
+    return yield* invalid("description", `description must be at most ${maxDescriptionLength} characters`)
   }
   const metadata = input.metadata ?? null
-  if (metadata !== null && new TextEncoder().encode(JSON.stringify(metadata)).length > 4096) {
-    return yield* invalid("metadata", "metadata must be at most 4096 bytes of JSON")
+  // Depth first (counted without recursion): deeper values are refused before anything walks them.
+  if (metadata !== null && depthOf(metadata) > maxMetadataDepth) {
+    return yield* invalid("metadata", `metadata must be nested at most ${maxMetadataDepth} levels deep`)
+  }
+  if (metadata !== null && new TextEncoder().encode(JSON.stringify(metadata)).length > maxMetadataBytes) {
+    return yield* invalid("metadata", `metadata must be at most ${maxMetadataBytes} bytes of JSON`)
   }
   const sandbox = input.test === true
   const method = input.paymentMethod ?? "sbp"
   if (!sandbox && !(paymentMethods as ReadonlyArray<string>).includes(method)) {
     return yield* invalid("payment_method", `payment_method must be one of: ${paymentMethods.join(", ")}`)
   }
+  const testClock = input.testClock ?? null
+  if (testClock !== null && !sandbox) return yield* invalid("test_clock", testClockSandboxOnly)
   return {
     amount: amount.success,
     orderId,
     description,
     metadata,
     environment: (sandbox ? "sandbox" : "prod") as Payment.Environment,
-    paymentMethod: sandbox ? sandboxMethod : method
+    paymentMethod: sandbox ? sandboxMethod : method,
+    // Only when set, so the fingerprints of payments on no clock stay as they were.
+    ...(testClock === null ? {} : { testClock: testClock.toLowerCase() })
   }
+})
+
+/** The message when a test clock is given without sandbox mode. */
+export const testClockSandboxOnly = "test_clock is accepted only for sandbox objects (test: true or X-Test-Mode: true)"
+
+/** The test clock of `terminalId` named `id` (a 400 naming `test_clock` when there is none). */
+export const testClockOf = Effect.fn("Payments.testClockOf")(function*(terminalId: string, id: string) {
+  const found = isUuid(id) ? yield* (yield* TestClockRepository).get(id.toLowerCase()) : Option.none<TestClock.TestClock>()
+  if (Option.isNone(found) || found.value.terminalId !== terminalId) {
+    return yield* invalid("test_clock", "test_clock: no test clock with this id on the terminal")
+  }
+  return found.value
 })
 
 /** Stores a new unpaid payment, in the caller's transaction: its expiry wakeup and `payment.created`. */
@@ -91,15 +146,40 @@ export const insertNew = Effect.fn("Payments.insertNew")(function*(terminal: Ter
 export const create = Effect.fn("Payments.create")(function*(principal: Principal, input: CreateInput) {
   const terminal = yield* Access.resolveTerminal(principal, input.terminalId, "write")
   const request = yield* validate(input)
+  const key = input.idempotencyKey ?? null
+  if (key !== null) {
+    const valid = Idempotency.validateKey(key)
+    if (Result.isFailure(valid)) return yield* valid.failure
+  }
   const print = yield* fingerprint({ ...request, amount: request.amount.toString() })
   const payments = yield* PaymentRepository
+  const store = yield* IdempotencyStore
+  const keyed = Effect.fn("Payments.keyed")(function*() {
+    if (key === null) return Option.none<Payment.Payment>()
+    const decision = Idempotency.decide(yield* store.find(terminal.id, "payment", key), print)
+    if (Result.isFailure(decision)) return yield* decision.failure
+    return decision.success._tag === "Replay" ? yield* payments.get(decision.success.resourceId) : Option.none<Payment.Payment>()
+  })
+  /** Binds the key (if any) to the payment this request answers with. */
+  const remember = (payment: Payment.Payment) =>
+    key === null ? Effect.void : Effect.flatMap(Clock.currentTimeMillis, (now) =>
+      store.insert({ terminalId: terminal.id, scope: "payment", key, fingerprint: print, resourceId: payment.id, createdAt: now }))
   const replay = (existing: Payment.Payment) =>
     existing.fingerprint === print
       ? Effect.succeed({ payment: existing, created: false })
       : Effect.fail(OrderIdConflict.of())
+  const keyedEarly = yield* keyed()
+  if (Option.isSome(keyedEarly)) return { payment: keyedEarly.value, created: false }
   const early = yield* payments.findByOrderId(terminal.id, request.environment, request.orderId)
-  if (Option.isSome(early)) return yield* replay(early.value)
+  if (Option.isSome(early)) {
+    const answer = yield* replay(early.value)
+    yield* atomic(Effect.gen(function*() {
+      if (Option.isNone(yield* keyed())) yield* remember(answer.payment)
+    }))
+    return answer
+  }
 
+  const clock = request.testClock === undefined ? null : yield* testClockOf(terminal.id, request.testClock)
   const entropy = yield* Entropy
   const config = yield* PaydeskConfig
   const id = yield* entropy.uuid
@@ -114,9 +194,16 @@ export const create = Effect.fn("Payments.create")(function*(principal: Principa
   const payToken = yield* entropy.token(24)
   const csrfToken = yield* entropy.token(24)
 
-  return yield* atomic(Effect.gen(function*() {
+  // A payment on a test clock is created at the clock's time.
+  return yield* forObject(clock?.id ?? null, atomic(Effect.gen(function*() {
+    const keyedNow = yield* keyed()
+    if (Option.isSome(keyedNow)) return { payment: keyedNow.value, created: false }
     const existing = yield* payments.findByOrderId(terminal.id, request.environment, request.orderId)
-    if (Option.isSome(existing)) return yield* replay(existing.value)
+    if (Option.isSome(existing)) {
+      const answer = yield* replay(existing.value)
+      yield* remember(answer.payment)
+      return answer
+    }
     const now = yield* Clock.currentTimeMillis
     const payment: Payment.Payment = {
       id,
@@ -128,6 +215,7 @@ export const create = Effect.fn("Payments.create")(function*(principal: Principa
       metadata: request.metadata,
       paymentMethod: request.paymentMethod,
       environment: request.environment,
+      testClockId: clock?.id ?? null,
       status: "created",
       payToken,
       csrfToken,
@@ -142,8 +230,9 @@ export const create = Effect.fn("Payments.create")(function*(principal: Principa
       version: 1
     }
     yield* insertNew(terminal, payment)
+    yield* remember(payment)
     return { payment, created: true }
-  }))
+  })))
 })
 
 /** Loads a payment the principal may see; `pay_<uuid>` or a bare UUID. */
@@ -157,12 +246,22 @@ export const get = Effect.fn("Payments.get")(function*(principal: Principal, pay
   return found.value
 })
 
+/** Loads the principal's payment of an `order_id` (live unless `environment` is `sandbox`). */
+export const getByOrderId = Effect.fn("Payments.getByOrderId")(function*(
+  principal: Principal,
+  input: { readonly orderId: string; readonly terminalId?: string | null | undefined; readonly environment?: Payment.Environment | null | undefined }
+) {
+  const terminal = yield* Access.resolveTerminal(principal, input.terminalId, "read")
+  const found = yield* (yield* PaymentRepository).findByOrderId(terminal.id, input.environment ?? "prod", input.orderId)
+  if (Option.isNone(found)) return yield* NotFound.of("payment")
+  return found.value
+})
+
 /** Query of listings, stats and exports. */
-export interface ListQuery {
+export interface ListQuery extends Paging.Request {
   readonly terminalId?: string | null | undefined
   readonly environment?: "sandbox" | "all" | "prod" | null | undefined
   readonly recurring?: boolean | null | undefined
-  readonly page?: number | null | undefined
 }
 
 /** Payments per page of the list. */
@@ -180,13 +279,12 @@ const filterOf = Effect.fn("Payments.filterOf")(function*(principal: Principal, 
   return filter
 })
 
-/** Lists payments, newest first, 50 per page (`page` from 1). */
+/** Lists payments, newest first, 50 per page (`page` from 1), or `limit` from a `cursor`. */
 export const list = Effect.fn("Payments.list")(function*(principal: Principal, query: ListQuery) {
   const filter = yield* filterOf(principal, query)
-  const page = query.page ?? 1
-  if (!Number.isInteger(page) || page < 1) return yield* invalid("page", "page must be a positive integer")
-  const result = yield* (yield* PaymentRepository).list(filter, { limit: pageSize, offset: (page - 1) * pageSize })
-  return { ...result, page, pageSize, filter }
+  const window = yield* Paging.resolve(query, pageSize)
+  const result = yield* (yield* PaymentRepository).list(filter, { limit: window.limit, offset: window.offset })
+  return { ...result, page: window.page, pageSize: window.limit, nextCursor: Paging.next(window, result.total), filter }
 })
 
 /** Counts and sums per status under the filter. */
@@ -306,42 +404,91 @@ const toPaid = (status: Payment.Status): ReadonlyArray<Payment.Event> | null =>
     ? []
     : null
 
+/** Events that bring a payment to processing (empty when already processing). */
+const toProcessing = (status: Payment.Status): ReadonlyArray<Payment.Event> | null =>
+  status === "created" ? ["start_processing"] : status === "processing" ? [] : null
+
+/** What the acquirer (or the sandbox) reports for a payment: the payer started paying, paid, or failed. */
+export type Outcome = "processing" | "paid" | "failed"
+
+/** The events of an outcome from a status; null when the outcome cannot apply (a state conflict). */
+const eventsFor = (status: Payment.Status, outcome: Outcome): ReadonlyArray<Payment.Event> | null =>
+  outcome === "paid" ? toPaid(status) : outcome === "failed" ? toCanceled(status) : toProcessing(status)
+
 /** Events that bring an open payment to canceled (empty when already canceled). */
 const toCanceled = (status: Payment.Status): ReadonlyArray<Payment.Event> | null =>
   status === "created" ? ["start_processing", "cancel"] : status === "processing" ? ["cancel"] : status === "canceled" ? [] : null
 
-const settleWith = Effect.fn("Payments.settleWith")(function*(payment: Payment.Payment, outcome: "paid" | "failed") {
-  const events = outcome === "paid" ? toPaid(payment.status) : toCanceled(payment.status)
+const settleWith = Effect.fn("Payments.settleWith")(function*(payment: Payment.Payment, outcome: Outcome) {
+  const events = eventsFor(payment.status, outcome)
   if (events === null) {
-    const edge = StateMachine.transition(Payment.machine, payment.status, outcome === "paid" ? "confirm" : "cancel")
+    const edge = StateMachine.transition(
+      Payment.machine,
+      payment.status,
+      outcome === "paid" ? "confirm" : outcome === "failed" ? "cancel" : "start_processing"
+    )
     if (Result.isFailure(edge)) return yield* edge.failure
   }
   if (events === null || events.length === 0) return payment
   return yield* apply(payment, events)
 })
 
-/** Sandbox simulation from the payer page: `paid` or `failed`, with the page's csrf_token. */
+/**
+ * Sandbox simulation from the payer page, with the page's csrf_token: `paid` or `failed` (the
+ * payment passes through `processing` on the way, as a live one does), or `processing` alone
+ * (the payer started paying), which a later `paid` or `failed` completes.
+ */
 export const simulate = Effect.fn("Payments.simulate")(function*(
   token: string,
   input: { readonly outcome: string; readonly csrfToken: string }
 ) {
   const { payment } = yield* findPublic(token)
   // The page's token first: a caller without it learns nothing about the payment.
-  if (input.csrfToken !== payment.csrfToken) return yield* CsrfRejected.of()
-  if (payment.environment !== "sandbox") {
-    return yield* new OperationNotAllowed({ message: "simulation is available only for sandbox payments" })
-  }
-  if (input.outcome !== "paid" && input.outcome !== "failed") {
-    return yield* invalid("outcome", "outcome must be paid or failed")
-  }
-  const outcome = input.outcome
-  return yield* atomic(Effect.gen(function*() {
-    return yield* settleWith(yield* lockedPayment(payment.id), outcome)
-  }))
+  if (!timingSafeEqual(input.csrfToken, payment.csrfToken)) return yield* CsrfRejected.of()
+  yield* sandboxOnly(payment)
+  return yield* simulateLocked(payment, input.outcome)
 })
 
-/** The acquirer's confirmation of a live payment: paid (also late, after expiry) or failed. Idempotent. */
-export const settle = Effect.fn("Payments.settle")(function*(paymentId: string, outcome: "paid" | "failed") {
+/** What a sandbox simulation may ask for. */
+export const simulationOutcomes = ["paid", "failed", "processing"] as const
+
+const simulateLocked = (payment: Payment.Payment, outcome: string) =>
+  Effect.gen(function*() {
+    if (!(simulationOutcomes as ReadonlyArray<string>).includes(outcome)) {
+      return yield* invalid("outcome", `outcome must be one of: ${simulationOutcomes.join(", ")}`)
+    }
+    // On a test clock the payment moves at the clock's time.
+    return yield* forObject(payment.testClockId, atomic(Effect.gen(function*() {
+      return yield* settleWith(yield* lockedPayment(payment.id), outcome as Outcome)
+    })))
+  })
+
+/** 400 for a live payment: simulation is a sandbox tool. */
+const sandboxOnly = (payment: Payment.Payment) =>
+  payment.environment === "sandbox"
+    ? Effect.void
+    : Effect.fail(new OperationNotAllowed({ message: "simulation is available only for sandbox payments" }))
+
+/**
+ * Sandbox simulation by the merchant (API key or dashboard token), without the payer page:
+ * the same outcomes and moves as `simulate`, for payments the principal may see.
+ */
+export const simulateAsMerchant = Effect.fn("Payments.simulateAsMerchant")(function*(
+  principal: Principal,
+  paymentId: string,
+  outcome: string
+) {
+  const payment = yield* get(principal, paymentId)
+  yield* Access.resolveTerminal(principal, payment.terminalId, "write")
+  yield* sandboxOnly(payment)
+  return yield* simulateLocked(payment, outcome)
+})
+
+/**
+ * The acquirer's report on a live payment: the payer started paying (`processing`), paid (also
+ * late, after expiry) or failed. Idempotent.
+ */
+export const settle = Effect.fn("Payments.settle")(function*(paymentId: string, outcome: Outcome) {
   const id = parsePaymentId(paymentId)
   if (Option.isNone(id)) return yield* NotFound.of("payment")
   return yield* atomic(Effect.gen(function*() {
@@ -353,13 +500,13 @@ export const settle = Effect.fn("Payments.settle")(function*(paymentId: string, 
   }))
 })
 
-/** Expires unpaid payments whose lifetime has run out; returns how many. Idempotent. */
+/** Expires unpaid payments (of the test clock in scope, or of none) whose lifetime has run out; returns how many. Idempotent. */
 export const expireDue = Effect.fn("Payments.expireDue")(function*() {
   const config = yield* PaydeskConfig
   const payments = yield* PaymentRepository
   return yield* atomic(Effect.gen(function*() {
     const now = yield* Clock.currentTimeMillis
-    const due = yield* payments.claimExpired(now, config.batchSize)
+    const due = yield* payments.claimExpired(now, config.batchSize, yield* TestClock.Scope)
     for (const payment of due) yield* apply(payment, ["expire"])
     return due.length
   }))

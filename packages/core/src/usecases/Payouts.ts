@@ -14,6 +14,7 @@ import { PaydeskConfig } from "../Config.js"
 import { InsufficientBalance, InvalidRequest, InvalidTransition, MaxActivePayouts, NotFound, TerminalIdRequired } from "../Errors.js"
 import * as Idempotency from "../Idempotency.js"
 import { parsePayoutId } from "../Id.js"
+import * as Paging from "../Paging.js"
 import * as Payout from "../Payout.js"
 import * as StateMachine from "../StateMachine.js"
 import { Entropy } from "../ports/Entropy.js"
@@ -27,6 +28,9 @@ import * as Outbox from "./Outbox.js"
 
 /** Networks payouts may use. */
 export const networks = ["TRC-20", "ERC-20", "TON"] as const
+
+/** Longest wallet address (characters). */
+export const maxWalletLength = 128
 
 /** A payout creation request, as decoded from JSON. */
 export interface CreateInput {
@@ -48,8 +52,8 @@ export const create = Effect.fn("Payouts.create")(function*(principal: Principal
   const amount = parseUsdt(input.amountUsdt)
   if (Result.isFailure(amount)) return yield* amount.failure
   const wallet = input.walletAddress.trim()
-  if (wallet.length === 0 || wallet.length > 128 || !/^[A-Za-z0-9:_-]+$/.test(wallet)) {
-    return yield* invalid("wallet_address", "wallet_address must be 1 to 128 letters, digits, ':', '_' or '-'")
+  if (wallet.length === 0 || wallet.length > maxWalletLength || !/^[A-Za-z0-9:_-]+$/.test(wallet)) {
+    return yield* invalid("wallet_address", `wallet_address must be 1 to ${maxWalletLength} letters, digits, ':', '_' or '-'`)
   }
   if (!(networks as ReadonlyArray<string>).includes(input.network)) {
     return yield* invalid("network", `network must be one of: ${networks.join(", ")}`)
@@ -117,16 +121,15 @@ export const pageSize = 50
 /** Lists a terminal's payouts, newest first. */
 export const list = Effect.fn("Payouts.list")(function*(
   principal: Principal,
-  query: { readonly terminalId?: string | null | undefined; readonly page?: number | null | undefined }
+  query: Paging.Request & { readonly terminalId?: string | null | undefined }
 ) {
   if (principal._tag === "User" && (query.terminalId === undefined || query.terminalId === null || query.terminalId === "")) {
     return yield* TerminalIdRequired.of()
   }
   const terminal = yield* Access.resolveTerminal(principal, query.terminalId, "read")
-  const page = query.page ?? 1
-  if (!Number.isInteger(page) || page < 1) return yield* invalid("page", "page must be a positive integer")
-  const result = yield* (yield* PayoutRepository).list(terminal.id, { limit: pageSize, offset: (page - 1) * pageSize })
-  return { ...result, page }
+  const window = yield* Paging.resolve(query, pageSize)
+  const result = yield* (yield* PayoutRepository).list(terminal.id, { limit: window.limit, offset: window.offset })
+  return { ...result, page: window.page, pageSize: window.limit, nextCursor: Paging.next(window, result.total) }
 })
 
 const lockedPayout = Effect.fn("Payouts.lockedPayout")(function*(id: string) {
@@ -178,11 +181,19 @@ const apply = Effect.fn("Payouts.apply")(function*(
 
 const parseId = (input: string) => Option.match(parsePayoutId(input), { onNone: () => Effect.fail(NotFound.of("payout")), onSome: Effect.succeed })
 
-/** Operator: approves a payout (from created or pending) for sending. */
+/**
+ * Operator: approves a payout (from created or pending) for sending. Refused with `insufficient
+ * balance` while the terminal's available balance is negative (a refund or chargeback after the
+ * hold took more than was left): the held money is owed back first, so the operator rejects the
+ * payout (its hold returns to the balance) or waits until new payments cover the debt.
+ */
 export const approve = Effect.fn("Payouts.approve")(function*(payoutId: string) {
   const id = yield* parseId(payoutId)
   return yield* atomic(Effect.gen(function*() {
     const payout = yield* lockedPayout(id)
+    if (payout.status === "created" || payout.status === "pending") {
+      if ((yield* (yield* LedgerRepository).balance(payout.terminalId)).usdtAvailable < 0n) return yield* InsufficientBalance.of()
+    }
     return yield* apply(payout, payout.status === "created" ? ["submit", "approve"] : ["approve"])
   }))
 })

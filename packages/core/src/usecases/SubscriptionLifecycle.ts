@@ -16,10 +16,11 @@ import { isUuid } from "../Id.js"
 import { chargeAt } from "../Schedule.js"
 import * as StateMachine from "../StateMachine.js"
 import * as Subscription from "../Subscription.js"
-import { Acquirer } from "../ports/Acquirer.js"
 import { ChargeRepository } from "../ports/ChargeRepository.js"
 import { Entropy } from "../ports/Entropy.js"
 import { SubscriptionRepository } from "../ports/SubscriptionRepository.js"
+import * as TestClock from "../TestClock.js"
+import * as Acquirers from "./Acquirers.js"
 import { atomic, wakeup } from "./Atomic.js"
 
 type Sub = Subscription.Subscription
@@ -88,33 +89,59 @@ export const recordCharge = Effect.fn("SubscriptionLifecycle.recordCharge")(func
   return charge
 })
 
-/** Reacts to a status change of a subscription's first payment (paid: activate; failed: review). */
+/** Books a paid first payment in the history (cycle 0 in ceiling mode, 1 for a fixed tariff). */
+const recordFirstPayment = (sub: Sub, payment: Payment, now: number) =>
+  recordCharge({
+    subscriptionId: sub.id,
+    terminalId: sub.terminalId,
+    cycleNumber: cycleNumberOf(sub, 0),
+    attempt: 1,
+    kind: "first",
+    status: "payed",
+    validationStatus: "accepted",
+    validationReason: null,
+    paymentId: payment.id,
+    amount: payment.amount,
+    expectedAmount: sub.terms.payerAmount,
+    idempotencyKey: `first:${payment.id}`,
+    message: null,
+    scheduledAt: payment.createdAt,
+    actualAt: now
+  })
+
+/**
+ * Reacts to a status change of a subscription's current first payment, in the caller's
+ * transaction. While it waits for that payment: `processing` (the payer pays) makes it
+ * `pending`; `paid` activates it (through `pending`); `canceled` (a refused payment) moves it to
+ * `review` through `pending`, and `expired` from `pending` too (the payer paid, no confirmation
+ * came); `expired` from `consent_pending` (the payer never paid) takes the consent back, so the
+ * payer can confirm again. A first payment paid after the subscription began stopping, or went to
+ * review, is booked in the history without a move: the money came, the subscription stays as it is.
+ */
 export const onFirstPayment = Effect.fn("SubscriptionLifecycle.onFirstPayment")(function*(payment: Payment) {
   if (payment.subscriptionId === null) return
   const sub = yield* locked(payment.subscriptionId)
-  if (sub.firstPaymentId !== payment.id || Subscription.stateOf(sub) !== "new/pending") return
+  if (sub.firstPaymentId !== payment.id) return
+  const state = Subscription.stateOf(sub)
   const now = yield* Clock.currentTimeMillis
-  if (payment.status === "paid") {
-    const activated = move(sub, "first_payment_paid", now)
+  if (state !== "new/consent_pending" && state !== "new/pending") {
+    if (payment.status !== "paid" || state === "active/enabled") return
+    const booked = yield* (yield* ChargeRepository).listForCycle(sub.id, cycleNumberOf(sub, 0))
+    if (booked.some((c) => c.kind === "first" && c.paymentId === payment.id)) return
+    yield* recordFirstPayment(sub, payment, now)
+    return yield* save(sub, { ...sub, successfulCycles: sub.successfulCycles + 1, updatedAt: now })
+  }
+  if (state === "new/consent_pending" && payment.status === "expired") {
+    return yield* save(sub, { ...sub, firstPaymentId: null, updatedAt: now })
+  }
+  const started = state === "new/consent_pending" ? move(sub, "first_payment_started", now) : Result.succeed(sub)
+  if (Result.isFailure(started)) return yield* started.failure
+  if (payment.status === "processing") {
+    if (started.success !== sub) yield* save(sub, started.success)
+  } else if (payment.status === "paid") {
+    const activated = move(started.success, "first_payment_paid", now)
     if (Result.isFailure(activated)) return yield* activated.failure
-    const firstCycle = cycleNumberOf(sub, 0)
-    yield* recordCharge({
-      subscriptionId: sub.id,
-      terminalId: sub.terminalId,
-      cycleNumber: firstCycle,
-      attempt: 1,
-      kind: "first",
-      status: "payed",
-      validationStatus: "accepted",
-      validationReason: null,
-      paymentId: payment.id,
-      amount: payment.amount,
-      expectedAmount: sub.terms.payerAmount,
-      idempotencyKey: `first:${payment.id}`,
-      message: null,
-      scheduledAt: payment.createdAt,
-      actualAt: now
-    })
+    yield* recordFirstPayment(sub, payment, now)
     const next = stopIfComplete({
       ...activated.success,
       activatedAt: now,
@@ -125,7 +152,7 @@ export const onFirstPayment = Effect.fn("SubscriptionLifecycle.onFirstPayment")(
     }, now)
     yield* save(sub, next)
   } else if (payment.status === "canceled" || payment.status === "expired") {
-    const review = move(sub, "first_payment_failed", now)
+    const review = move(started.success, "first_payment_failed", now)
     if (Result.isFailure(review)) return yield* review.failure
     yield* save(sub, {
       ...review.success,
@@ -154,7 +181,7 @@ export const completeStop = Effect.fn("SubscriptionLifecycle.completeStop")(func
   if (pending.value.billingStatus !== "stop_pending") return pending.value
   const bindingStarted = pending.value.h2h || pending.value.firstPaymentId !== null
   const answer = bindingStarted
-    ? yield* (yield* Acquirer).stopBinding({ subscriptionId: id })
+    ? yield* (yield* Acquirers.acquirerFor(pending.value.environment)).stopBinding({ subscriptionId: id })
     : { _tag: "Stopped" as const }
   const result = yield* atomic(Effect.gen(function*() {
     const sub = yield* locked(id)
@@ -177,7 +204,7 @@ export const completeStop = Effect.fn("SubscriptionLifecycle.completeStop")(func
 export const finishPendingStops = Effect.fn("SubscriptionLifecycle.finishPendingStops")(function*() {
   const config = yield* PaydeskConfig
   const now = yield* Clock.currentTimeMillis
-  const claimed = yield* atomic((yield* SubscriptionRepository).claimStopPending(now, now + config.leaseMs, config.batchSize))
+  const claimed = yield* atomic((yield* SubscriptionRepository).claimStopPending(now, now + config.leaseMs, config.batchSize, yield* TestClock.Scope))
   let done = 0
   for (const sub of claimed) {
     const outcome = yield* Effect.result(completeStop(sub.id))
@@ -186,16 +213,23 @@ export const finishPendingStops = Effect.fn("SubscriptionLifecycle.finishPending
   return done
 })
 
-/** Marks the subscription chargeable again after a charge (used by the charge runner). */
-export const afterPaidCharge = (sub: Sub, now: number): Result.Result<Sub, InvalidTransition> =>
-  Result.map(move(sub, "charge_paid", now), (moved) =>
-    stopIfComplete({
-      ...moved,
-      successfulCycles: sub.successfulCycles + 1,
-      consecutiveFailures: 0,
-      nextCycleIndex: sub.nextCycleIndex + 1,
-      nextChargeAt: chargeTimeOf(sub, sub.nextCycleIndex + 1),
-      chargeLeaseUntil: null,
-      reviewReason: null
-    }, now))
-
+/**
+ * The subscription after a paid scheduled charge of `cycleNumber`. While enabled: the next
+ * cycle is scheduled (`charge_paid`), or the stop begins when `max_cycles` is reached. In review
+ * or while stopping the charge is booked without a move: the counters change (a later resume
+ * charges the cycle after it) and `next_charge_at` stays empty.
+ */
+export const afterPaidCharge = (sub: Sub, cycleNumber: number, now: number): Result.Result<Sub, InvalidTransition> => {
+  const current = cycleNumber === cycleNumberOf(sub, sub.nextCycleIndex)
+  const counted: Sub = {
+    ...sub,
+    successfulCycles: sub.successfulCycles + 1,
+    consecutiveFailures: 0,
+    nextCycleIndex: current ? sub.nextCycleIndex + 1 : sub.nextCycleIndex,
+    chargeLeaseUntil: null,
+    updatedAt: now
+  }
+  if (!Subscription.isChargeable(sub)) return Result.succeed(Subscription.stateOf(sub) === "active/review" ? stopIfComplete(counted, now) : counted)
+  return Result.map(move(counted, "charge_paid", now), (moved) =>
+    stopIfComplete({ ...moved, nextChargeAt: chargeTimeOf(sub, counted.nextCycleIndex), reviewReason: null }, now))
+}

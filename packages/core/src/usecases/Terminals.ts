@@ -2,11 +2,13 @@
  * Use cases of a terminal's money and settings: balance, exchange rate, the settings the API
  * may change, and the scheduled USDT conversion of roubles credited in `scheduled` mode.
  */
-import { Clock, Effect, Option } from "effect"
+import { Clock, Effect, Option, Result } from "effect"
 import * as Access from "../Access.js"
 import type { Principal } from "../Access.js"
+import * as CallbackUrl from "../CallbackUrl.js"
 import { PaydeskConfig } from "../Config.js"
 import { InvalidRequest, NotFound } from "../Errors.js"
+import { isUuid } from "../Id.js"
 import { DAY_MS, fromMoscowParts, moscowParts } from "../Instant.js"
 import type { Settings, Terminal } from "../Terminal.js"
 import { LedgerRepository } from "../ports/LedgerRepository.js"
@@ -14,7 +16,26 @@ import { PaymentRepository } from "../ports/PaymentRepository.js"
 import { RateSource } from "../ports/RateSource.js"
 import { TerminalRepository } from "../ports/TerminalRepository.js"
 import { atomic } from "./Atomic.js"
+import * as Credentials from "./Credentials.js"
+import * as Events from "./Events.js"
 import * as Settlement from "./Settlement.js"
+
+/**
+ * A terminal's settings as its merchant (or the operator) sees them: the terminal, the health of
+ * its callback endpoint, and when a rotated-out signing secret stops signing.
+ */
+export const details = Effect.fn("Terminals.details")(function*(terminal: Terminal) {
+  return {
+    terminal,
+    callbackEndpoint: yield* Events.health(terminal.id),
+    previousSecretExpiresAt: yield* Credentials.previousSecretExpiresAt(terminal)
+  }
+})
+
+/** The settings of a terminal the principal may read. */
+export const get = Effect.fn("Terminals.get")(function*(principal: Principal, terminalId: string) {
+  return yield* details(yield* Access.resolveTerminal(principal, terminalId, "read"))
+})
 
 /** Balance of the terminal the principal acts on. */
 export const balance = Effect.fn("Terminals.balance")(function*(principal: Principal, terminalId: string | null | undefined) {
@@ -29,7 +50,7 @@ export const rate = Effect.fn("Terminals.rate")(function*(principal: Principal, 
   return yield* (yield* RateSource).current(terminal === null ? null : terminal.id)
 })
 
-const isHttpUrl = (value: string): boolean => /^https?:\/\/[^\s/?#]+[^\s]*$/i.test(value) && value.length <= 2048
+const isHttpUrl = (value: string): boolean => /^https?:\/\/[^\s/?#]+[^\s]*$/i.test(value) && value.length <= CallbackUrl.maxLength
 
 /** Parses "HH:MM" (Moscow time); null when malformed. */
 export const parseConversionTime = (value: string): { hour: number; minute: number } | null => {
@@ -51,7 +72,25 @@ export const updateSettings = Effect.fn("Terminals.updateSettings")(function*(
   terminalId: string,
   settings: Settings
 ) {
-  const target = yield* Access.resolveTerminal(principal, terminalId, "read")
+  // A disabled terminal keeps its settings: "write" refuses it with `terminal is unavailable`.
+  const target = yield* Access.resolveTerminal(principal, terminalId, "write")
+  return yield* applySettings(target.id, settings)
+})
+
+/** The operator's settings change of any terminal (disabled ones included); `NotFound` for an unknown id. */
+export const updateSettingsAsOperator = Effect.fn("Terminals.updateSettingsAsOperator")(function*(terminalId: string, settings: Settings) {
+  const id = terminalId.toLowerCase()
+  const found = isUuid(id) ? yield* (yield* TerminalRepository).get(id) : Option.none()
+  if (Option.isNone(found)) return yield* NotFound.of("terminal")
+  return yield* applySettings(found.value.id, settings)
+})
+
+/** Validates `settings` and applies them to terminal `targetId` in one transaction. */
+const applySettings = Effect.fnUntraced(function*(targetId: string, settings: Settings) {
+  if (settings.callbackUrl !== undefined && settings.callbackUrl !== null) {
+    const checked = CallbackUrl.check(settings.callbackUrl, { allowPrivate: (yield* PaydeskConfig).allowPrivateCallbacks })
+    if (Result.isFailure(checked)) return yield* new InvalidRequest({ field: "callback_url", message: checked.failure })
+  }
   for (const field of ["callbackUrl", "successRedirectUrl", "failRedirectUrl"] as const) {
     const value = settings[field]
     if (value !== undefined && value !== null && !isHttpUrl(value)) {
@@ -64,7 +103,7 @@ export const updateSettings = Effect.fn("Terminals.updateSettings")(function*(
   }
   return yield* atomic(Effect.gen(function*() {
     const terminals = yield* TerminalRepository
-    const found = yield* terminals.getForUpdate(target.id)
+    const found = yield* terminals.getForUpdate(targetId)
     if (Option.isNone(found)) return yield* NotFound.of("terminal")
     const now = yield* Clock.currentTimeMillis
     const merged: Terminal = {

@@ -2,62 +2,91 @@
  * "Run what is due now": every background job of the service over the idempotent use cases,
  * in the order that lets one pass finish what the previous produced (callbacks last).
  * Both engines (the local worker and Inngest) call these; running them twice, or on two
- * machines at once, does nothing twice.
+ * machines at once, does nothing twice. The jobs take objects on no test clock only; the objects of
+ * a clock are worked at the clock's time by its own work (`TestClockWork`).
  */
 import { Clock, Effect } from "effect"
 import { PaydeskConfig } from "../Config.js"
 import { IdempotencyStore } from "../ports/IdempotencyStore.js"
 import { NonceStore } from "../ports/NonceStore.js"
+import { OutboxRepository } from "../ports/OutboxRepository.js"
 import * as Callbacks from "./Callbacks.js"
+import { job } from "./Jobs.js"
 import * as Payments from "./Payments.js"
 import * as Payouts from "./Payouts.js"
 import * as Lifecycle from "./SubscriptionLifecycle.js"
 import * as Subscriptions from "./Subscriptions.js"
 import * as Terminals from "./Terminals.js"
+import * as TestClockWork from "./TestClockWork.js"
 
 /** What one pass did. */
 export interface Report {
   readonly expiredPayments: number
   readonly charges: number
+  /** Open attempts of stopped subscriptions booked (paid, or `stop`). */
+  readonly settledCharges: number
   readonly stops: number
   readonly conversions: number
   readonly payouts: number
   readonly callbacks: number
+  /** Test clocks worked on: advances continued (after a crash or a spent budget), and work due at a clock's time. */
+  readonly testClocks: number
 }
 
-/** Deletes expired nonces (their 10-minute window is over) and idempotency records past their retention. */
+/** A report of a pass that did nothing. */
+export const emptyReport: Report = { expiredPayments: 0, charges: 0, settledCharges: 0, stops: 0, conversions: 0, payouts: 0, callbacks: 0, testClocks: 0 }
+
+/** The sum of two reports. */
+export const combine = (a: Report, b: Report): Report => ({
+  expiredPayments: a.expiredPayments + b.expiredPayments,
+  charges: a.charges + b.charges,
+  settledCharges: a.settledCharges + b.settledCharges,
+  stops: a.stops + b.stops,
+  conversions: a.conversions + b.conversions,
+  payouts: a.payouts + b.payouts,
+  callbacks: a.callbacks + b.callbacks,
+  testClocks: a.testClocks + b.testClocks
+})
+
+/**
+ * Whether a report did live work. Test clocks alone do not count: an advance continued in the
+ * background goes on at the next pass, so live work never waits behind a long advance.
+ */
+export const didWork = (report: Report): boolean =>
+  Object.entries(report).some(([key, n]) => key !== "testClocks" && n > 0)
+
+/** Deletes expired nonces (their 10-minute window is over), idempotency records and events past their retention. */
 export const housekeeping = Effect.fn("Work.housekeeping")(function*() {
   const config = yield* PaydeskConfig
   const now = yield* Clock.currentTimeMillis
   const nonces = yield* (yield* NonceStore).purge(now)
   const records = yield* (yield* IdempotencyStore).purge(now - config.idempotencyRetentionMs)
-  return { nonces, records }
+  const events = yield* (yield* OutboxRepository).purge(now - config.eventRetentionMs)
+  return { nonces, records, events }
 })
 
-/** Runs every due job once. */
+/** Runs every due job once; one job failing does not keep the others from running. */
 export const runDue = Effect.fn("Work.runDue")(function*() {
-  const expiredPayments = yield* Payments.expireDue()
-  const charges = yield* Subscriptions.runDueCharges()
-  const stops = yield* Lifecycle.finishPendingStops()
-  const conversions = yield* Terminals.runDueConversions()
-  const payouts = yield* Payouts.runDue()
-  const callbacks = yield* Callbacks.runDue()
-  yield* housekeeping()
-  const report: Report = { expiredPayments, charges, stops, conversions, payouts, callbacks }
+  const expiredPayments = yield* job("expire payments", Payments.expireDue())
+  const charges = yield* job("due charges", Subscriptions.runDueCharges())
+  const stops = yield* job("pending stops", Lifecycle.finishPendingStops())
+  const settledCharges = yield* job("settle stopped charges", Subscriptions.settleStoppedCharges())
+  const conversions = yield* job("conversions", Terminals.runDueConversions())
+  const payouts = yield* job("payouts", Payouts.runDue())
+  const callbacks = yield* job("callbacks", Callbacks.runDue())
+  const testClocks = yield* job("test clocks", TestClockWork.runPending())
+  yield* job("housekeeping", Effect.map(housekeeping(), ({ events, nonces, records }) => nonces + records + events))
+  const report: Report = { expiredPayments, charges, settledCharges, stops, conversions, payouts, callbacks, testClocks }
   return report
 })
 
-/** Runs passes until one finds nothing to do (at most `maxPasses`). */
+/** Runs passes until one finds nothing to do (at most `maxPasses`; test clocks alone do not count, see `didWork`). */
 export const drain = Effect.fn("Work.drain")(function*(maxPasses = 20) {
-  const total = { expiredPayments: 0, charges: 0, stops: 0, conversions: 0, payouts: 0, callbacks: 0 }
+  let total = emptyReport
   for (let pass = 0; pass < maxPasses; pass++) {
     const report = yield* runDue()
-    let any = false
-    for (const key of Object.keys(total) as Array<keyof Report>) {
-      total[key] += report[key]
-      if (report[key] > 0) any = true
-    }
-    if (!any) break
+    total = combine(total, report)
+    if (!didWork(report)) break
   }
-  return total as Report
+  return total
 })

@@ -1,6 +1,7 @@
 /**
  * Contract suite of `AccountRepository`: accounts and users round-trip, e-mails are stored
- * lowercased and unique regardless of case, lookups of unknown ids are empty.
+ * lowercased and unique regardless of case, lookups of unknown ids are empty, accounts are listed
+ * newest first with their total.
  */
 import { assert, layer } from "@effect/vitest"
 import { Effect, Layer } from "effect"
@@ -27,6 +28,24 @@ export const suite = <E>(name: string, layer_: Layer.Layer<Requirements, E>): vo
         assert.deepStrictEqual(some(yield* repo.getAccount(account.id)), account)
         none(yield* repo.getAccount(Fixtures.uuid()))
         none(yield* repo.getUser(Fixtures.uuid()))
+      }))
+
+    it.effect("accounts are listed newest first, paged, with the total", () =>
+      Effect.gen(function*() {
+        const repo = yield* AccountRepository
+        const before = yield* repo.listAccounts({ limit: 1, offset: 0 })
+        // Later than anything other tests of the suite insert, in a known order (same time: id decides).
+        const at = Date.parse("2099-01-01T00:00:00.000Z")
+        const older = Fixtures.account({ createdAt: at })
+        const newer = Fixtures.account({ createdAt: at + 1_000 })
+        const sameTime = Fixtures.account({ createdAt: at + 1_000 })
+        for (const a of [older, newer, sameTime]) yield* repo.insertAccount(a)
+        const expected = [newer, sameTime].sort((a, b) => (a.id < b.id ? 1 : -1)).concat(older)
+        const page = yield* repo.listAccounts({ limit: 3, offset: 0 })
+        assert.deepStrictEqual(page.items, expected)
+        assert.strictEqual(page.total, before.total + 3)
+        assert.deepStrictEqual((yield* repo.listAccounts({ limit: 2, offset: 1 })).items, expected.slice(1))
+        assert.deepStrictEqual((yield* repo.listAccounts({ limit: 0, offset: 0 })).items, [])
       }))
 
     it.effect("users round-trip and are found by e-mail in any case", () =>

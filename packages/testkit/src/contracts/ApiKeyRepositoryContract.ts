@@ -49,4 +49,18 @@ export const suite = <E>(name: string, layer_: Layer.Layer<Requirements, E>): vo
         assert.deepStrictEqual(listed.find((k) => k.id === b.id), b)
         assert.deepStrictEqual(yield* repo.listByTerminal(Fixtures.uuid()), [])
       }))
+  
+    it.effect("revoke sets revokedAt once, only for a key of that terminal", () =>
+      Effect.gen(function*() {
+        const { terminal, repo } = yield* setup
+        const { terminal: other } = yield* Fixtures.seedTerminal()
+        const key = Fixtures.apiKey(terminal.id)
+        yield* repo.insert(key)
+        none(yield* repo.revoke(other.id, key.id, Fixtures.baseTime + 5))
+        assert.strictEqual(some(yield* repo.findByHash(key.keyHash)).revokedAt, null)
+        assert.deepStrictEqual(some(yield* repo.revoke(terminal.id, key.id, Fixtures.baseTime + 10)), { ...key, revokedAt: Fixtures.baseTime + 10 })
+        assert.deepStrictEqual(some(yield* repo.revoke(terminal.id, key.id, Fixtures.baseTime + 20)), { ...key, revokedAt: Fixtures.baseTime + 10 })
+        assert.strictEqual(some(yield* repo.findByHash(key.keyHash)).revokedAt, Fixtures.baseTime + 10)
+        none(yield* repo.revoke(terminal.id, Fixtures.uuid(), Fixtures.baseTime))
+      }))
   })

@@ -1,6 +1,7 @@
 /**
  * Contract suite of `ChargeRepository`: round trip, the unique `(subscription, cycle, attempt)`
- * that keeps two workers from starting one attempt, whole-record updates and both listings.
+ * that keeps two workers from starting one attempt, whole-record updates, both listings and the
+ * claim of open attempts of stopped subscriptions.
  */
 import { assert, layer } from "@effect/vitest"
 import { Effect, Layer } from "effect"
@@ -137,5 +138,49 @@ export const suite = <E>(name: string, layer_: Layer.Layer<Requirements, E>): vo
         assert.deepStrictEqual(ids(all), ids([c3a1, c2a2, c2a1, c1a2, c1a1]))
         assert.deepStrictEqual(ids(yield* repo.listBySubscription(subscription.id, 2)), ids([c3a1, c2a2]))
         assert.deepStrictEqual(yield* repo.listBySubscription(Fixtures.uuid(), 10), [])
+      }))
+
+    it.effect("listBySubscription with bookedOnly leaves pending attempts out before the limit", () =>
+      Effect.gen(function*() {
+        const { subscription, repo, seed } = yield* setup
+        const t = Fixtures.baseTime
+        const booked = yield* seed({ cycleNumber: 1, attempt: 1, status: "payed", createdAt: t })
+        const unconfirmed = yield* seed({ cycleNumber: 2, attempt: 1, status: "unconfirmed", createdAt: t + 10 })
+        yield* seed({ cycleNumber: 3, attempt: 1, status: "pending", createdAt: t + 20 })
+        yield* seed({ cycleNumber: 4, attempt: 1, status: "pending", createdAt: t + 30 })
+        assert.deepStrictEqual(ids(yield* repo.listBySubscription(subscription.id, 2, { bookedOnly: true })), ids([unconfirmed, booked]))
+        assert.strictEqual((yield* repo.listBySubscription(subscription.id, 2)).length, 2)
+        assert.strictEqual((yield* repo.listBySubscription(subscription.id, 10)).length, 4)
+      }))
+
+    it.effect("claimOpenOfStopped takes stale open attempts of stopping or stopped subscriptions once", () =>
+      Effect.gen(function*() {
+        const { terminal, repo } = yield* setup
+        const t = Fixtures.baseTime
+        const stopped = yield* Fixtures.seedSubscription(terminal.id, { providerState: "stop", billingStatus: "stopped", nextChargeAt: null })
+        const stopping = yield* Fixtures.seedSubscription(terminal.id, { providerState: "active", billingStatus: "stop_pending", nextChargeAt: null })
+        const enabled = yield* Fixtures.seedSubscription(terminal.id, { providerState: "active", billingStatus: "enabled" })
+        const review = yield* Fixtures.seedSubscription(terminal.id, { providerState: "active", billingStatus: "review", nextChargeAt: null })
+        const insert = (sub: typeof stopped, overrides: Partial<Charge.Charge>) =>
+          Effect.gen(function*() {
+            const c = Fixtures.charge(sub, overrides)
+            yield* repo.insert(c)
+            return c
+          })
+        const oldPending = yield* insert(stopped, { cycleNumber: 1, status: "pending", updatedAt: t })
+        const oldUnconfirmed = yield* insert(stopping, { cycleNumber: 1, status: "unconfirmed", updatedAt: t + 5 })
+        yield* insert(stopped, { cycleNumber: 2, status: "pending", updatedAt: t + 1_000 })
+        yield* insert(stopped, { cycleNumber: 3, status: "payed", updatedAt: t })
+        yield* insert(stopped, { cycleNumber: 4, status: "stop", updatedAt: t })
+        yield* insert(enabled, { cycleNumber: 1, status: "pending", updatedAt: t })
+        yield* insert(review, { cycleNumber: 1, status: "unconfirmed", updatedAt: t })
+        const tx = yield* Transactions
+        const now = t + 2_000
+        const claimed = yield* tx.run(repo.claimOpenOfStopped(now, t + 500, 10))
+        assert.sameMembers(ids(claimed), ids([oldPending, oldUnconfirmed]))
+        for (const c of claimed) assert.strictEqual(c.updatedAt, now)
+        assert.strictEqual(some(yield* repo.get(oldPending.id)).updatedAt, now)
+        assert.deepStrictEqual(yield* tx.run(repo.claimOpenOfStopped(now, t + 500, 10)), [])
+        assert.strictEqual((yield* tx.run(repo.claimOpenOfStopped(now, t + 1_000, 1))).length, 1)
       }))
   })

@@ -1,7 +1,8 @@
 /**
  * Contract suite of `OutboxRepository`: events and deliveries round-trip, `claimDue` leases due
- * pending deliveries with their events (oldest first, disjoint under concurrency), and the
- * delivery and attempt listings filter and order as documented.
+ * pending deliveries with their events (oldest first, disjoint under concurrency), the delivery
+ * and attempt listings filter and order as documented, and the events API's queries: pages of
+ * events with their latest delivery, an event's deliveries, sequences, attempt facts and purge.
  */
 import { assert, layer } from "@effect/vitest"
 import { Effect, Layer } from "effect"
@@ -76,6 +77,21 @@ export const suite = <E>(name: string, layer_: Layer.Layer<Requirements, E>): vo
         const made = Array.from({ length: 5 }, () => Fixtures.outboxEvent(terminal.id, { createdAt: Fixtures.baseTime + 7 }))
         for (const event of made) yield* repo.insertEvent(event)
         assert.deepStrictEqual(ids(yield* repo.listEvents({ terminalId: terminal.id })), ids(made))
+      }))
+
+    it.effect("listEvents reads a feed: after a cursor in insertion order, newest first, by test flag, limited", () =>
+      Effect.gen(function*() {
+        const { terminal, repo } = yield* setup
+        // Timestamps against insertion order: a feed follows insertion alone.
+        const made = [3, 1, 2, 0].map((n, i) =>
+          Fixtures.outboxEvent(terminal.id, { createdAt: Fixtures.baseTime + n, test: i % 2 === 0 }))
+        for (const event of made) yield* repo.insertEvent(event)
+        assert.deepStrictEqual(ids(yield* repo.listEvents({ terminalId: terminal.id, afterId: made[0]!.id })), ids(made.slice(1)))
+        assert.deepStrictEqual(ids(yield* repo.listEvents({ terminalId: terminal.id, afterId: made[1]!.id, limit: 1 })), [made[2]!.id])
+        assert.deepStrictEqual(ids(yield* repo.listEvents({ terminalId: terminal.id, afterId: made[3]!.id })), [])
+        assert.deepStrictEqual(ids(yield* repo.listEvents({ terminalId: terminal.id, afterId: Fixtures.uuid() })), [])
+        assert.deepStrictEqual(ids(yield* repo.listEvents({ terminalId: terminal.id, newestFirst: true, limit: 1 })), [made[3]!.id])
+        assert.deepStrictEqual(ids(yield* repo.listEvents({ terminalId: terminal.id, test: true, afterId: made[0]!.id })), [made[2]!.id])
       }))
 
     it.effect("deliveries round-trip and updates store the whole record", () =>
@@ -205,5 +221,110 @@ export const suite = <E>(name: string, layer_: Layer.Layer<Requirements, E>): vo
         yield* repo.insertAttempt(Fixtures.attempt(other.id))
         assert.deepStrictEqual(yield* repo.listAttempts(delivery.id), [first, second])
         assert.deepStrictEqual(yield* repo.listAttempts(Fixtures.uuid()), [])
+      }))
+
+    it.effect("pageEvents lists newest first with the latest delivery, filters, and continues after a cursor", () =>
+      Effect.gen(function*() {
+        const { terminal, payment, repo } = yield* setup
+        const t = Fixtures.baseTime
+        const payout = Fixtures.payout(terminal.id)
+        yield* (yield* PayoutRepository).insert(payout)
+        const e1 = Fixtures.outboxEvent(terminal.id, { paymentId: payment.id, eventType: "payment.created", createdAt: t + 1, sequence: 1 })
+        const e2 = Fixtures.outboxEvent(terminal.id, { paymentId: payment.id, eventType: "payment.paid", createdAt: t + 2, sequence: 2 })
+        const e3 = Fixtures.outboxEvent(terminal.id, { payoutId: payout.id, eventType: "payout.completed", createdAt: t + 3 })
+        const e4 = Fixtures.outboxEvent(terminal.id, { eventType: "ping", createdAt: t + 4, test: true })
+        for (const e of [e1, e2, e3, e4]) yield* repo.insertEvent(e)
+        const d1 = Fixtures.delivery(e1, { status: "failed", attempts: 8, createdAt: t + 1 })
+        const d1b = Fixtures.delivery(e1, { kind: "recover", status: "delivered", attempts: 1, createdAt: t + 10 })
+        const d2 = Fixtures.delivery(e2, { status: "failed", attempts: 8, createdAt: t + 2 })
+        for (const d of [d1, d1b, d2]) yield* repo.insertDelivery(d)
+        const all = { terminalIds: [terminal.id], test: null, limit: 10 }
+        const page = yield* repo.pageEvents(all)
+        assert.deepStrictEqual(page.map((p) => p.event.id), [e4.id, e3.id, e2.id, e1.id])
+        assert.deepStrictEqual(page.map((p) => p.delivery?.id ?? null), [null, null, d2.id, d1b.id])
+        assert.deepStrictEqual(page[3]!.event, e1)
+        assert.deepStrictEqual(page[3]!.delivery, d1b)
+        const ids = (filter: Partial<Parameters<typeof repo.pageEvents>[0]>) =>
+          Effect.map(repo.pageEvents({ ...all, ...filter }), (rows) => rows.map((r) => r.event.id))
+        assert.deepStrictEqual(yield* ids({ test: true }), [e4.id])
+        assert.deepStrictEqual(yield* ids({ test: false }), [e3.id, e2.id, e1.id])
+        assert.deepStrictEqual(yield* ids({ eventType: "payment.paid" }), [e2.id])
+        assert.deepStrictEqual(yield* ids({ objectId: payment.id }), [e2.id, e1.id])
+        assert.deepStrictEqual(yield* ids({ objectId: payout.id }), [e3.id])
+        assert.deepStrictEqual(yield* ids({ objectId: Fixtures.uuid() }), [])
+        assert.deepStrictEqual(yield* ids({ createdFrom: t + 2, createdTo: t + 3 }), [e3.id, e2.id])
+        assert.deepStrictEqual(yield* ids({ deliveryStatus: "failed" }), [e2.id])
+        assert.deepStrictEqual(yield* ids({ deliveryStatus: "delivered" }), [e1.id])
+        assert.deepStrictEqual(yield* ids({ deliveryStatus: "none" }), [e4.id, e3.id])
+        assert.deepStrictEqual(yield* ids({ before: { createdAt: e3.createdAt, sequence: e3.sequence, id: e3.id }, limit: 1 }), [e2.id])
+        // One payment's events written in the same millisecond keep their order (sequence).
+        const same = Fixtures.outboxEvent(terminal.id, { paymentId: payment.id, createdAt: t + 50, sequence: 3 })
+        const sameLater = Fixtures.outboxEvent(terminal.id, { paymentId: payment.id, createdAt: t + 50, sequence: 4 })
+        yield* repo.insertEvent(sameLater)
+        yield* repo.insertEvent(same)
+        assert.deepStrictEqual(yield* ids({ createdFrom: t + 50 }), [sameLater.id, same.id])
+        assert.deepStrictEqual(yield* ids({ createdFrom: t + 50, before: { createdAt: t + 50, sequence: 4, id: sameLater.id } }), [same.id])
+        assert.deepStrictEqual(yield* ids({ terminalIds: [Fixtures.uuid()] }), [])
+        assert.deepStrictEqual(yield* repo.deliveriesOf(e1.id), [d1, d1b])
+        assert.deepStrictEqual(yield* repo.deliveriesOf(Fixtures.uuid()), [])
+      }))
+
+    it.effect("lastSequence is the highest sequence of a payment's or payout's events", () =>
+      Effect.gen(function*() {
+        const { terminal, payment, repo } = yield* setup
+        assert.strictEqual(yield* repo.lastSequence(payment.id), 0)
+        yield* repo.insertEvent(Fixtures.outboxEvent(terminal.id, { paymentId: payment.id, sequence: 1 }))
+        yield* repo.insertEvent(Fixtures.outboxEvent(terminal.id, { paymentId: payment.id, sequence: 3 }))
+        const payout = Fixtures.payout(terminal.id)
+        yield* (yield* PayoutRepository).insert(payout)
+        yield* repo.insertEvent(Fixtures.outboxEvent(terminal.id, { payoutId: payout.id, sequence: 2 }))
+        assert.strictEqual(yield* repo.lastSequence(payment.id), 3)
+        assert.strictEqual(yield* repo.lastSequence(payout.id), 2)
+        assert.strictEqual(yield* repo.lastSequence(Fixtures.uuid()), 0)
+      }))
+
+    it.effect("attemptFacts: the latest attempt, the latest success and the first failure after it", () =>
+      Effect.gen(function*() {
+        const { terminal, repo, seed } = yield* setup
+        assert.deepStrictEqual(yield* repo.attemptFacts(terminal.id), { last: null, lastSuccessAt: null, firstFailureAfterSuccess: null })
+        const { delivery } = yield* seed()
+        const t = Fixtures.baseTime
+        const attempt = (n: number, at: number, error: string | null): Callback.Attempt => ({
+          id: Fixtures.uuid(),
+          deliveryId: delivery.id,
+          attemptNumber: n,
+          at,
+          url: "https://shop.example/cb",
+          statusCode: error === null ? 200 : 500,
+          latencyMs: 5,
+          error,
+          responseBody: null
+        })
+        yield* repo.insertAttempt(attempt(1, t + 100, "HTTP 500"))
+        yield* repo.insertAttempt(attempt(2, t + 200, null))
+        yield* repo.insertAttempt(attempt(3, t + 300, "HTTP 500"))
+        const last = attempt(4, t + 400, "connection refused")
+        yield* repo.insertAttempt(last)
+        assert.deepStrictEqual(yield* repo.attemptFacts(terminal.id), { last, lastSuccessAt: t + 200, firstFailureAfterSuccess: t + 300 })
+      }))
+
+    it.effect("purge deletes old finished events with their deliveries and attempts, keeps pending and recent ones", () =>
+      Effect.gen(function*() {
+        const { repo, seed } = yield* setup
+        const t = Fixtures.baseTime
+        const old = yield* seed({ createdAt: t }, { status: "delivered", attempts: 1, createdAt: t })
+        yield* repo.insertAttempt({
+          id: Fixtures.uuid(), deliveryId: old.delivery.id, attemptNumber: 1, at: t, url: "u", statusCode: 200, latencyMs: 1, error: null, responseBody: null
+        })
+        const oldPending = yield* seed({ createdAt: t }, { status: "pending", createdAt: t })
+        const recent = yield* seed({ createdAt: t + 10_000 }, { status: "delivered", attempts: 1, createdAt: t + 10_000 })
+        // The suite's other tests share the store: their old finished events go too.
+        assert.isAtLeast(yield* repo.purge(t + 5_000), 1)
+        none(yield* repo.getEvent(old.event.id))
+        none(yield* repo.getDelivery(old.delivery.id))
+        assert.deepStrictEqual(yield* repo.listAttempts(old.delivery.id), [])
+        some(yield* repo.getEvent(oldPending.event.id))
+        some(yield* repo.getEvent(recent.event.id))
+        assert.strictEqual(yield* repo.purge(t + 5_000), 0)
       }))
   })

@@ -1,6 +1,7 @@
 /**
  * Contract suite of `SessionRepository`: sessions are found by hash revoked or not; `revoke`
- * answers whether this call revoked; `revokeFamily` revokes a whole rotation family.
+ * answers whether this call revoked; `revokeFamily` revokes a whole rotation family; `revokeUser`
+ * every session of a user; `isFamilyLive` is true while a family has an unrevoked, unexpired session.
  */
 import { assert, layer } from "@effect/vitest"
 import { Effect, Layer } from "effect"
@@ -72,5 +73,28 @@ export const suite = <E>(name: string, layer_: Layer.Layer<Requirements, E>): vo
         assert.strictEqual(some(yield* repo.findByHash(older.tokenHash)).revokedAt, Fixtures.baseTime + 1)
         assert.strictEqual(some(yield* repo.findByHash(current.tokenHash)).revokedAt, Fixtures.baseTime + 50)
         assert.deepStrictEqual(some(yield* repo.findByHash(elsewhere.tokenHash)), elsewhere)
+      }))
+  
+    it.effect("isFamilyLive follows revocation and expiry; revokeUser ends every family of one user", () =>
+      Effect.gen(function*() {
+        const { user, repo } = yield* setup
+        const accounts = yield* AccountRepository
+        const otherUser = Fixtures.user(user.accountId)
+        yield* accounts.insertUser(otherUser)
+        const familyId = Fixtures.uuid()
+        const used = Fixtures.session(user.id, { familyId, revokedAt: Fixtures.baseTime + 1 })
+        const current = Fixtures.session(user.id, { familyId, expiresAt: Fixtures.baseTime + 1_000 })
+        const second = Fixtures.session(user.id)
+        const others = Fixtures.session(otherUser.id)
+        for (const s of [used, current, second, others]) yield* repo.insert(s)
+        assert.isTrue(yield* repo.isFamilyLive(familyId, Fixtures.baseTime + 999))
+        assert.isFalse(yield* repo.isFamilyLive(familyId, Fixtures.baseTime + 1_000))
+        assert.isFalse(yield* repo.isFamilyLive(Fixtures.uuid(), Fixtures.baseTime))
+        yield* repo.revokeUser(user.id, Fixtures.baseTime + 50)
+        assert.isFalse(yield* repo.isFamilyLive(familyId, Fixtures.baseTime + 60))
+        assert.isFalse(yield* repo.isFamilyLive(second.familyId, Fixtures.baseTime + 60))
+        assert.strictEqual(some(yield* repo.findByHash(used.tokenHash)).revokedAt, Fixtures.baseTime + 1)
+        assert.strictEqual(some(yield* repo.findByHash(second.tokenHash)).revokedAt, Fixtures.baseTime + 50)
+        assert.isTrue(yield* repo.isFamilyLive(others.familyId, Fixtures.baseTime + 60))
       }))
   })

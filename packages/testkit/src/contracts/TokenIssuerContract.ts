@@ -17,6 +17,7 @@ const claims: AccessClaims = {
   userId: "0b6f3c1e-2f6a-4a8e-9c61-6f1f1f3f2d10",
   accountId: "5d0f1d9a-3b1c-4c7e-8e2f-1a2b3c4d5e6f",
   role: "owner",
+  familyId: "9a1c2b3d-4e5f-4a6b-8c7d-0e1f2a3b4c5d",
   expiresAt: 1_768_468_500_000
 }
 

@@ -3,21 +3,38 @@
  *
  * QR payments are recorded with a deterministic payload; their outcome is only stored
  * (`programPayment`) for a test or a demo server to apply through the core's use cases. Recurring
- * charges take their outcomes from a per-subscription queue (`"paid"` when it is empty) and are
- * idempotent per key: a repeated key replays the recorded outcome without consuming the queue or
- * counting as a charge; `resolveCharge` lets a test settle an `Unknown` charge afterwards. Switches
+ * charges take their outcomes from a per-subscription queue (`"paid"` when it is empty), each
+ * optionally answered late (`delayMs`: the outcome is fixed when the call arrives, the answer comes
+ * that much later), and are idempotent per key: a repeated key replays the recorded outcome without
+ * consuming the queue or counting as a charge; `resolveCharge` lets a test settle an `Unknown`
+ * charge afterwards. `voidCharge` records an unseen key as void (a later charge with it is
+ * declined). Once a binding is stopped, a new charge of that subscription is declined. Switches
  * make the acquirer unreachable or refuse new recurring bindings.
  *
  * The bank's memory of recurring charges (programs and the outcome per key) lives in a
  * `ChargeBook`: in memory by default, or durable and shared (the reference server keeps it in
- * PostgreSQL, so a restarted or second server process meets the same bank, as with a real one).
+ * PostgreSQL, so a restarted or second server process meets the same bank, as with a real one:
+ * `PgChargeBook.layer` provides `ChargeBookService`, and `layerOnBook` builds the emulator on it).
  */
-import { Context, Effect, Layer, Option } from "effect"
-import { Acquirer, ProviderUnavailable, RecurringTemporarilyUnavailable } from "@paydesk/core"
+import { Context, Duration, Effect, Layer, Option } from "effect"
+import { Acquirer, ProviderUnavailable, RecurringTemporarilyUnavailable, SandboxAcquirer } from "@paydesk/core"
 import type { ChargeOutcome } from "@paydesk/core"
 
 /** A programmed outcome of a recurring charge. */
 export type ChargeProgram = "paid" | "failed" | "unknown"
+
+/** A programmed charge: its outcome, and how late the bank answers (ms, 0 by default). */
+export type ChargeInstruction = ChargeProgram | { readonly outcome: ChargeProgram; readonly delayMs: number }
+
+/** Longest programmable answer delay of a charge (ms): well inside an attempt's lease. */
+export const maxChargeDelayMs = 30_000
+
+/** What the bank recorded under a key: a programmed outcome, a voided key, or a charge declined on a stopped binding. */
+export type BookOutcome = ChargeProgram | "void" | "stopped"
+
+/** The outcome and delay of an instruction. */
+export const instructionOf = (instruction: ChargeInstruction): { readonly outcome: ChargeProgram; readonly delayMs: number } =>
+  typeof instruction === "string" ? { outcome: instruction, delayMs: 0 } : instruction
 
 /** A programmed outcome of a QR payment, for the test or server that applies it. */
 export type PaymentProgram = "paid" | "failed" | "no_answer"
@@ -65,57 +82,79 @@ export interface ChargeRequest {
 /** What the book answers for a charge key. */
 export interface BookEntry {
   /** The outcome recorded under the key. */
-  readonly program: ChargeProgram
+  readonly program: BookOutcome
   /** The charge's serial number at the bank (its reference). */
   readonly serial: number
-  /** True when this call performed the charge; false for a replay of a known key. */
+  /** True when this call recorded the key; false for a replay of a known key. */
   readonly fresh: boolean
+  /** How late a fresh charge is answered (ms); 0 for replays. */
+  readonly delayMs: number
 }
 
 /**
- * The bank's memory of recurring charges. `take` is atomic per key: the first call records the
- * subscription's next programmed outcome (`"paid"` when none is queued) under the key, every
+ * The bank's memory of recurring charges. `take` and `void` are atomic per key: the first call
+ * records an outcome under the key (`take`: the subscription's next programmed outcome, `"paid"`
+ * when none is queued, or `"stopped"` once its binding is stopped; `void`: `"void"`), and every
  * later call, from any process sharing the book, answers the recorded one.
  */
 export interface ChargeBook {
   /** Queues outcomes of the next charges of a subscription. */
-  program(subscriptionId: string, outcomes: ReadonlyArray<ChargeProgram>): Effect.Effect<void>
+  program(subscriptionId: string, outcomes: ReadonlyArray<ChargeInstruction>): Effect.Effect<void>
   /** The outcome recorded under the request's key, recording the next programmed one when the key is new. */
   take(request: ChargeRequest): Effect.Effect<BookEntry>
-  /** Replaces the recorded outcome of a key (the bank settled an unknown charge); an unknown key is left alone. */
+  /** The outcome recorded under the key, recording `"void"` when the key is new. */
+  void(request: { readonly subscriptionId: string; readonly idempotencyKey: string }): Effect.Effect<BookEntry>
+  /** Remembers that the subscription's binding is stopped: its new charges are declined. */
+  stopBinding(subscriptionId: string): Effect.Effect<void>
+  /** Settles the outcome of a key recorded `unknown`; any other key (never seen, or already answered) is left alone. */
   resolve(idempotencyKey: string, outcome: "paid" | "failed"): Effect.Effect<void>
 }
 
+/** The `ChargeBook` an emulator built by `layerOnBook` uses (memory, or `PgChargeBook.layer`). */
+export class ChargeBookService extends Context.Service<ChargeBookService, ChargeBook>()("@paydesk/emulators/ChargeBook") {}
+
 /** A `ChargeBook` in this process's memory. */
 export const memoryBook = (): ChargeBook => {
-  const queues = new Map<string, Array<ChargeProgram>>()
-  const entries = new Map<string, { program: ChargeProgram; serial: number }>()
+  const queues = new Map<string, Array<{ readonly outcome: ChargeProgram; readonly delayMs: number }>>()
+  const entries = new Map<string, { program: BookOutcome; serial: number }>()
+  const stopped = new Set<string>()
   let serial = 0
+  const record = (key: string, program: BookOutcome, delayMs: number): BookEntry => {
+    const entry = { program, serial: ++serial }
+    entries.set(key, entry)
+    return { ...entry, fresh: true, delayMs }
+  }
   return {
     program: (subscriptionId, outcomes) =>
       Effect.sync(() => {
         const queue = queues.get(subscriptionId) ?? []
-        queue.push(...outcomes)
+        queue.push(...outcomes.map(instructionOf))
         queues.set(subscriptionId, queue)
       }),
     take: (request) =>
       Effect.sync(() => {
         const known = entries.get(request.idempotencyKey)
-        if (known !== undefined) return { ...known, fresh: false }
-        const entry = { program: queues.get(request.subscriptionId)?.shift() ?? "paid", serial: ++serial }
-        entries.set(request.idempotencyKey, entry)
-        return { ...entry, fresh: true }
+        if (known !== undefined) return { ...known, fresh: false, delayMs: 0 }
+        if (stopped.has(request.subscriptionId)) return record(request.idempotencyKey, "stopped", 0)
+        const next = queues.get(request.subscriptionId)?.shift() ?? { outcome: "paid", delayMs: 0 }
+        return record(request.idempotencyKey, next.outcome, next.delayMs)
       }),
+    void: (request) =>
+      Effect.sync(() => {
+        const known = entries.get(request.idempotencyKey)
+        return known !== undefined ? { ...known, fresh: false, delayMs: 0 } : record(request.idempotencyKey, "void", 0)
+      }),
+    stopBinding: (subscriptionId) => Effect.sync(() => void stopped.add(subscriptionId)),
     resolve: (idempotencyKey, outcome) =>
       Effect.sync(() => {
         const known = entries.get(idempotencyKey)
-        if (known !== undefined) entries.set(idempotencyKey, { program: outcome, serial: known.serial })
+        if (known !== undefined && known.program === "unknown") entries.set(idempotencyKey, { program: outcome, serial: known.serial })
       })
   }
 }
 
 /** The acquirer's answer for a recorded charge. */
-export const outcomeOf = (entry: { readonly program: ChargeProgram; readonly serial: number }): ChargeOutcome => {
+export const outcomeOf = (entry: { readonly program: BookOutcome; readonly serial: number }): ChargeOutcome => {
   switch (entry.program) {
     case "paid":
       return { _tag: "Paid", reference: `acq_ch_${entry.serial}` }
@@ -123,6 +162,10 @@ export const outcomeOf = (entry: { readonly program: ChargeProgram; readonly ser
       return { _tag: "Failed", reason: "declined by the issuer" }
     case "unknown":
       return { _tag: "Unknown", reason: "acquirer timeout" }
+    case "void":
+      return { _tag: "Failed", reason: "the charge key was voided" }
+    case "stopped":
+      return { _tag: "Failed", reason: "the recurring binding is stopped" }
   }
 }
 
@@ -138,8 +181,10 @@ export class AcquirerEmulator extends Context.Service<AcquirerEmulator, {
   readonly chargeCalls: number
   /** Stop requests, oldest first. */
   readonly stops: ReadonlyArray<StopRecord>
-  /** Queues outcomes of the next recurring charges of a subscription. */
-  programCharges(subscriptionId: string, outcomes: ReadonlyArray<ChargeProgram>): Effect.Effect<void>
+  /** Keys this emulator voided before any charge with them, oldest first. */
+  readonly voids: ReadonlyArray<string>
+  /** Queues outcomes (and answer delays) of the next recurring charges of a subscription. */
+  programCharges(subscriptionId: string, outcomes: ReadonlyArray<ChargeInstruction>): Effect.Effect<void>
   /** Replaces the recorded outcome of a charge key (the bank settled an unknown charge). */
   resolveCharge(idempotencyKey: string, outcome: "paid" | "failed"): Effect.Effect<void>
   /** Sets how stops of a subscription end (default `"stopped"`). */
@@ -154,7 +199,7 @@ export class AcquirerEmulator extends Context.Service<AcquirerEmulator, {
   programmedPaymentOutcome(paymentId: string): Effect.Effect<Option.Option<PaymentProgram>>
   /** The `Acquirer` port implemented by this emulator. */
   readonly acquirer: Acquirer["Service"]
-}>()("@paydesk/testkit/AcquirerEmulator") {}
+}>()("@paydesk/emulators/AcquirerEmulator") {}
 
 /** The QR payload the emulator returns for a payment. */
 export const qrPayloadOf = (paymentId: string): string => `https://qr.acquirer.example/pay/${paymentId}`
@@ -168,6 +213,7 @@ export const make = (book: ChargeBook = memoryBook()): AcquirerEmulator["Service
   const bindings: Array<BindingRequest> = []
   const charges: Array<ChargeRecord> = []
   const stops: Array<StopRecord> = []
+  const voids: Array<string> = []
   const stopPrograms = new Map<string, "stopped" | "failed">()
   const paymentPrograms = new Map<string, PaymentProgram>()
   let chargeCalls = 0
@@ -188,32 +234,35 @@ export const make = (book: ChargeBook = memoryBook()): AcquirerEmulator["Service
       bindings.push({ ...input })
       return { redirectUrl: input.h2h ? bindingUrlOf(input.subscriptionId) : null }
     }),
-    charge: (input) =>
-      Effect.map(book.take(input), (entry) => {
-        chargeCalls++
-        const outcome = outcomeOf(entry)
-        if (entry.fresh) {
-          charges.push({
-            idempotencyKey: input.idempotencyKey,
-            subscriptionId: input.subscriptionId,
-            cycleNumber: input.cycleNumber,
-            amount: input.amount,
-            outcome
-          })
-        }
-        return outcome
+    charge: Effect.fnUntraced(function*(input) {
+      const entry = yield* book.take(input)
+      chargeCalls++
+      const outcome = outcomeOf(entry)
+      if (entry.fresh) {
+        charges.push({
+          idempotencyKey: input.idempotencyKey,
+          subscriptionId: input.subscriptionId,
+          cycleNumber: input.cycleNumber,
+          amount: input.amount,
+          outcome
+        })
+      }
+      if (entry.delayMs > 0) yield* Effect.sleep(Duration.millis(entry.delayMs))
+      return outcome
+    }),
+    voidCharge: (input) =>
+      Effect.map(book.void(input), (entry) => {
+        if (entry.fresh) voids.push(input.idempotencyKey)
+        return entry.program === "void" ? { _tag: "Voided" as const } : outcomeOf(entry)
       }),
-    stopBinding: (input) =>
-      Effect.suspend(() => {
-        if (unavailable) return Effect.fail(ProviderUnavailable.of())
-        const outcome = stopPrograms.get(input.subscriptionId) ?? "stopped"
-        stops.push({ subscriptionId: input.subscriptionId, outcome })
-        return Effect.succeed(
-          outcome === "stopped"
-            ? { _tag: "Stopped" as const }
-            : { _tag: "Failed" as const, reason: "the acquirer could not end the binding" }
-        )
-      })
+    stopBinding: Effect.fnUntraced(function*(input) {
+      if (unavailable) return yield* ProviderUnavailable.of()
+      const outcome = stopPrograms.get(input.subscriptionId) ?? "stopped"
+      stops.push({ subscriptionId: input.subscriptionId, outcome })
+      if (outcome === "failed") return { _tag: "Failed" as const, reason: "the acquirer could not end the binding" }
+      yield* book.stopBinding(input.subscriptionId)
+      return { _tag: "Stopped" as const }
+    })
   })
 
   return AcquirerEmulator.of({
@@ -232,6 +281,9 @@ export const make = (book: ChargeBook = memoryBook()): AcquirerEmulator["Service
     get stops() {
       return [...stops]
     },
+    get voids() {
+      return [...voids]
+    },
     programCharges: (subscriptionId, outcomes) => book.program(subscriptionId, outcomes),
     resolveCharge: (idempotencyKey, outcome) => book.resolve(idempotencyKey, outcome),
     programStop: (subscriptionId, outcome) => Effect.sync(() => void stopPrograms.set(subscriptionId, outcome)),
@@ -243,8 +295,27 @@ export const make = (book: ChargeBook = memoryBook()): AcquirerEmulator["Service
   })
 }
 
-/** `AcquirerEmulator` and the `Acquirer` port on it; fresh state per build. */
-export const layer: Layer.Layer<AcquirerEmulator | Acquirer> = Layer.effect(
-  Acquirer,
-  Effect.map(AcquirerEmulator, (emulator) => emulator.acquirer)
-).pipe(Layer.provideMerge(Layer.sync(AcquirerEmulator, make)))
+const acquirerOfEmulator = Layer.effect(Acquirer, Effect.map(AcquirerEmulator, (emulator) => emulator.acquirer))
+
+/** `AcquirerEmulator` and the `Acquirer` port on it, with a fresh memory book; fresh state per build. */
+export const layer: Layer.Layer<AcquirerEmulator | Acquirer> = acquirerOfEmulator.pipe(
+  Layer.provideMerge(Layer.sync(AcquirerEmulator, () => make()))
+)
+
+/** `AcquirerEmulator` and the `Acquirer` port on the `ChargeBookService` in context (e.g. `PgChargeBook.layer`). */
+export const layerOnBook: Layer.Layer<AcquirerEmulator | Acquirer, never, ChargeBookService> = acquirerOfEmulator.pipe(
+  Layer.provideMerge(Layer.effect(AcquirerEmulator, Effect.map(ChargeBookService, (book) => make(book))))
+)
+
+/** A `SandboxAcquirer` on an emulator of its own: programmed through `programCharges`. */
+export const sandboxOf = (emulator: AcquirerEmulator["Service"]): SandboxAcquirer["Service"] =>
+  SandboxAcquirer.of({ ...emulator.acquirer, programCharges: emulator.programCharges })
+
+/** A `SandboxAcquirer` on a fresh emulator with a memory book. */
+export const sandboxLayer: Layer.Layer<SandboxAcquirer> = Layer.sync(SandboxAcquirer, () => sandboxOf(make()))
+
+/** A `SandboxAcquirer` on the `ChargeBookService` in context (the reference server's Postgres book). */
+export const sandboxLayerOnBook: Layer.Layer<SandboxAcquirer, never, ChargeBookService> = Layer.effect(
+  SandboxAcquirer,
+  Effect.map(ChargeBookService, (book) => sandboxOf(make(book)))
+)

@@ -34,7 +34,7 @@ export class PayoutNetworkEmulator extends Context.Service<PayoutNetworkEmulator
   programOutcomes(outcomes: ReadonlyArray<SendProgram>): Effect.Effect<void>
   /** The `PayoutNetwork` port implemented by this emulator. */
   readonly network: PayoutNetwork["Service"]
-}>()("@paydesk/testkit/PayoutNetworkEmulator") {}
+}>()("@paydesk/emulators/PayoutNetworkEmulator") {}
 
 /** Builds an emulator with an empty queue (every send succeeds). */
 export const make = (): PayoutNetworkEmulator["Service"] => {

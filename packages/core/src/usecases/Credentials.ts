@@ -1,0 +1,140 @@
+/**
+ * The credential lifecycle of a terminal: API keys (create, list, revoke) and the callback signing
+ * secret (rotate), for the operator and for the account owner's dashboard token.
+ *
+ * A revoked key is refused at once (`invalid api key`). A rotation makes a new signing secret (shown
+ * once, also in its Standard Webhooks `whsec_` form); the replaced secret keeps signing beside it for
+ * the overlap (`PaydeskConfig.signingSecretOverlapMs`, 24 h), during which `X-Signature` is still
+ * the previous secret's (see `Callbacks.headersFor`), until the overlap ends or the owner retires the
+ * previous secret. An API key cannot manage credentials (`account owner access required`).
+ * Creating a key needs an active terminal; revoking and rotating are always possible.
+ */
+import { Clock, Effect, Option } from "effect"
+import * as Access from "../Access.js"
+import type { Principal } from "../Access.js"
+import { AccessDenied, NotFound } from "../Errors.js"
+import { isUuid } from "../Id.js"
+import type { Terminal } from "../Terminal.js"
+import { ApiKeyRepository } from "../ports/ApiKeyRepository.js"
+import { Digest } from "../ports/Digest.js"
+import { Entropy } from "../ports/Entropy.js"
+import { SecretCipher } from "../ports/SecretCipher.js"
+import { TerminalRepository } from "../ports/TerminalRepository.js"
+import { PaydeskConfig } from "../Config.js"
+import * as StandardWebhooks from "../StandardWebhooks.js"
+import { atomic } from "./Atomic.js"
+
+/** Who manages credentials: the operator, or a merchant principal (only an owner's bearer passes). */
+export type Manager = { readonly _tag: "Operator" } | Principal
+
+/** The operator as a `Manager`. */
+export const operator: Manager = { _tag: "Operator" }
+
+const terminalOf = Effect.fn("Credentials.terminalOf")(function*(who: Manager, terminalId: string, purpose: "read" | "write") {
+  if (who._tag === "Operator") {
+    const id = terminalId.toLowerCase()
+    const found = isUuid(id) ? yield* (yield* TerminalRepository).get(id) : Option.none<Terminal>()
+    if (Option.isNone(found)) return yield* NotFound.of("terminal")
+    return found.value
+  }
+  if (who._tag !== "User" || who.role !== "owner") return yield* AccessDenied.owner()
+  return yield* Access.resolveTerminal(who, terminalId, purpose)
+})
+
+/** Stores a new key for a terminal (in the caller's transaction); returns the key, shown only now. */
+export const newApiKey = Effect.fn("Credentials.newApiKey")(function*(terminalId: string, subscriptionWrite: boolean) {
+  const entropy = yield* Entropy
+  const key = `pd_${yield* entropy.token(32)}`
+  const now = yield* Clock.currentTimeMillis
+  const record = {
+    id: yield* entropy.uuid,
+    terminalId,
+    keyHash: yield* (yield* Digest).sha256Hex(key),
+    prefix: key.slice(0, 10),
+    subscriptionWrite,
+    createdAt: now,
+    revokedAt: null
+  }
+  yield* (yield* ApiKeyRepository).insert(record)
+  return { key, record }
+})
+
+/** Issues another API key for a terminal. */
+export const createApiKey = Effect.fn("Credentials.createApiKey")(function*(
+  who: Manager,
+  terminalId: string,
+  options: { readonly subscriptionWrite: boolean }
+) {
+  const terminal = yield* terminalOf(who, terminalId, "write")
+  return yield* atomic(newApiKey(terminal.id, options.subscriptionWrite))
+})
+
+/** The terminal's keys (hashes never leave the store), oldest first. */
+export const listApiKeys = Effect.fn("Credentials.listApiKeys")(function*(who: Manager, terminalId: string) {
+  const terminal = yield* terminalOf(who, terminalId, "read")
+  return yield* (yield* ApiKeyRepository).listByTerminal(terminal.id)
+})
+
+/** Revokes a key of the terminal; it is refused from now on. Revoking again changes nothing. */
+export const revokeApiKey = Effect.fn("Credentials.revokeApiKey")(function*(who: Manager, terminalId: string, keyId: string) {
+  const terminal = yield* terminalOf(who, terminalId, "read")
+  const now = yield* Clock.currentTimeMillis
+  const revoked = yield* atomic((yield* ApiKeyRepository).revoke(terminal.id, keyId.toLowerCase(), now))
+  if (Option.isNone(revoked)) return yield* NotFound.of("api key")
+  return revoked.value
+})
+
+/** Replaces the terminal's signing secret; returns the new secret (the only time it is shown). */
+export const rotateSigningSecret = Effect.fn("Credentials.rotateSigningSecret")(function*(who: Manager, terminalId: string) {
+  const terminal = yield* terminalOf(who, terminalId, "read")
+  const signingSecret = `sk_sign_${yield* (yield* Entropy).token(24)}`
+  const encrypted = yield* (yield* SecretCipher).encrypt(signingSecret)
+  return yield* atomic(Effect.gen(function*() {
+    const terminals = yield* TerminalRepository
+    const locked = yield* terminals.getForUpdate(terminal.id)
+    if (Option.isNone(locked)) return yield* NotFound.of("terminal")
+    const now = yield* Clock.currentTimeMillis
+    const next: Terminal = {
+      ...locked.value,
+      signingSecretEncrypted: encrypted,
+      previousSigningSecretEncrypted: locked.value.signingSecretEncrypted,
+      signingSecretRotatedAt: now,
+      updatedAt: now
+    }
+    yield* terminals.update(next)
+    const { signingSecretOverlapMs } = yield* PaydeskConfig
+    return {
+      terminal: next,
+      signingSecret,
+      signingSecretWhsec: StandardWebhooks.whsecOf(signingSecret),
+      rotatedAt: now,
+      previousSecretExpiresAt: now + signingSecretOverlapMs
+    }
+  }))
+})
+
+/**
+ * Ends a rotation's overlap now: the previous secret stops signing, `X-Signature` carries the new
+ * one. For a receiver that deployed the new secret and checks only `X-Signature`.
+ */
+export const retirePreviousSecret = Effect.fn("Credentials.retirePreviousSecret")(function*(who: Manager, terminalId: string) {
+  const terminal = yield* terminalOf(who, terminalId, "read")
+  return yield* atomic(Effect.gen(function*() {
+    const terminals = yield* TerminalRepository
+    const locked = yield* terminals.getForUpdate(terminal.id)
+    if (Option.isNone(locked)) return yield* NotFound.of("terminal")
+    if (locked.value.previousSigningSecretEncrypted === null) return locked.value
+    const next: Terminal = { ...locked.value, previousSigningSecretEncrypted: null, updatedAt: yield* Clock.currentTimeMillis }
+    yield* terminals.update(next)
+    return next
+  }))
+})
+
+/** When a terminal's previous signing secret stops signing (null when none is in its overlap). */
+export const previousSecretExpiresAt = Effect.fn("Credentials.previousSecretExpiresAt")(function*(terminal: Terminal) {
+  const { signingSecretOverlapMs } = yield* PaydeskConfig
+  const now = yield* Clock.currentTimeMillis
+  if (terminal.previousSigningSecretEncrypted === null || terminal.signingSecretRotatedAt === null) return null
+  const end = terminal.signingSecretRotatedAt + signingSecretOverlapMs
+  return end > now ? end : null
+})

@@ -1,0 +1,283 @@
+/**
+ * Scheduled charges of subscriptions: prepare an attempt, ask the acquirer, book its answer;
+ * the runner of due charges; the operator's resume out of review; and the settling of attempts
+ * left open on subscriptions that stopped meanwhile.
+ *
+ * Every attempt is written `pending` with a key derived from (subscription, cycle, attempt) before
+ * the acquirer hears of it, so a crash or a second worker asks again with the same key and the
+ * acquirer replays instead of charging twice. An answer is always booked: a charge the acquirer
+ * reports paid becomes a paid payment with its ledger entries and `payment.paid`, whatever state
+ * the subscription reached during the call ("stopping does not cancel an operation already
+ * started"). An attempt that was written but not sent when the subscription stopped is voided at
+ * the acquirer and booked `stop`, so no open attempt is left without a way to finish.
+ */
+import { Clock, Effect, Option, Result } from "effect"
+import * as Charge from "../Charge.js"
+import { PaydeskConfig } from "../Config.js"
+import { NotFound, OperationNotAllowed } from "../Errors.js"
+import * as Payment from "../Payment.js"
+import * as StateMachine from "../StateMachine.js"
+import * as Subscription from "../Subscription.js"
+import { ChargeRepository } from "../ports/ChargeRepository.js"
+import { Entropy } from "../ports/Entropy.js"
+import { PaymentRepository } from "../ports/PaymentRepository.js"
+import { SubscriptionRepository } from "../ports/SubscriptionRepository.js"
+import { TerminalRepository } from "../ports/TerminalRepository.js"
+import * as TestClock from "../TestClock.js"
+import * as Acquirers from "./Acquirers.js"
+import { atomic } from "./Atomic.js"
+import * as Outbox from "./Outbox.js"
+import * as Settlement from "./Settlement.js"
+import * as Lifecycle from "./SubscriptionLifecycle.js"
+import { forObject } from "./TestClockScope.js"
+
+/** Writes (or finds, after a crash) the pending attempt of a due subscription's current cycle. */
+const prepareCharge = Effect.fn("Subscriptions.prepareCharge")(function*(subscriptionId: string) {
+  return yield* atomic(Effect.gen(function*() {
+    const sub = yield* Lifecycle.locked(subscriptionId)
+    const now = yield* Clock.currentTimeMillis
+    if (!Subscription.isChargeable(sub) || sub.nextChargeAt === null || sub.nextChargeAt > now) return Option.none()
+    // A subscription on a test clock is charged by its clock's work only (at the clock's time).
+    if (sub.testClockId !== (yield* TestClock.Scope)) return Option.none()
+    const cycle = Lifecycle.cycleNumberOf(sub, sub.nextCycleIndex)
+    const repo = yield* ChargeRepository
+    const attempts = yield* repo.listForCycle(sub.id, cycle)
+    const last = attempts.at(-1)
+    if (last !== undefined && last.status === "pending") return Option.some(last)
+    // A new attempt only after one that took no money; an unconfirmed one is settled by resume first.
+    if (last !== undefined && last.status !== "fail" && last.status !== "stop") return Option.none()
+    const attempt = attempts.length + 1
+    const charge = yield* Lifecycle.recordCharge({
+      subscriptionId: sub.id,
+      terminalId: sub.terminalId,
+      cycleNumber: cycle,
+      attempt,
+      kind: "recurring",
+      status: "pending",
+      validationStatus: "accepted",
+      validationReason: null,
+      paymentId: null,
+      amount: sub.terms.payerAmount,
+      expectedAmount: sub.terms.payerAmount,
+      idempotencyKey: Charge.idempotencyKey(sub.id, cycle, attempt),
+      message: null,
+      scheduledAt: sub.nextChargeAt,
+      actualAt: null
+    })
+    return Option.some(charge)
+  }))
+})
+
+/** Books a paid charge: its payment (credited to the balance), `payment.paid`, the attempt and the cycle counters. */
+const bookPaid = Effect.fn("Subscriptions.bookPaid")(function*(
+  sub: Subscription.Subscription,
+  charge: Charge.Charge,
+  to: Charge.Status,
+  options: { readonly resume: boolean; readonly contradicted: boolean }
+) {
+  const terminal = yield* (yield* TerminalRepository).get(sub.terminalId)
+  if (Option.isNone(terminal)) return yield* NotFound.of("terminal")
+  const entropy = yield* Entropy
+  const now = yield* Clock.currentTimeMillis
+  const payment = Payment.makeRecurring({
+    id: yield* entropy.uuid,
+    subscription: sub,
+    cycle: charge.cycleNumber,
+    amount: charge.amount,
+    payToken: yield* entropy.token(24),
+    csrfToken: yield* entropy.token(24),
+    qrPayload: null,
+    expiresAt: null,
+    now
+  })
+  // Sandbox charges never touch the ledger or the balance.
+  const credited = sub.environment === "prod"
+    ? { ...payment, settlement: yield* Settlement.credit(terminal.value, payment, sub.terms.merchantAmount) }
+    : payment
+  yield* (yield* PaymentRepository).insert(credited)
+  yield* Outbox.paymentEvents(terminal.value, credited, ["payment.paid"])
+  yield* (yield* ChargeRepository).update({
+    ...charge,
+    status: to,
+    validationStatus: options.contradicted ? "review" : "accepted",
+    validationReason: options.contradicted ? "acquirer_paid_after_refusal" : null,
+    paymentId: credited.id,
+    actualAt: now,
+    updatedAt: now
+  })
+  // Resume's own answer moves review -> enabled; a stop committed meanwhile wins (no move, still booked).
+  const resumed = options.resume && Subscription.stateOf(sub) === "active/review" ? Lifecycle.move(sub, "resume", now) : Result.succeed(sub)
+  if (Result.isFailure(resumed)) return yield* resumed.failure
+  const next = Lifecycle.afterPaidCharge(resumed.success, charge.cycleNumber, now)
+  if (Result.isFailure(next)) return yield* next.failure
+  return yield* Lifecycle.save(sub, next.success)
+})
+
+/** Books the acquirer's answer for an open attempt (pending or unconfirmed); a booked attempt is left alone. */
+const recordOutcome = Effect.fn("Subscriptions.recordOutcome")(function*(
+  subscriptionId: string,
+  chargeId: string,
+  answer: Charge.VoidOutcome,
+  options: { readonly resume: boolean }
+) {
+  return yield* atomic(Effect.gen(function*() {
+    const sub = yield* Lifecycle.locked(subscriptionId)
+    const chargesRepo = yield* ChargeRepository
+    const found = yield* chargesRepo.get(chargeId)
+    if (Option.isNone(found)) return yield* NotFound.of("subscription")
+    const charge = found.value
+    if (charge.status === "payed") return sub
+    if (charge.status === "fail" || charge.status === "stop") {
+      if (answer._tag !== "Paid") return sub
+      // The acquirer breaks its contract (a refused or voided key is paid after all): the money came,
+      // so it is booked anyway, flagged for review, and logged for the operator.
+      yield* Effect.logError("acquirer reports paid for a charge it had refused or voided; booked for review", { chargeId, status: charge.status })
+      const edge = StateMachine.transition(Charge.machine, charge.status, "contradicted_paid")
+      if (Result.isFailure(edge)) return yield* edge.failure
+      return yield* bookPaid(sub, charge, edge.success.to, { resume: false, contradicted: true })
+    }
+    const event = Charge.eventOf(charge.status, answer, Subscription.isStopping(sub))
+    if (event === null) return sub
+    const edge = StateMachine.transition(Charge.machine, charge.status, event)
+    if (Result.isFailure(edge)) return yield* edge.failure
+    if (answer._tag === "Paid") return yield* bookPaid(sub, charge, edge.success.to, { resume: options.resume, contradicted: false })
+    const now = yield* Clock.currentTimeMillis
+    const reason = answer._tag === "Voided" ? "voided: the subscription stopped before the charge was sent" : answer.reason
+    yield* chargesRepo.update({
+      ...charge,
+      status: edge.success.to,
+      validationStatus: edge.success.to === "unconfirmed" ? "review" : "accepted",
+      validationReason: edge.success.to === "unconfirmed" ? "outcome_unconfirmed" : null,
+      message: reason,
+      actualAt: now,
+      updatedAt: now
+    })
+    if (edge.success.to === "stop" || Subscription.stateOf(sub) !== "active/enabled") return sub
+    const review = Lifecycle.move(sub, "charge_failed", now)
+    if (Result.isFailure(review)) return yield* review.failure
+    return yield* Lifecycle.save(sub, {
+      ...review.success,
+      consecutiveFailures: sub.consecutiveFailures + 1,
+      nextChargeAt: null,
+      chargeLeaseUntil: null,
+      reviewReason: answer._tag === "Failed" ? `charge failed: ${reason}` : `charge unconfirmed: ${reason}`
+    })
+  }))
+})
+
+/** Charges one claimed subscription: prepare, ask the acquirer (or void when it stopped meanwhile), book. */
+export const chargeOne = Effect.fn("Subscriptions.chargeOne")(function*(subscriptionId: string) {
+  const prepared = yield* prepareCharge(subscriptionId)
+  if (Option.isNone(prepared)) return false
+  const charge = prepared.value
+  // Best effort: a stop committed since the attempt was written voids it instead of sending it (a
+  // stop committing during the call cannot stop it; its answer is booked like any). A subscription
+  // that went to review meanwhile keeps the attempt open for the operator's resume, which sends it.
+  const current = yield* (yield* SubscriptionRepository).get(subscriptionId)
+  if (Option.isNone(current)) return false
+  if (!Subscription.isChargeable(current.value) && !Subscription.isStopping(current.value)) return true
+  const acquirer = yield* Acquirers.acquirerFor(current.value.environment)
+  const answer: Charge.VoidOutcome = Subscription.isStopping(current.value)
+    ? yield* acquirer.voidCharge({ subscriptionId, idempotencyKey: charge.idempotencyKey })
+    : yield* acquirer.charge({
+      subscriptionId,
+      cycleNumber: charge.cycleNumber,
+      idempotencyKey: charge.idempotencyKey,
+      amount: charge.amount
+    })
+  const sub = yield* recordOutcome(subscriptionId, charge.id, answer, { resume: false })
+  if (sub.billingStatus === "stop_pending") yield* Effect.ignore(Lifecycle.completeStop(sub.id))
+  return true
+})
+
+/** Claimed subscriptions charged at once by one run. */
+export const chargeConcurrency = 8
+
+/** Runs every scheduled charge due now (of the test clock in scope, or of none); returns how many charges were attempted. Idempotent. */
+export const runDueCharges = Effect.fn("Subscriptions.runDueCharges")(function*() {
+  const config = yield* PaydeskConfig
+  const now = yield* Clock.currentTimeMillis
+  const claimed = yield* atomic((yield* SubscriptionRepository).claimDue(now, now + config.leaseMs, config.batchSize, yield* TestClock.Scope))
+  // Different subscriptions are charged side by side (an acquirer call takes a while). Whoever
+  // else charges one of them at the same time (a flow, another process after a lapsed lease)
+  // reuses its pending attempt's idempotency key under the subscription's row lock, so the
+  // acquirer replays rather than charges again.
+  const outcomes = yield* Effect.forEach(
+    claimed,
+    (sub) =>
+      // A failure of one subscription leaves it leased and retried later; the others go on.
+      chargeOne(sub.id).pipe(
+        Effect.catchCause((cause) => Effect.as(Effect.logError("scheduled charge failed", cause), false))
+      ),
+    { concurrency: chargeConcurrency }
+  )
+  return outcomes.filter(Boolean).length
+})
+
+/**
+ * Settles attempts left open on stopping or stopped subscriptions (a crash between writing an
+ * attempt and booking its answer, or an unconfirmed answer): the acquirer is asked to void each
+ * key, which books the charge paid if it was performed, `stop` if it was not (or was refused), and
+ * leaves it for a later pass while the acquirer still cannot tell. Only attempts untouched for a
+ * lease are taken, so a charge still in its call is never settled under it. Returns how many
+ * attempts were booked. Idempotent.
+ */
+export const settleStoppedCharges = Effect.fn("Subscriptions.settleStoppedCharges")(function*() {
+  const config = yield* PaydeskConfig
+  const now = yield* Clock.currentTimeMillis
+  const claimed = yield* atomic((yield* ChargeRepository).claimOpenOfStopped(now, now - config.leaseMs, config.batchSize, yield* TestClock.Scope))
+  let booked = 0
+  for (const charge of claimed) {
+    // One attempt that cannot be booked now (say the rate is missing) is retried after its lease; the others go on.
+    const settled = yield* Effect.gen(function*() {
+      const sub = yield* Lifecycle.load(charge.subscriptionId)
+      const acquirer = yield* Acquirers.acquirerFor(sub.environment)
+      const answer = yield* acquirer.voidCharge({ subscriptionId: charge.subscriptionId, idempotencyKey: charge.idempotencyKey })
+      yield* recordOutcome(charge.subscriptionId, charge.id, answer, { resume: false })
+      const after = yield* (yield* ChargeRepository).get(charge.id)
+      return Option.isSome(after) && !Charge.isOpen(after.value.status)
+    }).pipe(Effect.catchCause((cause) => Effect.as(Effect.logError("open charge not settled", cause), false)))
+    if (settled) booked++
+  }
+  return booked
+})
+
+/** Operator: out of review back to enabled, after reconciling an unconfirmed (or unsent) attempt (at a test clock's time for its subscriptions). */
+export const resume = Effect.fn("Subscriptions.resume")(function*(id: string) {
+  const sub = yield* Lifecycle.load(id)
+  return yield* forObject(sub.testClockId, resumeLoaded(sub))
+})
+
+const resumeLoaded = Effect.fn("Subscriptions.resumeLoaded")(function*(sub: Subscription.Subscription) {
+  if (Subscription.stateOf(sub) !== "active/review") {
+    return yield* new OperationNotAllowed({ message: `subscription in ${Subscription.stateOf(sub)} cannot be resumed` })
+  }
+  const cycle = Lifecycle.cycleNumberOf(sub, sub.nextCycleIndex)
+  const attempts = yield* (yield* ChargeRepository).listForCycle(sub.id, cycle)
+  const last = attempts.at(-1)
+  if (last !== undefined && Charge.isOpen(last.status)) {
+    const answer = yield* (yield* Acquirers.acquirerFor(sub.environment)).charge({
+      subscriptionId: sub.id,
+      cycleNumber: cycle,
+      idempotencyKey: last.idempotencyKey,
+      amount: last.amount
+    })
+    if (answer._tag === "Unknown") {
+      return yield* new OperationNotAllowed({ message: "the last charge is still unconfirmed by the acquirer" })
+    }
+    const booked = yield* recordOutcome(sub.id, last.id, answer, { resume: true })
+    if (answer._tag === "Paid" || Subscription.stateOf(booked) !== "active/review") return booked
+  }
+  return yield* atomic(Effect.gen(function*() {
+    const locked = yield* Lifecycle.locked(sub.id)
+    if (Subscription.stateOf(locked) !== "active/review") {
+      // Another resume (or a stop) got there first.
+      return yield* new OperationNotAllowed({ message: `subscription in ${Subscription.stateOf(locked)} cannot be resumed` })
+    }
+    const now = yield* Clock.currentTimeMillis
+    const moved = Lifecycle.move(locked, "resume", now)
+    if (Result.isFailure(moved)) return yield* moved.failure
+    const due = Math.max(now, Lifecycle.chargeTimeOf(locked, locked.nextCycleIndex))
+    return yield* Lifecycle.save(locked, { ...moved.success, nextChargeAt: due, reviewReason: null, chargeLeaseUntil: null })
+  }))
+})

@@ -1,0 +1,157 @@
+/**
+ * The work of a test clock's objects, at the clock's time: expiries, due charges, pending stops,
+ * open attempts of stopped subscriptions and callback attempts, each taking only the clock's
+ * objects (the claims' scope) with `Clock` frozen at the clock's time.
+ *
+ * An advance steps through the due moments in order: it asks for the earliest moment at which any
+ * of the clock's objects is due (`earliestDue`), moves the clock there (written, so a crash resumes
+ * from it), runs the work due then, and repeats until nothing is due before the target, which it
+ * reaches last. So a charge due on 28 February is booked on 28 February, and the callback retries
+ * it causes follow at their own moments. One call runs a bounded number of steps; what is left
+ * continues in the background worker (`runPending`), which also takes over an advance whose
+ * process died (its lease on the wall clock ran out) and runs the work due at a ready clock's time
+ * after an action on one of its objects.
+ */
+import { Effect, Option, Result } from "effect"
+import { PaydeskConfig } from "../Config.js"
+import * as TestClock from "../TestClock.js"
+import { ChargeRepository } from "../ports/ChargeRepository.js"
+import { OutboxRepository } from "../ports/OutboxRepository.js"
+import { PaymentRepository } from "../ports/PaymentRepository.js"
+import { SubscriptionRepository } from "../ports/SubscriptionRepository.js"
+import { TestClockRepository } from "../ports/TestClockRepository.js"
+import { atomic } from "./Atomic.js"
+import * as Callbacks from "./Callbacks.js"
+import { job } from "./Jobs.js"
+import * as Payments from "./Payments.js"
+import { runDueCharges, settleStoppedCharges } from "./SubscriptionCharges.js"
+import * as Lifecycle from "./SubscriptionLifecycle.js"
+
+/** Steps one advance call runs at most before the rest continues in the background. */
+export const maxStepsPerCall = 1_000
+/** Wall time an advance request spends at most (the rest continues in the background). */
+export const requestBudgetMs = 20_000
+/** Wall time the background worker spends on one clock per pass (live work is not held up behind it). */
+export const backgroundBudgetMs = 1_000
+/** Passes of the clock's jobs at one moment at most (each pass finishes what the previous produced). */
+export const maxPassesPerMoment = 20
+
+/** Each job of the clock in scope once; the number of records worked. */
+const pass = Effect.gen(function*() {
+  const counts = [
+    yield* job("test clock: expire payments", Payments.expireDue()),
+    yield* job("test clock: due charges", runDueCharges()),
+    yield* job("test clock: pending stops", Lifecycle.finishPendingStops()),
+    yield* job("test clock: settle stopped charges", settleStoppedCharges()),
+    yield* job("test clock: callbacks", Callbacks.runDue())
+  ]
+  return counts.reduce((a, b) => a + b, 0)
+})
+
+/** Runs the clock's due work at `time` until a pass finds nothing; the number of records worked. */
+export const runAt = Effect.fn("TestClocks.runAt")(function*(clockId: string, time: number) {
+  return yield* TestClock.at(clockId, time, Effect.gen(function*() {
+    let worked = 0
+    for (let i = 0; i < maxPassesPerMoment; i++) {
+      const done = yield* pass
+      worked += done
+      if (done === 0) break
+    }
+    return worked
+  }))
+})
+
+/** The earliest moment at which some object of the clock is due (`null`: none is). */
+export const earliestDue = Effect.fn("TestClocks.earliestDue")(function*(clockId: string) {
+  const { leaseMs } = yield* PaydeskConfig
+  const openSince = yield* (yield* ChargeRepository).earliestOpenOfStopped(clockId)
+  const moments = [
+    yield* (yield* PaymentRepository).earliestExpiry(clockId),
+    yield* (yield* SubscriptionRepository).earliestDue(clockId),
+    // An open attempt of a stopped subscription is settled once untouched for a lease.
+    openSince === null ? null : openSince + leaseMs,
+    yield* (yield* OutboxRepository).earliestDelivery(clockId)
+  ].filter((m): m is number => m !== null)
+  return moments.length === 0 ? null : Math.min(...moments)
+})
+
+/** Writes `next` over `clock` (version checked); none when another worker changed the clock meanwhile. */
+const write = Effect.fn("TestClocks.write")(function*(clock: TestClock.TestClock, change: Partial<TestClock.TestClock>) {
+  const wall = yield* TestClock.wallTime
+  const next: TestClock.TestClock = { ...clock, ...change, updatedAt: wall, version: clock.version + 1 }
+  const written = yield* Effect.result((yield* TestClockRepository).update(next))
+  return Result.isSuccess(written) ? Option.some(next) : Option.none<TestClock.TestClock>()
+})
+
+/** The clock as stored now. */
+const reload = Effect.fn("TestClocks.reload")(function*(clock: TestClock.TestClock) {
+  return Option.getOrElse(yield* (yield* TestClockRepository).get(clock.id), () => clock)
+})
+
+/**
+ * Continues an advance held by the caller (`clock` as last written, `advancing`): steps through the
+ * due moments up to the target within `budgetMs` of wall time and `maxStepsPerCall` steps. Returns
+ * the clock: `ready` at the target when done, else still `advancing` with its lease released, so
+ * the background worker continues at once.
+ */
+export const steps = Effect.fn("TestClocks.steps")(function*(held: TestClock.TestClock, budgetMs: number) {
+  const { leaseMs } = yield* PaydeskConfig
+  const started = yield* TestClock.wallTime
+  let clock = held
+  let last: number | null = null
+  for (let step = 0; step < maxStepsPerCall; step++) {
+    const target = clock.targetTime
+    if (clock.status !== "advancing" || target === null) return clock
+    const earliest = yield* earliestDue(clock.id)
+    const moment = earliest === null || earliest > target ? target : Math.max(earliest, clock.frozenTime)
+    const moved = yield* write(clock, { frozenTime: moment, leaseUntil: (yield* TestClock.wallTime) + leaseMs })
+    // Another worker took the advance over (after our lease ran out): it goes on from here.
+    if (Option.isNone(moved)) return yield* reload(clock)
+    clock = moved.value
+    const worked = yield* runAt(clock.id, moment)
+    const stuck = worked === 0 && moment === last
+    if (moment === target) {
+      const left = yield* earliestDue(clock.id)
+      // Work still due at the target that no claim could take is left to the background (workDue).
+      if (left === null || left > target || worked === 0) {
+        const done = yield* write(clock, { status: "ready", targetTime: null, leaseUntil: null })
+        if (Option.isNone(done)) return yield* reload(clock)
+        if (left !== null && left <= target) yield* (yield* TestClockRepository).markWorkDue(clock.id)
+        return done.value
+      }
+    } else if (stuck) {
+      // Something is due that no claim could take (another transaction holds it): retry in the background.
+      break
+    }
+    last = moment
+    if ((yield* TestClock.wallTime) - started >= budgetMs) break
+  }
+  const released = yield* write(clock, { leaseUntil: null })
+  return Option.isSome(released) ? released.value : yield* reload(clock)
+})
+
+/**
+ * Background work of test clocks: continues advances that wait (a spent request budget, or a
+ * process that died: its lease ran out) and runs the work due at the time of ready clocks that
+ * asked for it (`workDue`). Returns how many clocks it worked on.
+ */
+export const runPending = Effect.fn("TestClocks.runPending")(function*() {
+  const config = yield* PaydeskConfig
+  const repo = yield* TestClockRepository
+  const now = yield* TestClock.wallTime
+  const claimed = yield* atomic(repo.claimPending(now, now + config.leaseMs, config.batchSize))
+  for (const clock of claimed) {
+    yield* job(
+      `test clock ${clock.id}`,
+      clock.status === "advancing"
+        ? Effect.as(steps(clock, backgroundBudgetMs), 1)
+        : Effect.gen(function*() {
+          yield* runAt(clock.id, clock.frozenTime)
+          // Let go of the clock unless an advance took it meanwhile.
+          yield* write(clock, { leaseUntil: null })
+          return 1
+        })
+    )
+  }
+  return claimed.length
+})

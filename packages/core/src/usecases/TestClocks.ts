@@ -1,0 +1,119 @@
+/**
+ * Use cases of test clocks for merchants: create one frozen at a time, read, list, and advance it
+ * to a later time. Access follows the terminal rule (an API key acts on its terminal; a dashboard
+ * owner on the terminals of the account). Sandbox payments and subscriptions are attached to a
+ * clock at creation (`Payments.create`, `Subscriptions.create` with `testClock`).
+ *
+ * Advancing runs the clock's due work moment by moment up to the new time (`TestClockWork`) in the
+ * request, within a budget: the answer is the clock `ready` at the new time, or still `advancing`
+ * when the budget ran out (the background worker finishes it; the merchant polls the clock). Two
+ * advances of one clock at once: one wins, the other is 409 `test clock is advancing`.
+ */
+import { Effect, Option } from "effect"
+import * as Access from "../Access.js"
+import type { Principal } from "../Access.js"
+import { PaydeskConfig } from "../Config.js"
+import { InvalidRequest, NotFound, TestClockAdvancing } from "../Errors.js"
+import { isUuid } from "../Id.js"
+import { formatIso, parseIso } from "../Instant.js"
+import * as TestClock from "../TestClock.js"
+import { Entropy } from "../ports/Entropy.js"
+import { TerminalRepository } from "../ports/TerminalRepository.js"
+import { TestClockRepository } from "../ports/TestClockRepository.js"
+import { atomic } from "./Atomic.js"
+import * as TestClockWork from "./TestClockWork.js"
+
+export { forObject, nowOf } from "./TestClockScope.js"
+export { earliestDue, runPending, steps } from "./TestClockWork.js"
+
+const invalid = (field: string, message: string) => new InvalidRequest({ field, message })
+
+/** Clocks per page of the list. */
+export const pageSize = 50
+
+/** A frozen time from the wire: ISO 8601 with `Z` or an offset, within the years a clock accepts. */
+const parseFrozenTime = Effect.fn("TestClocks.parseFrozenTime")(function*(input: string) {
+  const parsed = parseIso(input)
+  if (Option.isNone(parsed)) {
+    return yield* invalid("frozen_time", "frozen_time must be an ISO 8601 date-time with Z or an offset, e.g. 2026-01-31T10:00:00+03:00")
+  }
+  if (parsed.value < TestClock.earliestTime || parsed.value > TestClock.latestTime) {
+    return yield* invalid("frozen_time", `frozen_time must be from ${formatIso(TestClock.earliestTime)} to ${formatIso(TestClock.latestTime)}`)
+  }
+  return parsed.value
+})
+
+/** Creates a ready clock of the terminal, frozen at `frozenTime`. */
+export const create = Effect.fn("TestClocks.create")(function*(
+  principal: Principal,
+  input: { readonly terminalId?: string | null | undefined; readonly frozenTime: string; readonly name?: string | null | undefined }
+) {
+  const terminal = yield* Access.resolveTerminal(principal, input.terminalId, "write")
+  const frozenTime = yield* parseFrozenTime(input.frozenTime)
+  const name = input.name ?? null
+  if (name !== null && (name.length > TestClock.maxNameLength || /[\u0000-\u001f\u007f]/.test(name))) {
+    return yield* invalid("name", `name must be at most ${TestClock.maxNameLength} characters without control characters`)
+  }
+  const clock = TestClock.make({ id: yield* (yield* Entropy).uuid, terminalId: terminal.id, name, frozenTime }, yield* TestClock.wallTime)
+  yield* (yield* TestClockRepository).insert(clock)
+  return clock
+})
+
+/** A clock the principal may see (404 `test clock not found` for others). */
+export const get = Effect.fn("TestClocks.get")(function*(principal: Principal, id: string) {
+  const key = id.toLowerCase()
+  const found = isUuid(key) ? yield* (yield* TestClockRepository).get(key) : Option.none<TestClock.TestClock>()
+  if (Option.isNone(found) || !(yield* Access.canSee(principal, found.value.terminalId))) return yield* NotFound.of("test clock")
+  return found.value
+})
+
+/** Clocks of the key's terminal (or of the account's terminals for a dashboard user), newest first, 50 per page. */
+export const list = Effect.fn("TestClocks.list")(function*(
+  principal: Principal,
+  query: { readonly terminalId?: string | null | undefined; readonly page?: number | null | undefined }
+) {
+  const page = query.page ?? 1
+  if (!Number.isInteger(page) || page < 1) return yield* invalid("page", "page must be a positive integer")
+  const terminalIds = principal._tag === "User" && (query.terminalId === undefined || query.terminalId === null || query.terminalId === "")
+    ? (yield* (yield* TerminalRepository).listByAccount(principal.accountId)).map((t) => t.id)
+    : [(yield* Access.resolveTerminal(principal, query.terminalId, "read")).id]
+  const result = yield* (yield* TestClockRepository).list(terminalIds, { limit: pageSize, offset: (page - 1) * pageSize })
+  return { ...result, page }
+})
+
+/**
+ * Advances a clock to a later `frozenTime` (at most `TestClock.maxAdvanceMs` ahead), running the due
+ * work of its objects on the way. Returns the clock: `ready` at the new time when the work is done,
+ * or `advancing` when the request's budget ran out (the background worker goes on).
+ */
+export const advance = Effect.fn("TestClocks.advance")(function*(principal: Principal, id: string, frozenTime: string) {
+  const found = yield* get(principal, id)
+  yield* Access.resolveTerminal(principal, principal._tag === "ApiKey" ? null : found.terminalId, "write")
+  const target = yield* parseFrozenTime(frozenTime)
+  const config = yield* PaydeskConfig
+  const repo = yield* TestClockRepository
+  const started = yield* atomic(Effect.gen(function*() {
+    const locked = yield* repo.getForUpdate(found.id)
+    if (Option.isNone(locked)) return yield* NotFound.of("test clock")
+    const clock = locked.value
+    if (clock.status === "advancing") return yield* TestClockAdvancing.of()
+    if (target <= clock.frozenTime) {
+      return yield* invalid("frozen_time", `frozen_time must be later than the clock's frozen_time (${formatIso(clock.frozenTime)})`)
+    }
+    if (target - clock.frozenTime > TestClock.maxAdvanceMs) {
+      return yield* invalid("frozen_time", "a clock advances at most 731 days at once")
+    }
+    const wall = yield* TestClock.wallTime
+    const next: TestClock.TestClock = {
+      ...clock,
+      status: "advancing",
+      targetTime: target,
+      leaseUntil: wall + config.leaseMs,
+      updatedAt: wall,
+      version: clock.version + 1
+    }
+    yield* repo.update(next)
+    return next
+  }))
+  return yield* TestClockWork.steps(started, TestClockWork.requestBudgetMs)
+})

@@ -1,0 +1,227 @@
+/**
+ * Contract suite of test clocks in the store: `TestClockRepository` (round trip, optimistic
+ * updates, listing, `markWorkDue`, the leasing claim `claimPending`), and the clock scope of the
+ * other repositories' claims — the global scope (no clock) never takes a clock's rows, a clock's
+ * scope takes only its own — with their "earliest due moment of a clock" queries.
+ *
+ * Every clock is the test's own, so the earliest-moment queries see only the test's rows; claims in
+ * the global scope use timestamps near zero and look only at the test's rows.
+ */
+import { assert, layer } from "@effect/vitest"
+import { Effect, Layer } from "effect"
+import {
+  AccountRepository,
+  ChargeRepository,
+  OutboxRepository,
+  PaymentRepository,
+  PlanRepository,
+  SubscriptionRepository,
+  TerminalRepository,
+  TestClockRepository,
+  Transactions
+} from "@paydesk/core"
+import type { Callback, Subscription } from "@paydesk/core"
+import * as Fixtures from "../Fixtures.js"
+import { concurrently, expectWriteConflict, ids, only, some } from "./Support.js"
+
+/** What the suite needs. */
+export type Requirements =
+  | TestClockRepository
+  | PaymentRepository
+  | SubscriptionRepository
+  | ChargeRepository
+  | OutboxRepository
+  | PlanRepository
+  | AccountRepository
+  | TerminalRepository
+  | Transactions
+
+/** Registers the test clock contract tests for `layer_`. */
+export const suite = <E>(name: string, layer_: Layer.Layer<Requirements, E>): void =>
+  layer(layer_, { timeout: "60 seconds" })(`TestClockRepository contract (${name})`, (it) => {
+    const setup = Effect.gen(function*() {
+      const { terminal } = yield* Fixtures.seedTerminal()
+      const plan = yield* Fixtures.seedPlan([terminal.id])
+      const repo = yield* TestClockRepository
+      const clock = yield* Fixtures.seedTestClock(terminal.id)
+      const other = yield* Fixtures.seedTestClock(terminal.id)
+      const subscription = (overrides: Partial<Subscription.Subscription>) =>
+        Effect.gen(function*() {
+          const s = Fixtures.subscription(terminal.id, plan.id, {
+            providerState: "active", billingStatus: "enabled", environment: "sandbox", createdAt: 0, updatedAt: 0, ...overrides
+          })
+          yield* (yield* SubscriptionRepository).insert(s)
+          return s
+        })
+      const payment = (overrides: Parameters<typeof Fixtures.payment>[1]) =>
+        Fixtures.seedPayment(terminal.id, { environment: "sandbox", createdAt: 0, updatedAt: 0, ...overrides })
+      return { terminal, repo, clock, other, subscription, payment }
+    })
+
+    it.effect("insert and get round-trip every field; updates are optimistic", () =>
+      Effect.gen(function*() {
+        const { terminal, repo } = yield* setup
+        const full = yield* Fixtures.seedTestClock(terminal.id, {
+          name: "Январь", frozenTime: Date.parse("2026-01-31T07:00:00.000Z"), status: "advancing",
+          targetTime: Date.parse("2026-05-01T00:00:00.000Z"), leaseUntil: Fixtures.baseTime + 60_000, workDue: true
+        })
+        assert.deepStrictEqual(some(yield* repo.get(full.id)), full)
+        assert.deepStrictEqual(some(yield* repo.getForUpdate(full.id)), full)
+        const moved = { ...full, frozenTime: full.frozenTime + 1, status: "ready" as const, targetTime: null, leaseUntil: null, version: 2 }
+        yield* repo.update({ ...moved, workDue: false })
+        // Every field but workDue, which only markWorkDue sets and claimPending clears.
+        assert.deepStrictEqual(some(yield* repo.get(full.id)), moved)
+        yield* expectWriteConflict(repo.update({ ...moved, version: 2 }))
+        yield* expectWriteConflict(repo.insert(full))
+        assert.isTrue((yield* repo.get(Fixtures.uuid()))._tag === "None")
+        assert.isTrue((yield* repo.get("not-a-uuid"))._tag === "None")
+      }))
+
+    it.effect("list returns the terminals' clocks newest first with the total", () =>
+      Effect.gen(function*() {
+        const { terminal, repo, clock, other } = yield* setup
+        const newer = yield* Fixtures.seedTestClock(terminal.id, { createdAt: Fixtures.baseTime + 1 })
+        const { terminal: foreign } = yield* Fixtures.seedTerminal()
+        yield* Fixtures.seedTestClock(foreign.id)
+        const page = yield* repo.list([terminal.id], { limit: 2, offset: 0 })
+        assert.strictEqual(page.total, 3)
+        assert.deepStrictEqual(page.items[0], newer)
+        assert.strictEqual(page.items.length, 2)
+        const rest = yield* repo.list([terminal.id], { limit: 2, offset: 2 })
+        assert.deepStrictEqual(new Set(ids([...page.items, ...rest.items])), new Set(ids([newer, clock, other])))
+        assert.deepStrictEqual(yield* repo.list([], { limit: 10, offset: 0 }), { items: [], total: 0 })
+      }))
+
+    it.effect("claimPending leases advancing clocks and ready ones with work due, once per lease", () =>
+      Effect.gen(function*() {
+        const { terminal, repo } = yield* setup
+        const now = Fixtures.baseTime + 1_000_000
+        const waiting = [
+          yield* Fixtures.seedTestClock(terminal.id, { status: "advancing", targetTime: 5, leaseUntil: null }),
+          yield* Fixtures.seedTestClock(terminal.id, { status: "advancing", targetTime: 5, leaseUntil: now }),
+          yield* Fixtures.seedTestClock(terminal.id, { workDue: true })
+        ]
+        const notWaiting = [
+          yield* Fixtures.seedTestClock(terminal.id, { status: "advancing", targetTime: 5, leaseUntil: now + 1 }),
+          yield* Fixtures.seedTestClock(terminal.id, { workDue: true, leaseUntil: now + 1 }),
+          yield* Fixtures.seedTestClock(terminal.id)
+        ]
+        const marked = yield* Fixtures.seedTestClock(terminal.id)
+        yield* repo.markWorkDue(marked.id)
+        assert.strictEqual(some(yield* repo.get(marked.id)).version, 1, "markWorkDue keeps the version")
+        const claimed = yield* repo.claimPending(now, now + 60_000, 1_000)
+        const mine = [...waiting, marked]
+        assert.deepStrictEqual(new Set(ids(only(claimed, [...mine, ...notWaiting]))), new Set(ids(mine)))
+        for (const c of only(claimed, mine)) {
+          const before = mine.find((m) => m.id === c.id)!
+          assert.deepStrictEqual(c, { ...before, leaseUntil: now + 60_000, workDue: false, version: before.version + 1 })
+          assert.deepStrictEqual(some(yield* repo.get(c.id)), c)
+        }
+        assert.deepStrictEqual(only(yield* repo.claimPending(now, now + 60_000, 1_000), mine), [])
+        // Concurrent claims never share a clock.
+        const racing = yield* Effect.forEach([1, 2, 3, 4], () => Fixtures.seedTestClock(terminal.id, { workDue: true }))
+        const exits = yield* concurrently(4, () =>
+          Effect.flatMap(Transactions, (tx) => tx.run(repo.claimPending(now, now + 60_000, 1_000))))
+        const taken = exits.flatMap((exit) => exit._tag === "Success" ? only(exit.value, racing) : [])
+        assert.strictEqual(taken.length, racing.length)
+        assert.strictEqual(new Set(ids(taken)).size, racing.length)
+      }))
+
+    it.effect("payments: claimExpired takes a clock's rows in its scope only; earliestExpiry", () =>
+      Effect.gen(function*() {
+        const { terminal, clock, other, payment } = yield* setup
+        const live = yield* Fixtures.seedPayment(terminal.id, { expiresAt: 1_000, createdAt: 0, updatedAt: 0 })
+        const mine = [yield* payment({ testClockId: clock.id, expiresAt: 2_000 }), yield* payment({ testClockId: clock.id, expiresAt: 3_000, status: "processing" })]
+        yield* payment({ testClockId: clock.id, expiresAt: 500, status: "paid" })
+        const theirs = yield* payment({ testClockId: other.id, expiresAt: 1_000 })
+        const all = [live, ...mine, theirs]
+        const global = only(yield* (yield* PaymentRepository).claimExpired(10_000, 10_000), all)
+        assert.deepStrictEqual(ids(global), [live.id])
+        const scoped = yield* (yield* PaymentRepository).claimExpired(10_000, 10_000, clock.id)
+        assert.deepStrictEqual(new Set(ids(scoped)), new Set(ids(mine)))
+        assert.strictEqual(yield* (yield* PaymentRepository).earliestExpiry(clock.id), 2_000)
+        assert.strictEqual(yield* (yield* PaymentRepository).earliestExpiry(other.id), 1_000)
+        assert.strictEqual(yield* (yield* PaymentRepository).earliestExpiry(Fixtures.uuid()), null)
+      }))
+
+    it.effect("subscriptions: both claims keep to their scope; earliestDue counts leases and pending stops", () =>
+      Effect.gen(function*() {
+        const { clock, other, subscription } = yield* setup
+        const subs = yield* SubscriptionRepository
+        const live = yield* subscription({ environment: "prod", nextChargeAt: 1_000 })
+        const mine = yield* subscription({ testClockId: clock.id, nextChargeAt: 2_000 })
+        const theirs = yield* subscription({ testClockId: other.id, nextChargeAt: 1_000 })
+        const all = [live, mine, theirs]
+        assert.deepStrictEqual(ids(only(yield* subs.claimDue(10_000, 70_000, 10_000), all)), [live.id])
+        assert.deepStrictEqual(ids(yield* subs.claimDue(10_000, 70_000, 10_000, clock.id)), [mine.id])
+        // Leased until 70 000: the clock's earliest moment is the lease's end.
+        assert.strictEqual(yield* subs.earliestDue(clock.id), 70_000)
+        const stopping = yield* subscription({ testClockId: clock.id, billingStatus: "stop_pending", updatedAt: 40_000 })
+        assert.strictEqual(yield* subs.earliestDue(clock.id), 40_000)
+        const liveStop = yield* subscription({ environment: "prod", billingStatus: "stop_pending" })
+        assert.deepStrictEqual(ids(only(yield* subs.claimStopPending(50_000, 110_000, 10_000), [liveStop, stopping])), [liveStop.id])
+        assert.deepStrictEqual(ids(yield* subs.claimStopPending(50_000, 110_000, 10_000, clock.id)), [stopping.id])
+        assert.strictEqual(yield* subs.earliestDue(clock.id), 70_000)
+        // Subscriptions not in charge (review, stopped) are never due.
+        yield* subscription({ testClockId: other.id, billingStatus: "review", nextChargeAt: null })
+        assert.strictEqual(yield* subs.earliestDue(other.id), 1_000)
+        assert.strictEqual(yield* subs.earliestDue(Fixtures.uuid()), null)
+      }))
+
+    it.effect("charges: open attempts of stopped subscriptions are claimed in their clock's scope; earliestOpenOfStopped", () =>
+      Effect.gen(function*() {
+        const { clock, other, subscription } = yield* setup
+        const charges = yield* ChargeRepository
+        const stopped = { providerState: "stop", billingStatus: "stopped", nextChargeAt: null } as const
+        const liveSub = yield* subscription({ ...stopped, environment: "prod" })
+        const mineSub = yield* subscription({ ...stopped, testClockId: clock.id })
+        const theirsSub = yield* subscription({ ...stopped, testClockId: other.id })
+        const seed = (sub: Subscription.Subscription, updatedAt: number, status: "pending" | "unconfirmed" | "payed" = "pending", cycleNumber = 1) =>
+          Effect.tap(Effect.succeed(Fixtures.charge(sub, { status, updatedAt, createdAt: 0, cycleNumber })), (c) => charges.insert(c))
+        const live = yield* seed(liveSub, 1_000)
+        const mine = yield* seed(mineSub, 3_000, "unconfirmed")
+        yield* seed(mineSub, 2_000, "payed", 2)
+        const theirs = yield* seed(theirsSub, 1_000)
+        assert.strictEqual(yield* charges.earliestOpenOfStopped(clock.id), 3_000)
+        assert.strictEqual(yield* charges.earliestOpenOfStopped(other.id), 1_000)
+        const all = [live, mine, theirs]
+        assert.deepStrictEqual(ids(only(yield* charges.claimOpenOfStopped(10_000, 5_000, 10_000), all)), [live.id])
+        assert.deepStrictEqual(ids(yield* charges.claimOpenOfStopped(10_000, 5_000, 10_000, clock.id)), [mine.id])
+        // Claiming touches the attempt: it is due again a lease later.
+        assert.strictEqual(yield* charges.earliestOpenOfStopped(clock.id), 10_000)
+        assert.strictEqual(yield* charges.earliestOpenOfStopped(Fixtures.uuid()), null)
+      }))
+
+    it.effect("deliveries: claimDue keeps to its scope; earliestDelivery; purge keeps a clock's events", () =>
+      Effect.gen(function*() {
+        const { terminal, clock, other } = yield* setup
+        const outbox = yield* OutboxRepository
+        const seed = (testClockId: string | null, nextAttemptAt: number, status: Callback.DeliveryStatus = "pending") =>
+          Effect.gen(function*() {
+            const event = Fixtures.outboxEvent(terminal.id, { testClockId, test: testClockId !== null, createdAt: 0 })
+            yield* outbox.insertEvent(event)
+            const delivery = Fixtures.delivery(event, { nextAttemptAt, status, createdAt: 0 })
+            yield* outbox.insertDelivery(delivery)
+            return { event, delivery }
+          })
+        const live = yield* seed(null, 1_000)
+        const mine = [yield* seed(clock.id, 3_000), yield* seed(clock.id, 2_000)]
+        yield* seed(clock.id, 500, "delivered")
+        const theirs = yield* seed(other.id, 1_000)
+        assert.strictEqual(some(yield* outbox.getEvent(mine[0]!.event.id)).testClockId, clock.id)
+        assert.strictEqual(some(yield* outbox.getDelivery(mine[0]!.delivery.id)).testClockId, clock.id)
+        assert.strictEqual(yield* outbox.earliestDelivery(clock.id), 2_000)
+        const everyone = [live, ...mine, theirs].map((d) => d.delivery)
+        const global = (yield* outbox.claimDue(10_000, 70_000, 10_000)).map((c) => c.delivery)
+        assert.deepStrictEqual(ids(only(global, everyone)), [live.delivery.id])
+        const scoped = yield* outbox.claimDue(10_000, 70_000, 10_000, clock.id)
+        assert.deepStrictEqual(scoped.map((c) => c.delivery.id), [mine[1]!.delivery.id, mine[0]!.delivery.id])
+        assert.deepStrictEqual(scoped.map((c) => c.event.testClockId), [clock.id, clock.id])
+        assert.strictEqual(yield* outbox.earliestDelivery(clock.id), 70_000)
+        assert.strictEqual(yield* outbox.earliestDelivery(Fixtures.uuid()), null)
+        // A clock's finished events are not purged by the wall clock's retention.
+        const old = yield* seed(clock.id, 0, "delivered")
+        yield* outbox.purge(Fixtures.baseTime * 2)
+        some(yield* outbox.getEvent(old.event.id))
+      }))
+  })

@@ -1,0 +1,382 @@
+import { assert, describe, it } from "@effect/vitest"
+import { Deferred, Effect, Fiber, Option } from "effect"
+import { TestClock } from "effect/testing"
+import {
+  Acquirer,
+  ChargeRepository,
+  LedgerRepository,
+  PaydeskConfig,
+  PaymentRepository,
+  Payments,
+  Subscription,
+  SubscriptionRepository,
+  Subscriptions,
+  Work
+} from "@paydesk/core"
+import type { Charge } from "@paydesk/core"
+import { AcquirerEmulator, Fixtures, Kit, RecordingCallbackTransport } from "@paydesk/testkit"
+import { activeMerchant, monthlyDates, reload, setup } from "./SubscriptionSupport.js"
+
+/**
+ * An acquirer whose recurring charge is fixed at the bank when the call arrives (the emulator's
+ * book) but answered only when the test releases it: a bank call in flight.
+ */
+const gatedAcquirer = Effect.gen(function*() {
+  const emulator = yield* AcquirerEmulator.AcquirerEmulator
+  const arrived = yield* Deferred.make<void>()
+  const release = yield* Deferred.make<void>()
+  const acquirer = Acquirer.of({
+    ...emulator.acquirer,
+    charge: (input) =>
+      Effect.gen(function*() {
+        const answer = yield* emulator.acquirer.charge(input)
+        yield* Deferred.succeed(arrived, undefined)
+        yield* Deferred.await(release)
+        return answer
+      })
+  })
+  return { acquirer, arrived, release, emulator }
+})
+
+/** The due charge of `id` runs in a fiber with the gated acquirer; resolves once its bank call is in flight. */
+const chargeInFlight = (id: string) =>
+  Effect.gen(function*() {
+    const gate = yield* gatedAcquirer
+    yield* TestClock.setTime(monthlyDates[0]!)
+    const fiber = yield* Effect.forkChild(Subscriptions.chargeOne(id).pipe(Effect.provideService(Acquirer, gate.acquirer)))
+    yield* Deferred.await(gate.arrived)
+    const answer = Effect.gen(function*() {
+      yield* Deferred.succeed(gate.release, undefined)
+      return yield* Fiber.join(fiber)
+    })
+    return { answer, emulator: gate.emulator }
+  })
+
+const history = (id: string) => Effect.flatMap(ChargeRepository, (r) => r.listBySubscription(id, 100))
+const latest = (id: string) => Effect.map(history(id), (all) => all[0]!)
+
+const paidCallbacks = Effect.gen(function*() {
+  yield* Work.drain()
+  return (yield* RecordingCallbackTransport.RecordingCallbackTransport).requests
+    .map((r) => JSON.parse(r.body) as { event_type: string; payment_id: string })
+    .filter((b) => b.event_type === "payment.paid")
+})
+
+/** Asserts the latest charge of `id` was booked paid with its payment, `payment.paid` and ledger credit. */
+const assertBookedPaid = (id: string) =>
+  Effect.gen(function*() {
+    const charge = yield* latest(id)
+    assert.deepStrictEqual([charge.cycleNumber, charge.status], [1, "payed"])
+    const payment = Option.getOrThrow(yield* (yield* PaymentRepository).get(charge.paymentId!))
+    assert.deepStrictEqual([payment.status, payment.subscriptionId, payment.amount], ["paid", id, 10_000n])
+    assert.isNotNull(payment.settlement)
+    const callbacks = yield* paidCallbacks
+    assert.strictEqual(callbacks.filter((c) => c.payment_id === `pay_${payment.id}`).length, 1)
+    return payment
+  })
+
+describe("Charges racing stops", () => {
+  it.effect("a charge the bank pays while a stop completes during its call is booked; the subscription stays stopped", () =>
+    Effect.gen(function*() {
+      const { ids: [id], merchant } = yield* activeMerchant(1)
+      const { answer, emulator } = yield* chargeInFlight(id!)
+      const stopped = yield* Subscriptions.stop(yield* principalOf(merchant), id!)
+      assert.strictEqual(Subscription.stateOf(stopped), "stop/stopped")
+      assert.isTrue(yield* answer)
+      yield* assertBookedPaid(id!)
+      const sub = yield* reload(id!)
+      assert.strictEqual(Subscription.stateOf(sub), "stop/stopped")
+      assert.deepStrictEqual([sub.successfulCycles, sub.nextChargeAt], [2, null])
+      // The ledger holds the first payment and the charge: nothing lost, nothing twice.
+      const balance = yield* (yield* LedgerRepository).balance(sub.terminalId)
+      assert.strictEqual(balance.usdtAvailable, 2n * (10_000n * 10_000_000_000n / 95_000_000n))
+      assert.strictEqual(emulator.charges.length, 1)
+      // Later months charge nothing.
+      yield* TestClock.setTime(monthlyDates[2]!)
+      assert.strictEqual((yield* Work.drain()).charges, 0)
+      assert.strictEqual(emulator.charges.length, 1)
+    }).pipe(Effect.provide(Kit.layer)))
+
+  it.effect("a stop still pending (acquirer unreachable) when the paid answer arrives: booked, then the stop finishes", () =>
+    Effect.gen(function*() {
+      const { ids: [id], merchant } = yield* activeMerchant(1)
+      const { answer, emulator } = yield* chargeInFlight(id!)
+      yield* emulator.setUnavailable(true)
+      const error = yield* Effect.flip(Subscriptions.stop(yield* principalOf(merchant), id!))
+      assert.strictEqual(error._tag, "ProviderUnavailable")
+      assert.strictEqual(Subscription.stateOf(yield* reload(id!)), "active/stop_pending")
+      assert.isTrue(yield* answer)
+      yield* assertBookedPaid(id!)
+      assert.strictEqual(Subscription.stateOf(yield* reload(id!)), "active/stop_pending")
+      yield* emulator.setUnavailable(false)
+      yield* TestClock.adjust("2 minutes")
+      yield* Work.drain()
+      const sub = yield* reload(id!)
+      assert.deepStrictEqual([Subscription.stateOf(sub), sub.successfulCycles], ["stop/stopped", 2])
+    }).pipe(Effect.provide(Kit.layer)))
+
+  it.effect("a stop that fails into review during the call: the paid charge is booked, review stays, resume charges the next cycle", () =>
+    Effect.gen(function*() {
+      const { ids: [id], merchant } = yield* activeMerchant(1)
+      const { answer, emulator } = yield* chargeInFlight(id!)
+      yield* emulator.programStop(id!, "failed")
+      assert.strictEqual((yield* Effect.flip(Subscriptions.stop(yield* principalOf(merchant), id!)))._tag, "StopFailed")
+      assert.isTrue(yield* answer)
+      yield* assertBookedPaid(id!)
+      let sub = yield* reload(id!)
+      assert.deepStrictEqual([Subscription.stateOf(sub), sub.successfulCycles, sub.nextChargeAt], ["active/review", 2, null])
+      sub = yield* Subscriptions.resume(id!)
+      assert.deepStrictEqual([Subscription.stateOf(sub), sub.nextChargeAt], ["active/enabled", monthlyDates[1]])
+      yield* TestClock.setTime(monthlyDates[1]!)
+      yield* Work.drain()
+      assert.deepStrictEqual(emulator.charges.map((c) => c.cycleNumber), [1, 2])
+    }).pipe(Effect.provide(Kit.layer)))
+
+  it.effect("a charge the bank refuses after the stop is booked `stop`: no money, no review, no failure counted", () =>
+    Effect.gen(function*() {
+      const { ids: [id], merchant } = yield* activeMerchant(1)
+      yield* (yield* AcquirerEmulator.AcquirerEmulator).programCharges(id!, ["failed"])
+      const { answer } = yield* chargeInFlight(id!)
+      yield* Subscriptions.stop(yield* principalOf(merchant), id!)
+      yield* answer
+      const charge = yield* latest(id!)
+      assert.deepStrictEqual([charge.status, charge.paymentId, charge.message], ["stop", null, "declined by the issuer"])
+      const sub = yield* reload(id!)
+      assert.deepStrictEqual([Subscription.stateOf(sub), sub.consecutiveFailures], ["stop/stopped", 0])
+      const view = (yield* Subscriptions.charges(yield* principalOf(merchant), id!))[0]!
+      assert.strictEqual(view.status, "stop")
+    }).pipe(Effect.provide(Kit.layer)))
+})
+
+describe("Open attempts of stopped subscriptions", () => {
+  /** An acquirer whose first charge dies (the worker crashes) before or after the bank performed it. */
+  const crashing = (when: "before the bank" | "after the bank") =>
+    Effect.gen(function*() {
+      const emulator = yield* AcquirerEmulator.AcquirerEmulator
+      let crashed = false
+      return Acquirer.of({
+        ...emulator.acquirer,
+        charge: (input) =>
+          Effect.gen(function*() {
+            if (crashed) return yield* emulator.acquirer.charge(input)
+            crashed = true
+            if (when === "after the bank") yield* emulator.acquirer.charge(input)
+            return yield* Effect.die("worker killed during the bank call")
+          })
+      })
+    })
+
+  const leftPending = (when: "before the bank" | "after the bank") =>
+    Effect.gen(function*() {
+      const { ids: [id], merchant } = yield* activeMerchant(1)
+      yield* TestClock.setTime(monthlyDates[0]!)
+      const acquirer = yield* crashing(when)
+      assert.strictEqual(yield* Subscriptions.runDueCharges().pipe(Effect.provideService(Acquirer, acquirer)), 0)
+      assert.strictEqual((yield* latest(id!)).status, "pending")
+      yield* Subscriptions.stop(yield* principalOf(merchant), id!)
+      // The charge runner no longer takes a stopped subscription; only the settling pass can finish the attempt.
+      assert.strictEqual((yield* Work.drain()).charges, 0)
+      assert.strictEqual((yield* latest(id!)).status, "pending", "not settled before its lease")
+      const config = yield* PaydeskConfig
+      yield* TestClock.adjust(config.leaseMs)
+      return id!
+    })
+
+  it.effect("an attempt never sent is voided at the bank and booked `stop`; the key can never charge later", () =>
+    Effect.gen(function*() {
+      const id = yield* leftPending("before the bank")
+      const emulator = yield* AcquirerEmulator.AcquirerEmulator
+      const report = yield* Work.drain()
+      assert.strictEqual(report.settledCharges, 1)
+      const charge = yield* latest(id)
+      assert.deepStrictEqual([charge.status, charge.paymentId], ["stop", null])
+      assert.deepStrictEqual(emulator.voids, [charge.idempotencyKey])
+      assert.strictEqual(emulator.charges.length, 0)
+      const late = yield* emulator.acquirer.charge({ subscriptionId: id, cycleNumber: 1, idempotencyKey: charge.idempotencyKey, amount: 1n })
+      assert.strictEqual(late._tag, "Failed")
+      assert.strictEqual((yield* paidCallbacks).length, 1, "only the first payment")
+    }).pipe(Effect.provide(Kit.layer)))
+
+  it.effect("an attempt the bank performed before the crash is booked paid on the stopped subscription", () =>
+    Effect.gen(function*() {
+      const id = yield* leftPending("after the bank")
+      assert.strictEqual((yield* Work.drain()).settledCharges, 1)
+      yield* assertBookedPaid(id)
+      const sub = yield* reload(id)
+      assert.deepStrictEqual([Subscription.stateOf(sub), sub.successfulCycles], ["stop/stopped", 2])
+    }).pipe(Effect.provide(Kit.layer)))
+
+  it.effect("an unconfirmed charge on a stopped subscription is asked again each lease until the bank knows", () =>
+    Effect.gen(function*() {
+      const { ids: [id], merchant } = yield* activeMerchant(1)
+      const emulator = yield* AcquirerEmulator.AcquirerEmulator
+      yield* emulator.programCharges(id!, ["unknown"])
+      const { answer } = yield* chargeInFlight(id!)
+      yield* Subscriptions.stop(yield* principalOf(merchant), id!)
+      yield* answer
+      const open = yield* latest(id!)
+      assert.strictEqual(open.status, "unconfirmed")
+      assert.strictEqual(Subscription.stateOf(yield* reload(id!)), "stop/stopped")
+      const config = yield* PaydeskConfig
+      yield* TestClock.adjust(config.leaseMs)
+      assert.strictEqual((yield* Work.drain()).settledCharges, 0)
+      assert.strictEqual((yield* latest(id!)).status, "unconfirmed")
+      yield* emulator.resolveCharge(open.idempotencyKey, "paid")
+      assert.strictEqual((yield* Work.drain()).settledCharges, 0, "not again before a lease")
+      yield* TestClock.adjust(config.leaseMs)
+      assert.strictEqual((yield* Work.drain()).settledCharges, 1)
+      yield* assertBookedPaid(id!)
+    }).pipe(Effect.provide(Kit.layer)))
+})
+
+describe("Charge history", () => {
+  it.effect("returns the 100 newest booked records even when newer attempts are in flight", () =>
+    Effect.gen(function*() {
+      const { merchant, plans, principal } = yield* setup()
+      const { subscription } = yield* Subscriptions.create(principal, {
+        idempotencyKey: "k",
+        terminalId: merchant.terminal.id,
+        planId: plans.ceilingMonthly.id,
+        amount: "100"
+      })
+      const repo = yield* ChargeRepository
+      const base = Date.parse("2026-01-01T00:00:00.000Z")
+      const insert = (cycle: number, status: Charge.Status) =>
+        repo.insert(Fixtures.charge(subscription, { cycleNumber: cycle, status, createdAt: base + cycle * 1000, updatedAt: base + cycle * 1000 }))
+      for (let cycle = 1; cycle <= 120; cycle++) yield* insert(cycle, cycle % 3 === 0 ? "fail" : "payed")
+      for (let cycle = 121; cycle <= 125; cycle++) yield* insert(cycle, "pending")
+      const shown = yield* Subscriptions.charges(principal, subscription.id)
+      assert.strictEqual(shown.length, 100)
+      assert.deepStrictEqual(shown.map((c) => c.cycleNumber), Array.from({ length: 100 }, (_, i) => 120 - i))
+    }).pipe(Effect.provide(Kit.layer)))
+})
+
+/** An API-key principal of the merchant (a fresh nonce each time). */
+const principalOf = (merchant: Kit.Merchant) => Kit.apiKeyPrincipal(merchant, crypto.randomUUID())
+
+describe("First payments and the consent", () => {
+  const consented = Effect.gen(function*() {
+    const { merchant, plans, principal } = yield* setup()
+    const { subscription } = yield* Subscriptions.create(principal, {
+      idempotencyKey: "first", terminalId: merchant.terminal.id, planId: plans.ceilingMonthly.id, amount: "100"
+    })
+    const { firstPayment } = yield* Subscriptions.confirm(subscription.payToken, subscription.csrfToken)
+    return { merchant, principal, subscription, first: Option.getOrThrow(firstPayment) }
+  })
+
+  it.effect("a first payment that expires unpaid takes the consent back; confirming again creates the next first payment", () =>
+    Effect.gen(function*() {
+      const { subscription, first } = yield* consented
+      yield* TestClock.adjust("31 minutes")
+      yield* Work.drain()
+      let sub = yield* reload(subscription.id)
+      assert.deepStrictEqual([Subscription.stateOf(sub), sub.firstPaymentId, sub.consecutiveFailures], ["new/consent_pending", null, 0])
+      const again = yield* Subscriptions.confirm(subscription.payToken, subscription.csrfToken)
+      const second = Option.getOrThrow(again.firstPayment)
+      assert.notStrictEqual(second.id, first.id)
+      assert.deepStrictEqual([first.orderId, second.orderId], [`sub-${subscription.id}-first`, `sub-${subscription.id}-first-2`])
+      yield* Payments.settle(second.id, "paid")
+      sub = yield* reload(subscription.id)
+      assert.deepStrictEqual([Subscription.stateOf(sub), sub.successfulCycles], ["active/enabled", 1])
+    }).pipe(Effect.provide(Kit.layer)))
+
+  it.effect("a refused first payment goes to review through pending; one that expires while processing too", () =>
+    Effect.gen(function*() {
+      const { subscription, first } = yield* consented
+      yield* Payments.settle(first.id, "failed")
+      assert.strictEqual(Subscription.stateOf(yield* reload(subscription.id)), "new/review")
+      const other = yield* consented
+      yield* Payments.settle(other.first.id, "processing")
+      yield* TestClock.adjust("31 minutes")
+      yield* Work.drain()
+      const sub = yield* reload(other.subscription.id)
+      assert.deepStrictEqual([Subscription.stateOf(sub), sub.reviewReason], ["new/review", "first payment expired"])
+    }).pipe(Effect.provide(Kit.layer)))
+
+  it.effect("a first payment paid after the stop is booked in the history; the subscription stays stopped", () =>
+    Effect.gen(function*() {
+      const { principal, subscription, first } = yield* consented
+      yield* Subscriptions.stop(principal, subscription.id)
+      yield* Payments.settle(first.id, "paid")
+      const sub = yield* reload(subscription.id)
+      assert.deepStrictEqual([Subscription.stateOf(sub), sub.successfulCycles, sub.nextChargeAt], ["stop/stopped", 1, null])
+      const history = yield* Subscriptions.charges(principal, subscription.id)
+      assert.deepStrictEqual(history.map((c) => [c.kind, c.status, c.paymentId]), [["first", "payed", first.id]])
+    }).pipe(Effect.provide(Kit.layer)))
+})
+
+describe("Charges and review", () => {
+  it.effect("an attempt whose subscription went to review before the call stays open and resume sends it with its key", () =>
+    Effect.gen(function*() {
+      const { ids: [id], merchant } = yield* activeMerchant(1)
+      const emulator = yield* AcquirerEmulator.AcquirerEmulator
+      yield* TestClock.setTime(monthlyDates[0]!)
+      // The charge runner reads the subscription just before the call: it is in review by then.
+      const reviewOnRead = Effect.gen(function*() {
+        const subs = yield* SubscriptionRepository
+        return SubscriptionRepository.of({
+          ...subs,
+          get: (subscriptionId) =>
+            Effect.map(subs.get(subscriptionId), (found) =>
+              Option.map(found, (s) => ({ ...s, billingStatus: "review" as const })))
+        })
+      })
+      const repo = yield* reviewOnRead
+      assert.isTrue(yield* Subscriptions.chargeOne(id!).pipe(Effect.provideService(SubscriptionRepository, repo)))
+      const open = yield* latest(id!)
+      assert.strictEqual(open.status, "pending")
+      assert.strictEqual(emulator.chargeCalls, 0)
+      assert.deepStrictEqual(emulator.voids, [])
+      // A real review: the stop fails; then the operator resumes, which sends the same key.
+      yield* emulator.programStop(id!, "failed")
+      yield* Effect.flip(Subscriptions.stop(yield* principalOf(merchant), id!))
+      const resumed = yield* Subscriptions.resume(id!)
+      assert.strictEqual(Subscription.stateOf(resumed), "active/enabled")
+      assert.deepStrictEqual(emulator.charges.map((c) => c.idempotencyKey), [open.idempotencyKey])
+      assert.strictEqual((yield* latest(id!)).status, "payed")
+    }).pipe(Effect.provide(Kit.layer)))
+
+  it.effect("two resumes at once: one resumes, the other is refused with OperationNotAllowed", () =>
+    Effect.gen(function*() {
+      const { ids: [id] } = yield* activeMerchant(1)
+      yield* (yield* AcquirerEmulator.AcquirerEmulator).programCharges(id!, ["failed"])
+      yield* TestClock.setTime(monthlyDates[0]!)
+      yield* Work.drain()
+      const results = yield* Effect.all([Effect.result(Subscriptions.resume(id!)), Effect.result(Subscriptions.resume(id!))], { concurrency: 2 })
+      assert.deepStrictEqual(results.map((r) => r._tag).sort(), ["Failure", "Success"])
+      const refused = results.find((r) => r._tag === "Failure")!
+      assert.strictEqual((refused as { failure: { _tag: string } }).failure._tag, "OperationNotAllowed")
+    }).pipe(Effect.provide(Kit.layer)))
+
+  it.effect("an acquirer that pays a key it had voided is believed: the money is booked for review", () =>
+    Effect.gen(function*() {
+      const { ids: [id], merchant } = yield* activeMerchant(1)
+      const gate = yield* gatedAcquirer
+      // A broken acquirer: voiding says the key was never charged, though the held call is paid.
+      const broken = Acquirer.of({ ...gate.acquirer, voidCharge: () => Effect.succeed({ _tag: "Voided" as const }) })
+      yield* TestClock.setTime(monthlyDates[0]!)
+      const fiber = yield* Effect.forkChild(Subscriptions.chargeOne(id!).pipe(Effect.provideService(Acquirer, broken)))
+      yield* Deferred.await(gate.arrived)
+      yield* Subscriptions.stop(yield* principalOf(merchant), id!)
+      yield* TestClock.adjust("61 seconds")
+      assert.strictEqual((yield* Work.drain().pipe(Effect.provideService(Acquirer, broken))).settledCharges, 1)
+      assert.strictEqual((yield* latest(id!)).status, "stop")
+      yield* Deferred.succeed(gate.release, undefined)
+      yield* Fiber.join(fiber)
+      const charge = yield* latest(id!)
+      assert.deepStrictEqual([charge.status, charge.validationStatus, charge.validationReason], ["payed", "review", "acquirer_paid_after_refusal"])
+      yield* assertBookedPaid(id!)
+    }).pipe(Effect.provide(Kit.layer)))
+})
+
+describe("Background passes", () => {
+  it.effect("one job failing does not keep the others from running: callbacks still go out", () =>
+    Effect.gen(function*() {
+      const { principal } = yield* setup()
+      yield* Payments.create(principal, { amount: "10", orderId: "isolated", test: true })
+      const charges = yield* ChargeRepository
+      const failing = ChargeRepository.of({ ...charges, claimOpenOfStopped: () => Effect.die("the charges table is unreachable") })
+      const report = yield* Work.runDue().pipe(Effect.provideService(ChargeRepository, failing))
+      assert.deepStrictEqual([report.settledCharges, report.callbacks], [0, 1])
+    }).pipe(Effect.provide(Kit.layer)))
+})

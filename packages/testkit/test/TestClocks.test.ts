@@ -1,0 +1,238 @@
+import { assert, describe, it } from "@effect/vitest"
+import { Deferred, Effect, Fiber, Option } from "effect"
+import { TestClock as EffectTestClock } from "effect/testing"
+import {
+  CallbackTransport,
+  Instant,
+  Payments,
+  Subscription,
+  SubscriptionRepository,
+  Subscriptions,
+  TestClockRepository,
+  TestClocks,
+  Work
+} from "@paydesk/core"
+import { AcquirerEmulator, Kit, RecordingCallbackTransport } from "@paydesk/testkit"
+import { monthlyDates, reload } from "./SubscriptionSupport.js"
+
+/** The wall clock of these tests: months after the clocks' January. */
+const wall = Date.parse("2026-11-23T12:00:00.000Z")
+const january = "2026-01-31T10:00:00+03:00"
+const anchor = Date.parse(january)
+
+const setup = Effect.gen(function*() {
+  yield* EffectTestClock.setTime(wall)
+  const merchant = yield* Kit.provisionMerchant({ callbackUrl: "https://shop.example/cb" })
+  const plans = yield* Kit.provisionPlans(merchant.terminal.id)
+  const principal = yield* Kit.apiKeyPrincipal(merchant, crypto.randomUUID())
+  const clock = yield* TestClocks.create(principal, { frozenTime: january, name: "January" })
+  return { merchant, plans, principal, clock }
+})
+
+type Setup = Effect.Success<typeof setup>
+
+/** A sandbox ceiling subscription on `clockId`, consented and its first payment paid by simulation. */
+const activeOnClock = (s: Setup, clockId: string, key: string) =>
+  Effect.gen(function*() {
+    const { subscription } = yield* Subscriptions.create(s.principal, {
+      idempotencyKey: key, terminalId: s.merchant.terminal.id, planId: s.plans.ceilingMonthly.id, amount: "700", test: true, testClock: clockId
+    })
+    const first = Option.getOrThrow((yield* Subscriptions.confirm(subscription.payToken, subscription.csrfToken)).firstPayment)
+    yield* Payments.simulate(first.payToken, { outcome: "paid", csrfToken: first.csrfToken })
+    return { subscription: yield* reload(subscription.id), first: yield* Payments.get(s.principal, first.id) }
+  })
+
+const callbacks = Effect.map(RecordingCallbackTransport.RecordingCallbackTransport, (t) => t.requests)
+
+describe("Test clocks", () => {
+  it.effect("a subscription on a clock lives on the clock's time: created, activated and charged on 28 Feb, 31 Mar, 30 Apr at 10:00 Moscow", () =>
+    Effect.gen(function*() {
+      const s = yield* setup
+      const { subscription, first } = yield* activeOnClock(s, s.clock.id, "on-clock")
+      assert.deepStrictEqual(
+        [subscription.testClockId, subscription.createdAt, subscription.activatedAt, subscription.nextChargeAt, first.createdAt, first.paidAt, first.testClockId],
+        [s.clock.id, anchor, anchor, monthlyDates[0], anchor, anchor, s.clock.id]
+      )
+      // The global pass, at a wall time far past 28 February, leaves the clock's objects alone...
+      yield* Work.drain()
+      assert.strictEqual((yield* reload(subscription.id)).successfulCycles, 1)
+      // ...but sends the callbacks due at the clock's time, stamped with it.
+      const early = yield* callbacks
+      assert.deepStrictEqual(early.map((r) => [JSON.parse(r.body).event_type, r.headers["x-timestamp"], r.headers["x-test-clock"], r.headers["x-test-mode"]]), [
+        ["payment.created", String(Instant.toUnixSeconds(anchor)), s.clock.id, "true"],
+        ["payment.paid", String(Instant.toUnixSeconds(anchor)), s.clock.id, "true"]
+      ])
+      const preview = yield* Subscriptions.upcoming(s.principal, subscription.id, 3)
+
+      const advanced = yield* TestClocks.advance(s.principal, s.clock.id, "2026-05-01T00:00:00+03:00")
+      assert.deepStrictEqual([advanced.status, advanced.frozenTime, advanced.targetTime], ["ready", Date.parse("2026-05-01T00:00:00+03:00"), null])
+      const history = (yield* Subscriptions.charges(s.principal, subscription.id)).filter((c) => c.kind === "recurring").reverse()
+      assert.deepStrictEqual(history.map((c): Array<unknown> => [c.cycleNumber, c.status, c.scheduledAt, c.actualAt]), [
+        [1, "payed", monthlyDates[0], monthlyDates[0]],
+        [2, "payed", monthlyDates[1], monthlyDates[1]],
+        [3, "payed", monthlyDates[2], monthlyDates[2]]
+      ])
+      assert.deepStrictEqual(preview.map((p) => p.scheduledAt), history.map((c) => c.scheduledAt))
+      const charged = yield* Effect.forEach(history, (c) => Payments.get(s.principal, c.paymentId!))
+      assert.deepStrictEqual(charged.map((p) => [p.createdAt, p.environment, p.testClockId, p.settlement]), monthlyDates.slice(0, 3).map((d) => [d, "sandbox", s.clock.id, null]))
+      // Each charge's payment.paid went out at its own moment, with the clock's id.
+      const paid = (yield* callbacks).slice(2)
+      assert.deepStrictEqual(paid.map((r) => [JSON.parse(r.body).payment_id, r.headers["x-timestamp"], r.headers["x-test-clock"]]),
+        charged.map((p, i) => [`pay_${p.id}`, String(Instant.toUnixSeconds(monthlyDates[i]!)), s.clock.id]))
+      assert.strictEqual((yield* reload(subscription.id)).nextChargeAt, monthlyDates[3])
+      // The sandbox acquirer charged; the live bank heard nothing.
+      assert.strictEqual((yield* AcquirerEmulator.AcquirerEmulator).charges.length, 0)
+    }).pipe(Effect.provide(Kit.layer)))
+
+  it.effect("an advance touches neither live objects nor another clock's, and a global pass touches no clock's", () =>
+    Effect.gen(function*() {
+      const s = yield* setup
+      const mine = yield* activeOnClock(s, s.clock.id, "mine")
+      const otherClock = yield* TestClocks.create(s.principal, { frozenTime: january })
+      const theirs = yield* activeOnClock(s, otherClock.id, "theirs")
+      // A live subscription, active at the wall time, due on 23 December.
+      const { subscription: live } = yield* Subscriptions.create(s.principal, {
+        idempotencyKey: "live", terminalId: s.merchant.terminal.id, planId: s.plans.ceilingMonthly.id, amount: "500"
+      })
+      const liveFirst = Option.getOrThrow((yield* Subscriptions.confirm(live.payToken, live.csrfToken)).firstPayment)
+      yield* Payments.settle(liveFirst.id, "paid")
+      // An unpaid sandbox payment on the clock (expires at 10:30 on 31 January) and one on no clock.
+      const onClock = yield* Payments.create(s.principal, { amount: "10", orderId: "on-clock", test: true, testClock: s.clock.id })
+      const offClock = yield* Payments.create(s.principal, { amount: "10", orderId: "off-clock", test: true })
+      assert.deepStrictEqual([onClock.payment.createdAt, onClock.payment.expiresAt], [anchor, anchor + 30 * 60_000])
+
+      // A later clock, after the live subscription's next charge: advancing it charges nothing live.
+      const later = yield* TestClocks.create(s.principal, { frozenTime: "2026-12-01T00:00:00Z" })
+      yield* TestClocks.advance(s.principal, later.id, "2027-02-01T00:00:00Z")
+      const liveAfter = yield* reload(live.id)
+      assert.deepStrictEqual([Subscription.stateOf(liveAfter), liveAfter.successfulCycles], ["active/enabled", 1])
+
+      // Advancing one clock leaves the other alone.
+      yield* TestClocks.advance(s.principal, s.clock.id, "2026-03-01T00:00:00+03:00")
+      assert.deepStrictEqual([(yield* reload(mine.subscription.id)).successfulCycles, (yield* reload(theirs.subscription.id)).successfulCycles], [2, 1])
+      assert.strictEqual((yield* Payments.get(s.principal, onClock.payment.id)).status, "expired")
+      assert.strictEqual((yield* Payments.get(s.principal, offClock.payment.id)).status, "created")
+      assert.strictEqual((yield* TestClocks.get(s.principal, otherClock.id)).frozenTime, anchor)
+
+      // Global passes at any wall time never charge a clock's subscription nor expire its payment.
+      const stillOpen = yield* Payments.create(s.principal, { amount: "10", orderId: "on-other-clock", test: true, testClock: otherClock.id })
+      yield* EffectTestClock.setTime(Date.parse("2027-06-01T00:00:00Z"))
+      yield* Work.drain()
+      assert.strictEqual((yield* reload(theirs.subscription.id)).successfulCycles, 1)
+      assert.strictEqual((yield* Payments.get(s.principal, stillOpen.payment.id)).status, "created")
+      // The live subscription is charged by the global pass, on wall time, as before.
+      assert.isAtLeast((yield* reload(live.id)).successfulCycles, 2)
+      // A flow that charges one subscription by id (the Inngest engine's) does nothing to a clock's.
+      assert.isFalse(yield* Subscriptions.chargeOne(theirs.subscription.id))
+      assert.strictEqual((yield* reload(theirs.subscription.id)).successfulCycles, 1)
+    }).pipe(Effect.provide(Kit.layer)))
+
+  it.effect("a programmed failure moves the clock's subscription to review at its moment; a stop happens at the clock's time", () =>
+    Effect.gen(function*() {
+      const s = yield* setup
+      const { subscription } = yield* activeOnClock(s, s.clock.id, "review")
+      yield* Subscriptions.programSandboxCharges(s.principal, subscription.id, ["paid", "failed"])
+      yield* TestClocks.advance(s.principal, s.clock.id, "2026-04-15T00:00:00+03:00")
+      const inReview = yield* reload(subscription.id)
+      assert.deepStrictEqual([Subscription.stateOf(inReview), inReview.successfulCycles, inReview.updatedAt], ["active/review", 2, monthlyDates[1]])
+      const failed = (yield* Subscriptions.charges(s.principal, subscription.id))[0]!
+      assert.deepStrictEqual([failed.cycleNumber, failed.status, failed.actualAt], [2, "fail", monthlyDates[1]])
+      const stopped = yield* Subscriptions.stop(s.principal, subscription.id)
+      assert.deepStrictEqual([Subscription.stateOf(stopped), stopped.stoppedAt], ["stop/stopped", Date.parse("2026-04-15T00:00:00+03:00")])
+    }).pipe(Effect.provide(Kit.layer)))
+
+  it.effect("advances are checked, and two at once: one wins, the other is 409", () =>
+    Effect.gen(function*() {
+      const s = yield* setup
+      const refused = (frozenTime: string) => Effect.map(Effect.flip(TestClocks.advance(s.principal, s.clock.id, frozenTime)), (e) => [e._tag, e.message])
+      assert.deepStrictEqual(yield* refused(january), ["InvalidRequest", "frozen_time must be later than the clock's frozen_time (2026-01-31T07:00:00.000Z)"])
+      assert.deepStrictEqual((yield* refused("2028-02-02T10:00:00+03:00"))[1], "a clock advances at most 731 days at once")
+      assert.deepStrictEqual((yield* refused("31.01.2026"))[0], "InvalidRequest")
+      // Held by another advance: refused with 409, and so are changes to its objects.
+      const repo = yield* TestClockRepository
+      const clock = Option.getOrThrow(yield* repo.get(s.clock.id))
+      yield* repo.update({ ...clock, status: "advancing", targetTime: anchor + 1, leaseUntil: wall + 60_000, version: 2 })
+      assert.deepStrictEqual(yield* refused("2026-02-01T10:00:00+03:00"), ["TestClockAdvancing", "test clock is advancing"])
+      const created = yield* Effect.flip(Payments.create(s.principal, { amount: "1", orderId: "busy", test: true, testClock: s.clock.id }))
+      assert.strictEqual(created._tag, "TestClockAdvancing")
+      yield* repo.update({ ...clock, version: 3 })
+      // Two advances at once: the first is held in a callback of the clock's payment while the second comes.
+      yield* Payments.create(s.principal, { amount: "1", orderId: "held", test: true, testClock: s.clock.id })
+      const entered = yield* Deferred.make<void>()
+      const gate = yield* Deferred.make<void>()
+      const held = CallbackTransport.of({
+        post: () => Effect.andThen(Deferred.succeed(entered, undefined), Effect.as(Deferred.await(gate), { statusCode: 200, latencyMs: 1 }))
+      })
+      const first = yield* Effect.forkChild(TestClocks.advance(s.principal, s.clock.id, "2026-02-02T00:00:00Z").pipe(Effect.provideService(CallbackTransport, held)))
+      yield* Deferred.await(entered)
+      assert.deepStrictEqual(yield* refused("2026-02-03T00:00:00Z"), ["TestClockAdvancing", "test clock is advancing"])
+      yield* Deferred.succeed(gate, undefined)
+      const won = yield* Fiber.join(first)
+      assert.deepStrictEqual([won.status, won.frozenTime], ["ready", Date.parse("2026-02-02T00:00:00Z")])
+    }).pipe(Effect.provide(Kit.layer)))
+
+  it.effect("an advance cut short (budget spent, or its process died) is finished by the background worker", () =>
+    Effect.gen(function*() {
+      const s = yield* setup
+      const { subscription } = yield* activeOnClock(s, s.clock.id, "cut")
+      const repo = yield* TestClockRepository
+      const clock = Option.getOrThrow(yield* repo.get(s.clock.id))
+      const target = Date.parse("2026-04-01T00:00:00+03:00")
+      // A budget of nothing: one step, then the clock waits, still advancing, for the background.
+      const held = { ...clock, status: "advancing" as const, targetTime: target, leaseUntil: wall + 60_000, version: clock.version + 1 }
+      yield* repo.update(held)
+      const cut = yield* TestClocks.steps(held, 0)
+      assert.deepStrictEqual([cut.status, cut.leaseUntil, cut.targetTime], ["advancing", null, target])
+      assert.isBelow(cut.frozenTime, target)
+      yield* Work.drain()
+      yield* Work.drain()
+      yield* Work.drain()
+      const done = Option.getOrThrow(yield* repo.get(s.clock.id))
+      assert.deepStrictEqual([done.status, done.frozenTime], ["ready", target])
+      assert.strictEqual((yield* reload(subscription.id)).successfulCycles, 3)
+      // A process that died while advancing: its lease runs out on the wall clock, then the worker takes over.
+      const dead = { ...done, status: "advancing" as const, targetTime: Date.parse("2026-05-01T00:00:00+03:00"), leaseUntil: wall + 60_000, version: done.version + 1 }
+      yield* repo.update(dead)
+      yield* Work.drain()
+      assert.strictEqual(Option.getOrThrow(yield* repo.get(s.clock.id)).status, "advancing")
+      yield* EffectTestClock.adjust("61 seconds")
+      yield* Work.drain()
+      assert.strictEqual(Option.getOrThrow(yield* repo.get(s.clock.id)).status, "ready")
+      assert.strictEqual((yield* reload(subscription.id)).successfulCycles, 4)
+    }).pipe(Effect.provide(Kit.layer)))
+
+  it.effect("objects are attached to a clock of their own terminal, in sandbox only", () =>
+    Effect.gen(function*() {
+      const s = yield* setup
+      const live = yield* Effect.flip(Payments.create(s.principal, { amount: "1", orderId: "live", testClock: s.clock.id }))
+      assert.deepStrictEqual([live._tag, (live as { field?: string }).field], ["InvalidRequest", "test_clock"])
+      const liveSub = yield* Effect.flip(Subscriptions.create(s.principal, {
+        idempotencyKey: "k", terminalId: s.merchant.terminal.id, planId: s.plans.ceilingMonthly.id, amount: "1", testClock: s.clock.id
+      }))
+      assert.strictEqual(liveSub.message, Payments.testClockSandboxOnly)
+      const foreign = yield* Kit.provisionMerchant({})
+      const foreignPrincipal = yield* Kit.apiKeyPrincipal(foreign, crypto.randomUUID())
+      const elsewhere = yield* Effect.flip(Payments.create(foreignPrincipal, { amount: "1", orderId: "x", test: true, testClock: s.clock.id }))
+      assert.strictEqual(elsewhere.message, "test_clock: no test clock with this id on the terminal")
+      assert.strictEqual((yield* Effect.flip(TestClocks.get(foreignPrincipal, s.clock.id)))._tag, "NotFound")
+      assert.strictEqual((yield* TestClocks.list(foreignPrincipal, {})).total, 0)
+      assert.deepStrictEqual((yield* TestClocks.list(s.principal, {})).items.map((c) => c.id), [s.clock.id])
+      // Nothing was created by the refused requests.
+      assert.strictEqual((yield* Payments.list(s.principal, { environment: "all" })).total, 0)
+      assert.strictEqual((yield* (yield* SubscriptionRepository).list({ terminalIds: [s.merchant.terminal.id], providerState: null }, { limit: 10, offset: 0 })).total, 0)
+    }).pipe(Effect.provide(Kit.layer)))
+
+  it.effect("a sandbox payer who lets the first payment expire can consent again (the next first payment)", () =>
+    Effect.gen(function*() {
+      const s = yield* setup
+      const { subscription } = yield* Subscriptions.create(s.principal, {
+        idempotencyKey: "again", terminalId: s.merchant.terminal.id, planId: s.plans.ceilingMonthly.id, amount: "700", test: true, testClock: s.clock.id
+      })
+      const first = Option.getOrThrow((yield* Subscriptions.confirm(subscription.payToken, subscription.csrfToken)).firstPayment)
+      yield* TestClocks.advance(s.principal, s.clock.id, "2026-01-31T11:00:00+03:00")
+      assert.strictEqual((yield* Payments.get(s.principal, first.id)).status, "expired")
+      assert.isFalse(Subscription.hasConsent(yield* reload(subscription.id)))
+      const second = Option.getOrThrow((yield* Subscriptions.confirm(subscription.payToken, subscription.csrfToken)).firstPayment)
+      assert.deepStrictEqual([second.orderId, second.createdAt], [`sub-${subscription.id}-first-2`, Date.parse("2026-01-31T11:00:00+03:00")])
+    }).pipe(Effect.provide(Kit.layer)))
+})
