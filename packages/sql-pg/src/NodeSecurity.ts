@@ -1,11 +1,17 @@
 /**
  * Production adapters of the core's security ports on Node's crypto: scrypt password hashes
- * (memory-hard), AES-256-GCM encryption of secrets at rest with a key from configuration, and
- * cryptographically secure identifiers and tokens.
+ * (memory-hard, bounded in concurrency), AES-256-GCM encryption of secrets at rest with a key from
+ * configuration, cryptographically secure identifiers and tokens, and a synchronous SHA-256 for
+ * API-key lookups.
+ *
+ * scrypt runs on libuv's thread pool (4 threads by default), which Web Crypto digests and file
+ * system calls share. At most `maxConcurrent` hashes run at once (default 2, so half the pool stays
+ * free), at most `maxQueued` more wait (default 16), and past that a hash fails at once with
+ * `ServiceBusy` (503) instead of growing memory and latency for everyone.
  */
-import { Effect, Layer } from "effect"
-import { Entropy, PasswordHasher, SecretCipher } from "@paydesk/core"
-import { createCipheriv, createDecipheriv, randomBytes, randomUUID, scrypt, timingSafeEqual } from "node:crypto"
+import { Effect, Layer, Semaphore } from "effect"
+import { Digest, Entropy, PasswordHasher, SecretCipher, ServiceBusy } from "@paydesk/core"
+import { createCipheriv, createDecipheriv, createHash, randomBytes, randomUUID, scrypt, timingSafeEqual } from "node:crypto"
 
 /** scrypt parameters: N = 2^15, r = 8, p = 1 (32 MiB of memory per hash), 32-byte key. */
 export const scryptParams: ScryptParams = { N: 32768, r: 8, p: 1, keyLength: 32 }
@@ -24,17 +30,42 @@ const scryptAsync = (password: string, salt: Buffer, params: ScryptParams) =>
       resume(error ? Effect.die(error) : Effect.succeed(key)))
   })
 
+/** How many scrypt hashes run at once and how many may wait. */
+export interface HashingLimits {
+  readonly maxConcurrent: number
+  readonly maxQueued: number
+}
+
+/** Two at once (half of libuv's default pool), sixteen waiting. */
+export const defaultHashingLimits: HashingLimits = { maxConcurrent: 2, maxQueued: 16 }
+
+/** Runs effects at most `maxConcurrent` at once with at most `maxQueued` waiting; past that fails with `ServiceBusy`. */
+export const boundedRunner = (limits: HashingLimits) => {
+  const semaphore = Semaphore.makeUnsafe(limits.maxConcurrent)
+  let admitted = 0
+  return <A, E>(effect: Effect.Effect<A, E>): Effect.Effect<A, E | ServiceBusy> =>
+    Effect.suspend((): Effect.Effect<A, E | ServiceBusy> => {
+      if (admitted >= limits.maxConcurrent + limits.maxQueued) return Effect.fail(ServiceBusy.of())
+      admitted++
+      return semaphore.withPermits(1)(effect).pipe(Effect.ensuring(Effect.sync(() => void admitted--)))
+    })
+}
+
 /** `PasswordHasher` with scrypt; hashes look like `scrypt$N$r$p$<salt b64>$<hash b64>`. */
-export const layerScryptPasswordHasher = (params: ScryptParams = scryptParams): Layer.Layer<PasswordHasher> =>
-  Layer.succeed(PasswordHasher)(PasswordHasher.of({
+export const layerScryptPasswordHasher = (
+  params: ScryptParams = scryptParams,
+  limits: HashingLimits = defaultHashingLimits
+): Layer.Layer<PasswordHasher> => {
+  const bounded = boundedRunner(limits)
+  return Layer.succeed(PasswordHasher)(PasswordHasher.of({
     hash: (password) =>
-      Effect.gen(function*() {
+      bounded(Effect.gen(function*() {
         const salt = randomBytes(16)
         const key = yield* scryptAsync(password, salt, params)
         return `scrypt$${params.N}$${params.r}$${params.p}$${salt.toString("base64")}$${key.toString("base64")}`
-      }),
+      })),
     verify: (password, hash) =>
-      Effect.gen(function*() {
+      bounded(Effect.gen(function*() {
         const parts = hash.split("$")
         if (parts.length !== 6 || parts[0] !== "scrypt") return false
         const [N, r, p] = [Number(parts[1]), Number(parts[2]), Number(parts[3])]
@@ -44,8 +75,14 @@ export const layerScryptPasswordHasher = (params: ScryptParams = scryptParams): 
         if (expected.length === 0) return false
         const key = yield* scryptAsync(password, salt, { N, r, p, keyLength: expected.length })
         return timingSafeEqual(key, expected)
-      })
+      }))
   }))
+}
+
+/** `Digest` with Node's synchronous SHA-256: API-key and refresh-token lookups never wait on the thread pool. */
+export const layerSyncDigest = Layer.succeed(Digest)({
+  sha256Hex: (text) => Effect.sync(() => createHash("sha256").update(text, "utf8").digest("hex"))
+})
 
 /** Parses a 32-byte key given as base64 or 64 hex characters. */
 export const parseKey = (text: string): Buffer => {

@@ -43,6 +43,8 @@ interface TerminalRow {
   readonly next_conversion_at: Time | null
   readonly show_platform_branding: boolean
   readonly signing_secret_encrypted: string
+  readonly previous_signing_secret_encrypted: string | null
+  readonly signing_secret_rotated_at: Time | null
   readonly created_at: Time
   readonly updated_at: Time
 }
@@ -96,6 +98,8 @@ const toTerminal = (row: TerminalRow): Terminal.Terminal => ({
   nextConversionAt: fromTimeOrNull(row.next_conversion_at),
   showPlatformBranding: row.show_platform_branding,
   signingSecretEncrypted: row.signing_secret_encrypted,
+  previousSigningSecretEncrypted: row.previous_signing_secret_encrypted,
+  signingSecretRotatedAt: fromTimeOrNull(row.signing_secret_rotated_at),
   createdAt: fromTime(row.created_at),
   updatedAt: fromTime(row.updated_at)
 })
@@ -134,6 +138,12 @@ export const layerAccountRepository: Layer.Layer<AccountRepository, never, SqlCl
           orDie(sql<AccountRow>`SELECT * FROM accounts WHERE id = ${id}`).pipe(
             Effect.map((rows) => first(rows, toAccount))
           )),
+      listAccounts: Effect.fn("PgAccountRepository.listAccounts")(function*(page) {
+        const rows = yield* orDie(sql<AccountRow>`SELECT * FROM accounts ORDER BY created_at DESC, id DESC
+          LIMIT ${Math.max(0, page.limit)} OFFSET ${Math.max(0, page.offset)}`)
+        const counted = yield* orDie(sql<{ readonly total: number }>`SELECT count(*)::int AS total FROM accounts`)
+        return { items: rows.map(toAccount), total: counted[0]?.total ?? 0 }
+      }),
       insertUser: (user) =>
         sql`INSERT INTO users (id, account_id, email, password_hash, role, created_at)
           VALUES (${user.id}, ${user.accountId}, lower(${user.email}), ${user.passwordHash}, ${user.role},
@@ -158,10 +168,11 @@ export const layerTerminalRepository: Layer.Layer<TerminalRepository, never, Sql
       insert: (t) =>
         orDie(sql`INSERT INTO terminals (id, account_id, name, status, h2h, callback_url, success_redirect_url,
             fail_redirect_url, conversion_mode, conversion_time, next_conversion_at, show_platform_branding,
-            signing_secret_encrypted, created_at, updated_at)
+            signing_secret_encrypted, previous_signing_secret_encrypted, signing_secret_rotated_at, created_at, updated_at)
           VALUES (${t.id}, ${t.accountId}, ${t.name}, ${t.status}, ${t.h2h}, ${t.callbackUrl}, ${t.successRedirectUrl},
             ${t.failRedirectUrl}, ${t.conversionMode}, ${t.conversionTime}, ${timeOrNull(t.nextConversionAt)},
-            ${t.showPlatformBranding}, ${t.signingSecretEncrypted}, ${time(t.createdAt)}, ${time(t.updatedAt)})`)
+            ${t.showPlatformBranding}, ${t.signingSecretEncrypted}, ${t.previousSigningSecretEncrypted},
+            ${timeOrNull(t.signingSecretRotatedAt)}, ${time(t.createdAt)}, ${time(t.updatedAt)})`)
           .pipe(Effect.asVoid),
       get: (id) =>
         byUuid(id, (id) =>
@@ -179,6 +190,8 @@ export const layerTerminalRepository: Layer.Layer<TerminalRepository, never, Sql
             fail_redirect_url = ${t.failRedirectUrl}, conversion_mode = ${t.conversionMode},
             conversion_time = ${t.conversionTime}, next_conversion_at = ${timeOrNull(t.nextConversionAt)},
             show_platform_branding = ${t.showPlatformBranding}, signing_secret_encrypted = ${t.signingSecretEncrypted},
+            previous_signing_secret_encrypted = ${t.previousSigningSecretEncrypted},
+            signing_secret_rotated_at = ${timeOrNull(t.signingSecretRotatedAt)},
             created_at = ${time(t.createdAt)}, updated_at = ${time(t.updatedAt)}
           WHERE id = ${t.id}`).pipe(Effect.asVoid),
       listByAccount: (accountId) =>
@@ -214,7 +227,12 @@ export const layerApiKeyRepository: Layer.Layer<ApiKeyRepository, never, SqlClie
         Id.isUuid(terminalId)
           ? orDie(sql<ApiKeyRow>`SELECT * FROM api_keys WHERE terminal_id = ${terminalId} ORDER BY created_at, id`)
             .pipe(Effect.map((rows) => rows.map(toApiKey)))
-          : Effect.succeed([])
+          : Effect.succeed([]),
+      revoke: (terminalId, id, at) =>
+        Id.isUuid(terminalId) && Id.isUuid(id)
+          ? orDie(sql<ApiKeyRow>`UPDATE api_keys SET revoked_at = COALESCE(revoked_at, ${time(at)})
+              WHERE id = ${id} AND terminal_id = ${terminalId} RETURNING *`).pipe(Effect.map((rows) => first(rows, toApiKey)))
+          : Effect.succeed(Option.none())
     })
   })
 )
@@ -242,7 +260,18 @@ export const layerSessionRepository: Layer.Layer<SessionRepository, never, SqlCl
         Id.isUuid(familyId)
           ? orDie(sql`UPDATE sessions SET revoked_at = ${time(at)}
               WHERE family_id = ${familyId} AND revoked_at IS NULL`).pipe(Effect.asVoid)
-          : Effect.void
+          : Effect.void,
+      revokeUser: (userId, at) =>
+        Id.isUuid(userId)
+          ? orDie(sql`UPDATE sessions SET revoked_at = ${time(at)}
+              WHERE user_id = ${userId} AND revoked_at IS NULL`).pipe(Effect.asVoid)
+          : Effect.void,
+      isFamilyLive: (familyId, now) =>
+        Id.isUuid(familyId)
+          ? orDie(sql<{ readonly live: boolean }>`SELECT EXISTS (SELECT 1 FROM sessions
+              WHERE family_id = ${familyId} AND revoked_at IS NULL AND expires_at > ${time(now)}) AS live`)
+            .pipe(Effect.map((rows) => rows[0]?.live === true))
+          : Effect.succeed(false)
     })
   })
 )

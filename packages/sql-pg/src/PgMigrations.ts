@@ -311,8 +311,102 @@ CREATE TABLE rates (
 /** Deliveries remember the stamp of an attempt in flight, so a re-send after a crash repeats it. */
 const deliverySendingAt = script(`ALTER TABLE deliveries ADD COLUMN sending_at timestamptz`)
 
+/** Open charge attempts (pending or unconfirmed) are found by age, to settle those of stopped subscriptions. */
+const chargesOpen = script(`CREATE INDEX charges_open ON charges (updated_at) WHERE status IN ('pending', 'unconfirmed')`)
+
+/**
+ * Security hardening: the attempt log keeps the first KiB of a receiver's answer; a terminal keeps
+ * its previous signing secret and the time of the last rotation (an overlap window can use them
+ * later; today a rotation replaces the secret at once).
+ */
+const securityHardening = script(`
+ALTER TABLE delivery_attempts ADD COLUMN response_body text;
+ALTER TABLE terminals ADD COLUMN previous_signing_secret_encrypted text;
+ALTER TABLE terminals ADD COLUMN signing_secret_rotated_at timestamptz
+`)
+
+/**
+ * Events a merchant can rely on: each event's position among the events of its payment or payout
+ * (existing events numbered in insertion order), `ping` test events, several deliveries per event
+ * (the scheduled one, recoveries, resends), and the indexes of the events API.
+ */
+const events = script(`
+ALTER TABLE outbox_events ADD COLUMN sequence integer;
+UPDATE outbox_events e SET sequence = r.n
+  FROM (SELECT id, row_number() OVER (PARTITION BY coalesce(payment_id, payout_id, id) ORDER BY seq) AS n FROM outbox_events) r
+  WHERE r.id = e.id;
+ALTER TABLE outbox_events ALTER COLUMN sequence SET NOT NULL;
+ALTER TABLE outbox_events ADD CONSTRAINT outbox_events_sequence_check CHECK (sequence >= 1);
+ALTER TABLE outbox_events DROP CONSTRAINT outbox_events_event_type_check;
+ALTER TABLE outbox_events ADD CONSTRAINT outbox_events_event_type_check CHECK (event_type IN ('payment.created', 'payment.paid',
+  'payment.canceled', 'payment.expired', 'payment.chargeback', 'payment.refunded', 'refund_request.completed', 'payout.completed', 'ping'));
+CREATE INDEX outbox_events_payout ON outbox_events (payout_id) WHERE payout_id IS NOT NULL;
+CREATE INDEX outbox_events_listing ON outbox_events (terminal_id, created_at DESC, sequence DESC, id DESC);
+ALTER TABLE deliveries DROP CONSTRAINT deliveries_event_id_key;
+CREATE INDEX deliveries_event ON deliveries (event_id, seq);
+ALTER TABLE deliveries ADD COLUMN kind text NOT NULL DEFAULT 'scheduled' CHECK (kind IN ('scheduled', 'recover', 'resend'));
+CREATE INDEX delivery_attempts_at ON delivery_attempts (at DESC)
+`)
+
+/** Sandbox subscriptions: charged by the sandbox acquirer, never touching balances, listed apart. */
+const sandboxSubscriptions = script(`
+ALTER TABLE subscriptions ADD COLUMN environment text NOT NULL DEFAULT 'prod' CHECK (environment IN ('prod', 'sandbox'));
+CREATE INDEX subscriptions_listing ON subscriptions (terminal_id, environment, created_at DESC)
+`)
+
+/**
+ * Merchant conveniences: an `Idempotency-Key` header on payment creation (scope `payment`), and the
+ * events feed (`GET /api/v1/events`) reads a terminal's events after a cursor.
+ */
+const merchantConveniences = script(`
+ALTER TABLE idempotency_records DROP CONSTRAINT idempotency_records_scope_check;
+ALTER TABLE idempotency_records ADD CONSTRAINT idempotency_records_scope_check CHECK (scope IN ('subscription', 'payout', 'payment'))
+`)
+
+/**
+ * Test clocks: the clocks of terminals, and the clock of each sandbox payment, subscription, event
+ * and delivery attached to one (`NULL` for all others: the global claims take those only). Indexes
+ * serve a clock's own claims and its "earliest due moment" queries, and the background worker's
+ * claim of clocks that wait (an advance to continue, or work due at a clock's time).
+ */
+const testClocks = script(`
+CREATE TABLE test_clocks (
+  id uuid PRIMARY KEY,
+  terminal_id uuid NOT NULL REFERENCES terminals(id),
+  name text,
+  frozen_time timestamptz NOT NULL,
+  status text NOT NULL CHECK (status IN ('ready', 'advancing')),
+  target_time timestamptz,
+  lease_until timestamptz,
+  work_due boolean NOT NULL,
+  created_at timestamptz NOT NULL,
+  updated_at timestamptz NOT NULL,
+  version integer NOT NULL,
+  CHECK ((status = 'advancing') = (target_time IS NOT NULL))
+);
+CREATE INDEX test_clocks_terminal ON test_clocks (terminal_id, created_at DESC, id DESC);
+CREATE INDEX test_clocks_pending ON test_clocks (updated_at) WHERE status = 'advancing' OR work_due;
+ALTER TABLE payments ADD COLUMN test_clock_id uuid REFERENCES test_clocks(id);
+ALTER TABLE payments ADD CONSTRAINT payments_test_clock_sandbox CHECK (test_clock_id IS NULL OR environment = 'sandbox');
+ALTER TABLE subscriptions ADD COLUMN test_clock_id uuid REFERENCES test_clocks(id);
+ALTER TABLE subscriptions ADD CONSTRAINT subscriptions_test_clock_sandbox CHECK (test_clock_id IS NULL OR environment = 'sandbox');
+ALTER TABLE outbox_events ADD COLUMN test_clock_id uuid REFERENCES test_clocks(id);
+ALTER TABLE deliveries ADD COLUMN test_clock_id uuid REFERENCES test_clocks(id);
+CREATE INDEX payments_clock_expiry ON payments (test_clock_id, expires_at)
+  WHERE test_clock_id IS NOT NULL AND status IN ('created', 'processing');
+CREATE INDEX subscriptions_clock ON subscriptions (test_clock_id) WHERE test_clock_id IS NOT NULL;
+CREATE INDEX outbox_events_clock ON outbox_events (test_clock_id) WHERE test_clock_id IS NOT NULL;
+CREATE INDEX deliveries_clock_due ON deliveries (test_clock_id, next_attempt_at) WHERE status = 'pending' AND test_clock_id IS NOT NULL
+`)
+
 /** Every migration, by `<id>_<name>`. */
 export const migrations: Record<string, Effect.Effect<void, unknown, SqlClient.SqlClient>> = {
   "0001_initial": initial,
-  "0002_delivery_sending_at": deliverySendingAt
+  "0002_delivery_sending_at": deliverySendingAt,
+  "0003_charges_open": chargesOpen,
+  "0004_security_hardening": securityHardening,
+  "0005_events": events,
+  "0006_sandbox_subscriptions": sandboxSubscriptions,
+  "0007_merchant_conveniences": merchantConveniences,
+  "0008_test_clocks": testClocks
 }

@@ -4,14 +4,29 @@
  *
  * Insertion order is the `seq` column of events and deliveries. `claimDue` leases due pending
  * deliveries in one statement (oldest `next_attempt_at` first, ties by insertion), skipping rows
- * other transactions hold, then loads their events. The ports here have no expected failure:
+ * other transactions hold, then loads their events; it takes the deliveries of the given test clock
+ * only (of none by default), and `purge` keeps the events of test clocks. The ports here have no expected failure:
  * a duplicate id or a delivery of an unknown event is a defect.
  */
 import { Effect, Layer, Option } from "effect"
 import { OutboxRepository } from "@paydesk/core"
 import type { Callback } from "@paydesk/core"
 import { SqlClient } from "effect/sql"
-import { fromTime, fromTimeOrNull, orDie, time, timeOrNull } from "./PgSupport.js"
+import { Id } from "@paydesk/core"
+import { fromTime, fromTimeOrNull, ofClock, orDie, time, timeOrNull } from "./PgSupport.js"
+
+/** A delivery row read back from `to_jsonb` (times as ISO text). */
+const fromJson = (row: DeliveryRow): DeliveryRow => {
+  const at = (value: unknown): Date | null => value === null ? null : new Date(value as string)
+  return {
+    ...row,
+    next_attempt_at: at(row.next_attempt_at),
+    sending_at: at(row.sending_at),
+    created_at: at(row.created_at)!,
+    updated_at: at(row.updated_at)!,
+    delivered_at: at(row.delivered_at)
+  }
+}
 
 /** An `outbox_events` row as the driver returns it. */
 interface EventRow {
@@ -22,6 +37,8 @@ interface EventRow {
   readonly payout_id: string | null
   readonly body: string
   readonly test: boolean
+  readonly test_clock_id: string | null
+  readonly sequence: number
   readonly created_at: Date
 }
 
@@ -34,6 +51,8 @@ const toEvent = (row: EventRow): Callback.OutboxEvent => ({
   payoutId: row.payout_id,
   body: row.body,
   test: row.test,
+  testClockId: row.test_clock_id,
+  sequence: row.sequence,
   createdAt: fromTime(row.created_at)
 })
 
@@ -42,6 +61,8 @@ interface DeliveryRow {
   readonly id: string
   readonly event_id: string
   readonly terminal_id: string
+  readonly kind: Callback.DeliveryKind
+  readonly test_clock_id: string | null
   readonly status: Callback.DeliveryStatus
   readonly attempts: number
   readonly next_attempt_at: Date | null
@@ -58,6 +79,8 @@ const toDelivery = (row: DeliveryRow): Callback.Delivery => ({
   id: row.id,
   eventId: row.event_id,
   terminalId: row.terminal_id,
+  kind: row.kind,
+  testClockId: row.test_clock_id,
   status: row.status,
   attempts: row.attempts,
   nextAttemptAt: fromTimeOrNull(row.next_attempt_at),
@@ -74,6 +97,8 @@ const deliveryColumns = (d: Callback.Delivery) => ({
   id: d.id,
   event_id: d.eventId,
   terminal_id: d.terminalId,
+  kind: d.kind,
+  test_clock_id: d.testClockId,
   status: d.status,
   attempts: d.attempts,
   next_attempt_at: timeOrNull(d.nextAttemptAt),
@@ -95,6 +120,7 @@ interface AttemptRow {
   readonly status_code: number | null
   readonly latency_ms: number
   readonly error: string | null
+  readonly response_body: string | null
 }
 
 /** A row back to the core's attempt. */
@@ -106,7 +132,8 @@ const toAttempt = (row: AttemptRow): Callback.Attempt => ({
   url: row.url,
   statusCode: row.status_code,
   latencyMs: row.latency_ms,
-  error: row.error
+  error: row.error,
+  responseBody: row.response_body
 })
 
 /** `OutboxRepository` on the `SqlClient` in context. */
@@ -126,6 +153,8 @@ export const layer: Layer.Layer<OutboxRepository, never, SqlClient.SqlClient> = 
             payout_id: event.payoutId,
             body: event.body,
             test: event.test,
+            test_clock_id: event.testClockId,
+            sequence: event.sequence,
             created_at: time(event.createdAt)
           })
         }`)
@@ -139,9 +168,17 @@ export const layer: Layer.Layer<OutboxRepository, never, SqlClient.SqlClient> = 
       listEvents: Effect.fn("PgOutboxRepository.listEvents")(function*(filter) {
         const condition = sql.and([
           ...(filter.paymentId === undefined ? [] : [sql`payment_id = ${filter.paymentId}`]),
-          ...(filter.terminalId === undefined ? [] : [sql`terminal_id = ${filter.terminalId}`])
+          ...(filter.terminalId === undefined ? [] : [sql`terminal_id = ${filter.terminalId}`]),
+          ...(filter.test === undefined ? [] : [sql`test = ${filter.test}`]),
+          // An unknown cursor event yields no row (the subquery is NULL).
+          ...(filter.afterId === undefined ? [] : [sql`seq > (SELECT seq FROM outbox_events WHERE id = ${filter.afterId})`])
         ])
-        const rows = yield* orDie(sql<EventRow>`SELECT * FROM outbox_events WHERE ${condition} ORDER BY created_at, seq`)
+        // A feed (cursor or newest first) follows insertion order alone.
+        const order = filter.newestFirst === true
+          ? sql`ORDER BY seq DESC`
+          : filter.afterId !== undefined ? sql`ORDER BY seq` : sql`ORDER BY created_at, seq`
+        const limit = filter.limit === undefined ? sql`` : sql`LIMIT ${filter.limit}`
+        const rows = yield* orDie(sql<EventRow>`SELECT * FROM outbox_events WHERE ${condition} ${order} ${limit}`)
         return rows.map(toEvent)
       }),
 
@@ -166,11 +203,11 @@ export const layer: Layer.Layer<OutboxRepository, never, SqlClient.SqlClient> = 
         return rows[0] === undefined ? now : fromTime(rows[0].sending_at)
       }),
 
-      claimDue: Effect.fn("PgOutboxRepository.claimDue")(function*(now, leaseUntil, limit) {
+      claimDue: Effect.fn("PgOutboxRepository.claimDue")(function*(now, leaseUntil, limit, testClockId) {
         // The CTE keeps each delivery's due time, so the lease does not erase the claim order.
         const rows = yield* orDie(sql<DeliveryRow>`WITH due AS (
             SELECT id, next_attempt_at AS due_at FROM deliveries
-            WHERE status = 'pending' AND next_attempt_at <= ${time(now)}
+            WHERE status = 'pending' AND next_attempt_at <= ${time(now)} AND ${ofClock(sql, testClockId)}
             ORDER BY next_attempt_at, seq
             LIMIT ${Math.max(0, limit)}
             FOR UPDATE SKIP LOCKED
@@ -216,7 +253,8 @@ export const layer: Layer.Layer<OutboxRepository, never, SqlClient.SqlClient> = 
             url: attempt.url,
             status_code: attempt.statusCode,
             latency_ms: attempt.latencyMs,
-            error: attempt.error
+            error: attempt.error,
+            response_body: attempt.responseBody
           })
         }`)
       }),
@@ -225,6 +263,86 @@ export const layer: Layer.Layer<OutboxRepository, never, SqlClient.SqlClient> = 
         const rows = yield* orDie(sql<AttemptRow>`SELECT * FROM delivery_attempts WHERE delivery_id = ${deliveryId}
           ORDER BY at, attempt_number`)
         return rows.map(toAttempt)
+      }),
+
+      pageEvents: Effect.fn("PgOutboxRepository.pageEvents")(function*(filter) {
+        const terminalIds = filter.terminalIds.filter(Id.isUuid)
+        if (terminalIds.length === 0) return []
+        const status = filter.deliveryStatus
+        const condition = sql.and([
+          sql`e.terminal_id IN ${sql.in(terminalIds)}`,
+          ...(filter.test === null ? [] : [sql`e.test = ${filter.test}`]),
+          ...(filter.eventType === undefined ? [] : [sql`e.event_type = ${filter.eventType}`]),
+          ...(filter.objectId === undefined || !Id.isUuid(filter.objectId)
+            ? filter.objectId === undefined ? [] : [sql`false`]
+            : [sql`(e.payment_id = ${filter.objectId} OR e.payout_id = ${filter.objectId})`]),
+          ...(filter.createdFrom === undefined ? [] : [sql`e.created_at >= ${time(filter.createdFrom)}`]),
+          ...(filter.createdTo === undefined ? [] : [sql`e.created_at <= ${time(filter.createdTo)}`]),
+          ...(status === undefined ? [] : status === "none" ? [sql`d.id IS NULL`] : [sql`d.status = ${status}`]),
+          ...(filter.before === undefined
+            ? []
+            : [sql`(e.created_at, e.sequence, e.id) < (${time(filter.before.createdAt)}, ${filter.before.sequence}, ${filter.before.id}::uuid)`])
+        ])
+        const rows = yield* orDie(sql<EventRow & { readonly delivery: DeliveryRow | null }>`
+          SELECT e.*, to_jsonb(d.*) AS delivery FROM outbox_events e
+          LEFT JOIN LATERAL (SELECT * FROM deliveries WHERE event_id = e.id ORDER BY seq DESC LIMIT 1) d ON true
+          WHERE ${condition}
+          ORDER BY e.created_at DESC, e.sequence DESC, e.id DESC
+          LIMIT ${Math.max(0, filter.limit)}`)
+        return rows.map((row) => ({ event: toEvent(row), delivery: row.delivery === null ? null : toDelivery(fromJson(row.delivery)) }))
+      }),
+
+      deliveriesOf: Effect.fn("PgOutboxRepository.deliveriesOf")(function*(eventId) {
+        if (!Id.isUuid(eventId)) return []
+        const rows = yield* orDie(sql<DeliveryRow>`SELECT * FROM deliveries WHERE event_id = ${eventId} ORDER BY seq`)
+        return rows.map(toDelivery)
+      }),
+
+      lastSequence: Effect.fn("PgOutboxRepository.lastSequence")(function*(objectId) {
+        if (!Id.isUuid(objectId)) return 0
+        const rows = yield* orDie(sql<{ readonly last: number | null }>`
+          SELECT max(sequence)::int AS last FROM outbox_events WHERE payment_id = ${objectId} OR payout_id = ${objectId}`)
+        return rows[0]?.last ?? 0
+      }),
+
+      attemptFacts: Effect.fn("PgOutboxRepository.attemptFacts")(function*(terminalId) {
+        if (!Id.isUuid(terminalId)) return { last: null, lastSuccessAt: null, firstFailureAfterSuccess: null }
+        const ofTerminal = sql`delivery_id IN (SELECT id FROM deliveries WHERE terminal_id = ${terminalId})`
+        const last = yield* orDie(sql<AttemptRow>`SELECT * FROM delivery_attempts WHERE ${ofTerminal}
+          ORDER BY at DESC, attempt_number DESC LIMIT 1`)
+        const success = yield* orDie(sql<{ readonly at: Date | null }>`SELECT max(at) AS at FROM delivery_attempts
+          WHERE ${ofTerminal} AND error IS NULL`)
+        const lastSuccessAt = fromTimeOrNull(success[0]?.at ?? null)
+        const after = lastSuccessAt === null ? sql`true` : sql`at > ${time(lastSuccessAt)}`
+        const failure = yield* orDie(sql<{ readonly at: Date | null }>`SELECT min(at) AS at FROM delivery_attempts
+          WHERE ${ofTerminal} AND error IS NOT NULL AND ${after}`)
+        return {
+          last: last[0] === undefined ? null : toAttempt(last[0]),
+          lastSuccessAt,
+          firstFailureAfterSuccess: fromTimeOrNull(failure[0]?.at ?? null)
+        }
+      }),
+
+      purge: Effect.fn("PgOutboxRepository.purge")(function*(before) {
+        return yield* orDie(sql.withTransaction(Effect.gen(function*() {
+          const old = yield* sql<{ readonly id: string }>`SELECT e.id FROM outbox_events e
+            WHERE e.created_at < ${time(before)} AND e.test_clock_id IS NULL
+              AND NOT EXISTS (SELECT 1 FROM deliveries p WHERE p.event_id = e.id AND p.status = 'pending')
+            LIMIT 1000 FOR UPDATE SKIP LOCKED`
+          if (old.length === 0) return 0
+          const ids = old.map((r) => r.id)
+          yield* sql`DELETE FROM delivery_attempts WHERE delivery_id IN (SELECT id FROM deliveries WHERE event_id IN ${sql.in(ids)})`
+          yield* sql`DELETE FROM deliveries WHERE event_id IN ${sql.in(ids)}`
+          yield* sql`DELETE FROM outbox_events WHERE id IN ${sql.in(ids)}`
+          return ids.length
+        })))
+      }),
+
+      earliestDelivery: Effect.fn("PgOutboxRepository.earliestDelivery")(function*(testClockId) {
+        if (!Id.isUuid(testClockId)) return null
+        const rows = yield* orDie(sql<{ readonly at: Date | null }>`SELECT min(next_attempt_at) AS at FROM deliveries
+          WHERE test_clock_id = ${testClockId} AND status = 'pending'`)
+        return fromTimeOrNull(rows[0]?.at ?? null)
       })
     })
   })

@@ -5,7 +5,8 @@
  * `timestamptz`, metadata `jsonb`; a settlement lives in the `settlement_*` columns (all null
  * without one). Unique order ids and pay tokens are unique constraints, so a taken one is a
  * `WriteConflict`; updates are optimistic on `version`. The claims lock the rows they return and
- * skip rows other transactions hold; the caller changes them in the same transaction.
+ * skip rows other transactions hold; the caller changes them in the same transaction. Claims take
+ * the rows of the given test clock only (of none by default).
  */
 import { Effect, Layer, Option } from "effect"
 import { Payment, PaymentRepository, WriteConflict } from "@paydesk/core"
@@ -18,6 +19,7 @@ import {
   fromTime,
   fromTimeOrNull,
   micro,
+  ofClock,
   orDie,
   rub,
   time,
@@ -35,6 +37,7 @@ interface PaymentRow {
   readonly metadata: Readonly<Record<string, unknown>> | null
   readonly payment_method: string
   readonly environment: Payment.Environment
+  readonly test_clock_id: string | null
   readonly status: Payment.Status
   readonly pay_token: string
   readonly csrf_token: string
@@ -73,6 +76,7 @@ const toEntity = (row: PaymentRow): Payment.Payment => ({
   metadata: row.metadata,
   paymentMethod: row.payment_method,
   environment: row.environment,
+  testClockId: row.test_clock_id,
   status: row.status,
   payToken: row.pay_token,
   csrfToken: row.csrf_token,
@@ -98,6 +102,7 @@ const toColumns = (p: Payment.Payment) => ({
   metadata: p.metadata === null ? null : JSON.stringify(p.metadata),
   payment_method: p.paymentMethod,
   environment: p.environment,
+  test_clock_id: p.testClockId,
   status: p.status,
   pay_token: p.payToken,
   csrf_token: p.csrfToken,
@@ -189,13 +194,19 @@ export const layer: Layer.Layer<PaymentRepository, never, SqlClient.SqlClient> =
           .sort((a, b) => statusOrder(a.status) - statusOrder(b.status))
       }),
 
-      claimExpired: Effect.fn("PgPaymentRepository.claimExpired")(function*(now, limit) {
+      claimExpired: Effect.fn("PgPaymentRepository.claimExpired")(function*(now, limit, testClockId) {
         const rows = yield* orDie(sql<PaymentRow>`SELECT * FROM payments
-          WHERE status IN ('created', 'processing') AND expires_at <= ${time(now)}
+          WHERE status IN ('created', 'processing') AND expires_at <= ${time(now)} AND ${ofClock(sql, testClockId)}
           ORDER BY expires_at, id
           LIMIT ${Math.max(0, limit)}
           FOR UPDATE SKIP LOCKED`)
         return rows.map(toEntity)
+      }),
+
+      earliestExpiry: Effect.fn("PgPaymentRepository.earliestExpiry")(function*(testClockId) {
+        const rows = yield* orDie(sql<{ readonly at: Date | null }>`SELECT min(expires_at) AS at FROM payments
+          WHERE test_clock_id = ${testClockId} AND status IN ('created', 'processing')`)
+        return fromTimeOrNull(rows[0]?.at ?? null)
       }),
 
       claimUnconverted: Effect.fn("PgPaymentRepository.claimUnconverted")(function*(terminalId, limit) {

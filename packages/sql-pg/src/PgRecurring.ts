@@ -6,14 +6,15 @@
  * `(code, version)`, subscription `pay_token`, charge `(subscription_id, cycle_number, attempt)`
  * and every primary key. Subscription updates are optimistic (`version` one above the stored
  * one). The claims lease rows in one `UPDATE ... WHERE id IN (SELECT ... FOR UPDATE SKIP LOCKED)`
- * statement, so concurrent workers never take the same row.
+ * statement, so concurrent workers never take the same row; they take the rows of the given test
+ * clock only (of none by default).
  */
 import { Effect, Layer, Option } from "effect"
 import { ChargeRepository, Id, PlanRepository, SubscriptionRepository, WriteConflict } from "@paydesk/core"
 import type { Charge, Plan, Schedule, Subscription } from "@paydesk/core"
 import { SqlClient } from "effect/sql"
 import type { Fragment } from "effect/sql/Statement"
-import { byUuid, conflictOnUnique, first, fromRub, fromTime, fromTimeOrNull, orDie, rub, time, timeOrNull } from "./PgSupport.js"
+import { byUuid, conflictOnUnique, first, fromRub, fromTime, fromTimeOrNull, ofClock, orDie, rub, time, timeOrNull } from "./PgSupport.js"
 
 type Time = Date | string
 type Numeric = string
@@ -57,6 +58,8 @@ interface SubscriptionRow {
   readonly consent_text: string
   readonly policy_version: string
   readonly h2h: boolean
+  readonly environment: "prod" | "sandbox"
+  readonly test_clock_id: string | null
   readonly successful_cycles: number
   readonly consecutive_failures: number
   readonly next_cycle_index: number
@@ -139,6 +142,8 @@ const toSubscription = (row: SubscriptionRow): Subscription.Subscription => ({
     policyVersion: row.policy_version
   },
   h2h: row.h2h,
+  environment: row.environment,
+  testClockId: row.test_clock_id,
   successfulCycles: row.successful_cycles,
   consecutiveFailures: row.consecutive_failures,
   nextCycleIndex: row.next_cycle_index,
@@ -177,6 +182,8 @@ const subscriptionColumns = (s: Subscription.Subscription) => ({
   consent_text: s.terms.consentText,
   policy_version: s.terms.policyVersion,
   h2h: s.h2h,
+  environment: s.environment,
+  test_clock_id: s.testClockId,
   successful_cycles: s.successfulCycles,
   consecutive_failures: s.consecutiveFailures,
   next_cycle_index: s.nextCycleIndex,
@@ -332,7 +339,8 @@ export const layerSubscriptionRepository: Layer.Layer<SubscriptionRepository, ne
         const terminalIds = filter.terminalIds.filter(Id.isUuid)
         if (terminalIds.length === 0) return Effect.succeed({ items: [], total: 0 })
         const where = sql`terminal_id IN ${sql.in(terminalIds)}
-          AND (${filter.providerState}::text IS NULL OR provider_state = ${filter.providerState})`
+          AND (${filter.providerState}::text IS NULL OR provider_state = ${filter.providerState})
+          AND (${filter.environment ?? null}::text IS NULL OR environment = ${filter.environment ?? null})`
         return orDie(Effect.all({
           items: sql<SubscriptionRow>`SELECT * FROM subscriptions WHERE ${where}
             ORDER BY created_at DESC, id DESC
@@ -340,27 +348,36 @@ export const layerSubscriptionRepository: Layer.Layer<SubscriptionRepository, ne
           total: sql<{ readonly total: number }>`SELECT count(*)::int AS total FROM subscriptions WHERE ${where}`
         })).pipe(Effect.map(({ items, total }) => ({ items: items.map(toSubscription), total: total[0]?.total ?? 0 })))
       },
-      claimDue: (now, leaseUntil, limit) =>
+      claimDue: (now, leaseUntil, limit, testClockId) =>
         lease(
           sql`SELECT id FROM subscriptions
             WHERE provider_state = 'active' AND billing_status = 'enabled'
-              AND next_charge_at <= ${time(now)} AND ${unleased(now)}
+              AND next_charge_at <= ${time(now)} AND ${unleased(now)} AND ${ofClock(sql, testClockId)}
             ORDER BY next_charge_at, id
             LIMIT ${Math.max(0, limit)}
             FOR UPDATE SKIP LOCKED`,
           leaseUntil,
           byNextCharge
         ),
-      claimStopPending: (now, leaseUntil, limit) =>
+      claimStopPending: (now, leaseUntil, limit, testClockId) =>
         lease(
           sql`SELECT id FROM subscriptions
-            WHERE billing_status = 'stop_pending' AND ${unleased(now)}
+            WHERE billing_status = 'stop_pending' AND ${unleased(now)} AND ${ofClock(sql, testClockId)}
             ORDER BY updated_at, id
             LIMIT ${Math.max(0, limit)}
             FOR UPDATE SKIP LOCKED`,
           leaseUntil,
           byUpdate
-        )
+        ),
+      earliestDue: (testClockId) =>
+        Id.isUuid(testClockId)
+          ? orDie(sql<{ readonly at: Date | null }>`SELECT min(CASE
+                WHEN billing_status = 'stop_pending' THEN coalesce(charge_lease_until, updated_at)
+                WHEN provider_state = 'active' AND billing_status = 'enabled' AND next_charge_at IS NOT NULL
+                  THEN greatest(next_charge_at, charge_lease_until)
+              END) AS at
+              FROM subscriptions WHERE test_clock_id = ${testClockId}`).pipe(Effect.map((rows) => fromTimeOrNull(rows[0]?.at ?? null)))
+          : Effect.succeed(null)
     })
   })
 )
@@ -389,12 +406,30 @@ export const layerChargeRepository: Layer.Layer<ChargeRepository, never, SqlClie
               WHERE subscription_id = ${subscriptionId} AND cycle_number = ${cycleNumber}
               ORDER BY attempt`).pipe(Effect.map((rows) => rows.map(toCharge)))
           : Effect.succeed([]),
-      listBySubscription: (subscriptionId, limit) =>
+      listBySubscription: (subscriptionId, limit, options) =>
         Id.isUuid(subscriptionId)
           ? orDie(sql<ChargeRow>`SELECT * FROM charges WHERE subscription_id = ${subscriptionId}
+              AND (${options?.bookedOnly === true} = false OR status <> 'pending')
               ORDER BY created_at DESC, cycle_number DESC, attempt DESC
               LIMIT ${Math.max(0, limit)}`).pipe(Effect.map((rows) => rows.map(toCharge)))
-          : Effect.succeed([])
+          : Effect.succeed([]),
+      claimOpenOfStopped: (now, staleBefore, limit, testClockId) =>
+        orDie(sql<ChargeRow>`UPDATE charges SET updated_at = ${time(now)}
+          WHERE id IN (
+            SELECT c.id FROM charges c JOIN subscriptions s ON s.id = c.subscription_id
+            WHERE c.status IN ('pending', 'unconfirmed') AND c.updated_at <= ${time(staleBefore)}
+              AND s.billing_status IN ('stop_pending', 'stopped') AND ${ofClock(sql, testClockId, sql`s.test_clock_id`)}
+            ORDER BY c.updated_at, c.id
+            LIMIT ${Math.max(0, limit)}
+            FOR UPDATE OF c SKIP LOCKED)
+          RETURNING *`).pipe(Effect.map((rows) => rows.map(toCharge).sort((a, b) => a.createdAt - b.createdAt))),
+      earliestOpenOfStopped: (testClockId) =>
+        Id.isUuid(testClockId)
+          ? orDie(sql<{ readonly at: Date | null }>`SELECT min(c.updated_at) AS at
+              FROM charges c JOIN subscriptions s ON s.id = c.subscription_id
+              WHERE s.test_clock_id = ${testClockId} AND c.status IN ('pending', 'unconfirmed')
+                AND s.billing_status IN ('stop_pending', 'stopped')`).pipe(Effect.map((rows) => fromTimeOrNull(rows[0]?.at ?? null)))
+          : Effect.succeed(null)
     })
   })
 )

@@ -16,6 +16,7 @@ import * as PgPaymentRepository from "./PgPaymentRepository.js"
 import * as PgPayouts from "./PgPayouts.js"
 import * as PgRecurring from "./PgRecurring.js"
 import * as PgRequestStores from "./PgRequestStores.js"
+import * as PgTestClockRepository from "./PgTestClockRepository.js"
 import * as PgTransactions from "./PgTransactions.js"
 
 /** The persistence ports. */
@@ -36,6 +37,19 @@ export const migrate = Effect.gen(function*() {
   )
 })
 
+/**
+ * Migrations of this build not applied to the database yet (names such as `0004_security_hardening`);
+ * empty once `migrate` has run. A database without the migrations table has every one pending.
+ */
+export const pendingMigrations = Effect.gen(function*() {
+  const sql = yield* SqlClient.SqlClient
+  const exists = yield* sql<{ readonly present: boolean }>`SELECT to_regclass(${migrationsTable}) IS NOT NULL AS present`
+  const applied = exists[0]?.present === true
+    ? new Set((yield* sql<{ readonly migration_id: number }>`SELECT migration_id FROM ${sql(migrationsTable)}`).map((r) => Number(r.migration_id)))
+    : new Set<number>()
+  return Object.keys(migrations).filter((name) => !applied.has(Number(/^(\d+)_/.exec(name)?.[1])))
+})
+
 /** Every repository and store on the `SqlClient` in context. */
 export const layerRepositories: Layer.Layer<Persistence, never, SqlClient.SqlClient> = Layer.mergeAll(
   PgTransactions.layer,
@@ -45,6 +59,7 @@ export const layerRepositories: Layer.Layer<Persistence, never, SqlClient.SqlCli
   PgIdentity.layerSessionRepository,
   PgRecurring.layerPlanRepository,
   PgRecurring.layerSubscriptionRepository,
+  PgTestClockRepository.layer,
   PgRecurring.layerChargeRepository,
   PgPaymentRepository.layer,
   PgPayouts.layerPayoutRepository,
@@ -54,9 +69,13 @@ export const layerRepositories: Layer.Layer<Persistence, never, SqlClient.SqlCli
   PgRequestStores.layerIdempotencyStore
 )
 
-/** A pooled client for `url`. */
-export const layerClient = (url: string, options: { readonly maxConnections?: number } = {}) =>
-  PgClient.layer({ url: Redacted.make(url), maxConnections: options.maxConnections ?? 10 })
+/** A pooled client for `url` (`applicationName` shows in `pg_stat_activity`). */
+export const layerClient = (url: string | Redacted.Redacted<string>, options: { readonly maxConnections?: number; readonly applicationName?: string } = {}) =>
+  PgClient.layer({
+    url: typeof url === "string" ? Redacted.make(url) : url,
+    maxConnections: options.maxConnections ?? 10,
+    ...(options.applicationName === undefined ? {} : { applicationName: options.applicationName })
+  })
 
 /** Connects to `url`, migrates, and provides every persistence port plus the client. */
 export const layer = (url: string, options: { readonly maxConnections?: number } = {}) =>

@@ -2,11 +2,14 @@
  * Conversions between the core's values and PostgreSQL columns, and the error mapping every
  * Pg repository shares: money is `numeric` (kopecks and micro-USDT scaled back to exact
  * bigints), time is `timestamptz` (epoch milliseconds in the core), unique violations become
- * `WriteConflict`, and any other SQL failure is a defect.
+ * `WriteConflict`, text PostgreSQL cannot store (a NUL character: SQLSTATE 22021, 22P05) dies with the
+ * core's `UnstorableText` (a 400, not a 500, at the HTTP edge), and any other SQL failure is a defect.
  */
 import { Effect, Option } from "effect"
-import { Id, WriteConflict } from "@paydesk/core"
+import { Id, UnstorableText, WriteConflict } from "@paydesk/core"
+import type { SqlClient } from "effect/sql"
 import type { SqlError } from "effect/sql/SqlError"
+import type { Fragment } from "effect/sql/Statement"
 
 /** A bigint in minor units (`scale` decimals) as a numeric literal string. */
 export const toNumeric = (minor: bigint, scale: number): string => {
@@ -53,16 +56,31 @@ export const isConcurrencyAbort = (error: SqlError): boolean => {
   return tag === "DeadlockError" || tag === "SerializationError" || tag === "LockTimeoutError"
 }
 
+/** SQLSTATEs of text the database cannot store: invalid byte sequence (NUL), untranslatable character. */
+export const unstorableTextStates: ReadonlyArray<string> = ["22021", "22P05"]
+
+/** The SQLSTATE of a SQL error, when the server sent one. */
+export const sqlStateOf = (error: SqlError): string | undefined => {
+  const cause = (error.reason as { cause?: unknown }).cause
+  const code = typeof cause === "object" && cause !== null ? (cause as { code?: unknown }).code : undefined
+  return typeof code === "string" ? code : undefined
+}
+
+/** The defect of a SQL error: `UnstorableText` for text the database refuses, else the error itself. */
+const defectOf = (error: SqlError): unknown =>
+  unstorableTextStates.includes(sqlStateOf(error) ?? "") ? UnstorableText.of() : error
+
 /** Maps unique violations to `WriteConflict` and every other SQL error to a defect. */
 export const conflictOnUnique = (constraint: string) =>
 <A, R>(effect: Effect.Effect<A, SqlError, R>): Effect.Effect<A, WriteConflict, R> =>
   Effect.catch(effect, (error: SqlError) =>
     isUniqueViolation(error) || isConcurrencyAbort(error)
       ? Effect.fail(new WriteConflict({ constraint, message: `${constraint} already taken or changed concurrently` }))
-      : Effect.die(error))
+      : Effect.die(defectOf(error)))
 
-/** Any SQL error is a defect (the adapter has no expected failure here). */
-export const orDie = <A, R>(effect: Effect.Effect<A, SqlError, R>): Effect.Effect<A, never, R> => Effect.orDie(effect)
+/** Any SQL error is a defect (the adapter has no expected failure here); unstorable text dies with `UnstorableText`. */
+export const orDie = <A, R>(effect: Effect.Effect<A, SqlError, R>): Effect.Effect<A, never, R> =>
+  Effect.catch(effect, (error: SqlError) => Effect.die(defectOf(error)))
 
 /** The first row mapped, or none. */
 export const first = <Row, A>(rows: ReadonlyArray<Row>, map: (row: Row) => A): Option.Option<A> =>
@@ -71,3 +89,10 @@ export const first = <Row, A>(rows: ReadonlyArray<Row>, map: (row: Row) => A): O
 /** Runs a lookup by id only when `id` is a UUID (any other string names no row). */
 export const byUuid = <A>(id: string, lookup: (id: string) => Effect.Effect<Option.Option<A>>) =>
   Id.isUuid(id) ? lookup(id) : Effect.succeed(Option.none<A>())
+
+/** The condition of a claim's scope: rows of test clock `testClockId`, or of no clock (`null` or absent); `column` names the clock column. */
+export const ofClock = (sql: SqlClient.SqlClient, testClockId: string | null | undefined, column: Fragment = sql`test_clock_id`): Fragment => {
+  const id = testClockId ?? null
+  if (id !== null && !Id.isUuid(id)) return sql`false`
+  return id === null ? sql`${column} IS NULL` : sql`${column} = ${id}`
+}

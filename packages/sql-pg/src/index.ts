@@ -14,6 +14,8 @@ export * as PgTransactions from "./PgTransactions.js"
 export * as PgIdentity from "./PgIdentity.js"
 /** Plans, subscriptions and charges. */
 export * as PgRecurring from "./PgRecurring.js"
+/** Test clocks. */
+export * as PgTestClockRepository from "./PgTestClockRepository.js"
 /** Payments. */
 export * as PgPaymentRepository from "./PgPaymentRepository.js"
 /** Payouts and the ledger. */

@@ -1,4 +1,4 @@
-import { EntropyContract, PasswordHasherContract, SecretCipherContract } from "@paydesk/testkit"
+import { EntropyContract, PasswordHasherContract, SecretCipherContract } from "@paydesk/testkit/contracts"
 import { layerAesGcmSecretCipher, layerCryptoEntropy, layerScryptPasswordHasher, parseKey } from "../src/NodeSecurity.js"
 
 const key = parseKey("0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef")

@@ -12,8 +12,9 @@ import {
   SessionRepositoryContract,
   SubscriptionRepositoryContract,
   TerminalRepositoryContract,
+  TestClockRepositoryContract,
   TransactionsContract
-} from "@paydesk/testkit"
+} from "@paydesk/testkit/contracts"
 import { store, targets } from "./PgHarness.js"
 
 for (const target of targets) {
@@ -30,6 +31,7 @@ for (const target of targets) {
   PayoutRepositoryContract.suite(name, store(target.url))
   LedgerRepositoryContract.suite(name, store(target.url))
   OutboxRepositoryContract.suite(name, store(target.url))
+  TestClockRepositoryContract.suite(name, store(target.url))
   NonceStoreContract.suite(name, store(target.url))
   IdempotencyStoreContract.suite(name, store(target.url))
 }

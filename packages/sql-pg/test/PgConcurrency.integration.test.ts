@@ -1,8 +1,9 @@
 import { assert, describe, it } from "@effect/vitest"
-import { Clock, Effect, Layer, Option } from "effect"
+import { Clock, Deferred, Effect, Layer, Option, Ref } from "effect"
 import {
   Acquirer,
   Auth,
+  CallbackTransport,
   Config,
   LedgerRepository,
   OutboxRepository,
@@ -12,6 +13,7 @@ import {
   Payouts,
   Subscriptions,
   SubscriptionRepository,
+  TestClocks,
   Work
 } from "@paydesk/core"
 import {
@@ -53,9 +55,9 @@ for (const target of targets) {
     it.live("50 concurrent subscription creations with one key and one body give one subscription", () =>
       timed((clock) => Effect.gen(function*() {
         const { merchant, plans, principal } = yield* setup
-        const body = { terminal_id: merchant.terminal.id, plan_id: plans.ceilingMonthly.id, amount: "100" }
+        const body = { terminalId: merchant.terminal.id, planId: plans.ceilingMonthly.id, amount: "100" }
         const results = yield* Effect.forEach(Array.from({ length: 50 }, () => body), (b) =>
-          Subscriptions.create(principal, { idempotencyKey: "one-key", body: b }), all)
+          Subscriptions.create(principal, { idempotencyKey: "one-key", ...b }), all)
         assert.strictEqual(new Set(results.map((r) => r.subscription.id)).size, 1)
         assert.strictEqual(results.filter((r) => r.created).length, 1)
         const listed = yield* (yield* SubscriptionRepository).list({ terminalIds: [merchant.terminal.id], providerState: null }, { limit: 100, offset: 0 })
@@ -66,12 +68,12 @@ for (const target of targets) {
       timed((clock) => Effect.gen(function*() {
         const { merchant, plans, principal } = yield* setup
         const bodies = Array.from({ length: 50 }, (_, i) => ({
-          terminal_id: merchant.terminal.id,
-          plan_id: plans.ceilingMonthly.id,
+          terminalId: merchant.terminal.id,
+          planId: plans.ceilingMonthly.id,
           amount: i % 2 === 0 ? "100" : "200"
         }))
         const results = yield* Effect.forEach(bodies, (b) =>
-          Effect.result(Subscriptions.create(principal, { idempotencyKey: "two-bodies", body: b })), all)
+          Effect.result(Subscriptions.create(principal, { idempotencyKey: "two-bodies", ...b })), all)
         const ok = results.flatMap((r) => r._tag === "Success" ? [r.success] : [])
         const conflicts = results.filter((r) => r._tag === "Failure" && r.failure._tag === "IdempotencyConflict")
         assert.strictEqual(ok.length + conflicts.length, 50)
@@ -140,7 +142,7 @@ for (const target of targets) {
           for (let i = 0; i < 10; i++) {
             const { subscription } = yield* Subscriptions.create(principal, {
               idempotencyKey: `k-${i}`,
-              body: { terminal_id: merchant.terminal.id, plan_id: plans.ceilingMonthly.id, amount: "100" }
+              terminalId: merchant.terminal.id, planId: plans.ceilingMonthly.id, amount: "100"
             })
             const { firstPayment } = yield* Subscriptions.confirm(subscription.payToken, subscription.csrfToken)
             yield* Payments.settle(Option.getOrThrow(firstPayment).id, "paid")
@@ -159,6 +161,38 @@ for (const target of targets) {
           .pipe(Effect.provide(worker()))
         assert.deepStrictEqual(cycles, Array(10).fill(3))
       })), 120_000)
+
+    it.live("10 concurrent advances of one test clock: one runs, every other is 409 test clock is advancing", () =>
+      timed(() => Effect.gen(function*() {
+        const { principal } = yield* setup
+        const clock = yield* TestClocks.create(principal, { frozenTime: "2026-01-31T10:00:00+03:00" })
+        // A payment on the clock: its payment.created callback holds the winning advance until all others answered.
+        yield* Payments.create(principal, { amount: "10", orderId: "on-clock", test: true, testClock: clock.id })
+        const entered = yield* Deferred.make<void>()
+        const gate = yield* Deferred.make<void>()
+        const answered = yield* Ref.make(0)
+        const held = CallbackTransport.of({
+          post: () => Effect.andThen(Deferred.succeed(entered, undefined), Effect.as(Deferred.await(gate), { statusCode: 200, latencyMs: 1 }))
+        })
+        const release = Effect.gen(function*() {
+          yield* Deferred.await(entered)
+          while ((yield* Ref.get(answered)) < 9) yield* Effect.sleep("10 millis")
+          yield* Deferred.succeed(gate, undefined)
+        })
+        const [results] = yield* Effect.all([
+          Effect.forEach(Array.from({ length: 10 }, (_, i) => i), (i) =>
+            Effect.result(TestClocks.advance(principal, clock.id, `2026-02-${String(i + 1).padStart(2, "0")}T12:00:00Z`)).pipe(
+              Effect.tap((r) => r._tag === "Failure" ? Ref.update(answered, (n) => n + 1) : Effect.void),
+              Effect.provideService(CallbackTransport, held)
+            ), all),
+          release
+        ], all)
+        const won = results.flatMap((r) => r._tag === "Success" ? [r.success] : [])
+        assert.strictEqual(won.length, 1)
+        assert.strictEqual(won[0]!.status, "ready")
+        assert.deepStrictEqual(results.filter((r) => r._tag === "Failure").map((r) => r._tag === "Failure" ? r.failure._tag : ""), Array(9).fill("TestClockAdvancing"))
+        assert.strictEqual((yield* TestClocks.get(principal, clock.id)).frozenTime, won[0]!.frozenTime)
+      })).pipe(Effect.provide(kitOn(target.url))), 60_000)
 
     it.live("a use case that fails after its first write leaves no row behind", () =>
       timed((clock) => Effect.gen(function*() {

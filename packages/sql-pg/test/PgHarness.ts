@@ -11,9 +11,9 @@ export const targets = inject("pgTargets")
 
 let counter = 0
 
-/** Creates a fresh empty database on the target's server and returns its URL. */
+/** Creates a fresh empty database on the target's server and returns its URL (a new one each time it runs). */
 export const freshDatabase = (url: string): Effect.Effect<string> =>
-  PgStore.createDatabase(url, `${inject("pgPrefix")}t${process.pid}_${++counter}`)
+  Effect.suspend(() => PgStore.createDatabase(url, `${inject("pgPrefix")}t${process.pid}_${++counter}`))
 
 /** Every persistence port on a fresh, migrated database of the target. */
 export const store = (url: string, options: { readonly maxConnections?: number } = {}) =>

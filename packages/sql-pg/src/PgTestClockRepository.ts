@@ -1,0 +1,102 @@
+/**
+ * `TestClockRepository` on PostgreSQL (table `test_clocks`).
+ *
+ * Updates are optimistic on `version` and leave `work_due` as stored; `getForUpdate` locks the row. `claimPending` leases the clocks
+ * that wait in one `UPDATE ... WHERE id IN (SELECT ... FOR UPDATE SKIP LOCKED)` statement, so two
+ * workers never take the same clock.
+ */
+import { Effect, Layer } from "effect"
+import { Id, TestClockRepository, WriteConflict } from "@paydesk/core"
+import type { TestClock } from "@paydesk/core"
+import { SqlClient } from "effect/sql"
+import { byUuid, conflictOnUnique, first, fromTime, fromTimeOrNull, orDie, time, timeOrNull } from "./PgSupport.js"
+
+/** A `test_clocks` row as the driver returns it. */
+interface TestClockRow {
+  readonly id: string
+  readonly terminal_id: string
+  readonly name: string | null
+  readonly frozen_time: Date
+  readonly status: TestClock.Status
+  readonly target_time: Date | null
+  readonly lease_until: Date | null
+  readonly work_due: boolean
+  readonly created_at: Date
+  readonly updated_at: Date
+  readonly version: number
+}
+
+const toClock = (row: TestClockRow): TestClock.TestClock => ({
+  id: row.id,
+  terminalId: row.terminal_id,
+  name: row.name,
+  frozenTime: fromTime(row.frozen_time),
+  status: row.status,
+  targetTime: fromTimeOrNull(row.target_time),
+  leaseUntil: fromTimeOrNull(row.lease_until),
+  workDue: row.work_due,
+  createdAt: fromTime(row.created_at),
+  updatedAt: fromTime(row.updated_at),
+  version: row.version
+})
+
+const columns = (c: TestClock.TestClock) => ({
+  id: c.id,
+  terminal_id: c.terminalId,
+  name: c.name,
+  frozen_time: time(c.frozenTime),
+  status: c.status,
+  target_time: timeOrNull(c.targetTime),
+  lease_until: timeOrNull(c.leaseUntil),
+  work_due: c.workDue,
+  created_at: time(c.createdAt),
+  updated_at: time(c.updatedAt),
+  version: c.version
+})
+
+/** `TestClockRepository` on the `SqlClient` in context. */
+export const layer: Layer.Layer<TestClockRepository, never, SqlClient.SqlClient> = Layer.effect(
+  TestClockRepository,
+  Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    return TestClockRepository.of({
+      insert: (c) => sql`INSERT INTO test_clocks ${sql.insert(columns(c))}`.pipe(Effect.asVoid, conflictOnUnique("test_clocks_pkey")),
+      get: (id) =>
+        byUuid(id, (id) => orDie(sql<TestClockRow>`SELECT * FROM test_clocks WHERE id = ${id}`).pipe(Effect.map((rows) => first(rows, toClock)))),
+      getForUpdate: (id) =>
+        byUuid(id, (id) =>
+          orDie(sql<TestClockRow>`SELECT * FROM test_clocks WHERE id = ${id} FOR UPDATE`).pipe(Effect.map((rows) => first(rows, toClock)))),
+      update: (c) =>
+        sql<{ readonly id: string }>`UPDATE test_clocks SET ${sql.update(columns(c), ["id", "work_due"])}
+          WHERE id = ${c.id} AND version = ${c.version - 1}
+          RETURNING id`.pipe(
+          conflictOnUnique("test_clocks_version"),
+          Effect.flatMap((rows) =>
+            rows.length > 0
+              ? Effect.void
+              : Effect.fail(new WriteConflict({ constraint: "test_clocks_version", message: `test clock ${c.id} is not at version ${c.version - 1}` })))
+        ),
+      list: (terminalIds, page) => {
+        const ids = terminalIds.filter(Id.isUuid)
+        if (ids.length === 0) return Effect.succeed({ items: [], total: 0 })
+        return orDie(Effect.all({
+          items: sql<TestClockRow>`SELECT * FROM test_clocks WHERE terminal_id IN ${sql.in(ids)}
+            ORDER BY created_at DESC, id DESC
+            LIMIT ${Math.max(0, page.limit)} OFFSET ${Math.max(0, page.offset)}`,
+          total: sql<{ readonly total: number }>`SELECT count(*)::int AS total FROM test_clocks WHERE terminal_id IN ${sql.in(ids)}`
+        })).pipe(Effect.map(({ items, total }) => ({ items: items.map(toClock), total: total[0]?.total ?? 0 })))
+      },
+      markWorkDue: (id) =>
+        Id.isUuid(id) ? orDie(sql`UPDATE test_clocks SET work_due = true WHERE id = ${id}`).pipe(Effect.asVoid) : Effect.void,
+      claimPending: (now, leaseUntil, limit) =>
+        orDie(sql<TestClockRow>`UPDATE test_clocks SET lease_until = ${time(leaseUntil)}, work_due = false, version = version + 1
+          WHERE id IN (
+            SELECT id FROM test_clocks
+            WHERE (status = 'advancing' OR work_due) AND (lease_until IS NULL OR lease_until <= ${time(now)})
+            ORDER BY updated_at, id
+            LIMIT ${Math.max(0, limit)}
+            FOR UPDATE SKIP LOCKED)
+          RETURNING *`).pipe(Effect.map((rows) => rows.map(toClock).sort((a, b) => a.updatedAt - b.updatedAt || (a.id < b.id ? -1 : 1))))
+    })
+  })
+)
