@@ -1,20 +1,33 @@
 /**
  * The Fastify app factory: `build(options)` returns an app with the merchant API (`/api/v1`),
  * the public payer pages (`/public`), the operator API (`/admin/v1`) and the OpenAPI document,
- * without listening. JSON bodies are parsed strictly (valid UTF-8, valid JSON, size limit) and
- * every response carries `x-request-id`.
+ * without listening. JSON bodies are parsed strictly (valid UTF-8, valid JSON, size limit, at most
+ * `StrictJson.maxDepth` levels, no duplicate keys); no text with a NUL character reaches a use case
+ * (body, path or query: 400). Every response carries `x-request-id` and
+ * `x-content-type-options: nosniff`; API answers carry `cache-control: no-store`. The request log
+ * shows payer-page paths with their token replaced (`/public/payments/[redacted]`).
+ *
+ * Every request is a server span on the host's tracer (`METHOD route`, with the OpenTelemetry HTTP
+ * attributes; a W3C `traceparent` header continues the caller's trace), the parent of the spans of
+ * the use case it runs; `observe` receives each request's route, status and duration (for metrics).
+ * `/health/live`, `/health/ready` and `/metrics` come from `HostRoutes`.
  */
-import Fastify, { type FastifyInstance, type FastifyServerOptions } from "fastify"
+import Fastify, { type FastifyInstance, type FastifyRequest, type FastifyServerOptions } from "fastify"
 import formbody from "@fastify/formbody"
+import rateLimit from "@fastify/rate-limit"
 import { randomUUID } from "node:crypto"
-import type { ManagedRuntime } from "effect"
-import type { Services } from "@paydesk/core"
+import { Effect, Exit, Tracer } from "effect"
+import type { Runner } from "@paydesk/core"
 import * as AdminRoutes from "./AdminRoutes.js"
+import * as Contract from "./Contract.js"
+import * as HostRoutes from "./HostRoutes.js"
 import type { Context } from "./Http.js"
 import { sendError } from "./Http.js"
 import * as MerchantRoutes from "./MerchantRoutes.js"
 import * as OpenApi from "./OpenApi.js"
 import * as PublicRoutes from "./PublicRoutes.js"
+import { responses } from "./ResponseSchemas.js"
+import * as StrictJson from "./StrictJson.js"
 
 /** Hooks of the operator API that depend on the deployment (emulators, clock, rate store). */
 export interface OperatorHooks {
@@ -22,15 +35,28 @@ export interface OperatorHooks {
   readonly setRate?: (rate: bigint) => Promise<void>
   /** Sets the manual clock; absent when the clock is the system clock. */
   readonly setClock?: (now: number) => Promise<void>
-  /** Programs the acquirer emulator's answers for a subscription's next charges. */
-  readonly programCharges?: (subscriptionId: string, outcomes: ReadonlyArray<"paid" | "failed" | "unknown">) => Promise<void>
+  /** Programs the acquirer emulator's answers (and how late it gives them, ms) for a subscription's next charges. */
+  readonly programCharges?: (
+    subscriptionId: string,
+    outcomes: ReadonlyArray<{ readonly outcome: "paid" | "failed" | "unknown"; readonly delayMs: number }>
+  ) => Promise<void>
   /** Runs all background work due now and reports it. */
   readonly runWork?: () => Promise<unknown>
 }
 
+/** One finished request, for the host's metrics. */
+export interface Sample {
+  readonly method: string
+  /** The route's pattern (`/api/v1/payments/:paymentID`), or `unmatched`. */
+  readonly route: string
+  readonly status: number
+  readonly seconds: number
+}
+
 /** Options of `build`. */
 export interface Options {
-  readonly runtime: ManagedRuntime.ManagedRuntime<Services, never>
+  /** Runs the core's use cases: a `ManagedRuntime`, or a `Runner` over the host's services. */
+  readonly runtime: Runner.Runner
   readonly publicUrl: string
   /** Bearer token of the operator API; the operator API is not mounted without one. */
   readonly adminToken?: string
@@ -38,22 +64,118 @@ export interface Options {
   /** Largest accepted body in bytes (default 64 KiB). */
   readonly bodyLimit?: number
   readonly logger?: FastifyServerOptions["logger"]
+  /** Login attempts per minute per e-mail and per client address (default 10 and 30). */
+  readonly loginLimits?: MerchantRoutes.LoginLimits
+  /** Checks every answer against its operation's declaration (500 `response_contract_violation` otherwise); for tests. */
+  readonly checkResponses?: boolean
+  /** Readiness checks and metrics of the host (`/health/ready`, `/metrics`). */
+  readonly host?: HostRoutes.Hooks
+  /** Receives every finished request (route, status, duration). */
+  readonly observe?: (sample: Sample) => void
 }
+
+/** The W3C `traceparent` of a request as the parent of its span, when valid. */
+const parentOf = (header: string | Array<string> | undefined): Tracer.ExternalSpan | undefined => {
+  const match = typeof header === "string" ? /^00-([0-9a-f]{32})-([0-9a-f]{16})-([0-9a-f]{2})$/.exec(header.trim()) : null
+  if (match === null || /^0+$/.test(match[1]!) || /^0+$/.test(match[2]!)) return undefined
+  return Tracer.externalSpan({ traceId: match[1]!, spanId: match[2]!, sampled: (Number.parseInt(match[3]!, 16) & 1) === 1 })
+}
+
+/** A registered route. */
+export interface RouteEntry {
+  readonly method: string
+  readonly url: string
+  readonly operationId: string | undefined
+}
+
+const registered = new WeakMap<FastifyInstance, Array<RouteEntry>>()
+
+/** The routes `build` registered on `app` (without Fastify's automatic HEAD routes), for the contract tests. */
+export const routesOf = (app: FastifyInstance): ReadonlyArray<RouteEntry> => registered.get(app) ?? []
+
+/** A request path with the payer pages' tokens replaced, for logs. */
+export const redactUrl = (url: string): string => url.replace(/\/public\/(payments|subscriptions)\/[^/?#]+/g, "/public/$1/[redacted]")
+
+/** The request serializer of the log: Fastify's fields, with the path redacted. */
+const requestLog = (request: FastifyRequest) => ({
+  method: request.method,
+  url: redactUrl(request.url),
+  host: request.host,
+  remoteAddress: request.ip,
+  remotePort: request.socket?.remotePort
+})
+
+const withRedaction = (logger: FastifyServerOptions["logger"]): NonNullable<FastifyServerOptions["logger"]> => {
+  if (logger === undefined || logger === false) return false
+  const options = logger === true ? {} : logger
+  return { ...options, serializers: { ...options.serializers, req: requestLog as never } }
+}
+
+const invalidBody = (message: string) => Object.assign(new Error(message), { statusCode: 400, code: "invalid_json_body" })
 
 
 /** Builds the app (call `listen` or `inject` on it). */
 export const build = async (options: Options): Promise<FastifyInstance> => {
   const bodyLimit = options.bodyLimit ?? 64 * 1024
   const app = Fastify({
-    logger: options.logger ?? false,
+    logger: withRedaction(options.logger),
     bodyLimit,
     genReqId: () => `req_${randomUUID().replaceAll("-", "")}`,
     return503OnClosing: true
   })
   const ctx: Context = { runtime: options.runtime, publicUrl: options.publicUrl.replace(/\/+$/, "") }
+  const routes: Array<RouteEntry> = []
+  registered.set(app, routes)
+  app.addHook("onRoute", (r) => {
+    for (const method of [r.method].flat()) {
+      if (method !== "HEAD") routes.push({ method, url: r.url, operationId: r.config?.operationId })
+    }
+  })
+  if (options.checkResponses === true) Contract.checkResponses(app, OpenApi.operations, responses.Error)
+
+  // The request's server span, opened on the host's tracer and clock, closed with the status.
+  app.decorateRequest("paydeskSpan", null)
+  app.addHook("onRequest", async (request) => {
+    const route = request.routeOptions.url ?? "unmatched"
+    const parent = parentOf(request.headers.traceparent)
+    const opened = await options.runtime.runPromiseExit(Effect.makeSpan(`${request.method} ${route}`, {
+      kind: "server",
+      ...(parent === undefined ? { root: true } : { parent }),
+      attributes: {
+        "http.request.method": request.method,
+        "http.route": route,
+        "url.path": redactUrl(request.url.split("?")[0]!),
+        "url.scheme": request.protocol,
+        "paydesk.request_id": request.id
+      }
+    }))
+    if (Exit.isSuccess(opened)) request.paydeskSpan = opened.value
+  })
+  app.addHook("onResponse", async (request, reply) => {
+    options.observe?.({ method: request.method, route: request.routeOptions.url ?? "unmatched", status: reply.statusCode, seconds: reply.elapsedTime / 1000 })
+    const span = request.paydeskSpan
+    if (span === null) return
+    request.paydeskSpan = null
+    span.attribute("http.response.status_code", reply.statusCode)
+    const exit = reply.statusCode >= 500 ? Exit.fail(`HTTP ${reply.statusCode}`) : Exit.void
+    await options.runtime.runPromiseExit(Effect.clockWith((clock) => Effect.sync(() => span.end(clock.currentTimeNanosUnsafe(), exit))))
+  })
 
   app.addHook("onSend", async (request, reply) => {
     reply.header("x-request-id", request.id)
+    reply.header("x-content-type-options", "nosniff")
+    // Answers of the APIs are per caller and often carry secrets (keys, tokens): never cached.
+    if (/^\/(api|admin)\//.test(request.url) && !reply.hasHeader("cache-control")) reply.header("cache-control", "no-store")
+  })
+
+  // No NUL character reaches a use case: PostgreSQL text cannot hold it (and nothing needs it).
+  app.addHook("preValidation", async (request, reply) => {
+    for (const [where, value] of [["path", request.params], ["query", request.query], ["body", request.body]] as const) {
+      const field = StrictJson.findNul(value, "")
+      if (field !== null) {
+        return sendError(request, reply, 400, "invalid_request", `${field === "" ? where : field} must not contain NUL characters (\\u0000)`, field === "" ? undefined : field)
+      }
+    }
   })
 
   app.removeContentTypeParser("application/json")
@@ -66,13 +188,20 @@ export const build = async (options: Options): Promise<FastifyInstance> => {
       return done(Object.assign(new Error("request body is not valid UTF-8"), { statusCode: 400, code: "invalid_json_body" }))
     }
     if (text.trim().length === 0) return done(null, undefined)
+    let value: unknown
     try {
-      done(null, JSON.parse(text))
+      value = JSON.parse(text)
     } catch {
-      done(Object.assign(new Error("invalid json body"), { statusCode: 400, code: "invalid_json_body" }))
+      return done(invalidBody("invalid json body"))
     }
+    const problem = StrictJson.check(text)
+    if (problem?._tag === "TooDeep") return done(invalidBody(`invalid json body: nested deeper than ${problem.limit} levels`))
+    if (problem?._tag === "DuplicateKey") return done(invalidBody(`invalid json body: duplicate key ${JSON.stringify(problem.key)}`))
+    done(null, value)
   })
   await app.register(formbody, { bodyLimit })
+  // Limits are created per route (login); the plugin limits nothing by itself.
+  await app.register(rateLimit, { global: false, cache: 10_000 })
 
   app.setErrorHandler((error: Error & { statusCode?: number; code?: string; validation?: unknown }, request, reply) => {
     if (error.code === "FST_ERR_CTP_BODY_TOO_LARGE") return sendError(request, reply, 400, "body_too_large", `request body larger than ${bodyLimit} bytes`)
@@ -86,7 +215,8 @@ export const build = async (options: Options): Promise<FastifyInstance> => {
   app.setNotFoundHandler((request, reply) => sendError(request, reply, 404, "route_not_found", `no route ${request.method} ${request.url.split("?")[0]}`))
 
   await OpenApi.registerDocs(app)
-  await app.register(async (api) => MerchantRoutes.register(api, ctx), { prefix: "/api/v1" })
+  await HostRoutes.register(app, options.host ?? {}, options.adminToken)
+  await app.register(async (api) => MerchantRoutes.register(api, ctx, options.loginLimits), { prefix: "/api/v1" })
   await app.register(async (pages) => PublicRoutes.register(pages, ctx), { prefix: "/public" })
   if (options.adminToken !== undefined) {
     const adminToken = options.adminToken

@@ -1,19 +1,33 @@
 /**
- * The bridge between Fastify and the core: run one use case per request on the host's
- * `ManagedRuntime`, answer its value or its error (one error body for all), and authenticate
- * merchant requests (API key + nonce, or a dashboard Bearer token).
+ * The bridge between Fastify and the core: run one use case per request on the host's runner
+ * (a `ManagedRuntime`, or a `Runner` over the host's services) as a child of the request's span,
+ * answer its value or its error (one error body for all), and authenticate merchant requests
+ * (API key + nonce, or a dashboard Bearer token).
  */
 import type { FastifyReply, FastifyRequest } from "fastify"
-import { Effect, type ManagedRuntime } from "effect"
+import { Effect, type Exit, type Tracer } from "effect"
 import { Auth } from "@paydesk/core"
-import type { Access, Services } from "@paydesk/core"
+import type { Access, Runner, Services } from "@paydesk/core"
 import { errorResponse, fromExit } from "./HttpErrors.js"
+
+declare module "fastify" {
+  interface FastifyRequest {
+    /** The request's server span (the parent of its use case's spans), once the app opened it. */
+    paydeskSpan: Tracer.Span | null
+  }
+}
 
 /** What route modules share. */
 export interface Context {
-  readonly runtime: ManagedRuntime.ManagedRuntime<Services, never>
+  readonly runtime: Runner.Runner
   /** Origin of the payer pages, without trailing slash. */
   readonly publicUrl: string
+}
+
+/** Runs `effect` for `request` on the host's runner, its spans under the request's span. */
+export const exitOf = <A, E>(ctx: Context, request: FastifyRequest, effect: Effect.Effect<A, E, Services>): Promise<Exit.Exit<A, E>> => {
+  const span = request.paydeskSpan
+  return ctx.runtime.runPromiseExit(span === null || span === undefined ? effect : Effect.withParentSpan(effect, span))
 }
 
 /** Sends the spec's error body with the request id. */
@@ -30,10 +44,12 @@ export const run = async <A, E>(
   effect: Effect.Effect<A, E, Services>,
   ok: (value: A) => unknown
 ) => {
-  const exit = await ctx.runtime.runPromiseExit(effect)
+  const exit = await exitOf(ctx, request, effect)
   const failed = fromExit(exit, request.id)
   if (failed !== null) {
-    if (failed.status >= 500) request.log.error({ cause: exit._tag === "Failure" ? String(exit.cause) : undefined }, "use case failed")
+    if (failed.status >= 500 && failed.body.error.code !== "service_busy") request.log.error({ cause: exit._tag === "Failure" ? String(exit.cause) : undefined }, "use case failed")
+    // Overload (too many password checks at once) passes in a moment.
+    if (failed.body.error.code === "service_busy") reply.header("retry-after", "1")
     return reply.code(failed.status).send(failed.body)
   }
   return ok((exit as { value: A }).value)

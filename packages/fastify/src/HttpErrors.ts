@@ -4,7 +4,8 @@
  *   { "error": { "code": "nonce_already_used", "message": "nonce already used", "request_id": "req_…", "field"?: "amount" } }
  *
  * `message` is the spec's text; `code` is stable and machine-readable. Defects are 500 with
- * `internal_error` and no detail.
+ * `internal_error` and no detail, except `UnstorableText`, with which a store dies on text it
+ * cannot hold (a 400: the request's fault, not the server's).
  */
 import { Cause, Exit, Option } from "effect"
 import type { PaydeskError } from "@paydesk/core"
@@ -37,7 +38,10 @@ export const statusOf: Record<PaydeskError["_tag"], number> = {
   OperationNotAllowed: 400,
   InvalidCredentials: 401,
   WriteConflict: 409,
-  CsrfRejected: 403
+  CsrfRejected: 403,
+  ServiceBusy: 503,
+  UnstorableText: 400,
+  TestClockAdvancing: 409
 }
 
 /** `NonceAlreadyUsed` -> `nonce_already_used`. */
@@ -65,6 +69,10 @@ export const fromExit = (exit: Exit.Exit<unknown, unknown>, requestId: string): 
     if (status !== undefined) {
       return errorResponse(status, codeOf(error._tag!), error.message ?? "", requestId, error.field)
     }
+  }
+  const defect = Cause.findDefect(exit.cause)
+  if (defect._tag === "Success" && (defect.success as { _tag?: unknown } | null)?._tag === "UnstorableText") {
+    return errorResponse(400, "unstorable_text", (defect.success as { message: string }).message, requestId)
   }
   return errorResponse(500, "internal_error", "internal error", requestId)
 }

@@ -1,13 +1,15 @@
 /**
- * Merchant routes of one-off payments: create (201, or 200 when the `order_id` replays the same
- * payment), read, list (JSON page or CSV export) and statistics.
+ * Merchant routes of one-off payments: create (201, or 200 when the `order_id` or the
+ * `Idempotency-Key` replays the same payment), read (by id or `order_id`), list (JSON page or CSV
+ * export), statistics, and the sandbox simulation by API key.
  */
 import type { FastifyInstance } from "fastify"
 import { Effect } from "effect"
 import { Amount, Instant, Payment, Payments, Views } from "@paydesk/core"
 import type { PaymentFilter, StatusStats } from "@paydesk/core"
-import { headerOf, runAs, type Context } from "./Http.js"
-import * as Schemas from "./Schemas.js"
+import { route } from "./Contract.js"
+import { runAs, type Context } from "./Http.js"
+import * as Ops from "./MerchantOperations.js"
 
 /** The stats response: per status count and amount (decimal roubles), plus totals. */
 export const statsView = (filter: PaymentFilter, rows: ReadonlyArray<StatusStats>) => {
@@ -30,22 +32,43 @@ export const statsView = (filter: PaymentFilter, rows: ReadonlyArray<StatusStats
   }
 }
 
+const recurringOf = (value: "true" | "false" | undefined): boolean | undefined => value === undefined ? undefined : value === "true"
+
 /** Registers the payment routes. */
 export const register = (app: FastifyInstance, ctx: Context): void => {
-  app.post("/payments", (request, reply) =>
+  const view = (payment: Payment.Payment) => Views.payment(payment, ctx.publicUrl)
+
+  route(app, Ops.createPayment, (request, reply, decoded) =>
     runAs(ctx, request, reply, (who) =>
-      Effect.gen(function*() {
-        const input = yield* Schemas.paymentCreate(request.body, headerOf(request, "x-test-mode"))
-        return yield* Payments.create(who, input)
-      }),
-      ({ payment, created }) => reply.code(created ? 201 : 200).send(Views.payment(payment, ctx.publicUrl))
+      Effect.flatMap(decoded, ({ body: b, headers }) =>
+        Payments.create(who, {
+          terminalId: b.terminal_id,
+          amount: b.amount,
+          currency: b.payment_currency,
+          orderId: b.order_id,
+          description: b.description,
+          paymentMethod: b.payment_method,
+          metadata: b.metadata,
+          test: headers["X-Test-Mode"] === "true" || b.test === true,
+          testClock: b.test_clock,
+          idempotencyKey: headers["Idempotency-Key"]
+        })),
+      ({ payment, created }) => reply.code(created ? 201 : 200).send(view(payment))
     ))
 
-  app.get("/payments", (request, reply) =>
+  route(app, Ops.listPayments, (request, reply, decoded) =>
     runAs(ctx, request, reply, (who) =>
       Effect.gen(function*() {
-        const { query, csv } = yield* Schemas.paymentList(request.query)
-        if (csv) return { _tag: "Csv" as const, csv: yield* Payments.exportCsv(who, query, Instant.formatIso) }
+        const { query: q } = yield* decoded
+        const query: Payments.ListQuery = {
+          terminalId: q.terminal_id,
+          environment: q.environment,
+          recurring: recurringOf(q.recurring),
+          page: q.page,
+          limit: q.limit,
+          cursor: q.cursor
+        }
+        if (q.format === "csv") return { _tag: "Csv" as const, csv: yield* Payments.exportCsv(who, query, Instant.formatIso) }
         return { _tag: "Page" as const, page: yield* Payments.list(who, query) }
       }),
       (result) =>
@@ -55,23 +78,36 @@ export const register = (app: FastifyInstance, ctx: Context): void => {
             .header("content-disposition", "attachment; filename=\"payments.csv\"")
             .send(result.csv)
           : reply.send({
-            items: result.page.items.map((p) => Views.payment(p, ctx.publicUrl)),
+            items: result.page.items.map(view),
             total: result.page.total,
             page: result.page.page,
-            per_page: result.page.pageSize
+            per_page: result.page.pageSize,
+            next_cursor: result.page.nextCursor
           })
     ))
 
-  app.get("/payments/stats", (request, reply) =>
+  route(app, Ops.paymentStats, (request, reply, decoded) =>
     runAs(ctx, request, reply, (who) =>
-      Effect.gen(function*() {
-        return yield* Payments.stats(who, yield* Schemas.paymentStats(request.query))
-      }),
+      Effect.flatMap(decoded, ({ query: q }) =>
+        Payments.stats(who, { terminalId: q.terminal_id, environment: q.environment, recurring: recurringOf(q.recurring) })),
       ({ filter, rows }) => reply.send(statsView(filter, rows))
     ))
 
-  app.get<{ Params: { paymentID: string } }>("/payments/:paymentID", (request, reply) =>
-    runAs(ctx, request, reply, (who) => Payments.get(who, request.params.paymentID),
-      (payment) => reply.send(Views.payment(payment, ctx.publicUrl))
+  route(app, Ops.getPaymentByOrder, (request, reply, decoded) =>
+    runAs(ctx, request, reply, (who) =>
+      Effect.flatMap(decoded, ({ query }) =>
+        Payments.getByOrderId(who, { orderId: query.order_id, terminalId: query.terminal_id, environment: query.environment })),
+      (payment) => reply.send(view(payment))
+    ))
+
+  route(app, Ops.getPayment, (request, reply, decoded) =>
+    runAs(ctx, request, reply, (who) => Effect.flatMap(decoded, ({ params }) => Payments.get(who, params["paymentID"]!)),
+      (payment) => reply.send(view(payment))
+    ))
+
+  route(app, Ops.simulatePayment, (request, reply, decoded) =>
+    runAs(ctx, request, reply, (who) =>
+      Effect.flatMap(decoded, ({ params, body }) => Payments.simulateAsMerchant(who, params["paymentID"]!, body.outcome)),
+      (payment) => reply.send(view(payment))
     ))
 }

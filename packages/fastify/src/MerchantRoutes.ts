@@ -1,18 +1,27 @@
 /**
- * The merchant API under `/api/v1`: the dashboard's login and refresh (no API key), and the
- * payment, terminal, payout and subscription routes (`MerchantPayments`, `MerchantTerminals`,
- * `MerchantSubscriptions`), each authenticated with `X-API-Key` + `X-Nonce` or a Bearer token.
+ * The merchant API under `/api/v1`: the dashboard's login, refresh and logout (no API key), and the
+ * payment, terminal, credential, payout and subscription routes (`MerchantPayments`,
+ * `MerchantTerminals`, `MerchantCredentials`, `MerchantSubscriptions`), each authenticated with
+ * `X-API-Key` + `X-Nonce` or a Bearer token.
  *
- * Every route decodes its request, runs one use case and encodes the answer with `Views`.
+ * Login is rate limited per client address and per e-mail (fixed one-minute windows, so a flood
+ * aimed at someone's e-mail locks them out for at most a minute after it stops): past a limit the
+ * answer is 429 `too_many_requests` with `Retry-After`, before any password is hashed.
+ *
+ * Every route is declared in `MerchantOperations`: it decodes its request, runs one use case and encodes the answer with `Views`.
  */
-import type { FastifyInstance } from "fastify"
+import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify"
 import { Effect } from "effect"
 import { Auth, Instant, Views } from "@paydesk/core"
-import { run, sendError, type Context } from "./Http.js"
+import { headerOf, run, sendError, type Context } from "./Http.js"
+import * as MerchantCredentials from "./MerchantCredentials.js"
 import * as MerchantPayments from "./MerchantPayments.js"
 import * as MerchantSubscriptions from "./MerchantSubscriptions.js"
 import * as MerchantTerminals from "./MerchantTerminals.js"
-import * as Schemas from "./Schemas.js"
+import { route } from "./Contract.js"
+import * as Ops from "./MerchantOperations.js"
+import * as MerchantEvents from "./MerchantEvents.js"
+import * as MerchantTestClocks from "./MerchantTestClocks.js"
 
 /** The login and refresh response. */
 export const tokenPairView = (pair: Auth.TokenPair) => ({
@@ -25,8 +34,23 @@ export const tokenPairView = (pair: Auth.TokenPair) => ({
 const isJson = (contentType: string | undefined): boolean =>
   contentType !== undefined && /^application\/json\s*(;|$)/i.test(contentType.trim())
 
+/** Login attempts allowed per window (one minute unless `windowMs` says otherwise). */
+export interface LoginLimits {
+  readonly perEmail: number
+  readonly perAddress: number
+  readonly windowMs?: number
+}
+
+/** Ten a minute per e-mail, thirty per client address. */
+export const defaultLoginLimits: LoginLimits = { perEmail: 10, perAddress: 30 }
+
+const emailOf = (body: unknown): string | null => {
+  const email = typeof body === "object" && body !== null ? (body as { email?: unknown }).email : undefined
+  return typeof email === "string" ? email.trim().toLowerCase() : null
+}
+
 /** Registers the merchant API on `app` (mounted under `/api/v1`). */
-export const register = async (app: FastifyInstance, ctx: Context): Promise<void> => {
+export const register = async (app: FastifyInstance, ctx: Context, limits: LoginLimits = defaultLoginLimits): Promise<void> => {
   // Bodies of the merchant API are JSON only; a form or text body is refused before any route.
   app.addHook("preHandler", async (request, reply) => {
     if (request.body !== undefined && !isJson(request.headers["content-type"])) {
@@ -34,25 +58,41 @@ export const register = async (app: FastifyInstance, ctx: Context): Promise<void
     }
   })
 
-  app.post("/auth/login", (request, reply) =>
-    run(
-      ctx,
-      request,
-      reply,
-      Effect.flatMap(Schemas.login(request.body), ({ email, password }) => Auth.login(email, password)),
-      (pair) => reply.send(tokenPairView(pair))
-    ))
+  const window = limits.windowMs ?? 60_000
+  const perAddress = app.createRateLimit({ max: limits.perAddress, timeWindow: window, keyGenerator: (request) => `login-address:${request.ip}` })
+  const perEmail = app.createRateLimit({ max: limits.perEmail, timeWindow: window, keyGenerator: (request) => `login-email:${emailOf(request.body)}` })
+  const loginLimit = async (request: FastifyRequest, reply: FastifyReply) => {
+    const limited = [await perAddress(request), ...(emailOf(request.body) === null ? [] : [await perEmail(request)])]
+      .find((result) => !result.isAllowed && result.isExceeded)
+    if (limited === undefined || limited.isAllowed) return
+    const seconds = Math.max(1, limited.ttlInSeconds)
+    reply.header("retry-after", String(seconds))
+    return sendError(request, reply, 429, "too_many_requests", `too many login attempts, retry in ${seconds} s`)
+  }
 
-  app.post("/auth/refresh", (request, reply) =>
-    run(
+  route(app, Ops.login, (request, reply, decoded) =>
+    run(ctx, request, reply, Effect.flatMap(decoded, ({ body }) => Auth.login(body.email, body.password)), (pair) => reply.send(tokenPairView(pair))),
+    { preHandler: loginLimit })
+
+  route(app, Ops.refresh, (request, reply, decoded) =>
+    run(ctx, request, reply, Effect.flatMap(decoded, ({ body }) => Auth.refresh(body.refresh_token)), (pair) => reply.send(tokenPairView(pair))))
+
+  route(app, Ops.logout, (request, reply, decoded) => {
+    const authorization = headerOf(request, "authorization")
+    const bearer = authorization !== undefined && /^Bearer\s+/i.test(authorization) ? authorization.replace(/^Bearer\s+/i, "").trim() : undefined
+    return run(
       ctx,
       request,
       reply,
-      Effect.flatMap(Schemas.refresh(request.body), (token) => Auth.refresh(token)),
-      (pair) => reply.send(tokenPairView(pair))
-    ))
+      Effect.flatMap(decoded, ({ body }) => Auth.logout({ refreshToken: body.refresh_token, accessToken: bearer })),
+      (done) => reply.send(done)
+    )
+  })
 
   MerchantPayments.register(app, ctx)
   MerchantTerminals.register(app, ctx)
+  MerchantCredentials.register(app, ctx)
   MerchantSubscriptions.register(app, ctx)
+  MerchantTestClocks.register(app, ctx)
+  MerchantEvents.register(app, ctx)
 }

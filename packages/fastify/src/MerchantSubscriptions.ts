@@ -1,57 +1,80 @@
 /**
  * Merchant routes of recurring payments: the terminal's plans, subscription creation (201, or
- * 200 when the `Idempotency-Key` replays it), list, read, charge history and stop.
+ * 200 when the `Idempotency-Key` replays it), list, read, charge history, the upcoming charges,
+ * the sandbox acquirer's outcomes of a sandbox subscription's next charges, and stop.
  *
- * Creation hands the raw parsed body to the core, which owns the spec's body rules (unknown
- * fields and non-string values are `invalid json body`).
+ * Creation decodes the body by the spec's rule (unknown fields and wrong types are `invalid json
+ * body`) after authentication, and hands the core a typed command.
  */
 import type { FastifyInstance } from "fastify"
 import { Effect } from "effect"
 import { Subscriptions, Views } from "@paydesk/core"
 import type { Subscription } from "@paydesk/core"
-import { headerOf, runAs, type Context } from "./Http.js"
-import * as Schemas from "./Schemas.js"
+import { route } from "./Contract.js"
+import { runAs, type Context } from "./Http.js"
+import * as Ops from "./MerchantOperations.js"
 
-type ById = { Params: { subscriptionID: string } }
+const present = <A>(value: A | null | undefined): A | undefined => value === null ? undefined : value
 
 /** Registers the plan and subscription routes. */
 export const register = (app: FastifyInstance, ctx: Context): void => {
   const view = (withPayUrl: boolean) => (s: Subscription.Subscription) => Views.subscription(s, { publicUrl: ctx.publicUrl, withPayUrl })
 
-  app.get("/subscription-plans", (request, reply) =>
-    runAs(ctx, request, reply, (who) =>
-      Effect.gen(function*() {
-        return yield* Subscriptions.listPlans(who, yield* Schemas.terminalQuery(request.query))
-      }),
+  route(app, Ops.listPlans, (request, reply, decoded) =>
+    runAs(ctx, request, reply, (who) => Effect.flatMap(decoded, ({ query }) => Subscriptions.listPlans(who, query.terminal_id)),
       (plans) => reply.send({ items: plans.map(Views.plan) })
     ))
 
-  app.post("/subscriptions", (request, reply) =>
+  route(app, Ops.createSubscription, (request, reply, decoded) =>
     runAs(ctx, request, reply, (who) =>
-        Subscriptions.create(who, { idempotencyKey: headerOf(request, "idempotency-key"), body: request.body }),
+      Effect.flatMap(decoded, ({ body: b, headers }) =>
+        Subscriptions.create(who, {
+          idempotencyKey: headers["Idempotency-Key"],
+          terminalId: present(b.terminal_id),
+          planId: present(b.plan_id),
+          amount: present(b.amount),
+          payerId: present(b.payer_id),
+          merchantSubscriptionRef: present(b.merchant_subscription_ref),
+          description: present(b.description),
+          test: headers["X-Test-Mode"] === "true" || b.test === true,
+          testClock: present(b.test_clock)
+        })),
       ({ subscription, created }) => reply.code(created ? 201 : 200).send(view(true)(subscription))
     ))
 
-  app.get("/subscriptions", (request, reply) =>
+  route(app, Ops.listSubscriptions, (request, reply, decoded) =>
     runAs(ctx, request, reply, (who) =>
-      Effect.gen(function*() {
-        return yield* Subscriptions.list(who, yield* Schemas.subscriptionList(request.query))
-      }),
-      ({ items, total, page }) => reply.send({ items: items.map(view(false)), total, page, per_page: Subscriptions.pageSize })
+      Effect.flatMap(decoded, ({ query: q }) =>
+        Subscriptions.list(who, { terminalId: q.terminal_id, state: q.state, environment: q.environment, page: q.page, limit: q.limit, cursor: q.cursor })),
+      ({ items, total, page, pageSize, nextCursor }) =>
+        reply.send({ items: items.map(view(false)), total, page, per_page: pageSize, next_cursor: nextCursor })
     ))
 
-  app.get<ById>("/subscriptions/:subscriptionID", (request, reply) =>
-    runAs(ctx, request, reply, (who) => Subscriptions.get(who, request.params.subscriptionID),
+  route(app, Ops.getSubscription, (request, reply, decoded) =>
+    runAs(ctx, request, reply, (who) => Effect.flatMap(decoded, ({ params }) => Subscriptions.get(who, params["subscriptionID"]!)),
       (subscription) => reply.send(view(false)(subscription))
     ))
 
-  app.get<ById>("/subscriptions/:subscriptionID/charges", (request, reply) =>
-    runAs(ctx, request, reply, (who) => Subscriptions.charges(who, request.params.subscriptionID),
+  route(app, Ops.listCharges, (request, reply, decoded) =>
+    runAs(ctx, request, reply, (who) => Effect.flatMap(decoded, ({ params }) => Subscriptions.charges(who, params["subscriptionID"]!)),
       (charges) => reply.send(charges.map(Views.charge))
     ))
 
-  app.post<ById>("/subscriptions/:subscriptionID/stop", (request, reply) =>
-    runAs(ctx, request, reply, (who) => Subscriptions.stop(who, request.params.subscriptionID),
+  route(app, Ops.upcomingCharges, (request, reply, decoded) =>
+    runAs(ctx, request, reply, (who) =>
+      Effect.flatMap(decoded, ({ params, query }) =>
+        Effect.map(Subscriptions.upcoming(who, params["subscriptionID"]!, query.count), (items) => ({ id: params["subscriptionID"]!.toLowerCase(), items }))),
+      ({ id, items }) => reply.send({ subscription_id: id, items: items.map(Views.upcomingCharge) })
+    ))
+
+  route(app, Ops.programSandboxCharges, (request, reply, decoded) =>
+    runAs(ctx, request, reply, (who) =>
+      Effect.flatMap(decoded, ({ params, body }) => Subscriptions.programSandboxCharges(who, params["subscriptionID"]!, body.outcomes)),
+      ({ subscription, outcomes }) => reply.send({ subscription_id: subscription.id, outcomes })
+    ))
+
+  route(app, Ops.stopSubscription, (request, reply, decoded) =>
+    runAs(ctx, request, reply, (who) => Effect.flatMap(decoded, ({ params }) => Subscriptions.stop(who, params["subscriptionID"]!)),
       () => reply.send({ ok: true })
     ))
 }

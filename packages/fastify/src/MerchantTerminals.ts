@@ -1,54 +1,77 @@
 /**
  * Merchant routes of a terminal's settings and money: settings change, balance, exchange rate,
- * and USDT payouts (create and list).
+ * USDT payouts (create and list).
  */
 import type { FastifyInstance } from "fastify"
 import { Effect } from "effect"
-import { Payouts, Terminals, Views } from "@paydesk/core"
+import { InvalidRequest, Payouts, Terminals, Views } from "@paydesk/core"
+import type { Terminal } from "@paydesk/core"
+import { route } from "./Contract.js"
 import { runAs, type Context } from "./Http.js"
+import * as Ops from "./MerchantOperations.js"
 import * as Schemas from "./Schemas.js"
+
+/** The core's settings change from a decoded `TerminalSettings` body (only the fields sent). */
+export const settingsOf = (b: typeof Schemas.TerminalSettings.Type): Terminal.Settings => {
+  const out: { -readonly [K in keyof Terminal.Settings]: Terminal.Settings[K] } = {}
+  if (b.callback_url !== undefined) out.callbackUrl = b.callback_url
+  if (b.success_redirect_url !== undefined) out.successRedirectUrl = b.success_redirect_url
+  if (b.fail_redirect_url !== undefined) out.failRedirectUrl = b.fail_redirect_url
+  if (b.conversion_mode !== undefined) out.conversionMode = b.conversion_mode
+  if (b.conversion_time !== undefined) out.conversionTime = b.conversion_time
+  if (b.show_platform_branding !== undefined) out.showPlatformBranding = b.show_platform_branding
+  return out
+}
+
+/** One key in the header and the body: either, or both equal. */
+const payoutKey = (header: string | undefined, body: string | null | undefined) =>
+  header !== undefined && body !== undefined && body !== null && header !== body
+    ? Effect.fail(new InvalidRequest({ field: "idempotency_key", message: "idempotency_key must equal the Idempotency-Key header when both are sent" }))
+    : Effect.succeed(header ?? body)
 
 /** Registers the terminal, balance, rate and payout routes. */
 export const register = (app: FastifyInstance, ctx: Context): void => {
-  app.put<{ Params: { terminalID: string } }>("/terminals/:terminalID", (request, reply) =>
+  route(app, Ops.updateTerminal, (request, reply, decoded) =>
     runAs(ctx, request, reply, (who) =>
-      Effect.gen(function*() {
-        const settings = yield* Schemas.settings(request.body)
-        return yield* Terminals.updateSettings(who, request.params.terminalID, settings)
-      }),
+      Effect.flatMap(decoded, ({ params, body }) => Terminals.updateSettings(who, params["terminalID"]!, settingsOf(body))),
       (terminal) => reply.send(Views.terminal(terminal))
     ))
 
-  app.get("/balance", (request, reply) =>
-    runAs(ctx, request, reply, (who) =>
-      Effect.gen(function*() {
-        return yield* Terminals.balance(who, yield* Schemas.terminalQuery(request.query))
-      }),
+  route(app, Ops.getTerminal, (request, reply, decoded) =>
+    runAs(ctx, request, reply, (who) => Effect.flatMap(decoded, ({ params }) => Terminals.get(who, params["terminalID"]!)),
+      (details) => reply.send(Views.terminalDetails(details))
+    ))
+
+  route(app, Ops.getBalance, (request, reply, decoded) =>
+    runAs(ctx, request, reply, (who) => Effect.flatMap(decoded, ({ query }) => Terminals.balance(who, query.terminal_id)),
       ({ terminal, balance }) => reply.send(Views.balance(terminal.id, balance))
     ))
 
-  app.get("/rate", (request, reply) =>
-    runAs(ctx, request, reply, (who) =>
-      Effect.gen(function*() {
-        return yield* Terminals.rate(who, yield* Schemas.terminalQuery(request.query))
-      }),
+  route(app, Ops.getRate, (request, reply, decoded) =>
+    runAs(ctx, request, reply, (who) => Effect.flatMap(decoded, ({ query }) => Terminals.rate(who, query.terminal_id)),
       (rate) => reply.send(Views.rate(rate))
     ))
 
-  app.post("/payouts", (request, reply) =>
+  route(app, Ops.createPayout, (request, reply, decoded) =>
     runAs(ctx, request, reply, (who) =>
       Effect.gen(function*() {
-        return yield* Payouts.create(who, yield* Schemas.payoutCreate(request.body, request.query))
+        const { query, body, headers } = yield* decoded
+        return yield* Payouts.create(who, {
+          terminalId: query.terminal_id,
+          amountUsdt: body.amount_usdt,
+          walletAddress: body.wallet_address,
+          network: body.network,
+          idempotencyKey: yield* payoutKey(headers["Idempotency-Key"], body.idempotency_key)
+        })
       }),
       // The spec answers 200 for a new payout and for a replay of its idempotency key alike.
       ({ payout }) => reply.code(200).send(Views.payout(payout))
     ))
 
-  app.get("/payouts", (request, reply) =>
+  route(app, Ops.listPayouts, (request, reply, decoded) =>
     runAs(ctx, request, reply, (who) =>
-      Effect.gen(function*() {
-        return yield* Payouts.list(who, yield* Schemas.payoutList(request.query))
-      }),
-      ({ items, total, page }) => reply.send({ items: items.map(Views.payout), total, page, per_page: Payouts.pageSize })
+      Effect.flatMap(decoded, ({ query: q }) => Payouts.list(who, { terminalId: q.terminal_id, page: q.page, limit: q.limit, cursor: q.cursor })),
+      ({ items, total, page, pageSize, nextCursor }) =>
+        reply.send({ items: items.map(Views.payout), total, page, per_page: pageSize, next_cursor: nextCursor })
     ))
 }

@@ -1,167 +1,56 @@
 /**
- * The OpenAPI 3.1 document of the merchant API, built from the request schemas of `Schemas.ts`,
- * the response schemas of `ResponseSchemas.ts` and the table of operations below, plus a static
- * HTML reference rendered from the document.
- *
- * `registerDocs(app)` serves `GET /openapi.json` and `GET /docs`.
+ * The OpenAPI 3.1 document of the whole service, generated from the operation declarations
+ * (`MerchantOperations`, `OperatorOperations`): the merchant API, the payer pages and the operator
+ * API (its own tag group), the callbacks as `webhooks`, every schema a `$ref` component, an example
+ * on every operation. `/docs` renders it with Scalar (`@scalar/api-reference`, served from the
+ * package, no CDN), with the "Callbacks" guide in its introduction.
  */
-import type { FastifyInstance } from "fastify"
-import { JsonSchema, Schema } from "effect"
+import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify"
+import { Effect, JsonSchema, Schema } from "effect"
+import type { PaydeskError } from "@paydesk/core"
+import { readFileSync } from "node:fs"
+import { createRequire } from "node:module"
+import { dirname, join } from "node:path"
+import * as CallbacksGuide from "./CallbacksGuide.js"
+import { fullPath, type Operation, type Reply, route } from "./Contract.js"
+import * as Examples from "./Examples.js"
+import * as HostOperations from "./HostOperations.js"
+import { fromExit } from "./HttpErrors.js"
+import * as MerchantOperations from "./MerchantOperations.js"
+import * as OperatorOperations from "./OperatorOperations.js"
 import { responses } from "./ResponseSchemas.js"
-import * as Schemas from "./Schemas.js"
 
-/** Request body schemas by component name. */
-export const requests = {
-  PaymentCreate: Schemas.PaymentCreate,
-  TerminalSettings: Schemas.TerminalSettings,
-  PayoutCreate: Schemas.PayoutCreate,
-  SubscriptionCreate: Schemas.SubscriptionCreate,
-  Login: Schemas.Login,
-  Refresh: Schemas.Refresh
-} as const
-
-// ---------------------------------------------------------------------------------------------
-// Operations
-
-type Ref = keyof typeof responses
 type Json = { readonly [key: string]: unknown }
 
-interface Operation {
-  readonly method: "get" | "post" | "put"
-  readonly path: string
-  readonly id: string
-  readonly tag: "Auth" | "Payments" | "Terminals" | "Payouts" | "Subscriptions"
-  readonly summary: string
-  readonly open?: true
-  readonly query?: Schema.Top
-  readonly headers?: ReadonlyArray<{ readonly name: string; readonly required: boolean; readonly description: string }>
-  readonly body?: keyof typeof requests
-  readonly ok: ReadonlyArray<{ readonly status: number; readonly description: string; readonly schema: Ref; readonly csv?: true }>
-  readonly errors: ReadonlyArray<readonly [number, string]>
-}
-
-const common: ReadonlyArray<readonly [number, string]> = [
-  [400, "`invalid_request`: a wrong type, missing or unknown field, named in `field`; `invalid_json_body`: malformed JSON, invalid UTF-8 or a body that is not an object; `body_too_large` (over 64 KiB)"],
-  [401, "`X-API-Key header is required`, `invalid api key`, `X-Nonce header is required`, `nonce already used`, invalid or expired access token"],
-  [403, "`terminal access denied` (API key of another terminal), `account access denied` (terminal of another account)"]
+/** Every declared operation of the app (the docs routes included). */
+export const operations: ReadonlyArray<Operation<any, any>> = [
+  ...MerchantOperations.merchant,
+  ...MerchantOperations.pages,
+  ...OperatorOperations.all,
+  ...MerchantOperations.docs,
+  ...HostOperations.all
 ]
 
-const operations: ReadonlyArray<Operation> = [
-  {
-    method: "post", path: "/auth/login", id: "login", tag: "Auth", open: true, summary: "Dashboard login: a token pair",
-    body: "Login", ok: [{ status: 200, description: "token pair", schema: "TokenPair" }],
-    errors: [[400, "`invalid_request` (field named), `invalid_json_body`"], [401, "`invalid email or password`"]]
-  },
-  {
-    method: "post", path: "/auth/refresh", id: "refresh", tag: "Auth", open: true, summary: "New token pair for a refresh token (single use)",
-    body: "Refresh", ok: [{ status: 200, description: "token pair", schema: "TokenPair" }],
-    errors: [[400, "`invalid_request` (field named), `invalid_json_body`"], [401, "`invalid or expired refresh token`"]]
-  },
-  {
-    method: "post", path: "/payments", id: "createPayment", tag: "Payments", summary: "Create a payment",
-    headers: [{ name: "X-Test-Mode", required: false, description: "`true` creates a sandbox payment" }],
-    body: "PaymentCreate",
-    ok: [
-      { status: 201, description: "payment created", schema: "Payment" },
-      { status: 200, description: "the payment of this `order_id` (same parameters)", schema: "Payment" }
-    ],
-    errors: [...common, [400, "amount malformed, not positive or above 1000000.00; `terminal is unavailable`"], [409, "`order_id already used for another payment`"]]
-  },
-  {
-    method: "get", path: "/payments", id: "listPayments", tag: "Payments", summary: "List payments (newest first) or export CSV",
-    query: Schemas.PaymentListQuery,
-    ok: [{ status: 200, description: "a page of payments, or `text/csv` with `format=csv`", schema: "PaymentPage", csv: true }],
-    errors: common
-  },
-  {
-    method: "get", path: "/payments/stats", id: "paymentStats", tag: "Payments", summary: "Payment statistics per status",
-    query: Schemas.PaymentStatsQuery, ok: [{ status: 200, description: "statistics", schema: "PaymentStats" }], errors: common
-  },
-  {
-    method: "get", path: "/payments/{paymentID}", id: "getPayment", tag: "Payments", summary: "Read a payment (`pay_<uuid>` or UUID)",
-    ok: [{ status: 200, description: "the payment", schema: "Payment" }], errors: [...common, [404, "`payment not found`"]]
-  },
-  {
-    method: "put", path: "/terminals/{terminalID}", id: "updateTerminal", tag: "Terminals", summary: "Change terminal settings",
-    body: "TerminalSettings", ok: [{ status: 200, description: "the terminal", schema: "Terminal" }], errors: common
-  },
-  {
-    method: "get", path: "/balance", id: "getBalance", tag: "Terminals", summary: "Balance of the terminal",
-    query: Schemas.TerminalQuery, ok: [{ status: 200, description: "balance", schema: "Balance" }], errors: common
-  },
-  {
-    method: "get", path: "/rate", id: "getRate", tag: "Terminals", summary: "Current USDT/RUB rate (or the terminal's)",
-    query: Schemas.TerminalQuery, ok: [{ status: 200, description: "rate", schema: "Rate" }],
-    errors: [...common, [503, "`provider not available` (no rate known)"]]
-  },
-  {
-    method: "post", path: "/payouts", id: "createPayout", tag: "Payouts", summary: "Request a USDT payout",
-    query: Schemas.TerminalQuery, body: "PayoutCreate",
-    ok: [{ status: 200, description: "the payout (`created`), also for a replayed `idempotency_key`", schema: "Payout" }],
-    errors: [
-      ...common,
-      [400, "`terminal_id is required` (dashboard user), `insufficient balance`"],
-      [409, "`max active payouts reached`, `idempotency key conflicts with another request`"]
-    ]
-  },
-  {
-    method: "get", path: "/payouts", id: "listPayouts", tag: "Payouts", summary: "List payouts (newest first)",
-    query: Schemas.PayoutListQuery, ok: [{ status: 200, description: "a page of payouts", schema: "PayoutPage" }],
-    errors: [...common, [400, "`terminal_id is required` (dashboard user)"]]
-  },
-  {
-    method: "get", path: "/subscription-plans", id: "listPlans", tag: "Subscriptions", summary: "Active plans of a terminal",
-    query: Schemas.TerminalQuery, ok: [{ status: 200, description: "plans", schema: "PlanList" }],
-    errors: [...common, [400, "`terminal_id is required`"], [503, "`recurring plans not configured`"]]
-  },
-  {
-    method: "post", path: "/subscriptions", id: "createSubscription", tag: "Subscriptions", summary: "Create a subscription",
-    headers: [{ name: "Idempotency-Key", required: true, description: "at most 128 printable ASCII characters" }],
-    body: "SubscriptionCreate",
-    ok: [
-      { status: 201, description: "created, with `pay_url` (or `redirect_url` for H2H)", schema: "Subscription" },
-      { status: 200, description: "the subscription of this `Idempotency-Key` (same body)", schema: "Subscription" }
-    ],
-    errors: [
-      ...common,
-      [400, "`invalid json body`, `terminal_id is required`, missing fields (Russian text), key or reference over 128, plan not available, amount malformed / not positive / above the ceiling (Russian text), `terminal is unavailable`, fields not accepted in the plan's mode, `recurring scenario temporarily unavailable`"],
-      [403, "`subscription write access required`"],
-      [409, "`idempotency key conflicts with another request`"],
-      [503, "`subscriptions not configured`, `provider not available`"]
-    ]
-  },
-  {
-    method: "get", path: "/subscriptions", id: "listSubscriptions", tag: "Subscriptions", summary: "List subscriptions (newest first)",
-    query: Schemas.SubscriptionListQuery, ok: [{ status: 200, description: "a page of subscriptions", schema: "SubscriptionPage" }],
-    errors: common
-  },
-  {
-    method: "get", path: "/subscriptions/{subscriptionID}", id: "getSubscription", tag: "Subscriptions", summary: "Read a subscription",
-    ok: [{ status: 200, description: "the subscription (without `pay_url`)", schema: "Subscription" }],
-    errors: [...common, [404, "`subscription not found`"]]
-  },
-  {
-    method: "get", path: "/subscriptions/{subscriptionID}/charges", id: "listCharges", tag: "Subscriptions",
-    summary: "Charge history (up to 100 newest)", ok: [{ status: 200, description: "charges", schema: "ChargeList" }],
-    errors: [...common, [404, "`subscription not found`"]]
-  },
-  {
-    method: "post", path: "/subscriptions/{subscriptionID}/stop", id: "stopSubscription", tag: "Subscriptions", summary: "Stop a subscription",
-    ok: [{ status: 200, description: "stopped (also when already stopped)", schema: "Ok" }],
-    errors: [
-      ...common,
-      [400, "the stop could not be completed, the subscription moved to `review` (Russian text)"],
-      [403, "`subscription write access required`"],
-      [404, "`subscription not found`"],
-      [503, "`provider not available`"]
-    ]
-  }
+const tags: ReadonlyArray<{ readonly name: string; readonly description: string }> = [
+  { name: "Auth", description: "The dashboard's token pair (login, refresh, logout); no API key." },
+  { name: "Payments", description: "One-off payments: create, read, list, statistics, CSV export." },
+  { name: "Sandbox", description: "Test payments without the payer (simulation), the sandbox acquirer's answers to sandbox subscription charges, and the events feed of `paydesk listen`." },
+  { name: "Terminals", description: "Terminal settings, balance and rate." },
+  { name: "Credentials", description: "API keys and the signing secret (the owner's Bearer token)." },
+  { name: "Payouts", description: "USDT payouts of the terminal's balance." },
+  { name: "Subscriptions", description: "Recurring payments: plans, creation, state, charge history, upcoming charges, stop." },
+  { name: "Test clocks", description: "Sandbox time you move: payments and subscriptions on a clock live on its time, and an advance runs their due charges, expiries and callbacks in order." },
+  { name: "Events", description: "The terminal's callback events: list, one with its delivery attempts, resend, recovery after an outage, a test `ping`." },
+  { name: "Payer pages", description: "The public pages a payer opens (`pay_url`), reached with the page token alone." },
+  { name: "Operator", description: "The operator API (`/admin/v1`, `Authorization: Bearer $PAYDESK_ADMIN_TOKEN`): provisioning, bank outcomes, moves, hooks." },
+  { name: "Docs", description: "This document and its rendering." },
+  { name: "Health", description: "Liveness and readiness probes (no credentials) and the Prometheus scrape (operator token)." }
 ]
 
 // ---------------------------------------------------------------------------------------------
-// Document
+// Schemas
 
-/** An OpenAPI 3.1 schema object (and its definitions) from an Effect schema. */
+/** An OpenAPI 3.1 schema (and its `$ref` definitions) from an Effect schema. */
 const jsonSchema = (schema: Schema.Top, closed: boolean) => {
   const doc = Schema.toJsonSchemaDocument(schema, {
     onExcessProperty: closed ? "error" : "ignore",
@@ -171,97 +60,200 @@ const jsonSchema = (schema: Schema.Top, closed: boolean) => {
   return { schema: openapi.schemas[0] as Json, definitions: openapi.definitions as Record<string, Json> }
 }
 
-const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` })
+/** Collects the components of the schemas it converts. */
+const components = () => {
+  const schemas: Record<string, Json> = {}
+  const add = (schema: Schema.Top, closed: boolean): Json => {
+    const built = jsonSchema(schema, closed)
+    Object.assign(schemas, built.definitions)
+    return built.schema
+  }
+  return { schemas, add }
+}
 
-const parametersOf = (operation: Operation): Array<Json> => {
-  const path = [...operation.path.matchAll(/\{(\w+)\}/g)].map((m) => ({
-    name: m[1], in: "path", required: true, schema: { type: "string" }
+// ---------------------------------------------------------------------------------------------
+// Operations
+
+const errorCode = (status: number): string =>
+  ({ 400: "invalid_request", 401: "unauthenticated", 403: "access_denied", 404: "not_found", 409: "idempotency_conflict", 429: "too_many_requests", 501: "not_implemented", 503: "provider_unavailable" } as Record<number, string>)[status] ?? "error"
+
+const errorResponses = (errors: ReadonlyArray<readonly [number, string]>, error: Json) => {
+  const byStatus = new Map<number, Array<string>>()
+  for (const [status, text] of errors) byStatus.set(status, [...(byStatus.get(status) ?? []), text])
+  return Object.fromEntries([...byStatus].map(([status, texts]) => {
+    const first = /`([^`]+)`/.exec(texts[0] ?? "")?.[1] ?? `${errorCode(status)}`
+    return [String(status), {
+      description: texts.join("; "),
+      content: { "application/json": { schema: error, example: Examples.error(errorCode(status), first) } }
+    }]
   }))
-  const query = operation.query === undefined ? [] : (() => {
-    const { schema } = jsonSchema(operation.query, true)
+}
+
+const replyObject = (reply: Reply, add: (schema: Schema.Top, closed: boolean) => Json) => {
+  const headers = reply.headers === undefined ? {} : {
+    headers: Object.fromEntries(Object.entries(reply.headers).map(([name, description]) => [name, { description, schema: { type: "string" } }]))
+  }
+  const content: Record<string, Json> = {}
+  if (reply.schema !== undefined) content["application/json"] = { schema: add(reply.schema, false), example: reply.example }
+  if (reply.csv === true) content["text/csv"] = { schema: { type: "string" }, example: "payment_id,order_id,created_at,status\r\n" }
+  if (reply.contentType !== undefined && reply.schema === undefined) {
+    content[reply.contentType] = { schema: { type: reply.contentType === "application/json" ? "object" : "string" } }
+  }
+  return { description: reply.description, ...headers, ...(Object.keys(content).length === 0 ? {} : { content }) }
+}
+
+const parametersOf = (op: Operation<any, any>, add: (schema: Schema.Top, closed: boolean) => Json): Array<Json> => {
+  const path = Object.entries(op.params ?? {}).map(([name, description]) => ({
+    name, in: "path", required: true, description, schema: { type: "string" }
+  }))
+  const query = op.query === undefined ? [] : (() => {
+    const schema = add(Schema.toType(op.query), true)
     const properties = (schema["properties"] ?? {}) as Record<string, Json>
     const required = (schema["required"] ?? []) as ReadonlyArray<string>
     return Object.entries(properties).map(([name, s]) => {
       const { description, ...rest } = s
-      return { name, in: "query", required: required.includes(name), ...(description === undefined ? {} : { description }), schema: rest }
+      const example = op.queryExample?.[name]
+      return {
+        name,
+        in: "query",
+        required: required.includes(name),
+        ...(description === undefined ? {} : { description }),
+        schema: rest,
+        ...(example === undefined ? {} : { example: rest["type"] === "integer" ? Number(example) : example })
+      }
     })
   })()
-  const headers = (operation.headers ?? []).map((h) => ({
-    name: h.name, in: "header", required: h.required, description: h.description, schema: { type: "string" }
+  const headers = (op.headers ?? []).map((h) => ({
+    name: h.name,
+    in: "header",
+    required: h.required,
+    description: h.description,
+    schema: h.schema === undefined ? { type: "string" } : add(h.schema, true),
+    example: h.example
   }))
   return [...path, ...query, ...headers]
 }
 
-const errorResponses = (errors: ReadonlyArray<readonly [number, string]>) => {
-  const byStatus = new Map<number, Array<string>>()
-  for (const [status, text] of errors) byStatus.set(status, [...(byStatus.get(status) ?? []), text])
-  return Object.fromEntries([...byStatus].map(([status, texts]) => [
-    String(status),
-    { description: texts.join("; "), content: { "application/json": { schema: ref("Error") } } }
-  ]))
+const security = (op: Operation<any, any>) =>
+  op.auth === "none" ? [] : op.auth === "operator" ? [{ Operator: [] }] : [{ ApiKey: [], Nonce: [] }, { Bearer: [] }]
+
+const operationObject = (op: Operation<any, any>, add: (schema: Schema.Top, closed: boolean) => Json, error: Json) => {
+  const body = op.body
+  const bodyContent = body === undefined ? undefined : (() => {
+    const schema = add(body.schema, true)
+    return {
+      "application/json": { schema, example: body.example },
+      ...(body.form === true ? { "application/x-www-form-urlencoded": { schema, example: body.example } } : {})
+    }
+  })()
+  const errors = [
+    ...op.errors,
+    ...(body === undefined || op.surface === "public" ? [] : [[415, "`unsupported_media_type`: the body is not `application/json`"] as const])
+  ]
+  return {
+    operationId: op.id,
+    tags: [op.tag],
+    summary: op.summary,
+    ...(op.description === undefined ? {} : { description: op.description }),
+    security: security(op),
+    parameters: parametersOf(op, add),
+    ...(bodyContent === undefined ? {} : { requestBody: { required: body!.optional !== true, content: bodyContent } }),
+    responses: {
+      ...Object.fromEntries(op.responses.map((reply) => [String(reply.status), replyObject(reply, add)])),
+      ...errorResponses(errors, error)
+    }
+  }
 }
 
-const operationObject = (operation: Operation) => ({
-  operationId: operation.id,
-  tags: [operation.tag],
-  summary: operation.summary,
-  ...(operation.open === true ? { security: [] } : {}),
-  parameters: parametersOf(operation),
-  ...(operation.body === undefined ? {} : {
-    requestBody: { required: true, content: { "application/json": { schema: ref(operation.body) } } }
-  }),
-  responses: {
-    ...Object.fromEntries(operation.ok.map((ok) => [String(ok.status), {
-      description: ok.description,
-      content: {
-        "application/json": { schema: ref(ok.schema) },
-        ...(ok.csv === true ? { "text/csv": { schema: { type: "string" } } } : {})
-      }
-    }])),
-    ...errorResponses([
-      ...operation.errors,
-      ...(operation.body === undefined ? [] : [[415, "`unsupported_media_type`: the body is not `application/json`"] as const])
-    ])
-  }
-})
+// ---------------------------------------------------------------------------------------------
+// Webhooks
 
-/** Builds the OpenAPI 3.1 document of the merchant API. */
+const paymentEvents = [
+  ["payment.created", "a payment was created"],
+  ["payment.paid", "a payment was confirmed (also each successful subscription charge, and a late payment after expiry)"],
+  ["payment.canceled", "a payment was cancelled or refused; no money received"],
+  ["payment.expired", "a payment's lifetime ran out unpaid"],
+  ["payment.chargeback", "a chargeback on a paid payment"],
+  ["payment.refunded", "a refund was made (after `refund_request.completed`)"],
+  ["refund_request.completed", "a refund request completed (sent first, with `payment.refunded`)"]
+] as const
+
+const webhooks = (add: (schema: Schema.Top, closed: boolean) => Json) => {
+  const callbackParameters = [
+    { name: "X-Signature", in: "header", required: true, description: "lowercase hex HMAC-SHA256 of `X-Timestamp + \".\" + raw body` with the terminal's `signing_secret`", schema: { type: "string" }, example: Examples.callbackHeaders["x-signature"] },
+    { name: "X-Timestamp", in: "header", required: true, description: "Unix time (seconds) of the attempt", schema: { type: "string" }, example: Examples.callbackHeaders["x-timestamp"] },
+    { name: "X-Test-Mode", in: "header", required: false, description: "`true` on callbacks of sandbox payments", schema: { type: "string", enum: ["true"] }, example: "true" }
+  ]
+  const answers = {
+    "200": { description: "any 2xx within 10 seconds: delivered, not sent again (answer 2xx for repeats too)" },
+    "400": { description: "anything else (or no answer in 10 s) is retried: 30 s x 2^(n-1), at most 8 attempts" }
+  }
+  const hook = (name: string, summary: string, schema: Schema.Top, example: unknown) => ({
+    post: {
+      operationId: `callback_${name.replace(/[^a-z]/g, "_")}`,
+      summary,
+      description: "Sent to the terminal's `callback_url`. Verify `X-Signature` over the raw body before anything else (see Callbacks above).",
+      tags: ["Callbacks"],
+      security: [],
+      parameters: callbackParameters,
+      requestBody: { required: true, content: { "application/json": { schema: add(schema, false), example } } },
+      responses: answers
+    }
+  })
+  return Object.fromEntries([
+    ...paymentEvents.map(([name, summary]) => [name, hook(name, summary, responses.PaymentEvent, { ...Examples.paymentEvent, event_type: name, status: statusOf(name) })]),
+    ["payout.completed", hook("payout.completed", "a payout was sent to the wallet", responses.PayoutEvent, Examples.payoutEvent)]
+  ])
+}
+
+const statusOf = (event: (typeof paymentEvents)[number][0]) =>
+  event === "refund_request.completed" ? "refunded" : event.slice("payment.".length)
+
+// ---------------------------------------------------------------------------------------------
+// Document
+
+/** Builds the OpenAPI 3.1 document. */
 export const make = () => {
-  const schemas: Record<string, Json> = {}
-  for (const [name, schema] of Object.entries(requests)) {
-    const built = jsonSchema(schema, true)
-    Object.assign(schemas, built.definitions, { [name]: built.schema })
-  }
-  for (const [name, schema] of Object.entries(responses)) {
-    const built = jsonSchema(schema, false)
-    Object.assign(schemas, built.definitions, { [name]: built.schema })
-  }
+  const { schemas, add } = components()
+  const error = add(responses.Error, false)
   const paths: Record<string, Record<string, Json>> = {}
-  for (const operation of operations) {
-    paths[operation.path] = { ...paths[operation.path], [operation.method]: operationObject(operation) }
+  for (const op of operations) {
+    const path = fullPath(op)
+    paths[path] = { ...paths[path], [op.method.toLowerCase()]: operationObject(op, add, error) }
   }
+  const hooks = webhooks(add)
   return {
     openapi: "3.1.0",
     info: {
-      title: "Paydesk merchant API",
+      title: "Paydesk API",
       version: "1",
+      license: { name: "MIT", identifier: "MIT" },
       description:
-        "Payments, recurring subscriptions, payouts, balance and rate of a merchant's terminals. " +
-        "Every request except login and refresh carries `X-API-Key` and a fresh `X-Nonce`, or `Authorization: Bearer <access token>`. " +
-        "Errors have the body `{ error: { code, message, request_id, field? } }` and every response carries `x-request-id`."
+        "Payments, recurring subscriptions, payouts, balance and rate of a merchant's terminals (`/api/v1`), the payer pages (`/public`) " +
+        "and the operator API (`/admin/v1`). Every merchant request except login, refresh and logout carries `X-API-Key` and a fresh " +
+        "`X-Nonce` (a UUID; a retry carries a new one), or `Authorization: Bearer <access token>`. Errors have the body " +
+        "`{ error: { code, message, request_id, field? } }` and every response carries `x-request-id`. The TypeScript SDK is " +
+        "`@paydesk/client`.\n\n" + CallbacksGuide.markdown
     },
-    servers: [{ url: "/api/v1" }],
-    tags: [
-      { name: "Auth" }, { name: "Payments" }, { name: "Terminals" }, { name: "Payouts" }, { name: "Subscriptions" }
+    servers: [{ url: "http://127.0.0.1:8080", description: "the reference server (`./run start`)" }],
+    tags: [...tags, { name: "Callbacks", description: "What the service POSTs to the terminal's `callback_url`." }],
+    "x-tagGroups": [
+      { name: "Merchant API", tags: ["Auth", "Payments", "Sandbox", "Terminals", "Credentials", "Payouts", "Subscriptions", "Events", "Test clocks"] },
+      { name: "Callbacks", tags: ["Callbacks"] },
+      { name: "Payer pages", tags: ["Payer pages"] },
+      { name: "Operator API", tags: ["Operator"] },
+      { name: "Docs", tags: ["Docs"] },
+      { name: "Host", tags: ["Health"] }
     ],
-    security: [{ ApiKey: [], Nonce: [] }, { Bearer: [] }],
     paths,
+    webhooks: hooks,
     components: {
       schemas,
       securitySchemes: {
         ApiKey: { type: "apiKey", in: "header", name: "X-API-Key", description: "the terminal's api_key" },
         Nonce: { type: "apiKey", in: "header", name: "X-Nonce", description: "unique per request (not reusable for 10 minutes)" },
-        Bearer: { type: "http", scheme: "bearer", description: "access token from /auth/login or /auth/refresh" }
+        Bearer: { type: "http", scheme: "bearer", description: "access token from /api/v1/auth/login or /api/v1/auth/refresh" },
+        Operator: { type: "http", scheme: "bearer", description: "the operator token (`PAYDESK_ADMIN_TOKEN`)" }
       }
     }
   }
@@ -271,78 +263,58 @@ export const make = () => {
 export type Document = ReturnType<typeof make>
 
 // ---------------------------------------------------------------------------------------------
-// HTML reference
+// Docs page
 
-const escape = (value: unknown): string =>
-  String(value).replace(/[&<>"']/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", "\"": "&quot;", "'": "&#39;" })[c]!)
+/** The Scalar bundle in the installed `@scalar/api-reference` (one self-contained script). */
+const scalarScript = (): string =>
+  join(dirname(createRequire(import.meta.url).resolve("@scalar/api-reference/style.css")), "browser", "standalone.js")
 
-/** Inline code spans of the descriptions. */
-const prose = (value: unknown): string => escape(value).replace(/`([^`]+)`/g, "<code>$1</code>")
+// Nothing that would call out (fonts, the hosted AI agent, MCP, telemetry): the page stays on this origin.
+const configuration = JSON.stringify({
+  withDefaultFonts: false,
+  hideClientButton: true,
+  telemetry: false,
+  showDeveloperTools: "never",
+  agent: { disabled: true },
+  mcp: { disabled: true }
+})
 
-const typeOf = (schema: Json | undefined): string => {
-  if (schema === undefined) return ""
-  if (typeof schema["$ref"] === "string") return (schema["$ref"] as string).split("/").at(-1)!
-  if (Array.isArray(schema["enum"])) return (schema["enum"] as Array<unknown>).map((v) => JSON.stringify(v)).join(" | ")
-  if (Array.isArray(schema["anyOf"])) return (schema["anyOf"] as Array<Json>).map(typeOf).join(" | ")
-  if (schema["type"] === "array") return `array of ${typeOf(schema["items"] as Json | undefined)}`
-  return String(schema["type"] ?? "any")
-}
+/** The reference page: Scalar renders `/openapi.json`; nothing is loaded from elsewhere. */
+export const html = (title: string): string =>
+  `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>${title}</title>` +
+  `<meta name="viewport" content="width=device-width, initial-scale=1"></head><body>` +
+  `<noscript>The reference needs JavaScript; the document itself is <a href="/openapi.json">/openapi.json</a>.</noscript>` +
+  `<script id="api-reference" data-url="/openapi.json" data-configuration='${configuration}'></script>` +
+  `<script src="/docs/scalar.js"></script></body></html>`
 
-const fieldsTable = (schema: Json | undefined): string => {
-  const properties = (schema?.["properties"] ?? {}) as Record<string, Json>
-  const required = (schema?.["required"] ?? []) as ReadonlyArray<string>
-  const rows = Object.entries(properties).map(([name, s]) =>
-    `<tr><td><code>${escape(name)}</code></td><td>${escape(typeOf(s))}</td><td>${required.includes(name) ? "yes" : ""}</td><td>${prose(s["description"] ?? "")}</td></tr>`
-  )
-  return rows.length === 0 ? "" : `<table><tr><th>Field</th><th>Type</th><th>Required</th><th>Notes</th></tr>${rows.join("")}</table>`
-}
+const contentSecurityPolicy = [
+  "default-src 'none'",
+  "script-src 'self'",
+  "style-src 'self' 'unsafe-inline'",
+  "img-src 'self' data: blob:",
+  "font-src 'self' data:",
+  "connect-src 'self'",
+  "worker-src 'self' blob:",
+  "frame-ancestors 'none'"
+].join("; ")
 
-/** Renders the document as a self-contained HTML page (no scripts, no external assets). */
-export const html = (document: Document): string => {
-  const sections = document.tags.map(({ name }) => {
-    const items = Object.entries(document.paths).flatMap(([path, methods]) =>
-      Object.entries(methods)
-        .filter(([, op]) => (op["tags"] as Array<string>).includes(name))
-        .map(([method, op]) => {
-          const parameters = op["parameters"] as Array<Json>
-          const body = (op["requestBody"] as Json | undefined)
-          const bodyRef = body === undefined ? undefined : typeOf(((body["content"] as Json)["application/json"] as Json)["schema"] as Json)
-          const responses = Object.entries(op["responses"] as Record<string, Json>)
-            .map(([status, r]) => `<li><b>${escape(status)}</b> ${prose(r["description"])}</li>`).join("")
-          const params = parameters.length === 0 ? "" :
-            `<h4>Parameters</h4><table><tr><th>Name</th><th>In</th><th>Type</th><th>Required</th><th>Notes</th></tr>${
-              parameters.map((p) =>
-                `<tr><td><code>${escape(p["name"])}</code></td><td>${escape(p["in"])}</td><td>${escape(typeOf(p["schema"] as Json))}</td><td>${p["required"] === true ? "yes" : ""}</td><td>${prose(p["description"] ?? "")}</td></tr>`
-              ).join("")
-            }</table>`
-          const bodyHtml = bodyRef === undefined ? "" :
-            `<h4>Body: ${escape(bodyRef)}</h4>${fieldsTable(document.components.schemas[bodyRef])}`
-          return `<section id="${escape(op["operationId"])}"><h3><span class="m ${escape(method)}">${escape(method.toUpperCase())}</span> <code>${escape(document.servers[0]!.url + path)}</code></h3>` +
-            `<p>${prose(op["summary"])}${op["security"] !== undefined ? " <em>(no API key)</em>" : ""}</p>${params}${bodyHtml}<h4>Responses</h4><ul>${responses}</ul></section>`
-        })
-    )
-    return `<h2>${escape(name)}</h2>${items.join("")}`
-  })
-  return `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>${escape(document.info.title)}</title>` +
-    `<meta name="viewport" content="width=device-width, initial-scale=1"><style>` +
-    `body{font:15px/1.5 system-ui,sans-serif;max-width:60rem;margin:2rem auto;padding:0 1rem;color:#222}` +
-    `table{border-collapse:collapse;margin:.5rem 0}td,th{border:1px solid #ddd;padding:.25rem .5rem;text-align:left;vertical-align:top}` +
-    `code{background:#f4f4f4;padding:0 .2rem}section{border-top:1px solid #eee;padding:.5rem 0}` +
-    `.m{display:inline-block;min-width:3.5rem;color:#fff;border-radius:3px;padding:0 .4rem;font-size:.85rem}` +
-    `.get{background:#2b7bb9}.post{background:#3a9d4a}.put{background:#b9772b}</style></head><body>` +
-    `<h1>${escape(document.info.title)}</h1><p>${prose(document.info.description)}</p>` +
-    `<p>Machine-readable document: <a href="/openapi.json">/openapi.json</a> (OpenAPI ${escape(document.openapi)}).</p>` +
-    `${sections.join("")}</body></html>`
-}
-
-/** Serves `GET /openapi.json` and `GET /docs` on `app` (mount at the root). */
+/** Serves `GET /openapi.json`, `GET /docs` and the renderer's script on `app` (mount at the root). */
 export const registerDocs = async (app: FastifyInstance): Promise<void> => {
   const document = make()
-  const page = html(document)
-  app.get("/openapi.json", async (_request, reply) => reply.type("application/json; charset=utf-8").send(document))
-  app.get("/docs", async (_request, reply) =>
-    reply
-      .type("text/html; charset=utf-8")
-      .header("content-security-policy", "default-src 'none'; style-src 'unsafe-inline'")
-      .send(page))
+  const page = html(document.info.title)
+  let script: string | null = null
+  /** Answers with `send` once the (empty) query string decodes. */
+  const serve = (send: (reply: FastifyReply) => unknown) => async (request: FastifyRequest, reply: FastifyReply, decoded: Effect.Effect<unknown, PaydeskError>) => {
+    const exit = await Effect.runPromiseExit(decoded)
+    if (exit._tag === "Success") return send(reply)
+    const failed = fromExit(exit, request.id)!
+    return reply.code(failed.status).send(failed.body)
+  }
+  route(app, MerchantOperations.openApiDocument, serve((reply) => reply.type("application/json; charset=utf-8").send(document)))
+  route(app, MerchantOperations.docsPage, serve((reply) =>
+    reply.type("text/html; charset=utf-8").header("content-security-policy", contentSecurityPolicy).send(page)))
+  route(app, MerchantOperations.docsScript, serve((reply) => {
+    script ??= readFileSync(scalarScript(), "utf8")
+    return reply.type("text/javascript; charset=utf-8").header("cache-control", "public, max-age=3600").send(script)
+  }))
 }

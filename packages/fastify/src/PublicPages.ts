@@ -174,7 +174,7 @@ export const paymentPage = (input: {
 <p>Отсканируйте QR-код в приложении банка</p>`
     }</div>`
     : ""
-  const simulateForm = (outcome: "paid" | "failed", label: string, cls: string) =>
+  const simulateForm = (outcome: "paid" | "failed" | "processing", label: string, cls: string) =>
     `<form method="post" action="${escape(`${input.pagePath}/simulate`)}" data-simulate>
 <input type="hidden" name="outcome" value="${outcome}">
 <input type="hidden" name="csrf_token" value="${escape(payment.csrfToken)}">
@@ -186,6 +186,7 @@ export const paymentPage = (input: {
 <div data-open-only${open ? "" : " hidden"}>
 ${simulateForm("paid", "simulate paid", "")}
 ${simulateForm("failed", "simulate failed", "secondary")}
+${payment.status === "created" ? simulateForm("processing", "simulate processing (payer started paying)", "secondary") : ""}
 </div>
 </section>`
     : ""
@@ -230,7 +231,10 @@ export const billingTexts: Record<Subscription.BillingStatus, string> = {
   stopped: "Регулярный платёж больше недоступен."
 }
 
-/** The subscription consent page, its content chosen by billing status. */
+/** The payer's text once consent is given and the first payment waits to be paid (still `consent_pending`). */
+export const awaitingFirstPaymentText = "Условия подтверждены. Оплатите первый платёж — до оплаты деньги не списываются."
+
+/** The subscription consent page, its content chosen by billing status (and, before the first payment, by consent). */
 export const subscriptionPage = (input: {
   readonly subscription: Subscription.Subscription
   readonly terminal: Terminal.Terminal
@@ -249,7 +253,15 @@ export const subscriptionPage = (input: {
 ${terms.maxCycles === null ? "" : `<dt>Количество списаний</dt><dd>не более ${terms.maxCycles}</dd>`}
 </dl>`
   let content: string
-  if (status === "consent_pending") {
+  const first = Option.getOrNull(input.firstPayment)
+  if (status === "consent_pending" && first !== null) {
+    const payLink = isOpen(first.status)
+      ? `<p><a class="pay-first" href="${escape(input.paymentPath(first.payToken))}">Оплатить первый платёж</a></p>`
+      : ""
+    content = `<p class="state">${escape(awaitingFirstPaymentText)}</p>
+${summary}
+${payLink}`
+  } else if (status === "consent_pending") {
     content = `<p class="state">${escape(billingTexts.consent_pending)}</p>
 ${summary}
 <h2>Условия</h2>
@@ -260,20 +272,15 @@ ${summary}
 <button type="submit">Подтвердить и перейти к оплате</button>
 </form>`
   } else if (status === "pending") {
-    const first = Option.getOrNull(input.firstPayment)
-    const payLink = first !== null && isOpen(first.status)
-      ? `<p><a class="pay-first" href="${escape(input.paymentPath(first.payToken))}">Оплатить первый платёж</a></p>`
-      : ""
     content = `<p class="state">${escape(billingTexts.pending)}</p>
-${summary}
-${payLink}`
+${summary}`
   } else if (status === "enabled") {
     content = `<p class="state">${escape(billingTexts.enabled)}</p>
 ${summary}`
   } else {
     content = `<p class="state">${escape(billingTexts[status])}</p>`
   }
-  const body = `<div id="subscription" data-billing-status="${escape(status)}">
+  const body = `<div id="subscription" data-billing-status="${escape(status)}" data-consent="${first === null ? "no" : "given"}">
 <h1>Регулярный платёж</h1>
 ${content}
 </div>`

@@ -2,16 +2,18 @@
  * The payer pages under `/public`, reached with the page token alone (no API key): the payment
  * page with its status endpoint and sandbox simulation, and the subscription consent page with
  * its confirmation. Forms post either JSON (the pages' script) or `application/x-www-form-urlencoded`
- * (plain browser forms, answered with a 303 back to a page). Each route runs one use case.
+ * (plain browser forms, answered with a 303 back to a page). Each route is declared in
+ * `MerchantOperations` and runs one use case.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify"
 import { randomBytes } from "node:crypto"
-import QRCode from "qrcode"
 import { Effect } from "effect"
 import { Payments, Subscriptions, Views } from "@paydesk/core"
 import type { Services } from "@paydesk/core"
-import { type Context, run, sendError } from "./Http.js"
+import { route } from "./Contract.js"
+import { type Context, exitOf, run } from "./Http.js"
 import { fromExit } from "./HttpErrors.js"
+import * as Ops from "./MerchantOperations.js"
 import * as PublicPages from "./PublicPages.js"
 
 interface TokenParams {
@@ -36,12 +38,6 @@ const isForm = (request: FastifyRequest): boolean =>
 /** A refused plain form post is shown as a page to a browser, as the error body to anyone else. */
 const wantsHtml = (request: FastifyRequest): boolean => isForm(request) && (request.headers.accept ?? "").includes("text/html")
 
-/** The string fields of a JSON or form body; null when the body is not an object. */
-const fieldsOf = (body: unknown): Record<string, unknown> | null =>
-  body === undefined || body === null ? {} : typeof body === "object" && !Array.isArray(body) ? body as Record<string, unknown> : null
-
-const text = (value: unknown): string => (typeof value === "string" ? value : "")
-
 const noStore = (reply: FastifyReply) => reply.header("cache-control", "no-store").header("referrer-policy", "no-referrer")
 
 const sendHtml = (reply: FastifyReply, status: number, nonce: string, html: string) =>
@@ -55,6 +51,10 @@ const sendHtml = (reply: FastifyReply, status: number, nonce: string, html: stri
 
 const newNonce = () => randomBytes(16).toString("base64")
 
+/** The QR encoder, loaded with the first payer page that shows a code (it is not small). */
+let qrModule: Promise<typeof import("qrcode")> | undefined
+const qrCode = () => (qrModule ??= import("qrcode"))
+
 /** Runs a page's use case; a failure becomes an HTML error page with the mapped status. */
 const page = async <A, E>(
   ctx: Context,
@@ -64,7 +64,7 @@ const page = async <A, E>(
   render: (value: A, nonce: string) => Promise<string> | string
 ) => {
   const nonce = newNonce()
-  const exit = await ctx.runtime.runPromiseExit(effect)
+  const exit = await exitOf(ctx, request, effect)
   const failed = fromExit(exit, request.id)
   if (failed !== null) {
     if (failed.status >= 500) request.log.error({ cause: exit._tag === "Failure" ? String(exit.cause) : undefined }, "use case failed")
@@ -84,7 +84,7 @@ const action = async <A, E>(
   noStore(reply)
   if (!isForm(request)) return run(ctx, request, reply, effect, (value) => reply.code(200).send(ok.json(value)))
   if (!wantsHtml(request)) return run(ctx, request, reply, effect, (value) => reply.code(303).header("location", ok.location(value)).send())
-  const exit = await ctx.runtime.runPromiseExit(effect)
+  const exit = await exitOf(ctx, request, effect)
   const failed = fromExit(exit, request.id)
   if (failed !== null) {
     const nonce = newNonce()
@@ -93,40 +93,38 @@ const action = async <A, E>(
   return reply.code(303).header("location", ok.location((exit as { value: A }).value)).send()
 }
 
-const invalidBody = (request: FastifyRequest, reply: FastifyReply) =>
-  sendError(request, noStore(reply), 400, "invalid_json_body", "invalid json body")
-
 /** Registers the payer pages (mounted under `/public`). */
 export const register = async (app: FastifyInstance, ctx: Context): Promise<void> => {
-  app.get<{ Params: TokenParams }>("/payments/:token", (request, reply) =>
-    page(ctx, request, reply, Payments.findPublic(request.params.token), async ({ payment, terminal }, nonce) =>
+  route(app, Ops.paymentPage, (request, reply) => {
+    const { token } = request.params as TokenParams
+    return page(ctx, request, reply, Payments.findPublic(token), async ({ payment, terminal }, nonce) =>
       PublicPages.paymentPage({
         payment,
         terminal,
         qrDataUrl: PublicPages.isOpen(payment.status) && payment.qrPayload !== null
-          ? await QRCode.toDataURL(payment.qrPayload, { margin: 1, width: 240, errorCorrectionLevel: "M" })
+          ? await (await qrCode()).toDataURL(payment.qrPayload, { margin: 1, width: 240, errorCorrectionLevel: "M" })
           : null,
         pagePath: paymentPath(ctx, payment.payToken),
         nonce
-      })))
+      }))
+  })
 
-  app.get<{ Params: TokenParams }>("/payments/:token/status", (request, reply) =>
-    run(ctx, request, noStore(reply), Payments.findPublic(request.params.token), ({ payment, terminal }) =>
+  route(app, Ops.paymentPageStatus, (request, reply) =>
+    run(ctx, request, noStore(reply), Payments.findPublic((request.params as TokenParams).token), ({ payment, terminal }) =>
       reply.send(PublicPages.statusBody(payment, terminal))))
 
-  app.post<{ Params: TokenParams }>("/payments/:token/simulate", (request, reply) => {
-    const fields = fieldsOf(request.body)
-    if (fields === null) return invalidBody(request, reply)
-    const token = request.params.token
+  route(app, Ops.pageSimulate, (request, reply, decoded) => {
+    const { token } = request.params as TokenParams
     return action(
       ctx,
       request,
       reply,
       // The simulation, then the page's own read for the terminal's redirect pages.
-      Effect.andThen(
-        Payments.simulate(token, { outcome: text(fields.outcome), csrfToken: text(fields.csrf_token) }),
-        Payments.findPublic(token)
-      ),
+      Effect.flatMap(decoded, ({ body }) =>
+        Effect.andThen(
+          Payments.simulate(token, { outcome: body.outcome, csrfToken: body.csrf_token ?? "" }),
+          Payments.findPublic(token)
+        )),
       {
         json: ({ payment, terminal }) => PublicPages.statusBody(payment, terminal),
         location: ({ payment }) => paymentPath(ctx, payment.payToken)
@@ -134,8 +132,8 @@ export const register = async (app: FastifyInstance, ctx: Context): Promise<void
     )
   })
 
-  app.get<{ Params: TokenParams }>("/subscriptions/:token", (request, reply) =>
-    page(ctx, request, reply, Subscriptions.findPublic(request.params.token), ({ subscription, terminal, firstPayment }, nonce) =>
+  route(app, Ops.subscriptionPage, (request, reply) =>
+    page(ctx, request, reply, Subscriptions.findPublic((request.params as TokenParams).token), ({ subscription, terminal, firstPayment }, nonce) =>
       PublicPages.subscriptionPage({
         subscription,
         terminal,
@@ -145,16 +143,13 @@ export const register = async (app: FastifyInstance, ctx: Context): Promise<void
         nonce
       })))
 
-  app.post<{ Params: TokenParams }>("/subscriptions/:token/confirm", (request, reply) => {
-    const fields = fieldsOf(request.body)
-    if (fields === null) return invalidBody(request, reply)
-    return action(ctx, request, reply, Subscriptions.confirm(request.params.token, text(fields.csrf_token)), {
+  route(app, Ops.pageConfirm, (request, reply, decoded) =>
+    action(ctx, request, reply, Effect.flatMap(decoded, ({ body }) => Subscriptions.confirm((request.params as TokenParams).token, body.csrf_token ?? "")), {
       json: ({ subscription, firstPayment }) => ({
         billing_status: subscription.billingStatus,
         first_payment_url: firstPayment._tag === "Some" ? Views.paymentPageUrl(ctx.publicUrl, firstPayment.value.payToken) : null
       }),
       location: ({ subscription, firstPayment }) =>
         firstPayment._tag === "Some" ? paymentPath(ctx, firstPayment.value.payToken) : subscriptionPath(ctx, subscription.payToken)
-    })
-  })
+    }))
 }

@@ -1,271 +1,358 @@
 /**
- * Request schemas of the merchant API: the JSON bodies and query strings as they arrive on the
- * wire, and the decoders that turn them into the core's use-case inputs.
+ * Request schemas of every surface (merchant API, payer pages, operator API): the JSON bodies and
+ * query strings as they arrive on the wire. Operations (`MerchantOperations.ts`,
+ * `OperatorOperations.ts`) pair them with their routes; `Contract.decode` applies them. Limits
+ * in the descriptions come from the core's constants, so each limit is written once.
  *
- * Decoding is strict: a wrong type, a missing required field or an unknown field is a 400
- * `invalid_request` whose message and `field` name the field, and a body that is not a JSON
- * object is a 400 `invalid_json_body`, before any use case runs. The same schemas
- * feed the OpenAPI document (`OpenApi.ts`). The subscription creation body is only documented
- * here: the core decodes it itself, since the spec gives it its own error (`invalid json body`).
+ * Each field says what it expects (`expected`), which is the message of a 400 for it.
  */
-import { Effect, Schema, SchemaIssue } from "effect"
-import { AmountMalformed, InvalidJsonBody, InvalidRequest, UsdtAmountMalformed } from "@paydesk/core"
-import type { Payments, Payouts, PaydeskError, Terminal } from "@paydesk/core"
+import { Schema, SchemaTransformation } from "effect"
+import { Callbacks, Events, Idempotency, Paging, Payments, Payouts, Subscriptions } from "@paydesk/core"
 
-const text = (description: string) => Schema.String.annotate({ description })
-const nullableText = (description: string) => Schema.NullOr(Schema.String).annotate({ description })
+const text = (description: string, expected = "a string") => Schema.String.annotate({ description, expected })
+const nullableText = (description: string, expected = "a string or null") => Schema.NullOr(Schema.String).annotate({ description, expected })
+const flag = (description: string) => Schema.Boolean.annotate({ description, expected: "true or false" })
+const oneOf = <const L extends ReadonlyArray<string>>(values: L, description: string) =>
+  Schema.Literals(values).annotate({ description, expected: `one of: ${values.join(", ")}` })
+
+/** A UUID of a terminal; optional with an API key. */
 const terminalId = Schema.optionalKey(
-  Schema.String.annotate({ description: "UUID of the terminal; optional with an API key (taken from the key)", format: "uuid" })
+  Schema.String.annotate({ description: "UUID of the terminal; optional with an API key (taken from the key)", format: "uuid", expected: "a terminal UUID" })
 )
-const page = Schema.optionalKey(
-  Schema.String.annotate({ description: "page number from 1; 50 records per page", pattern: "^[1-9][0-9]{0,8}$" })
-    .check(Schema.isPattern(/^[1-9][0-9]{0,8}$/))
-)
+
+/** An integer query parameter from `min` to `max`: plain decimal digits on the wire (no sign, exponent, hex or spaces). */
+const intParam = (min: number, max: number, description: string) =>
+  Schema.String.check(Schema.isPattern(/^[0-9]{1,10}$/))
+    .pipe(Schema.decodeTo(Schema.Int.check(Schema.isBetween({ minimum: min, maximum: max })), SchemaTransformation.numberFromString))
+    .annotate({ description, expected: `an integer from ${min} to ${max}` })
+
+/** `page`, `limit` and `cursor` of the lists (`Paging`). */
+const paging = {
+  page: Schema.optionalKey(intParam(1, 999_999_999, "page number from 1 (50 records a page, or `limit`); not with `cursor`")),
+  limit: Schema.optionalKey(intParam(1, Paging.maxLimit, `records per page, 1 to ${Paging.maxLimit} (default 50)`)),
+  cursor: Schema.optionalKey(text("`next_cursor` of the previous answer: the records after it", "the next_cursor of a previous answer"))
+}
+
+const testClock = Schema.NullOr(Schema.String).annotate({
+  description: "sandbox only: id of a test clock of the terminal to attach the object to (it then lives on the clock's time)",
+  format: "uuid",
+  expected: "a test clock UUID or null"
+})
 
 // ---------------------------------------------------------------------------------------------
-// Bodies
+// Merchant bodies
 
 /** `POST /payments`. */
 export const PaymentCreate = Schema.Struct({
-  amount: text("decimal roubles: `1000`, `1000.50` or `1000,50`; 0.01 to 1000000.00"),
-  order_id: text("merchant order id, 1 to 128 characters; one order_id is one payment"),
-  payment_currency: Schema.optionalKey(nullableText("`RUB` (the default and the only currency)")),
-  description: Schema.optionalKey(nullableText("free text, at most 512 characters")),
-  payment_method: Schema.optionalKey(nullableText("`sbp` (default); forced to `sbp_test` in sandbox")),
+  amount: text(`decimal roubles as a string: \`1000\`, \`1000.50\` or \`1000,50\`; 0.01 to ${Payments.maxAmount / 100n}.00`, "a string like \"1000.50\" (roubles, at most two decimals)"),
+  order_id: text(`merchant order id, 1 to ${Payments.maxOrderIdLength} characters; one order_id is one payment (its natural idempotency key)`),
+  payment_currency: Schema.optionalKey(nullableText("`RUB` (the default and the only currency)", "\"RUB\"")),
+  description: Schema.optionalKey(nullableText(`free text, at most ${Payments.maxDescriptionLength} characters`)),
+  payment_method: Schema.optionalKey(nullableText("`sbp` (default); forced to `sbp_test` in sandbox", "\"sbp\"")),
   metadata: Schema.optionalKey(
-    Schema.NullOr(Schema.Record(Schema.String, Schema.Unknown)).annotate({ description: "object of at most 4096 bytes of JSON, returned in callbacks" })
+    Schema.NullOr(Schema.Record(Schema.String, Schema.Unknown)).annotate({
+      description: `object of at most ${Payments.maxMetadataBytes} bytes of JSON, nested at most ${Payments.maxMetadataDepth} levels, returned in callbacks`,
+      expected: "a JSON object or null"
+    })
   ),
-  test: Schema.optionalKey(Schema.NullOr(Schema.Boolean).annotate({ description: "true creates a sandbox payment (same as `X-Test-Mode: true`)" })),
+  test: Schema.optionalKey(Schema.NullOr(Schema.Boolean).annotate({ description: "true creates a sandbox payment (same as `X-Test-Mode: true`)", expected: "true, false or null" })),
+  test_clock: Schema.optionalKey(testClock),
   terminal_id: terminalId
-}).annotate({ title: "PaymentCreate" })
+}).annotate({ identifier: "PaymentCreate", title: "PaymentCreate" })
+
+/** `POST /payments/{paymentID}/simulate` (merchant) and the payer page's simulation. */
+export const SimulateOutcome = oneOf(Payments.simulationOutcomes, "`paid` (emits `payment.paid`), `failed` (`payment.canceled`) or `processing` (no callback)")
+
+/** `POST /payments/{paymentID}/simulate`. */
+export const PaymentSimulate = Schema.Struct({ outcome: SimulateOutcome })
+  .annotate({ identifier: "PaymentSimulate", title: "PaymentSimulate" })
 
 /** `PUT /terminals/{terminalID}`. */
 export const TerminalSettings = Schema.Struct({
   callback_url: Schema.optionalKey(nullableText("http(s) URL that receives callbacks; null removes it")),
   success_redirect_url: Schema.optionalKey(nullableText("redirect of the payer after a successful payment")),
   fail_redirect_url: Schema.optionalKey(nullableText("redirect of the payer after an error or expiry")),
-  conversion_mode: Schema.optionalKey(Schema.Literals(["instant", "scheduled"]).annotate({ description: "when roubles are converted to USDT" })),
-  conversion_time: Schema.optionalKey(nullableText("`HH:MM` Moscow time of the daily conversion in `scheduled` mode")),
-  show_platform_branding: Schema.optionalKey(Schema.Boolean.annotate({ description: "show the platform branding on the payment page" }))
-}).annotate({ title: "TerminalSettings" })
+  conversion_mode: Schema.optionalKey(oneOf(["instant", "scheduled"], "when roubles are converted to USDT")),
+  conversion_time: Schema.optionalKey(nullableText("`HH:MM` Moscow time of the daily conversion in `scheduled` mode", "a time like \"18:00\" or null")),
+  show_platform_branding: Schema.optionalKey(flag("show the platform branding on the payment page"))
+}).annotate({ identifier: "TerminalSettings", title: "TerminalSettings" })
 
 /** `POST /payouts`. */
 export const PayoutCreate = Schema.Struct({
-  amount_usdt: text("USDT amount, a decimal with at most six decimals, greater than zero"),
-  wallet_address: text("recipient wallet: 1 to 128 letters, digits, `:`, `_`, `-`"),
-  network: Schema.String.annotate({ description: "`TRC-20`, `ERC-20` or `TON`", examples: ["TRC-20"] }),
-  idempotency_key: Schema.optionalKey(nullableText("at most 128 printable ASCII characters; the same key and body return the first payout"))
-}).annotate({ title: "PayoutCreate" })
+  amount_usdt: text("USDT amount as a string, at most six decimals, greater than zero", "a string like \"12.5\" (USDT, at most six decimals)"),
+  wallet_address: text(`recipient wallet: 1 to ${Payouts.maxWalletLength} letters, digits, \`:\`, \`_\`, \`-\``),
+  network: oneOf(Payouts.networks, "payout network"),
+  idempotency_key: Schema.optionalKey(
+    nullableText(`at most ${Idempotency.maxKeyLength} printable ASCII characters; the same key and body return the first payout (the \`Idempotency-Key\` header is equal)`)
+  )
+}).annotate({ identifier: "PayoutCreate", title: "PayoutCreate" })
 
-/** `POST /subscriptions` (documentation only: the core decodes the raw body). */
+/** `POST /subscriptions`. Required fields are checked by the core (its Russian message names them all). */
 export const SubscriptionCreate = Schema.Struct({
-  terminal_id: Schema.String.annotate({ description: "UUID of the terminal; must be the key's terminal", format: "uuid" }),
-  plan_id: Schema.String.annotate({ description: "UUID of an active plan connected to the terminal", format: "uuid" }),
-  amount: Schema.optionalKey(text("ceiling mode only: roubles, greater than zero, not above the plan's cap_amount_rub")),
-  payer_id: Schema.optionalKey(text("fixed tariff only: non-empty, at most 32 bytes")),
-  merchant_subscription_ref: Schema.optionalKey(text("merchant's own reference, at most 128 bytes")),
-  description: Schema.optionalKey(text("fixed tariff only, at most 128 bytes"))
-}).annotate({ title: "SubscriptionCreate" })
+  terminal_id: Schema.optionalKey(
+    Schema.NullOr(Schema.String).annotate({ description: "UUID of the terminal (required); must be the key's terminal", format: "uuid" })
+  ),
+  plan_id: Schema.optionalKey(Schema.NullOr(Schema.String).annotate({ description: "UUID of an active plan connected to the terminal (required)", format: "uuid" })),
+  amount: Schema.optionalKey(nullableText("ceiling mode only: roubles, greater than zero, not above the plan's cap_amount_rub")),
+  payer_id: Schema.optionalKey(nullableText(`fixed tariff only: non-empty, at most ${Subscriptions.maxPayerIdBytes} bytes`)),
+  merchant_subscription_ref: Schema.optionalKey(nullableText(`merchant's own reference, at most ${Subscriptions.maxReferenceBytes} bytes`)),
+  description: Schema.optionalKey(nullableText(`fixed tariff only, at most ${Subscriptions.maxDescriptionBytes} bytes`)),
+  test: Schema.optionalKey(
+    Schema.NullOr(Schema.Boolean).annotate({ description: "`true` (or `X-Test-Mode: true`) creates a sandbox subscription (the sandbox acquirer, no real money)" })
+  ),
+  test_clock: Schema.optionalKey(testClock)
+}).annotate({ identifier: "SubscriptionCreate", title: "SubscriptionCreate" })
+
+/** `POST /test-clocks`. */
+export const TestClockCreate = Schema.Struct({
+  frozen_time: text("the clock's initial time: ISO 8601 with `Z` or an offset (`2026-01-31T10:00:00+03:00`), years 2000 to 2099", "an ISO 8601 date-time with Z or an offset"),
+  name: Schema.optionalKey(nullableText("a label, at most 128 characters")),
+  terminal_id: terminalId
+}).annotate({ identifier: "TestClockCreate", title: "TestClockCreate" })
+
+/** `POST /test-clocks/{id}/advance`. */
+export const TestClockAdvance = Schema.Struct({
+  frozen_time: text("the new time, later than the clock's (at most 731 days later): ISO 8601 with `Z` or an offset", "an ISO 8601 date-time with Z or an offset")
+}).annotate({ identifier: "TestClockAdvance", title: "TestClockAdvance" })
+
+/** `POST /subscriptions/{id}/sandbox/charge-outcomes`. */
+export const SandboxChargeOutcomes = Schema.Struct({
+  outcomes: Schema.Array(oneOf(["paid", "failed", "unknown"], "the sandbox acquirer's answer to the next charge"))
+    .check(Schema.isBetweenLength(1, 100))
+    .annotate({
+      description: "the sandbox acquirer's answers to the next charges, in order (1 to 100); `paid` once none is left",
+      expected: "1 to 100 of paid, failed or unknown"
+    })
+}).annotate({ identifier: "SandboxChargeOutcomes", title: "SandboxChargeOutcomes" })
 
 /** `POST /auth/login`. */
 export const Login = Schema.Struct({
   email: text("e-mail of the dashboard user"),
   password: text("password")
-}).annotate({ title: "Login" })
+}).annotate({ identifier: "Login", title: "Login" })
 
 /** `POST /auth/refresh`. */
 export const Refresh = Schema.Struct({
   refresh_token: text("the refresh token of the last pair (single use)")
-}).annotate({ title: "Refresh" })
+}).annotate({ identifier: "Refresh", title: "Refresh" })
+
+/** `POST /auth/logout`: a refresh token of the family to end (else the bearer token's family). */
+export const Logout = Schema.Struct({
+  refresh_token: Schema.optionalKey(text("a refresh token of the session to end; without it, the bearer access token's session ends"))
+}).annotate({ identifier: "Logout", title: "Logout" })
+
+/** `POST /terminals/{terminalID}/api-keys` (merchant and operator). */
+export const ApiKeyCreate = Schema.Struct({
+  subscription_write: Schema.optionalKey(flag("whether the key may create and stop subscriptions (default true)"))
+}).annotate({ identifier: "ApiKeyCreate", title: "ApiKeyCreate" })
 
 // ---------------------------------------------------------------------------------------------
-// Query strings
+// Merchant query strings
 
 /** `?terminal_id` (balance, rate, payout creation, plans). */
 export const TerminalQuery = Schema.Struct({ terminal_id: terminalId })
 
-const environment = Schema.optionalKey(
-  Schema.Literals(["sandbox", "all", "prod"]).annotate({ description: "`sandbox` only, `all`, or live only (`prod`, the default)" })
-)
-const recurring = Schema.optionalKey(
-  Schema.Literals(["true", "false"]).annotate({ description: "`true`: subscription charges only; `false`: one-off payments only" })
-)
+const environment = Schema.optionalKey(oneOf(["sandbox", "all", "prod"], "`sandbox` only, `all`, or live only (`prod`, the default)"))
+const recurring = Schema.optionalKey(oneOf(["true", "false"], "`true`: subscription charges only; `false`: one-off payments only"))
 
 /** `GET /payments`. */
 export const PaymentListQuery = Schema.Struct({
   terminal_id: terminalId,
   environment,
   recurring,
-  page,
-  format: Schema.optionalKey(Schema.Literals(["json", "csv"]).annotate({ description: "`csv` exports up to 10 000 rows as CSV" }))
+  ...paging,
+  format: Schema.optionalKey(oneOf(["json", "csv"], "`csv` exports up to 10 000 rows as CSV"))
 })
 
 /** `GET /payments/stats`. */
 export const PaymentStatsQuery = Schema.Struct({ terminal_id: terminalId, environment, recurring })
 
+/** A query string that takes no parameter. */
+export const NoQuery = Schema.Struct({})
+
+/** `GET /payments/by-order`. */
+export const PaymentByOrderQuery = Schema.Struct({
+  order_id: text("the merchant's `order_id` of the payment"),
+  terminal_id: terminalId,
+  environment: Schema.optionalKey(oneOf(["sandbox", "prod"], "the payment's environment (`prod`, the default, or `sandbox`)"))
+})
+
 /** `GET /payouts`. */
-export const PayoutListQuery = Schema.Struct({ terminal_id: terminalId, page })
+export const PayoutListQuery = Schema.Struct({ terminal_id: terminalId, ...paging })
 
 /** `GET /subscriptions`. */
 export const SubscriptionListQuery = Schema.Struct({
   terminal_id: Schema.optionalKey(
     Schema.String.annotate({ description: "filter by terminal (UUID); a dashboard user without it lists all terminals of the account", format: "uuid" })
   ),
-  state: Schema.optionalKey(Schema.Literals(["new", "active", "stop"]).annotate({ description: "filter by binding state (`provider_state`)" })),
-  page
+  state: Schema.optionalKey(oneOf(["new", "active", "stop"], "filter by binding state (`provider_state`)")),
+  environment,
+  ...paging
+})
+
+/** `GET /events/feed`. */
+export const EventFeedQuery = Schema.Struct({
+  terminal_id: terminalId,
+  after: Schema.optionalKey(text("`next_after` of the last answer: the events after it; `latest`: none, only the cursor of the newest event", "latest or an event id (next_after of the last answer)")),
+  limit: Schema.optionalKey(intParam(1, Callbacks.maxFeedLimit, `events per answer, 1 to ${Callbacks.maxFeedLimit} (default 50)`)),
+  environment: Schema.optionalKey(oneOf(["sandbox", "prod", "all"], "events of sandbox payments (the default), of live ones, or all"))
+})
+
+const isoTime = (description: string) => text(`${description}: ISO 8601 with \`Z\` or an offset`, "an ISO 8601 date-time with Z or an offset")
+
+/** `GET /events`. */
+export const EventListQuery = Schema.Struct({
+  terminal_id: Schema.optionalKey(
+    Schema.String.annotate({ description: "filter by terminal (UUID); a dashboard user without it lists all terminals of the account", format: "uuid", expected: "a terminal UUID" })
+  ),
+  environment: Schema.optionalKey(oneOf(["prod", "sandbox", "all"], "live events only (`prod`, the default), `sandbox`, or `all`")),
+  type: Schema.optionalKey(oneOf(Events.eventTypes as ReadonlyArray<string>, "the event type")),
+  object_id: Schema.optionalKey(text("a payment (`pay_<uuid>`) or payout (`po_<uuid>`): its events only", "a payment id (pay_<uuid>) or a payout id (po_<uuid>)")),
+  created_from: Schema.optionalKey(isoTime("events created at or after this time")),
+  created_to: Schema.optionalKey(isoTime("events created before this time")),
+  delivery_status: Schema.optionalKey(oneOf(Events.deliveryStatuses, "the state of the event's latest delivery (`none`: no callback URL when it was written)")),
+  limit: Schema.optionalKey(intParam(1, Events.maxLimit, `events per page, 1 to ${Events.maxLimit} (default ${Events.defaultLimit})`)),
+  cursor: Schema.optionalKey(text("`next_cursor` of the previous page: the events after it", "the next_cursor of a previous answer"))
+})
+
+/** `POST /events/recover`. */
+export const EventRecover = Schema.Struct({
+  since: isoTime("re-queue the failed events created at or after this time (at most the retention period back)"),
+  terminal_id: terminalId,
+  environment: Schema.optionalKey(oneOf(["prod", "sandbox", "all"], "live events only (`prod`, the default), `sandbox`, or `all`"))
+}).annotate({ identifier: "EventRecover", title: "EventRecover" })
+
+/** `GET /subscriptions/{id}/upcoming`. */
+export const UpcomingQuery = Schema.Struct({
+  count: Schema.optionalKey(intParam(1, 60, "how many charges, 1 to 60 (default 12)"))
+})
+
+/** `GET /test-clocks`. */
+export const TestClockListQuery = Schema.Struct({
+  terminal_id: Schema.optionalKey(
+    Schema.String.annotate({ description: "filter by terminal (UUID); a dashboard user without it lists all terminals of the account", format: "uuid", expected: "a terminal UUID" })
+  ),
+  page: Schema.optionalKey(intParam(1, 999_999_999, "page number from 1 (50 records a page)"))
 })
 
 // ---------------------------------------------------------------------------------------------
-// Decoding
+// Payer pages
 
-type Where = "body" | "query"
-type Overrides = Readonly<Record<string, () => PaydeskError>>
+/** `POST /public/payments/{token}/simulate` (JSON or a form). */
+export const PageSimulate = Schema.Struct({
+  // Checked by the core after the page's token, so a caller without the token learns nothing.
+  outcome: text(`${Payments.simulationOutcomes.join(", ")} (\`processing\` alone sends no callback)`),
+  csrf_token: Schema.optionalKey(text("the token of the payer page (required: a missing one is refused with 403 like a wrong one)"))
+}).annotate({ identifier: "PageSimulate", title: "PageSimulate" })
 
-interface Leaf {
-  readonly path: ReadonlyArray<PropertyKey>
-  readonly issue: SchemaIssue.Issue
-}
+/** `POST /public/subscriptions/{token}/confirm` (JSON or a form). */
+export const PageConfirm = Schema.Struct({
+  csrf_token: Schema.optionalKey(text("the token of the subscription page (required: a missing one is refused with 403 like a wrong one)"))
+}).annotate({ identifier: "PageConfirm", title: "PageConfirm" })
 
-/** The first leaf of an issue tree with its path. */
-const leafOf = (issue: SchemaIssue.Issue, path: ReadonlyArray<PropertyKey> = []): Leaf => {
-  switch (issue._tag) {
-    case "Composite":
-      return leafOf(issue.issues[0], path)
-    case "Pointer":
-      return leafOf(issue.issue, [...path, ...issue.path])
-    default:
-      return { path, issue }
-  }
-}
+// ---------------------------------------------------------------------------------------------
+// Operator bodies and query strings
 
-const formatter = SchemaIssue.makeFormatterStandardSchemaV1()
+/** `POST /admin/v1/accounts`. */
+export const AccountCreate = Schema.Struct({
+  name: text("account (merchant) name"),
+  owner_email: text("e-mail of the owner's dashboard user"),
+  owner_password: text("the owner's password")
+}).annotate({ identifier: "AccountCreate", title: "AccountCreate" })
 
-const lowerFirst = (s: string): string => s.length === 0 ? s : s[0]!.toLowerCase() + s.slice(1)
+/** `POST /admin/v1/terminals`. */
+export const TerminalCreate = Schema.Struct({
+  account_id: text("UUID of the account", "an account UUID"),
+  name: text("terminal name"),
+  h2h: Schema.optionalKey(Schema.NullOr(Schema.Boolean).annotate({ description: "direct integration (H2H): subscriptions get `redirect_url`", expected: "true, false or null" })),
+  callback_url: Schema.optionalKey(nullableText("URL that receives callbacks"))
+}).annotate({ identifier: "TerminalCreate", title: "TerminalCreate" })
 
-/** The 400 of a failed decode, naming the field (or a core error for a field with its own rule). */
-const failure = (where: Where, overrides: Overrides) => (error: Schema.SchemaError): PaydeskError => {
-  const { issue, path } = leafOf(error.issue)
-  const field = path.map(String).join(".")
-  // A body that is not a JSON object is `invalid json body`, like malformed JSON (docs/decisions.md, HTTP).
-  if (field === "") return where === "body" ? InvalidJsonBody.of() : new InvalidRequest({ message: "invalid query string" })
-  const top = String(path[0])
-  if (issue._tag === "MissingKey") return new InvalidRequest({ field, message: `${field} is required` })
-  if (issue._tag === "UnexpectedKey") {
-    return new InvalidRequest({ field, message: where === "body" ? `unknown field ${field}` : `unknown query parameter ${field}` })
-  }
-  const override = overrides[top]
-  if (override !== undefined) return override()
-  const message = formatter(issue).issues[0]?.message ?? "invalid value"
-  return new InvalidRequest({ field, message: `${field}: ${lowerFirst(message)}` })
-}
+/** `POST /admin/v1/terminals/{id}/status`. */
+export const TerminalStatus = Schema.Struct({ status: oneOf(["active", "disabled"], "`disabled` refuses new payments and subscriptions") })
+  .annotate({ identifier: "TerminalStatus", title: "TerminalStatus" })
 
-const decoder = <S extends Schema.Constraint>(schema: S, where: Where, overrides: Overrides = {}) => {
-  const decode = Schema.decodeUnknownEffect(schema, { onExcessProperty: "error", errors: "first" })
-  return (input: unknown): Effect.Effect<S["Type"], PaydeskError> =>
-    Effect.mapError(decode(where === "query" ? { ...(input as object) } : input), failure(where, overrides)) as Effect.Effect<S["Type"], PaydeskError>
-}
+const optionalNullable = <S extends Schema.Top>(schema: S) => Schema.optionalKey(Schema.NullOr(schema))
 
-const decodePaymentCreate = decoder(PaymentCreate, "body", { amount: () => AmountMalformed.of() })
-const decodeSettings = decoder(TerminalSettings, "body")
-const decodePayoutCreate = decoder(PayoutCreate, "body", { amount_usdt: () => UsdtAmountMalformed.of() })
-const decodeLogin = decoder(Login, "body")
-const decodeRefresh = decoder(Refresh, "body")
-const decodeTerminalQuery = decoder(TerminalQuery, "query")
-const decodePaymentList = decoder(PaymentListQuery, "query")
-const decodePaymentStats = decoder(PaymentStatsQuery, "query")
-const decodePayoutList = decoder(PayoutListQuery, "query")
-const decodeSubscriptionList = decoder(SubscriptionListQuery, "query")
+/** `POST /admin/v1/plans`. */
+export const PlanCreate = Schema.Struct({
+  terminal_ids: Schema.Array(Schema.String).annotate({ description: "terminals the plan is connected to", expected: "an array of strings" }),
+  code: text("technical code; a new plan with the code of an existing one is its next version"),
+  name: text("plan name"),
+  interval: text("`day`, `month`, `quarter`, `half_year` (fixed days only) or `year`"),
+  schedule: optionalNullable(text("`calendar` or `fixed_days` (default: by mode)")),
+  cap_amount_rub: optionalNullable(text("ceiling mode: maximum amount of one charge")),
+  payer_amount_rub: optionalNullable(text("fixed tariff: what the payer pays")),
+  merchant_amount_rub: optionalNullable(text("fixed tariff: what the merchant gets (default: the payer amount)")),
+  max_cycles: optionalNullable(Schema.Int.annotate({ description: "limit of successful cycles", expected: "an integer" })),
+  consent_text: text("the text the payer consents to"),
+  policy_version: text("version of the policy the consent refers to")
+}).annotate({ identifier: "PlanCreate", title: "PlanCreate" })
 
-/** `X-Test-Mode`: `true` or `false` (any letter case); absent is false. */
-const testMode = (header: string | undefined): Effect.Effect<boolean, PaydeskError> => {
-  if (header === undefined) return Effect.succeed(false)
-  const value = header.trim().toLowerCase()
-  if (value === "true" || value === "false") return Effect.succeed(value === "true")
-  return Effect.fail(new InvalidRequest({ field: "X-Test-Mode", message: "X-Test-Mode must be true or false" }))
-}
+/** `POST /admin/v1/acquirer/payments/{paymentId}/outcome`. */
+export const AcquirerOutcome = Schema.Struct({ outcome: oneOf(["processing", "paid", "failed"], "what the bank reports") })
+  .annotate({ identifier: "AcquirerOutcome", title: "AcquirerOutcome" })
 
-/** The payment creation input from the body and the `X-Test-Mode` header. */
-export const paymentCreate = (body: unknown, testHeader: string | undefined) =>
-  Effect.gen(function*() {
-    const b = yield* decodePaymentCreate(body)
-    const header = yield* testMode(testHeader)
-    const input: Payments.CreateInput = {
-      terminalId: b.terminal_id,
-      amount: b.amount,
-      currency: b.payment_currency,
-      orderId: b.order_id,
-      description: b.description,
-      paymentMethod: b.payment_method,
-      metadata: b.metadata,
-      test: header || b.test === true
-    }
-    return input
+/** Longest answer delay of an emulated charge (ms). */
+export const maxChargeDelayMs = 30_000
+
+const ChargeProgram = oneOf(["paid", "failed", "unknown"], "the bank's answer to the next charge")
+
+/** `POST /admin/v1/acquirer/subscriptions/{subscriptionId}/charge-outcomes`. */
+export const ChargeOutcomes = Schema.Struct({
+  outcomes: Schema.Array(Schema.Union([
+    ChargeProgram,
+    Schema.Struct({
+      outcome: ChargeProgram,
+      delay_ms: Schema.optionalKey(Schema.Int.check(Schema.isBetween({ minimum: 0, maximum: maxChargeDelayMs })))
+    })
+  ])).check(Schema.isMaxLength(100)).annotate({
+    description: "answers of the next charges in order: `paid`, `failed`, `unknown`, or `{outcome, delay_ms}` (the bank answers that late)",
+    expected: `at most 100 of paid, failed, unknown or objects {"outcome", "delay_ms"} (delay_ms an integer from 0 to ${maxChargeDelayMs})`
   })
+}).annotate({ identifier: "ChargeOutcomes", title: "ChargeOutcomes" })
 
-const recurringOf = (value: "true" | "false" | undefined): boolean | undefined => value === undefined ? undefined : value === "true"
-const pageOf = (value: string | undefined): number | undefined => value === undefined ? undefined : Number(value)
+/** `POST /admin/v1/payouts/{id}/reject`. */
+export const PayoutReject = Schema.Struct({
+  reason: Schema.optionalKey(Schema.NullOr(Schema.String.check(Schema.isBetweenLength(1, 512), Schema.isPattern(/\S/)))
+    .annotate({ description: "why, 1 to 512 characters", expected: "1 to 512 characters" }))
+}).annotate({ identifier: "PayoutReject", title: "PayoutReject" })
 
-/** The payments list query and whether CSV was asked for. */
-export const paymentList = (query: unknown) =>
-  Effect.map(decodePaymentList(query), (q) => {
-    const list: Payments.ListQuery = {
-      terminalId: q.terminal_id,
-      environment: q.environment,
-      recurring: recurringOf(q.recurring),
-      page: pageOf(q.page)
-    }
-    return { query: list, csv: q.format === "csv" }
-  })
+/** `PUT /admin/v1/rate`. */
+export const RateSet = Schema.Struct({ rate: text("USDT/RUB, a decimal greater than zero with at most six decimals", "a decimal string like \"95.50\"") })
+  .annotate({ identifier: "RateSet", title: "RateSet" })
 
-/** The payments stats query. */
-export const paymentStats = (query: unknown) =>
-  Effect.map(decodePaymentStats(query), (q): Payments.ListQuery => ({
-    terminalId: q.terminal_id,
-    environment: q.environment,
-    recurring: recurringOf(q.recurring)
-  }))
+/** `POST /admin/v1/clock`. */
+export const ClockSet = Schema.Struct({ now: text("ISO 8601 date-time with an offset", "an ISO 8601 date-time with an offset") })
+  .annotate({ identifier: "ClockSet", title: "ClockSet" })
 
-/** `terminal_id` of a query, if given. */
-export const terminalQuery = (query: unknown) => Effect.map(decodeTerminalQuery(query), (q) => q.terminal_id)
+/** An empty object body (operator moves that take none). */
+export const Empty = Schema.Struct({}).annotate({ identifier: "Empty", title: "Empty" })
 
-/** The terminal settings change (only the fields sent). */
-export const settings = (body: unknown) =>
-  Effect.map(decodeSettings(body), (b) => {
-    const out: { -readonly [K in keyof Terminal.Settings]: Terminal.Settings[K] } = {}
-    if (b.callback_url !== undefined) out.callbackUrl = b.callback_url
-    if (b.success_redirect_url !== undefined) out.successRedirectUrl = b.success_redirect_url
-    if (b.fail_redirect_url !== undefined) out.failRedirectUrl = b.fail_redirect_url
-    if (b.conversion_mode !== undefined) out.conversionMode = b.conversion_mode
-    if (b.conversion_time !== undefined) out.conversionTime = b.conversion_time
-    if (b.show_platform_branding !== undefined) out.showPlatformBranding = b.show_platform_branding
-    return out as Terminal.Settings
-  })
+/** `GET /admin/v1/deliveries`. */
+export const DeliveryListQuery = Schema.Struct({
+  terminal_id: Schema.optionalKey(text("filter by terminal (UUID)", "a terminal UUID")),
+  payment_id: Schema.optionalKey(text("filter by payment (`pay_<uuid>` or UUID)", "pay_<uuid> or a UUID")),
+  status: Schema.optionalKey(oneOf(["pending", "delivered", "failed"], "filter by delivery status")),
+  limit: Schema.optionalKey(intParam(1, 500, "deliveries to list, newest first (default 50)"))
+})
 
-/** The payout creation input from the body and `?terminal_id`. */
-export const payoutCreate = (body: unknown, query: unknown) =>
-  Effect.gen(function*() {
-    const terminalId = yield* terminalQuery(query)
-    const b = yield* decodePayoutCreate(body)
-    const input: Payouts.CreateInput = {
-      terminalId,
-      amountUsdt: b.amount_usdt,
-      walletAddress: b.wallet_address,
-      network: b.network,
-      idempotencyKey: b.idempotency_key
-    }
-    return input
-  })
+// ---------------------------------------------------------------------------------------------
+// Operator reads
 
-/** The payouts list query. */
-export const payoutList = (query: unknown) =>
-  Effect.map(decodePayoutList(query), (q) => ({ terminalId: q.terminal_id, page: pageOf(q.page) }))
+const operatorPage = Schema.optionalKey(intParam(1, 999_999, "page number from 1 (50 records a page)"))
 
-/** The subscriptions list query. */
-export const subscriptionList = (query: unknown) =>
-  Effect.map(decodeSubscriptionList(query), (q) => ({ terminalId: q.terminal_id, state: q.state, page: pageOf(q.page) }))
+/** `GET /admin/v1/accounts`, `GET /admin/v1/terminals/{id}/payouts`. */
+export const OperatorPageQuery = Schema.Struct({ page: operatorPage })
 
-/** Login credentials. */
-export const login = (body: unknown) => decodeLogin(body)
+/** `GET /admin/v1/terminals/{id}/payments`. */
+export const OperatorPaymentsQuery = Schema.Struct({
+  page: operatorPage,
+  environment: Schema.optionalKey(oneOf(["prod", "sandbox", "all"], "live only (`prod`, the default), `sandbox`, or `all`"))
+})
 
-/** The refresh token. */
-export const refresh = (body: unknown) => Effect.map(decodeRefresh(body), (b) => b.refresh_token)
+/** `GET /admin/v1/terminals/{id}/subscriptions`. */
+export const OperatorSubscriptionsQuery = Schema.Struct({
+  page: operatorPage,
+  state: Schema.optionalKey(oneOf(["new", "active", "stop"], "filter by binding state (`provider_state`)"))
+})

@@ -33,7 +33,7 @@ const makeOperated = async (start: number) => {
       setRate: (rate) => run(Effect.flatMap(rateControl, (s) => s.set(rate, start))),
       setClock: (now) => Effect.runPromise(manual.set(now)),
       programCharges: async (subscriptionId, outcomes) => {
-        calls.push(`${subscriptionId}:${outcomes.join(",")}`)
+        calls.push(`${subscriptionId}:${outcomes.map((o) => o.delayMs === 0 ? o.outcome : `${o.outcome}+${o.delayMs}ms`).join(",")}`)
         await run(Effect.flatMap(emulator, (e) => e.programCharges(subscriptionId, outcomes)))
       }
     }
@@ -284,7 +284,7 @@ describe("AdminApi: acquirer and operator moves", () => {
     const principal = await principalOf(merchant)
     const { subscription } = await t.run(Subscriptions.create(principal, {
       idempotencyKey: "k-1",
-      body: { terminal_id: merchant.terminal.id, plan_id: plans.ceilingMonthly.id, amount: "100" }
+      terminalId: merchant.terminal.id, planId: plans.ceilingMonthly.id, amount: "100"
     }))
     const notInReview = await admin(t.app, "POST", `/subscriptions/${subscription.id}/resume`)
     expect(notInReview.statusCode).toBe(400)
@@ -338,14 +338,39 @@ describe("AdminApi: deployment hooks", () => {
     const principal = await operated.run(Kit.apiKeyPrincipal(merchant, crypto.randomUUID()))
     const { subscription } = await operated.run(Subscriptions.create(principal, {
       idempotencyKey: "k-1",
-      body: { terminal_id: merchant.terminal.id, plan_id: plans.fixedMonthly.id, payer_id: "p-1" }
+      terminalId: merchant.terminal.id, planId: plans.fixedMonthly.id, payerId: "p-1"
     }))
     const confirmed = await operated.run(Subscriptions.confirm(subscription.payToken, subscription.csrfToken))
     const first = Option.getOrThrow(confirmed.firstPayment)
     expect(json(await admin(operated.app, "POST", `/acquirer/payments/${first.id}/outcome`, { outcome: "paid" })).status).toBe("paid")
 
-    const badProgram = await admin(operated.app, "POST", `/acquirer/subscriptions/${subscription.id}/charge-outcomes`, { outcomes: ["paid", "maybe"] })
-    expect(badProgram.statusCode).toBe(400)
+    for (const bad of [
+      ["paid", "maybe"],
+      [{ outcome: "paid", delay_ms: 30_001 }],
+      [{ outcome: "paid", delay_ms: -1 }],
+      [{ outcome: "paid", delay_ms: 1.5 }],
+      [{ outcome: "paid", delay_ms: "3000" }],
+      [{ outcome: "maybe", delay_ms: 10 }],
+      [{ outcome: "paid", delay_ms: 10, extra: true }],
+      [{ outcome: "paid", delay_ms: null }],
+      [null]
+    ]) {
+      const badProgram = await admin(operated.app, "POST", `/acquirer/subscriptions/${subscription.id}/charge-outcomes`, { outcomes: bad })
+      expect(badProgram.statusCode, JSON.stringify(bad)).toBe(400)
+      expect(json(badProgram).error.field).toBe("outcomes")
+    }
+    expect(operated.calls).toEqual([])
+    // Late answers are programmed as objects (another subscription: this one's program stays as below).
+    const { subscription: other } = await operated.run(Subscriptions.create(principal, {
+      idempotencyKey: "k-2",
+      terminalId: merchant.terminal.id, planId: plans.fixedMonthly.id, payerId: "p-2"
+    }))
+    const slow = await admin(operated.app, "POST", `/acquirer/subscriptions/${other.id}/charge-outcomes`, {
+      outcomes: [{ outcome: "paid", delay_ms: 3000 }, { outcome: "unknown" }, { outcome: "paid", delay_ms: 0 }]
+    })
+    expect(json(slow)).toEqual({ subscription_id: other.id, outcomes: [{ outcome: "paid", delay_ms: 3000 }, "unknown", "paid"] })
+    expect(operated.calls).toEqual([`${other.id}:paid+3000ms,unknown,paid`])
+    operated.calls.length = 0
     expect((await admin(operated.app, "POST", `/acquirer/subscriptions/${crypto.randomUUID()}/charge-outcomes`, { outcomes: [] })).statusCode).toBe(404)
     const programmed = await admin(operated.app, "POST", `/acquirer/subscriptions/${subscription.id}/charge-outcomes`, { outcomes: ["failed"] })
     expect(programmed.statusCode).toBe(200)

@@ -92,7 +92,7 @@ describe("MerchantApi authentication", () => {
     expectError(await login({ email: merchant.ownerEmail, password: "wrong" }), 401, "invalid_credentials", "invalid email or password")
     expectError(await login({ email: "nobody@example.com", password: "wrong" }), 401, "invalid_credentials", "invalid email or password")
     expect(expectError(await login({ email: merchant.ownerEmail }), 400, "invalid_request", "password is required").field).toBe("password")
-    expect(expectError(await login({ email: 1, password: "x" }), 400, "invalid_request", "email: expected string").field).toBe("email")
+    expect(expectError(await login({ email: 1, password: "x" }), 400, "invalid_request", "email must be a string").field).toBe("email")
     expectError(await login({ email: "a", password: "b", remember: true }), 400, "invalid_request", "unknown field remember")
     expectError(await refresh({}), 400, "invalid_request", "refresh_token is required")
     expectError(await refresh({ refresh_token: "rt_unknown" }), 401, "unauthenticated", "invalid or expired refresh token")

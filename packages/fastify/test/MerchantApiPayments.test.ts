@@ -104,7 +104,8 @@ describe("MerchantApi payments", () => {
     expect(expectError(await get("/payments?format=xml"), 400, "invalid_request").field).toBe("format")
     expectError(await get("/payments?sort=asc"), 400, "invalid_request", "unknown query parameter sort")
     expectError(await get("/payments?page=1&page=2"), 400, "invalid_request")
-    expectError(await get("/payments?terminal_id=not-a-uuid"), 400, "invalid_request", "terminal_id must be a UUID")
+    // A terminal_id that is not a UUID is a terminal the key does not have: 403 (spec, API key rule 3).
+    expectError(await get("/payments?terminal_id=not-a-uuid"), 403, "access_denied", "terminal access denied")
     const other = await t.merchant()
     expectError(await get(`/payments?terminal_id=${other.terminal.id}`), 403, "access_denied", "terminal access denied")
   })
@@ -137,12 +138,13 @@ describe("MerchantApi payments", () => {
 
   it("rejects bodies with wrong types, missing or unknown fields, naming the field, and creates nothing", async () => {
     const cases: ReadonlyArray<readonly [unknown, string, string, string]> = [
-      [{ amount: "1", order_id: "x", test: "yes" }, "invalid_request", "test", "test: expected boolean | null"],
-      [{ amount: "1", order_id: 5 }, "invalid_request", "order_id", "order_id: expected string"],
+      [{ amount: "1", order_id: "x", test: "yes" }, "invalid_request", "test", "test must be true, false or null"],
+      [{ amount: "1", order_id: 5 }, "invalid_request", "order_id", "order_id must be a string"],
       [{ amount: "1" }, "invalid_request", "order_id", "order_id is required"],
       [{ amount: "1", order_id: "x", colour: "red" }, "invalid_request", "colour", "unknown field colour"],
-      [{ amount: "1", order_id: "x", metadata: [1] }, "invalid_request", "metadata", "metadata: expected object | null"],
-      [{ amount: 100.5, order_id: "x" }, "amount_malformed", "", "amount malformed: rubles with at most two decimals"],
+      [{ amount: "1", order_id: "x", metadata: [1] }, "invalid_request", "metadata", "metadata must be a JSON object or null"],
+      // A type error says what is expected.
+      [{ amount: 100.5, order_id: "x" }, "amount_malformed", "", "amount must be a string like \"1000.50\" (roubles, at most two decimals)"],
       [{ amount: "1.234", order_id: "x" }, "amount_malformed", "", "amount malformed: rubles with at most two decimals"],
       [{ amount: "0", order_id: "x" }, "amount_not_positive", "", "amount must be greater than zero"],
       [{ amount: "1000000.01", order_id: "x" }, "invalid_request", "amount", "amount must not exceed 1000000.00"],

@@ -94,7 +94,54 @@ describe("MerchantApi subscription creation", () => {
     expect(response.statusCode).toBe(201)
     const body = shape("Subscription", json(response)) as Record<string, unknown>
     expect(body["pay_url"]).toBeUndefined()
-    expect(body).toMatchObject({ redirect_url: AcquirerEmulator.bindingUrlOf(String(body["id"])), billing_status: "pending" })
+    // Spec rule 5: the 201 answer shows consent_pending (docs/decisions.md, H2H creation).
+    expect(body).toMatchObject({
+      redirect_url: AcquirerEmulator.bindingUrlOf(String(body["id"])),
+      provider_state: "new",
+      billing_status: "consent_pending"
+    })
+  })
+
+  it("creates a sandbox subscription with test: true or X-Test-Mode: true, listed apart from live ones", async () => {
+    const body = shape("Subscription", json(await create(ceiling({ test: true }), "sandbox-1"))) as Record<string, unknown>
+    expect([body["test"], body["environment"]]).toEqual([true, "sandbox"])
+    const header = await t.app.inject({
+      method: "POST",
+      url: "/api/v1/subscriptions",
+      headers: keyHeaders(merchant.apiKey, { "idempotency-key": "sandbox-2", "x-test-mode": "true" }),
+      payload: ceiling()
+    })
+    expect([header.statusCode, json(header).environment]).toEqual([201, "sandbox"])
+    expectError(await create(ceiling({ test: "yes" }), "sandbox-3"), 400, "invalid_json_body", "invalid json body")
+    expect(json(await get("/subscriptions")).total).toBe(0)
+    expect(json(await get("/subscriptions?environment=sandbox")).total).toBe(2)
+    // test: false is a live subscription, as without it.
+    const live = await create(ceiling({ test: false }), "live-1")
+    expect([live.statusCode, json(live).environment]).toEqual([201, "prod"])
+    expect(json(await get("/subscriptions?environment=all")).total).toBe(3)
+  })
+
+  it("a replay with the same Idempotency-Key answers 200 even after the plan changed or the terminal was disabled", async () => {
+    const first = await create(fixed(), "retry-1")
+    expect(first.statusCode).toBe(201)
+    await t.run(Operator.createPlan({
+      terminalIds: [merchant.terminal.id],
+      code: plans.fixedMonthly.code,
+      name: "Premium monthly v2",
+      interval: "month",
+      payerAmountRub: "1290",
+      merchantAmountRub: "1200",
+      consentText: "Новые условия",
+      policyVersion: "2026-06"
+    }))
+    const replay = await create(fixed(), "retry-1")
+    expect(replay.statusCode).toBe(200)
+    expect(json(replay).id).toBe(json(first).id)
+    await t.run(Operator.setTerminalStatus(merchant.terminal.id, "disabled"))
+    const disabled = await create(fixed(), "retry-1")
+    expect([disabled.statusCode, json(disabled).id]).toEqual([200, json(first).id])
+    expectError(await create(fixed(), "retry-2"), 400, "terminal_unavailable", "terminal is unavailable")
+    await t.run(Operator.setTerminalStatus(merchant.terminal.id, "active"))
   })
 
   it("every 400 of the spec, creating nothing", async () => {
@@ -170,7 +217,11 @@ describe("MerchantApi subscriptions: read, list, charges, stop", () => {
     expect(json(await get(`/subscriptions?state=new&terminal_id=${merchant.terminal.id}&page=1`)).total).toBe(2)
     expect(expectError(await get("/subscriptions?state=stopped"), 400, "invalid_request").field).toBe("state")
 
+    const unconfigured = await t.merchant()
+    expectError(await get(`/subscriptions/${a.id}`, unconfigured.apiKey), 503, "recurring_not_configured", "subscriptions not configured")
+    expectError(await stop(a.id, unconfigured.apiKey), 503, "recurring_not_configured", "subscriptions not configured")
     const other = await t.merchant()
+    await t.plans(other.terminal.id)
     expectError(await get(`/subscriptions/${a.id}`, other.apiKey), 404, "not_found", "subscription not found")
     expectError(await get(`/subscriptions/${crypto.randomUUID()}`), 404, "not_found", "subscription not found")
     expectError(await get("/subscriptions/not-a-uuid/charges"), 404, "not_found", "subscription not found")

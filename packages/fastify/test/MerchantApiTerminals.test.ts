@@ -58,7 +58,7 @@ describe("MerchantApi terminals, balance, rate and payouts", () => {
     expect(expectError(await call("PUT", url, { callback_url: "ftp://x" }), 400, "invalid_request").field).toBe("callback_url")
     expect(expectError(await call("PUT", url, { conversion_time: "25:00" }), 400, "invalid_request").field).toBe("conversion_time")
     expectError(await call("PUT", url, "[]", { "content-type": "application/json" }), 400, "invalid_json_body", "invalid json body")
-    expectError(await call("PUT", "/terminals/not-a-uuid", {}), 400, "invalid_request", "terminal_id must be a UUID")
+    expectError(await call("PUT", "/terminals/not-a-uuid", {}), 403, "access_denied", "terminal access denied")
     const unchanged = json(await call("PUT", url, {}))
     expect(unchanged).toMatchObject({ callback_url: merchant.terminal.callbackUrl, conversion_mode: "instant", show_platform_branding: true })
   })

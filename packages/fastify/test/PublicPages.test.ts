@@ -55,6 +55,32 @@ const csrfOf = (html: string): string => {
 }
 
 describe("PublicPages: payment page", () => {
+  it("shows the platform footer unless the terminal turned show_platform_branding off, on both pages", async () => {
+    const { merchant, principal, token } = await paymentOf()
+    const footer = "<footer>Платёжная страница Paydesk</footer>"
+    expect((await getPage(`/public/payments/${token}`)).body).toContain(footer)
+    await t.run(Terminals.updateSettings(principal, merchant.terminal.id, { showPlatformBranding: false }))
+    expect((await getPage(`/public/payments/${token}`)).body).not.toContain(footer)
+    const plans = await t.plans(merchant.terminal.id)
+    const { subscription } = await t.run(Subscriptions.create(await principalOf(merchant), {
+      idempotencyKey: "branding", terminalId: merchant.terminal.id, planId: plans.ceilingMonthly.id, amount: "10"
+    }))
+    expect((await getPage(`/public/subscriptions/${subscription.payToken}`)).body).not.toContain(footer)
+    await t.run(Terminals.updateSettings(principal, merchant.terminal.id, { showPlatformBranding: true }))
+    expect((await getPage(`/public/subscriptions/${subscription.payToken}`)).body).toContain(footer)
+  })
+
+  it("a sandbox page offers simulate processing while created; the status endpoint then shows processing", async () => {
+    const { token } = await paymentOf()
+    const page = (await getPage(`/public/payments/${token}`)).body
+    expect(page).toContain("value=\"processing\"")
+    const answer = await postJson(`/public/payments/${token}/simulate`, { outcome: "processing", csrf_token: csrfOf(page) })
+    expect([answer.statusCode, json(answer).status]).toEqual([200, "processing"])
+    const after = (await getPage(`/public/payments/${token}`)).body
+    expect(after).not.toContain("value=\"processing\"")
+    expect(after).toContain("value=\"paid\"")
+  })
+
   it("renders shop, amount, status, QR image and sandbox buttons with csrf_token for a sandbox payment", async () => {
     const { merchant, token, payment } = await paymentOf()
     const response = await getPage(`/public/payments/${token}`)
@@ -196,7 +222,7 @@ describe("PublicPages: subscription consent page", () => {
     const principal = await principalOf(merchant)
     const { subscription } = await t.run(Subscriptions.create(principal, {
       idempotencyKey: crypto.randomUUID(),
-      body: { terminal_id: merchant.terminal.id, plan_id: plans.fixedMonthly.id, payer_id: "payer-1" }
+      terminalId: merchant.terminal.id, planId: plans.fixedMonthly.id, payerId: "payer-1"
     }))
     return { merchant, plans, principal, subscription, token: subscription.payToken }
   }
@@ -226,12 +252,13 @@ describe("PublicPages: subscription consent page", () => {
     expect(Option.isNone(current.firstPayment)).toBe(true)
   })
 
-  it("confirm (JSON) moves to pending and creates the first payment; the page links to it", async () => {
+  it("confirm (JSON) creates the first payment and stays consent_pending until it is paid; the page links to it", async () => {
     const { token, subscription } = await subscriptionOf()
     const response = await confirmJson(token, subscription.csrfToken)
     expect(response.statusCode).toBe(200)
     const body = json(response)
-    expect(body.billing_status).toBe("pending")
+    // Pending only once the payer pays (spec: "confirms terms on the form and pays the first payment").
+    expect(body.billing_status).toBe("consent_pending")
     const found = await t.run(Subscriptions.findPublic(token))
     const first = Option.getOrThrow(found.firstPayment)
     expect(body.first_payment_url).toBe(`${publicUrl}/public/payments/${first.payToken}`)
@@ -240,13 +267,21 @@ describe("PublicPages: subscription consent page", () => {
     expect(first.amount).toBe(99_000n)
 
     const html = (await getPage(`/public/subscriptions/${token}`)).body
-    expect(html).toContain("Первый платёж принят, подключение регулярных платежей проверяется.")
+    expect(html).toContain("Условия подтверждены. Оплатите первый платёж")
+    expect(html).not.toContain("Первый платёж принят")
     expect(html).toContain(`href="/public/payments/${first.payToken}"`)
     expect(html).not.toContain("/confirm")
 
+    // The payer pays: the bank reports processing, the page says the first payment is accepted, with no pay link.
+    await t.run(Payments.settle(first.id, "processing"))
+    const pending = (await getPage(`/public/subscriptions/${token}`)).body
+    expect(pending).toContain("data-billing-status=\"pending\"")
+    expect(pending).toContain("Первый платёж принят, подключение регулярных платежей проверяется.")
+    expect(pending).not.toContain("Оплатить первый платёж")
+
     // Confirming again is a no-op.
     const again = json(await confirmJson(token, subscription.csrfToken))
-    expect(again).toEqual(body)
+    expect(again).toEqual({ ...body, billing_status: "pending" })
     // The first payment's page shows its QR code.
     expect((await getPage(`/public/payments/${first.payToken}`)).body).toContain("990.00 RUB")
   })
@@ -326,7 +361,7 @@ describe("PublicPages: subscription consent page", () => {
     const principal = await principalOf(merchant)
     const { subscription } = await t.run(Subscriptions.create(principal, {
       idempotencyKey: "k-1",
-      body: { terminal_id: merchant.terminal.id, plan_id: plan.id, amount: "500" }
+      terminalId: merchant.terminal.id, planId: plan.id, amount: "500"
     }))
     const html = (await getPage(`/public/subscriptions/${subscription.payToken}`)).body
     expect(html).not.toContain("<script>alert(1)")

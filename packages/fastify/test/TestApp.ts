@@ -15,7 +15,8 @@ export const adminToken = "test-admin-token"
 /** A fresh app on a fresh kit. */
 export const make = async (options: Partial<App.Options> = {}) => {
   const runtime = ManagedRuntime.make(Kit.layer)
-  const app = await App.build({ runtime, publicUrl, adminToken, ...options })
+  // Every answer is checked against its operation's declaration.
+  const app = await App.build({ runtime, publicUrl, adminToken, checkResponses: true, ...options })
   const run = <A, E>(effect: Effect.Effect<A, E, Kit.Services>) => runtime.runPromise(effect)
   return {
     app,

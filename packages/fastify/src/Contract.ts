@@ -1,0 +1,310 @@
+/**
+ * One declaration per operation: its method and path, the Effect schemas of its query, headers,
+ * body and responses, its errors, an example of each, and the documentation around them. From
+ * one `Operation` value the route is registered and decodes its request (`route`), the OpenAPI
+ * document describes it (`OpenApi.ts`), and tests check every answer against it
+ * (`checkResponses`).
+ *
+ * Decoding is strict and speaks one language for every surface: a wrong type, a missing required
+ * field or an unknown field is a 400 `invalid_request` whose `field` names it and whose message
+ * says what is expected (`amount must be a string like "1000.50"`); a body that is not a JSON
+ * object is `invalid_json_body`. A declaration may map a field's failure to a core error (its own
+ * code and the spec's message), or, like the subscription body (spec rule 1), answer every
+ * failure `invalid json body`.
+ */
+import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify"
+import { Effect, Schema, SchemaIssue } from "effect"
+import { InvalidJsonBody, InvalidRequest, type PaydeskError } from "@paydesk/core"
+
+declare module "fastify" {
+  interface FastifyContextConfig {
+    /** The declared operation of a route (`Contract.route`). */
+    readonly operationId?: string
+  }
+}
+
+/** Where an operation lives: the merchant API, the payer pages, the operator API, the docs or the host (health, metrics). */
+export type Surface = "merchant" | "public" | "operator" | "docs" | "host"
+
+/** The path prefix of each surface. */
+export const prefixes: Record<Surface, string> = { merchant: "/api/v1", public: "/public", operator: "/admin/v1", docs: "", host: "" }
+
+/** `merchant`: `X-API-Key` + `X-Nonce` or a dashboard Bearer token; `operator`: the operator token; `none`: open. */
+export type Auth = "merchant" | "operator" | "none"
+
+/** A request header the operation reads. */
+export interface Header {
+  readonly name: string
+  readonly required: boolean
+  readonly description: string
+  readonly example: string
+  /** The accepted values (after `normalize`); any string when absent. */
+  readonly schema?: Schema.Codec<string, string>
+  readonly normalize?: (value: string) => string
+}
+
+/** The request body. */
+export interface Body<S extends Schema.Top = Schema.Top> {
+  readonly schema: S
+  readonly example: S["Encoded"]
+  /** An empty body counts as `{}`. */
+  readonly optional?: true
+  /** Plain HTML forms may post it too (`application/x-www-form-urlencoded`). */
+  readonly form?: true
+  /** Every failure is `invalid json body` (spec rule 1 of subscription creation). */
+  readonly invalidJsonOnly?: true
+  /** A field whose failure is a core error of its own code (given the message saying what is expected). */
+  readonly overrides?: Readonly<Record<string, (message: string) => PaydeskError>>
+}
+
+/** One documented answer. */
+export interface Reply {
+  readonly status: number
+  readonly description: string
+  /** The JSON body (absent: no body, or `contentType` describes it). */
+  readonly schema?: Schema.Top
+  readonly example?: unknown
+  /** Another content type than JSON (a CSV export, an HTML page, a script). */
+  readonly contentType?: "text/csv" | "text/html" | "text/javascript" | "text/plain" | "application/json"
+  /** Also answers `text/csv` (with `format=csv`). */
+  readonly csv?: true
+  /** Response headers (a redirect's `Location`). */
+  readonly headers?: Readonly<Record<string, string>>
+}
+
+/** An operation of the API. */
+export interface Operation<
+  Q extends Schema.Top | undefined = Schema.Top | undefined,
+  B extends Schema.Top | undefined = Schema.Top | undefined
+> {
+  readonly id: string
+  readonly surface: Surface
+  readonly method: "GET" | "POST" | "PUT"
+  /** Path under the surface's prefix, in OpenAPI form (`/payments/{paymentID}`). */
+  readonly path: string
+  readonly tag: string
+  readonly summary: string
+  readonly description?: string
+  readonly auth: Auth
+  /** Path parameters: name to description. */
+  readonly params?: Readonly<Record<string, string>>
+  readonly query?: Q
+  readonly queryExample?: Readonly<Record<string, string>>
+  readonly headers?: ReadonlyArray<Header>
+  readonly body?: B extends Schema.Top ? Body<B> : undefined
+  readonly responses: ReadonlyArray<Reply>
+  /** Error answers: status and what causes them (codes and messages). */
+  readonly errors: ReadonlyArray<readonly [number, string]>
+}
+
+/** Declares an operation (keeps its literal types for `Input`). */
+export const operation = <Q extends Schema.Top | undefined = undefined, B extends Schema.Top | undefined = undefined>(
+  op: Operation<Q, B>
+): Operation<Q, B> => op
+
+/** The decoded request of an operation. */
+export interface Input<Q, B> {
+  readonly params: Readonly<Record<string, string>>
+  readonly query: Q extends Schema.Top ? Q["Type"] : Record<string, never>
+  readonly headers: Readonly<Record<string, string | undefined>>
+  readonly body: B extends Schema.Top ? B["Type"] : undefined
+}
+
+/** The full path of an operation (with its surface's prefix). */
+export const fullPath = (op: Operation<any, any>): string => `${prefixes[op.surface]}${op.path}`
+
+// ---------------------------------------------------------------------------------------------
+// Decoding
+
+type Where = "body" | "query"
+
+interface Leaf {
+  readonly path: ReadonlyArray<PropertyKey>
+  readonly issue: SchemaIssue.Issue
+}
+
+/** The first leaf of an issue tree with its path. */
+const leafOf = (issue: SchemaIssue.Issue, path: ReadonlyArray<PropertyKey> = []): Leaf => {
+  switch (issue._tag) {
+    case "Composite":
+      return leafOf(issue.issues[0], path)
+    case "Pointer":
+      return leafOf(issue.issue, [...path, ...issue.path])
+    default:
+      return { path, issue }
+  }
+}
+
+const formatter = SchemaIssue.makeFormatterStandardSchemaV1()
+
+const lowerFirst = (s: string): string => s.length === 0 ? s : s[0]!.toLowerCase() + s.slice(1)
+
+/** What a field of a struct expects, from its `expected` annotation. */
+const expectedOf = (schema: Schema.Top, field: string): string | undefined => {
+  const fields = (schema as unknown as { readonly fields?: Record<string, Schema.Top> }).fields
+  const target = fields?.[field]
+  return target === undefined ? undefined : Schema.resolveAnnotations(target)?.expected
+}
+
+/** The 400 of a failed decode, naming the field and what it expects (or a core error of its own). */
+const failure = (schema: Schema.Top, where: Where, overrides: Readonly<Record<string, (message: string) => PaydeskError>>) =>
+(error: Schema.SchemaError): PaydeskError => {
+  const { issue, path } = leafOf(error.issue)
+  const field = path.map(String).join(".")
+  // A body that is not a JSON object is `invalid json body`, like malformed JSON (docs/decisions.md, HTTP).
+  if (field === "") return where === "body" ? InvalidJsonBody.of() : new InvalidRequest({ message: "invalid query string" })
+  const top = String(path[0])
+  if (issue._tag === "MissingKey") return new InvalidRequest({ field, message: `${field} is required` })
+  if (issue._tag === "UnexpectedKey") {
+    return new InvalidRequest({ field, message: where === "body" ? `unknown field ${field}` : `unknown query parameter ${field}` })
+  }
+  // A field that says what it expects is named whole (`outcomes`, not `outcomes.1`).
+  const expected = expectedOf(schema, top)
+  const message = expected !== undefined
+    ? `${top} must be ${expected}`
+    : `${field}: ${lowerFirst(formatter(issue).issues[0]?.message ?? "invalid value")}`
+  const override = overrides[top]
+  if (override !== undefined) return override(message)
+  return new InvalidRequest({ field: expected !== undefined ? top : field, message })
+}
+
+const decoders = new WeakMap<Schema.Top, (input: unknown) => Effect.Effect<unknown, Schema.SchemaError>>()
+
+const decoderOf = (schema: Schema.Top) => {
+  let decode = decoders.get(schema)
+  if (decode === undefined) {
+    decode = Schema.decodeUnknownEffect(schema as Schema.Codec<unknown>, { onExcessProperty: "error", errors: "first" })
+    decoders.set(schema, decode)
+  }
+  return decode
+}
+
+/** Decodes a value with a schema, failing with the API's 400. */
+export const decodeWith = <S extends Schema.Top>(
+  schema: S,
+  where: Where,
+  input: unknown,
+  overrides: Readonly<Record<string, (message: string) => PaydeskError>> = {}
+): Effect.Effect<S["Type"], PaydeskError> =>
+  Effect.mapError(decoderOf(schema)(input), failure(schema, where, overrides)) as Effect.Effect<S["Type"], PaydeskError>
+
+const headerOf = (request: FastifyRequest, name: string): string | undefined => {
+  const value = request.headers[name.toLowerCase()]
+  return Array.isArray(value) ? value[0] : value
+}
+
+const decodeHeader = (request: FastifyRequest, header: Header): Effect.Effect<string | undefined, PaydeskError> => {
+  const raw = headerOf(request, header.name)
+  if (raw === undefined || header.schema === undefined) return Effect.succeed(raw)
+  const value = header.normalize === undefined ? raw : header.normalize(raw)
+  return Effect.mapError(decoderOf(header.schema)(value), () => {
+    const expected = Schema.resolveAnnotations(header.schema!)?.expected ?? "valid"
+    return new InvalidRequest({ field: header.name, message: `${header.name} must be ${expected}` })
+  }) as Effect.Effect<string, PaydeskError>
+}
+
+/** Decodes the request of `op`: headers, query string and body. */
+export const decode = <Q extends Schema.Top | undefined, B extends Schema.Top | undefined>(
+  op: Operation<Q, B>,
+  request: FastifyRequest
+): Effect.Effect<Input<Q, B>, PaydeskError> =>
+  Effect.gen(function*() {
+    const headers: Record<string, string | undefined> = {}
+    for (const header of op.headers ?? []) headers[header.name] = yield* decodeHeader(request, header)
+    const query = op.query === undefined
+      ? {}
+      : yield* decodeWith(op.query, "query", { ...(request.query as object | undefined) })
+    const spec = op.body as Body | undefined
+    let body: unknown = undefined
+    if (spec !== undefined) {
+      const given = request.body === undefined && spec.optional === true ? {} : request.body
+      body = spec.invalidJsonOnly === true
+        ? yield* Effect.mapError(decoderOf(spec.schema)(given), () => InvalidJsonBody.of())
+        : yield* decodeWith(spec.schema, "body", given, spec.overrides)
+    }
+    return { params: (request.params ?? {}) as Record<string, string>, query, headers, body } as Input<Q, B>
+  })
+
+// ---------------------------------------------------------------------------------------------
+// Routes
+
+/** Fastify's form of an OpenAPI path (`{id}` -> `:id`). */
+export const fastifyPath = (path: string): string => path.replace(/\{(\w+)\}/g, ":$1")
+
+/** Registers `op` on `app` (mounted at its surface's prefix); the handler gets the request's decoding. */
+export const route = <Q extends Schema.Top | undefined, B extends Schema.Top | undefined>(
+  app: FastifyInstance,
+  op: Operation<Q, B>,
+  handler: (request: FastifyRequest, reply: FastifyReply, input: Effect.Effect<Input<Q, B>, PaydeskError>) => unknown,
+  options: {
+    readonly preHandler?: (request: FastifyRequest, reply: FastifyReply) => Promise<unknown>
+    readonly onRequest?: (request: FastifyRequest, reply: FastifyReply) => Promise<unknown>
+    /** Probes and scrapes log at `warn` only. */
+    readonly logLevel?: "warn"
+  } = {}
+): void => {
+  app.route({
+    method: op.method,
+    url: fastifyPath(op.path),
+    config: { operationId: op.id },
+    ...(options.preHandler === undefined ? {} : { preHandler: options.preHandler }),
+    ...(options.onRequest === undefined ? {} : { onRequest: options.onRequest }),
+    ...(options.logLevel === undefined ? {} : { logLevel: options.logLevel }),
+    handler: (request, reply) => handler(request, reply, decode(op, request)) as Promise<unknown>
+  })
+}
+
+// ---------------------------------------------------------------------------------------------
+// Checking answers (tests)
+
+/** Why an answer does not match its declaration, or null when it does. */
+export const violation = (
+  op: Operation<any, any>,
+  status: number,
+  contentType: string | undefined,
+  payload: string,
+  errorSchema: Schema.Top
+): string | null => {
+  const declared = op.responses.find((r) => r.status === status)
+  const isJson = (contentType ?? "").startsWith("application/json")
+  if (declared === undefined) {
+    if (!op.errors.some(([s]) => s === status) && status < 500 && status !== 415 && status !== 429) {
+      return `${op.id}: status ${status} is not declared`
+    }
+    // Pages (and plain form posts from a browser) answer errors as HTML pages.
+    const pages = op.responses.some((r) => r.contentType === "text/html") || (op.body as Body | undefined)?.form === true
+    if (!isJson) return pages ? null : `${op.id}: error ${status} is not JSON`
+    return check(errorSchema, payload, `${op.id} ${status}`)
+  }
+  if (declared.schema === undefined) return null
+  if (!isJson) return declared.csv === true || declared.contentType !== undefined ? null : `${op.id}: ${status} is not JSON`
+  return check(declared.schema, payload, `${op.id} ${status}`)
+}
+
+const check = (schema: Schema.Top, payload: string, what: string): string | null => {
+  let value: unknown
+  try {
+    value = JSON.parse(payload)
+  } catch {
+    return `${what}: the body is not JSON`
+  }
+  const result = Schema.decodeUnknownExit(schema as Schema.Codec<unknown>, { onExcessProperty: "error" })(value)
+  return result._tag === "Success" ? null : `${what}: ${String(result.cause)}`
+}
+
+/**
+ * Makes `app` check every answer of a declared operation against its declaration; a mismatch
+ * becomes a 500 `response_contract_violation` naming it (for tests).
+ */
+export const checkResponses = (app: FastifyInstance, operations: ReadonlyArray<Operation<any, any>>, errorSchema: Schema.Top): void => {
+  const byId = new Map(operations.map((op) => [op.id, op]))
+  app.addHook("onSend", async (request, reply, payload) => {
+    const id = request.routeOptions.config?.operationId
+    const op = id === undefined ? undefined : byId.get(id)
+    if (op === undefined || typeof payload !== "string") return payload
+    const problem = violation(op, reply.statusCode, reply.getHeader("content-type") as string | undefined, payload, errorSchema)
+    if (problem === null) return payload
+    reply.code(500).header("content-type", "application/json; charset=utf-8")
+    return JSON.stringify({ error: { code: "response_contract_violation", message: problem, request_id: request.id } })
+  })
+}

@@ -1,0 +1,109 @@
+/**
+ * The deployment's routes and request tracing: liveness, readiness from the host's checks (503
+ * naming the failed one, or the probe's error), `/metrics` behind the operator token, every
+ * request observed with its route pattern, and each request a server span that parents its use
+ * case's spans (a `traceparent` header continues the caller's trace).
+ */
+import { afterEach, describe, expect, it } from "vitest"
+import { Layer, ManagedRuntime, Option, Tracer } from "effect"
+import { Kit } from "@paydesk/testkit"
+import * as App from "../src/App.js"
+import type { Readiness } from "../src/HostRoutes.js"
+import { adminToken, json, keyHeaders, make, publicUrl, type TestApp } from "./TestApp.js"
+
+let closers: Array<() => Promise<unknown>> = []
+afterEach(async () => {
+  for (const close of closers) await close()
+  closers = []
+})
+
+const fresh = async (options: Partial<App.Options>): Promise<TestApp> => {
+  const t = await make(options)
+  closers.push(t.close)
+  return t
+}
+
+describe("health and metrics routes", () => {
+  it("answers liveness, and readiness from the host's checks", async () => {
+    let readiness: Readiness = { checks: { database: { ok: true, detail: "reachable" }, worker: { ok: true, detail: "running" } } }
+    const t = await fresh({ host: { ready: async () => readiness } })
+    const live = await t.app.inject({ method: "GET", url: "/health/live" })
+    expect([live.statusCode, json(live), live.headers["cache-control"]]).toEqual([200, { status: "ok" }, "no-store"])
+    const ready = await t.app.inject({ method: "GET", url: "/health/ready" })
+    expect([ready.statusCode, json(ready)]).toEqual([200, { status: "ready", checks: readiness.checks }])
+    readiness = { checks: { ...readiness.checks, worker: { ok: false, detail: "stopped" } } }
+    const notReady = await t.app.inject({ method: "GET", url: "/health/ready" })
+    expect([notReady.statusCode, json(notReady).status, json(notReady).checks.worker]).toEqual([503, "not_ready", { ok: false, detail: "stopped" }])
+
+    const failing = await fresh({ host: { ready: () => Promise.reject(new Error("connection refused")) } })
+    const broken = await failing.app.inject({ method: "GET", url: "/health/ready" })
+    expect([broken.statusCode, json(broken).checks.probe]).toEqual([503, { ok: false, detail: "connection refused" }])
+  })
+
+  it("serves /metrics behind the operator token; 501 when the host exports no metrics", async () => {
+    const t = await fresh({ host: { metrics: { contentType: "text/plain; version=0.0.4", render: async () => "paydesk_up 1\n" } } })
+    expect((await t.app.inject({ method: "GET", url: "/metrics" })).statusCode).toBe(401)
+    expect((await t.app.inject({ method: "GET", url: "/metrics", headers: { authorization: "Bearer nope" } })).statusCode).toBe(401)
+    const scraped = await t.app.inject({ method: "GET", url: "/metrics", headers: { authorization: `Bearer ${adminToken}` } })
+    expect([scraped.statusCode, scraped.body, scraped.headers["content-type"]]).toEqual([200, "paydesk_up 1\n", "text/plain; version=0.0.4"])
+    const without = await fresh({})
+    const missing = await without.app.inject({ method: "GET", url: "/metrics", headers: { authorization: `Bearer ${adminToken}` } })
+    expect([missing.statusCode, missing.json().error.code]).toEqual([501, "not_implemented"])
+    expect((await without.app.inject({ method: "GET", url: "/metrics" })).statusCode).toBe(401)
+  })
+
+  it("observes every request with its route pattern, status and duration", async () => {
+    const samples: Array<App.Sample> = []
+    const t = await fresh({ observe: (sample) => samples.push(sample) })
+    const merchant = await t.merchant()
+    await t.app.inject({ method: "GET", url: `/api/v1/payments/pay_${crypto.randomUUID()}`, headers: keyHeaders(merchant.apiKey) })
+    await t.app.inject({ method: "GET", url: "/nowhere" })
+    expect(samples.map(({ method, route, status }) => ({ method, route, status }))).toEqual([
+      { method: "GET", route: "/api/v1/payments/:paymentID", status: 404 },
+      { method: "GET", route: "unmatched", status: 404 }
+    ])
+    for (const s of samples) expect(s.seconds).toBeGreaterThanOrEqual(0)
+  })
+})
+
+describe("request spans", () => {
+  const recording = () => {
+    const spans: Array<Tracer.NativeSpan> = []
+    const tracer = Tracer.make({
+      span(options) {
+        const span = new Tracer.NativeSpan(options)
+        spans.push(span)
+        return span
+      }
+    })
+    return { spans, layer: Layer.succeed(Tracer.Tracer)(tracer) }
+  }
+
+  it("opens a server span per request, parent of the use case's spans, closed with the status", async () => {
+    const { spans, layer } = recording()
+    const runtime = ManagedRuntime.make(Layer.merge(Kit.layer, layer))
+    const app = await App.build({ runtime, publicUrl })
+    closers.push(() => app.close(), () => runtime.dispose())
+    const merchant = await runtime.runPromise(Kit.provisionMerchant())
+    spans.length = 0
+    const created = await app.inject({ method: "POST", url: "/api/v1/payments", headers: keyHeaders(merchant.apiKey), payload: { amount: "10", order_id: "o-1" } })
+    expect(created.statusCode).toBe(201)
+    const server = spans.find((s) => s.name === "POST /api/v1/payments")!
+    expect(server.kind).toBe("server")
+    expect(Object.fromEntries(server.attributes)).toMatchObject({
+      "http.request.method": "POST", "http.route": "/api/v1/payments", "url.path": "/api/v1/payments", "http.response.status_code": 201
+    })
+    expect(server.status._tag).toBe("Ended")
+    const useCase = spans.find((s) => s.name === "Payments.create")!
+    expect(useCase.traceId).toBe(server.traceId)
+    // The use case runs under the request: its chain of parents reaches the server span.
+    const ancestors = (span: Tracer.AnySpan): Array<string> =>
+      span._tag === "Span" && Option.isSome(span.parent) ? [span.parent.value.spanId, ...ancestors(span.parent.value)] : []
+    expect(ancestors(useCase)).toContain(server.spanId)
+
+    const traceId = "4bf92f3577b34da6a3ce929d0e0e4736"
+    await app.inject({ method: "GET", url: "/health/live", headers: { traceparent: `00-${traceId}-00f067aa0ba902b7-01` } })
+    const continued = spans.find((s) => s.name === "GET /health/live")!
+    expect([continued.traceId, Option.getOrUndefined(continued.parent)?.spanId]).toEqual([traceId, "00f067aa0ba902b7"])
+  })
+})

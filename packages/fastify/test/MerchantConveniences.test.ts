@@ -1,0 +1,158 @@
+/**
+ * The conventions beside the spec (docs/decisions.md, "Merchant conveniences"): simulation of a
+ * sandbox payment by API key, lookup by `order_id`, the `Idempotency-Key` header on payments and
+ * payouts, `limit` with a cursor beside `page`, and the events feed of `paydesk listen`.
+ */
+import { afterEach, beforeEach, describe, expect, it } from "vitest"
+import { Effect } from "effect"
+import { Payments, PaymentRepository, Signature } from "@paydesk/core"
+import type { Kit } from "@paydesk/testkit"
+import { expectError, json, keyHeaders, make, shape, type TestApp } from "./TestApp.js"
+
+let t: TestApp
+let merchant: Kit.Merchant
+
+beforeEach(async () => {
+  t = await make()
+  merchant = await t.merchant()
+})
+afterEach(() => t.close())
+
+const call = (method: "GET" | "POST", url: string, payload?: unknown, headers: Record<string, string> = {}, apiKey = merchant.apiKey) =>
+  t.app.inject({ method, url: `/api/v1${url}`, headers: keyHeaders(apiKey, headers), ...(payload === undefined ? {} : { payload: payload as object }) })
+
+const sandbox = async (orderId: string) => json(await call("POST", "/payments", { amount: "250", order_id: orderId, test: true }))
+const paymentCount = () =>
+  t.run(Effect.flatMap(PaymentRepository, (r) => r.list({ terminalId: merchant.terminal.id, environment: "all", recurring: null }, { limit: 1, offset: 0 })))
+    .then((r) => r.total)
+
+describe("MerchantConveniences: sandbox simulation by API key", () => {
+  it("moves a sandbox payment to paid (through processing) and answers the payment; repeating it changes nothing", async () => {
+    const payment = await sandbox("sim-1")
+    const paid = await call("POST", `/payments/${payment.id}/simulate`, { outcome: "paid" })
+    expect(paid.statusCode).toBe(200)
+    expect(shape("Payment", json(paid))).toMatchObject({ id: payment.id, status: "paid", test: true })
+    expect(json(await call("POST", `/payments/${payment.id}/simulate`, { outcome: "paid" })).status).toBe("paid")
+    expectError(await call("POST", `/payments/${payment.id}/simulate`, { outcome: "failed" }), 409, "invalid_transition")
+  })
+
+  it("refuses live payments, unknown outcomes, other terminals' payments and unknown ids", async () => {
+    const live = json(await call("POST", "/payments", { amount: "250", order_id: "live-1" }))
+    expectError(await call("POST", `/payments/${live.id}/simulate`, { outcome: "paid" }), 400, "operation_not_allowed", "simulation is available only for sandbox payments")
+    const payment = await sandbox("sim-2")
+    expect(expectError(await call("POST", `/payments/${payment.id}/simulate`, { outcome: "maybe" }), 400, "invalid_request",
+      "outcome must be one of: paid, failed, processing").field).toBe("outcome")
+    const other = await t.merchant()
+    expectError(await call("POST", `/payments/${payment.id}/simulate`, { outcome: "paid" }, {}, other.apiKey), 404, "not_found", "payment not found")
+    expectError(await call("POST", `/payments/pay_${crypto.randomUUID()}/simulate`, { outcome: "paid" }), 404, "not_found")
+    const token: string = payment.pay_url.split("/").at(-1)
+    expect((await t.run(Payments.findPublic(token))).payment.status).toBe("created")
+  })
+})
+
+describe("MerchantConveniences: lookup by order_id", () => {
+  it("finds the payment of an order_id in its environment, 404 elsewhere", async () => {
+    const payment = await sandbox("look-1")
+    const found = await call("GET", "/payments/by-order?order_id=look-1&environment=sandbox")
+    expect(found.statusCode).toBe(200)
+    expect((shape("Payment", json(found)) as { id: string }).id).toBe(payment.id)
+    expectError(await call("GET", "/payments/by-order?order_id=look-1"), 404, "not_found", "payment not found")
+    expect(expectError(await call("GET", "/payments/by-order"), 400, "invalid_request", "order_id is required").field).toBe("order_id")
+  })
+})
+
+describe("MerchantConveniences: Idempotency-Key", () => {
+  it("on payments: the same key and body answer the first payment (200), another body 409, nothing created twice", async () => {
+    const headers = { "idempotency-key": "checkout-77" }
+    const body = { amount: "100.50", order_id: "idem-1", test: true }
+    const first = await call("POST", "/payments", body, headers)
+    expect(first.statusCode).toBe(201)
+    const again = await call("POST", "/payments", body, headers)
+    expect(again.statusCode).toBe(200)
+    expect(json(again).id).toBe(json(first).id)
+    expectError(await call("POST", "/payments", { ...body, order_id: "idem-2" }, headers), 409, "idempotency_conflict", "idempotency key conflicts with another request")
+    expect(await paymentCount()).toBe(1)
+    // A key bound by a replayed order_id answers that payment too.
+    expect(json(await call("POST", "/payments", body, { "idempotency-key": "checkout-78" })).id).toBe(json(first).id)
+    expect(json(await call("POST", "/payments", body, { "idempotency-key": "checkout-78" })).id).toBe(json(first).id)
+    expectError(await call("POST", "/payments", { ...body, amount: "1" }, { "idempotency-key": "checkout-78" }), 409, "idempotency_conflict")
+    expect(expectError(await call("POST", "/payments", body, { "idempotency-key": "x".repeat(129) }), 400, "invalid_request").field).toBe("Idempotency-Key")
+  })
+
+  it("on payouts: the header is the body's idempotency_key; both must agree", async () => {
+    const payment = json(await call("POST", "/payments", { amount: "9500", order_id: "fund" }))
+    await t.run(Payments.settle(payment.id, "paid"))
+    const body = { amount_usdt: "10", wallet_address: "TQn9Y2khEsLJW1ChVWFMSMeRDow5KcbLSE", network: "TRC-20" }
+    const first = json(await call("POST", "/payouts", body, { "idempotency-key": "po-9" }))
+    expect(first.idempotency_key).toBe("po-9")
+    expect(json(await call("POST", "/payouts", { ...body, idempotency_key: "po-9" })).id).toBe(first.id)
+    expect(json(await call("POST", "/payouts", body, { "idempotency-key": "po-9" })).id).toBe(first.id)
+    expectError(await call("POST", "/payouts", { ...body, amount_usdt: "11" }, { "idempotency-key": "po-9" }), 409, "idempotency_conflict")
+    expectError(await call("POST", "/payouts", { ...body, idempotency_key: "po-a" }, { "idempotency-key": "po-b" }), 400, "invalid_request",
+      "idempotency_key must equal the Idempotency-Key header when both are sent")
+    expect(json(await call("GET", "/payouts")).total).toBe(1)
+  })
+})
+
+describe("MerchantConveniences: limit and cursor", () => {
+  it("walks the payments with limit and next_cursor, beside page", async () => {
+    for (let i = 0; i < 5; i++) await sandbox(`page-${i}`)
+    const seen: Array<string> = []
+    let cursor: string | null = null
+    let pages = 0
+    do {
+      const answer = json(await call("GET", `/payments?environment=sandbox&limit=2${cursor === null ? "" : `&cursor=${cursor}`}`))
+      shape("PaymentPage", answer)
+      expect(answer.per_page).toBe(2)
+      seen.push(...answer.items.map((p: { order_id: string }) => p.order_id))
+      cursor = answer.next_cursor
+      pages++
+    } while (cursor !== null)
+    expect(pages).toBe(3)
+    expect(seen).toEqual(["page-4", "page-3", "page-2", "page-1", "page-0"])
+    expect(json(await call("GET", "/payments?environment=sandbox&limit=2&page=3")).items.map((p: { order_id: string }) => p.order_id)).toEqual(["page-0"])
+    expectError(await call("GET", "/payments?limit=101"), 400, "invalid_request", "limit must be an integer from 1 to 100")
+    for (const odd of ["0x10", "1e1", "+5", "%205", "2.0"]) {
+      expect(expectError(await call("GET", `/payments?limit=${odd}`), 400, "invalid_request", "limit must be an integer from 1 to 100").field).toBe("limit")
+    }
+    expectError(await call("GET", "/payments?page=0"), 400, "invalid_request", "page must be an integer from 1 to 999999999")
+    expectError(await call("GET", "/payments?cursor=nonsense"), 400, "invalid_request", "cursor must be the next_cursor of a previous answer")
+    const first = json(await call("GET", "/payments?environment=sandbox&limit=2"))
+    expectError(await call("GET", `/payments?page=1&cursor=${first.next_cursor}`), 400, "invalid_request", "cursor and page cannot be used together: send one of them")
+    expect(json(await call("GET", "/payouts?limit=5")).next_cursor).toBeNull()
+    expect(json(await call("GET", "/subscriptions?limit=5")).next_cursor).toBeNull()
+  })
+})
+
+describe("MerchantConveniences: events feed", () => {
+  it("reads the terminal's events after a cursor, each signed with the terminal's secret; latest starts from now", async () => {
+    const before = await sandbox("feed-0")
+    const start = json(await call("GET", "/events/feed?after=latest"))
+    expect(start.items).toEqual([])
+    const payment = await sandbox("feed-1")
+    await call("POST", `/payments/${payment.id}/simulate`, { outcome: "paid" })
+    const feed = json(await call("GET", `/events/feed?after=${start.next_after}`))
+    shape("EventFeed", feed)
+    expect(feed.items.map((e: { event_type: string }) => e.event_type)).toEqual(["payment.created", "payment.paid"])
+    for (const event of feed.items) {
+      expect(JSON.parse(event.body).payment_id).toBe(payment.id)
+      expect(event.headers["x-test-mode"]).toBe("true")
+      const check = await Effect.runPromise(Signature.verify({
+        secret: merchant.signingSecret,
+        timestamp: event.headers["x-timestamp"],
+        body: event.body,
+        signature: event.headers["x-signature"]
+      }))
+      expect(check.ok).toBe(true)
+    }
+    expect(feed.next_after).toBe(feed.items[1].id)
+    expect(json(await call("GET", `/events/feed?after=${feed.next_after}`))).toEqual({ items: [], next_after: feed.next_after })
+    // From the first event; live events only with environment=prod or all.
+    const all = json(await call("GET", "/events/feed?limit=100"))
+    expect(JSON.parse(all.items[0].body).payment_id).toBe(before.id)
+    expect(json(await call("GET", "/events/feed?environment=prod")).items).toEqual([])
+    expectError(await call("GET", "/events/feed?after=nope"), 400, "invalid_request")
+    const other = await t.merchant()
+    expect(json(await call("GET", "/events/feed", undefined, {}, other.apiKey)).items).toEqual([])
+  })
+})

@@ -1,0 +1,104 @@
+/**
+ * The OpenAPI document: linted by Redocly's engine (`@redocly/openapi-core`, what `@redocly/cli
+ * lint` runs) at zero problems; every route of the app documented and every documented operation
+ * a route; examples that decode with the declared schemas; the Scalar reference page served
+ * without any outside asset.
+ */
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { createConfig, lintFromString } from "@redocly/openapi-core"
+import { Schema } from "effect"
+import * as App from "../src/App.js"
+import * as Contract from "../src/Contract.js"
+import * as OpenApi from "../src/OpenApi.js"
+import { responses } from "../src/ResponseSchemas.js"
+import { json, make, type TestApp } from "./TestApp.js"
+
+let t: TestApp
+const document = OpenApi.make()
+
+beforeAll(async () => {
+  t = await make()
+  await t.app.ready()
+})
+afterAll(() => t.close())
+
+type Operations = Record<string, Record<string, { operationId: string; parameters: Array<{ name: string; in: string; schema: Record<string, unknown> }> }>>
+
+describe("OpenApi", () => {
+  it("lints at zero errors and zero warnings with Redocly's recommended rules", async () => {
+    const config = await createConfig({ extends: ["recommended"] })
+    const problems = await lintFromString({ source: JSON.stringify(document), absoluteRef: "openapi.json", config })
+    expect(problems.map((p) => `${p.severity} ${p.ruleId}: ${p.message} at ${p.location[0]?.pointer}`)).toEqual([])
+  }, 60_000)
+
+  it("documents every route of the app, and every documented operation is a route with that operation id", () => {
+    const routes = App.routesOf(t.app)
+    const documented = Object.entries(document.paths as Operations).flatMap(([path, methods]) =>
+      Object.entries(methods).map(([method, op]) => `${method.toUpperCase()} ${Contract.fastifyPath(path)} ${op.operationId}`))
+    const registered = routes.map((r) => `${r.method} ${r.url} ${r.operationId}`)
+    expect(registered.toSorted()).toEqual(documented.toSorted())
+    // The merchant API, the payer pages, the operator API and the docs are all there.
+    expect(documented.some((d) => d.startsWith("POST /api/v1/payments/:paymentID/simulate"))).toBe(true)
+    expect(documented.some((d) => d.startsWith("POST /public/payments/:token/simulate"))).toBe(true)
+    expect(documented.some((d) => d.startsWith("GET /admin/v1/deliveries/:id"))).toBe(true)
+    expect(routes.length).toBeGreaterThan(50)
+  })
+
+  it("uses $ref components, integer query parameters and examples on every operation", () => {
+    const text = JSON.stringify(document)
+    const refs = [...text.matchAll(/"\$ref":"#\/components\/schemas\/(\w+)"/g)].map((m) => m[1]!)
+    expect(new Set(refs).size).toBeGreaterThan(40)
+    for (const name of refs) expect(document.components.schemas[name], name).toBeDefined()
+    const list = (document.paths as Operations)["/api/v1/payments"]!["get"]!
+    expect(list.parameters.find((p) => p.name === "page")!.schema).toMatchObject({ type: "integer", minimum: 1 })
+    expect(list.parameters.find((p) => p.name === "limit")!.schema).toMatchObject({ type: "integer", minimum: 1, maximum: 100 })
+    for (const op of OpenApi.operations) {
+      const hasExample = op.responses.some((r) => r.example !== undefined || r.contentType !== undefined) || op.body !== undefined
+      expect(hasExample, op.id).toBe(true)
+      if (op.body !== undefined) {
+        expect(Schema.decodeUnknownExit(op.body.schema as Schema.Codec<unknown>, { onExcessProperty: "error" })(op.body.example)._tag, op.id).toBe("Success")
+      }
+      for (const reply of op.responses) {
+        if (reply.schema === undefined) continue
+        expect(Schema.decodeUnknownExit(reply.schema as Schema.Codec<unknown>, { onExcessProperty: "error" })(reply.example)._tag, `${op.id} ${reply.status}`).toBe("Success")
+      }
+    }
+  })
+
+  it("describes every callback event with its body and signature headers under webhooks", () => {
+    const hooks = document.webhooks as Record<string, { post: { parameters: Array<{ name: string }>; requestBody: unknown } }>
+    expect(Object.keys(hooks).toSorted()).toEqual([
+      "payment.canceled", "payment.chargeback", "payment.created", "payment.expired", "payment.paid", "payment.refunded", "payout.completed", "refund_request.completed"
+    ])
+    for (const hook of Object.values(hooks)) {
+      expect(hook.post.parameters.map((p) => p.name)).toEqual(["X-Signature", "X-Timestamp", "X-Test-Mode"])
+    }
+    expect(document.info.description).toContain("## Callbacks")
+    for (const language of ["```ts", "```python", "```php"]) expect(document.info.description).toContain(language)
+  })
+
+  it("checks answers against the declarations (a wrong answer is caught)", () => {
+    const good = JSON.stringify({ ok: true })
+    const op = OpenApi.operations.find((o) => o.id === "stopSubscription")!
+    expect(Contract.violation(op, 200, "application/json", good, responses.Error)).toBeNull()
+    expect(Contract.violation(op, 200, "application/json", JSON.stringify({ ok: "yes" }), responses.Error)).toMatch(/stopSubscription 200/)
+    expect(Contract.violation(op, 418, "application/json", good, responses.Error)).toMatch(/status 418 is not declared/)
+  })
+
+  it("serves the document and a Scalar reference page that loads nothing from elsewhere", async () => {
+    const served = await t.app.inject({ method: "GET", url: "/openapi.json" })
+    expect(served.statusCode).toBe(200)
+    expect(json(served).openapi).toBe("3.1.0")
+    const page = await t.app.inject({ method: "GET", url: "/docs" })
+    expect(page.statusCode).toBe(200)
+    expect(page.headers["content-type"]).toBe("text/html; charset=utf-8")
+    expect(page.body).toContain("<script src=\"/docs/scalar.js\"></script>")
+    expect(page.body).toContain("data-url=\"/openapi.json\"")
+    expect(page.body).not.toMatch(/https?:\/\//)
+    expect(page.headers["content-security-policy"]).toContain("default-src 'none'")
+    const script = await t.app.inject({ method: "GET", url: "/docs/scalar.js" })
+    expect(script.statusCode).toBe(200)
+    expect(script.headers["content-type"]).toBe("text/javascript; charset=utf-8")
+    expect(script.body.length).toBeGreaterThan(1_000_000)
+  })
+})

@@ -1,0 +1,102 @@
+/**
+ * Security controls of the HTTP app on the in-memory kit: payer-page tokens kept out of the request
+ * log, login limits that lift when their window ends (no long lock-out), the strict JSON scanner,
+ * constant-time `csrf_token` checks, and the documented shapes of the credential answers.
+ */
+import { afterEach, describe, expect, it } from "vitest"
+import { readdirSync, readFileSync } from "node:fs"
+import { join } from "node:path"
+import { Kit } from "@paydesk/testkit"
+import * as StrictJson from "../src/StrictJson.js"
+import { expectError, json, keyHeaders, make, shape, type TestApp } from "./TestApp.js"
+
+let t: TestApp | undefined
+afterEach(async () => {
+  await t?.close()
+  t = undefined
+})
+
+describe("request log", () => {
+  it("shows payer-page paths with the token replaced", async () => {
+    const lines: Array<string> = []
+    t = await make({ logger: { level: "info", stream: { write: (line: string) => void lines.push(line) } } })
+    const merchant = await t.merchant()
+    const created = json(await t.app.inject({ method: "POST", url: "/api/v1/payments", headers: keyHeaders(merchant.apiKey), payload: { amount: "10", order_id: "log-1", test: true } }))
+    const token = String(created.pay_url).split("/").at(-1)!
+    expect((await t.app.inject({ method: "GET", url: `/public/payments/${token}` })).statusCode).toBe(200)
+    expect((await t.app.inject({ method: "GET", url: `/public/payments/${token}/status?x=1` })).statusCode).toBe(200)
+    await t.app.inject({ method: "GET", url: "/public/subscriptions/some-secret-token" })
+    const log = lines.join("")
+    expect(log).toContain("\"url\":\"/public/payments/[redacted]\"")
+    expect(log).toContain("\"url\":\"/public/payments/[redacted]/status?x=1\"")
+    expect(log).toContain("\"url\":\"/public/subscriptions/[redacted]\"")
+    expect(log).not.toContain(token)
+    expect(log).not.toContain("some-secret-token")
+  })
+})
+
+describe("login limits", () => {
+  it("a locked e-mail is free again when the window ends, and the 429 is in the error format with Retry-After", async () => {
+    t = await make({ loginLimits: { perEmail: 2, perAddress: 100, windowMs: 400 } })
+    const merchant = await t.merchant()
+    const login = (password: string) => t!.app.inject({ method: "POST", url: "/api/v1/auth/login", payload: { email: merchant.ownerEmail, password } })
+    expect((await login("wrong-1")).statusCode).toBe(401)
+    expect((await login("wrong-2")).statusCode).toBe(401)
+    const limited = await login(Kit.ownerPassword)
+    expectError(limited, 429, "too_many_requests", /^too many login attempts, retry in 1 s$/)
+    expect(limited.headers["retry-after"]).toBe("1")
+    await new Promise((ok) => setTimeout(ok, 450))
+    expect((await login(Kit.ownerPassword)).statusCode).toBe(200)
+  })
+})
+
+describe("credential answers", () => {
+  it("match their documented schemas", async () => {
+    t = await make()
+    const merchant = await t.merchant()
+    const pair = json(await t.app.inject({ method: "POST", url: "/api/v1/auth/login", payload: { email: merchant.ownerEmail, password: Kit.ownerPassword } }))
+    const headers = { authorization: `Bearer ${pair.access_token}` }
+    const base = `/api/v1/terminals/${merchant.terminal.id}`
+    const created = await t.app.inject({ method: "POST", url: `${base}/api-keys`, headers, payload: {} })
+    expect(created.statusCode).toBe(201)
+    shape("CreatedApiKey", json(created))
+    shape("ApiKeyList", json(await t.app.inject({ method: "GET", url: `${base}/api-keys`, headers })))
+    shape("ApiKey", json(await t.app.inject({ method: "POST", url: `${base}/api-keys/${json(created).id}/revoke`, headers })))
+    shape("SigningSecretRotation", json(await t.app.inject({ method: "POST", url: `${base}/signing-secret/rotate`, headers })))
+    expect(json(await t.app.inject({ method: "POST", url: "/api/v1/auth/logout", headers }))).toEqual({ ok: true })
+    expectError(await t.app.inject({ method: "GET", url: `${base}/api-keys`, headers }), 401, "unauthenticated", "invalid or expired access token")
+  })
+})
+
+describe("StrictJson", () => {
+  it("finds duplicate keys at any depth, decoded, and ignores look-alikes inside strings", () => {
+    expect(StrictJson.check(`{"a":1,"b":2}`)).toBeNull()
+    expect(StrictJson.check(`{"a":1,"a":2}`)).toEqual({ _tag: "DuplicateKey", key: "a" })
+    expect(StrictJson.check(`{"a":{"x":1},"b":{"x":1}}`)).toBeNull()
+    expect(StrictJson.check(`[{"x":1},{"x":1}]`)).toBeNull()
+    expect(StrictJson.check(`{"a":[{"k":1,"k":2}]}`)).toEqual({ _tag: "DuplicateKey", key: "k" })
+    expect(StrictJson.check(`{"\\u0061":1,"a":2}`)).toEqual({ _tag: "DuplicateKey", key: "a" })
+    expect(StrictJson.check(`{"a":"{\\"a\\":1,","b":"\\\\","c":"]:,"}`)).toBeNull()
+    expect(StrictJson.check(`{"a":"x","b":"a"}`)).toBeNull()
+  })
+
+  it("bounds depth without recursing, and finds NUL in keys and values", () => {
+    expect(StrictJson.check("[".repeat(32) + "]".repeat(32))).toBeNull()
+    expect(StrictJson.check("[".repeat(33) + "]".repeat(33))).toEqual({ _tag: "TooDeep", limit: 32 })
+    expect(StrictJson.check("[".repeat(30000) + "]".repeat(30000))).toEqual({ _tag: "TooDeep", limit: 32 })
+    expect(StrictJson.findNul({ a: ["x", { b: "y\u0000" }] }, "")).toBe("a.1.b")
+    expect(StrictJson.findNul({ ["k\u0000"]: 1 }, "")).toBe("k\\u0000")
+    expect(StrictJson.findNul("a\u0000", "")).toBe("")
+    expect(StrictJson.findNul({ a: ["x", 1, null, true] }, "")).toBeNull()
+  })
+})
+
+describe("csrf_token checks", () => {
+  it("every use case compares a page's csrf_token in constant time (Signature.timingSafeEqual), never with === or !==", () => {
+    const dir = join(import.meta.dirname, "../../core/src/usecases")
+    const sources = readdirSync(dir).filter((f) => f.endsWith(".ts")).map((f) => readFileSync(join(dir, f), "utf8"))
+    const all = sources.join("\n")
+    expect(all).not.toMatch(/[!=]==\s*[\w.]*csrfToken|csrfToken\s*[!=]==/)
+    expect(all.match(/timingSafeEqual\([^)]*csrfToken/g)?.length).toBeGreaterThanOrEqual(2)
+  })
+})
