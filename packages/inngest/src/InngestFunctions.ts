@@ -7,8 +7,8 @@
  * errors' retryability, and every use case is idempotent, so a sweep and a flow doing the same
  * work at once do it once.
  */
-import { type ManagedRuntime, Schema } from "effect"
-import { Callbacks, Payments, Payouts, type Services, SubscriptionLifecycle, Subscriptions, Terminals, Work } from "@paydesk/core"
+import { Schema } from "effect"
+import { Callbacks, Payments, Payouts, type Runner, SubscriptionLifecycle, Subscriptions, Terminals, TestClocks, Work } from "@paydesk/core"
 import { cron, eventType, type InngestFunction } from "inngest"
 import type { Client } from "./InngestClient.js"
 import { runStep } from "./Retryability.js"
@@ -51,6 +51,8 @@ export interface Functions {
   readonly dueCharges: InngestFunction.Any
   /** Cron: completes stops the acquirer did not confirm at once. */
   readonly pendingStops: InngestFunction.Any
+  /** Cron: settles open charge attempts of stopped subscriptions (void at the acquirer, then book). */
+  readonly stoppedCharges: InngestFunction.Any
   /** Cron: converts terminals' balances at their conversion time. */
   readonly conversions: InngestFunction.Any
   /** Cron: sends approved payouts. */
@@ -59,6 +61,8 @@ export interface Functions {
   readonly callbacks: InngestFunction.Any
   /** Cron: purges expired nonces and idempotency records. */
   readonly housekeeping: InngestFunction.Any
+  /** Cron: continues test clock advances that wait, and runs the work due at ready clocks' time. */
+  readonly testClocks: InngestFunction.Any
   /** `paydesk/subscription.charge_scheduled`: sleeps until the charge is due, then charges. */
   readonly chargeWhenDue: InngestFunction.Any
   /** `paydesk/callback.scheduled`: sleeps until the attempt is due, then delivers. */
@@ -71,8 +75,8 @@ export interface Functions {
   readonly all: ReadonlyArray<InngestFunction.Any>
 }
 
-/** Builds every function over the host's runtime. */
-export const makeFunctions = (client: Client, runtime: ManagedRuntime.ManagedRuntime<Services, never>): Functions => {
+/** Builds every function over the host's runtime (a `ManagedRuntime`, or a `Runner` over its services). */
+export const makeFunctions = (client: Client, runtime: Runner.Runner): Functions => {
   const triggers = [cron(sweepCron)]
 
   const expirePayments = client.createFunction(
@@ -86,6 +90,10 @@ export const makeFunctions = (client: Client, runtime: ManagedRuntime.ManagedRun
   const pendingStops = client.createFunction(
     { id: "sweep-pending-stops", name: "Finish pending subscription stops", triggers },
     ({ step }) => step.run("finish-pending-stops", () => runStep(runtime, SubscriptionLifecycle.finishPendingStops()))
+  )
+  const stoppedCharges = client.createFunction(
+    { id: "sweep-stopped-charges", name: "Settle open charges of stopped subscriptions", triggers },
+    ({ step }) => step.run("settle-stopped-charges", () => runStep(runtime, Subscriptions.settleStoppedCharges()))
   )
   const conversions = client.createFunction(
     { id: "sweep-conversions", name: "Run due terminal conversions", triggers },
@@ -126,7 +134,12 @@ export const makeFunctions = (client: Client, runtime: ManagedRuntime.ManagedRun
     }
   )
 
-  const sweeps = { expirePayments, dueCharges, pendingStops, conversions, payouts, callbacks, housekeeping }
+  const testClocks = client.createFunction(
+    { id: "sweep-test-clocks", name: "Continue test clock advances and their due work", triggers },
+    ({ step }) => step.run("run-test-clocks", () => runStep(runtime, TestClocks.runPending()))
+  )
+
+  const sweeps = { expirePayments, dueCharges, pendingStops, stoppedCharges, conversions, payouts, callbacks, housekeeping, testClocks }
   const payoutWhenDue = client.createFunction(
     { id: "payout-when-due", name: "Submit or send a payout as soon as it waits", triggers: [Events.payoutDue] },
     ({ step }) => step.run("run-due-payouts", () => runStep(runtime, Payouts.runDue()))

@@ -4,7 +4,8 @@
  * interruption) throws `RetryAfterError`; every other typed error throws `NonRetriableError`,
  * because retrying a refused request cannot change the answer.
  */
-import { Cause, Exit, type Effect, type ManagedRuntime } from "effect"
+import { Cause, Exit, type Effect } from "effect"
+import type { Runner } from "@paydesk/core"
 import { NonRetriableError, RetryAfterError } from "inngest"
 
 /** Tags of typed errors worth retrying, with the delay before the retry. */
@@ -51,5 +52,5 @@ export const fromExit = <A, E>(exit: Exit.Exit<A, E>): A => {
 }
 
 /** Runs a use case on the host's runtime; resolves with its value or rejects with the mapped Inngest error. */
-export const runStep = async <A, E, R>(runtime: ManagedRuntime.ManagedRuntime<R, never>, effect: Effect.Effect<A, E, R>): Promise<A> =>
+export const runStep = async <A, E, R>(runtime: Runner.Runner<R>, effect: Effect.Effect<A, E, R>): Promise<A> =>
   fromExit(await runtime.runPromiseExit(effect))

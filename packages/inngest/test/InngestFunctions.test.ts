@@ -65,7 +65,7 @@ for (const store of stores) {
     const principal = yield* Kit.apiKeyPrincipal(merchant, crypto.randomUUID())
     const { subscription } = yield* Subscriptions.create(principal, {
       idempotencyKey: "key-1",
-      body: { terminal_id: merchant.terminal.id, plan_id: plans.ceilingMonthly.id, amount: "1500,00" }
+      terminalId: merchant.terminal.id, planId: plans.ceilingMonthly.id, amount: "1500,00"
     })
     const confirmed = yield* Subscriptions.confirm(subscription.payToken, subscription.csrfToken)
     yield* Payments.settle(Option.getOrThrow(confirmed.firstPayment).id, "paid")
@@ -247,11 +247,13 @@ for (const store of stores) {
           [functions.expirePayments, "sweep-expire-payments", "expire-payments", 0],
           [functions.dueCharges, "sweep-due-charges", "run-due-charges", 1],
           [functions.pendingStops, "sweep-pending-stops", "finish-pending-stops", 0],
+          [functions.stoppedCharges, "sweep-stopped-charges", "settle-stopped-charges", 0],
           [functions.conversions, "sweep-conversions", "run-due-conversions", 0],
           [functions.payouts, "sweep-payouts", "run-due-payouts", 0],
           // The first payment's and the recurring charge's callbacks, plus subscription events.
           [functions.callbacks, "sweep-callbacks", "run-due-callbacks", undefined],
-          [functions.housekeeping, "sweep-housekeeping", "housekeeping", undefined]
+          [functions.housekeeping, "sweep-housekeeping", "housekeeping", undefined],
+          [functions.testClocks, "sweep-test-clocks", "run-test-clocks", 0]
         ] as const
         for (const [fn, id, stepId, expected] of sweeps) {
           assert.strictEqual(fn.opts.id, id)

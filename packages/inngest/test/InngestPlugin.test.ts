@@ -99,10 +99,12 @@ describe("InngestPlugin", () => {
         "paydesk-sweep-expire-payments": cron,
         "paydesk-sweep-due-charges": cron,
         "paydesk-sweep-pending-stops": cron,
+        "paydesk-sweep-stopped-charges": cron,
         "paydesk-sweep-conversions": cron,
         "paydesk-sweep-payouts": cron,
         "paydesk-sweep-callbacks": cron,
         "paydesk-sweep-housekeeping": cron,
+        "paydesk-sweep-test-clocks": cron,
         "paydesk-charge-when-due": [{ event: "paydesk/subscription.charge_scheduled" }],
         "paydesk-deliver-when-due": [{ event: "paydesk/callback.scheduled" }],
         "paydesk-expire-when-due": [{ event: "paydesk/payment.created" }],
@@ -123,7 +125,7 @@ describe("InngestPlugin", () => {
         const principal = yield* Kit.apiKeyPrincipal(merchant, crypto.randomUUID())
         const { subscription } = yield* Subscriptions.create(principal, {
           idempotencyKey: "k",
-          body: { terminal_id: merchant.terminal.id, plan_id: plans.fixedMonthly.id, payer_id: "p-1" }
+          terminalId: merchant.terminal.id, planId: plans.fixedMonthly.id, payerId: "p-1"
         })
         const confirmed = yield* Subscriptions.confirm(subscription.payToken, subscription.csrfToken)
         yield* Payments.settle(Option.getOrThrow(confirmed.firstPayment).id, "paid")

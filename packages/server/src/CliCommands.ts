@@ -1,97 +1,248 @@
 /**
- * The commands of the `paydesk` CLI as operator API calls (see cli.ts for the list).
+ * The operator commands of the `paydesk` CLI, each one call of the operator API (`/admin/v1`),
+ * declared on commander: `register(program, send)` adds every group and action with its help.
+ * An action turns its arguments into a `Call` and hands it to `send` (which performs it, prints the
+ * answer and sets the exit code; tests pass a recorder).
  */
-import { parseArgs } from "node:util"
+import { Argument, type Command, InvalidArgumentError, Option } from "commander"
 
+/** One call of the operator API. */
 export interface Call {
   readonly method: "GET" | "POST" | "PUT"
+  /** Path under `/admin/v1`, with its query string. */
   readonly path: string
   readonly body?: Record<string, unknown>
 }
 
-/** Turns argv into an operator API call. */
-export const toCall = (argv: ReadonlyArray<string>): Call => {
-  const { values, positionals } = parseArgs({
-    args: [...argv],
-    allowPositionals: true,
-    options: {
-      name: { type: "string" }, email: { type: "string" }, password: { type: "string" },
-      account: { type: "string" }, h2h: { type: "boolean" }, "callback-url": { type: "string" },
-      terminal: { type: "string" }, terminals: { type: "string" }, "read-only": { type: "boolean" },
-      code: { type: "string" }, interval: { type: "string" }, schedule: { type: "string" },
-      cap: { type: "string" }, "payer-amount": { type: "string" }, "merchant-amount": { type: "string" },
-      "max-cycles": { type: "string" }, "consent-text": { type: "string" }, "policy-version": { type: "string" },
-      reason: { type: "string" }, payment: { type: "string" }, status: { type: "string" }
-    }
-  })
-  const [group, action, id, ...rest] = positionals
-  const v = values as Record<string, string | boolean | undefined>
-  const required = (name: string): string => {
-    const value = v[name]
-    if (typeof value !== "string" || value === "") throw new Error(`--${name} is required`)
-    return value
-  }
-  const need = (value: string | undefined, what: string): string => {
-    if (value === undefined) throw new Error(`${what} is required`)
-    return encodeURIComponent(value)
-  }
-  switch (`${group} ${action}`) {
-    case "accounts create":
-      return { method: "POST", path: "/accounts", body: { name: required("name"), owner_email: required("email"), owner_password: required("password") } }
-    case "terminals create":
-      return {
+/** Performs a call (and prints its answer). */
+export type Send = (call: Call) => Promise<void>
+
+/** Reads a secret that must not appear on the command line (`--password-stdin`). */
+export type ReadStdin = () => Promise<string>
+
+const id = (value: string) => encodeURIComponent(value)
+
+const query = (entries: Record<string, string | undefined>) => {
+  const params = new URLSearchParams(Object.entries(entries).filter((e): e is [string, string] => e[1] !== undefined))
+  return params.size > 0 ? `?${params}` : ""
+}
+
+const positiveInteger = (value: string) => {
+  if (!/^[1-9]\d{0,8}$/.test(value)) throw new InvalidArgumentError("must be a positive integer")
+  return value
+}
+
+const choices = (option: Option, values: ReadonlyArray<string>) => option.choices(values)
+
+/** `--page <n>` of list commands. */
+const pageOption = () => new Option("--page <n>", "page of 50, from 1").argParser(positiveInteger)
+
+/** An empty value clears a nullable setting. */
+const nullable = (value: string | undefined) => (value === undefined ? undefined : value === "" ? null : value)
+
+/** Registers every operator command on `program`. */
+export const register = (program: Command, send: Send, readStdin: ReadStdin): void => {
+  const group = (name: string, description: string) => program.command(name).description(description)
+
+  // Accounts
+  const accounts = group("accounts", "merchant accounts and their owners")
+  accounts.command("create").description("create an account with its owner user")
+    .requiredOption("--name <name>", "account name")
+    .requiredOption("--email <email>", "the owner's e-mail (dashboard login)")
+    .option("--password <password>", "the owner's password (visible in the process list: prefer --password-stdin)")
+    .option("--password-stdin", "read the owner's password from standard input")
+    .action(async (options: { name: string; email: string; password?: string; passwordStdin?: boolean }, command: Command) => {
+      if ((options.password === undefined) === (options.passwordStdin !== true)) {
+        command.error("error: give exactly one of --password <password> and --password-stdin", { code: "paydesk.usage" })
+      }
+      const password = options.passwordStdin === true ? (await readStdin()).replace(/\r?\n$/, "") : options.password!
+      await send({ method: "POST", path: "/accounts", body: { name: options.name, owner_email: options.email, owner_password: password } })
+    })
+  accounts.command("list").description("accounts, newest first").addOption(pageOption())
+    .action((options: { page?: string }) => send({ method: "GET", path: `/accounts${query({ page: options.page })}` }))
+  accounts.command("get").description("an account with its terminals").argument("<account_id>")
+    .action((accountId: string) => send({ method: "GET", path: `/accounts/${id(accountId)}` }))
+
+  // Terminals
+  const terminals = group("terminals", "terminals (shops) of an account: settings, status, signing secret")
+  terminals.command("create").description("create a terminal; prints its API key and signing secret (shown once)")
+    .requiredOption("--account <account_id>", "the account")
+    .requiredOption("--name <name>", "terminal name")
+    .option("--h2h", "host-to-host: the merchant redirects payers to the acquirer itself")
+    .option("--callback-url <url>", "where callbacks are sent")
+    .action((options: { account: string; name: string; h2h?: boolean; callbackUrl?: string }) =>
+      send({
         method: "POST",
         path: "/terminals",
-        body: { account_id: required("account"), name: required("name"), h2h: v.h2h === true, ...(v["callback-url"] ? { callback_url: v["callback-url"] } : {}) }
+        body: { account_id: options.account, name: options.name, h2h: options.h2h === true, ...(options.callbackUrl === undefined ? {} : { callback_url: options.callbackUrl }) }
+      }))
+  terminals.command("list").description("the terminals of an account").requiredOption("--account <account_id>", "the account")
+    .action((options: { account: string }) => send({ method: "GET", path: `/accounts/${id(options.account)}/terminals` }))
+  terminals.command("get").description("a terminal and its settings").argument("<terminal_id>")
+    .action((terminalId: string) => send({ method: "GET", path: `/terminals/${id(terminalId)}` }))
+  terminals.command("update").description("change a terminal's settings (an empty value clears a URL or the conversion time)")
+    .argument("<terminal_id>")
+    .option("--callback-url <url>", "where callbacks are sent")
+    .option("--success-redirect-url <url>", "where the payer page sends a payer after paying")
+    .option("--fail-redirect-url <url>", "where the payer page sends a payer after a failure")
+    .addOption(choices(new Option("--conversion-mode <mode>", "when roubles convert to USDT"), ["instant", "scheduled"]))
+    .option("--conversion-time <HH:MM>", "daily conversion time (Moscow) in scheduled mode")
+    .option("--branding", "show the platform's branding on payer pages")
+    .option("--no-branding", "hide the platform's branding on payer pages")
+    .action((terminalId: string, options: {
+      callbackUrl?: string
+      successRedirectUrl?: string
+      failRedirectUrl?: string
+      conversionMode?: string
+      conversionTime?: string
+      branding?: boolean
+    }, command: Command) => {
+      const body = Object.fromEntries(Object.entries({
+        callback_url: nullable(options.callbackUrl),
+        success_redirect_url: nullable(options.successRedirectUrl),
+        fail_redirect_url: nullable(options.failRedirectUrl),
+        conversion_mode: options.conversionMode,
+        conversion_time: nullable(options.conversionTime),
+        show_platform_branding: options.branding
+      }).filter(([, v]) => v !== undefined))
+      if (Object.keys(body).length === 0) command.error("error: nothing to change: give at least one setting (see --help)", { code: "paydesk.usage" })
+      return send({ method: "PUT", path: `/terminals/${id(terminalId)}`, body })
+    })
+  terminals.command("status").description("enable or disable a terminal").argument("<terminal_id>")
+    .addArgument(new Argument("<status>", "active or disabled").choices(["active", "disabled"]))
+    .action((terminalId: string, status: string) => send({ method: "POST", path: `/terminals/${id(terminalId)}/status`, body: { status } }))
+  terminals.command("rotate-secret").description("replace the callback signing secret (the new one is shown once)").argument("<terminal_id>")
+    .action((terminalId: string) => send({ method: "POST", path: `/terminals/${id(terminalId)}/signing-secret/rotate`, body: {} }))
+
+  // API keys
+  const apiKeys = group("api-keys", "API keys of a terminal")
+  apiKeys.command("create").description("issue an API key (shown once)").requiredOption("--terminal <terminal_id>", "the terminal")
+    .option("--read-only", "without subscription write access")
+    .action((options: { terminal: string; readOnly?: boolean }) =>
+      send({ method: "POST", path: `/terminals/${id(options.terminal)}/api-keys`, body: { subscription_write: options.readOnly !== true } }))
+  apiKeys.command("list").description("the terminal's keys (prefixes only)").requiredOption("--terminal <terminal_id>", "the terminal")
+    .action((options: { terminal: string }) => send({ method: "GET", path: `/terminals/${id(options.terminal)}/api-keys` }))
+  apiKeys.command("revoke").description("revoke a key at once").argument("<key_id>").requiredOption("--terminal <terminal_id>", "the terminal")
+    .action((keyId: string, options: { terminal: string }) =>
+      send({ method: "POST", path: `/terminals/${id(options.terminal)}/api-keys/${id(keyId)}/revoke`, body: {} }))
+
+  // Users
+  group("users", "dashboard users").command("logout").description("end every session of a user").argument("<user_id>")
+    .action((userId: string) => send({ method: "POST", path: `/users/${id(userId)}/logout`, body: {} }))
+
+  // Plans
+  group("plans", "subscription plans").command("create").description("create a plan for terminals")
+    .requiredOption("--terminals <ids>", "comma-separated terminal ids")
+    .requiredOption("--code <code>", "plan code")
+    .requiredOption("--name <name>", "plan name")
+    .addOption(choices(new Option("--interval <interval>", "billing interval").makeOptionMandatory(), ["day", "month", "quarter", "year"]))
+    .addOption(choices(new Option("--schedule <kind>", "calendar periods or fixed days"), ["calendar", "fixed_days"]))
+    .option("--cap <rub>", "ceiling mode: the most a charge may take")
+    .option("--payer-amount <rub>", "fixed mode: what the payer pays")
+    .option("--merchant-amount <rub>", "fixed mode: what the merchant gets")
+    .option("--max-cycles <n>", "number of charges at most", positiveInteger)
+    .requiredOption("--consent-text <text>", "text the payer consents to")
+    .requiredOption("--policy-version <version>", "version of the merchant's policy")
+    .action((options: {
+      terminals: string
+      code: string
+      name: string
+      interval: string
+      schedule?: string
+      cap?: string
+      payerAmount?: string
+      merchantAmount?: string
+      maxCycles?: string
+      consentText: string
+      policyVersion: string
+    }, command: Command) => {
+      const fixed = options.payerAmount !== undefined || options.merchantAmount !== undefined
+      if ((options.cap !== undefined) === fixed || (fixed && (options.payerAmount === undefined || options.merchantAmount === undefined))) {
+        command.error("error: give --cap <rub>, or both --payer-amount <rub> and --merchant-amount <rub>", { code: "paydesk.usage" })
       }
-    case "api-keys create":
-      return { method: "POST", path: `/terminals/${encodeURIComponent(required("terminal"))}/api-keys`, body: { subscription_write: v["read-only"] !== true } }
-    case "plans create":
-      return {
+      return send({
         method: "POST",
         path: "/plans",
         body: {
-          terminal_ids: required("terminals").split(","),
-          code: required("code"),
-          name: required("name"),
-          interval: required("interval"),
-          schedule: required("schedule"),
-          ...(v.cap ? { cap_amount_rub: v.cap } : { payer_amount_rub: required("payer-amount"), merchant_amount_rub: required("merchant-amount") }),
-          ...(v["max-cycles"] ? { max_cycles: Number(v["max-cycles"]) } : {}),
-          consent_text: required("consent-text"),
-          policy_version: required("policy-version")
+          terminal_ids: options.terminals.split(",").map((t) => t.trim()).filter((t) => t !== ""),
+          code: options.code,
+          name: options.name,
+          interval: options.interval,
+          ...(options.schedule === undefined ? {} : { schedule: options.schedule }),
+          ...(options.cap === undefined ? { payer_amount_rub: options.payerAmount, merchant_amount_rub: options.merchantAmount } : { cap_amount_rub: options.cap }),
+          ...(options.maxCycles === undefined ? {} : { max_cycles: Number(options.maxCycles) }),
+          consent_text: options.consentText,
+          policy_version: options.policyVersion
         }
-      }
-    case "acquirer settle":
-      return { method: "POST", path: `/acquirer/payments/${need(id, "payment id")}/outcome`, body: { outcome: rest[0] ?? "paid" } }
-    case "acquirer charges":
-      return { method: "POST", path: `/acquirer/subscriptions/${need(id, "subscription id")}/charge-outcomes`, body: { outcomes: rest } }
-    case "payouts approve":
-      return { method: "POST", path: `/payouts/${need(id, "payout id")}/approve`, body: {} }
-    case "payouts reject":
-      return { method: "POST", path: `/payouts/${need(id, "payout id")}/reject`, body: v.reason ? { reason: v.reason } : {} }
-    case "payments refund":
-    case "payments chargeback":
-      return { method: "POST", path: `/payments/${need(id, "payment id")}/${action}`, body: {} }
-    case "subscriptions resume":
-    case "subscriptions stop":
-      return { method: "POST", path: `/subscriptions/${need(id, "subscription id")}/${action}`, body: {} }
-    case "rate set":
-      return { method: "PUT", path: "/rate", body: { rate: need(id, "rate") } }
-    case "clock set":
-      return { method: "POST", path: "/clock", body: { now: id } }
-    case "work run":
-      return { method: "POST", path: "/work/run", body: {} }
-    case "deliveries list": {
-      const query = new URLSearchParams()
-      if (typeof v.terminal === "string") query.set("terminal_id", v.terminal)
-      if (typeof v.payment === "string") query.set("payment_id", v.payment)
-      if (typeof v.status === "string") query.set("status", v.status)
-      return { method: "GET", path: `/deliveries${query.size > 0 ? `?${query}` : ""}` }
-    }
-    case "deliveries show":
-      return { method: "GET", path: `/deliveries/${need(id, "delivery id")}` }
-    default:
-      throw new Error(`unknown command: ${positionals.join(" ") || "(none)"}`)
+      })
+    })
+
+  // Payments
+  const payments = group("payments", "payments of a terminal; refunds and chargebacks")
+  payments.command("list").description("a terminal's payments, newest first").requiredOption("--terminal <terminal_id>", "the terminal")
+    .addOption(choices(new Option("--environment <environment>", "live (prod), sandbox or all").default("prod"), ["prod", "sandbox", "all"]))
+    .addOption(pageOption())
+    .action((options: { terminal: string; environment: string; page?: string }) =>
+      send({ method: "GET", path: `/terminals/${id(options.terminal)}/payments${query({ environment: options.environment, page: options.page })}` }))
+  payments.command("get").description("a payment (pay_<uuid> or UUID)").argument("<payment_id>")
+    .action((paymentId: string) => send({ method: "GET", path: `/payments/${id(paymentId)}` }))
+  for (const move of ["refund", "chargeback"] as const) {
+    payments.command(move).description(`record a ${move} of a paid live payment`).argument("<payment_id>")
+      .action((paymentId: string) => send({ method: "POST", path: `/payments/${id(paymentId)}/${move}`, body: {} }))
   }
+
+  // Subscriptions
+  const subscriptions = group("subscriptions", "subscriptions of a terminal")
+  subscriptions.command("list").description("a terminal's subscriptions, newest first").requiredOption("--terminal <terminal_id>", "the terminal")
+    .addOption(choices(new Option("--state <state>", "binding state"), ["new", "active", "stop"]))
+    .addOption(pageOption())
+    .action((options: { terminal: string; state?: string; page?: string }) =>
+      send({ method: "GET", path: `/terminals/${id(options.terminal)}/subscriptions${query({ state: options.state, page: options.page })}` }))
+  subscriptions.command("get").description("a subscription").argument("<subscription_id>")
+    .action((subscriptionId: string) => send({ method: "GET", path: `/subscriptions/${id(subscriptionId)}` }))
+  for (const move of ["resume", "stop"] as const) {
+    subscriptions.command(move).description(move === "resume" ? "resume a subscription in review" : "stop a subscription").argument("<subscription_id>")
+      .action((subscriptionId: string) => send({ method: "POST", path: `/subscriptions/${id(subscriptionId)}/${move}`, body: {} }))
+  }
+
+  // Payouts
+  const payouts = group("payouts", "USDT payouts of a terminal")
+  payouts.command("list").description("a terminal's payouts, newest first").requiredOption("--terminal <terminal_id>", "the terminal").addOption(pageOption())
+    .action((options: { terminal: string; page?: string }) =>
+      send({ method: "GET", path: `/terminals/${id(options.terminal)}/payouts${query({ page: options.page })}` }))
+  payouts.command("get").description("a payout (po_<uuid> or UUID)").argument("<payout_id>")
+    .action((payoutId: string) => send({ method: "GET", path: `/payouts/${id(payoutId)}` }))
+  payouts.command("approve").description("approve a payout waiting for review").argument("<payout_id>")
+    .action((payoutId: string) => send({ method: "POST", path: `/payouts/${id(payoutId)}/approve`, body: {} }))
+  payouts.command("reject").description("reject a payout").argument("<payout_id>").option("--reason <text>", "why (shown to the merchant)")
+    .action((payoutId: string, options: { reason?: string }) =>
+      send({ method: "POST", path: `/payouts/${id(payoutId)}/reject`, body: options.reason === undefined ? {} : { reason: options.reason } }))
+
+  // Deliveries
+  const deliveries = group("deliveries", "the callback delivery log")
+  deliveries.command("list").description("deliveries, newest first")
+    .option("--terminal <terminal_id>", "of one terminal")
+    .option("--payment <payment_id>", "of one payment")
+    .addOption(choices(new Option("--status <status>", "by status"), ["pending", "delivered", "failed"]))
+    .option("--limit <n>", "at most this many (1 to 500, default 50)", positiveInteger)
+    .action((options: { terminal?: string; payment?: string; status?: string; limit?: string }) =>
+      send({ method: "GET", path: `/deliveries${query({ terminal_id: options.terminal, payment_id: options.payment, status: options.status, limit: options.limit })}` }))
+  deliveries.command("get").alias("show").description("a delivery with its event (the exact body sent) and its attempts").argument("<delivery_id>")
+    .action((deliveryId: string) => send({ method: "GET", path: `/deliveries/${id(deliveryId)}` }))
+
+  // The emulated acquirer and the deployment
+  const acquirer = group("acquirer", "answers of the (emulated) acquirer")
+  acquirer.command("settle").description("settle a payment as the acquirer would").argument("<payment_id>")
+    .addArgument(new Argument("[outcome]", "processing, paid or failed").choices(["processing", "paid", "failed"]).default("paid"))
+    .action((paymentId: string, outcome: string) => send({ method: "POST", path: `/acquirer/payments/${id(paymentId)}/outcome`, body: { outcome } }))
+  acquirer.command("charges").description("program the answers to a subscription's next charges").argument("<subscription_id>")
+    .argument("<outcomes...>", "paid, failed or unknown, in order")
+    .action((subscriptionId: string, outcomes: Array<string>) =>
+      send({ method: "POST", path: `/acquirer/subscriptions/${id(subscriptionId)}/charge-outcomes`, body: { outcomes } }))
+  group("rate", "the USDT/RUB rate").command("set").description("set the general rate").argument("<rate>", "RUB per USDT, e.g. 95.50")
+    .action((rate: string) => send({ method: "PUT", path: "/rate", body: { rate } }))
+  group("clock", "the manual clock (PAYDESK_CLOCK=manual)").command("set").description("set the server's time").argument("<time>", "ISO 8601 with an offset")
+    .action((time: string) => send({ method: "POST", path: "/clock", body: { now: time } }))
+  group("work", "background work").command("run").description("run the work due now and report it")
+    .action(() => send({ method: "POST", path: "/work/run", body: {} }))
 }

@@ -1,108 +1,228 @@
 /**
- * Configuration of the reference server from the environment (see DESIGN.md):
- * PORT, HOST, DATABASE_URL, PAYDESK_DATA_DIR, PAYDESK_PUBLIC_URL, PAYDESK_ADMIN_TOKEN,
- * PAYDESK_CLOCK, PAYDESK_ENGINE, plus PAYDESK_SECRET_KEY (32-byte key for secrets at rest and
- * tokens; generated once into the data directory when unset), PAYDESK_INITIAL_RATE,
- * PAYDESK_WORK_INTERVAL_MS, PAYDESK_WORK_BATCH_SIZE and PAYDESK_CLOCK_START (the manual clock's time at start, ISO 8601),
- * the Inngest engine's INNGEST_* variables and LOG_LEVEL.
+ * The reference server's settings, read from the environment with Effect `Config` and checked as a
+ * whole before anything starts (no database, no port): every problem is reported at once, each one
+ * naming its variable. Secrets are `Redacted`.
+ *
+ * | variable | meaning | default |
+ * |---|---|---|
+ * | `PORT`, `HOST` | listen address (`PORT=0`: any free port) | `8080`, `127.0.0.1` |
+ * | `DATABASE_URL` | external PostgreSQL | unset: embedded PostgreSQL in the data directory |
+ * | `PAYDESK_DATA_DIR` | embedded PostgreSQL and the generated secret key | `.data` |
+ * | `PAYDESK_DB_POOL` | connections of the server's pool (1 to 200) | `10` |
+ * | `PAYDESK_PUBLIC_URL` | origin of the payer pages | `http://HOST:PORT` |
+ * | `PAYDESK_ADMIN_TOKEN` | bearer token of the operator API and `/metrics` | generated and printed at start |
+ * | `PAYDESK_SECRET_KEY` | 32-byte key (base64 or hex) for secrets at rest and tokens | generated once into the data directory |
+ * | `PAYDESK_CLOCK`, `PAYDESK_CLOCK_START` | `system` or `manual` (tests, demos), and the manual clock's start | `system` |
+ * | `PAYDESK_ENGINE` | `local`, `inngest` or `off` | `local` |
+ * | `PAYDESK_WORK_INTERVAL_MS`, `PAYDESK_WORK_BATCH_SIZE` | the local worker's interval, records per kind per pass | `1000`, `100` |
+ * | `PAYDESK_INITIAL_RATE` | USDT/RUB rate stored when none is | `95.00` |
+ * | `PAYDESK_SIGNING_SECRET_OVERLAP_HOURS` | hours a rotated-out signing secret still signs `X-Signature` (0: none) | `24` |
+ * | `PAYDESK_EVENT_RETENTION_DAYS` | days callback events (and their delivery history) are kept for the events API | `30` |
+ * | `PAYDESK_SHUTDOWN_TIMEOUT_MS` | how long shutdown waits for in-flight requests | `10000` |
+ * | `PAYDESK_CALLBACK_ALLOW_PRIVATE` | `1`: callbacks may go to loopback and private addresses (development) | `0` |
+ * | `PAYDESK_LOGIN_LIMIT_PER_EMAIL`, `_PER_ADDRESS` | login attempts per minute | `10`, `30` |
+ * | `INNGEST_DEV`, `INNGEST_SIGNING_KEY`, `INNGEST_EVENT_KEY`, `INNGEST_BASE_URL` | the Inngest engine's client | |
+ * | `OTEL_EXPORTER_OTLP_ENDPOINT`, `OTEL_SERVICE_NAME` | export traces over OTLP/HTTP to this endpoint | unset: no export; `paydesk` |
+ * | `LOG_LEVEL` | `fatal` `error` `warn` `info` `debug` `trace` `silent` | `info` |
+ *
+ * Off loopback (`HOST` not 127.0.0.0/8, ::1 or localhost) an operator token shorter than 32
+ * characters is refused, and a manual clock is reported in `warnings`.
  */
-import { randomBytes } from "node:crypto"
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs"
-import { join, resolve } from "node:path"
+import { Config, ConfigProvider, Data, Effect, Option, Redacted, Result, Schema } from "effect"
+import { Amount, IpAddress } from "@paydesk/core"
+import { NodeSecurity } from "@paydesk/sql-pg"
+import { resolve } from "node:path"
 
 /** The server's settings. */
 export interface ServerConfig {
+  /** Listen port; 0 picks a free one at start. */
   readonly port: number
   readonly host: string
-  readonly databaseUrl: string | null
+  /** External PostgreSQL; none: embedded PostgreSQL in `dataDir`. */
+  readonly databaseUrl: Option.Option<Redacted.Redacted<string>>
+  /** Absolute data directory. */
   readonly dataDir: string
-  readonly publicUrl: string
-  /** True when PAYDESK_PUBLIC_URL was not set (the server derives it from its address). */
-  readonly publicUrlDefaulted: boolean
-  readonly adminToken: string
-  readonly adminTokenGenerated: boolean
+  /** Connections of the server's pool. */
+  readonly dbPool: number
+  /** Origin of the payer pages (no trailing slash); none: `http://HOST:PORT` once listening. */
+  readonly publicUrl: Option.Option<string>
+  /** The operator token; none: generated at start (and printed). */
+  readonly adminToken: Option.Option<Redacted.Redacted<string>>
+  /** The key of secrets at rest and tokens; none: read from (or generated into) `dataDir/secret.key`. */
+  readonly secretKey: Option.Option<Redacted.Redacted<string>>
   readonly clock: "system" | "manual"
-  /** Start time of the manual clock (epoch ms); null: the system time at start. */
-  readonly clockStart: number | null
+  /** Start time of the manual clock (epoch ms); none: the system time at start. */
+  readonly clockStart: Option.Option<number>
   readonly engine: "local" | "inngest" | "off"
-  readonly secretKey: string
-  readonly initialRate: string
+  /** Rate (micro-RUB per USDT) stored at start when the database has none. */
+  readonly initialRate: bigint
   readonly workIntervalMs: number
-  /** Due records one pass claims per kind of work (PAYDESK_WORK_BATCH_SIZE, default 100). */
+  /** Due records one pass claims per kind of work. */
   readonly workBatchSize: number
-  /** The Inngest engine's client: INNGEST_DEV (`1`/`true`), INNGEST_SIGNING_KEY, INNGEST_EVENT_KEY, INNGEST_BASE_URL. */
+  /** Hours a rotated-out signing secret still signs `X-Signature` (`X-Signature-Next` carries the new one). */
+  readonly signingSecretOverlapHours: number
+  /** Days callback events and their deliveries are kept (then purged by housekeeping). */
+  readonly eventRetentionDays: number
+  /** How long shutdown waits for in-flight requests before closing their connections. */
+  readonly shutdownTimeoutMs: number
   readonly inngest: {
     readonly isDev: boolean
-    readonly signingKey: string | null
-    readonly eventKey: string | null
-    readonly baseUrl: string | null
+    readonly signingKey: Option.Option<Redacted.Redacted<string>>
+    readonly eventKey: Option.Option<Redacted.Redacted<string>>
+    readonly baseUrl: Option.Option<string>
   }
-  /** LOG_LEVEL of the HTTP server's log (default `info`). */
-  readonly logLevel: string
+  /** Traces go over OTLP/HTTP to `endpoint` (`/v1/traces` appended) when set. */
+  readonly otel: { readonly endpoint: Option.Option<string>; readonly serviceName: string }
+  readonly logLevel: LogLevel
+  /** Callbacks may go to loopback and private addresses (development, tests). */
+  readonly callbackAllowPrivate: boolean
+  /** Login attempts per minute per e-mail and per client address. */
+  readonly loginLimits: { readonly perEmail: number; readonly perAddress: number }
+  /** Settings that work but deserve a look (logged at start). */
+  readonly warnings: ReadonlyArray<string>
 }
 
-/** A configuration error: the variable and what is wrong. */
-export class ConfigError extends Error {}
+/** Levels of `LOG_LEVEL` (pino's names). */
+export const logLevels = ["fatal", "error", "warn", "info", "debug", "trace", "silent"] as const
+export type LogLevel = (typeof logLevels)[number]
 
-const choice = <T extends string>(name: string, value: string | undefined, allowed: ReadonlyArray<T>, fallback: T): T => {
-  if (value === undefined || value === "") return fallback
-  if (!(allowed as ReadonlyArray<string>).includes(value)) throw new ConfigError(`${name} must be one of: ${allowed.join(", ")}`)
-  return value as T
+/** Shortest operator token accepted when the server listens beyond loopback. */
+export const minAdminTokenLength = 32
+
+/** Whether `host` is a loopback listen address (127.0.0.0/8, ::1, localhost). */
+export const isLoopbackHost = (host: string): boolean =>
+  IpAddress.classify(host) === "loopback" || /^localhost\.?$/i.test(host)
+
+/** The settings are wrong: every problem, each naming its variable. */
+export class SettingsError extends Data.TaggedError("SettingsError")<{ readonly problems: ReadonlyArray<string> }> {
+  override get message() {
+    return `invalid configuration:\n${this.problems.map((p) => `  - ${p}`).join("\n")}`
+  }
 }
 
-/** Reads and checks the configuration. */
-export const load = (env: NodeJS.ProcessEnv = process.env): ServerConfig => {
-  const port = Number(env.PORT ?? 8080)
-  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new ConfigError("PORT must be a TCP port number")
-  const host = env.HOST ?? "127.0.0.1"
-  const dataDir = resolve(env.PAYDESK_DATA_DIR ?? ".data")
-  const publicUrl = (env.PAYDESK_PUBLIC_URL ?? `http://${host.includes(":") ? `[${host}]` : host}:${port}`).replace(/\/+$/, "")
-  if (!/^https?:\/\/\S+$/.test(publicUrl)) throw new ConfigError("PAYDESK_PUBLIC_URL must be an http(s) origin")
-  const adminTokenGenerated = env.PAYDESK_ADMIN_TOKEN === undefined || env.PAYDESK_ADMIN_TOKEN === ""
-  const adminToken = adminTokenGenerated ? `adm_${randomBytes(24).toString("base64url")}` : env.PAYDESK_ADMIN_TOKEN!
-  let secretKey = env.PAYDESK_SECRET_KEY ?? ""
-  if (secretKey === "") {
-    const file = join(dataDir, "secret.key")
-    if (existsSync(file)) {
-      secretKey = readFileSync(file, "utf8").trim()
-    } else {
-      mkdirSync(dataDir, { recursive: true })
-      secretKey = randomBytes(32).toString("base64")
-      writeFileSync(file, `${secretKey}\n`, { mode: 0o600 })
+// ---------------------------------------------------------------------------------------------
+// One Config per variable; a failure is reported as "NAME <rule>".
+
+interface Setting<A> {
+  readonly name: string
+  readonly config: Config.Config<A>
+  /** What the variable must be, for the error. */
+  readonly rule: string
+}
+
+const setting = <A>(name: string, config: (name: string) => Config.Config<A>, rule: string): Setting<A> => ({ name, config: config(name), rule })
+
+const filtered = (predicate: (value: string) => boolean) => Schema.String.check(Schema.makeFilter((s: string) => predicate(s) ? undefined : "invalid"))
+
+const integer = (minimum: number, maximum: number) => (name: string) =>
+  Config.schema(Schema.FiniteFromString.check(Schema.isInt(), Schema.isBetween({ minimum, maximum })), name)
+
+const text = (predicate: (value: string) => boolean) => (name: string) => Config.schema(filtered(predicate), name)
+
+const secret = (predicate: (value: string) => boolean) => (name: string) => Config.schema(Schema.Redacted(filtered(predicate)), name)
+
+/** `1`/`true` or `0`/`false`. */
+const flag = (name: string) => Config.schema(Schema.Literals(["1", "true", "0", "false"]), name).pipe(Config.map((v) => v === "1" || v === "true"))
+
+const isOrigin = (value: string) => /^https?:\/\/[^\s/?#]+\/*$/.test(value) && URL.canParse(value)
+const isKey = (value: string) => Result.isSuccess(Result.try(() => NodeSecurity.parseKey(value)))
+const isIsoTime = (value: string) => /^\d{4}-\d{2}-\d{2}T/.test(value) && !Number.isNaN(Date.parse(value))
+
+const settings = {
+  port: setting("PORT", (n) => integer(0, 65535)(n).pipe(Config.withDefault(8080)), "must be a TCP port number (0 to 65535)"),
+  host: setting("HOST", (n) => Config.NonEmptyString(n).pipe(Config.withDefault("127.0.0.1")), "must be a host name or address"),
+  databaseUrl: setting("DATABASE_URL", (n) => secret((v) => /^postgres(ql)?:\/\//.test(v) && URL.canParse(v))(n).pipe(Config.option), "must be a postgres:// URL"),
+  dataDir: setting("PAYDESK_DATA_DIR", (n) => Config.String(n).pipe(Config.withDefault(".data")), "must be a directory"),
+  dbPool: setting("PAYDESK_DB_POOL", (n) => integer(1, 200)(n).pipe(Config.withDefault(10)), "must be an integer from 1 to 200 (connections)"),
+  publicUrl: setting("PAYDESK_PUBLIC_URL", (n) => text(isOrigin)(n).pipe(Config.option), "must be an http(s) origin such as https://pay.example.com"),
+  adminToken: setting("PAYDESK_ADMIN_TOKEN", (n) => secret((v) => /^\S+$/.test(v))(n).pipe(Config.option), "must be a token without spaces"),
+  secretKey: setting("PAYDESK_SECRET_KEY", (n) => secret(isKey)(n).pipe(Config.option), "must be a 32-byte key: base64, or 64 hex characters"),
+  clock: setting("PAYDESK_CLOCK", (n) => Config.Literals(["system", "manual"], n).pipe(Config.withDefault("system" as const)), "must be one of: system, manual"),
+  clockStart: setting("PAYDESK_CLOCK_START", (n) => text(isIsoTime)(n).pipe(Config.map(Date.parse), Config.option), "must be an ISO 8601 date-time"),
+  engine: setting("PAYDESK_ENGINE", (n) => Config.Literals(["local", "inngest", "off"], n).pipe(Config.withDefault("local" as const)), "must be one of: local, inngest, off"),
+  initialRate: setting(
+    "PAYDESK_INITIAL_RATE",
+    (n) => text((v) => Result.isSuccess(Amount.parseRate(v)))(n).pipe(Config.withDefault("95.00"), Config.map((v) => Result.getOrThrow(Amount.parseRate(v)))),
+    "must be a decimal greater than zero with at most six decimals"
+  ),
+  workIntervalMs: setting("PAYDESK_WORK_INTERVAL_MS", (n) => integer(10, 3_600_000)(n).pipe(Config.withDefault(1000)), "must be an integer of at least 10 (milliseconds)"),
+  workBatchSize: setting("PAYDESK_WORK_BATCH_SIZE", (n) => integer(1, 10_000)(n).pipe(Config.withDefault(100)), "must be an integer from 1 to 10000"),
+  signingSecretOverlapHours: setting("PAYDESK_SIGNING_SECRET_OVERLAP_HOURS", (n) => integer(0, 720)(n).pipe(Config.withDefault(24)), "must be an integer from 0 to 720 (hours)"),
+  eventRetentionDays: setting("PAYDESK_EVENT_RETENTION_DAYS", (n) => integer(1, 3650)(n).pipe(Config.withDefault(30)), "must be an integer from 1 to 3650 (days)"),
+  shutdownTimeoutMs: setting("PAYDESK_SHUTDOWN_TIMEOUT_MS", (n) => integer(0, 600_000)(n).pipe(Config.withDefault(10_000)), "must be an integer from 0 to 600000 (milliseconds)"),
+  callbackAllowPrivate: setting("PAYDESK_CALLBACK_ALLOW_PRIVATE", (n) => flag(n).pipe(Config.withDefault(false)), "must be 1 or 0"),
+  loginPerEmail: setting("PAYDESK_LOGIN_LIMIT_PER_EMAIL", (n) => integer(1, 100_000)(n).pipe(Config.withDefault(10)), "must be an integer from 1 to 100000 (attempts per minute)"),
+  loginPerAddress: setting("PAYDESK_LOGIN_LIMIT_PER_ADDRESS", (n) => integer(1, 100_000)(n).pipe(Config.withDefault(30)), "must be an integer from 1 to 100000 (attempts per minute)"),
+  inngestDev: setting("INNGEST_DEV", (n) => flag(n).pipe(Config.withDefault(false)), "must be 1 or 0"),
+  inngestSigningKey: setting("INNGEST_SIGNING_KEY", (n) => Config.Redacted(n).pipe(Config.option), "must be a string"),
+  inngestEventKey: setting("INNGEST_EVENT_KEY", (n) => Config.Redacted(n).pipe(Config.option), "must be a string"),
+  inngestBaseUrl: setting("INNGEST_BASE_URL", (n) => text(isOrigin)(n).pipe(Config.option), "must be an http(s) origin"),
+  otelEndpoint: setting("OTEL_EXPORTER_OTLP_ENDPOINT", (n) => text((v) => /^https?:\/\//.test(v) && URL.canParse(v))(n).pipe(Config.option), "must be an http(s) URL"),
+  otelServiceName: setting("OTEL_SERVICE_NAME", (n) => Config.NonEmptyString(n).pipe(Config.withDefault("paydesk")), "must be a name"),
+  logLevel: setting("LOG_LEVEL", (n) => Config.Literals(logLevels, n).pipe(Config.withDefault("info" as const)), `must be one of: ${logLevels.join(", ")}`)
+}
+
+type Values = { readonly [K in keyof typeof settings]: (typeof settings)[K] extends Setting<infer A> ? A : never }
+
+/** Reads every variable from `provider`; fails with every problem at once. */
+export const read = (provider: ConfigProvider.ConfigProvider): Effect.Effect<ServerConfig, SettingsError> =>
+  Effect.gen(function*() {
+    const values: Record<string, unknown> = {}
+    const problems: Array<string> = []
+    for (const [key, { name, config, rule }] of Object.entries(settings) as Array<[string, Setting<unknown>]>) {
+      const result = yield* Effect.result(config.parse(provider))
+      if (Result.isSuccess(result)) values[key] = result.success
+      else problems.push(`${name} ${rule}`)
     }
-  }
-  const clockStart = env.PAYDESK_CLOCK_START === undefined || env.PAYDESK_CLOCK_START === "" ? null : Date.parse(env.PAYDESK_CLOCK_START)
-  if (clockStart !== null && (Number.isNaN(clockStart) || !/^\d{4}-\d{2}-\d{2}T/.test(env.PAYDESK_CLOCK_START!))) {
-    throw new ConfigError("PAYDESK_CLOCK_START must be an ISO 8601 date-time")
-  }
-  const workIntervalMs = Number(env.PAYDESK_WORK_INTERVAL_MS ?? 1000)
-  if (!Number.isInteger(workIntervalMs) || workIntervalMs < 10) throw new ConfigError("PAYDESK_WORK_INTERVAL_MS must be an integer of at least 10")
-  const workBatchSize = Number(env.PAYDESK_WORK_BATCH_SIZE ?? 100)
-  if (!Number.isInteger(workBatchSize) || workBatchSize < 1 || workBatchSize > 10_000) {
-    throw new ConfigError("PAYDESK_WORK_BATCH_SIZE must be an integer from 1 to 10000")
-  }
-  return {
-    port,
-    host,
-    databaseUrl: env.DATABASE_URL === undefined || env.DATABASE_URL === "" ? null : env.DATABASE_URL,
-    dataDir,
-    publicUrl,
-    publicUrlDefaulted: env.PAYDESK_PUBLIC_URL === undefined || env.PAYDESK_PUBLIC_URL === "",
-    adminToken,
-    adminTokenGenerated,
-    clock: choice("PAYDESK_CLOCK", env.PAYDESK_CLOCK, ["system", "manual"], "system"),
-    clockStart,
-    engine: choice("PAYDESK_ENGINE", env.PAYDESK_ENGINE, ["local", "inngest", "off"], "local"),
-    secretKey,
-    initialRate: env.PAYDESK_INITIAL_RATE ?? "95.00",
-    workIntervalMs,
-    workBatchSize,
-    inngest: {
-      isDev: env.INNGEST_DEV === "1" || env.INNGEST_DEV === "true",
-      signingKey: env.INNGEST_SIGNING_KEY || null,
-      eventKey: env.INNGEST_EVENT_KEY || null,
-      baseUrl: env.INNGEST_BASE_URL || null
-    },
-    logLevel: env.LOG_LEVEL || "info"
-  }
+    if (problems.length > 0) return yield* new SettingsError({ problems })
+    const v = values as Values
+    const loopback = isLoopbackHost(v.host)
+    const token = Option.map(v.adminToken, Redacted.value)
+    if (!loopback && Option.isSome(token) && token.value.length < minAdminTokenLength) {
+      return yield* new SettingsError({
+        problems: [`PAYDESK_ADMIN_TOKEN must be at least ${minAdminTokenLength} characters when HOST (${v.host}) is not loopback`]
+      })
+    }
+    const warnings = v.clock === "manual" && !loopback
+      ? [`PAYDESK_CLOCK=manual on ${v.host}: anyone with the operator token can move this server's time (tests and demos only)`]
+      : []
+    const config: ServerConfig = {
+      port: v.port,
+      host: v.host,
+      databaseUrl: v.databaseUrl,
+      dataDir: resolve(v.dataDir),
+      dbPool: v.dbPool,
+      publicUrl: Option.map(v.publicUrl, (url) => url.replace(/\/+$/, "")),
+      adminToken: v.adminToken,
+      secretKey: v.secretKey,
+      clock: v.clock,
+      clockStart: v.clockStart,
+      engine: v.engine,
+      initialRate: v.initialRate,
+      workIntervalMs: v.workIntervalMs,
+      workBatchSize: v.workBatchSize,
+      eventRetentionDays: v.eventRetentionDays,
+      signingSecretOverlapHours: v.signingSecretOverlapHours,
+      shutdownTimeoutMs: v.shutdownTimeoutMs,
+      inngest: { isDev: v.inngestDev, signingKey: v.inngestSigningKey, eventKey: v.inngestEventKey, baseUrl: v.inngestBaseUrl },
+      otel: { endpoint: v.otelEndpoint, serviceName: v.otelServiceName },
+      logLevel: v.logLevel,
+      callbackAllowPrivate: v.callbackAllowPrivate,
+      loginLimits: { perEmail: v.loginPerEmail, perAddress: v.loginPerAddress },
+      warnings
+    }
+    return config
+  })
+
+/** The settings from the process's environment (the `ConfigProvider` in context). */
+export const fromEnvironment: Effect.Effect<ServerConfig, SettingsError> = Effect.gen(function*() {
+  return yield* read(yield* ConfigProvider.ConfigProvider)
+})
+
+/** The settings from `env` (tests, tools); throws `SettingsError`. */
+export const load = (env: Record<string, string | undefined>): ServerConfig => {
+  const defined = Object.fromEntries(Object.entries(env).filter((entry): entry is [string, string] => entry[1] !== undefined))
+  const result = Effect.runSync(Effect.result(read(ConfigProvider.fromEnv({ env: defined }))))
+  if (Result.isFailure(result)) throw result.failure
+  return result.success
 }

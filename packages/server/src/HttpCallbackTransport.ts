@@ -1,32 +1,161 @@
 /**
- * `CallbackTransport` over Node's fetch: POSTs the exact body bytes with the given headers,
- * gives up after the timeout, and reports the status of any answer.
+ * `CallbackTransport` over Node's `http`/`https`: POSTs the exact body bytes with the given
+ * headers to public hosts only, gives up after the timeout, follows no redirect, and reads at most
+ * `Callback.responseExcerptBytes` of the answer before it drops the connection (a receiver answering
+ * gigabytes costs one KiB).
+ *
+ * Destinations are checked with the core's `IpAddress` classifier when the request is sent: an IP
+ * literal before connecting, a host name inside the socket's `lookup`, which resolves every address
+ * of the name, refuses the name when any of them is not allowed, and hands the checked address to
+ * the socket. The connection therefore goes to the address that was checked (no DNS rebinding
+ * between the check and the connect). Loopback, private and carrier-grade NAT addresses are allowed
+ * only when `PaydeskConfig.allowPrivateCallbacks` is on (`PAYDESK_CALLBACK_ALLOW_PRIVATE=1`).
+ *
+ * A send that gets no answer fails with the real cause as its message (`describeFailure`): the
+ * system error code and text (`connect ECONNREFUSED 127.0.0.1:9`), the TLS error
+ * (`EPROTO: TLS: wrong version number`, `DEPTH_ZERO_SELF_SIGNED_CERT: self-signed certificate`), `timeout: no answer within 10000 ms`, or
+ * the refused destination; the delivery log stores it with the attempt.
  */
 import { Effect, Layer } from "effect"
-import { CallbackTransport, TransportFailure } from "@paydesk/core"
+import { Callback, CallbackTransport, IpAddress, PaydeskConfig, TransportFailure } from "@paydesk/core"
+import { lookup as dnsLookup, type LookupAddress, type LookupOptions } from "node:dns"
+import * as http from "node:http"
+import * as https from "node:https"
 
-/** The transport. */
-export const layer: Layer.Layer<CallbackTransport> = Layer.succeed(CallbackTransport)(CallbackTransport.of({
-  post: (request) => {
-    const started = performance.now()
-    const elapsed = () => Math.round(performance.now() - started)
-    return Effect.tryPromise({
-      try: async () => {
-        const response = await fetch(request.url, {
-          method: "POST",
-          headers: request.headers,
-          body: request.body,
-          redirect: "manual",
-          signal: AbortSignal.timeout(request.timeoutMs)
-        })
-        await response.arrayBuffer().catch(() => undefined)
-        return { statusCode: response.status, latencyMs: elapsed() }
-      },
-      catch: (error) =>
-        new TransportFailure({
-          message: error instanceof Error && error.name === "TimeoutError" ? `no answer within ${request.timeoutMs} ms` : String((error as Error)?.message ?? error),
-          latencyMs: elapsed()
-        })
+/** A destination the deployment does not allow. */
+export class DestinationRefused extends Error {
+  readonly code = "EPAYDESK_DESTINATION_REFUSED"
+}
+
+const refusal = (host: string, kind: IpAddress.Kind, address: string) =>
+  new DestinationRefused(
+    host === address
+      ? `callback destination refused: ${address} is a ${kind} address`
+      : `callback destination refused: ${host} resolves to a ${kind} address (${address})`
+  )
+
+type LookupCallback = (error: NodeJS.ErrnoException | null, address: string | Array<LookupAddress>, family?: number) => void
+
+/** Resolves every address of a name (Node's `dns.lookup` with `all: true` by default; tests pass their own). */
+export type Resolver = (hostname: string, done: (error: NodeJS.ErrnoException | null, addresses: ReadonlyArray<LookupAddress>) => void) => void
+
+const systemResolver: Resolver = (hostname, done) =>
+  dnsLookup(hostname, { all: true }, (error, addresses) => done(error, error === null ? addresses : []))
+
+/**
+ * A socket `lookup` that resolves all addresses of `hostname`, fails when any of them is not allowed,
+ * and answers the checked addresses (all of them, or the first, as the socket asks).
+ */
+export const guardedLookup = (allowPrivate: boolean, resolve: Resolver = systemResolver) => (hostname: string, options: LookupOptions, callback: LookupCallback): void => {
+  resolve(hostname, (error, addresses) => {
+    if (error !== null) return callback(error, "")
+    const list = addresses.filter((a) => options.family === undefined || options.family === 0 || a.family === options.family)
+    if (list.length === 0) return callback(Object.assign(new Error(`${hostname} has no address`), { code: "ENOTFOUND" }), "")
+    for (const { address } of list) {
+      const kind = IpAddress.classify(address) ?? "reserved"
+      if (!IpAddress.isAllowed(kind, allowPrivate)) return callback(refusal(hostname, kind, address), "")
+    }
+    if (options.all === true) return callback(null, [...list])
+    return callback(null, list[0]!.address, list[0]!.family)
+  })
+}
+
+interface Answer {
+  readonly statusCode: number
+  readonly body: string
+}
+
+const agents = {
+  strict: { http: new http.Agent({ keepAlive: true }), https: new https.Agent({ keepAlive: true }) },
+  private: { http: new http.Agent({ keepAlive: true }), https: new https.Agent({ keepAlive: true }) }
+}
+
+/** Text of a failed send: the error's code (when its message does not already carry it) and message, the causes of an aggregate. */
+export const describeFailure = (error: unknown): string => {
+  if (!(error instanceof Error)) return String(error)
+  if (error instanceof DestinationRefused) return error.message
+  const code = (error as NodeJS.ErrnoException).code
+  // A TLS failure's message is a dump of OpenSSL's internals; its reason says what went wrong.
+  const openssl = /:error:[0-9A-Fa-f]+:[^:]*routines:[^:]*:([^:]+):/.exec(error.message)
+  const parts = error instanceof AggregateError && error.errors.length > 0
+    ? [...new Set(error.errors.map(describeFailure))].join("; ")
+    : openssl !== null
+    ? `TLS: ${openssl[1]}`
+    : error.message.trim()
+  if (code === undefined || code === "" || parts.includes(code)) return parts === "" ? error.name : parts
+  return parts === "" ? code : `${code}: ${parts}`
+}
+
+/** One POST; resolves with the status and the first bytes of the body once it has them, the body ended or the time ran out. */
+export const send = (
+  request: { readonly url: string; readonly headers: Readonly<Record<string, string>>; readonly body: string; readonly timeoutMs: number },
+  allowPrivate: boolean,
+  resolver: Resolver = systemResolver
+): Promise<Answer> =>
+  new Promise((resolve, reject) => {
+    let url: URL
+    try {
+      url = new URL(request.url)
+    } catch {
+      return reject(new Error("callback_url is not a URL"))
+    }
+    if (url.protocol !== "http:" && url.protocol !== "https:") return reject(new Error(`unsupported scheme ${url.protocol}`))
+    const literal = IpAddress.classify(url.hostname)
+    if (literal !== null && !IpAddress.isAllowed(literal, allowPrivate)) return reject(refusal(url.hostname, literal, url.hostname))
+    const payload = Buffer.from(request.body, "utf8")
+    const lookup = guardedLookup(allowPrivate, resolver)
+    // A pooled connection was opened to a checked address; a custom resolver gets fresh connections.
+    const pool = resolver !== systemResolver ? { http: false as const, https: false as const } : allowPrivate ? agents.private : agents.strict
+    const signal = AbortSignal.timeout(request.timeoutMs)
+    const options: https.RequestOptions = {
+      method: "POST",
+      headers: { ...request.headers, "content-length": String(payload.length) },
+      lookup,
+      agent: url.protocol === "https:" ? pool.https : pool.http,
+      signal
+    }
+    const outgoing = (url.protocol === "https:" ? https : http).request(url, options, (response) => {
+      const chunks: Array<Buffer> = []
+      let size = 0
+      let done = false
+      const finish = () => {
+        if (done) return
+        done = true
+        const excerpt = Buffer.concat(chunks).subarray(0, Callback.responseExcerptBytes)
+        resolve({ statusCode: response.statusCode ?? 0, body: excerpt.toString("utf8") })
+      }
+      response.on("data", (chunk: Buffer) => {
+        if (done) return
+        chunks.push(chunk)
+        size += chunk.length
+        // Enough for the log: stop reading and drop the connection, whatever the receiver still sends.
+        if (size >= Callback.responseExcerptBytes) {
+          finish()
+          response.destroy()
+        }
+      })
+      response.on("end", finish)
+      // Cut off after the status line (timeout, reset): the status still counts.
+      response.on("error", finish)
+      response.on("close", finish)
     })
-  }
+    outgoing.on("error", (error) => reject(signal.aborted ? new Error(`timeout: no answer within ${request.timeoutMs} ms`) : error))
+    outgoing.end(payload)
+  })
+
+/** The transport; whether private destinations are allowed is read from `PaydeskConfig` per request. */
+export const layer: Layer.Layer<CallbackTransport> = Layer.succeed(CallbackTransport)(CallbackTransport.of({
+  post: (request) =>
+    Effect.gen(function*() {
+      const { allowPrivateCallbacks } = yield* PaydeskConfig
+      const started = performance.now()
+      const elapsed = () => Math.round(performance.now() - started)
+      return yield* Effect.tryPromise({
+        try: async () => {
+          const answer = await send(request, allowPrivateCallbacks)
+          return { statusCode: answer.statusCode, latencyMs: elapsed(), body: answer.body }
+        },
+        catch: (error) => new TransportFailure({ message: describeFailure(error), latencyMs: elapsed() })
+      })
+    })
 }))

@@ -6,27 +6,18 @@
  * pass, which remains the guarantee. Time is read from the runtime's `Clock` (a manual clock
  * included: its moments are checked every `maxDelayMs` at most, and setting it wakes the worker).
  *
- * The port is built before the worker exists: `attach` points it at the worker once started.
+ * `layer` wakes the `WakeSignal` in context and clears its timer when its scope closes.
  */
-import { type Clock, Effect, Layer } from "effect"
+import { type Clock, Context, Effect, Latch, Layer } from "effect"
 import { Wakeups } from "@paydesk/core"
 
-/** What the port wakes: the local worker. */
-export interface Target {
-  wake(): void
+/** What wakes the local worker: opening it runs a pass soon (several opens before the pass make one). */
+export class WakeSignal extends Context.Service<WakeSignal, Latch.Latch>()("@paydesk/server/WakeSignal") {
+  /** A closed signal. */
+  static readonly layer: Layer.Layer<WakeSignal> = Layer.effect(WakeSignal, Latch.make(false))
 }
 
-/** The port with its worker handle. */
-export interface LocalWakeups {
-  /** Provides `Wakeups` to the runtime. */
-  readonly layer: Layer.Layer<Wakeups>
-  /** Starts forwarding to `target` (before this, wakeups are dropped). */
-  attach(target: Target): void
-  /** Clears the timer and stops forwarding. */
-  close(): void
-}
-
-/** Options of `make`. */
+/** Options of `make` and `layer`. */
 export interface Options {
   /** Work due within this much of now wakes the worker at once (default 1 s). */
   readonly soonMs?: number
@@ -34,11 +25,10 @@ export interface Options {
   readonly maxDelayMs?: number
 }
 
-/** Builds the port; call `attach(worker)` once the worker runs. */
-export const make = (options: Options = {}): LocalWakeups => {
+/** The port over `wake`, and `close` to clear its timer and stop waking. */
+export const make = (wake: () => void, options: Options = {}) => {
   const soonMs = options.soonMs ?? 1_000
   const maxDelayMs = options.maxDelayMs ?? 60_000
-  let target: Target | null = null
   let closed = false
   let timer: ReturnType<typeof setTimeout> | undefined
   /** The moment the timer is armed for, on the runtime's clock. */
@@ -50,7 +40,7 @@ export const make = (options: Options = {}): LocalWakeups => {
     if (armedFor <= now) {
       armedFor = null
       timer = undefined
-      target?.wake()
+      wake()
       return
     }
     clearTimeout(timer)
@@ -58,13 +48,13 @@ export const make = (options: Options = {}): LocalWakeups => {
     timer.unref?.()
   }
 
-  const layer = Layer.succeed(Wakeups)(Wakeups.of({
+  const port = Wakeups.of({
     notify: (items) =>
       Effect.clockWith((clock) =>
         Effect.sync(() => {
           if (closed) return
           const now = clock.currentTimeMillisUnsafe()
-          if (items.some((w) => w.at <= now + soonMs)) target?.wake()
+          if (items.some((w) => w.at <= now + soonMs)) wake()
           const later = items.filter((w) => w.at > now).map((w) => w.at)
           if (later.length === 0) return
           const earliest = Math.min(...later)
@@ -72,18 +62,26 @@ export const make = (options: Options = {}): LocalWakeups => {
           armedFor = earliest
           check(clock)
         }))
-  }))
+  })
 
   return {
-    layer,
-    attach: (worker) => {
-      target = worker
-    },
+    port,
     close: () => {
       closed = true
-      target = null
       armedFor = null
       clearTimeout(timer)
     }
   }
 }
+
+/** `Wakeups` opening the `WakeSignal` in context; the timer is cleared when the layer's scope closes. */
+export const layer = (options: Options = {}): Layer.Layer<Wakeups, never, WakeSignal> =>
+  Layer.effect(
+    Wakeups,
+    Effect.gen(function*() {
+      const signal = yield* WakeSignal
+      const local = make(() => void signal.openUnsafe(), options)
+      yield* Effect.addFinalizer(() => Effect.sync(local.close))
+      return local.port
+    })
+  )

@@ -1,57 +1,110 @@
 /**
- * The local background engine: a loop in the server that runs every due job (`Work.drain`)
- * on a short interval and as soon as it is woken (a commit wrote due work, see LocalWakeups).
- * Runs never overlap in one process; several processes on one database share the work safely because the use cases
- * claim rows with `SKIP LOCKED` and leases.
+ * The local background engine: a fiber in the server's scope that runs every due job on an
+ * interval and as soon as it is woken (the `WakeSignal`: a commit wrote due work, see
+ * LocalWakeups, or the operator set the manual clock). A pass runs `Work.runDue` until it finds
+ * nothing more (at most `maxRounds` rounds); each round is uninterruptible, so a shutdown waits for
+ * the round in progress and never cuts a charge or a delivery in half. Passes never overlap in one
+ * process (`runNow` waits for the pass in progress); several processes on one database share the
+ * work safely because the use cases claim rows with `SKIP LOCKED` and leases.
+ *
+ * A pass that did work logs one summary line; a failed pass logs its cause and the loop goes on.
  */
-import type { ManagedRuntime } from "effect"
-import { type Services, Work } from "@paydesk/core"
+import { Cause, Context, Duration, Effect, Layer, Schedule, Semaphore } from "effect"
+import { Work } from "@paydesk/core"
+import type { HostRoutes } from "@paydesk/fastify"
+import { WakeSignal } from "./LocalWakeups.js"
+import { Metrics } from "./Metrics.js"
 
-/** A running worker. */
-export interface Worker {
-  /** Runs a pass soon (coalesced with a pass already queued). */
-  wake(): void
-  /** Runs a pass now (after the current one) and returns its report. */
-  runNow(): Promise<Work.Report>
-  /** Stops after the pass in progress. */
-  stop(): Promise<void>
+/** What a pass needs: the services of the core's due-work use cases. */
+export type WorkServices = Effect.Services<ReturnType<typeof Work.runDue>>
+
+/** The local worker. */
+export class LocalWorker extends Context.Service<LocalWorker, {
+  /** Runs a pass now (after the one in progress) and answers what it did. */
+  readonly runNow: Effect.Effect<Work.Report, Effect.Error<ReturnType<typeof Work.runDue>>>
+  /** Whether the loop runs and how its last pass ended. */
+  readonly check: Effect.Effect<HostRoutes.Check>
+}>()("@paydesk/server/LocalWorker") {}
+
+/** Options of `layer`. */
+export interface Options {
+  /** Pause between passes when nothing wakes the worker. */
+  readonly intervalMs: number
+  /** Rounds of `Work.runDue` per pass at most (default 20). */
+  readonly maxRounds?: number
 }
 
-/** Starts the loop. */
-export const start = (
-  runtime: ManagedRuntime.ManagedRuntime<Services, never>,
-  intervalMs: number,
-  onError: (error: unknown) => void
-): Worker => {
-  let running: Promise<Work.Report> = Promise.resolve({ expiredPayments: 0, charges: 0, stops: 0, conversions: 0, payouts: 0, callbacks: 0 })
-  let stopped = false
-  let timer: NodeJS.Timeout | undefined
-  let woken = false
+/** "3 callbacks, 1 charges" */
+const summary = (report: Work.Report) =>
+  Object.entries(report).filter(([, n]) => n > 0).map(([kind, n]) => `${n} ${kind}`).join(", ")
 
-  const pass = (): Promise<Work.Report> => {
-    running = running.catch(() => undefined).then(() => runtime.runPromise(Work.drain()))
-    return running
-  }
-  const schedule = (delay: number) => {
-    if (stopped) return
-    clearTimeout(timer)
-    timer = setTimeout(() => {
-      woken = false
-      pass().catch(onError).finally(() => schedule(intervalMs))
-    }, delay)
-  }
-  schedule(intervalMs)
-  return {
-    wake: () => {
-      if (stopped || woken) return
-      woken = true
-      schedule(20)
-    },
-    runNow: () => pass(),
-    stop: async () => {
-      stopped = true
-      clearTimeout(timer)
-      await running.catch(() => undefined)
-    }
-  }
-}
+/** Forks the loop into the layer's scope (interrupted when the server stops). */
+export const layer = (options: Options): Layer.Layer<LocalWorker, never, WakeSignal | Metrics | WorkServices> =>
+  Layer.effect(
+    LocalWorker,
+    Effect.gen(function*() {
+      const signal = yield* WakeSignal
+      const metrics = yield* Metrics
+      const services = yield* Effect.context<WorkServices>()
+      const lock = yield* Semaphore.make(1)
+      const maxRounds = options.maxRounds ?? 20
+      const state = { running: false, lastPassAt: null as number | null, lastError: null as string | null }
+
+      const rounds = Effect.gen(function*() {
+        // A wake from now on asks for another pass.
+        signal.closeUnsafe()
+        let total = Work.emptyReport
+        for (let round = 0; round < maxRounds; round++) {
+          const report = yield* Effect.uninterruptible(Work.runDue())
+          total = Work.combine(total, report)
+          if (!Work.didWork(report)) break
+        }
+        return total
+      })
+
+      const pass = lock.withPermits(1)(rounds).pipe(
+        Effect.timed,
+        Effect.tap(([elapsed, report]) =>
+          Effect.gen(function*() {
+            state.lastPassAt = Date.now()
+            state.lastError = null
+            metrics.observePass(report)
+            if (Work.didWork(report)) {
+              yield* Effect.logInfo(`work: ${summary(report)} (${Math.round(Duration.toMillis(elapsed))} ms)`).pipe(
+                Effect.annotateLogs({ component: "worker", ...report })
+              )
+            }
+          })),
+        Effect.tapCause((cause) =>
+          Effect.gen(function*() {
+            if (Cause.hasInterruptsOnly(cause)) return
+            state.lastPassAt = Date.now()
+            state.lastError = Cause.pretty(cause).split("\n")[0] ?? "failed"
+            metrics.observePass(null)
+            yield* Effect.logError(`work pass failed: ${state.lastError}`).pipe(Effect.annotateLogs({ component: "worker", cause: Cause.pretty(cause) }))
+          })),
+        Effect.map(([, report]) => report)
+      )
+
+      const cycle = Effect.raceFirst(signal.await, Effect.sleep(Duration.millis(options.intervalMs))).pipe(
+        Effect.andThen(pass),
+        // A failed pass is logged above; the loop goes on.
+        Effect.ignore
+      )
+
+      yield* Effect.repeat(cycle, Schedule.forever).pipe(
+        Effect.onExit(() => Effect.sync(() => void (state.running = false))),
+        Effect.forkScoped,
+        Effect.tap(() => Effect.sync(() => void (state.running = true)))
+      )
+
+      return LocalWorker.of({
+        runNow: Effect.provideContext(pass, services),
+        check: Effect.sync((): HostRoutes.Check => {
+          if (!state.running) return { ok: false, detail: "the local worker is not running" }
+          if (state.lastError !== null) return { ok: false, detail: `the last pass failed: ${state.lastError}` }
+          return { ok: true, detail: state.lastPassAt === null ? "running (no pass yet)" : `running (last pass ${new Date(state.lastPassAt).toISOString()})` }
+        })
+      })
+    })
+  )

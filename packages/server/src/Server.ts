@@ -1,150 +1,368 @@
 /**
- * The composition root of the reference deployment: PostgreSQL (external or embedded), the
- * production security adapters, the HTTP callback transport, the acquirer and payout-network
- * emulators (ports ready for a real bank), the clock (system or manual), the Fastify app and the
- * local background worker. `start(config)` returns a handle whose `stop()` shuts down in order:
- * stop accepting requests and let in-flight ones finish, stop the worker, close the pool, stop
- * the embedded database.
+ * The composition root of the reference deployment, as one layer graph:
+ *
+ *   Telemetry (OpenTelemetry tracer when exporting)
+ *   └ Http: the Fastify app over a `Runner` of the services below; listen on build, close on release
+ *     └ Engine: local worker fiber | Inngest | off (chosen by swapping layers), with its `Wakeups`
+ *       └ the core's ports: PostgreSQL store (migrated), rate, production security, the callback
+ *         transport (measured and logged), the acquirer emulator on its PostgreSQL charge book (a pool
+ *         of its own) and the sandbox acquirer on the same book, the payout network emulator, core settings, the initial rate, metrics
+ *         └ the server's pool (`PAYDESK_DB_POOL`)
+ *           └ Database (external, or embedded PostgreSQL started and stopped here), Secrets (the secret
+ *             key and the operator token), the clock (system or manual)
+ *
+ * Resources are acquired in that order from the bottom and released in reverse when the scope
+ * closes: the HTTP server stops taking requests and drains the ones in flight (then cuts connections
+ * after `PAYDESK_SHUTDOWN_TIMEOUT_MS`), the worker finishes its round, the pools close, the embedded
+ * database stops, the tracer flushes. `main.ts` runs the graph with `NodeRuntime.runMain`; `start`
+ * builds it in a scope for tests and embedding.
  */
-import { Clock, Effect, Layer, ManagedRuntime, Result } from "effect"
+import { Cause, Clock, Context, Data, Duration, Effect, Exit, Layer, Option, Redacted, Schedule, Scope } from "effect"
 import type { FastifyInstance } from "fastify"
-import { Acquirer, Amount, Config, HmacTokenIssuer, PaydeskConfig, type Services, Work } from "@paydesk/core"
+import { Callback, CallbackTransport, Config as CoreConfig, HmacTokenIssuer, PaydeskConfig, Runner, type Services } from "@paydesk/core"
 import { App } from "@paydesk/fastify"
-import { InngestClient, InngestFunctions, InngestPlugin, InngestWakeups } from "@paydesk/inngest"
+import { AcquirerEmulator, ManualClock, PayoutNetworkEmulator, PgChargeBook } from "@paydesk/emulators"
 import { EmbeddedPostgres, NodeSecurity, PgRateSource, PgStore } from "@paydesk/sql-pg"
-import { AcquirerEmulator, ManualClock, PayoutNetworkEmulator } from "@paydesk/testkit"
-import { SqlClient } from "effect/sql"
-import { createHash } from "node:crypto"
+import type { SpanProcessor } from "@opentelemetry/sdk-trace-base"
+import { SqlClient, type SqlError } from "effect/sql"
+import { createHash, randomBytes } from "node:crypto"
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs"
+import { hostname } from "node:os"
 import { join } from "node:path"
 import type { ServerConfig } from "./Config.js"
+import { Engine } from "./Engine.js"
+import * as Engines from "./Engine.js"
 import * as HttpCallbackTransport from "./HttpCallbackTransport.js"
-import * as LocalWakeups from "./LocalWakeups.js"
-import * as LocalWorker from "./LocalWorker.js"
-import * as PgChargeBook from "./PgChargeBook.js"
+import * as Logging from "./Logging.js"
+import * as Metrics from "./Metrics.js"
+import * as Telemetry from "./Telemetry.js"
 
-/** A running server. */
+/** The message of an error-like value, with the messages of its causes. */
+const messageOf = (error: unknown, depth = 0): string => {
+  if (typeof error !== "object" || error === null || !("message" in error)) return String(error)
+  const own = String(error.message)
+  const cause = "cause" in error && depth < 4 ? messageOf(error.cause, depth + 1) : ""
+  return cause === "" || cause === "undefined" || own.includes(cause) ? own : `${own}: ${cause}`
+}
+
+/** A step of the start failed (the database did not start, the port is taken...). */
+export class StartError extends Data.TaggedError("StartError")<{ readonly step: string; readonly cause: unknown }> {
+  override get message() {
+    return `${this.step}: ${messageOf(this.cause)}`
+  }
+}
+
+/** What can stop the server from starting. */
+export type StartFailure = StartError | SqlError.SqlError
+
+/** The database the server uses. */
+export class Database extends Context.Service<Database, { readonly url: Redacted.Redacted<string>; readonly embedded: boolean }>()(
+  "@paydesk/server/Database"
+) {}
+
+/** The secret key (secrets at rest, tokens) and the operator token, as given or generated. */
+export class Secrets extends Context.Service<Secrets, {
+  readonly key: Buffer
+  readonly adminToken: Redacted.Redacted<string>
+  readonly adminTokenGenerated: boolean
+}>()("@paydesk/server/Secrets") {}
+
+/** The manual clock, when `PAYDESK_CLOCK=manual`. */
+export class ManualTime extends Context.Service<ManualTime, Option.Option<ManualClock.ManualClock>>()("@paydesk/server/ManualTime") {}
+
+/** The running HTTP server. */
+export class Http extends Context.Service<Http, {
+  readonly app: FastifyInstance
+  /** The address it listens on. */
+  readonly url: string
+  /** Origin of the payer pages. */
+  readonly publicUrl: string
+  readonly adminToken: Redacted.Redacted<string>
+  readonly adminTokenGenerated: boolean
+}>()("@paydesk/server/Http") {}
+
+/** `application_name` of the server's pool (per process, for the pool metric). */
+export const poolName = `paydesk-${process.pid}`
+
+// ---------------------------------------------------------------------------------------------
+// The layers
+
+/** The secret key (given, or kept in `dataDir/secret.key`) and the operator token (given, or generated). */
+export const layerSecrets = (config: ServerConfig): Layer.Layer<Secrets, StartError> =>
+  Layer.effect(
+    Secrets,
+    Effect.gen(function*() {
+      const file = join(config.dataDir, "secret.key")
+      const text = yield* Option.match(config.secretKey, {
+        onSome: (key) => Effect.succeed(Redacted.value(key)),
+        onNone: () =>
+          Effect.try({
+            try: () => {
+              if (existsSync(file)) return readFileSync(file, "utf8").trim()
+              mkdirSync(config.dataDir, { recursive: true })
+              const generated = randomBytes(32).toString("base64")
+              writeFileSync(file, `${generated}\n`, { mode: 0o600 })
+              return generated
+            },
+            catch: (cause) => new StartError({ step: `secret key file ${file}`, cause })
+          })
+      })
+      const key = yield* Effect.try({
+        try: () => NodeSecurity.parseKey(text),
+        catch: (cause) => new StartError({ step: Option.isSome(config.secretKey) ? "PAYDESK_SECRET_KEY" : `secret key file ${file}`, cause })
+      })
+      const adminToken = Option.getOrElse(config.adminToken, () => Redacted.make(`adm_${randomBytes(24).toString("base64url")}`))
+      return Secrets.of({ key, adminToken, adminTokenGenerated: Option.isNone(config.adminToken) })
+    })
+  )
+
+/** `DATABASE_URL`, or an embedded PostgreSQL in `dataDir/postgres`, started here and stopped on release. */
+export const layerDatabase = (config: ServerConfig): Layer.Layer<Database, StartError> =>
+  Option.match(config.databaseUrl, {
+    onSome: (url) => Layer.succeed(Database)({ url, embedded: false }),
+    onNone: () =>
+      Layer.effect(
+        Database,
+        Effect.gen(function*() {
+          const dataDir = join(config.dataDir, "postgres")
+          yield* Logging.lifecycle(`starting embedded PostgreSQL in ${dataDir}`)
+          const embedded = yield* Effect.acquireRelease(
+            Effect.tryPromise({
+              try: () => EmbeddedPostgres.start({ dataDir }),
+              catch: (cause) => new StartError({ step: `embedded PostgreSQL in ${dataDir}`, cause })
+            }),
+            (running) => Effect.promise(() => running.stop()).pipe(Effect.andThen(Logging.lifecycle("embedded PostgreSQL stopped")))
+          )
+          return { url: Redacted.make(embedded.url), embedded: true }
+        })
+      )
+  })
+
+/** The system clock, or a manual one starting at `PAYDESK_CLOCK_START` (or now). */
+export const layerClock = (config: ServerConfig): Layer.Layer<ManualTime> =>
+  config.clock === "system"
+    ? Layer.succeed(ManualTime)(Option.none())
+    : Layer.effectContext(
+      Effect.map(
+        ManualClock.make(Option.getOrElse(config.clockStart, () => Date.now())),
+        (manual) => Context.make(ManualTime, Option.some(manual)).pipe(Context.add(Clock.Clock, manual.clock))
+      )
+    )
+
+/** A pool of `size` connections to the `Database` in context. */
+const layerPool = (size: number, name: string) =>
+  Layer.unwrap(Effect.map(Database, (db) => PgStore.layerClient(db.url, { maxConnections: size, applicationName: name })))
+
+/** The HTTP callback transport, each attempt measured, and logged when it fails. */
+const layerTransport: Layer.Layer<CallbackTransport, never, Metrics.Metrics> = Layer.effect(
+  CallbackTransport,
+  Effect.gen(function*() {
+    const inner = yield* CallbackTransport
+    const metrics = yield* Metrics.Metrics
+    return CallbackTransport.of({
+      post: (request) => {
+        const destination = URL.canParse(request.url) ? new URL(request.url).origin : "invalid URL"
+        return inner.post(request).pipe(
+          Effect.tap((answer) => {
+            const delivered = Callback.isSuccess(answer.statusCode)
+            metrics.observeAttempt(delivered, answer.latencyMs / 1000)
+            return delivered ? Effect.void : Effect.logWarning(`callback to ${destination} answered HTTP ${answer.statusCode}`).pipe(
+              Effect.annotateLogs({ component: "callbacks", status: answer.statusCode, latency_ms: answer.latencyMs })
+            )
+          }),
+          Effect.tapError((failure) => {
+            metrics.observeAttempt(false, failure.latencyMs / 1000)
+            return Effect.logWarning(`callback to ${destination} failed: ${failure.message}`).pipe(
+              Effect.annotateLogs({ component: "callbacks", latency_ms: failure.latencyMs })
+            )
+          })
+        )
+      }
+    })
+  })
+).pipe(Layer.provide(HttpCallbackTransport.layer))
+
+/** Stores `rate` as the general rate when the database has none (live payments need one to settle). */
+const layerInitialRate = (rate: bigint): Layer.Layer<never, StartError, SqlClient.SqlClient> =>
+  Layer.effectDiscard(Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const rows = yield* sql`SELECT 1 FROM rates WHERE scope = ${PgRateSource.general}`
+    if (rows.length === 0) yield* PgRateSource.setRate(PgRateSource.general, rate, yield* Clock.currentTimeMillis)
+  }).pipe(Effect.mapError((cause) => new StartError({ step: "initial rate", cause }))))
+
+/** Production security adapters on the secret key. */
+const layerSecurity = Layer.unwrap(Effect.map(Secrets, ({ key }) =>
+  Layer.mergeAll(
+    NodeSecurity.layerCryptoEntropy,
+    NodeSecurity.layerScryptPasswordHasher(),
+    NodeSecurity.layerSyncDigest,
+    NodeSecurity.layerAesGcmSecretCipher(key),
+    HmacTokenIssuer.layer(createHash("sha256").update("paydesk-access-tokens").update(key).digest("base64"))
+  )))
+
+/** Every port of the core, migrated, on the server's pool, with metrics; plus database, secrets and clock. */
+export const layerCore = (config: ServerConfig) => {
+  const store = Layer.effectDiscard(PgStore.migrate.pipe(Effect.mapError((cause) => new StartError({ step: "migrations", cause })))).pipe(
+    Layer.provideMerge(PgStore.layerRepositories)
+  )
+  // The emulated bank: its charge book on a pool of its own, so its writes never join a core transaction.
+  // Sandbox subscriptions are charged by an emulator of their own over the same durable book (its
+  // keys and programs are per subscription, so live and sandbox never meet).
+  const bank = Layer.merge(AcquirerEmulator.layerOnBook, AcquirerEmulator.sandboxLayerOnBook).pipe(
+    Layer.provide(PgChargeBook.layer({ client: `${hostname()}:${process.pid}` })),
+    Layer.provide(layerPool(4, `${poolName}-bank`))
+  )
+  const settings = Layer.succeed(PaydeskConfig)({
+    ...CoreConfig.defaults,
+    batchSize: config.workBatchSize,
+    eventRetentionMs: config.eventRetentionDays * 24 * 3_600_000,
+    signingSecretOverlapMs: config.signingSecretOverlapHours * 3_600_000,
+    allowPrivateCallbacks: config.callbackAllowPrivate
+  })
+  return Layer.mergeAll(PgRateSource.layer, layerSecurity, layerTransport, bank, PayoutNetworkEmulator.layer, settings, layerInitialRate(config.initialRate)).pipe(
+    // Migrated before anything reads the schema.
+    Layer.provideMerge(store),
+    Layer.provideMerge(Metrics.layer({ poolName, poolMax: config.dbPool })),
+    Layer.provideMerge(layerPool(config.dbPool, poolName)),
+    Layer.provideMerge(Layer.mergeAll(layerDatabase(config), layerSecrets(config), layerClock(config)))
+  )
+}
+
+/** What the HTTP app runs and reads. */
+type HttpServices = Services | SqlClient.SqlClient
+
+const checkOf = <A, E, R>(effect: Effect.Effect<A, E, R>, ok: (a: A) => { readonly ok: boolean; readonly detail: string }) =>
+  effect.pipe(
+    Effect.timeout(Duration.seconds(3)),
+    Effect.match({
+      onSuccess: ok,
+      onFailure: (error) => ({ ok: false, detail: Cause.isTimeoutError(error) ? "no answer within 3 s" : messageOf(error) })
+    })
+  )
+
+/** The Fastify app over the services in context: built and listening on build, drained and closed on release. */
+export const layerHttp = (config: ServerConfig) =>
+  Layer.effect(
+    Http,
+    Effect.gen(function*() {
+      const services = yield* Effect.context<HttpServices>()
+      const runner = Runner.fromContext(services)
+      const run = async <A, E>(effect: Effect.Effect<A, E, HttpServices>): Promise<A> => {
+        const exit = await runner.runPromiseExit(effect)
+        if (Exit.isSuccess(exit)) return exit.value
+        throw Cause.squash(exit.cause)
+      }
+      const secrets = yield* Secrets
+      const engine = yield* Engine
+      const metrics = yield* Metrics.Metrics
+      const manual = yield* ManualTime
+      const emulator = yield* AcquirerEmulator.AcquirerEmulator
+      const sql = yield* SqlClient.SqlClient
+
+      const port = config.port === 0 ? yield* Effect.promise(() => EmbeddedPostgres.freePort()) : config.port
+      const publicUrl = Option.getOrElse(config.publicUrl, () => `http://${config.host.includes(":") ? `[${config.host}]` : config.host}:${port}`)
+      const ready = Effect.all({
+        database: checkOf(sql`SELECT 1`, () => ({ ok: true, detail: "reachable" })),
+        migrations: checkOf(PgStore.pendingMigrations, (pending) =>
+          pending.length === 0 ? { ok: true, detail: "all applied" } : { ok: false, detail: `pending: ${pending.join(", ")}` }),
+        worker: engine.check
+      }, { concurrency: "unbounded" })
+
+      const app = yield* Effect.acquireRelease(
+        Effect.tryPromise({
+          try: () =>
+            App.build({
+              runtime: runner,
+              publicUrl,
+              adminToken: Redacted.value(secrets.adminToken),
+              loginLimits: config.loginLimits,
+              logger: config.logLevel === "silent" ? false : {
+                level: config.logLevel,
+                redact: ["req.headers.authorization", "req.headers[\"x-api-key\"]", "req.headers[\"x-nonce\"]"]
+              },
+              host: {
+                ready: async () => ({ checks: await run(ready) }),
+                metrics: { contentType: metrics.registry.contentType, render: () => metrics.registry.metrics() }
+              },
+              observe: metrics.observeRequest,
+              operator: {
+                setRate: (value) => run(Effect.flatMap(Clock.currentTimeMillis, (now) => PgRateSource.setRate(PgRateSource.general, value, now))),
+                programCharges: (subscriptionId, outcomes) => run(emulator.programCharges(subscriptionId, outcomes)),
+                runWork: () => run(engine.runWork),
+                ...Option.match(manual, {
+                  onNone: () => ({}),
+                  onSome: (clock) => ({ setClock: (now: number) => run(Effect.andThen(clock.set(now), engine.wake)) })
+                })
+              }
+            }),
+          catch: (cause) => new StartError({ step: "HTTP app", cause })
+        }),
+        (app) => close(app, config.shutdownTimeoutMs)
+      )
+      engine.mount(app, runner)
+      const url = yield* Effect.tryPromise({
+        try: () => app.listen({ port, host: config.host }),
+        catch: (cause) => new StartError({ step: `listen on ${config.host}:${port}`, cause })
+      })
+      yield* Logging.lifecycle(`paydesk listening on ${url} (public ${publicUrl}, clock ${config.clock}, engine ${engine.name})`)
+      return Http.of({ app, url, publicUrl, adminToken: secrets.adminToken, adminTokenGenerated: secrets.adminTokenGenerated })
+    })
+  )
+
+/** Stops taking requests, waits for the ones in flight (cutting connections after `timeoutMs`), and says so. */
+const close = (app: FastifyInstance, timeoutMs: number) =>
+  Effect.gen(function*() {
+    yield* Logging.lifecycle("paydesk stopping: no new requests, draining the ones in flight")
+    const closed = app.close()
+    // A keep-alive connection whose request finishes while draining would otherwise hold the close open.
+    const closeIdle = Effect.sync(() => app.server.closeIdleConnections()).pipe(Effect.repeat(Schedule.spaced(Duration.millis(50))))
+    const inTime = yield* Effect.raceFirst(Effect.promise(() => closed), closeIdle).pipe(Effect.timeoutOption(Duration.millis(timeoutMs)), Effect.timed)
+    if (Option.isNone(inTime[1])) {
+      yield* Effect.logWarning(`requests still in flight after ${timeoutMs} ms: closing their connections`)
+      app.server.closeAllConnections()
+      yield* Effect.promise(() => closed)
+    }
+    yield* Logging.lifecycle(`HTTP server closed: in-flight requests finished (${Math.round(Duration.toMillis(inTime[0]))} ms)`)
+  })
+
+/** Options of `layer` and `start`. */
+export interface Options {
+  /** Span processors besides the OTLP exporter (an embedding host's, or a test's in-memory exporter). */
+  readonly spanProcessors?: ReadonlyArray<SpanProcessor>
+}
+
+/** The whole server for `config`. */
+export const layer = (config: ServerConfig, options: Options = {}): Layer.Layer<Http, StartFailure> =>
+  layerHttp(config).pipe(
+    Layer.provide(Engines.layer(config).pipe(Layer.provideMerge(layerCore(config)))),
+    Layer.provide(Telemetry.layer({
+      endpoint: config.otel.endpoint,
+      serviceName: config.otel.serviceName,
+      ...(options.spanProcessors === undefined ? {} : { processors: options.spanProcessors })
+    }))
+  )
+
+/** A running server (for tests and embedding hosts). */
 export interface Running {
   readonly app: FastifyInstance
   readonly url: string
+  readonly publicUrl: string
+  readonly adminToken: string
   readonly config: ServerConfig
+  /** Stops it: drains requests, stops the worker, closes pools, stops the embedded database. */
   stop(): Promise<void>
 }
 
-/** Starts everything; `log` receives startup lines (not secrets other than a generated admin token). */
-export const start = async (given: ServerConfig, log: (line: string) => void = () => {}): Promise<Running> => {
-  // Port 0 picks a free port now, so the default public URL can name it.
-  const port = given.port === 0 ? await EmbeddedPostgres.freePort() : given.port
-  const config: ServerConfig = {
-    ...given,
-    port,
-    publicUrl: given.publicUrlDefaulted ? `http://${given.host.includes(":") ? `[${given.host}]` : given.host}:${port}` : given.publicUrl
+/** Builds the server in a scope of its own; `stop()` closes the scope (what a failed start acquired is released at once). */
+export const start = async (config: ServerConfig, options: Options = {}): Promise<Running> => {
+  const scope = Effect.runSync(Scope.make())
+  const logging = Logging.layer(config.logLevel)
+  const built = await Effect.runPromiseExit(Layer.buildWithScope(layer(config, options), scope).pipe(Effect.provide(logging)))
+  const stop = () => Effect.runPromise(Scope.close(scope, Exit.void).pipe(Effect.provide(logging)))
+  if (Exit.isFailure(built)) {
+    await stop()
+    throw Cause.squash(built.cause)
   }
-  // What has been started so far, undone in reverse when a later step fails.
-  const undo: Array<() => Promise<unknown>> = []
-  try {
-    let databaseUrl = config.databaseUrl
-    let stopDatabase = async () => {}
-    if (databaseUrl === null) {
-      const dataDir = join(config.dataDir, "postgres")
-      log(`starting embedded PostgreSQL in ${dataDir}`)
-      const embedded = await EmbeddedPostgres.start({ dataDir })
-      databaseUrl = embedded.url
-      stopDatabase = () => embedded.stop()
-      undo.push(stopDatabase)
-    }
-
-    const manual = config.clock === "manual" ? await Effect.runPromise(ManualClock.make(config.clockStart ?? Date.now())) : null
-    // The emulated bank keeps its charge book in the database: it survives restarts and is shared.
-    const bank = await PgChargeBook.open(databaseUrl)
-    undo.push(() => bank.close())
-    const acquirer = AcquirerEmulator.make(bank.book)
-    const key = NodeSecurity.parseKey(config.secretKey)
-    const tokenKey = createHash("sha256").update("paydesk-access-tokens").update(key).digest("base64")
-    const store = PgStore.layer(databaseUrl)
-    const layer = Layer.mergeAll(
-      PgRateSource.layer,
-      NodeSecurity.layerCryptoEntropy,
-      NodeSecurity.layerScryptPasswordHasher(),
-      NodeSecurity.layerAesGcmSecretCipher(key),
-      HmacTokenIssuer.layer(tokenKey),
-      HttpCallbackTransport.layer,
-      Layer.succeed(AcquirerEmulator.AcquirerEmulator)(acquirer),
-      Layer.succeed(Acquirer)(acquirer.acquirer),
-      PayoutNetworkEmulator.layer,
-      manual === null ? Layer.empty : Layer.succeed(Clock.Clock)(manual.clock),
-      Layer.succeed(PaydeskConfig)({ ...Config.defaults, batchSize: config.workBatchSize })
-    ).pipe(Layer.provideMerge(store))
-    // Post-commit wakeups (hints; the sweeps stay the guarantee): with Inngest, the flows' events;
-    // with the local engine, the worker wakes when work falls due (attached once it runs).
-    const inngest = config.engine === "inngest"
-      ? InngestClient.makeClient({
-        isDev: config.inngest.isDev,
-        ...(config.inngest.signingKey === null ? {} : { signingKey: config.inngest.signingKey }),
-        ...(config.inngest.eventKey === null ? {} : { eventKey: config.inngest.eventKey }),
-        ...(config.inngest.baseUrl === null ? {} : { baseUrl: config.inngest.baseUrl })
-      })
-      : null
-    const localWakeups = config.engine === "local" ? LocalWakeups.make() : null
-    const wakeups = inngest !== null ? InngestWakeups.layer(inngest) : localWakeups?.layer ?? Layer.empty
-    const runtime = ManagedRuntime.make(Layer.merge(layer, wakeups)) as unknown as ManagedRuntime.ManagedRuntime<Services | SqlClient.SqlClient, never>
-    undo.push(() => runtime.dispose())
-
-    // A rate must exist before live payments settle in instant mode.
-    const rate = Amount.parseRate(config.initialRate)
-    if (Result.isFailure(rate)) throw new Error(`PAYDESK_INITIAL_RATE: ${rate.failure.message}`)
-    await runtime.runPromise(Effect.gen(function*() {
-      const sql = yield* SqlClient.SqlClient
-      const rows = yield* sql`SELECT 1 FROM rates WHERE scope = ${PgRateSource.general}`.pipe(Effect.orDie)
-      if (rows.length === 0) yield* PgRateSource.setRate(PgRateSource.general, rate.success, Date.now())
-    }))
-
-    const worker = config.engine === "local"
-      ? LocalWorker.start(runtime, config.workIntervalMs, (error) => log(`background work failed: ${String(error)}`))
-      : null
-    if (worker !== null) localWakeups?.attach(worker)
-    if (worker !== null) undo.push(() => worker.stop())
-
-    const app = await App.build({
-      runtime,
-      publicUrl: config.publicUrl,
-      adminToken: config.adminToken,
-      logger: {
-        level: config.logLevel,
-        redact: ["req.headers.authorization", "req.headers[\"x-api-key\"]", "req.headers[\"x-nonce\"]"]
-      },
-      operator: {
-        setRate: (value) =>
-          runtime.runPromise(Effect.flatMap(Clock.currentTimeMillis, (now) => PgRateSource.setRate(PgRateSource.general, value, now))),
-        programCharges: (subscriptionId, outcomes) => Effect.runPromise(acquirer.programCharges(subscriptionId, outcomes)),
-        runWork: () => worker === null ? runtime.runPromise(Work.drain()) : worker.runNow(),
-        ...(manual === null ? {} : {
-          setClock: async (now: number) => {
-            await Effect.runPromise(manual.set(now))
-            worker?.wake()
-          }
-        })
-      }
-    })
-    undo.push(() => app.close())
-    if (inngest !== null) {
-      // Inngest calls /api/inngest; cron sweeps and sleep-until flows run the same use cases.
-      InngestPlugin.register(app, { client: inngest, functions: InngestFunctions.makeFunctions(inngest, runtime).all })
-    }
-    if (localWakeups !== null) app.addHook("onClose", async () => localWakeups.close())
-    const url = await app.listen({ port: config.port, host: config.host })
-
-    let stopping: Promise<void> | null = null
-    const stop = () =>
-      stopping ??= (async () => {
-        await app.close()
-        await worker?.stop()
-        await runtime.dispose()
-        await bank.close()
-        await stopDatabase()
-      })()
-    return { app, url, config, stop }
-  } catch (error) {
-    for (const step of undo.reverse()) await step().catch(() => undefined)
-    throw error
-  }
+  const http = Context.get(built.value, Http)
+  return { app: http.app, url: http.url, publicUrl: http.publicUrl, adminToken: Redacted.value(http.adminToken), config, stop }
 }

@@ -1,38 +1,54 @@
 /**
- * `paydesk-server`: starts the reference server from the environment and stops it cleanly on
- * SIGTERM, SIGINT or SIGHUP (in-flight requests finish, the worker stops, embedded PostgreSQL stops).
+ * `paydesk-server`: reads and checks the settings (nothing starts when one is wrong: every problem
+ * is printed, each naming its variable), then runs the server's layer graph under
+ * `NodeRuntime.runMain` until SIGTERM, SIGINT or SIGHUP, when the scope closes in order (requests
+ * drained, worker stopped, pools closed, embedded PostgreSQL stopped) and the process exits 0.
  */
+import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
+import { Cause, Context, Effect, Exit, Layer, Redacted } from "effect"
 import { EmbeddedPostgres } from "@paydesk/sql-pg"
 import * as Config from "./Config.js"
+import * as Logging from "./Logging.js"
 import * as Server from "./Server.js"
 
-const log = (line: string) => process.stdout.write(`${JSON.stringify({ level: 30, time: Date.now(), msg: line })}\n`)
+/** Resolves on SIGHUP (SIGINT and SIGTERM interrupt the main fiber through `runMain`). */
+const hangup = Effect.callback<void>((resume) => {
+  const listener = () => resume(Effect.void)
+  process.once("SIGHUP", listener)
+  return Effect.sync(() => void process.off("SIGHUP", listener))
+})
 
-const main = async () => {
-  const config = Config.load()
-  const running = await Server.start(config, log)
-  log(`paydesk listening on ${running.url} (public ${running.config.publicUrl}, clock ${config.clock}, engine ${config.engine})`)
-  if (config.adminTokenGenerated) {
-    process.stdout.write(`\nOperator API token (generated for this run): ${config.adminToken}\n  export PAYDESK_ADMIN_TOKEN=${config.adminToken}\n\n`)
-  }
-  let signalled = false
-  const shutdown = (signal: string) => {
-    if (signalled) return
-    signalled = true
-    log(`${signal}: shutting down`)
-    running.stop().then(() => process.exit(0), (error) => {
-      log(`shutdown failed: ${String(error)}`)
-      process.exit(1)
-    })
-  }
-  // This process stops the server (and its embedded PostgreSQL) on these signals itself.
-  EmbeddedPostgres.leaveSignalsToHost()
-  process.on("SIGTERM", () => shutdown("SIGTERM"))
-  process.on("SIGINT", () => shutdown("SIGINT"))
-  process.on("SIGHUP", () => shutdown("SIGHUP"))
-}
+const serve = (config: Config.ServerConfig) =>
+  Effect.scoped(Effect.gen(function*() {
+    for (const warning of config.warnings) yield* Effect.logWarning(`warning: ${warning}`)
+    if (config.callbackAllowPrivate) {
+      yield* Effect.logWarning("PAYDESK_CALLBACK_ALLOW_PRIVATE=1: callbacks may go to loopback and private addresses (development only)")
+    }
+    const http = Context.get(yield* Layer.build(Server.layer(config)), Server.Http)
+    if (http.adminTokenGenerated) {
+      const token = Redacted.value(http.adminToken)
+      process.stdout.write(`\nOperator API token (generated for this run): ${token}\n  export PAYDESK_ADMIN_TOKEN=${token}\n\n`)
+    }
+    yield* Effect.raceFirst(Effect.never, hangup)
+  })).pipe(Effect.ensuring(Logging.lifecycle("paydesk stopped")), Effect.provide(Logging.layer(config.logLevel)))
 
-main().catch((error) => {
-  process.stderr.write(`${error instanceof Config.ConfigError ? error.message : error?.stack ?? String(error)}\n`)
-  process.exit(1)
+const main = Effect.gen(function*() {
+  const config = yield* Config.fromEnvironment
+  return yield* serve(config)
+}).pipe(
+  Effect.tapError((error) =>
+    Effect.sync(() => process.stderr.write(`paydesk: ${error._tag === "SettingsError" ? error.message : `cannot start: ${error.message}`}\n`)))
+)
+
+// This process stops the embedded PostgreSQL itself when it stops.
+EmbeddedPostgres.leaveSignalsToHost()
+
+NodeRuntime.runMain(main, {
+  disableErrorReporting: true,
+  // A stop on a signal is a clean stop.
+  teardown: (exit, onExit) => {
+    const code = Exit.isSuccess(exit) || Cause.hasInterruptsOnly(exit.cause) ? 0 : 1
+    onExit(code)
+    process.exit(code)
+  }
 })

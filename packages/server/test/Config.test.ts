@@ -1,62 +1,96 @@
+/**
+ * Settings: the documented defaults, every variable read, secrets redacted, and every problem of a
+ * bad environment reported at once, each naming its variable.
+ */
 import { describe, expect, it } from "vitest"
-import { mkdtempSync, readFileSync } from "node:fs"
-import { tmpdir } from "node:os"
-import { join } from "node:path"
-import { ConfigError, load } from "../src/Config.js"
-import { toCall } from "../src/CliCommands.js"
+import { Option, Redacted } from "effect"
+import { ConfigProvider, Effect, Exit } from "effect"
+import { resolve } from "node:path"
+import { load, read, SettingsError } from "../src/Config.js"
+
+const problemsOf = (env: Record<string, string>): ReadonlyArray<string> => {
+  try {
+    load(env)
+  } catch (error) {
+    if (error instanceof SettingsError) return error.problems
+    throw error
+  }
+  throw new Error("the settings were accepted")
+}
 
 describe("Config", () => {
-  it("has the documented defaults and keeps a generated secret key in the data directory", () => {
-    const dir = mkdtempSync(join(tmpdir(), "paydesk-config-"))
-    const config = load({ PAYDESK_DATA_DIR: dir })
-    expect([config.port, config.host, config.publicUrl, config.clock, config.engine, config.databaseUrl]).toEqual([
-      8080, "127.0.0.1", "http://127.0.0.1:8080", "system", "local", null
-    ])
-    expect(config.adminTokenGenerated).toBe(true)
-    expect(Buffer.from(config.secretKey, "base64")).toHaveLength(32)
-    expect(readFileSync(join(dir, "secret.key"), "utf8").trim()).toBe(config.secretKey)
-    expect(load({ PAYDESK_DATA_DIR: dir }).secretKey).toBe(config.secretKey)
+  it("has the documented defaults", () => {
+    const config = load({})
+    expect(config).toMatchObject({
+      port: 8080, host: "127.0.0.1", dataDir: resolve(".data"), dbPool: 10, clock: "system", engine: "local",
+      initialRate: 95_000_000n, workIntervalMs: 1000, workBatchSize: 100, eventRetentionDays: 30, signingSecretOverlapHours: 24, shutdownTimeoutMs: 10_000, logLevel: "info",
+      callbackAllowPrivate: false, loginLimits: { perEmail: 10, perAddress: 30 }, warnings: [],
+      otel: { serviceName: "paydesk" }, inngest: { isDev: false }
+    })
+    const absent: ReadonlyArray<Option.Option<unknown>> = [config.databaseUrl, config.publicUrl, config.adminToken, config.secretKey, config.clockStart, config.otel.endpoint]
+    expect(absent.every(Option.isNone)).toBe(true)
   })
 
-  it("reads every variable and rejects bad values", () => {
+  it("reads every variable, keeping secrets redacted", () => {
+    const key = Buffer.alloc(32, 7).toString("base64")
     const config = load({
-      PORT: "9000", HOST: "0.0.0.0", DATABASE_URL: "postgres://x/y", PAYDESK_PUBLIC_URL: "https://pay.example/",
-      PAYDESK_ADMIN_TOKEN: "adm", PAYDESK_CLOCK: "manual", PAYDESK_ENGINE: "off", PAYDESK_SECRET_KEY: "k"
+      PORT: "9000", HOST: "0.0.0.0", DATABASE_URL: "postgres://u:pw@db.example:5432/paydesk", PAYDESK_DATA_DIR: "/tmp/pd",
+      PAYDESK_DB_POOL: "25", PAYDESK_PUBLIC_URL: "https://pay.example/", PAYDESK_ADMIN_TOKEN: "adm-0123456789abcdef0123456789abcdef",
+      PAYDESK_SECRET_KEY: key, PAYDESK_CLOCK: "manual", PAYDESK_CLOCK_START: "2027-01-31T07:00:00.000Z", PAYDESK_ENGINE: "off",
+      PAYDESK_INITIAL_RATE: "90.5", PAYDESK_WORK_INTERVAL_MS: "250", PAYDESK_WORK_BATCH_SIZE: "5", PAYDESK_EVENT_RETENTION_DAYS: "90", PAYDESK_SIGNING_SECRET_OVERLAP_HOURS: "2", PAYDESK_SHUTDOWN_TIMEOUT_MS: "2000",
+      PAYDESK_CALLBACK_ALLOW_PRIVATE: "1", PAYDESK_LOGIN_LIMIT_PER_EMAIL: "3", PAYDESK_LOGIN_LIMIT_PER_ADDRESS: "4",
+      INNGEST_DEV: "true", INNGEST_SIGNING_KEY: "s", INNGEST_EVENT_KEY: "e", INNGEST_BASE_URL: "http://inngest:8288",
+      OTEL_EXPORTER_OTLP_ENDPOINT: "http://collector:4318", OTEL_SERVICE_NAME: "paydesk-eu", LOG_LEVEL: "warn"
     })
-    expect([config.port, config.host, config.databaseUrl, config.publicUrl, config.adminToken, config.clock, config.engine]).toEqual([
-      9000, "0.0.0.0", "postgres://x/y", "https://pay.example", "adm", "manual", "off"
-    ])
-    expect(() => load({ PORT: "99999", PAYDESK_SECRET_KEY: "k" })).toThrow(ConfigError)
-    expect(() => load({ PAYDESK_CLOCK: "fast", PAYDESK_SECRET_KEY: "k" })).toThrow(/PAYDESK_CLOCK/)
-    expect(() => load({ PAYDESK_ENGINE: "cron", PAYDESK_SECRET_KEY: "k" })).toThrow(/PAYDESK_ENGINE/)
-    expect(load({ PAYDESK_SECRET_KEY: "k" }).clockStart).toBe(null)
-    expect(load({ PAYDESK_CLOCK_START: "2027-01-31T07:00:00.000Z", PAYDESK_WORK_INTERVAL_MS: "250", PAYDESK_SECRET_KEY: "k" }))
-      .toMatchObject({ clockStart: Date.parse("2027-01-31T07:00:00.000Z"), workIntervalMs: 250, workBatchSize: 100 })
-    expect(load({ PAYDESK_WORK_BATCH_SIZE: "5", PAYDESK_SECRET_KEY: "k" }).workBatchSize).toBe(5)
-    expect(() => load({ PAYDESK_WORK_BATCH_SIZE: "0", PAYDESK_SECRET_KEY: "k" })).toThrow(/PAYDESK_WORK_BATCH_SIZE/)
-    expect(load({ PAYDESK_SECRET_KEY: "k" })).toMatchObject({
-      inngest: { isDev: false, signingKey: null, eventKey: null, baseUrl: null }, logLevel: "info"
+    expect(config).toMatchObject({
+      port: 9000, host: "0.0.0.0", dataDir: "/tmp/pd", dbPool: 25, clock: "manual", engine: "off", initialRate: 90_500_000n,
+      workIntervalMs: 250, workBatchSize: 5, eventRetentionDays: 90, signingSecretOverlapHours: 2, shutdownTimeoutMs: 2000, callbackAllowPrivate: true, loginLimits: { perEmail: 3, perAddress: 4 },
+      logLevel: "warn", otel: { serviceName: "paydesk-eu" }, inngest: { isDev: true }
     })
-    expect(load({ PAYDESK_SECRET_KEY: "k", INNGEST_DEV: "true", INNGEST_SIGNING_KEY: "s", INNGEST_EVENT_KEY: "e", INNGEST_BASE_URL: "http://inngest:8288", LOG_LEVEL: "warn" }))
-      .toMatchObject({ inngest: { isDev: true, signingKey: "s", eventKey: "e", baseUrl: "http://inngest:8288" }, logLevel: "warn" })
-    expect(() => load({ PAYDESK_CLOCK_START: "yesterday", PAYDESK_SECRET_KEY: "k" })).toThrow(/PAYDESK_CLOCK_START/)
-    expect(() => load({ PAYDESK_WORK_INTERVAL_MS: "soon", PAYDESK_SECRET_KEY: "k" })).toThrow(/PAYDESK_WORK_INTERVAL_MS/)
+    expect(config.publicUrl).toEqual(Option.some("https://pay.example"))
+    expect(config.clockStart).toEqual(Option.some(Date.parse("2027-01-31T07:00:00.000Z")))
+    expect(config.otel.endpoint).toEqual(Option.some("http://collector:4318"))
+    expect(config.inngest.baseUrl).toEqual(Option.some("http://inngest:8288"))
+    const secrets = [config.databaseUrl, config.adminToken, config.secretKey, config.inngest.signingKey, config.inngest.eventKey].map(Option.getOrThrow)
+    expect(secrets.map(Redacted.value)).toEqual(["postgres://u:pw@db.example:5432/paydesk", "adm-0123456789abcdef0123456789abcdef", key, "s", "e"])
+    // Secrets never show in logs or errors.
+    expect(JSON.stringify(config, (_, v) => typeof v === "bigint" ? String(v) : v)).not.toMatch(/pw@|adm-0123|"s"|"e"/)
+    expect(String(secrets[0])).toBe("<redacted>")
   })
-})
 
-describe("CliCommands", () => {
-  it("maps commands to operator API calls", () => {
-    expect(toCall(["accounts", "create", "--name", "Coffee", "--email", "a@b.c", "--password", "pw123456"])).toEqual({
-      method: "POST", path: "/accounts", body: { name: "Coffee", owner_email: "a@b.c", owner_password: "pw123456" }
+  it("reports every bad variable at once, each by name, before anything starts", () => {
+    const problems = problemsOf({
+      PORT: "99999", PAYDESK_CLOCK: "fast", PAYDESK_ENGINE: "cron", PAYDESK_SECRET_KEY: "too-short", PAYDESK_DB_POOL: "0",
+      PAYDESK_CLOCK_START: "yesterday", PAYDESK_WORK_INTERVAL_MS: "soon", PAYDESK_WORK_BATCH_SIZE: "0", PAYDESK_PUBLIC_URL: "pay.example",
+      PAYDESK_INITIAL_RATE: "-1", DATABASE_URL: "mysql://x", OTEL_EXPORTER_OTLP_ENDPOINT: "collector", LOG_LEVEL: "loud",
+      PAYDESK_CALLBACK_ALLOW_PRIVATE: "yes", PAYDESK_EVENT_RETENTION_DAYS: "0", PAYDESK_SIGNING_SECRET_OVERLAP_HOURS: "-1"
     })
-    expect(toCall(["plans", "create", "--terminals", "t1,t2", "--code", "c", "--name", "N", "--interval", "month", "--schedule", "calendar", "--cap", "4000", "--consent-text", "ok", "--policy-version", "1"]).body).toEqual({
-      terminal_ids: ["t1", "t2"], code: "c", name: "N", interval: "month", schedule: "calendar", cap_amount_rub: "4000", consent_text: "ok", policy_version: "1"
-    })
-    expect(toCall(["acquirer", "charges", "sub-1", "paid", "unknown"])).toEqual({
-      method: "POST", path: "/acquirer/subscriptions/sub-1/charge-outcomes", body: { outcomes: ["paid", "unknown"] }
-    })
-    expect(toCall(["deliveries", "list", "--payment", "p1"]).path).toBe("/deliveries?payment_id=p1")
-    expect(() => toCall(["accounts", "create", "--name", "x"])).toThrow(/--email is required/)
-    expect(() => toCall(["nope"])).toThrow(/unknown command/)
+    expect(problems).toEqual([
+      "PORT must be a TCP port number (0 to 65535)",
+      "DATABASE_URL must be a postgres:// URL",
+      "PAYDESK_DB_POOL must be an integer from 1 to 200 (connections)",
+      "PAYDESK_PUBLIC_URL must be an http(s) origin such as https://pay.example.com",
+      "PAYDESK_SECRET_KEY must be a 32-byte key: base64, or 64 hex characters",
+      "PAYDESK_CLOCK must be one of: system, manual",
+      "PAYDESK_CLOCK_START must be an ISO 8601 date-time",
+      "PAYDESK_ENGINE must be one of: local, inngest, off",
+      "PAYDESK_INITIAL_RATE must be a decimal greater than zero with at most six decimals",
+      "PAYDESK_WORK_INTERVAL_MS must be an integer of at least 10 (milliseconds)",
+      "PAYDESK_WORK_BATCH_SIZE must be an integer from 1 to 10000",
+      "PAYDESK_SIGNING_SECRET_OVERLAP_HOURS must be an integer from 0 to 720 (hours)",
+      "PAYDESK_EVENT_RETENTION_DAYS must be an integer from 1 to 3650 (days)",
+      "PAYDESK_CALLBACK_ALLOW_PRIVATE must be 1 or 0",
+      "OTEL_EXPORTER_OTLP_ENDPOINT must be an http(s) URL",
+      "LOG_LEVEL must be one of: fatal, error, warn, info, debug, trace, silent"
+    ])
+    // The message names them too, and no secret value.
+    expect(() => load({ PAYDESK_SECRET_KEY: "not-a-key-but-secret" })).toThrow(/invalid configuration:\n {2}- PAYDESK_SECRET_KEY must be/)
+    expect(() => load({ PAYDESK_SECRET_KEY: "not-a-key-but-secret" })).not.toThrow(/not-a-key-but-secret/)
+    expect(problemsOf({ PAYDESK_DB_POOL: "1.5" })).toEqual(["PAYDESK_DB_POOL must be an integer from 1 to 200 (connections)"])
+  })
+
+  it("reads through the ConfigProvider in context", async () => {
+    const exit = await Effect.runPromiseExit(read(ConfigProvider.fromEnv({ env: { PAYDESK_DB_POOL: "3", PORT: "0" } })))
+    expect(Exit.isSuccess(exit) && [exit.value.dbPool, exit.value.port]).toEqual([3, 0])
   })
 })

@@ -71,9 +71,9 @@ describe("PAYDESK_ENGINE=inngest", () => {
   it("serves the Inngest functions at /api/inngest and runs no local worker", async () => {
     const introspection = await srv.call("GET", "/api/inngest")
     expect(introspection.status).toBe(200)
-    expect(introspection.json).toMatchObject({ mode: "dev", function_count: 11 })
+    expect(introspection.json).toMatchObject({ mode: "dev", function_count: 13 })
     // Without a local worker, /admin/v1/work/run still runs due work on demand.
-    expect(Object.keys(await srv.work()).sort()).toEqual(["callbacks", "charges", "conversions", "expiredPayments", "payouts", "stops"])
+    expect(Object.keys(await srv.work()).sort()).toEqual(["callbacks", "charges", "conversions", "expiredPayments", "payouts", "settledCharges", "stops", "testClocks"])
   }, 60_000)
 
   it("a payment created through the merchant API sends paydesk/payment.created and paydesk/callback.scheduled after the commit", async () => {

@@ -1,18 +1,14 @@
 import { describe, expect, it } from "vitest"
-import { Effect } from "effect"
+import { Effect, Layer } from "effect"
 import { type Wakeup, Wakeups } from "@paydesk/core"
 import * as LocalWakeups from "../src/LocalWakeups.js"
 
 const sleep = (ms: number) => new Promise((ok) => setTimeout(ok, ms))
 
 const setup = (options: LocalWakeups.Options = {}) => {
-  const local = LocalWakeups.make(options)
   const woken: Array<number> = []
-  local.attach({ wake: () => woken.push(Date.now()) })
-  const notify = (items: ReadonlyArray<Wakeup>) =>
-    Effect.runPromise(Effect.gen(function*() {
-      yield* (yield* Wakeups).notify(items)
-    }).pipe(Effect.provide(local.layer)))
+  const local = LocalWakeups.make(() => woken.push(Date.now()), options)
+  const notify = (items: ReadonlyArray<Wakeup>) => Effect.runPromise(local.port.notify(items))
   return { local, woken, notify }
 }
 
@@ -41,5 +37,15 @@ describe("LocalWakeups", () => {
     await sleep(400)
     await notify([{ kind: "delivery", deliveryId: "d2", at: Date.now() }])
     expect(woken).toHaveLength(1)
+  })
+
+  it("as a layer, opens the WakeSignal when work falls due", async () => {
+    const open = await Effect.runPromise(Effect.gen(function*() {
+      const signal = yield* LocalWakeups.WakeSignal
+      const before = signal.isOpen()
+      yield* (yield* Wakeups).notify([{ kind: "delivery", deliveryId: "d1", at: 0 }])
+      return [before, signal.isOpen()]
+    }).pipe(Effect.provide(LocalWakeups.layer().pipe(Layer.provideMerge(LocalWakeups.WakeSignal.layer)))))
+    expect(open).toEqual([false, true])
   })
 })

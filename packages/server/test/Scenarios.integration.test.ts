@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { Effect } from "effect"
 import { Signature } from "@paydesk/core"
 import { freshDatabase, pgTargets, type Receiver, startReceiver, startServer } from "./ServerHarness.js"
-import { confirmOnPage } from "./ServerProcess.js"
+import { confirmOnPage, database } from "./ServerProcess.js"
 
 for (const target of pgTargets()) describe(`on postgres (${target.name})`, () => {
   type Srv = Awaited<ReturnType<typeof startServer>>
@@ -112,8 +112,11 @@ for (const target of pgTargets()) describe(`on postgres (${target.name})`, () =>
       const created = await m.api("POST", "/subscriptions", { terminal_id: m.terminalId, plan_id: plan.json.id, amount: "1500" }, { "idempotency-key": "sub-1" })
       expect(created.status).toBe(201)
       const { confirmed, firstPaymentToken: firstToken } = await confirmOnPage(created.json.pay_url)
-      expect(confirmed.billing_status).toBe("pending")
+      // Consent alone charges nothing: pending once the payer pays (processing), enabled once paid.
+      expect(confirmed.billing_status).toBe("consent_pending")
       const first = (await m.api("GET", "/payments?recurring=true")).json.items.find((p: { pay_url: string }) => p.pay_url.endsWith(firstToken!))
+      expect((await srv.admin("POST", `/acquirer/payments/${first.id}/outcome`, { outcome: "processing" })).json.status).toBe("processing")
+      expect((await m.api("GET", `/subscriptions/${created.json.id}`)).json.billing_status).toBe("pending")
       await srv.admin("POST", `/acquirer/payments/${first.id}/outcome`, { outcome: "paid" })
       const dates = ["2026-02-28", "2026-03-31", "2026-04-30"].map((d) => `${d}T10:00:00.000+03:00`)
       for (const date of dates) {
@@ -141,6 +144,52 @@ for (const target of pgTargets()) describe(`on postgres (${target.name})`, () =>
       await srv.work()
       expect((await m.api("GET", `/subscriptions/${created.json.id}/charges`)).json).toHaveLength(5)
     }, 120_000)
+
+    it("a stop while the bank takes 3 s to answer a paid charge: the charge is booked paid with payment.paid, the subscription stays stopped", async () => {
+      await srv.setClock("2026-08-31T07:00:00.000Z")
+      const m = await srv.merchant(receiver.url)
+      const plan = await srv.admin("POST", "/plans", {
+        terminal_ids: [m.terminalId], code: `slow-${m.terminalId.slice(0, 8)}`, name: "Monthly", interval: "month",
+        cap_amount_rub: "4000", consent_text: "Согласен", policy_version: "1"
+      })
+      // No schedule given: a ceiling plan counts calendar months.
+      expect(plan.json.schedule).toBe("calendar")
+      const created = await m.api("POST", "/subscriptions", { terminal_id: m.terminalId, plan_id: plan.json.id, amount: "700" }, { "idempotency-key": "slow-1" })
+      const { firstPaymentToken } = await confirmOnPage(created.json.pay_url)
+      const first = (await m.api("GET", "/payments?recurring=true")).json.items.find((p: { pay_url: string }) => p.pay_url.endsWith(firstPaymentToken))
+      await srv.admin("POST", `/acquirer/payments/${first.id}/outcome`, { outcome: "paid" })
+      const programmed = await srv.admin("POST", `/acquirer/subscriptions/${created.json.id}/charge-outcomes`, { outcomes: [{ outcome: "paid", delay_ms: 3000 }] })
+      expect(programmed.status).toBe(200)
+      // 30 September 10:00 Moscow time: the charge goes to the bank, which answers after 3 s.
+      await srv.setClock("2026-09-30T07:00:00.000Z")
+      const db = database(srv.databaseUrl)
+      try {
+        const working = srv.work()
+        const deadline = Date.now() + 2500
+        while ((await db.query("SELECT 1 FROM emulator_charges WHERE subscription_id = $1", [created.json.id])).length === 0) {
+          if (Date.now() > deadline) throw new Error("the charge never reached the bank")
+          await new Promise((ok) => setTimeout(ok, 25))
+        }
+        const stopped = await m.api("POST", `/subscriptions/${created.json.id}/stop`)
+        expect([stopped.status, stopped.json]).toEqual([200, { ok: true }])
+        const during = (await m.api("GET", `/subscriptions/${created.json.id}`)).json
+        expect([during.provider_state, during.billing_status]).toEqual(["stop", "stopped"])
+        const report = await working
+        expect(report.charges).toBe(1)
+      } finally {
+        await db.close()
+      }
+      await srv.work()
+      const sub = (await m.api("GET", `/subscriptions/${created.json.id}`)).json
+      expect([sub.provider_state, sub.billing_status, sub.next_charge_at, sub.successful_cycles]).toEqual(["stop", "stopped", null, 2])
+      const charges = (await m.api("GET", `/subscriptions/${created.json.id}/charges`)).json
+      expect(charges.map((c: { cycle_number: number; status: string }) => [c.cycle_number, c.status])).toEqual([[1, "payed"], [0, "payed"]])
+      const payment = (await m.api("GET", `/payments/${charges[0].payment_id}`)).json
+      expect([payment.status, payment.subscription_id, payment.amount]).toEqual(["paid", created.json.id, "700.00"])
+      expect(events(payment.id).map((e) => e.json.event_type)).toEqual(["payment.paid"])
+      // 95.00 RUB/USDT: two payments of 700.00 credited.
+      expect((await m.api("GET", "/balance")).json.available_usdt).toBe("14.736842")
+    }, 60_000)
 
     it("max_cycles ends the subscription; scheduled conversion credits USDT at the rate of the conversion time", async () => {
       await srv.setClock("2026-09-01T09:00:00.000Z")

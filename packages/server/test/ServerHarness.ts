@@ -68,22 +68,25 @@ export const freshDatabase = async (target = pgTargets()[0]!): Promise<string> =
 }
 
 /** A running server with helpers for the merchant and operator APIs. */
-export const startServer = async (env: Record<string, string> = {}) => {
+export const startServer = async (env: Record<string, string> = {}, options: Server.Options = {}) => {
   const dataDir = mkdtempSync(join(tmpdir(), "paydesk-srv-"))
   chmodSync(dataDir, 0o755)
   const adminToken = "test-admin"
+  const databaseUrl = await freshDatabase()
   const config = Config.load({
     PORT: "0",
-    DATABASE_URL: await freshDatabase(),
+    DATABASE_URL: databaseUrl,
     PAYDESK_DATA_DIR: dataDir,
     PAYDESK_ADMIN_TOKEN: adminToken,
     PAYDESK_CLOCK: "manual",
     PAYDESK_ENGINE: "off",
     PAYDESK_SECRET_KEY: randomBytes(32).toString("base64"),
+    // Callbacks go to receivers on 127.0.0.1.
+    PAYDESK_CALLBACK_ALLOW_PRIVATE: "1",
     LOG_LEVEL: "silent",
     ...env
   })
-  const running = await Server.start(config)
+  const running = await Server.start(config, options)
   const base = running.url
   const call = (method: string, path: string, init: { body?: unknown; headers?: Record<string, string> } = {}) =>
     request(base, method, path, init)
@@ -93,6 +96,8 @@ export const startServer = async (env: Record<string, string> = {}) => {
   return {
     running,
     base,
+    /** The server's database (for assertions). */
+    databaseUrl: env.DATABASE_URL ?? databaseUrl,
     call,
     admin,
     /** The manual time, as last set. */

@@ -34,7 +34,8 @@ export const dataDir = (): string => {
 export const spawnServer = async (env: Record<string, string>, timeoutMs = 60_000): Promise<ServerProcess> => {
   const child = spawn(process.execPath, ["--import", "tsx", "--conditions=@paydesk/source", "src/main.ts"], {
     cwd: serverDir,
-    env: { ...process.env, LOG_LEVEL: "warn", ...env },
+    // Callbacks go to receivers on 127.0.0.1.
+    env: { ...process.env, LOG_LEVEL: "warn", PAYDESK_CALLBACK_ALLOW_PRIVATE: "1", ...env },
     stdio: ["ignore", "pipe", "pipe"]
   })
   let output = ""

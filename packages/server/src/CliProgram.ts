@@ -1,0 +1,191 @@
+/**
+ * The `paydesk` CLI on commander: `--help` at every level, JSON output by default and `--table` for
+ * people, the server from `--url` or `PAYDESK_URL` (default http://127.0.0.1:8080) and the operator
+ * token from `PAYDESK_ADMIN_TOKEN`. Exit codes: 0 done, 1 the server refused (API error) or could not
+ * be reached, 2 wrong usage (unknown command, missing argument or option, no token).
+ *
+ * Commands come from `extensions`: each registers its commands on the program and uses the
+ * `Context` for output, failures and the operator API. Adding a command module (such as a merchant
+ * development tool's `listen` and `trigger`) is one entry in that list.
+ */
+import { Command, CommanderError } from "commander"
+import * as CliCommands from "./CliCommands.js"
+import * as CliDev from "./CliDev.js"
+
+/** How the CLI meets the world (tests give their own). */
+export interface Io {
+  readonly env: Readonly<Record<string, string | undefined>>
+  readonly stdout: (text: string) => void
+  readonly stderr: (text: string) => void
+  readonly readStdin: () => Promise<string>
+  readonly fetch: typeof globalThis.fetch
+}
+
+/** What a command module gets besides the program. */
+export interface Context {
+  readonly io: Io
+  /** Base URL of the server (`--url`, `PAYDESK_URL`, or http://127.0.0.1:8080), without trailing slash. */
+  url(command: Command): string
+  /** Prints an answer: JSON, or a table with `--table`. */
+  print(command: Command, value: unknown): void
+  /** Reports a failure on stderr and sets the exit code (1: API or network, 2: usage). */
+  fail(message: string, exitCode: 1 | 2): void
+  /** Calls the operator API and prints the answer (or fails). */
+  operator(command: Command, call: CliCommands.Call): Promise<void>
+}
+
+/** A module of commands. */
+export type Extension = (program: Command, context: Context) => void
+
+/** The operator API's commands. */
+export const operatorCommands: Extension = (program, context) => {
+  // The action's command is the last one commander ran; `send` is called from inside that action.
+  let current: Command = program
+  program.hook("preAction", (_program, action) => {
+    current = action
+  })
+  CliCommands.register(program, (call) => context.operator(current, call), context.io.readStdin)
+}
+
+/**
+ * The merchant's development commands (`listen`, `trigger`; CliDev.ts): a terminal's API key, not
+ * the operator token. Their options are parsed by CliDev itself, so commander passes them through.
+ */
+export const devCommands: Extension = (program, context) => {
+  const dev = (name: string, description: string, usage: string) =>
+    program.command(name).description(description).usage(usage)
+      .allowUnknownOption().allowExcessArguments().helpOption(false)
+      .argument("[args...]")
+      .action(async (args: Array<string>, _options: unknown, command: Command) => {
+        try {
+          await CliDev.run([name, ...args], context.io.env)
+        } catch (error) {
+          context.fail(error instanceof Error ? error.message : String(error), 2)
+        }
+        void command
+      })
+  dev("listen", "Forward a terminal's callbacks to a local URL (PAYDESK_API_KEY)", "--forward-to <url> [--live | --all] [--api-key <key>] [--url <url>]")
+  dev("trigger", "Create a sandbox payment that emits the event (PAYDESK_API_KEY)", "<payment.paid|payment.canceled|payment.created> [--amount 100.00]")
+  dev("events", "A terminal's callback events: list, show, resend, recover (PAYDESK_API_KEY)",
+    "list [--type <t>] [--object <pay_…>] [--since <iso>] [--until <iso>] [--status failed] [--sandbox | --all] | show <evt_id> | resend <evt_id> | recover --since <iso>")
+}
+
+/** The command modules of the CLI, in the order they appear in `paydesk --help`. */
+export const extensions: ReadonlyArray<Extension> = [operatorCommands, devCommands]
+
+/** Default address of the server. */
+export const defaultUrl = "http://127.0.0.1:8080"
+
+/** How long the CLI waits for an answer. */
+export const timeoutMs = 30_000
+
+const isRecord = (value: unknown): value is Record<string, unknown> => typeof value === "object" && value !== null && !Array.isArray(value)
+
+const cell = (value: unknown): string => {
+  if (value === null || value === undefined) return ""
+  if (typeof value === "string") return value
+  return typeof value === "object" ? JSON.stringify(value) : String(value)
+}
+
+const aligned = (rows: ReadonlyArray<ReadonlyArray<string>>): string => {
+  const widths = rows[0]!.map((_, column) => Math.max(...rows.map((row) => row[column]!.length)))
+  return rows.map((row) => row.map((text, column) => column === row.length - 1 ? text : text.padEnd(widths[column]!)).join("  ").trimEnd()).join("\n")
+}
+
+/**
+ * A table for people: a list (`items`, or an array) as one row per record and a column per field
+ * (nested values as JSON, paging below); a single record as one line per field.
+ */
+export const table = (value: unknown): string => {
+  const items = isRecord(value) && Array.isArray(value.items) ? value.items : Array.isArray(value) ? value : null
+  if (items !== null) {
+    const paging = isRecord(value) && typeof value.total === "number" ? `\n(${items.length} of ${value.total}${typeof value.page === "number" ? `, page ${value.page}` : ""})` : ""
+    if (items.length === 0) return `(none)${paging}`
+    if (!items.every(isRecord)) return items.map(cell).join("\n")
+    const columns = [...new Set(items.flatMap((item) => Object.keys(item)))]
+    return `${aligned([columns.map((c) => c.toUpperCase()), ...items.map((item) => columns.map((c) => cell(item[c])))])}${paging}`
+  }
+  if (isRecord(value)) return aligned(Object.entries(value).map(([key, field]) => [key, cell(field)]))
+  return cell(value)
+}
+
+/** The code of a network failure (`ECONNREFUSED`, `ENOTFOUND`...) from fetch's error or its causes, else the innermost message. */
+const networkCode = (error: unknown): string => {
+  let message = error instanceof Error && error.name === "TimeoutError" ? `no answer within ${timeoutMs / 1000} s` : "network error"
+  for (let current: unknown = error, depth = 0; typeof current === "object" && current !== null && depth < 5; depth++) {
+    if ("code" in current && typeof current.code === "string") return current.code
+    if (depth > 0 && "message" in current && typeof current.message === "string" && current.message !== "") message = current.message
+    current = "cause" in current ? current.cause : undefined
+  }
+  return message
+}
+
+/** Runs the CLI on `argv` (without node and the script); resolves with the exit code. */
+export const run = async (argv: ReadonlyArray<string>, io: Io, modules: ReadonlyArray<Extension> = extensions): Promise<number> => {
+  let exitCode = 0
+  const program = new Command("paydesk")
+    .description("Operate a Paydesk server through its operator API (PAYDESK_URL, PAYDESK_ADMIN_TOKEN).")
+    .option("--url <url>", `the server (default: PAYDESK_URL, else ${defaultUrl})`)
+    .option("--table", "print a table instead of JSON")
+    .showHelpAfterError("(add --help for usage)")
+    .configureOutput({ writeOut: io.stdout, writeErr: io.stderr })
+    .exitOverride()
+    .addHelpText("after", "\nEvery group has --help, so does every command: paydesk accounts --help, paydesk accounts create --help.\nExit codes: 0 done, 1 API error or server not reachable, 2 wrong usage.")
+
+  const fail = (message: string, code: 1 | 2) => {
+    io.stderr(`paydesk: ${message}\n`)
+    exitCode = Math.max(exitCode, code)
+  }
+  const context: Context = {
+    io,
+    url: (command) => {
+      const given = (command.optsWithGlobals() as { url?: string }).url ?? io.env.PAYDESK_URL
+      return (given === undefined || given === "" ? defaultUrl : given).replace(/\/+$/, "")
+    },
+    print: (command, value) => {
+      const tabular = (command.optsWithGlobals() as { table?: boolean }).table === true
+      io.stdout(`${tabular ? table(value) : JSON.stringify(value, null, 2)}\n`)
+    },
+    fail,
+    operator: async (command, call) => {
+      const url = context.url(command)
+      if (!URL.canParse(url)) return fail(`the server URL ${JSON.stringify(url)} is not a URL (--url or PAYDESK_URL)`, 2)
+      const token = io.env.PAYDESK_ADMIN_TOKEN
+      if (token === undefined || token === "") return fail("PAYDESK_ADMIN_TOKEN is not set (the server prints one at start when it generates it)", 2)
+      let response: Response
+      try {
+        response = await io.fetch(`${url}/admin/v1${call.path}`, {
+          method: call.method,
+          headers: { authorization: `Bearer ${token}`, ...(call.body === undefined ? {} : { "content-type": "application/json" }) },
+          ...(call.body === undefined ? {} : { body: JSON.stringify(call.body) }),
+          signal: AbortSignal.timeout(timeoutMs)
+        })
+      } catch (error) {
+        const code = networkCode(error)
+        return fail(`cannot reach ${url} (${code}): is the server running there? Point --url or PAYDESK_URL at it.`, 1)
+      }
+      const text = await response.text()
+      let body: unknown = text
+      try {
+        body = JSON.parse(text)
+      } catch {}
+      if (response.ok) return context.print(command, body)
+      const error = isRecord(body) && isRecord(body.error) ? body.error : null
+      if (response.status === 401) return fail(`${url} refused the operator token (401): check PAYDESK_ADMIN_TOKEN`, 1)
+      fail(error === null
+        ? `${response.status} ${response.statusText}: ${text.slice(0, 500)}`
+        : `${response.status} ${String(error.code)}: ${String(error.message)}${error.field === undefined ? "" : ` (field ${String(error.field)})`}`, 1)
+    }
+  }
+  for (const module of modules) module(program, context)
+
+  try {
+    await program.parseAsync([...argv], { from: "user" })
+  } catch (error) {
+    if (!(error instanceof CommanderError)) throw error
+    // --help and --version: done; a group without its command shows its help as a usage error.
+    if (error.code === "commander.helpDisplayed" || error.code === "commander.version") return exitCode
+    return 2
+  }
+  return exitCode
+}

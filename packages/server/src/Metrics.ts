@@ -1,0 +1,155 @@
+/**
+ * Prometheus metrics of the server (prom-client, its own registry), served at `/metrics` behind the
+ * operator token:
+ *
+ * - `paydesk_http_request_duration_seconds{method,route,status}`: request latency by route pattern;
+ * - `paydesk_payments{status,environment}`: payments by status (read from the database at scrape);
+ * - `paydesk_callback_attempts_total{result}` and `paydesk_callback_attempt_duration_seconds{result}`:
+ *   callback attempts delivered (2xx) or failed, and their latency; `paydesk_callback_deliveries{status}`
+ *   the deliveries by status (database);
+ * - `paydesk_due_work_lag_seconds{kind}`: how long the oldest overdue work of each kind (charges,
+ *   deliveries, expiries, conversions) has waited, 0 when none is overdue (database, server clock);
+ * - `paydesk_work_passes_total{result}` and `paydesk_work_items_total{kind}`: the local worker's passes;
+ * - `paydesk_db_pool_connections{state}` (`in_use`, `idle`) and `paydesk_db_pool_max_connections`: the
+ *   server's pool as PostgreSQL sees it (`pg_stat_activity` of the pool's application name);
+ * - Node's defaults (`nodejs_eventloop_lag_seconds` and percentiles, heap, GC, `process_*`).
+ */
+import { Clock, Context, Effect, Layer } from "effect"
+import { Runner, type Work } from "@paydesk/core"
+import { SqlClient } from "effect/sql"
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from "prom-client"
+
+/** Recording side of the metrics, for the server's parts. */
+export class Metrics extends Context.Service<Metrics, {
+  readonly registry: Registry
+  /** A finished HTTP request. */
+  observeRequest(sample: { readonly method: string; readonly route: string; readonly status: number; readonly seconds: number }): void
+  /** A callback attempt: delivered (2xx) or failed, and how long it took. */
+  observeAttempt(delivered: boolean, seconds: number): void
+  /** A pass of the local worker and what it did (or that it failed). */
+  observePass(report: Work.Report | null): void
+}>()("@paydesk/server/Metrics") {}
+
+/** Options of `layer`. */
+export interface Options {
+  /** `application_name` of the server's pool connections. */
+  readonly poolName: string
+  readonly poolMax: number
+}
+
+const latencyBuckets = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10]
+
+/** The metrics, their database gauges reading through the `SqlClient` in context. */
+export const layer = (options: Options): Layer.Layer<Metrics, never, SqlClient.SqlClient> =>
+  Layer.effect(
+    Metrics,
+    Effect.gen(function*() {
+      const run = Runner.fromContext(yield* Effect.context<SqlClient.SqlClient>())
+      const query = async <A extends object>(read: (sql: SqlClient.SqlClient, now: Date) => Effect.Effect<ReadonlyArray<A>, unknown>) => {
+        const exit = await run.runPromiseExit(Effect.gen(function*() {
+          const sql = yield* SqlClient.SqlClient
+          const now = new Date(yield* Clock.currentTimeMillis)
+          return yield* read(sql, now)
+        }))
+        if (exit._tag === "Failure") throw new Error("metrics query failed")
+        return exit.value
+      }
+      const registry = new Registry()
+      collectDefaultMetrics({ register: registry, eventLoopMonitoringPrecision: 10 })
+
+      const http = new Histogram({
+        name: "paydesk_http_request_duration_seconds",
+        help: "HTTP request latency by method, route pattern and status",
+        labelNames: ["method", "route", "status"],
+        buckets: latencyBuckets,
+        registers: [registry]
+      })
+      const attempts = new Counter({
+        name: "paydesk_callback_attempts_total",
+        help: "Callback attempts by result (delivered: a 2xx answer in time; failed: anything else)",
+        labelNames: ["result"],
+        registers: [registry]
+      })
+      const attemptLatency = new Histogram({
+        name: "paydesk_callback_attempt_duration_seconds",
+        help: "Callback attempt latency by result",
+        labelNames: ["result"],
+        buckets: latencyBuckets,
+        registers: [registry]
+      })
+      const passes = new Counter({ name: "paydesk_work_passes_total", help: "Passes of the local worker by result", labelNames: ["result"], registers: [registry] })
+      const items = new Counter({ name: "paydesk_work_items_total", help: "Records the local worker handled, by kind", labelNames: ["kind"], registers: [registry] })
+      for (const result of ["delivered", "failed"]) attempts.inc({ result }, 0)
+      for (const result of ["ok", "failed"]) passes.inc({ result }, 0)
+
+      new Gauge({
+        name: "paydesk_payments",
+        help: "Payments by status and environment",
+        labelNames: ["status", "environment"],
+        registers: [registry],
+        async collect() {
+          const rows = await query<{ status: string; environment: string; count: number }>((sql) =>
+            sql`SELECT status, environment, count(*)::int AS count FROM payments GROUP BY status, environment`)
+          this.reset()
+          for (const row of rows) this.set({ status: row.status, environment: row.environment }, row.count)
+        }
+      })
+      new Gauge({
+        name: "paydesk_callback_deliveries",
+        help: "Callback deliveries by status",
+        labelNames: ["status"],
+        registers: [registry],
+        async collect() {
+          const rows = await query<{ status: string; count: number }>((sql) => sql`SELECT status, count(*)::int AS count FROM deliveries GROUP BY status`)
+          this.reset()
+          for (const status of ["pending", "delivered", "failed"]) this.set({ status }, rows.find((r) => r.status === status)?.count ?? 0)
+        }
+      })
+      new Gauge({
+        name: "paydesk_due_work_lag_seconds",
+        help: "How long the oldest overdue work of each kind has waited (0: nothing overdue)",
+        labelNames: ["kind"],
+        registers: [registry],
+        async collect() {
+          const rows = await query<{ kind: string; lag: number | null }>((sql, now) =>
+            sql`SELECT 'charges' AS kind, extract(epoch FROM ${now}::timestamptz - min(next_charge_at))::float8 AS lag FROM subscriptions
+                WHERE provider_state = 'active' AND billing_status = 'enabled' AND next_charge_at <= ${now}
+              UNION ALL SELECT 'deliveries', extract(epoch FROM ${now}::timestamptz - min(next_attempt_at))::float8 FROM deliveries
+                WHERE status = 'pending' AND next_attempt_at <= ${now}
+              UNION ALL SELECT 'expiries', extract(epoch FROM ${now}::timestamptz - min(expires_at))::float8 FROM payments
+                WHERE status IN ('created', 'processing') AND expires_at <= ${now}
+              UNION ALL SELECT 'conversions', extract(epoch FROM ${now}::timestamptz - min(next_conversion_at))::float8 FROM terminals
+                WHERE next_conversion_at <= ${now}`)
+          for (const row of rows) this.set({ kind: row.kind }, Math.max(0, row.lag ?? 0))
+        }
+      })
+      new Gauge({
+        name: "paydesk_db_pool_connections",
+        help: "Connections of the server's pool by state (in_use: running a statement or inside a transaction)",
+        labelNames: ["state"],
+        registers: [registry],
+        async collect() {
+          const rows = await query<{ in_use: number; idle: number }>((sql) =>
+            sql`SELECT count(*) FILTER (WHERE state <> 'idle')::int AS in_use, count(*) FILTER (WHERE state = 'idle')::int AS idle
+                FROM pg_stat_activity WHERE application_name = ${options.poolName} AND pid <> pg_backend_pid()`)
+          this.set({ state: "in_use" }, rows[0]?.in_use ?? 0)
+          this.set({ state: "idle" }, rows[0]?.idle ?? 0)
+        }
+      })
+      new Gauge({ name: "paydesk_db_pool_max_connections", help: "Size of the server's pool (PAYDESK_DB_POOL)", registers: [registry] }).set(options.poolMax)
+
+      return Metrics.of({
+        registry,
+        observeRequest: (sample) => http.observe({ method: sample.method, route: sample.route, status: String(sample.status) }, sample.seconds),
+        observeAttempt: (delivered, seconds) => {
+          const result = delivered ? "delivered" : "failed"
+          attempts.inc({ result })
+          attemptLatency.observe({ result }, seconds)
+        },
+        observePass: (report) => {
+          passes.inc({ result: report === null ? "failed" : "ok" })
+          if (report !== null) for (const [kind, count] of Object.entries(report)) if (count > 0) items.inc({ kind }, count)
+        }
+      })
+    })
+  )

@@ -1,0 +1,199 @@
+/**
+ * The `paydesk` CLI without a server: help at every level, usage errors (exit 2), each command's
+ * operator API call, `--password-stdin`, JSON and `--table` output, API errors and an unreachable
+ * server (exit 1), and a command module added by one registration.
+ */
+import { describe, expect, it } from "vitest"
+import { createServer } from "node:net"
+import type { AddressInfo } from "node:net"
+import * as CliProgram from "../src/CliProgram.js"
+
+interface Sent {
+  readonly method: string
+  readonly url: string
+  readonly headers: Record<string, string>
+  readonly body: unknown
+}
+
+/** Runs the CLI against a fake server answering `answer` (200 `{ ok: true }` by default). */
+const cli = async (
+  argv: ReadonlyArray<string>,
+  options: {
+    readonly env?: Record<string, string | undefined>
+    readonly stdin?: string
+    readonly answer?: { readonly status: number; readonly body: unknown }
+    readonly fetch?: typeof globalThis.fetch
+    readonly modules?: ReadonlyArray<CliProgram.Extension>
+  } = {}
+) => {
+  const sent: Array<Sent> = []
+  let stdout = ""
+  let stderr = ""
+  const fake: typeof globalThis.fetch = async (input, init) => {
+    sent.push({
+      method: init?.method ?? "GET",
+      url: String(input),
+      headers: Object.fromEntries(Object.entries((init?.headers ?? {}) as Record<string, string>)),
+      body: init?.body === undefined ? undefined : JSON.parse(String(init.body))
+    })
+    const answer = options.answer ?? { status: 200, body: { ok: true } }
+    return new Response(JSON.stringify(answer.body), { status: answer.status, headers: { "content-type": "application/json" } })
+  }
+  const code = await CliProgram.run(argv, {
+    env: { PAYDESK_ADMIN_TOKEN: "adm-token", ...options.env },
+    stdout: (text) => void (stdout += text),
+    stderr: (text) => void (stderr += text),
+    readStdin: async () => options.stdin ?? "",
+    fetch: options.fetch ?? fake
+  }, options.modules)
+  return { code, sent, stdout, stderr }
+}
+
+describe("paydesk CLI: help and usage", () => {
+  it("has help at every level, exit 0", async () => {
+    const top = await cli(["--help"])
+    expect(top.code).toBe(0)
+    for (const group of ["accounts", "terminals", "api-keys", "users", "plans", "payments", "subscriptions", "payouts", "deliveries", "acquirer", "rate", "clock", "work"]) {
+      expect(top.stdout).toMatch(new RegExp(`^  ${group} `, "m"))
+    }
+    const group = await cli(["payments", "--help"])
+    expect([group.code, group.stdout]).toEqual([0, expect.stringMatching(/list \[options\][\s\S]*get <payment_id>[\s\S]*refund <payment_id>/)])
+    const leaf = await cli(["accounts", "create", "--help"])
+    expect([leaf.code, leaf.stdout]).toEqual([0, expect.stringContaining("--password-stdin")])
+    expect((await cli(["help", "terminals"])).stdout).toContain("update [options] <terminal_id>")
+    expect(top.sent).toEqual([])
+  })
+
+  it("answers wrong usage with exit 2 and a message, calling nothing", async () => {
+    const cases: ReadonlyArray<[ReadonlyArray<string>, RegExp]> = [
+      [["nope"], /unknown command 'nope'/],
+      [["accounts"], /Usage: paydesk accounts/],
+      [[], /Usage: paydesk/],
+      [["accounts", "create", "--name", "x"], /required option '--email <email>' not specified/],
+      [["accounts", "create", "--name", "x", "--email", "a@b.c"], /exactly one of --password <password> and --password-stdin/],
+      [["payments", "list", "--terminal", "t1", "--environment", "test"], /Allowed choices are prod, sandbox, all/],
+      [["payments", "list", "--terminal", "t1", "--page", "0"], /must be a positive integer/],
+      [["terminals", "update", "t1"], /nothing to change/],
+      [["terminals", "status", "t1", "paused"], /Allowed choices are active, disabled/],
+      [["plans", "create", "--terminals", "t", "--code", "c", "--name", "n", "--interval", "month", "--consent-text", "ok", "--policy-version", "1"], /--cap <rub>, or both/],
+      [["accounts", "list", "--colour"], /unknown option '--colour'/]
+    ]
+    for (const [argv, message] of cases) {
+      const run = await cli(argv)
+      expect([run.code, run.sent], argv.join(" ")).toEqual([2, []])
+      expect(run.stderr, argv.join(" ")).toMatch(message)
+    }
+    const noToken = await cli(["accounts", "list"], { env: { PAYDESK_ADMIN_TOKEN: undefined } })
+    expect([noToken.code, noToken.stderr, noToken.sent]).toEqual([2, expect.stringContaining("PAYDESK_ADMIN_TOKEN is not set"), []])
+  })
+})
+
+describe("paydesk CLI: commands", () => {
+  it("turns each command into its operator API call", async () => {
+    const cases: ReadonlyArray<[ReadonlyArray<string>, string, string, unknown?]> = [
+      [["accounts", "list", "--page", "2"], "GET", "/accounts?page=2"],
+      [["accounts", "get", "a1"], "GET", "/accounts/a1"],
+      [["terminals", "create", "--account", "a1", "--name", "Shop", "--h2h", "--callback-url", "https://s.example/cb"], "POST", "/terminals",
+        { account_id: "a1", name: "Shop", h2h: true, callback_url: "https://s.example/cb" }],
+      [["terminals", "list", "--account", "a1"], "GET", "/accounts/a1/terminals"],
+      [["terminals", "get", "t1"], "GET", "/terminals/t1"],
+      [["terminals", "update", "t1", "--callback-url", "", "--conversion-mode", "scheduled", "--conversion-time", "10:00", "--no-branding"], "PUT", "/terminals/t1",
+        { callback_url: null, conversion_mode: "scheduled", conversion_time: "10:00", show_platform_branding: false }],
+      [["terminals", "status", "t1", "disabled"], "POST", "/terminals/t1/status", { status: "disabled" }],
+      [["terminals", "rotate-secret", "t1"], "POST", "/terminals/t1/signing-secret/rotate", {}],
+      [["api-keys", "create", "--terminal", "t1", "--read-only"], "POST", "/terminals/t1/api-keys", { subscription_write: false }],
+      [["api-keys", "list", "--terminal", "t1"], "GET", "/terminals/t1/api-keys"],
+      [["api-keys", "revoke", "k1", "--terminal", "t1"], "POST", "/terminals/t1/api-keys/k1/revoke", {}],
+      [["users", "logout", "u1"], "POST", "/users/u1/logout", {}],
+      [["plans", "create", "--terminals", "t1,t2", "--code", "c", "--name", "N", "--interval", "month", "--schedule", "calendar", "--cap", "4000", "--consent-text", "ok", "--policy-version", "1"],
+        "POST", "/plans", { terminal_ids: ["t1", "t2"], code: "c", name: "N", interval: "month", schedule: "calendar", cap_amount_rub: "4000", consent_text: "ok", policy_version: "1" }],
+      [["payments", "list", "--terminal", "t1"], "GET", "/terminals/t1/payments?environment=prod"],
+      [["payments", "list", "--terminal", "t1", "--environment", "all", "--page", "3"], "GET", "/terminals/t1/payments?environment=all&page=3"],
+      [["payments", "get", "pay_1"], "GET", "/payments/pay_1"],
+      [["payments", "refund", "pay_1"], "POST", "/payments/pay_1/refund", {}],
+      [["subscriptions", "list", "--terminal", "t1", "--state", "active"], "GET", "/terminals/t1/subscriptions?state=active"],
+      [["subscriptions", "get", "s1"], "GET", "/subscriptions/s1"],
+      [["subscriptions", "stop", "s1"], "POST", "/subscriptions/s1/stop", {}],
+      [["payouts", "list", "--terminal", "t1"], "GET", "/terminals/t1/payouts"],
+      [["payouts", "get", "po_1"], "GET", "/payouts/po_1"],
+      [["payouts", "reject", "po_1", "--reason", "blocked"], "POST", "/payouts/po_1/reject", { reason: "blocked" }],
+      [["deliveries", "list", "--payment", "p1", "--status", "failed"], "GET", "/deliveries?payment_id=p1&status=failed"],
+      [["deliveries", "show", "d1"], "GET", "/deliveries/d1"],
+      [["acquirer", "settle", "p1"], "POST", "/acquirer/payments/p1/outcome", { outcome: "paid" }],
+      [["acquirer", "charges", "s1", "paid", "unknown"], "POST", "/acquirer/subscriptions/s1/charge-outcomes", { outcomes: ["paid", "unknown"] }],
+      [["rate", "set", "95.5"], "PUT", "/rate", { rate: "95.5" }],
+      [["clock", "set", "2027-01-01T00:00:00Z"], "POST", "/clock", { now: "2027-01-01T00:00:00Z" }],
+      [["work", "run"], "POST", "/work/run", {}]
+    ]
+    for (const [argv, method, path, body] of cases) {
+      const run = await cli(argv)
+      expect([run.code, run.stderr], argv.join(" ")).toEqual([0, ""])
+      expect(run.sent, argv.join(" ")).toEqual([{
+        method,
+        url: `http://127.0.0.1:8080/admin/v1${path}`,
+        headers: { authorization: "Bearer adm-token", ...(body === undefined ? {} : { "content-type": "application/json" }) },
+        body
+      }])
+    }
+  })
+
+  it("takes the server from --url or PAYDESK_URL, and the password from stdin", async () => {
+    const byEnv = await cli(["accounts", "list"], { env: { PAYDESK_URL: "http://10.0.0.5:9000/" } })
+    expect(byEnv.sent[0]!.url).toBe("http://10.0.0.5:9000/admin/v1/accounts")
+    const byFlag = await cli(["--url", "http://a.example", "accounts", "list"], { env: { PAYDESK_URL: "http://b.example" } })
+    expect(byFlag.sent[0]!.url).toBe("http://a.example/admin/v1/accounts")
+    const created = await cli(["accounts", "create", "--name", "Coffee", "--email", "o@coffee.example", "--password-stdin"], { stdin: "correct horse battery\n" })
+    expect(created.sent[0]!.body).toEqual({ name: "Coffee", owner_email: "o@coffee.example", owner_password: "correct horse battery" })
+  })
+
+  it("prints JSON by default and a table with --table", async () => {
+    const page = { items: [{ id: "a1", name: "Coffee", created_at: "2026-01-01T00:00:00.000Z" }, { id: "a2", name: "Tea", created_at: "2026-01-02T00:00:00.000Z" }], total: 2, page: 1, per_page: 50 }
+    const json = await cli(["accounts", "list"], { answer: { status: 200, body: page } })
+    expect(JSON.parse(json.stdout)).toEqual(page)
+    const listed = await cli(["accounts", "list", "--table"], { answer: { status: 200, body: page } })
+    expect(listed.stdout).toBe([
+      "ID  NAME    CREATED_AT",
+      "a1  Coffee  2026-01-01T00:00:00.000Z",
+      "a2  Tea     2026-01-02T00:00:00.000Z",
+      "(2 of 2, page 1)",
+      ""
+    ].join("\n"))
+    const one = await cli(["--table", "accounts", "get", "a1"], { answer: { status: 200, body: { id: "a1", name: "Coffee", terminals: [{ id: "t1" }] } } })
+    expect(one.stdout).toBe("id         a1\nname       Coffee\nterminals  [{\"id\":\"t1\"}]\n")
+    expect(CliProgram.table({ items: [], total: 0, page: 1 })).toBe("(none)\n(0 of 0, page 1)")
+  })
+})
+
+describe("paydesk CLI: failures", () => {
+  it("exits 1 with the API's error", async () => {
+    const missing = await cli(["accounts", "get", "a1"], { answer: { status: 404, body: { error: { code: "not_found", message: "account not found", request_id: "req_1" } } } })
+    expect([missing.code, missing.stdout, missing.stderr]).toEqual([1, "", "paydesk: 404 not_found: account not found\n"])
+    const invalid = await cli(["terminals", "update", "t1", "--conversion-time", "25:00"], {
+      answer: { status: 400, body: { error: { code: "invalid_request", message: "conversion_time must be HH:MM (Moscow time)", field: "conversion_time" } } }
+    })
+    expect([invalid.code, invalid.stderr]).toEqual([1, "paydesk: 400 invalid_request: conversion_time must be HH:MM (Moscow time) (field conversion_time)\n"])
+    const refused = await cli(["accounts", "list"], { answer: { status: 401, body: { error: { code: "unauthenticated", message: "operator bearer token required" } } } })
+    expect([refused.code, refused.stderr]).toEqual([1, "paydesk: http://127.0.0.1:8080 refused the operator token (401): check PAYDESK_ADMIN_TOKEN\n"])
+  })
+
+  it("says it cannot reach the server, exit 1", async () => {
+    const server = createServer()
+    await new Promise<void>((ok) => server.listen(0, "127.0.0.1", ok))
+    const port = (server.address() as AddressInfo).port
+    await new Promise<void>((ok) => server.close(() => ok()))
+    const run = await cli(["accounts", "list"], { env: { PAYDESK_URL: `http://127.0.0.1:${port}` }, fetch: globalThis.fetch })
+    expect(run.code).toBe(1)
+    expect(run.stderr).toBe(`paydesk: cannot reach http://127.0.0.1:${port} (ECONNREFUSED): is the server running there? Point --url or PAYDESK_URL at it.\n`)
+  })
+})
+
+describe("paydesk CLI: command modules", () => {
+  it("adds a module's commands by one registration", async () => {
+    const hello: CliProgram.Extension = (program, context) => {
+      program.command("hello").description("say hello").argument("<name>").action((name: string, _options, command) => context.print(command, { hello: name }))
+    }
+    const run = await cli(["hello", "world", "--table"], { modules: [...CliProgram.extensions, hello] })
+    expect([run.code, run.stdout]).toEqual([0, "hello  world\n"])
+    expect((await cli(["--help"], { modules: [...CliProgram.extensions, hello] })).stdout).toMatch(/^ {2}hello <name> +say hello$/m)
+  })
+})

@@ -1,0 +1,219 @@
+/**
+ * `@paydesk/client` end to end against the real reference server (in process, on PostgreSQL):
+ * payments, sandbox simulation, subscriptions, payouts, balance and rate, typed errors with the
+ * request id, retries only where safe (with a new nonce each time), pagination, callback
+ * verification of real signed callbacks, and the `listen` / `trigger` development loop.
+ */
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { createServer, type Server } from "node:http"
+import { listen, Paydesk, PaydeskApiError, PaydeskConnectionError, trigger, webhooks } from "@paydesk/client"
+import type { FeedEvent } from "@paydesk/client"
+import { type Receiver, startReceiver, startServer } from "./ServerHarness.js"
+
+let srv: Awaited<ReturnType<typeof startServer>>
+let receiver: Receiver
+let merchant: Awaited<ReturnType<typeof srv.merchant>>
+let client: Paydesk
+
+beforeAll(async () => {
+  srv = await startServer()
+  receiver = await startReceiver(() => Date.now())
+  merchant = await srv.merchant(receiver.url)
+  client = new Paydesk({ apiKey: merchant.apiKey, baseUrl: srv.base, sandbox: true, terminalId: merchant.terminalId })
+}, 120_000)
+
+afterAll(async () => {
+  await receiver?.close()
+  await srv?.stop()
+})
+
+/** A fetch that fails the first `n` attempts (a network error, or the given status) and counts nonces. */
+const flaky = (n: number, failure: "network" | number) => {
+  const nonces: Array<string> = []
+  let left = n
+  const fetcher: typeof fetch = async (input, init) => {
+    nonces.push(new Headers(init?.headers).get("x-nonce")!)
+    if (left-- > 0) {
+      if (failure === "network") throw new TypeError("fetch failed")
+      return new Response(JSON.stringify({ error: { code: "internal_error", message: "internal error", request_id: "req_x" } }), { status: failure })
+    }
+    return fetch(input, init)
+  }
+  return { fetcher, nonces }
+}
+
+describe("Client: payments and the sandbox", () => {
+  it("creates a sandbox payment, reads it by id and order_id, simulates it paid, and verifies both signed callbacks", async () => {
+    const orderId = `ord-${crypto.randomUUID()}`
+    const payment = await client.payments.create({ amount: "1000,5", order_id: orderId, metadata: { cart: "c-1" } })
+    expect(payment).toMatchObject({ order_id: orderId, amount: "1000.50", status: "created", test: true, environment: "sandbox" })
+    expect(payment.pay_url).toMatch(/\/public\/payments\//)
+    expect((await client.payments.get(payment.id)).id).toBe(payment.id)
+    expect((await client.payments.getByOrderId(orderId)).id).toBe(payment.id)
+    const paid = await client.payments.simulate(payment.id, "paid")
+    expect(paid.status).toBe("paid")
+
+    await srv.work()
+    const mine = receiver.requests.filter((r) => r.body.includes(payment.id))
+    expect(mine).toHaveLength(2)
+    const events = await Promise.all(mine.map((r) => webhooks.verify(r.body, r.headers as Record<string, string>, merchant.signingSecret)))
+    expect(events.map((e) => e.event_type)).toEqual(["payment.created", "payment.paid"])
+    expect(events[1]).toMatchObject({ payment_id: payment.id, order_id: orderId, status: "paid", amount: "1000.50", test: true, metadata: { cart: "c-1" } })
+    // Another secret, a changed body or an old timestamp is refused.
+    const last = mine[1]!
+    await expect(webhooks.verify(last.body, last.headers as Record<string, string>, "another-secret")).rejects.toMatchObject({ reason: "signature_mismatch" })
+    await expect(webhooks.verify(last.body.replace("1000.50", "9000.50"), last.headers as Record<string, string>, merchant.signingSecret))
+      .rejects.toMatchObject({ reason: "signature_mismatch" })
+    await expect(webhooks.verify(last.body, last.headers as Record<string, string>, merchant.signingSecret, { now: Date.now() / 1000 + 301 }))
+      .rejects.toMatchObject({ reason: "timestamp_out_of_tolerance" })
+  })
+
+  it("lists, walks, counts and exports payments", async () => {
+    const prefix = `walk-${crypto.randomUUID().slice(0, 8)}`
+    for (let i = 0; i < 3; i++) await client.payments.create({ amount: "10", order_id: `${prefix}-${i}` })
+    const page = await client.payments.list({ limit: 2 })
+    expect(page.items).toHaveLength(2)
+    expect(page.next_cursor).not.toBeNull()
+    const walked: Array<string> = []
+    for await (const p of client.payments.iterate({ limit: 2 })) walked.push(p.order_id)
+    // The manual clock stands still, so these three share created_at: their order among themselves is the store's.
+    expect(walked.filter((o) => o.startsWith(prefix)).toSorted()).toEqual([`${prefix}-0`, `${prefix}-1`, `${prefix}-2`])
+    expect(new Set(walked).size).toBe(walked.length)
+    expect((await client.payments.stats()).total.count).toBe(walked.length)
+    const csv = await client.payments.exportCsv()
+    expect(csv.split("\r\n")[0]).toMatch(/^payment_id,order_id,/)
+    expect(csv).toContain(`${prefix}-1`)
+  })
+
+  it("throws typed errors with the request id and the field", async () => {
+    const error = await client.payments.create({ amount: "12.345", order_id: "x" }).catch((e: unknown) => e)
+    expect(error).toBeInstanceOf(PaydeskApiError)
+    expect(error).toMatchObject({ status: 400, code: "amount_malformed", message: "amount malformed: rubles with at most two decimals" })
+    expect((error as PaydeskApiError).requestId).toMatch(/^req_/)
+    const missing = await client.payments.get(`pay_${crypto.randomUUID()}`).catch((e: unknown) => e)
+    expect(missing).toMatchObject({ status: 404, code: "not_found", message: "payment not found" })
+    const wrongKey = await new Paydesk({ apiKey: "nope", baseUrl: srv.base }).balance.get().catch((e: unknown) => e)
+    expect(wrongKey).toMatchObject({ status: 401, code: "unauthenticated", message: "invalid api key" })
+    const noServer = await new Paydesk({ apiKey: "k", baseUrl: "http://127.0.0.1:9", maxRetries: 1, retryDelayMs: 1 }).balance.get().catch((e: unknown) => e)
+    expect(noServer).toBeInstanceOf(PaydeskConnectionError)
+    expect((noServer as PaydeskConnectionError).attempts).toBe(2)
+  })
+
+  it("retries a network failure and a 5xx with a new nonce each time, and creates one payment", async () => {
+    const network = flaky(1, "network")
+    const retrying = new Paydesk({ apiKey: merchant.apiKey, baseUrl: srv.base, sandbox: true, fetch: network.fetcher, retryDelayMs: 1 })
+    const orderId = `retry-${crypto.randomUUID()}`
+    const created = await retrying.payments.create({ amount: "5", order_id: orderId })
+    expect(network.nonces).toHaveLength(2)
+    expect(new Set(network.nonces).size).toBe(2)
+    const server = flaky(2, 503)
+    const again = await new Paydesk({ apiKey: merchant.apiKey, baseUrl: srv.base, sandbox: true, fetch: server.fetcher, retryDelayMs: 1 })
+      .payments.create({ amount: "5", order_id: orderId })
+    expect(again.id).toBe(created.id)
+    expect(server.nonces).toHaveLength(3)
+    expect((await client.payments.list({ limit: 100 })).items.filter((p) => p.order_id === orderId)).toHaveLength(1)
+    // Retries stop at maxRetries and surface the last answer.
+    const stubborn = flaky(5, 503)
+    const failed = await new Paydesk({ apiKey: merchant.apiKey, baseUrl: srv.base, fetch: stubborn.fetcher, maxRetries: 2, retryDelayMs: 1 })
+      .balance.get().catch((e: unknown) => e)
+    expect(failed).toMatchObject({ status: 503 })
+    expect(stubborn.nonces).toHaveLength(3)
+  })
+})
+
+describe("Client: subscriptions, payouts, balance and rate", () => {
+  it("creates a subscription under one idempotency key, reads, lists and stops it", async () => {
+    const plan = await srv.admin("POST", "/plans", {
+      terminal_ids: [merchant.terminalId], code: `sdk-${merchant.terminalId.slice(0, 8)}`, name: "Monthly", interval: "month",
+      schedule: "calendar", cap_amount_rub: "4000", consent_text: "Согласен", policy_version: "1"
+    })
+    expect(plan.status).toBe(201)
+    const plans = await client.plans.list()
+    expect(plans.map((p) => p.id)).toContain(plan.json.id)
+    const live = new Paydesk({ apiKey: merchant.apiKey, baseUrl: srv.base, terminalId: merchant.terminalId })
+    const key = `sub-${crypto.randomUUID()}`
+    const created = await live.subscriptions.create({ plan_id: plan.json.id, amount: "1500", merchant_subscription_ref: "member-1" }, { idempotencyKey: key })
+    expect(created).toMatchObject({ provider_state: "new", billing_status: "consent_pending", merchant_amount_rub: "1500.00" })
+    expect(created.pay_url).toMatch(/\/public\/subscriptions\//)
+    const replay = await live.subscriptions.create({ plan_id: plan.json.id, amount: "1500", merchant_subscription_ref: "member-1" }, { idempotencyKey: key })
+    expect(replay.id).toBe(created.id)
+    const conflict = await live.subscriptions.create({ plan_id: plan.json.id, amount: "1600" }, { idempotencyKey: key }).catch((e: unknown) => e)
+    expect(conflict).toMatchObject({ status: 409, code: "idempotency_conflict" })
+    expect((await live.subscriptions.get(created.id)).pay_url).toBeUndefined()
+    const listed: Array<string> = []
+    for await (const s of live.subscriptions.iterate({ state: "new" })) listed.push(s.id)
+    expect(listed).toEqual([created.id])
+    expect(await live.subscriptions.charges(created.id)).toEqual([])
+    expect(await live.subscriptions.stop(created.id)).toEqual({ ok: true })
+    expect(await live.subscriptions.stop(created.id)).toEqual({ ok: true })
+    expect(await live.subscriptions.get(created.id)).toMatchObject({ provider_state: "stop", billing_status: "stopped" })
+  })
+
+  it("reads balance and rate, requests a payout (retried under one generated key) and lists payouts", async () => {
+    const live = new Paydesk({ apiKey: merchant.apiKey, baseUrl: srv.base })
+    const payment = await live.payments.create({ amount: "9500", order_id: `fund-${crypto.randomUUID()}` })
+    expect(payment.test).toBe(false)
+    expect((await srv.admin("POST", `/acquirer/payments/${payment.id}/outcome`, { outcome: "paid" })).status).toBe(200)
+    expect(await live.rate.get()).toMatchObject({ rate: "95.00" })
+    const before = await live.balance.get()
+    expect(before).toMatchObject({ terminal_id: merchant.terminalId, available_usdt: "100.000000", hold_usdt: "0.000000" })
+    const network = flaky(1, "network")
+    const payout = await new Paydesk({ apiKey: merchant.apiKey, baseUrl: srv.base, fetch: network.fetcher, retryDelayMs: 1 })
+      .payouts.create({ amount_usdt: "40.5", wallet_address: "TQn9Y2khEsLJW1ChVWFMSMeRDow5KcbLSE", network: "TRC-20" })
+    expect(payout).toMatchObject({ status: "created", amount_usdt: "40.500000" })
+    expect(payout.idempotency_key).not.toBeNull()
+    expect(await live.balance.get()).toMatchObject({ available_usdt: "59.500000", hold_usdt: "40.500000" })
+    const all: Array<string> = []
+    for await (const p of live.payouts.iterate({ limit: 1 })) all.push(p.id)
+    expect(all).toEqual([payout.id])
+    const insufficient = await live.payouts.create({ amount_usdt: "1000", wallet_address: "TQn9Y2khEsLJW1ChVWFMSMeRDow5KcbLSE", network: "TRC-20" })
+      .catch((e: unknown) => e)
+    expect(insufficient).toMatchObject({ status: 400, code: "insufficient_balance", message: "insufficient balance" })
+  })
+})
+
+describe("Client: the development loop", () => {
+  it("listen forwards the terminal's new events with their signed headers; trigger makes them happen", async () => {
+    const got: Array<{ headers: Record<string, string | string[] | undefined>; body: string }> = []
+    const local: Server = createServer((request, response) => {
+      const chunks: Array<Buffer> = []
+      request.on("data", (c: Buffer) => chunks.push(c))
+      request.on("end", () => {
+        got.push({ headers: request.headers, body: Buffer.concat(chunks).toString("utf8") })
+        response.writeHead(204).end()
+      })
+    })
+    await new Promise<void>((ok) => local.listen(0, "127.0.0.1", ok))
+    const address = local.address()
+    const forwardTo = `http://127.0.0.1:${typeof address === "object" && address !== null ? address.port : 0}/webhooks`
+    // An event from before the listener starts is not forwarded.
+    await client.payments.create({ amount: "1", order_id: `old-${crypto.randomUUID()}` })
+    const stop = new AbortController()
+    const forwarded: Array<[FeedEvent, unknown]> = []
+    let ready!: () => void
+    const started = new Promise<void>((ok) => (ready = ok))
+    const running = listen({
+      apiKey: merchant.apiKey, baseUrl: srv.base, forwardTo, intervalMs: 50, settleMs: 200, signal: stop.signal,
+      onReady: ready, onForward: (event, result) => forwarded.push([event, result])
+    })
+    await started
+    const payment = await trigger({ apiKey: merchant.apiKey, baseUrl: srv.base, event: "payment.paid", amount: "42" })
+    expect(payment).toMatchObject({ status: "paid", test: true, amount: "42.00" })
+    const deadline = Date.now() + 20_000
+    while (got.length < 2 && Date.now() < deadline) await new Promise((ok) => setTimeout(ok, 50))
+    // A few more polls: nothing is forwarded twice.
+    await new Promise((ok) => setTimeout(ok, 500))
+    stop.abort()
+    expect(await running).toBe(2)
+    local.close()
+    expect(got).toHaveLength(2)
+    const events = await Promise.all(got.map((r) => webhooks.verify(r.body, r.headers as Record<string, string>, merchant.signingSecret)))
+    expect(events.map((e) => [e.event_type, "payment_id" in e ? e.payment_id : null])).toEqual([
+      ["payment.created", payment.id],
+      ["payment.paid", payment.id]
+    ])
+    expect(got[1]!.headers["x-test-mode"]).toBe("true")
+    expect(forwarded.map(([, result]) => result)).toEqual([{ status: 204 }, { status: 204 }])
+    await expect(trigger({ apiKey: merchant.apiKey, baseUrl: srv.base, event: "payout.completed" })).rejects.toThrow(/event must be one of/)
+  }, 60_000)
+})

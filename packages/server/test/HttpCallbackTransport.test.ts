@@ -1,0 +1,84 @@
+/**
+ * A callback that gets no answer records its real cause: the system error (`ECONNREFUSED`,
+ * `ECONNRESET`), the DNS failure, the TLS error of an https URL whose server does not speak TLS;
+ * the same text is stored with the attempt in the delivery log.
+ */
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { Config, PaydeskConfig } from "@paydesk/core"
+import { CallbackTransport } from "@paydesk/core"
+import { Effect } from "effect"
+import { createServer, type Server } from "node:http"
+import type { AddressInfo } from "node:net"
+import { createServer as createTcpServer } from "node:net"
+import * as HttpCallbackTransport from "../src/HttpCallbackTransport.js"
+import { startServer } from "./ServerHarness.js"
+
+/** A port nothing listens on (bound, read, closed). */
+const closedPort = async () => {
+  const server = createTcpServer()
+  await new Promise<void>((ok) => server.listen(0, "127.0.0.1", ok))
+  const port = (server.address() as AddressInfo).port
+  await new Promise<void>((ok) => server.close(() => ok()))
+  return port
+}
+
+const post = (url: string) =>
+  Effect.runPromise(Effect.gen(function*() {
+    return yield* (yield* CallbackTransport).post({ url, headers: { "content-type": "application/json" }, body: "{}", timeoutMs: 5_000 })
+  }).pipe(
+    Effect.flip,
+    Effect.provide(HttpCallbackTransport.layer),
+    Effect.provideService(PaydeskConfig, { ...Config.defaults, allowPrivateCallbacks: true })
+  ))
+
+describe("HttpCallbackTransport failures", () => {
+  let resetting: Server
+  let resettingUrl = ""
+  beforeAll(async () => {
+    // Takes the request, then drops the connection without a word.
+    resetting = createServer((request) => request.socket.destroy())
+    await new Promise<void>((ok) => resetting.listen(0, "127.0.0.1", ok))
+    resettingUrl = `http://127.0.0.1:${(resetting.address() as AddressInfo).port}`
+  })
+  afterAll(() => new Promise<void>((ok) => resetting.close(() => ok())))
+
+  it("names the cause: refused, reset, TLS, DNS", async () => {
+    const port = await closedPort()
+    expect((await post(`http://127.0.0.1:${port}/cb`)).message).toBe(`connect ECONNREFUSED 127.0.0.1:${port}`)
+    expect((await post(`${resettingUrl}/cb`)).message).toBe("ECONNRESET: socket hang up")
+    // https to a server that answers plain HTTP: the TLS handshake fails.
+    expect((await post(`${resettingUrl.replace("http:", "https:")}/cb`)).message).toBe("EPROTO: TLS: wrong version number")
+    const dns = await new Promise<string>((ok, fail) =>
+      HttpCallbackTransport.send(
+        { url: "http://nowhere.invalid/cb", headers: {}, body: "{}", timeoutMs: 5_000 },
+        true,
+        (hostname, done) => done(Object.assign(new Error(`getaddrinfo ENOTFOUND ${hostname}`), { code: "ENOTFOUND" }), [])
+      ).then(() => fail(new Error("answered")), (error) => ok(HttpCallbackTransport.describeFailure(error))))
+    expect(dns).toBe("getaddrinfo ENOTFOUND nowhere.invalid")
+  })
+
+  it("describes aggregate and plain errors", () => {
+    const refused = (address: string) => Object.assign(new Error(`connect ECONNREFUSED ${address}`), { code: "ECONNREFUSED" })
+    const aggregate = Object.assign(new AggregateError([refused("127.0.0.1:1"), refused("[::1]:1")], ""), { code: "ECONNREFUSED" })
+    expect(HttpCallbackTransport.describeFailure(aggregate)).toBe("connect ECONNREFUSED 127.0.0.1:1; connect ECONNREFUSED [::1]:1")
+    expect(HttpCallbackTransport.describeFailure("boom")).toBe("boom")
+    expect(HttpCallbackTransport.describeFailure(new HttpCallbackTransport.DestinationRefused("callback destination refused: x"))).toBe("callback destination refused: x")
+  })
+
+  it("stores the cause with the delivery's attempt", async () => {
+    const port = await closedPort()
+    const srv = await startServer()
+    try {
+      await srv.setClock("2026-09-01T10:00:00.000Z")
+      const m = await srv.merchant(`http://127.0.0.1:${port}/callbacks`)
+      const created = await m.api("POST", "/payments", { amount: "10.00", order_id: "refused-1", test: true })
+      await srv.work()
+      const deliveries = await srv.admin("GET", `/deliveries?payment_id=${created.json.id}`)
+      const detail = await srv.admin("GET", `/deliveries/${deliveries.json.items[0].id}`)
+      expect(detail.json.attempts[0]).toMatchObject({ status_code: null, error: `connect ECONNREFUSED 127.0.0.1:${port}` })
+      expect(detail.json.delivery.last_error).toBe(`connect ECONNREFUSED 127.0.0.1:${port}`)
+    } finally {
+      await srv.stop()
+    }
+  }, 60_000)
+})

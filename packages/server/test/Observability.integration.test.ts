@@ -1,0 +1,181 @@
+/**
+ * The deployment's observability and lifecycle, in process on PostgreSQL: a payment creation is
+ * one trace holding the HTTP span, the use case's span and its SQL statements (in-memory
+ * exporter); `/metrics` (operator token) shows request latency by route and status, payments by
+ * status, callback attempts and deliveries, due-work lag and the pool; readiness names a missing
+ * migration; a shutdown lets the request in flight finish; the local worker, woken by the commit,
+ * delivers long before its interval.
+ */
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { InMemorySpanExporter, type ReadableSpan, SimpleSpanProcessor } from "@opentelemetry/sdk-trace-base"
+import { type Receiver, startReceiver, startServer } from "./ServerHarness.js"
+import { database, request } from "./ServerProcess.js"
+
+type Srv = Awaited<ReturnType<typeof startServer>>
+
+const eventually = async <A>(check: () => Promise<A> | A, timeoutMs = 10_000): Promise<A> => {
+  const deadline = Date.now() + timeoutMs
+  for (;;) {
+    try {
+      return await check()
+    } catch (error) {
+      if (Date.now() > deadline) throw error
+      await new Promise((ok) => setTimeout(ok, 50))
+    }
+  }
+}
+
+describe("traces, metrics and readiness", () => {
+  const exporter = new InMemorySpanExporter()
+  let srv: Srv
+  let receiver: Receiver
+
+  beforeAll(async () => {
+    receiver = await startReceiver(() => Date.now())
+    srv = await startServer({}, { spanProcessors: [new SimpleSpanProcessor(exporter)] })
+    await srv.setClock("2026-08-01T10:00:00.000Z")
+  }, 120_000)
+  afterAll(async () => {
+    await srv?.stop()
+    await receiver?.close()
+  })
+
+  it("a payment creation is one trace: the HTTP span, the use case and its SQL statements", async () => {
+    const m = await srv.merchant(receiver.url)
+    exporter.reset()
+    const created = await m.api("POST", "/payments", { amount: "150.00", order_id: "trace-1" })
+    expect(created.status).toBe(201)
+    const spans = await eventually(() => {
+      const all = exporter.getFinishedSpans()
+      if (!all.some((s) => s.name === "POST /api/v1/payments")) throw new Error("no HTTP span yet")
+      return all
+    })
+    const http = spans.find((s) => s.name === "POST /api/v1/payments")!
+    const trace = spans.filter((s) => s.spanContext().traceId === http.spanContext().traceId)
+    const attributes = (s: ReadableSpan) => s.attributes as Record<string, unknown>
+    expect(attributes(http)).toMatchObject({ "http.request.method": "POST", "http.route": "/api/v1/payments", "http.response.status_code": 201 })
+    expect(http.kind).toBe(1) // SERVER
+    expect(http.resource.attributes["service.name"]).toBe("paydesk")
+    const useCase = trace.find((s) => s.name === "Payments.create")
+    expect(useCase).toBeDefined()
+    const inserts = trace.filter((s) => String(attributes(s)["db.query.text"] ?? "").startsWith("INSERT INTO payments"))
+    expect(inserts).toHaveLength(1)
+    expect(inserts[0]!.kind).toBe(2) // CLIENT
+    // Every span of the trace hangs under the HTTP span.
+    const byId = new Map(trace.map((s) => [s.spanContext().spanId, s]))
+    const reachesHttp = (s: ReadableSpan): boolean => {
+      const parent = s.parentSpanContext?.spanId
+      return parent === http.spanContext().spanId || (parent !== undefined && byId.has(parent) && reachesHttp(byId.get(parent)!))
+    }
+    expect(reachesHttp(useCase!)).toBe(true)
+    expect(reachesHttp(inserts[0]!)).toBe(true)
+  })
+
+  it("serves Prometheus metrics behind the operator token", async () => {
+    const m = await srv.merchant(receiver.url)
+    const created = await m.api("POST", "/payments", { amount: "10.00", order_id: "metrics-1", test: true })
+    expect(created.status).toBe(201)
+    await srv.work()
+    expect((await request(srv.base, "GET", "/metrics")).status).toBe(401)
+    const scraped = await srv.call("GET", "/metrics", { headers: { authorization: "Bearer test-admin" } })
+    expect(scraped.status).toBe(200)
+    const text = scraped.text
+    const value = (line: string) => {
+      const found = text.split("\n").find((l) => l.startsWith(`${line} `))
+      if (found === undefined) throw new Error(`no ${line} in\n${text}`)
+      return Number(found.slice(line.length + 1))
+    }
+    expect(value("paydesk_http_request_duration_seconds_count{method=\"POST\",route=\"/api/v1/payments\",status=\"201\"}")).toBeGreaterThanOrEqual(1)
+    expect(value("paydesk_payments{status=\"created\",environment=\"sandbox\"}")).toBeGreaterThanOrEqual(1)
+    expect(value("paydesk_callback_attempts_total{result=\"delivered\"}")).toBeGreaterThanOrEqual(1)
+    expect(value("paydesk_callback_attempt_duration_seconds_count{result=\"delivered\"}")).toBeGreaterThanOrEqual(1)
+    expect(value("paydesk_callback_deliveries{status=\"delivered\"}")).toBeGreaterThanOrEqual(1)
+    expect(value("paydesk_due_work_lag_seconds{kind=\"deliveries\"}")).toBe(0)
+    expect(value("paydesk_db_pool_max_connections")).toBe(10)
+    expect(value("paydesk_db_pool_connections{state=\"idle\"}")).toBeGreaterThanOrEqual(0)
+    expect(value("nodejs_eventloop_lag_seconds")).toBeGreaterThanOrEqual(0)
+  })
+
+  it("shows the lag of overdue work", async () => {
+    const m = await srv.merchant(receiver.url)
+    expect((await m.api("POST", "/payments", { amount: "10.00", order_id: "lag-1" })).status).toBe(201)
+    // The payment's 30 minutes are over an hour ago on the manual clock, and no pass ran since.
+    await srv.setClock("2026-08-01T11:30:00.000Z")
+    const scraped = await srv.call("GET", "/metrics", { headers: { authorization: "Bearer test-admin" } })
+    const line = scraped.text.split("\n").find((l) => l.startsWith("paydesk_due_work_lag_seconds{kind=\"expiries\"}"))!
+    expect(Number(line.split(" ")[1])).toBeGreaterThanOrEqual(3600)
+    await srv.work()
+  })
+
+  it("is ready with its migrations applied, and names one that is missing", async () => {
+    const ready = await srv.call("GET", "/health/ready")
+    expect(ready.status).toBe(200)
+    expect(ready.json).toEqual({
+      status: "ready",
+      checks: { database: { ok: true, detail: "reachable" }, migrations: { ok: true, detail: "all applied" }, worker: expect.objectContaining({ ok: true }) }
+    })
+    const db = database(srv.databaseUrl)
+    try {
+      await db.query("DELETE FROM paydesk_migrations WHERE migration_id = 4")
+      const notReady = await srv.call("GET", "/health/ready")
+      expect(notReady.status).toBe(503)
+      expect(notReady.json.checks.migrations).toEqual({ ok: false, detail: "pending: 0004_security_hardening" })
+      expect(notReady.json.checks.database.ok).toBe(true)
+    } finally {
+      await db.query("INSERT INTO paydesk_migrations (migration_id, name, created_at) VALUES (4, 'security_hardening', now())")
+      await db.close()
+    }
+    expect((await srv.call("GET", "/health/ready")).status).toBe(200)
+    expect((await srv.call("GET", "/health/live")).json).toEqual({ status: "ok" })
+  })
+})
+
+describe("lifecycle", () => {
+  it("lets the request in flight finish when it stops, and refuses new ones", async () => {
+    // The receiver never answers: the operator's work run is in flight until the callback times out (10 s).
+    const slow = await startReceiver(() => Date.now())
+    const srv = await startServer({ PAYDESK_SHUTDOWN_TIMEOUT_MS: "30000" })
+    try {
+      await srv.setClock("2026-08-02T10:00:00.000Z")
+      const m = await srv.merchant(slow.url)
+      slow.answers.push("hang")
+      expect((await m.api("POST", "/payments", { amount: "10.00", order_id: "drain-1" })).status).toBe(201)
+      const inFlight = srv.work()
+      await eventually(() => {
+        if (slow.requests.length === 0) throw new Error("the callback is not in flight yet")
+      })
+      const stopped = srv.stop()
+      // A new connection is refused or answered 503 while draining.
+      const late = await request(srv.base, "GET", "/health/live").then((r) => r.status, () => "refused")
+      expect([503, "refused"]).toContain(late)
+      // The hanging receiver is cut off by the callback timeout; the run then answers 200 before the server stops.
+      expect(await inFlight).toHaveProperty("callbacks")
+      const answeredAt = Date.now()
+      await stopped
+      // It stopped once the request was answered, not at the 30 s cut-off for requests still in flight.
+      expect(Date.now() - answeredAt).toBeLessThan(15_000)
+    } finally {
+      await slow.close()
+    }
+  }, 60_000)
+
+  it("the local worker, woken by the commit, delivers long before its interval", async () => {
+    const receiver = await startReceiver(() => Date.now())
+    const srv = await startServer({ PAYDESK_ENGINE: "local", PAYDESK_CLOCK: "system", PAYDESK_WORK_INTERVAL_MS: "600000" })
+    try {
+      const m = await srv.merchant(receiver.url)
+      const started = Date.now()
+      expect((await m.api("POST", "/payments", { amount: "10.00", order_id: "wake-1", test: true })).status).toBe(201)
+      await eventually(() => {
+        if (receiver.requests.length === 0) throw new Error("no callback yet")
+      })
+      expect(Date.now() - started).toBeLessThan(10_000)
+      expect(JSON.parse(receiver.requests[0]!.body).event_type).toBe("payment.created")
+      const ready = await srv.call("GET", "/health/ready")
+      expect(ready.json.checks.worker).toMatchObject({ ok: true, detail: expect.stringMatching(/^running/) })
+    } finally {
+      await srv.stop()
+      await receiver.close()
+    }
+  }, 60_000)
+})

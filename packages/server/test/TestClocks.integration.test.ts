@@ -1,0 +1,119 @@
+/**
+ * Test clocks on the reference server: PostgreSQL, the system clock and the local engine running
+ * its background passes every second, as deployed. A sandbox subscription on a clock from 31
+ * January goes through three months, a programmed failure into review and a stop over HTTP, with
+ * the API key that serves live payments, while a live subscription on the same terminal is
+ * untouched; the upcoming preview matches the dates then charged.
+ */
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { Effect } from "effect"
+import { Signature } from "@paydesk/core"
+import { freshDatabase, pgTargets, type Receiver, startReceiver, startServer } from "./ServerHarness.js"
+import { confirmOnPage } from "./ServerProcess.js"
+
+const at10 = (day: string) => new Date(`${day}T10:00:00+03:00`).toISOString()
+
+for (const target of pgTargets()) describe(`test clocks on postgres (${target.name})`, () => {
+  type Srv = Awaited<ReturnType<typeof startServer>>
+  let srv: Srv
+  let receiver: Receiver
+
+  beforeAll(async () => {
+    srv = await startServer({ DATABASE_URL: await freshDatabase(target), PAYDESK_CLOCK: "system", PAYDESK_ENGINE: "local", PAYDESK_WORK_INTERVAL_MS: "200" })
+    receiver = await startReceiver(() => Date.now())
+  }, 120_000)
+
+  afterAll(async () => {
+    await receiver?.close()
+    await srv?.stop()
+  })
+
+  /** Waits (bounded) until `check` holds. */
+  const eventually = async (check: () => boolean, what: string) => {
+    for (let i = 0; i < 150 && !check(); i++) await new Promise((ok) => setTimeout(ok, 100))
+    if (!check()) throw new Error(`timed out waiting for ${what}`)
+  }
+
+  it("a sandbox subscription on a clock: charged 28 Feb, 31 Mar, 30 Apr at 10:00 Moscow, a programmed failure into review, a stop; the live one untouched", async () => {
+    const m = await srv.merchant(receiver.url)
+    const plan = await srv.admin("POST", "/plans", {
+      terminal_ids: [m.terminalId], code: `month-${m.terminalId.slice(0, 8)}`, name: "Monthly", interval: "month",
+      schedule: "calendar", cap_amount_rub: "4000", consent_text: "Согласен", policy_version: "1"
+    })
+    expect(plan.status).toBe(201)
+    const body = (extra: object) => ({ terminal_id: m.terminalId, plan_id: plan.json.id, ...extra })
+
+    // A live subscription, paid through the acquirer emulator, on the wall clock.
+    const live = await m.api("POST", "/subscriptions", body({ amount: "500" }), { "idempotency-key": "live" })
+    const { firstPaymentToken: liveToken } = await confirmOnPage(live.json.pay_url)
+    const liveFirst = (await m.api("GET", "/payments?recurring=true")).json.items.find((p: { pay_url: string }) => p.pay_url.endsWith(liveToken))
+    expect((await srv.admin("POST", `/acquirer/payments/${liveFirst.id}/outcome`, { outcome: "paid" })).json.status).toBe("paid")
+    const liveBefore = (await m.api("GET", `/subscriptions/${live.json.id}`)).json
+    expect([liveBefore.billing_status, liveBefore.successful_cycles]).toEqual(["enabled", 1])
+
+    // The clock and a sandbox subscription on it, consented and paid by simulation at the clock's time.
+    const clock = await m.api("POST", "/test-clocks", { frozen_time: "2026-01-31T10:00:00+03:00" })
+    expect([clock.status, clock.json.frozen_time]).toEqual([201, "2026-01-31T07:00:00.000Z"])
+    const sub = await m.api("POST", "/subscriptions", body({ amount: "700", test_clock: clock.json.id }), { "idempotency-key": "sandbox", "x-test-mode": "true" })
+    expect([sub.status, sub.json.environment, sub.json.test_clock, sub.json.created_at]).toEqual([201, "sandbox", clock.json.id, "2026-01-31T07:00:00.000Z"])
+    const { firstPaymentToken } = await confirmOnPage(sub.json.pay_url)
+    const firstPage = `${srv.base}/public/payments/${firstPaymentToken}`
+    const csrf = /name="csrf_token" value="([^"]+)"/.exec(await fetch(firstPage).then((r) => r.text()))![1]!
+    const simulated = await srv.call("POST", `/public/payments/${firstPaymentToken}/simulate`, { body: { outcome: "paid", csrf_token: csrf } })
+    expect(simulated.json.status).toBe("paid")
+    const active = (await m.api("GET", `/subscriptions/${sub.json.id}`)).json
+    expect([active.billing_status, active.activated_at, active.next_charge_at]).toEqual(["enabled", "2026-01-31T07:00:00.000Z", at10("2026-02-28")])
+    // The background worker sends the callbacks due at the clock's time, stamped with it.
+    await eventually(() => receiver.requests.filter((r) => r.headers["x-test-clock"] === clock.json.id).length >= 2, "the first payment's callbacks")
+
+    const upcoming = await m.api("GET", `/subscriptions/${sub.json.id}/upcoming?count=3`)
+    expect(upcoming.json.items.map((i: { scheduled_at_moscow: string }) => i.scheduled_at_moscow))
+      .toEqual(["2026-02-28T10:00:00.000+03:00", "2026-03-31T10:00:00.000+03:00", "2026-04-30T10:00:00.000+03:00"])
+    expect((await m.api("POST", `/subscriptions/${sub.json.id}/sandbox/charge-outcomes`, { outcomes: ["paid", "paid", "paid", "failed"] })).status).toBe(200)
+
+    const advance = async (frozenTime: string) => {
+      const answer = await m.api("POST", `/test-clocks/${clock.json.id}/advance`, { frozen_time: frozenTime })
+      expect([200, 202], answer.text).toContain(answer.status)
+      let state = answer.json
+      for (let i = 0; i < 100 && state.status !== "ready"; i++) {
+        await new Promise((ok) => setTimeout(ok, 200))
+        state = (await m.api("GET", `/test-clocks/${clock.json.id}`)).json
+      }
+      expect([state.status, state.frozen_time]).toEqual(["ready", new Date(frozenTime).toISOString()])
+    }
+    await advance("2026-05-01T00:00:00+03:00")
+    const charges = (await m.api("GET", `/subscriptions/${sub.json.id}/charges`)).json.reverse()
+    expect(charges.map((c: { cycle_number: number; status: string; actual_at: string }) => [c.cycle_number, c.status, c.actual_at])).toEqual([
+      [0, "payed", "2026-01-31T07:00:00.000Z"], [1, "payed", at10("2026-02-28")], [2, "payed", at10("2026-03-31")], [3, "payed", at10("2026-04-30")]
+    ])
+    expect(charges.slice(1).map((c: { scheduled_at: string }) => c.scheduled_at)).toEqual(upcoming.json.items.map((i: { scheduled_at: string }) => i.scheduled_at))
+
+    await advance("2026-06-10T12:00:00+03:00")
+    const review = (await m.api("GET", `/subscriptions/${sub.json.id}`)).json
+    expect([review.billing_status, review.successful_cycles]).toEqual(["review", 4])
+    expect((await m.api("POST", `/subscriptions/${sub.json.id}/stop`)).json).toEqual({ ok: true })
+    const stopped = (await m.api("GET", `/subscriptions/${sub.json.id}`)).json
+    expect([stopped.provider_state, stopped.billing_status, stopped.stopped_at]).toEqual(["stop", "stopped", "2026-06-10T09:00:00.000Z"])
+
+    // Another pass of the wall clock's work changes nothing on the clock.
+    await srv.work()
+    expect((await m.api("GET", `/subscriptions/${sub.json.id}/charges`)).json.length).toBe(5)
+    // The callbacks of the clock: the clock's time in X-Timestamp, X-Test-Clock, signed as any.
+    const onClock = receiver.requests.filter((r) => r.headers["x-test-clock"] === clock.json.id)
+    expect(onClock.map((r) => [JSON.parse(r.body).event_type, new Date(Number(r.headers["x-timestamp"]) * 1000).toISOString()])).toEqual([
+      ["payment.created", "2026-01-31T07:00:00.000Z"], ["payment.paid", "2026-01-31T07:00:00.000Z"],
+      ["payment.paid", at10("2026-02-28")], ["payment.paid", at10("2026-03-31")], ["payment.paid", at10("2026-04-30")]
+    ])
+    for (const r of onClock) {
+      expect(r.headers["x-test-mode"]).toBe("true")
+      const verdict = await Effect.runPromise(Signature.verify({
+        secret: m.signingSecret, timestamp: String(r.headers["x-timestamp"]), body: r.body,
+        signature: String(r.headers["x-signature"]), nowSeconds: Number(r.headers["x-timestamp"])
+      }))
+      expect(verdict).toEqual({ ok: true })
+    }
+    // The live subscription is as it was.
+    const liveAfter = (await m.api("GET", `/subscriptions/${live.json.id}`)).json
+    expect([liveAfter.billing_status, liveAfter.successful_cycles, liveAfter.next_charge_at]).toEqual(["enabled", 1, liveBefore.next_charge_at])
+  }, 120_000)
+})
