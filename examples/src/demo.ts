@@ -2,14 +2,15 @@
  * A tour of the Paydesk core on PostgreSQL: provision a merchant, take a sandbox payment
  * through the payer page's simulation, deliver its signed callbacks, and run a subscription
  * through consent, first payment and a scheduled charge. The store is `DATABASE_URL`, else an
- * embedded PostgreSQL keeping its data in `PAYDESK_DATA_DIR` (default `.data/demo`); the acquirer,
- * payout network and callback receiver are the testkit's emulators. `DEMO_STORE=memory` runs it
- * all in memory. Run with `./run pnpm --filter @paydesk/examples run demo`.
+ * embedded PostgreSQL keeping its data in `PAYDESK_DATA_DIR` (default `.data/demo`); the acquirer
+ * and payout network are the emulators of `@paydesk/emulators` (through the testkit's Kit), the callback
+ * receiver the testkit's recording transport. `DEMO_STORE=memory` runs it all in memory. Run with `./run pnpm --filter @paydesk/examples run demo`.
  */
 import { Clock, Effect, Option } from "effect"
 import { Payments, Signature, Subscriptions, Views, Work } from "@paydesk/core"
 import { EmbeddedPostgres, PgStore } from "@paydesk/sql-pg"
-import { Kit, ManualClock, RecordingCallbackTransport } from "@paydesk/testkit"
+import { ManualClock } from "@paydesk/emulators"
+import { Kit, RecordingCallbackTransport } from "@paydesk/testkit"
 import { resolve } from "node:path"
 
 const publicUrl = "http://127.0.0.1:8080"
@@ -41,7 +42,7 @@ const program = (clock: ManualClock.ManualClock) => Effect.gen(function*() {
   const plans = yield* Kit.provisionPlans(merchant.terminal.id)
   const { subscription } = yield* Subscriptions.create(principal, {
     idempotencyKey: crypto.randomUUID(),
-    body: { terminal_id: merchant.terminal.id, plan_id: plans.ceilingMonthly.id, amount: "1500" }
+    terminalId: merchant.terminal.id, planId: plans.ceilingMonthly.id, amount: "1500"
   })
   yield* log("POST /api/v1/subscriptions", Views.subscription(subscription, { publicUrl, withPayUrl: true }))
   const { firstPayment } = yield* Subscriptions.confirm(subscription.payToken, subscription.csrfToken)

@@ -1,0 +1,315 @@
+/**
+ * `Paydesk`: the merchant API as typed methods. Every call carries the API key and a fresh
+ * `X-Nonce`; writes that may be repeated safely are retried after a network failure or a 5xx
+ * (payments by their `order_id`, payouts and subscriptions by an `Idempotency-Key` the client
+ * generates when none is given, stops and simulations because repeating them changes nothing).
+ * With `sandbox: true` payments are created in the sandbox and lists read the sandbox.
+ */
+import { uuid } from "./Crypto.js"
+import { type Call, transport, type TransportOptions } from "./Http.js"
+import type {
+  Balance,
+  Charge,
+  Event,
+  EventDetail,
+  EventFeed,
+  EventFilter,
+  EventPage,
+  EventSent,
+  Page,
+  Paging,
+  Payment,
+  PaymentCreate,
+  PaymentFilter,
+  PaymentStats,
+  Payout,
+  PayoutCreate,
+  Plan,
+  Rate,
+  SandboxChargeOutcome,
+  SimulateOutcome,
+  Subscription,
+  SubscriptionCreate,
+  SubscriptionFilter,
+  Terminal,
+  TerminalDetails,
+  TerminalSettings,
+  TestClock,
+  UpcomingCharges
+} from "./Types.js"
+
+/** Options of the client. */
+export interface ClientOptions extends TransportOptions {
+  /** Create payments in the sandbox and read the sandbox by default. */
+  readonly sandbox?: boolean
+  /** The key's terminal: fills `terminal_id` where the API requires it (subscription creation, plans). */
+  readonly terminalId?: string
+}
+
+/** Options of a write that takes an idempotency key. */
+export interface WriteOptions {
+  /** Same key and body answer the first result; the client generates one per call when absent. */
+  readonly idempotencyKey?: string
+}
+
+const enc = encodeURIComponent
+
+/** Walks a list with `limit` and cursors; a record seen on an earlier page is not repeated. */
+export async function* paginate<A extends { readonly id: string }>(
+  page: (cursor: string | undefined) => Promise<Pick<Page<A>, "items" | "next_cursor">>
+): AsyncGenerator<A> {
+  const seen = new Set<string>()
+  let cursor: string | undefined
+  do {
+    const answer = await page(cursor)
+    for (const item of answer.items) {
+      if (seen.has(item.id)) continue
+      seen.add(item.id)
+      yield item
+    }
+    cursor = answer.next_cursor ?? undefined
+  } while (cursor !== undefined)
+}
+
+/** The merchant API client. */
+export class Paydesk {
+  readonly #call: <A>(call: Call) => Promise<A>
+  readonly #options: ClientOptions
+
+  constructor(options: ClientOptions) {
+    if (typeof options?.apiKey !== "string" || options.apiKey === "") throw new TypeError("Paydesk: apiKey is required")
+    this.#options = options
+    this.#call = transport(options)
+  }
+
+  /** Whether the client works in the sandbox. */
+  get sandbox(): boolean {
+    return this.#options.sandbox === true
+  }
+
+  #environment<E extends string>(given: E | undefined): E | "sandbox" | undefined {
+    return given ?? (this.sandbox ? "sandbox" : undefined)
+  }
+
+  #terminal(given: string | undefined): string | undefined {
+    return given ?? this.#options.terminalId
+  }
+
+  #paymentQuery(filter: PaymentFilter & Paging) {
+    return {
+      terminal_id: filter.terminal_id,
+      environment: this.#environment(filter.environment),
+      recurring: filter.recurring,
+      page: filter.page,
+      limit: filter.limit,
+      cursor: filter.cursor
+    }
+  }
+
+  /** One-off payments. */
+  readonly payments = {
+    /** Creates a payment (or answers the one of this `order_id`, same parameters); send the payer to `pay_url`. */
+    create: (input: PaymentCreate, options: WriteOptions = {}): Promise<Payment> =>
+      this.#call({
+        method: "POST",
+        path: "/api/v1/payments",
+        body: this.sandbox && input.test === undefined ? { ...input, test: true } : input,
+        ...(options.idempotencyKey === undefined ? {} : { headers: { "idempotency-key": options.idempotencyKey } }),
+        // The order_id is the payment's natural idempotency key.
+        safe: true
+      }),
+    /** Reads a payment (`pay_<uuid>` or UUID). */
+    get: (paymentId: string): Promise<Payment> => this.#call({ method: "GET", path: `/api/v1/payments/${enc(paymentId)}`, safe: true }),
+    /** Reads the payment of an `order_id` (in the sandbox with the `sandbox` option). */
+    getByOrderId: (orderId: string, options: { readonly environment?: "sandbox" | "prod"; readonly terminal_id?: string } = {}): Promise<Payment> =>
+      this.#call({
+        method: "GET",
+        path: "/api/v1/payments/by-order",
+        query: { order_id: orderId, environment: this.#environment(options.environment), terminal_id: options.terminal_id },
+        safe: true
+      }),
+    /** One page of payments, newest first. */
+    list: (query: PaymentFilter & Paging = {}): Promise<Page<Payment>> =>
+      this.#call({ method: "GET", path: "/api/v1/payments", query: this.#paymentQuery(query), safe: true }),
+    /** Every payment matching the filter, newest first, fetched page by page. */
+    iterate: (query: PaymentFilter & { readonly limit?: number } = {}): AsyncGenerator<Payment> =>
+      paginate((cursor) => this.payments.list({ ...query, limit: query.limit ?? 100, ...(cursor === undefined ? {} : { cursor }) })),
+    /** Count and amount per status. */
+    stats: (filter: PaymentFilter = {}): Promise<PaymentStats> =>
+      this.#call({
+        method: "GET",
+        path: "/api/v1/payments/stats",
+        query: { terminal_id: filter.terminal_id, environment: this.#environment(filter.environment), recurring: filter.recurring },
+        safe: true
+      }),
+    /** The payments as CSV (at most 10 000 rows). */
+    exportCsv: (filter: PaymentFilter = {}): Promise<string> =>
+      this.#call({ method: "GET", path: "/api/v1/payments", query: { ...this.#paymentQuery(filter), format: "csv" }, safe: true, text: true }),
+    /** Sandbox only: answers as the payer's bank would (`paid` sends `payment.paid`). */
+    simulate: (paymentId: string, outcome: SimulateOutcome): Promise<Payment> =>
+      this.#call({ method: "POST", path: `/api/v1/payments/${enc(paymentId)}/simulate`, body: { outcome }, safe: true })
+  }
+
+  /** Terminal settings. */
+  readonly terminals = {
+    /** The settings, the health of the callback endpoint and the signing-secret overlap. */
+    get: (terminalId: string): Promise<TerminalDetails> =>
+      this.#call({ method: "GET", path: `/api/v1/terminals/${enc(terminalId)}`, safe: true }),
+    /** Changes the settings given. */
+    update: (terminalId: string, settings: TerminalSettings): Promise<Terminal> =>
+      this.#call({ method: "PUT", path: `/api/v1/terminals/${enc(terminalId)}`, body: settings, safe: true }),
+    /** Sends a `ping` event to the callback URL now (not retried by the client: each call is an attempt). */
+    testEvent: (terminalId: string): Promise<EventSent> =>
+      this.#call({ method: "POST", path: `/api/v1/terminals/${enc(terminalId)}/test-event`, safe: false })
+  }
+
+  /** The terminal's balance. */
+  readonly balance = {
+    get: (options: { readonly terminal_id?: string } = {}): Promise<Balance> =>
+      this.#call({ method: "GET", path: "/api/v1/balance", query: { terminal_id: options.terminal_id }, safe: true })
+  }
+
+  /** The USDT/RUB rate. */
+  readonly rate = {
+    get: (options: { readonly terminal_id?: string } = {}): Promise<Rate> =>
+      this.#call({ method: "GET", path: "/api/v1/rate", query: { terminal_id: options.terminal_id }, safe: true })
+  }
+
+  /** USDT payouts. */
+  readonly payouts = {
+    /** Requests a payout; retried safely under one idempotency key (yours or a generated one). */
+    create: async (input: PayoutCreate & { readonly terminal_id?: string }, options: WriteOptions = {}): Promise<Payout> => {
+      const { terminal_id, ...body } = input
+      const key = options.idempotencyKey ?? await uuid()
+      return this.#call({ method: "POST", path: "/api/v1/payouts", query: { terminal_id }, body, headers: { "idempotency-key": key }, safe: true })
+    },
+    /** One page of payouts, newest first. */
+    list: (query: Paging & { readonly terminal_id?: string } = {}): Promise<Page<Payout>> =>
+      this.#call({ method: "GET", path: "/api/v1/payouts", query: { ...query }, safe: true }),
+    /** Every payout, newest first. */
+    iterate: (query: { readonly terminal_id?: string; readonly limit?: number } = {}): AsyncGenerator<Payout> =>
+      paginate((cursor) => this.payouts.list({ ...query, limit: query.limit ?? 100, ...(cursor === undefined ? {} : { cursor }) }))
+  }
+
+  /** Subscription plans of the terminal. */
+  readonly plans = {
+    list: async (options: { readonly terminal_id?: string } = {}): Promise<ReadonlyArray<Plan>> =>
+      (await this.#call<{ items: ReadonlyArray<Plan> }>({
+        method: "GET",
+        path: "/api/v1/subscription-plans",
+        query: { terminal_id: this.#terminal(options.terminal_id) },
+        safe: true
+      })).items
+  }
+
+  /** Recurring subscriptions. */
+  readonly subscriptions = {
+    /**
+     * Creates a subscription (send the payer to `pay_url`, unchanged). Keep the idempotency key of
+     * a logical request: a retry with it answers the same subscription.
+     */
+    create: async (input: SubscriptionCreate, options: WriteOptions = {}): Promise<Subscription> => {
+      const key = options.idempotencyKey ?? await uuid()
+      const terminal = this.#terminal(input.terminal_id)
+      // With the `sandbox` option a subscription is a sandbox one, as payments are.
+      const body = this.sandbox && input.test === undefined ? { ...input, test: true } : input
+      return this.#call({
+        method: "POST",
+        path: "/api/v1/subscriptions",
+        body: terminal === undefined ? body : { ...body, terminal_id: terminal },
+        headers: { "idempotency-key": key },
+        safe: true
+      })
+    },
+    get: (subscriptionId: string): Promise<Subscription> =>
+      this.#call({ method: "GET", path: `/api/v1/subscriptions/${enc(subscriptionId)}`, safe: true }),
+    /** One page of subscriptions, newest first. */
+    list: (query: SubscriptionFilter & Paging = {}): Promise<Page<Subscription>> =>
+      this.#call({
+        method: "GET",
+        path: "/api/v1/subscriptions",
+        query: { ...query, ...(this.#environment(query.environment) === undefined ? {} : { environment: this.#environment(query.environment) }) },
+        safe: true
+      }),
+    /** Every subscription, newest first. */
+    iterate: (query: SubscriptionFilter & { readonly limit?: number } = {}): AsyncGenerator<Subscription> =>
+      paginate((cursor) => this.subscriptions.list({ ...query, limit: query.limit ?? 100, ...(cursor === undefined ? {} : { cursor }) })),
+    /** The charge history (up to 100 newest). */
+    charges: (subscriptionId: string): Promise<ReadonlyArray<Charge>> =>
+      this.#call({ method: "GET", path: `/api/v1/subscriptions/${enc(subscriptionId)}/charges`, safe: true }),
+    /** The next charges (default 12, at most 60) by the schedule that charges. */
+    upcoming: (subscriptionId: string, count?: number): Promise<UpcomingCharges> =>
+      this.#call({
+        method: "GET",
+        path: `/api/v1/subscriptions/${enc(subscriptionId)}/upcoming`,
+        query: count === undefined ? {} : { count },
+        safe: true
+      }),
+    /**
+     * Sandbox: queues the sandbox acquirer's answers to the next charges of a sandbox subscription
+     * (after any queued before). Not retried by the client: a repeat would queue them twice.
+     */
+    programCharges: (subscriptionId: string, outcomes: ReadonlyArray<SandboxChargeOutcome>): Promise<{ readonly subscription_id: string; readonly outcomes: ReadonlyArray<SandboxChargeOutcome> }> =>
+      this.#call({ method: "POST", path: `/api/v1/subscriptions/${enc(subscriptionId)}/sandbox/charge-outcomes`, body: { outcomes }, safe: false }),
+    /** Stops it (repeating is harmless); re-read it to see `stop`/`stopped`. */
+    stop: (subscriptionId: string): Promise<{ readonly ok: true }> =>
+      this.#call({ method: "POST", path: `/api/v1/subscriptions/${enc(subscriptionId)}/stop`, safe: true })
+  }
+
+  /** Test clocks: sandbox time you move (pass `test_clock` when creating sandbox payments and subscriptions). */
+  readonly testClocks = {
+    /** Creates a clock frozen at `frozen_time` (ISO 8601 with `Z` or an offset). */
+    create: (input: { readonly frozen_time: string; readonly name?: string; readonly terminal_id?: string }): Promise<TestClock> => {
+      const terminal = this.#terminal(input.terminal_id)
+      return this.#call({ method: "POST", path: "/api/v1/test-clocks", body: terminal === undefined ? input : { ...input, terminal_id: terminal }, safe: false })
+    },
+    get: (testClockId: string): Promise<TestClock> =>
+      this.#call({ method: "GET", path: `/api/v1/test-clocks/${enc(testClockId)}`, safe: true }),
+    /** One page of clocks, newest first. */
+    list: (query: { readonly terminal_id?: string; readonly page?: number } = {}): Promise<Omit<Page<TestClock>, "next_cursor">> =>
+      this.#call({ method: "GET", path: "/api/v1/test-clocks", query: { ...query }, safe: true }),
+    /**
+     * Moves the clock to `frozen_time`, running its objects' due work in order. Answers the clock
+     * `ready` at the new time, or still `advancing` when the request's budget ran out (`untilReady`
+     * then polls until it is ready).
+     */
+    advance: async (testClockId: string, frozenTime: string, options: { readonly untilReady?: boolean; readonly pollMs?: number } = {}): Promise<TestClock> => {
+      let clock = await this.#call<TestClock>({ method: "POST", path: `/api/v1/test-clocks/${enc(testClockId)}/advance`, body: { frozen_time: frozenTime }, safe: false })
+      while (options.untilReady === true && clock.status === "advancing") {
+        await new Promise((resolve) => setTimeout(resolve, options.pollMs ?? 1000))
+        clock = await this.testClocks.get(testClockId)
+      }
+      return clock
+    }
+  }
+
+  /** The terminal's callback events. */
+  readonly events = {
+    /** One page of events, newest first (live only unless `environment` says otherwise). */
+    list: (query: EventFilter = {}): Promise<EventPage> =>
+      this.#call({
+        method: "GET",
+        path: "/api/v1/events",
+        query: { ...query, ...(this.#environment(query.environment) === undefined ? {} : { environment: this.#environment(query.environment) }) },
+        safe: true
+      }),
+    /** Every event matching the filter, newest first. */
+    iterate: (query: Omit<EventFilter, "cursor"> = {}): AsyncGenerator<Event> =>
+      paginate((cursor) => this.events.list({ ...query, limit: query.limit ?? 100, ...(cursor === undefined ? {} : { cursor }) })),
+    /** One event with every delivery and attempt. */
+    get: (eventId: string): Promise<EventDetail> =>
+      this.#call({ method: "GET", path: `/api/v1/events/${enc(eventId)}`, safe: true }),
+    /** Sends it again now: one attempt outside the 8 (not retried by the client). */
+    resend: (eventId: string): Promise<EventSent> =>
+      this.#call({ method: "POST", path: `/api/v1/events/${enc(eventId)}/resend`, safe: false }),
+    /** Queues again every event whose delivery failed since `since` (ISO 8601); repeating queues only what failed again. */
+    recover: (input: { readonly since: string; readonly terminal_id?: string; readonly environment?: "sandbox" | "all" | "prod" }): Promise<{ readonly requeued: number }> =>
+      this.#call({ method: "POST", path: "/api/v1/events/recover", body: input, safe: true }),
+    /** The feed `paydesk listen` reads: events after a cursor, oldest first, each signed now. */
+    feed: (query: { readonly after?: string; readonly limit?: number; readonly environment?: "sandbox" | "prod" | "all" } = {}): Promise<EventFeed> =>
+      this.#call({ method: "GET", path: "/api/v1/events/feed", query: { ...query }, safe: true })
+  }
+}
+
+/** A client: `createClient({ apiKey, baseUrl, sandbox })`. */
+export const createClient = (options: ClientOptions): Paydesk => new Paydesk(options)

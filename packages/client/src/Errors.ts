@@ -1,0 +1,81 @@
+/**
+ * The errors the client throws: `PaydeskApiError` for an answer of the API (its status, stable
+ * `code`, message, `request_id` and the field at fault), `PaydeskConnectionError` when no answer
+ * came (after the retries that were safe), and `WebhookVerificationError` for a callback that does
+ * not verify. All extend `PaydeskError`.
+ */
+
+/** Every error of the client. */
+export class PaydeskError extends Error {
+  override readonly name: string = "PaydeskError"
+}
+
+/** Stable codes of the API's errors (others may come; compare with `code`). */
+export type ApiErrorCode =
+  | "invalid_request"
+  | "invalid_json_body"
+  | "body_too_large"
+  | "unsupported_media_type"
+  | "amount_malformed"
+  | "usdt_amount_malformed"
+  | "amount_not_positive"
+  | "amount_exceeds_ceiling"
+  | "unauthenticated"
+  | "nonce_already_used"
+  | "access_denied"
+  | "terminal_id_required"
+  | "terminal_unavailable"
+  | "not_found"
+  | "route_not_found"
+  | "idempotency_conflict"
+  | "order_id_conflict"
+  | "plan_not_available"
+  | "recurring_not_configured"
+  | "provider_unavailable"
+  | "recurring_temporarily_unavailable"
+  | "stop_failed"
+  | "subscription_fields_missing"
+  | "insufficient_balance"
+  | "max_active_payouts"
+  | "invalid_transition"
+  | "operation_not_allowed"
+  | "too_many_requests"
+  | "service_busy"
+  | "internal_error"
+  | (string & {})
+
+/** An error answer of the API: `{ error: { code, message, request_id, field? } }`. */
+export class PaydeskApiError extends PaydeskError {
+  override readonly name = "PaydeskApiError"
+  constructor(
+    /** HTTP status. */
+    readonly status: number,
+    readonly code: ApiErrorCode,
+    message: string,
+    /** The request's id (`x-request-id`): quote it to support. */
+    readonly requestId: string | undefined,
+    /** The request field at fault, when one is. */
+    readonly field?: string
+  ) {
+    super(message)
+  }
+}
+
+/** No answer: a network failure or a timeout, after the retries that were safe. */
+export class PaydeskConnectionError extends PaydeskError {
+  override readonly name = "PaydeskConnectionError"
+  constructor(message: string, readonly attempts: number, options?: { readonly cause?: unknown }) {
+    super(message, options)
+  }
+}
+
+/** Why a callback did not verify. */
+export type WebhookFailure = "missing_header" | "malformed_signature" | "signature_mismatch" | "timestamp_out_of_tolerance" | "malformed_body"
+
+/** A callback that must not be trusted (answer it 4xx). */
+export class WebhookVerificationError extends PaydeskError {
+  override readonly name = "WebhookVerificationError"
+  constructor(readonly reason: WebhookFailure, message: string) {
+    super(message)
+  }
+}

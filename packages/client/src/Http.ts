@@ -1,0 +1,112 @@
+/**
+ * The client's transport: one `fetch` per attempt with `X-API-Key` and a fresh `X-Nonce`, a
+ * timeout, the error body turned into `PaydeskApiError`, and retries of network failures,
+ * timeouts and 5xx answers for requests that are safe to repeat (reads, and writes that carry
+ * their idempotency: an `order_id`, an `Idempotency-Key`, or a stop that repeats harmlessly).
+ */
+import { uuid } from "./Crypto.js"
+import { PaydeskApiError, PaydeskConnectionError } from "./Errors.js"
+
+/** Options of the transport (and of the client). */
+export interface TransportOptions {
+  /** The terminal's API key. */
+  readonly apiKey: string
+  /** The server's origin (default `http://127.0.0.1:8080`, the reference server). */
+  readonly baseUrl?: string
+  /** Retries of a safe request after a network failure, a timeout or a 5xx (default 2). */
+  readonly maxRetries?: number
+  /** Time allowed for one attempt, in ms (default 30 000). */
+  readonly timeoutMs?: number
+  /** First retry delay in ms, doubled each time (default 500; `Retry-After` wins when longer). */
+  readonly retryDelayMs?: number
+  /** The `fetch` to use (default the global one). */
+  readonly fetch?: typeof fetch
+}
+
+/** One API call. */
+export interface Call {
+  readonly method: "GET" | "POST" | "PUT"
+  readonly path: string
+  readonly query?: { readonly [name: string]: string | number | boolean | undefined }
+  readonly body?: unknown
+  readonly headers?: { readonly [name: string]: string }
+  /** Whether repeating the request cannot do the work twice. */
+  readonly safe: boolean
+  /** Answer as text (CSV) instead of JSON. */
+  readonly text?: true
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
+
+/** Makes the function that performs calls. */
+export const transport = (options: TransportOptions) => {
+  const base = (options.baseUrl ?? "http://127.0.0.1:8080").replace(/\/+$/, "")
+  const maxRetries = options.maxRetries ?? 2
+  const timeoutMs = options.timeoutMs ?? 30_000
+  const delayMs = options.retryDelayMs ?? 500
+  const fetcher = options.fetch ?? globalThis.fetch
+
+  const urlOf = (call: Call): string => {
+    const query = new URLSearchParams()
+    for (const [name, value] of Object.entries(call.query ?? {})) if (value !== undefined) query.set(name, String(value))
+    const search = query.toString()
+    return `${base}${call.path}${search === "" ? "" : `?${search}`}`
+  }
+
+  const wait = (attempt: number, response?: Response) => {
+    const after = Number(response?.headers.get("retry-after") ?? "")
+    const backoff = delayMs * 2 ** attempt
+    return sleep(Number.isFinite(after) && after * 1000 > backoff ? Math.min(after * 1000, 60_000) : backoff)
+  }
+
+  return async <A>(call: Call): Promise<A> => {
+    const url = urlOf(call)
+    for (let attempt = 0; ; attempt++) {
+      const retriable = call.safe && attempt < maxRetries
+      let response: Response
+      try {
+        response = await fetcher(url, {
+          method: call.method,
+          headers: {
+            accept: call.text === true ? "text/csv" : "application/json",
+            "x-api-key": options.apiKey,
+            // A retry carries a new nonce (the spec refuses a repeated one).
+            "x-nonce": await uuid(),
+            ...(call.body === undefined ? {} : { "content-type": "application/json" }),
+            ...call.headers
+          },
+          ...(call.body === undefined ? {} : { body: JSON.stringify(call.body) }),
+          signal: AbortSignal.timeout(timeoutMs)
+        })
+      } catch (cause) {
+        if (retriable) {
+          await wait(attempt)
+          continue
+        }
+        throw new PaydeskConnectionError(`${call.method} ${call.path}: no answer (${(cause as Error)?.message ?? String(cause)})`, attempt + 1, { cause })
+      }
+      if (response.status >= 500 && retriable) {
+        await response.body?.cancel().catch(() => undefined)
+        await wait(attempt, response)
+        continue
+      }
+      const text = await response.text()
+      if (!response.ok) {
+        let error: { code?: string; message?: string; request_id?: string; field?: string } = {}
+        try {
+          error = (JSON.parse(text) as { error?: typeof error }).error ?? {}
+        } catch {
+          // Not the API's error body (a proxy's page): keep the status.
+        }
+        throw new PaydeskApiError(
+          response.status,
+          error.code ?? `http_${response.status}`,
+          error.message ?? (text.slice(0, 200) || response.statusText),
+          error.request_id ?? response.headers.get("x-request-id") ?? undefined,
+          error.field
+        )
+      }
+      return (call.text === true ? text : JSON.parse(text)) as A
+    }
+  }
+}

@@ -1,0 +1,105 @@
+/**
+ * Verifying callbacks: `X-Signature` is the lowercase hex HMAC-SHA256 of `X-Timestamp + "." + raw
+ * body` with the terminal's `signing_secret`. `verify` checks it over the exact bytes received
+ * (Web Crypto's HMAC verify, which compares in constant time), refuses a timestamp outside the
+ * tolerance, and returns the typed event; anything else throws `WebhookVerificationError`.
+ *
+ * During a signing-secret rotation's overlap `X-Signature` is signed with the previous secret and
+ * `X-Signature-Next` with the new one: `verify` accepts a callback that either one verifies with the
+ * secret given, so a receiver can switch to the new secret at any moment of the overlap.
+ */
+import { webCrypto } from "./Crypto.js"
+import { WebhookVerificationError } from "./Errors.js"
+import type { WebhookEvent } from "./Types.js"
+
+/** A request body as received: text or bytes (never a re-serialized object). */
+export type RawBody = string | Uint8Array | ArrayBuffer
+
+/** Request headers: fetch's `Headers`, or Node's object (any letter case). */
+export type HeadersLike = Headers | { readonly [name: string]: string | ReadonlyArray<string> | undefined }
+
+/** Options of `verify`. */
+export interface VerifyOptions {
+  /** Largest accepted distance between `X-Timestamp` and now, in seconds (default 300). */
+  readonly toleranceSeconds?: number
+  /** Now, in Unix seconds (default the system clock); for tests. */
+  readonly now?: number
+}
+
+/** The default tolerance (seconds). */
+export const defaultToleranceSeconds = 300
+
+const encoder = new TextEncoder()
+
+const bytesOf = (body: RawBody): Uint8Array =>
+  typeof body === "string" ? encoder.encode(body) : body instanceof Uint8Array ? body : new Uint8Array(body)
+
+/** A header's value, whatever the shape and letter case of `headers`. */
+export const headerOf = (headers: HeadersLike, name: string): string | undefined => {
+  if (typeof (headers as Headers).get === "function") return (headers as Headers).get(name) ?? undefined
+  for (const [key, value] of Object.entries(headers as Record<string, string | ReadonlyArray<string> | undefined>)) {
+    if (key.toLowerCase() === name) return typeof value === "string" ? value : value?.[0]
+  }
+  return undefined
+}
+
+const hmacKey = async (secret: string, usage: "sign" | "verify") =>
+  (await webCrypto()).subtle.importKey("raw", encoder.encode(secret), { name: "HMAC", hash: "SHA-256" }, false, [usage])
+
+const signedBytes = (timestamp: string, body: RawBody): Uint8Array<ArrayBuffer> => {
+  const prefix = encoder.encode(`${timestamp}.`)
+  const data = bytesOf(body)
+  const out = new Uint8Array(prefix.length + data.length)
+  out.set(prefix)
+  out.set(data, prefix.length)
+  return out
+}
+
+const fail = (reason: WebhookVerificationError["reason"], message: string) => new WebhookVerificationError(reason, message)
+
+/** Verifies a callback and returns its event; throws `WebhookVerificationError` when it must not be trusted. */
+export const verify = async (rawBody: RawBody, headers: HeadersLike, secret: string, options: VerifyOptions = {}): Promise<WebhookEvent> => {
+  const signature = headerOf(headers, "x-signature")?.trim()
+  const timestamp = headerOf(headers, "x-timestamp")?.trim()
+  if (signature === undefined || timestamp === undefined) throw fail("missing_header", "X-Signature and X-Timestamp headers are required")
+  if (!/^[0-9a-fA-F]{64}$/.test(signature)) throw fail("malformed_signature", "X-Signature must be 64 hex characters")
+  if (!/^\d{1,12}$/.test(timestamp)) throw fail("malformed_signature", "X-Timestamp must be Unix seconds")
+  const tolerance = options.toleranceSeconds ?? defaultToleranceSeconds
+  const now = options.now ?? Date.now() / 1000
+  if (Math.abs(now - Number(timestamp)) > tolerance) {
+    throw fail("timestamp_out_of_tolerance", `X-Timestamp is more than ${tolerance} s away from now`)
+  }
+  const crypto = await webCrypto()
+  const key = await hmacKey(secret, "verify")
+  const matches = (hex: string) => crypto.subtle.verify("HMAC", key, Uint8Array.from(hex.match(/../g)!.map((pair) => parseInt(pair, 16))), signedBytes(timestamp, rawBody))
+  const next = headerOf(headers, "x-signature-next")?.trim()
+  const valid = await matches(signature) || (next !== undefined && /^[0-9a-fA-F]{64}$/.test(next) && await matches(next))
+  if (!valid) throw fail("signature_mismatch", "X-Signature does not match the body (wrong signing_secret, or a body that was changed or re-serialized)")
+  let event: unknown
+  try {
+    event = JSON.parse(typeof rawBody === "string" ? rawBody : new TextDecoder().decode(bytesOf(rawBody)))
+  } catch {
+    throw fail("malformed_body", "the body is not JSON")
+  }
+  if (typeof event !== "object" || event === null || typeof (event as { event_type?: unknown }).event_type !== "string") {
+    throw fail("malformed_body", "the body is not a callback event")
+  }
+  return event as WebhookEvent
+}
+
+/** The signature of a body at a timestamp (lowercase hex): for tests that post signed callbacks. */
+export const sign = async (rawBody: RawBody, secret: string, timestamp: number | string): Promise<string> => {
+  const mac = await (await webCrypto()).subtle.sign("HMAC", await hmacKey(secret, "sign"), signedBytes(String(timestamp), rawBody))
+  return [...new Uint8Array(mac)].map((b) => b.toString(16).padStart(2, "0")).join("")
+}
+
+/** Headers of a signed callback for `rawBody` (now unless `timestamp` is given): for tests. */
+export const testHeaders = async (rawBody: RawBody, secret: string, options: { readonly timestamp?: number; readonly test?: boolean } = {}) => {
+  const timestamp = String(options.timestamp ?? Math.floor(Date.now() / 1000))
+  return {
+    "content-type": "application/json",
+    "x-signature": await sign(rawBody, secret, timestamp),
+    "x-timestamp": timestamp,
+    ...(options.test === false ? {} : { "x-test-mode": "true" })
+  }
+}

@@ -1,0 +1,15 @@
+/**
+ * @paydesk/client: the Paydesk merchant SDK. A typed, fetch-based client of the merchant API
+ * (`new Paydesk({ apiKey, baseUrl, sandbox })`), callback verification (`webhooks.verify`), and
+ * the local development loop (`listen`, `trigger`). Runs on Node >= 18, Bun, Deno and edge
+ * runtimes; needs no Effect.
+ */
+export { createClient, paginate, Paydesk } from "./Client.js"
+export type { ClientOptions, WriteOptions } from "./Client.js"
+export { listen, trigger, triggers } from "./Dev.js"
+export type { ListenOptions, TriggerOptions } from "./Dev.js"
+export { PaydeskApiError, PaydeskConnectionError, PaydeskError, WebhookVerificationError } from "./Errors.js"
+export type { ApiErrorCode, WebhookFailure } from "./Errors.js"
+export type { TransportOptions } from "./Http.js"
+export type * from "./Types.js"
+export * as webhooks from "./Webhooks.js"
