@@ -4,7 +4,7 @@ export default defineConfig({
   resolve: { conditions: ["@paydesk/source"] },
   ssr: { resolve: { conditions: ["@paydesk/source"] } },
   test: {
-    include: ["packages/*/test/**/*.test.ts", "examples/**/*.test.ts"],
+    include: ["packages/*/test/**/*.test.ts", "examples/**/*.test.ts", "test/**/*.test.ts"],
     globalSetup: ["packages/sql-pg/test/globalSetup.ts"],
     testTimeout: 30_000,
     hookTimeout: 120_000

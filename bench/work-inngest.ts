@@ -14,11 +14,12 @@
  */
 import { InngestTestEngine } from "@inngest/test"
 import { Clock, Effect, Layer, ManagedRuntime, Option } from "effect"
-import { Payments, type Services, Subscriptions } from "@paydesk/core"
+import { Config, PaydeskConfig, Payments, type Services, Subscriptions } from "@paydesk/core"
 import { InngestClient, InngestFunctions } from "@paydesk/inngest"
 import { HttpCallbackTransport } from "@paydesk/server"
 import { PgStore } from "@paydesk/sql-pg"
-import { Kit, ManualClock } from "@paydesk/testkit"
+import { ManualClock } from "@paydesk/emulators"
+import { Kit } from "@paydesk/testkit"
 import * as BenchDatabase from "./BenchDatabase.js"
 import * as LoopbackReceiver from "./LoopbackReceiver.js"
 
@@ -40,7 +41,9 @@ const main = async () => {
   const layer = Layer.mergeAll(
     Kit.layerAround(PgStore.layer(url, { maxConnections: 10 })),
     HttpCallbackTransport.layer,
-    Layer.succeed(Clock.Clock)(manual.clock)
+    Layer.succeed(Clock.Clock)(manual.clock),
+    // The receiver is on 127.0.0.1 (PAYDESK_CALLBACK_ALLOW_PRIVATE=1 in the reference server).
+    Layer.succeed(PaydeskConfig)({ ...Config.defaults, allowPrivateCallbacks: true })
   )
   const runtime = ManagedRuntime.make(layer)
   const functions = InngestFunctions.makeFunctions(InngestClient.makeClient({ isDev: true }), runtime as unknown as ManagedRuntime.ManagedRuntime<Services, never>)
@@ -61,7 +64,7 @@ const main = async () => {
       Effect.gen(function*() {
         const { subscription } = yield* Subscriptions.create(principal, {
           idempotencyKey: `${prefix}-${i}`,
-          body: { terminal_id: merchant.terminal.id, plan_id: plans.ceilingMonthly.id, amount: "100" }
+          terminalId: merchant.terminal.id, planId: plans.ceilingMonthly.id, amount: "100"
         })
         const { firstPayment } = yield* Subscriptions.confirm(subscription.payToken, subscription.csrfToken)
         yield* Payments.settle(Option.getOrThrow(firstPayment).id, "paid")

@@ -8,12 +8,13 @@
  *   CALLBACKS=2000 SUBSCRIPTIONS=300 ./run pnpm bench:work
  */
 import { Clock, Effect, Layer, Option } from "effect"
-import { Payments, Subscriptions, Work } from "@paydesk/core"
+import { Config, PaydeskConfig, Payments, Subscriptions, Work } from "@paydesk/core"
 import { HttpCallbackTransport } from "@paydesk/server"
 import { PgStore } from "@paydesk/sql-pg"
 import * as BenchDatabase from "./BenchDatabase.js"
 import * as LoopbackReceiver from "./LoopbackReceiver.js"
-import { Kit, ManualClock } from "@paydesk/testkit"
+import { ManualClock } from "@paydesk/emulators"
+import { Kit } from "@paydesk/testkit"
 
 const callbacks = Number(process.env.CALLBACKS ?? 1000)
 const subscriptions = Number(process.env.SUBSCRIPTIONS ?? 200)
@@ -26,7 +27,12 @@ const main = async () => {
 
   const manual = await Effect.runPromise(ManualClock.make(Date.parse("2026-01-31T07:00:00.000Z")))
   // The kit's emulators, but callbacks over real HTTP (the later layer wins for CallbackTransport).
-  const kit = Layer.merge(Kit.layerAround(PgStore.layer(url, { maxConnections: 10 })), HttpCallbackTransport.layer)
+  const kit = Layer.mergeAll(
+    Kit.layerAround(PgStore.layer(url, { maxConnections: 10 })),
+    HttpCallbackTransport.layer,
+    // The receiver is on 127.0.0.1 (PAYDESK_CALLBACK_ALLOW_PRIVATE=1 in the reference server).
+    Layer.succeed(PaydeskConfig)({ ...Config.defaults, allowPrivateCallbacks: true })
+  )
 
   const program = Effect.gen(function*() {
     const merchant = yield* Kit.provisionMerchant({ callbackUrl })
@@ -43,7 +49,7 @@ const main = async () => {
       Effect.gen(function*() {
         const { subscription } = yield* Subscriptions.create(principal, {
           idempotencyKey: `s-${i}`,
-          body: { terminal_id: merchant.terminal.id, plan_id: plans.ceilingMonthly.id, amount: "100" }
+          terminalId: merchant.terminal.id, planId: plans.ceilingMonthly.id, amount: "100"
         })
         const { firstPayment } = yield* Subscriptions.confirm(subscription.payToken, subscription.csrfToken)
         yield* Payments.settle(Option.getOrThrow(firstPayment).id, "paid")

@@ -1,0 +1,171 @@
+/**
+ * The docs work as written: every TypeScript block under docs/ type-checks against the packages,
+ * and docs/getting-started.md runs, step by step, from `./run dev` to a verified callback.
+ *
+ * Getting started is annotated with HTML comments the reader does not see:
+ * `<!-- test: skip -->` (the next block is not run), `<!-- test: background name=N ready="T" -->`
+ * (the next block keeps running; the test waits for T in its output and takes the `export X=Y`
+ * lines it prints), `<!-- test: await N "T" -->` (wait for T in N's output). Other `sh` blocks run
+ * in order in one shell state. Ports 8080 and 3000 are replaced with free ones.
+ */
+import { afterAll, describe, expect, it } from "vitest"
+import { type ChildProcess, spawn, spawnSync } from "node:child_process"
+import { chmodSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs"
+import { createServer } from "node:net"
+import { tmpdir } from "node:os"
+import { join, relative, resolve } from "node:path"
+
+const root = resolve(import.meta.dirname, "..")
+const docs = join(root, "docs")
+
+const markdownFiles = (dir: string): Array<string> =>
+  readdirSync(dir, { withFileTypes: true }).flatMap((entry) =>
+    entry.isDirectory() ? markdownFiles(join(dir, entry.name)) : entry.name.endsWith(".md") ? [join(dir, entry.name)] : [])
+
+interface Block {
+  readonly language: string
+  readonly code: string
+  /** The `<!-- test: … -->` annotation right before it, if any. */
+  readonly annotation: string | null
+}
+
+/** Fenced blocks and standalone annotations of a Markdown text, in order. */
+const parse = (text: string): Array<Block | { readonly await: string; readonly text: string }> => {
+  const items: Array<Block | { readonly await: string; readonly text: string }> = []
+  const pattern = /<!-- test: (.*?) -->\s*(?:```(\w+)\n([\s\S]*?)```)?|```(\w+)\n([\s\S]*?)```/g
+  for (const match of text.matchAll(pattern)) {
+    if (match[1] !== undefined && match[2] === undefined) {
+      const awaited = /^await (\w+) "(.*)"$/.exec(match[1])
+      if (awaited !== null) items.push({ await: awaited[1]!, text: awaited[2]! })
+      continue
+    }
+    items.push(match[1] !== undefined
+      ? { language: match[2]!, code: match[3]!, annotation: match[1] }
+      : { language: match[4]!, code: match[5]!, annotation: null })
+  }
+  return items
+}
+
+const freePort = () =>
+  new Promise<number>((ok, fail) => {
+    const server = createServer()
+    server.once("error", fail)
+    server.listen(0, "127.0.0.1", () => {
+      const address = server.address()
+      const port = typeof address === "object" && address !== null ? address.port : 0
+      server.close(() => ok(port))
+    })
+  })
+
+const started: Array<ChildProcess> = []
+const cleanup: Array<string> = []
+
+afterAll(async () => {
+  for (const child of started) {
+    if (child.exitCode !== null || child.pid === undefined) continue
+    const exited = new Promise((ok) => child.once("exit", ok))
+    const signal = (name: NodeJS.Signals) => {
+      try {
+        process.kill(-child.pid!, name)
+      } catch {
+        // The group is gone already.
+      }
+    }
+    signal("SIGTERM")
+    await Promise.race([exited, new Promise((ok) => setTimeout(ok, 15_000))])
+    if (child.exitCode === null) signal("SIGKILL")
+  }
+  for (const dir of cleanup) rmSync(dir, { recursive: true, force: true })
+}, 60_000)
+
+describe("Docs", () => {
+  it("type-checks every TypeScript block under docs/", () => {
+    const dir = join(root, "examples", ".docs-check")
+    rmSync(dir, { recursive: true, force: true })
+    mkdirSync(dir, { recursive: true })
+    cleanup.push(dir)
+    const files: Array<string> = []
+    for (const file of markdownFiles(docs)) {
+      parse(readFileSync(file, "utf8")).forEach((block, n) => {
+        if (!("language" in block) || block.language !== "ts") return
+        const name = `${relative(docs, file).replace(/[/.]/g, "_")}_${n}.ts`
+        // A module of its own (top-level await), resolved from the examples package.
+        writeFileSync(join(dir, name), `${block.code}\nexport {}\n`)
+        files.push(name)
+      })
+    }
+    expect(files.length).toBeGreaterThanOrEqual(6)
+    writeFileSync(join(dir, "tsconfig.json"), JSON.stringify({
+      extends: "../../tsconfig.base.json",
+      compilerOptions: { noEmit: true, types: ["node"], noUnusedLocals: false },
+      include: ["*.ts"]
+    }))
+    const result = spawnSync(process.execPath, [join(root, "node_modules/typescript/bin/tsc"), "-p", join(dir, "tsconfig.json")], { encoding: "utf8" })
+    expect(result.stdout + result.stderr).toBe("")
+    expect(result.status).toBe(0)
+  }, 120_000)
+
+  it("runs getting-started.md from ./run dev to a verified callback", async () => {
+    const serverPort = await freePort()
+    const receiverPort = await freePort()
+    const dataDir = mkdtempSync(join(tmpdir(), "paydesk-docs-"))
+    chmodSync(dataDir, 0o755)
+    cleanup.push(dataDir)
+    const state = join(dataDir, "shell-state.sh")
+    writeFileSync(state, "")
+    const env: NodeJS.ProcessEnv = {
+      ...process.env,
+      PORT: String(serverPort),
+      HOST: "127.0.0.1",
+      PAYDESK_URL: `http://127.0.0.1:${serverPort}`,
+      PAYDESK_DATA_DIR: dataDir,
+      LOG_LEVEL: "warn"
+    }
+    delete env.DATABASE_URL
+    delete env.PAYDESK_ADMIN_TOKEN
+    const localize = (code: string) =>
+      code.replaceAll("127.0.0.1:8080", `127.0.0.1:${serverPort}`).replaceAll("3000", String(receiverPort))
+    const outputs = new Map<string, { text: string }>()
+    const waitFor = async (name: string, text: string, timeoutMs: number) => {
+      const deadline = Date.now() + timeoutMs
+      while (!outputs.get(name)!.text.includes(text)) {
+        if (Date.now() > deadline) throw new Error(`timed out waiting for "${text}" from ${name}:\n${outputs.get(name)!.text}`)
+        await new Promise((ok) => setTimeout(ok, 200))
+      }
+    }
+
+    const steps = parse(readFileSync(join(docs, "getting-started.md"), "utf8"))
+    let ran = 0
+    for (const step of steps) {
+      if ("await" in step) {
+        await waitFor(step.await, step.text, 60_000)
+        continue
+      }
+      if (step.language !== "sh" || step.annotation === "skip") continue
+      const code = localize(step.code)
+      const background = /^background name=(\w+) ready="(.*)"$/.exec(step.annotation ?? "")
+      if (background !== null) {
+        const [, name, ready] = background
+        const output = { text: "" }
+        outputs.set(name!, output)
+        const child = spawn("bash", ["-c", `source "${state}"\n${code}`], { cwd: root, env, detached: true, stdio: ["ignore", "pipe", "pipe"] })
+        started.push(child)
+        child.stdout!.on("data", (c: Buffer) => (output.text += c.toString()))
+        child.stderr!.on("data", (c: Buffer) => (output.text += c.toString()))
+        await waitFor(name!, ready!, 180_000)
+        // What it tells the reader to run (`export PAYDESK_ADMIN_TOKEN=…`) goes into the shell state.
+        const exports = [...output.text.matchAll(/^\s*(export [A-Z_]+=\S+)\s*$/gm)].map((m) => m[1]).join("\n")
+        writeFileSync(state, `${readFileSync(state, "utf8")}\n${exports}\n`)
+      } else {
+        const result = spawnSync("bash", ["-c", `set -euo pipefail\nsource "${state}"\n${code}\nexport -p > "${state}"`], { cwd: root, env, encoding: "utf8", timeout: 120_000 })
+        expect(result.status, `${code}\n${result.stdout}\n${result.stderr}`).toBe(0)
+      }
+      ran++
+    }
+    // ./run dev, the merchant, the receiver, the listener, the trigger.
+    expect(ran).toBe(5)
+    const received = outputs.get("receiver")!.text
+    expect(received).toMatch(/verified payment\.created pay_[0-9a-f-]{36}/)
+    expect(received).toMatch(/verified payment\.paid pay_[0-9a-f-]{36}/)
+  }, 300_000)
+})

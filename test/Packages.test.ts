@@ -1,0 +1,68 @@
+/**
+ * Every public `@paydesk/*` package is publishable: `npm pack --dry-run` holds its built `dist/`,
+ * README and license and no test; publint finds no error or warning; and @arethetypeswrong
+ * resolves its types for Node (ESM, and CJS where offered) and bundlers. Runs after the build.
+ */
+import { describe, expect, it } from "vitest"
+import { execFileSync, spawnSync } from "node:child_process"
+import { readFileSync } from "node:fs"
+import { join, resolve } from "node:path"
+import { publint } from "publint"
+
+const root = resolve(import.meta.dirname, "..")
+
+/** The public packages and the resolutions they offer (`esm-only`, or `strict`: ESM and CJS). */
+export const publicPackages: ReadonlyArray<{ readonly dir: string; readonly profile: "esm-only" | "strict" }> = [
+  { dir: "core", profile: "esm-only" },
+  { dir: "testkit", profile: "esm-only" },
+  { dir: "sql-pg", profile: "esm-only" },
+  { dir: "fastify", profile: "esm-only" },
+  { dir: "inngest", profile: "esm-only" },
+  { dir: "emulators", profile: "esm-only" },
+  { dir: "client", profile: "strict" }
+]
+
+const workspacePackages = ["core", "testkit", "sql-pg", "fastify", "inngest", "emulators", "client", "server"]
+
+describe("Packages", () => {
+  it("lists every public workspace package (the private ones are marked private)", () => {
+    for (const dir of workspacePackages) {
+      const manifest = JSON.parse(readFileSync(join(root, "packages", dir, "package.json"), "utf8"))
+      expect(manifest.private === true || publicPackages.some((p) => p.dir === dir), dir).toBe(true)
+    }
+  })
+
+  for (const { dir, profile } of publicPackages) {
+    describe(`@paydesk/${dir}`, () => {
+      const path = join(root, "packages", dir)
+
+      it("packs dist/, README and LICENSE, and no test", () => {
+        const [packed] = JSON.parse(execFileSync("npm", ["pack", "--dry-run", "--json", "--ignore-scripts"], { cwd: path, encoding: "utf8" }))
+        const files: Array<string> = packed.files.map((f: { path: string }) => f.path)
+        expect(files).toContain("README.md")
+        expect(files).toContain("LICENSE")
+        expect(files).toContain("dist/index.js")
+        expect(files).toContain("dist/index.d.ts")
+        if (profile === "strict") expect(files).toEqual(expect.arrayContaining(["dist/index.cjs", "dist/index.d.cts"]))
+        expect(files.filter((f) => /(^|\/)test\/|\.test\.ts$|\.integration\./.test(f))).toEqual([])
+      }, 60_000)
+
+      it("passes publint", async () => {
+        const { messages } = await publint({ pkgDir: path, pack: "pnpm", level: "warning" })
+        expect(messages.map((m) => `${m.type} ${m.code} ${m.path.join(".")}`)).toEqual([])
+      }, 60_000)
+
+      it(`passes @arethetypeswrong (${profile})`, () => {
+        const result = spawnSync(process.execPath, [join(root, "node_modules/@arethetypeswrong/cli/dist/index.js"), "--pack", path, "--profile", profile, "--format", "json"], {
+          encoding: "utf8"
+        })
+        const report = JSON.parse(result.stdout) as { problems?: Record<string, Array<{ resolutionKind?: string }>> }
+        // esm-only offers no CommonJS entry: node10 and require() are not resolutions it promises.
+        const ignored = profile === "esm-only" ? ["node10", "node16-cjs"] : []
+        const problems = Object.values(report.problems ?? {}).flat().filter((p) => !ignored.includes(p.resolutionKind ?? ""))
+        expect(problems).toEqual([])
+        expect(result.status, result.stderr).toBe(0)
+      }, 60_000)
+    })
+  }
+})
