@@ -12,15 +12,26 @@ import { isUuid } from "./Id.js"
 import type { Terminal } from "./Terminal.js"
 import { TerminalRepository } from "./ports/TerminalRepository.js"
 
+/** A server integration: an API key of one terminal. */
+export interface ApiKeyPrincipal {
+  readonly _tag: "ApiKey"
+  readonly apiKeyId: string
+  readonly terminalId: string
+  readonly subscriptionWrite: boolean
+  /** The key's terminal as read with the key in this request, so resolving it needs no second read. */
+  readonly terminal?: Terminal | undefined
+}
+
+/** A dashboard user of an account (Bearer token). */
+export interface UserPrincipal {
+  readonly _tag: "User"
+  readonly userId: string
+  readonly accountId: string
+  readonly role: string
+}
+
 /** Who makes a request. */
-export type Principal =
-  | {
-    readonly _tag: "ApiKey"
-    readonly apiKeyId: string
-    readonly terminalId: string
-    readonly subscriptionWrite: boolean
-  }
-  | { readonly _tag: "User"; readonly userId: string; readonly accountId: string; readonly role: string }
+export type Principal = ApiKeyPrincipal | UserPrincipal
 
 /**
  * What the request does with the terminal. `write` and `subscription_write` need an active
@@ -47,7 +58,7 @@ export const resolveTerminal = Effect.fn("Access.resolveTerminal")(function*(
     if (subscriptionWrite && !principal.subscriptionWrite) {
       return yield* AccessDenied.subscriptionWrite()
     }
-    const found = yield* terminals.get(principal.terminalId)
+    const found = principal.terminal !== undefined ? Option.some(principal.terminal) : yield* terminals.get(principal.terminalId)
     if (Option.isNone(found)) return yield* AccessDenied.terminal()
     terminal = found.value
   } else {

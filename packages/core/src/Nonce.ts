@@ -11,17 +11,29 @@ import { NonceStore } from "./ports/NonceStore.js"
 /** Longest accepted nonce. */
 export const maxLength = 128
 
+/** Why `nonce` is not acceptable as an `X-Nonce`, or `null` when it is. */
+export const problem = (nonce: string | undefined): Unauthenticated | null => {
+  if (nonce === undefined || nonce.length === 0) return new Unauthenticated({ message: "X-Nonce header is required" })
+  if (nonce.length > maxLength || !/^[\x21-\x7e]+$/.test(nonce)) {
+    return new Unauthenticated({ message: "X-Nonce must be 1 to 128 printable ASCII characters" })
+  }
+  return null
+}
+
+/** The window of a nonce claimed now: `[now, expiresAt)`. */
+export const window = Effect.fn("Nonce.window")(function*() {
+  const config = yield* PaydeskConfig
+  const now = yield* Clock.currentTimeMillis
+  return { now, expiresAt: now + config.nonceWindowMs }
+})
+
 /** Claims `nonce` for `apiKeyId` now, or fails. */
 export const claim = Effect.fn("Nonce.claim")(function*(apiKeyId: string, nonce: string | undefined) {
-  if (nonce === undefined || nonce.length === 0) {
-    return yield* new Unauthenticated({ message: "X-Nonce header is required" })
-  }
-  if (nonce.length > maxLength || !/^[\x21-\x7e]+$/.test(nonce)) {
-    return yield* new Unauthenticated({ message: "X-Nonce must be 1 to 128 printable ASCII characters" })
-  }
+  const invalid = problem(nonce)
+  if (invalid !== null) return yield* invalid
   const config = yield* PaydeskConfig
   const store = yield* NonceStore
   const now = yield* Clock.currentTimeMillis
-  const fresh = yield* store.claim(apiKeyId, nonce, now, now + config.nonceWindowMs)
+  const fresh = yield* store.claim(apiKeyId, nonce!, now, now + config.nonceWindowMs)
   if (!fresh) return yield* NonceAlreadyUsed.of()
 })

@@ -5,6 +5,7 @@
  * machines, the ports every adapter implements, and the use cases of the whole merchant API.
  */
 export * as Access from "./Access.js"
+export type { ApiKeyPrincipal, Principal, UserPrincipal } from "./Access.js"
 export * as Amount from "./Amount.js"
 export * as Callback from "./Callback.js"
 export * as CallbackUrl from "./CallbackUrl.js"

@@ -59,6 +59,11 @@ interface ApiKeyRow {
   readonly revoked_at: Time | null
 }
 
+/** A terminal's columns (all NULL without a terminal) with its API key's, prefixed `k_`, and the nonce claim. */
+type AuthenticatedRow = { readonly [K in keyof TerminalRow]: TerminalRow[K] | null } & {
+  readonly [K in keyof ApiKeyRow as `k_${K}`]: ApiKeyRow[K]
+} & { readonly k_claimed: boolean }
+
 interface SessionRow {
   readonly id: string
   readonly user_id: string
@@ -222,6 +227,35 @@ export const layerApiKeyRepository: Layer.Layer<ApiKeyRepository, never, SqlClie
       findByHash: (keyHash) =>
         orDie(sql<ApiKeyRow>`SELECT * FROM api_keys WHERE key_hash = ${keyHash}`).pipe(
           Effect.map((rows) => first(rows, toApiKey))
+        ),
+      // One round trip: the key, the nonce claim (the NonceStore's upsert, for a key not revoked) and the terminal.
+      authenticate: (keyHash, nonce, now, expiresAt) =>
+        orDie(sql<AuthenticatedRow>`WITH k AS (SELECT * FROM api_keys WHERE key_hash = ${keyHash}),
+          n AS (
+            INSERT INTO nonces (api_key_id, nonce, expires_at)
+            SELECT k.id, ${nonce}, ${time(expiresAt)} FROM k WHERE k.revoked_at IS NULL
+            ON CONFLICT (api_key_id, nonce) DO UPDATE SET expires_at = EXCLUDED.expires_at
+              WHERE nonces.expires_at <= ${time(now)}
+            RETURNING 1
+          )
+          SELECT t.*, k.id AS k_id, k.terminal_id AS k_terminal_id, k.key_hash AS k_key_hash, k.prefix AS k_prefix,
+            k.subscription_write AS k_subscription_write, k.created_at AS k_created_at, k.revoked_at AS k_revoked_at,
+            EXISTS (SELECT 1 FROM n) AS k_claimed
+          FROM k LEFT JOIN terminals t ON t.id = k.terminal_id`).pipe(
+          Effect.map((rows) =>
+            Option.map(Option.fromUndefinedOr(rows[0]), (row) => ({
+              key: toApiKey({
+                id: row.k_id,
+                terminal_id: row.k_terminal_id,
+                key_hash: row.k_key_hash,
+                prefix: row.k_prefix,
+                subscription_write: row.k_subscription_write,
+                created_at: row.k_created_at,
+                revoked_at: row.k_revoked_at
+              }),
+              terminal: row.id === null ? Option.none() : Option.some(toTerminal(row as TerminalRow)),
+              nonceClaimed: row.k_claimed
+            })))
         ),
       listByTerminal: (terminalId) =>
         Id.isUuid(terminalId)

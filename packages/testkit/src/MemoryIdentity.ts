@@ -7,6 +7,7 @@
  * a duplicate key, as a Postgres adapter would on a primary-key violation.
  */
 import { Effect, Layer, Option } from "effect"
+import { claimNonce } from "./MemoryRequestStores.js"
 import { AccountRepository, ApiKeyRepository, SessionRepository, TerminalRepository } from "@paydesk/core"
 import type { Terminal } from "@paydesk/core"
 import { compareText, duplicateKey, MemoryDatabase, newestFirst, writeConflict } from "./MemoryDatabase.js"
@@ -91,7 +92,7 @@ export const layerApiKeyRepository: Layer.Layer<ApiKeyRepository, never, MemoryD
   ApiKeyRepository,
   Effect.gen(function*() {
     const db = yield* MemoryDatabase
-    const { apiKeys } = db.tables
+    const { apiKeys, nonces, terminals } = db.tables
     const byHash = (keyHash: string): Option.Option<Terminal.ApiKey> => {
       for (const key of apiKeys.values()) if (key.keyHash === keyHash) return Option.some(key)
       return Option.none()
@@ -105,6 +106,12 @@ export const layerApiKeyRepository: Layer.Layer<ApiKeyRepository, never, MemoryD
           return Effect.void
         })),
       findByHash: (keyHash) => db.atomically(Effect.sync(() => byHash(keyHash))),
+      authenticate: (keyHash, nonce, now, expiresAt) =>
+        db.atomically(Effect.sync(() =>
+          Option.map(byHash(keyHash), (key) => {
+            const terminal = Option.fromUndefinedOr(terminals.get(key.terminalId))
+            return { key, terminal, nonceClaimed: key.revokedAt === null && claimNonce(nonces, key.id, nonce, now, expiresAt) }
+          }))),
       listByTerminal: (terminalId) =>
         db.atomically(Effect.sync(() =>
           [...apiKeys.values()]

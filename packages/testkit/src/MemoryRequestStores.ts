@@ -11,6 +11,21 @@ import { IdempotencyStore, NonceStore } from "@paydesk/core"
 import type { IdempotencyRecord } from "@paydesk/core"
 import { MemoryDatabase, writeConflict } from "./MemoryDatabase.js"
 
+/** The claim rule on the memory table: free, or its earlier window over; records the new window. */
+export const claimNonce = (
+  nonces: MemoryDatabase["Service"]["tables"]["nonces"],
+  apiKeyId: string,
+  nonce: string,
+  now: number,
+  expiresAt: number
+): boolean => {
+  const key = `${apiKeyId}\u0000${nonce}`
+  const earlier = nonces.get(key)
+  if (earlier !== undefined && earlier.expiresAt > now) return false
+  nonces.set(key, { apiKeyId, nonce, expiresAt })
+  return true
+}
+
 /** Memory `NonceStore`. */
 export const layerNonceStore: Layer.Layer<NonceStore, never, MemoryDatabase> = Layer.effect(
   NonceStore,
@@ -18,14 +33,7 @@ export const layerNonceStore: Layer.Layer<NonceStore, never, MemoryDatabase> = L
     const db = yield* MemoryDatabase
     const { nonces } = db.tables
     return NonceStore.of({
-      claim: (apiKeyId, nonce, now, expiresAt) =>
-        db.atomically(Effect.sync(() => {
-          const key = `${apiKeyId}\u0000${nonce}`
-          const earlier = nonces.get(key)
-          if (earlier !== undefined && earlier.expiresAt > now) return false
-          nonces.set(key, { apiKeyId, nonce, expiresAt })
-          return true
-        })),
+      claim: (apiKeyId, nonce, now, expiresAt) => db.atomically(Effect.sync(() => claimNonce(nonces, apiKeyId, nonce, now, expiresAt))),
       purge: (now) =>
         db.atomically(Effect.sync(() => {
           let purged = 0
@@ -60,16 +68,20 @@ export const layerIdempotencyStore: Layer.Layer<IdempotencyStore, never, MemoryD
           idempotency.set(key, record)
           return Effect.void
         })),
-      purge: (before) =>
+      purge: (before, scopes) =>
         db.atomically(Effect.sync(() => {
           let purged = 0
           for (const [key, record] of idempotency) {
-            if (record.createdAt < before) {
+            if (record.createdAt < before && (scopes === undefined || scopes.includes(record.scope))) {
               idempotency.delete(key)
               purged++
             }
           }
           return purged
+        })),
+      remove: (terminalId, scope, key) =>
+        db.atomically(Effect.sync(() => {
+          idempotency.delete(recordKey(terminalId, scope, key))
         }))
     })
   })

@@ -15,7 +15,7 @@ describe("Authentication", () => {
       assert.strictEqual((yield* Effect.flip(Auth.apiKey(undefined, "n1")))._tag, "Unauthenticated")
       assert.strictEqual((yield* Effect.flip(Auth.apiKey(merchant.apiKey, undefined))).message, "X-Nonce header is required")
       const principal = yield* Auth.apiKey(merchant.apiKey, "n1")
-      assert.deepStrictEqual(principal, { _tag: "ApiKey", apiKeyId: principal._tag === "ApiKey" ? principal.apiKeyId : "", terminalId: merchant.terminal.id, subscriptionWrite: true })
+      assert.deepStrictEqual(principal, { _tag: "ApiKey", apiKeyId: principal._tag === "ApiKey" ? principal.apiKeyId : "", terminalId: merchant.terminal.id, subscriptionWrite: true, terminal: merchant.terminal })
       assert.strictEqual((yield* Effect.flip(Auth.apiKey(merchant.apiKey, "n1"))).message, "nonce already used")
       yield* TestClock.adjust("9 minutes")
       assert.strictEqual((yield* Effect.flip(Auth.apiKey(merchant.apiKey, "n1"))).message, "nonce already used")

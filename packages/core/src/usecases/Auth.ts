@@ -10,7 +10,7 @@
 import { Clock, Effect, Option } from "effect"
 import type { Principal } from "../Access.js"
 import { PaydeskConfig } from "../Config.js"
-import { InvalidCredentials, NotFound, Unauthenticated } from "../Errors.js"
+import { InvalidCredentials, NonceAlreadyUsed, NotFound, Unauthenticated } from "../Errors.js"
 import * as Nonce from "../Nonce.js"
 import type { User } from "../Terminal.js"
 import { AccountRepository } from "../ports/AccountRepository.js"
@@ -22,17 +22,31 @@ import { SessionRepository } from "../ports/SessionRepository.js"
 import { TokenIssuer } from "../ports/TokenIssuer.js"
 import { atomic } from "./Atomic.js"
 
-/** Authenticates `X-API-Key` and claims `X-Nonce`. */
+/**
+ * Authenticates `X-API-Key` and claims `X-Nonce`: one repository call on the usual path (the key,
+ * its terminal and the nonce claim together); a request whose nonce is missing or malformed is
+ * answered as before, the key checked first.
+ */
 export const apiKey = Effect.fn("Auth.apiKey")(function*(key: string | undefined, nonce: string | undefined) {
   if (key === undefined || key.length === 0) return yield* new Unauthenticated({ message: "X-API-Key header is required" })
-  const found = yield* (yield* ApiKeyRepository).findByHash(yield* (yield* Digest).sha256Hex(key))
-  if (Option.isNone(found) || found.value.revokedAt !== null) return yield* new Unauthenticated({ message: "invalid api key" })
-  yield* Nonce.claim(found.value.id, nonce)
+  const keys = yield* ApiKeyRepository
+  const keyHash = yield* (yield* Digest).sha256Hex(key)
+  const invalidKey = new Unauthenticated({ message: "invalid api key" })
+  const badNonce = Nonce.problem(nonce)
+  if (badNonce !== null) {
+    const found = yield* keys.findByHash(keyHash)
+    return yield* (Option.isNone(found) || found.value.revokedAt !== null ? invalidKey : badNonce)
+  }
+  const { now, expiresAt } = yield* Nonce.window()
+  const found = yield* keys.authenticate(keyHash, nonce!, now, expiresAt)
+  if (Option.isNone(found) || found.value.key.revokedAt !== null) return yield* invalidKey
+  if (!found.value.nonceClaimed) return yield* NonceAlreadyUsed.of()
   const principal: Principal = {
     _tag: "ApiKey",
-    apiKeyId: found.value.id,
-    terminalId: found.value.terminalId,
-    subscriptionWrite: found.value.subscriptionWrite
+    apiKeyId: found.value.key.id,
+    terminalId: found.value.key.terminalId,
+    subscriptionWrite: found.value.key.subscriptionWrite,
+    terminal: Option.getOrUndefined(found.value.terminal)
   }
   return principal
 })

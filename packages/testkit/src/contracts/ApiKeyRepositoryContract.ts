@@ -1,15 +1,16 @@
 /**
  * Contract suite of `ApiKeyRepository`: keys are found by hash whether revoked or not, and listed
- * per terminal.
+ * per terminal; `authenticate` finds the key with its terminal and claims the nonce by the
+ * `NonceStore`'s rule, never for a revoked key.
  */
 import { assert, layer } from "@effect/vitest"
 import { Effect, Layer } from "effect"
-import { AccountRepository, ApiKeyRepository, TerminalRepository } from "@paydesk/core"
+import { AccountRepository, ApiKeyRepository, NonceStore, TerminalRepository } from "@paydesk/core"
 import * as Fixtures from "../Fixtures.js"
 import { ids, none, some } from "./Support.js"
 
 /** What the suite needs. */
-export type Requirements = ApiKeyRepository | AccountRepository | TerminalRepository
+export type Requirements = ApiKeyRepository | AccountRepository | TerminalRepository | NonceStore
 
 /** Registers the `ApiKeyRepository` contract tests for `layer_`. */
 export const suite = <E>(name: string, layer_: Layer.Layer<Requirements, E>): void =>
@@ -34,6 +35,34 @@ export const suite = <E>(name: string, layer_: Layer.Layer<Requirements, E>): vo
         assert.deepStrictEqual(some(yield* repo.findByHash(live.keyHash)), live)
         assert.deepStrictEqual(some(yield* repo.findByHash(revoked.keyHash)), revoked)
         none(yield* repo.findByHash("0".repeat(64)))
+      }))
+
+    it.effect("authenticate finds the key with its terminal and claims the nonce as NonceStore.claim does, never for a revoked key", () =>
+      Effect.gen(function*() {
+        const { terminal, repo } = yield* setup
+        const nonces = yield* NonceStore
+        const live = Fixtures.apiKey(terminal.id)
+        const revoked = Fixtures.apiKey(terminal.id, { revokedAt: Fixtures.baseTime })
+        yield* repo.insert(live)
+        yield* repo.insert(revoked)
+        const t = Fixtures.baseTime
+        const first = some(yield* repo.authenticate(live.keyHash, "n-1", t, t + 600_000))
+        assert.deepStrictEqual(first.key, live)
+        assert.deepStrictEqual(some(first.terminal), terminal)
+        assert.isTrue(first.nonceClaimed)
+        // The nonce is taken for its window, by either path.
+        assert.isFalse(some(yield* repo.authenticate(live.keyHash, "n-1", t + 1, t + 600_001)).nonceClaimed)
+        assert.isFalse(yield* nonces.claim(live.id, "n-1", t + 2, t + 600_002))
+        assert.isTrue(yield* nonces.claim(live.id, "n-2", t + 3, t + 600_003))
+        assert.isFalse(some(yield* repo.authenticate(live.keyHash, "n-2", t + 4, t + 600_004)).nonceClaimed)
+        // After its window it is free again.
+        assert.isTrue(some(yield* repo.authenticate(live.keyHash, "n-1", t + 600_000, t + 1_200_000)).nonceClaimed)
+        // A revoked key is found (the caller refuses it) and its nonce is not taken.
+        const gone = some(yield* repo.authenticate(revoked.keyHash, "n-3", t, t + 600_000))
+        assert.deepStrictEqual(gone.key, revoked)
+        assert.isFalse(gone.nonceClaimed)
+        assert.isTrue(yield* nonces.claim(revoked.id, "n-3", t, t + 600_000))
+        none(yield* repo.authenticate("0".repeat(64), "n-4", t, t + 600_000))
       }))
 
     it.effect("listByTerminal lists the terminal's keys only", () =>
