@@ -15,8 +15,10 @@ export interface Settings {
   readonly maxActivePayouts: number
   /** Nonce reuse window (the spec's 10 minutes). */
   readonly nonceWindowMs: number
-  /** How long idempotency records are kept. */
+  /** How long the `Idempotency-Key` records of subscription creation are kept. */
   readonly idempotencyRetentionMs: number
+  /** How long the idempotency keys of payments and payouts are kept (Stripe's 24 h); an older key is free again. */
+  readonly moneyIdempotencyRetentionMs: number
   readonly accessTokenTtlMs: number
   readonly refreshTokenTtlMs: number
   /** How long a worker holds a claimed charge, delivery or payout before another may retry it. */
@@ -41,6 +43,7 @@ export const defaults: Settings = {
   maxActivePayouts: 5,
   nonceWindowMs: 10 * 60_000,
   idempotencyRetentionMs: 7 * 24 * 3600_000,
+  moneyIdempotencyRetentionMs: 24 * 3600_000,
   accessTokenTtlMs: 15 * 60_000,
   refreshTokenTtlMs: 30 * 24 * 3600_000,
   leaseMs: 60_000,

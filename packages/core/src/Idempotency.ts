@@ -1,12 +1,16 @@
 /**
  * The idempotency rule: a key of at most 128 printable ASCII characters and a fingerprint
  * of the request body. The same key with the same fingerprint replays the first result;
- * the same key with another fingerprint is a conflict (409).
+ * the same key with another fingerprint is a conflict (409). The keys of payments and payouts
+ * last `PaydeskConfig.moneyIdempotencyRetentionMs` (24 h, Stripe's) of wall time; subscription keys
+ * last until the background pass purges them (`idempotencyRetentionMs`, 7 days).
  */
 import { Effect, Option, Result } from "effect"
+import { PaydeskConfig } from "./Config.js"
 import { IdempotencyConflict, InvalidRequest } from "./Errors.js"
-import type { IdempotencyRecord } from "./ports/IdempotencyStore.js"
+import { type IdempotencyRecord, IdempotencyStore } from "./ports/IdempotencyStore.js"
 import { sha256Hex } from "./Signature.js"
+import { wallTime } from "./TestClock.js"
 
 /** Longest accepted key. */
 export const maxKeyLength = 128
@@ -51,3 +55,18 @@ export const decide = (
         ? Result.succeed({ _tag: "Replay", resourceId: record.resourceId } as const)
         : Result.fail(IdempotencyConflict.of())
   })
+
+/**
+ * The record of a payment's or payout's key while it lasts (`moneyIdempotencyRetentionMs` of wall
+ * time since it was stored, also for objects on a test clock): an older record is removed, so the
+ * key starts afresh even before the background pass purges it.
+ */
+export const findMoneyKey = Effect.fn("Idempotency.findMoneyKey")(function*(terminalId: string, scope: "payment" | "payout", key: string) {
+  const store = yield* IdempotencyStore
+  const found = yield* store.find(terminalId, scope, key)
+  if (Option.isNone(found)) return found
+  const { moneyIdempotencyRetentionMs } = yield* PaydeskConfig
+  if (found.value.createdAt >= (yield* wallTime) - moneyIdempotencyRetentionMs) return found
+  yield* store.remove(terminalId, scope, key)
+  return Option.none<IdempotencyRecord>()
+})

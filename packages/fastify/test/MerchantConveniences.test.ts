@@ -4,10 +4,11 @@
  * payouts, `limit` with a cursor beside `page`, and the events feed of `paydesk listen`.
  */
 import { afterEach, beforeEach, describe, expect, it } from "vitest"
-import { Effect } from "effect"
-import { Payments, PaymentRepository, Signature } from "@paydesk/core"
-import type { Kit } from "@paydesk/testkit"
-import { expectError, json, keyHeaders, make, shape, type TestApp } from "./TestApp.js"
+import { Clock, Effect, Layer, ManagedRuntime, Option } from "effect"
+import { IdempotencyStore, Payments, PaymentRepository, Signature, Work } from "@paydesk/core"
+import { Kit, ManualClock } from "@paydesk/testkit"
+import * as App from "../src/App.js"
+import { adminToken, expectError, json, keyHeaders, make, publicUrl, shape, type TestApp } from "./TestApp.js"
 
 let t: TestApp
 let merchant: Kit.Merchant
@@ -91,6 +92,95 @@ describe("MerchantConveniences: Idempotency-Key", () => {
     expectError(await call("POST", "/payouts", { ...body, idempotency_key: "po-a" }, { "idempotency-key": "po-b" }), 400, "invalid_request",
       "idempotency_key must equal the Idempotency-Key header when both are sent")
     expect(json(await call("GET", "/payouts")).total).toBe(1)
+  })
+})
+
+describe("MerchantConveniences: Idempotency-Key retention", () => {
+  const hour = 3_600_000
+  const start = Date.parse("2026-03-01T09:00:00.000Z")
+
+  /** The app on the kit with a manual clock. */
+  const makeTimed = async () => {
+    const manual = await Effect.runPromise(ManualClock.make(start))
+    const runtime = ManagedRuntime.make(Layer.merge(Kit.layer, Layer.succeed(Clock.Clock)(manual.clock)))
+    const app = await App.build({ runtime, publicUrl, adminToken, checkResponses: true })
+    const run = <A, E>(effect: Effect.Effect<A, E, Kit.Services>) => runtime.runPromise(effect)
+    const owner = await run(Kit.provisionMerchant())
+    const post = (url: string, payload: object, headers: Record<string, string> = {}) =>
+      app.inject({ method: "POST", url: `/api/v1${url}`, headers: keyHeaders(owner.apiKey, headers), payload })
+    return {
+      run,
+      owner,
+      post,
+      at: (ms: number) => Effect.runPromise(manual.set(start + ms)),
+      close: async () => {
+        await app.close()
+        await runtime.dispose()
+      }
+    }
+  }
+
+  it("a payment's key is kept 24 h of the manual clock: a conflict until then, a new payment after", async () => {
+    const timed = await makeTimed()
+    try {
+      const key = { "idempotency-key": "checkout-24h" }
+      const first = await timed.post("/payments", { amount: "10", order_id: "day-1", test: true }, key)
+      expect(first.statusCode).toBe(201)
+      await timed.at(24 * hour)
+      expectError(await timed.post("/payments", { amount: "10", order_id: "day-2", test: true }, key), 409, "idempotency_conflict")
+      expect((await timed.post("/payments", { amount: "10", order_id: "day-1", test: true }, key)).statusCode).toBe(200)
+      await timed.at(24 * hour + 1)
+      const later = await timed.post("/payments", { amount: "10", order_id: "day-2", test: true }, key)
+      expect(later.statusCode).toBe(201)
+      expect(json(later).id).not.toBe(json(first).id)
+      // The key now belongs to the new payment.
+      expectError(await timed.post("/payments", { amount: "10", order_id: "day-3", test: true }, key), 409, "idempotency_conflict")
+    } finally {
+      await timed.close()
+    }
+  })
+
+  it("a payout's key is kept 24 h: the same key and body answer the first payout until then, make a new one after", async () => {
+    const timed = await makeTimed()
+    try {
+      const payment = json(await timed.post("/payments", { amount: "9500", order_id: "fund" }))
+      await timed.run(Payments.settle(payment.id, "paid"))
+      const body = { amount_usdt: "10", wallet_address: "TQn9Y2khEsLJW1ChVWFMSMeRDow5KcbLSE", network: "TRC-20", idempotency_key: "po-24h" }
+      const first = json(await timed.post("/payouts", body))
+      await timed.at(23 * hour)
+      expect(json(await timed.post("/payouts", body)).id).toBe(first.id)
+      await timed.at(24 * hour + 1)
+      const second = json(await timed.post("/payouts", body))
+      expect(second.id).not.toBe(first.id)
+      expect(second.idempotency_key).toBe("po-24h")
+    } finally {
+      await timed.close()
+    }
+  })
+
+  it("housekeeping purges payment and payout keys after 24 h, subscription keys (the spec's) after 7 days", async () => {
+    const timed = await makeTimed()
+    try {
+      const terminalId = timed.owner.terminal.id
+      const record = (scope: "subscription" | "payment" | "payout") =>
+        ({ terminalId, scope, key: `k-${scope}`, fingerprint: "f", resourceId: crypto.randomUUID(), createdAt: start })
+      await timed.run(Effect.flatMap(IdempotencyStore, (store) =>
+        Effect.forEach(["subscription", "payment", "payout"] as const, (scope) => store.insert(record(scope)))))
+      const present = () =>
+        timed.run(Effect.flatMap(IdempotencyStore, (store) =>
+          Effect.forEach(["subscription", "payment", "payout"] as const, (scope) => Effect.map(store.find(terminalId, scope, `k-${scope}`), Option.isSome))))
+      await timed.at(24 * hour - 1)
+      await timed.run(Work.housekeeping())
+      expect(await present()).toEqual([true, true, true])
+      await timed.at(24 * hour + 1)
+      await timed.run(Work.housekeeping())
+      expect(await present()).toEqual([true, false, false])
+      await timed.at(7 * 24 * hour + 1)
+      await timed.run(Work.housekeeping())
+      expect(await present()).toEqual([false, false, false])
+    } finally {
+      await timed.close()
+    }
   })
 })
 

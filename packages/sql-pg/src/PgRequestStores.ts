@@ -84,12 +84,21 @@ export const layerIdempotencyStore: Layer.Layer<IdempotencyStore, never, SqlClie
         }`.pipe(conflictOnUnique("idempotency_records_pkey"))
       }),
 
-      purge: Effect.fn("PgIdempotencyStore.purge")(function*(before) {
-        const rows = yield* orDie(sql<{ readonly purged: number }>`WITH gone AS (
-            DELETE FROM idempotency_records WHERE created_at < ${time(before)} RETURNING 1
-          )
-          SELECT count(*)::int AS purged FROM gone`)
+      purge: Effect.fn("PgIdempotencyStore.purge")(function*(before, scopes) {
+        const rows = yield* orDie(scopes === undefined
+          ? sql<{ readonly purged: number }>`WITH gone AS (
+              DELETE FROM idempotency_records WHERE created_at < ${time(before)} RETURNING 1
+            )
+            SELECT count(*)::int AS purged FROM gone`
+          : sql<{ readonly purged: number }>`WITH gone AS (
+              DELETE FROM idempotency_records WHERE created_at < ${time(before)} AND scope IN ${sql.in(scopes)} RETURNING 1
+            )
+            SELECT count(*)::int AS purged FROM gone`)
         return rows[0]?.purged ?? 0
+      }),
+
+      remove: Effect.fn("PgIdempotencyStore.remove")(function*(terminalId, scope, key) {
+        yield* orDie(sql`DELETE FROM idempotency_records WHERE terminal_id = ${terminalId} AND scope = ${scope} AND key = ${key}`)
       })
     })
   })

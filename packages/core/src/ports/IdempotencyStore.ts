@@ -3,7 +3,8 @@
  *
  * Contract: one record per `(terminalId, scope, key)`: `insert` fails with `WriteConflict`
  * when the triple exists, which makes a concurrent duplicate lose and retry (and then find
- * the winner's record). `purge(before)` deletes records created before `before`.
+ * the winner's record). `purge(before, scopes)` deletes records created before `before` (of the
+ * given scopes, or of all); `remove` deletes one record (an expired one, before its key is reused).
  */
 import { Context, type Effect, type Option } from "effect"
 import type { WriteConflict } from "../Errors.js"
@@ -21,5 +22,6 @@ export interface IdempotencyRecord {
 export class IdempotencyStore extends Context.Service<IdempotencyStore, {
   find(terminalId: string, scope: IdempotencyRecord["scope"], key: string): Effect.Effect<Option.Option<IdempotencyRecord>>
   insert(record: IdempotencyRecord): Effect.Effect<void, WriteConflict>
-  purge(before: number): Effect.Effect<number>
+  purge(before: number, scopes?: ReadonlyArray<IdempotencyRecord["scope"]>): Effect.Effect<number>
+  remove(terminalId: string, scope: IdempotencyRecord["scope"], key: string): Effect.Effect<void>
 }>()("@paydesk/core/IdempotencyStore") {}

@@ -156,13 +156,14 @@ export const create = Effect.fn("Payments.create")(function*(principal: Principa
   const store = yield* IdempotencyStore
   const keyed = Effect.fn("Payments.keyed")(function*() {
     if (key === null) return Option.none<Payment.Payment>()
-    const decision = Idempotency.decide(yield* store.find(terminal.id, "payment", key), print)
+    const decision = Idempotency.decide(yield* Idempotency.findMoneyKey(terminal.id, "payment", key), print)
     if (Result.isFailure(decision)) return yield* decision.failure
     return decision.success._tag === "Replay" ? yield* payments.get(decision.success.resourceId) : Option.none<Payment.Payment>()
   })
   /** Binds the key (if any) to the payment this request answers with. */
   const remember = (payment: Payment.Payment) =>
-    key === null ? Effect.void : Effect.flatMap(Clock.currentTimeMillis, (now) =>
+    // Wall time, also for a payment on a test clock: the key's 24 h are real ones.
+    key === null ? Effect.void : Effect.flatMap(TestClock.wallTime, (now) =>
       store.insert({ terminalId: terminal.id, scope: "payment", key, fingerprint: print, resourceId: payment.id, createdAt: now }))
   const replay = (existing: Payment.Payment) =>
     existing.fingerprint === print

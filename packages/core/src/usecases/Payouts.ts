@@ -73,7 +73,7 @@ export const create = Effect.fn("Payouts.create")(function*(principal: Principal
     if (Option.isNone(locked)) return yield* NotFound.of("terminal")
     const store = yield* IdempotencyStore
     if (key !== null) {
-      const decision = Idempotency.decide(yield* store.find(terminal.id, "payout", key), print)
+      const decision = Idempotency.decide(yield* Idempotency.findMoneyKey(terminal.id, "payout", key), print)
       if (Result.isFailure(decision)) return yield* decision.failure
       if (decision.success._tag === "Replay") {
         const existing = yield* payouts.get(decision.success.resourceId)

@@ -60,7 +60,9 @@ export const housekeeping = Effect.fn("Work.housekeeping")(function*() {
   const config = yield* PaydeskConfig
   const now = yield* Clock.currentTimeMillis
   const nonces = yield* (yield* NonceStore).purge(now)
-  const records = yield* (yield* IdempotencyStore).purge(now - config.idempotencyRetentionMs)
+  const store = yield* IdempotencyStore
+  const records = (yield* store.purge(now - config.idempotencyRetentionMs, ["subscription"])) +
+    (yield* store.purge(now - config.moneyIdempotencyRetentionMs, ["payment", "payout"]))
   const events = yield* (yield* OutboxRepository).purge(now - config.eventRetentionMs)
   return { nonces, records, events }
 })

@@ -1,6 +1,7 @@
 /**
  * Contract suite of `IdempotencyStore`: one record per `(terminalId, scope, key)`, the loser of a
- * concurrent duplicate gets `WriteConflict`, and `purge` deletes records created before a time.
+ * concurrent duplicate gets `WriteConflict`, `purge` deletes records created before a time (of the
+ * scopes given, or of all), and `remove` deletes one record.
  */
 import { assert, layer } from "@effect/vitest"
 import { Effect, Layer } from "effect"
@@ -79,5 +80,23 @@ export const suite = <E>(name: string, layer_: Layer.Layer<Requirements, E>): vo
         for (const r of kept) assert.deepStrictEqual(some(yield* store.find(r.terminalId, r.scope, r.key)), r)
         // A purged key is free again.
         yield* store.insert({ ...old[0]!, createdAt: Fixtures.baseTime })
+      }))
+
+    it.effect("purge of some scopes leaves the others; remove frees one key", () =>
+      Effect.gen(function*() {
+        const { terminal, store } = yield* setup
+        const cutoff = Fixtures.baseTime - 5_000_000
+        const records = (["subscription", "payment", "payout"] as const).map((scope) =>
+          Fixtures.idempotencyRecord(terminal.id, { scope, createdAt: cutoff - 1 }))
+        for (const r of records) yield* store.insert(r)
+        assert.strictEqual(yield* store.purge(cutoff, ["payment", "payout"]), 2)
+        assert.deepStrictEqual(some(yield* store.find(terminal.id, "subscription", records[0]!.key)), records[0])
+        none(yield* store.find(terminal.id, "payment", records[1]!.key))
+        none(yield* store.find(terminal.id, "payout", records[2]!.key))
+        yield* store.remove(terminal.id, "subscription", records[0]!.key)
+        none(yield* store.find(terminal.id, "subscription", records[0]!.key))
+        // Removing what is not there changes nothing; a removed key is free again.
+        yield* store.remove(terminal.id, "subscription", records[0]!.key)
+        yield* store.insert(records[0]!)
       }))
   })
