@@ -32,6 +32,22 @@ describe("Packages", () => {
     }
   })
 
+  it("the testkit's test libraries are optional peers: only @paydesk/testkit/contracts needs them", () => {
+    const manifest = JSON.parse(readFileSync(join(root, "packages", "testkit", "package.json"), "utf8"))
+    const testLibraries = ["@effect/vitest", "fast-check", "vitest"]
+    for (const name of testLibraries) {
+      expect(manifest.peerDependencies?.[name], name).toBeTypeOf("string")
+      expect(manifest.peerDependenciesMeta?.[name], name).toEqual({ optional: true })
+    }
+    // effect is what every entry runs on: required.
+    expect(manifest.peerDependencies?.effect).toBeTypeOf("string")
+    expect(manifest.peerDependenciesMeta?.effect?.optional ?? false).toBe(false)
+    // The root entry loads none of them (they stay behind ./contracts).
+    const barrel = readFileSync(join(root, "packages", "testkit", "src", "index.ts"), "utf8")
+    const imported = [...barrel.matchAll(/from\s+"([^"]+)"/g)].map((m) => m[1])
+    expect(imported.filter((specifier) => testLibraries.some((name) => specifier === name || specifier?.startsWith(`${name}/`)))).toEqual([])
+  })
+
   for (const { dir, profile } of publicPackages) {
     describe(`@paydesk/${dir}`, () => {
       const path = join(root, "packages", dir)
