@@ -4,11 +4,18 @@
  * (payments by their `order_id`, payouts and subscriptions by an `Idempotency-Key` the client
  * generates when none is given, stops and simulations because repeating them changes nothing).
  * With `sandbox: true` payments are created in the sandbox and lists read the sandbox.
+ *
+ * Instead of an API key the client may act for the account owner with a dashboard session
+ * (`Paydesk.login`, or `accessToken` / `refreshToken`): `Authorization: Bearer`, renewed with the
+ * refresh token when it expires. Managing credentials (API keys, the signing secret) needs it.
  */
 import { uuid } from "./Crypto.js"
-import { type Call, transport, type TransportOptions } from "./Http.js"
+import { apiKeyCredentials, type Call, transport, type TransportOptions } from "./Http.js"
+import { Session, type SessionTokens } from "./Session.js"
 import type {
+  ApiKey,
   Balance,
+  CreatedApiKey,
   Charge,
   Event,
   EventDetail,
@@ -31,10 +38,12 @@ import type {
   Subscription,
   SubscriptionCreate,
   SubscriptionFilter,
+  SigningSecretRotation,
   Terminal,
   TerminalDetails,
   TerminalSettings,
   TestClock,
+  TokenPair,
   UpcomingCharges
 } from "./Types.js"
 
@@ -42,8 +51,22 @@ import type {
 export interface ClientOptions extends TransportOptions {
   /** Create payments in the sandbox and read the sandbox by default. */
   readonly sandbox?: boolean
-  /** The key's terminal: fills `terminal_id` where the API requires it (subscription creation, plans). */
+  /** The key's terminal: fills `terminal_id` where the API requires it (subscription creation, plans, credentials). */
   readonly terminalId?: string
+  /** A dashboard session instead of `apiKey`: its access token (sent as `Authorization: Bearer`). */
+  readonly accessToken?: string
+  /** The session's refresh token: the client renews the access token with it when it expires. */
+  readonly refreshToken?: string
+  /** When `accessToken` expires (Unix seconds, `expires_at` of the token pair), if known. */
+  readonly accessTokenExpiresAt?: number
+  /** Called with every new token pair; store its refresh token (refresh tokens are single use). */
+  readonly onTokens?: (tokens: TokenPair) => void
+}
+
+/** Options of `Paydesk.login`: the client's options with the owner's e-mail and password instead of credentials. */
+export type LoginOptions = Omit<ClientOptions, "apiKey" | "accessToken" | "refreshToken" | "accessTokenExpiresAt"> & {
+  readonly email: string
+  readonly password: string
 }
 
 /** Options of a write that takes an idempotency key. */
@@ -75,11 +98,73 @@ export async function* paginate<A extends { readonly id: string }>(
 export class Paydesk {
   readonly #call: <A>(call: Call) => Promise<A>
   readonly #options: ClientOptions
+  readonly #session: Session | undefined
 
   constructor(options: ClientOptions) {
-    if (typeof options?.apiKey !== "string" || options.apiKey === "") throw new TypeError("Paydesk: apiKey is required")
+    const given = (value: unknown): value is string => typeof value === "string" && value !== ""
+    if (given(options?.apiKey)) {
+      this.#session = undefined
+      this.#call = transport(options, apiKeyCredentials(options.apiKey))
+    } else if (given(options?.accessToken) || given(options?.refreshToken)) {
+      this.#session = new Session(
+        { accessToken: options.accessToken, refreshToken: options.refreshToken, expiresAt: options.accessTokenExpiresAt },
+        options.onTokens
+      )
+      this.#call = transport(options, this.#session)
+      this.#session.bind(this.#call)
+    } else {
+      throw new TypeError("Paydesk: apiKey is required (or a dashboard session: accessToken or refreshToken, or Paydesk.login)")
+    }
     this.#options = options
-    this.#call = transport(options)
+  }
+
+  /**
+   * Signs in as the account owner (dashboard e-mail and password) and answers a client acting with
+   * that session (Bearer token, renewed when it expires). Not retried: each call is a login attempt.
+   */
+  static async login(options: LoginOptions): Promise<Paydesk> {
+    const { email, password, ...rest } = options
+    const pair = await transport(rest, { headers: async () => ({}) })<TokenPair>({
+      method: "POST",
+      path: "/api/v1/auth/login",
+      body: { email, password },
+      safe: false,
+      anonymous: true
+    })
+    options.onTokens?.(pair)
+    return new Paydesk({ ...rest, accessToken: pair.access_token, refreshToken: pair.refresh_token, accessTokenExpiresAt: pair.expires_at })
+  }
+
+  /** The dashboard session (Bearer-token mode only). */
+  readonly auth = {
+    /** The session's current tokens (undefined with an API key). */
+    tokens: (): SessionTokens | undefined => this.#session?.tokens,
+    /** Renews the session now: a new token pair (the previous refresh token stops working). Not retried. */
+    refresh: (): Promise<TokenPair> => this.#sessionOrThrow().refresh(),
+    /** Ends the session: its access and refresh tokens stop working (repeating is harmless). */
+    logout: async (): Promise<{ readonly ok: true }> => {
+      const session = this.#sessionOrThrow()
+      const { refreshToken } = session.tokens
+      const answer = await this.#call<{ readonly ok: true }>({
+        method: "POST",
+        path: "/api/v1/auth/logout",
+        ...(refreshToken === undefined ? {} : { body: { refresh_token: refreshToken } }),
+        safe: true
+      })
+      session.clear()
+      return answer
+    }
+  }
+
+  #sessionOrThrow(): Session {
+    if (this.#session === undefined) throw new TypeError("Paydesk: this client uses an API key, not a dashboard session (Paydesk.login)")
+    return this.#session
+  }
+
+  #terminalOrThrow(given: string | undefined): string {
+    const terminal = this.#terminal(given)
+    if (terminal === undefined) throw new TypeError("Paydesk: terminalId is required (as an argument or the client's terminalId option)")
+    return terminal
   }
 
   /** Whether the client works in the sandbox. */
@@ -283,6 +368,58 @@ export class Paydesk {
     }
   }
 
+  /**
+   * The terminal's API keys (the account owner's session only: `Paydesk.login`). `terminalId`
+   * defaults to the client's `terminalId` option.
+   */
+  readonly apiKeys = {
+    /** Issues another key, shown only in this answer. Not retried: a repeat would issue two. */
+    create: (options: { readonly subscription_write?: boolean; readonly terminalId?: string } = {}): Promise<CreatedApiKey> =>
+      this.#call({
+        method: "POST",
+        path: `/api/v1/terminals/${enc(this.#terminalOrThrow(options.terminalId))}/api-keys`,
+        body: options.subscription_write === undefined ? {} : { subscription_write: options.subscription_write },
+        safe: false
+      }),
+    /** The keys, oldest first (prefixes only; a key is never shown again). */
+    list: async (options: { readonly terminalId?: string } = {}): Promise<ReadonlyArray<ApiKey>> =>
+      (await this.#call<{ items: ReadonlyArray<ApiKey> }>({
+        method: "GET",
+        path: `/api/v1/terminals/${enc(this.#terminalOrThrow(options.terminalId))}/api-keys`,
+        safe: true
+      })).items,
+    /** Revokes a key at once (repeating is harmless). */
+    revoke: (keyId: string, options: { readonly terminalId?: string } = {}): Promise<ApiKey> =>
+      this.#call({
+        method: "POST",
+        path: `/api/v1/terminals/${enc(this.#terminalOrThrow(options.terminalId))}/api-keys/${enc(keyId)}/revoke`,
+        safe: true
+      })
+  }
+
+  /**
+   * The callback signing secret (the account owner's session only). Rotating starts an overlap
+   * (24 h by default): `X-Signature` keeps the previous secret, `X-Signature-Next` carries the new
+   * one. Deploy a verifier that accepts both (`webhooks.verify(body, headers, [previous, next])`),
+   * then `retirePrevious` (or let the overlap end): from then on `X-Signature` is the new secret's.
+   */
+  readonly signingSecret = {
+    /** A new secret, shown only in this answer. Not retried: a repeat would replace it unseen. */
+    rotate: (options: { readonly terminalId?: string } = {}): Promise<SigningSecretRotation> =>
+      this.#call({
+        method: "POST",
+        path: `/api/v1/terminals/${enc(this.#terminalOrThrow(options.terminalId))}/signing-secret/rotate`,
+        safe: false
+      }),
+    /** Ends the overlap now: the previous secret stops signing (repeating is harmless). */
+    retirePrevious: (options: { readonly terminalId?: string } = {}): Promise<TerminalDetails> =>
+      this.#call({
+        method: "POST",
+        path: `/api/v1/terminals/${enc(this.#terminalOrThrow(options.terminalId))}/signing-secret/retire-previous`,
+        safe: true
+      })
+  }
+
   /** The terminal's callback events. */
   readonly events = {
     /** One page of events, newest first (live only unless `environment` says otherwise). */
@@ -302,14 +439,19 @@ export class Paydesk {
     /** Sends it again now: one attempt outside the 8 (not retried by the client). */
     resend: (eventId: string): Promise<EventSent> =>
       this.#call({ method: "POST", path: `/api/v1/events/${enc(eventId)}/resend`, safe: false }),
-    /** Queues again every event whose delivery failed since `since` (ISO 8601); repeating queues only what failed again. */
-    recover: (input: { readonly since: string; readonly terminal_id?: string; readonly environment?: "sandbox" | "all" | "prod" }): Promise<{ readonly requeued: number }> =>
-      this.#call({ method: "POST", path: "/api/v1/events/recover", body: input, safe: true }),
+    /**
+     * Queues again every event whose delivery failed since `since` (ISO 8601); repeating queues only
+     * what failed again. Live events unless `environment` says otherwise (the sandbox with the `sandbox` option).
+     */
+    recover: (input: { readonly since: string; readonly terminal_id?: string; readonly environment?: "sandbox" | "all" | "prod" }): Promise<{ readonly requeued: number }> => {
+      const environment = this.#environment(input.environment)
+      return this.#call({ method: "POST", path: "/api/v1/events/recover", body: environment === undefined ? input : { ...input, environment }, safe: true })
+    },
     /** The feed `paydesk listen` reads: events after a cursor, oldest first, each signed now. */
     feed: (query: { readonly after?: string; readonly limit?: number; readonly environment?: "sandbox" | "prod" | "all" } = {}): Promise<EventFeed> =>
       this.#call({ method: "GET", path: "/api/v1/events/feed", query: { ...query }, safe: true })
   }
 }
 
-/** A client: `createClient({ apiKey, baseUrl, sandbox })`. */
+/** A client: `createClient({ apiKey, baseUrl, sandbox })` (or with a session: `accessToken`, `refreshToken`). */
 export const createClient = (options: ClientOptions): Paydesk => new Paydesk(options)

@@ -1,6 +1,6 @@
 /**
- * The client's transport: one `fetch` per attempt with `X-API-Key` and a fresh `X-Nonce`, a
- * timeout, the error body turned into `PaydeskApiError`, and retries of network failures,
+ * The client's transport: one `fetch` per attempt with the credentials (`X-API-Key` and a fresh
+ * `X-Nonce`, or a dashboard session's `Authorization: Bearer`), a timeout, the error body turned into `PaydeskApiError`, and retries of network failures,
  * timeouts and 5xx answers for requests that are safe to repeat (reads, and writes that carry
  * their idempotency: an `order_id`, an `Idempotency-Key`, or a stop that repeats harmlessly).
  */
@@ -9,8 +9,8 @@ import { PaydeskApiError, PaydeskConnectionError } from "./Errors.js"
 
 /** Options of the transport (and of the client). */
 export interface TransportOptions {
-  /** The terminal's API key. */
-  readonly apiKey: string
+  /** The terminal's API key (or use a dashboard session: `accessToken`, or `Paydesk.login`). */
+  readonly apiKey?: string
   /** The server's origin (default `http://127.0.0.1:8080`, the reference server). */
   readonly baseUrl?: string
   /** Retries of a safe request after a network failure, a timeout or a 5xx (default 2). */
@@ -32,14 +32,29 @@ export interface Call {
   readonly headers?: { readonly [name: string]: string }
   /** Whether repeating the request cannot do the work twice. */
   readonly safe: boolean
+  /** Sent without credentials (login, refresh). */
+  readonly anonymous?: true
   /** Answer as text (CSV) instead of JSON. */
   readonly text?: true
 }
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 
+/** How a call authenticates: the headers of one attempt, and what to do once the access token is refused. */
+export interface Credentials {
+  headers(): Promise<{ readonly [name: string]: string }>
+  /** Renews the session after a 401; true when the call may be repeated with new headers. */
+  renew?(): Promise<boolean>
+}
+
+/** API-key credentials: the key and a fresh nonce per attempt. */
+export const apiKeyCredentials = (apiKey: string): Credentials => ({
+  // A retry carries a new nonce (the spec refuses a repeated one).
+  headers: async () => ({ "x-api-key": apiKey, "x-nonce": await uuid() })
+})
+
 /** Makes the function that performs calls. */
-export const transport = (options: TransportOptions) => {
+export const transport = (options: TransportOptions, credentials: Credentials = apiKeyCredentials(options.apiKey ?? "")) => {
   const base = (options.baseUrl ?? "http://127.0.0.1:8080").replace(/\/+$/, "")
   const maxRetries = options.maxRetries ?? 2
   const timeoutMs = options.timeoutMs ?? 30_000
@@ -61,6 +76,7 @@ export const transport = (options: TransportOptions) => {
 
   return async <A>(call: Call): Promise<A> => {
     const url = urlOf(call)
+    let renewed = false
     for (let attempt = 0; ; attempt++) {
       const retriable = call.safe && attempt < maxRetries
       let response: Response
@@ -69,9 +85,7 @@ export const transport = (options: TransportOptions) => {
           method: call.method,
           headers: {
             accept: call.text === true ? "text/csv" : "application/json",
-            "x-api-key": options.apiKey,
-            // A retry carries a new nonce (the spec refuses a repeated one).
-            "x-nonce": await uuid(),
+            ...(call.anonymous === true ? {} : await credentials.headers()),
             ...(call.body === undefined ? {} : { "content-type": "application/json" }),
             ...call.headers
           },
@@ -89,6 +103,15 @@ export const transport = (options: TransportOptions) => {
         await response.body?.cancel().catch(() => undefined)
         await wait(attempt, response)
         continue
+      }
+      if (response.status === 401 && call.anonymous !== true && !renewed && credentials.renew !== undefined) {
+        // An access token refused (expired early, or a clock apart): one renewal, then the call again.
+        renewed = true
+        if (await credentials.renew()) {
+          await response.body?.cancel().catch(() => undefined)
+          attempt--
+          continue
+        }
       }
       const text = await response.text()
       if (!response.ok) {

@@ -334,8 +334,16 @@ export interface PayoutEvent {
   readonly test: false
 }
 
+/** The body of `ping`: a test of the endpoint (`terminals.testEvent`), signed like every callback. */
+export interface PingEvent {
+  readonly event_type: "ping"
+  readonly terminal_id: string
+  readonly sent_at: string
+  readonly test: false
+}
+
 /** A verified callback. */
-export type WebhookEvent = PaymentEvent | PayoutEvent
+export type WebhookEvent = PaymentEvent | PayoutEvent | PingEvent
 
 /** The types of callback events. */
 export type EventType =
@@ -450,5 +458,42 @@ export interface EndpointHealth {
 export interface TerminalDetails extends Terminal {
   readonly callback_endpoint: EndpointHealth
   /** While a rotated-out signing secret still signs `X-Signature`: until when. */
+  readonly previous_secret_expires_at: string | null
+}
+
+/** A session of the dashboard (`Paydesk.login`, `auth.refresh`). */
+export interface TokenPair {
+  readonly access_token: string
+  readonly refresh_token: string
+  /** Unix time (seconds) when the access token expires. */
+  readonly expires_at: number
+  readonly user: { readonly id: string; readonly email: string; readonly role: string; readonly account_id: string }
+}
+
+/** An API key as listed (the key itself is never shown again). */
+export interface ApiKey {
+  readonly id: string
+  readonly terminal_id: string
+  /** The first characters of the key, to recognise it. */
+  readonly prefix: string
+  readonly subscription_write: boolean
+  readonly created_at: string
+  readonly revoked_at: string | null
+}
+
+/** A new API key: `api_key` is shown only in this answer. */
+export interface CreatedApiKey extends ApiKey {
+  readonly api_key: string
+}
+
+/** A rotated signing secret: shown only in this answer. */
+export interface SigningSecretRotation {
+  readonly terminal_id: string
+  /** The new secret: signs `X-Signature-Next` during the overlap, `X-Signature` after it. */
+  readonly signing_secret: string
+  /** The same secret in Standard Webhooks' form (`whsec_` + base64). */
+  readonly signing_secret_whsec: string
+  readonly rotated_at: string
+  /** Until then `X-Signature` is still signed with the previous secret (null: no overlap). */
   readonly previous_secret_expires_at: string | null
 }

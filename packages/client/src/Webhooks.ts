@@ -4,9 +4,12 @@
  * (Web Crypto's HMAC verify, which compares in constant time), refuses a timestamp outside the
  * tolerance, and returns the typed event; anything else throws `WebhookVerificationError`.
  *
- * During a signing-secret rotation's overlap `X-Signature` is signed with the previous secret and
- * `X-Signature-Next` with the new one: `verify` accepts a callback that either one verifies with the
- * secret given, so a receiver can switch to the new secret at any moment of the overlap.
+ * Rotation: during a signing-secret rotation's overlap `X-Signature` is signed with the previous
+ * secret and `X-Signature-Next` with the new one; after it (or after `retire-previous`) `X-Signature`
+ * alone, with the new one. `verify` accepts a callback when `X-Signature` or `X-Signature-Next`
+ * matches any of the secrets given, so pass both while you switch (`[previous, next]`): every
+ * genuine callback verifies before, during and after the overlap. With one secret, the new one
+ * verifies from the start of the overlap too (through `X-Signature-Next`).
  */
 import { webCrypto } from "./Crypto.js"
 import { WebhookVerificationError } from "./Errors.js"
@@ -57,8 +60,21 @@ const signedBytes = (timestamp: string, body: RawBody): Uint8Array<ArrayBuffer> 
 
 const fail = (reason: WebhookVerificationError["reason"], message: string) => new WebhookVerificationError(reason, message)
 
-/** Verifies a callback and returns its event; throws `WebhookVerificationError` when it must not be trusted. */
-export const verify = async (rawBody: RawBody, headers: HeadersLike, secret: string, options: VerifyOptions = {}): Promise<WebhookEvent> => {
+/**
+ * Verifies a callback and returns its event; throws `WebhookVerificationError` when it must not be
+ * trusted. `secret` is the terminal's signing secret, or several (the previous and the new one
+ * during a rotation): the callback is genuine when `X-Signature` or `X-Signature-Next` matches one.
+ */
+export const verify = async (
+  rawBody: RawBody,
+  headers: HeadersLike,
+  secret: string | ReadonlyArray<string>,
+  options: VerifyOptions = {}
+): Promise<WebhookEvent> => {
+  const secrets = typeof secret === "string" ? [secret] : [...secret]
+  if (secrets.length === 0 || secrets.some((s) => typeof s !== "string" || s === "")) {
+    throw new TypeError("webhooks.verify: secret must be a non-empty string or a non-empty list of them")
+  }
   const signature = headerOf(headers, "x-signature")?.trim()
   const timestamp = headerOf(headers, "x-timestamp")?.trim()
   if (signature === undefined || timestamp === undefined) throw fail("missing_header", "X-Signature and X-Timestamp headers are required")
@@ -70,10 +86,17 @@ export const verify = async (rawBody: RawBody, headers: HeadersLike, secret: str
     throw fail("timestamp_out_of_tolerance", `X-Timestamp is more than ${tolerance} s away from now`)
   }
   const crypto = await webCrypto()
-  const key = await hmacKey(secret, "verify")
-  const matches = (hex: string) => crypto.subtle.verify("HMAC", key, Uint8Array.from(hex.match(/../g)!.map((pair) => parseInt(pair, 16))), signedBytes(timestamp, rawBody))
+  const keys = await Promise.all(secrets.map((s) => hmacKey(s, "verify")))
+  const data = signedBytes(timestamp, rawBody)
+  const matches = async (hex: string) => {
+    const mac = Uint8Array.from(hex.match(/../g)!.map((pair) => parseInt(pair, 16)))
+    // Every key is tried (no early exit), so the time taken says nothing about which one matched.
+    const results = await Promise.all(keys.map((key) => crypto.subtle.verify("HMAC", key, mac, data)))
+    return results.some(Boolean)
+  }
   const next = headerOf(headers, "x-signature-next")?.trim()
-  const valid = await matches(signature) || (next !== undefined && /^[0-9a-fA-F]{64}$/.test(next) && await matches(next))
+  const candidates = [signature, ...(next !== undefined && /^[0-9a-fA-F]{64}$/.test(next) ? [next] : [])]
+  const valid = (await Promise.all(candidates.map(matches))).some(Boolean)
   if (!valid) throw fail("signature_mismatch", "X-Signature does not match the body (wrong signing_secret, or a body that was changed or re-serialized)")
   let event: unknown
   try {

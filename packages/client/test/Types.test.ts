@@ -35,10 +35,15 @@ type Checks = [
   Same<Deep<Wire<typeof R.EventPage>>, Deep<Sdk.EventPage>>,
   Same<Deep<Wire<typeof R.EventSent>>, Deep<Sdk.EventSent>>,
   Same<Deep<Wire<typeof R.TerminalDetails>>, Deep<Sdk.TerminalDetails>>,
-  Same<Deep<Wire<typeof R.CallbackHeaders>>, Deep<Sdk.CallbackHeaders>>
+  Same<Deep<Wire<typeof R.CallbackHeaders>>, Deep<Sdk.CallbackHeaders>>,
+  Same<Deep<Wire<typeof R.PingEvent>>, Deep<Sdk.PingEvent>>,
+  Same<Deep<Wire<typeof R.TokenPair>>, Deep<Sdk.TokenPair>>,
+  Same<Deep<Wire<typeof R.ApiKey>>, Deep<Sdk.ApiKey>>,
+  Same<Deep<Wire<typeof R.CreatedApiKey>>, Deep<Sdk.CreatedApiKey>>,
+  Same<Deep<Wire<typeof R.SigningSecretRotation>>, Deep<Sdk.SigningSecretRotation>>
 ]
 // Every check is `true`; a `false` here is a compile error.
-export const checks: Checks = [true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true]
+export const checks: Checks = [true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true]
 
 /** What the SDK sends must decode with the request schemas (the SDK's inputs are a subset). */
 type Sends = [

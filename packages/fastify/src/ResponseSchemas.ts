@@ -265,6 +265,14 @@ export const PayoutEvent = Schema.Struct({
   test: Schema.Literal(false)
 }).annotate({ identifier: "PayoutEvent", title: "PayoutEvent" })
 
+/** The body of `ping` (`POST /terminals/{id}/test-event`). */
+export const PingEvent = Schema.Struct({
+  event_type: Schema.Literal("ping"),
+  terminal_id: Uuid,
+  sent_at: Time,
+  test: Schema.Literal(false)
+}).annotate({ identifier: "PingEvent", title: "PingEvent" })
+
 const FeedEvent = Schema.Struct({
   id: Schema.String.annotate({ description: "`evt_<uuid>`; pass as `after` to read the events after it" }),
   event_type: Schema.String,
@@ -491,6 +499,7 @@ export const responses = {
   TerminalDetails,
   PaymentEvent,
   PayoutEvent,
+  PingEvent,
   CallbackHeaders,
   PageStatus,
   ConsentConfirmed,

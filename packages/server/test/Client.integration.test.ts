@@ -2,12 +2,14 @@
  * `@paydesk/client` end to end against the real reference server (in process, on PostgreSQL):
  * payments, sandbox simulation, subscriptions, payouts, balance and rate, typed errors with the
  * request id, retries only where safe (with a new nonce each time), pagination, callback
- * verification of real signed callbacks, and the `listen` / `trigger` development loop.
+ * verification of real signed callbacks, the `listen` / `trigger` development loop, the events
+ * API (list, iterate, get, resend, recover, ping), and the owner's dashboard session with API keys
+ * and the signing-secret rotation.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { createServer, type Server } from "node:http"
 import { listen, Paydesk, PaydeskApiError, PaydeskConnectionError, trigger, webhooks } from "@paydesk/client"
-import type { FeedEvent } from "@paydesk/client"
+import type { FeedEvent, TokenPair } from "@paydesk/client"
 import { type Receiver, startReceiver, startServer } from "./ServerHarness.js"
 
 let srv: Awaited<ReturnType<typeof startServer>>
@@ -216,4 +218,155 @@ describe("Client: the development loop", () => {
     expect(forwarded.map(([, result]) => result)).toEqual([{ status: 204 }, { status: 204 }])
     await expect(trigger({ apiKey: merchant.apiKey, baseUrl: srv.base, event: "payout.completed" })).rejects.toThrow(/event must be one of/)
   }, 60_000)
+})
+
+describe("Client: the owner's session and credentials", () => {
+  it("signs in, manages API keys, rotates the signing secret (verify takes both secrets), retires the previous one, refreshes and logs out", async () => {
+    // Access tokens expire by the server's clock; the session renews them by the real one.
+    await srv.setClock(new Date().toISOString())
+    const hook = await startReceiver(() => Date.now())
+    try {
+      const own = await srv.merchant(hook.url)
+      const now = () => srv.now() / 1000
+      const seen: Array<TokenPair> = []
+      const owner = await Paydesk.login({ baseUrl: srv.base, email: own.email, password: own.password, terminalId: own.terminalId, onTokens: (t) => seen.push(t) })
+      expect(seen.map((t) => t.user.email)).toEqual([own.email])
+      expect(owner.auth.tokens()?.refreshToken).toBe(seen[0]!.refresh_token)
+      expect((await owner.terminals.get(own.terminalId)).id).toBe(own.terminalId)
+      const wrong = await Paydesk.login({ baseUrl: srv.base, email: own.email, password: "wrong horse" }).catch((e: unknown) => e)
+      expect(wrong).toMatchObject({ status: 401, message: "invalid email or password" })
+
+      // API keys: create (shown once), list (prefixes), revoke (at once; repeating is harmless).
+      const keys = await owner.apiKeys.list()
+      expect(keys.map((k) => k.prefix)).toEqual([own.apiKey.slice(0, 10)])
+      const created = await owner.apiKeys.create({ subscription_write: false })
+      expect(created).toMatchObject({ terminal_id: own.terminalId, subscription_write: false, revoked_at: null })
+      const second = new Paydesk({ apiKey: created.api_key, baseUrl: srv.base })
+      expect((await second.balance.get()).terminal_id).toBe(own.terminalId)
+      // The manual clock stands still, so both keys share created_at: their order is the store's.
+      expect((await owner.apiKeys.list()).map((k) => k.id).toSorted()).toEqual([keys[0]!.id, created.id].toSorted())
+      expect((await owner.apiKeys.revoke(created.id)).revoked_at).not.toBeNull()
+      expect((await owner.apiKeys.revoke(created.id)).revoked_at).not.toBeNull()
+      expect(await second.balance.get().catch((e: unknown) => e)).toMatchObject({ status: 401, message: "invalid api key" })
+      // An API key cannot manage credentials, and has no session.
+      const byKey = new Paydesk({ apiKey: own.apiKey, baseUrl: srv.base, sandbox: true, terminalId: own.terminalId })
+      expect(await byKey.apiKeys.list().catch((e: unknown) => e)).toMatchObject({ status: 403, message: "account owner access required" })
+      expect(() => byKey.auth.refresh()).toThrow(TypeError)
+
+      // Rotation: during the overlap X-Signature keeps the previous secret, X-Signature-Next the new one.
+      const rotated = await owner.signingSecret.rotate()
+      const fresh = rotated.signing_secret
+      expect(rotated.signing_secret_whsec).toMatch(/^whsec_/)
+      expect(rotated.previous_secret_expires_at).not.toBeNull()
+      const payment = await byKey.payments.create({ amount: "15", order_id: `rot-${crypto.randomUUID()}` })
+      await srv.work()
+      const during = hook.requests.find((r) => r.body.includes(payment.id))!
+      const headers = during.headers as Record<string, string>
+      expect(headers["x-signature-next"]).toBeDefined()
+      for (const secrets of [own.signingSecret, fresh, [own.signingSecret, fresh], ["not-the-secret", fresh]]) {
+        expect((await webhooks.verify(during.body, headers, secrets, { now: now() })).event_type).toBe("payment.created")
+      }
+      await expect(webhooks.verify(during.body, headers, ["not-the-secret"], { now: now() })).rejects.toMatchObject({ reason: "signature_mismatch" })
+      await expect(webhooks.verify(during.body, headers, [], { now: now() })).rejects.toThrow(TypeError)
+      // A verifier that ignores X-Signature-Next (the spec's alone) needs the previous secret until the overlap ends.
+      const { "x-signature-next": _next, ...specOnly } = headers
+      await expect(webhooks.verify(during.body, specOnly, fresh, { now: now() })).rejects.toMatchObject({ reason: "signature_mismatch" })
+      expect((await webhooks.verify(during.body, specOnly, [own.signingSecret, fresh], { now: now() })).event_type).toBe("payment.created")
+
+      // Retire the previous secret: X-Signature is the new one's alone (a ping shows it).
+      expect((await owner.signingSecret.retirePrevious()).previous_secret_expires_at).toBeNull()
+      const ping = await owner.terminals.testEvent(own.terminalId)
+      expect(ping).toMatchObject({ event: { type: "ping", object_id: null }, attempt: { status_code: 200 } })
+      const sent = hook.requests.at(-1)!
+      const pingHeaders = sent.headers as Record<string, string>
+      expect(pingHeaders["x-signature-next"]).toBeUndefined()
+      const event = await webhooks.verify(sent.body, pingHeaders, [own.signingSecret, fresh], { now: now() })
+      expect(event.event_type === "ping" ? [event.terminal_id, event.test] : null).toEqual([own.terminalId, false])
+      await expect(webhooks.verify(sent.body, pingHeaders, own.signingSecret, { now: now() })).rejects.toMatchObject({ reason: "signature_mismatch" })
+
+      // Refresh: a new pair (tokens rotate); a client holding a refused access token renews it once and goes on.
+      const before = owner.auth.tokens()!
+      const pair = await owner.auth.refresh()
+      expect(pair.refresh_token).not.toBe(before.refreshToken)
+      expect(seen).toHaveLength(2)
+      const renewedTokens: Array<TokenPair> = []
+      const resumed = new Paydesk({
+        baseUrl: srv.base, accessToken: "not-a-token", refreshToken: pair.refresh_token, terminalId: own.terminalId, onTokens: (t) => renewedTokens.push(t)
+      })
+      expect((await resumed.apiKeys.list()).length).toBe(2)
+      expect(renewedTokens).toHaveLength(1)
+
+      // Logout ends the session: its tokens (and the older ones of the same session) stop working.
+      expect(await resumed.auth.logout()).toEqual({ ok: true })
+      expect(resumed.auth.tokens()).toEqual({ accessToken: undefined, refreshToken: undefined, expiresAt: undefined })
+      expect(await owner.terminals.get(own.terminalId).catch((e: unknown) => e)).toMatchObject({ status: 401 })
+      expect(() => new Paydesk({ baseUrl: srv.base })).toThrow(/apiKey is required/)
+    } finally {
+      await hook.close()
+    }
+  }, 60_000)
+})
+
+describe("Client: events", () => {
+  it("lists, walks and reads the events of a receiver that was down, recovers them in order with the same ids, resends one and sends a ping", async () => {
+    const start = srv.now() + 3_600_000
+    await srv.setClock(new Date(start).toISOString())
+    const hook = await startReceiver(() => Date.now())
+    try {
+      const own = await srv.merchant(hook.url)
+      const sdk = new Paydesk({ apiKey: own.apiKey, baseUrl: srv.base, sandbox: true })
+      const now = () => srv.now() / 1000
+      const payment = await sdk.payments.create({ amount: "77", order_id: `down-${crypto.randomUUID()}` })
+      await sdk.payments.simulate(payment.id, "paid")
+      // Down: all 8 attempts of both events fail (30 s x 2^(n-1) apart: about an hour).
+      hook.answers.push(...Array.from({ length: 16 }, () => 503))
+      for (let minute = 0; minute <= 130; minute += 10) {
+        await srv.setClock(new Date(start + minute * 60_000).toISOString())
+        await srv.work()
+      }
+      expect(hook.requests).toHaveLength(16)
+
+      const failed = await sdk.events.list({ delivery_status: "failed" })
+      expect(failed.items.map((e) => [e.type, e.object_id, e.sequence, e.delivery?.attempts])).toEqual([
+        ["payment.paid", payment.id, 2, 8],
+        ["payment.created", payment.id, 1, 8]
+      ])
+      expect(failed.items.every((e) => e.test && e.delivery?.status === "failed" && e.delivery.last_status_code === 503)).toBe(true)
+      const walked: Array<string> = []
+      for await (const e of sdk.events.iterate({ object_id: payment.id, limit: 1 })) walked.push(e.id)
+      expect(walked).toEqual(failed.items.map((e) => e.id))
+      expect((await sdk.events.list({ type: "payment.created" })).items.map((e) => e.id)).toEqual([failed.items[1]!.id])
+      const detail = await sdk.events.get(failed.items[0]!.id)
+      expect(detail.payload).toMatchObject({ event_type: "payment.paid", payment_id: payment.id })
+      expect(detail.deliveries.map((d) => [d.kind, d.status, d.attempts, d.attempt_log.length])).toEqual([["scheduled", "failed", 8, 8]])
+      expect(detail.deliveries[0]!.attempt_log[0]).toMatchObject({ attempt: 1, status_code: 503, error: "HTTP 503", url: hook.url })
+
+      // Back up: recover queues both once more; they arrive in sequence order with the same ids.
+      expect(await sdk.events.recover({ since: new Date(start).toISOString() })).toEqual({ requeued: 2 })
+      await srv.work()
+      const again = hook.requests.slice(16)
+      expect(again.map((r) => [r.headers["x-event-id"], r.headers["x-event-sequence"]])).toEqual([[failed.items[1]!.id, "1"], [failed.items[0]!.id, "2"]])
+      for (const r of again) await webhooks.verify(r.body, r.headers as Record<string, string>, own.signingSecret, { now: now() })
+      expect((await sdk.events.list({ delivery_status: "failed" })).items).toEqual([])
+      expect(await sdk.events.recover({ since: new Date(start).toISOString() })).toEqual({ requeued: 0 })
+
+      // Resend: one attempt now, outside the 8; the event keeps its id.
+      const resent = await sdk.events.resend(failed.items[0]!.id)
+      expect(resent).toMatchObject({ event: { id: failed.items[0]!.id }, delivery: { kind: "resend", status: "delivered", attempts: 1 }, attempt: { status_code: 200 } })
+      expect(hook.requests.at(-1)!.headers["x-event-id"]).toBe(failed.items[0]!.id)
+      expect((await sdk.events.get(failed.items[0]!.id)).deliveries.map((d) => [d.kind, d.status, d.attempts])).toEqual([
+        ["scheduled", "failed", 8],
+        ["recover", "delivered", 1],
+        ["resend", "delivered", 1]
+      ])
+
+      // A ping: a live event, listed among the terminal's events.
+      const ping = await sdk.terminals.testEvent(own.terminalId)
+      const pinged = await webhooks.verify(hook.requests.at(-1)!.body, hook.requests.at(-1)!.headers as Record<string, string>, own.signingSecret, { now: now() })
+      expect(pinged).toMatchObject({ event_type: "ping", terminal_id: own.terminalId, test: false })
+      expect((await sdk.events.list({ type: "ping", environment: "prod" })).items.map((e) => e.id)).toEqual([ping.event.id])
+    } finally {
+      await hook.close()
+    }
+  }, 120_000)
 })

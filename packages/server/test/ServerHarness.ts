@@ -112,13 +112,17 @@ export const startServer = async (env: Record<string, string> = {}, options: Ser
       if (r.status !== 200) throw new Error(`work: ${r.text}`)
       return r.json
     },
-    /** A merchant: account, terminal (callback to `callbackUrl`), key and secret. */
+    /** A merchant: account (with its owner's e-mail and password), terminal (callback to `callbackUrl`), key and secret. */
     merchant: async (callbackUrl: string, options: { h2h?: boolean } = {}) => {
-      const account = await admin("POST", "/accounts", { name: "Coffee", owner_email: `o-${randomBytes(4).toString("hex")}@coffee.example`, owner_password: "correct horse" })
+      const email = `o-${randomBytes(4).toString("hex")}@coffee.example`
+      const password = "correct horse"
+      const account = await admin("POST", "/accounts", { name: "Coffee", owner_email: email, owner_password: password })
       const terminal = await admin("POST", "/terminals", { account_id: account.json.account_id, name: "Shop", callback_url: callbackUrl, h2h: options.h2h ?? false })
       const apiKey: string = terminal.json.api_key
       return {
         terminalId: terminal.json.terminal_id as string,
+        email,
+        password,
         apiKey,
         signingSecret: terminal.json.signing_secret as string,
         api: (method: string, path: string, body?: unknown, headers: Record<string, string> = {}) =>

@@ -1,0 +1,89 @@
+/**
+ * A dashboard session as the client's credentials: `Authorization: Bearer <access token>`, the
+ * access token renewed with the refresh token shortly before it expires (or once after a 401).
+ *
+ * Refresh tokens are single use and rotate, and a reused one revokes the whole session: so one
+ * renewal runs at a time (concurrent calls wait for it), it is never retried blindly, and every new
+ * pair goes to `onTokens` for the caller to store.
+ */
+import type { Call, Credentials } from "./Http.js"
+import type { TokenPair } from "./Types.js"
+
+/** Seconds before `expires_at` when the access token is renewed. */
+export const renewAheadSeconds = 30
+
+/** The tokens a session starts from. */
+export interface SessionTokens {
+  readonly accessToken?: string | undefined
+  readonly refreshToken?: string | undefined
+  /** When the access token expires (Unix seconds), if known. */
+  readonly expiresAt?: number | undefined
+}
+
+/** A session's mutable state and its renewal. */
+export class Session implements Credentials {
+  #access: string | undefined
+  #refresh: string | undefined
+  #expiresAt: number | undefined
+  #renewing: Promise<boolean> | undefined
+  #call: (<A>(call: Call) => Promise<A>) | undefined
+  readonly #onTokens: ((tokens: TokenPair) => void) | undefined
+
+  constructor(tokens: SessionTokens, onTokens?: (tokens: TokenPair) => void) {
+    this.#access = tokens.accessToken
+    this.#refresh = tokens.refreshToken
+    this.#expiresAt = tokens.expiresAt
+    this.#onTokens = onTokens
+  }
+
+  /** Connects the session to the transport that performs its refresh calls. */
+  bind(call: <A>(call: Call) => Promise<A>): void {
+    this.#call = call
+  }
+
+  /** The current tokens (store the refresh token: after a renewal the previous one no longer works). */
+  get tokens(): SessionTokens {
+    return { accessToken: this.#access, refreshToken: this.#refresh, expiresAt: this.#expiresAt }
+  }
+
+  /** Takes a new pair (from login or refresh). */
+  accept(pair: TokenPair): TokenPair {
+    this.#access = pair.access_token
+    this.#refresh = pair.refresh_token
+    this.#expiresAt = pair.expires_at
+    this.#onTokens?.(pair)
+    return pair
+  }
+
+  /** Forgets the tokens (after logout). */
+  clear(): void {
+    this.#access = undefined
+    this.#refresh = undefined
+    this.#expiresAt = undefined
+  }
+
+  /** Exchanges the refresh token for a new pair now; concurrent callers share one exchange. */
+  refresh(): Promise<TokenPair> {
+    const refreshToken = this.#refresh
+    if (refreshToken === undefined) return Promise.reject(new TypeError("Paydesk: this session has no refresh token"))
+    const call = this.#call
+    if (call === undefined) return Promise.reject(new TypeError("Paydesk: the session is not bound to a client"))
+    const exchange = call<TokenPair>({ method: "POST", path: "/api/v1/auth/refresh", body: { refresh_token: refreshToken }, safe: false, anonymous: true })
+      .then((pair) => this.accept(pair))
+    this.#renewing = exchange.then(() => true, () => false).finally(() => (this.#renewing = undefined))
+    return exchange
+  }
+
+  async headers(): Promise<{ readonly [name: string]: string }> {
+    if (this.#renewing !== undefined) await this.#renewing
+    const due = this.#expiresAt !== undefined && Date.now() / 1000 >= this.#expiresAt - renewAheadSeconds
+    if ((this.#access === undefined || due) && this.#refresh !== undefined) await this.renew()
+    return this.#access === undefined ? {} : { authorization: `Bearer ${this.#access}` }
+  }
+
+  async renew(): Promise<boolean> {
+    if (this.#renewing !== undefined) return this.#renewing
+    if (this.#refresh === undefined) return false
+    return this.refresh().then(() => true, () => false)
+  }
+}
