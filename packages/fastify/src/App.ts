@@ -66,6 +66,11 @@ export interface Options {
   readonly logger?: FastifyServerOptions["logger"]
   /** Login attempts per minute per e-mail and per client address (default 10 and 30). */
   readonly loginLimits?: MerchantRoutes.LoginLimits
+  /**
+   * Addresses and CIDR ranges of the reverse proxies whose `X-Forwarded-For` names the client
+   * (Fastify's `trustProxy`). Default: none, the client is the TCP peer.
+   */
+  readonly trustProxy?: ReadonlyArray<string>
   /** Checks every answer against its operation's declaration (500 `response_contract_violation` otherwise); for tests. */
   readonly checkResponses?: boolean
   /** Readiness checks and metrics of the host (`/health/ready`, `/metrics`). */
@@ -117,11 +122,13 @@ const invalidBody = (message: string) => Object.assign(new Error(message), { sta
 /** Builds the app (call `listen` or `inject` on it). */
 export const build = async (options: Options): Promise<FastifyInstance> => {
   const bodyLimit = options.bodyLimit ?? 64 * 1024
+  const trustProxy = options.trustProxy === undefined || options.trustProxy.length === 0 ? false : [...options.trustProxy]
   const app = Fastify({
     logger: withRedaction(options.logger),
     bodyLimit,
     genReqId: () => `req_${randomUUID().replaceAll("-", "")}`,
-    return503OnClosing: true
+    return503OnClosing: true,
+    trustProxy
   })
   const ctx: Context = { runtime: options.runtime, publicUrl: options.publicUrl.replace(/\/+$/, "") }
   const routes: Array<RouteEntry> = []

@@ -21,6 +21,7 @@
  * | `PAYDESK_SHUTDOWN_TIMEOUT_MS` | how long shutdown waits for in-flight requests | `10000` |
  * | `PAYDESK_CALLBACK_ALLOW_PRIVATE` | `1`: callbacks may go to loopback and private addresses (development) | `0` |
  * | `PAYDESK_LOGIN_LIMIT_PER_EMAIL`, `_PER_ADDRESS` | login attempts per minute | `10`, `30` |
+ * | `PAYDESK_TRUST_PROXY` | reverse proxies whose `X-Forwarded-For` is believed: addresses and CIDR ranges (`loopback`, `linklocal`, `uniquelocal`) | unset: none, the client is the TCP peer |
  * | `INNGEST_DEV`, `INNGEST_SIGNING_KEY`, `INNGEST_EVENT_KEY`, `INNGEST_BASE_URL` | the Inngest engine's client | |
  * | `OTEL_EXPORTER_OTLP_ENDPOINT`, `OTEL_SERVICE_NAME` | export traces over OTLP/HTTP to this endpoint | unset: no export; `paydesk` |
  * | `LOG_LEVEL` | `fatal` `error` `warn` `info` `debug` `trace` `silent` | `info` |
@@ -31,6 +32,7 @@
 import { Config, ConfigProvider, Data, Effect, Option, Redacted, Result, Schema } from "effect"
 import { Amount, IpAddress } from "@paydesk/core"
 import { NodeSecurity } from "@paydesk/sql-pg"
+import { isIP } from "node:net"
 import { resolve } from "node:path"
 
 /** The server's settings. */
@@ -78,8 +80,41 @@ export interface ServerConfig {
   readonly callbackAllowPrivate: boolean
   /** Login attempts per minute per e-mail and per client address. */
   readonly loginLimits: { readonly perEmail: number; readonly perAddress: number }
+  /**
+   * Addresses and CIDR ranges of the reverse proxies in front of the server (Fastify's `trustProxy`);
+   * empty: none, the client address is the TCP peer. With proxies, the client address (login limits,
+   * logs) is the nearest address in `X-Forwarded-For` that is not a trusted proxy.
+   */
+  readonly trustProxy: ReadonlyArray<string>
   /** Settings that work but deserve a look (logged at start). */
   readonly warnings: ReadonlyArray<string>
+}
+
+/** The names of address ranges `proxy-addr` (Fastify's `trustProxy`) knows. */
+const proxyRangeNames = ["loopback", "linklocal", "uniquelocal"]
+
+/** An IP address, or a CIDR range narrower than everything (`0.0.0.0/0` and `::/0` would trust any client). */
+const isProxyAddress = (entry: string): boolean => {
+  if (proxyRangeNames.includes(entry)) return true
+  const [address = "", prefix, ...rest] = entry.split("/")
+  const family = isIP(address)
+  if (family === 0 || rest.length > 0) return false
+  if (prefix === undefined) return true
+  const bits = /^\d{1,3}$/.test(prefix) ? Number(prefix) : Number.NaN
+  return bits >= 1 && bits <= (family === 4 ? 32 : 128)
+}
+
+/**
+ * `PAYDESK_TRUST_PROXY`: `0`/`false`/empty (none), or a comma-separated list of the proxies' addresses
+ * and CIDR ranges. Not offered: `true` (believe `X-Forwarded-For` from anyone: any client could pick its
+ * own address and escape the per-address login limit) and hop counts (Fastify 5.12 ignores them, since
+ * a hop count cannot tell a proxy from a client that connects directly).
+ */
+export const parseTrustProxy = (value: string): Result.Result<ReadonlyArray<string>, string> => {
+  const text = value.trim()
+  if (text === "" || text === "0" || text === "false") return Result.succeed([])
+  const entries = text.split(",").map((entry) => entry.trim())
+  return entries.every(isProxyAddress) ? Result.succeed(entries) : Result.fail(text)
 }
 
 /** Levels of `LOG_LEVEL` (pino's names). */
@@ -153,6 +188,11 @@ const settings = {
   callbackAllowPrivate: setting("PAYDESK_CALLBACK_ALLOW_PRIVATE", (n) => flag(n).pipe(Config.withDefault(false)), "must be 1 or 0"),
   loginPerEmail: setting("PAYDESK_LOGIN_LIMIT_PER_EMAIL", (n) => integer(1, 100_000)(n).pipe(Config.withDefault(10)), "must be an integer from 1 to 100000 (attempts per minute)"),
   loginPerAddress: setting("PAYDESK_LOGIN_LIMIT_PER_ADDRESS", (n) => integer(1, 100_000)(n).pipe(Config.withDefault(30)), "must be an integer from 1 to 100000 (attempts per minute)"),
+  trustProxy: setting(
+    "PAYDESK_TRUST_PROXY",
+    (n) => text((v) => Result.isSuccess(parseTrustProxy(v)))(n).pipe(Config.map((v) => Result.getOrThrow(parseTrustProxy(v))), Config.withDefault([] as ReadonlyArray<string>)),
+    "must be 0 (no proxy) or a comma-separated list of the proxies' addresses or CIDR ranges (loopback, linklocal, uniquelocal allowed); true (trust everyone) and hop counts are refused"
+  ),
   inngestDev: setting("INNGEST_DEV", (n) => flag(n).pipe(Config.withDefault(false)), "must be 1 or 0"),
   inngestSigningKey: setting("INNGEST_SIGNING_KEY", (n) => Config.Redacted(n).pipe(Config.option), "must be a string"),
   inngestEventKey: setting("INNGEST_EVENT_KEY", (n) => Config.Redacted(n).pipe(Config.option), "must be a string"),
@@ -209,6 +249,7 @@ export const read = (provider: ConfigProvider.ConfigProvider): Effect.Effect<Ser
       logLevel: v.logLevel,
       callbackAllowPrivate: v.callbackAllowPrivate,
       loginLimits: { perEmail: v.loginPerEmail, perAddress: v.loginPerAddress },
+      trustProxy: v.trustProxy,
       warnings
     }
     return config

@@ -276,6 +276,7 @@ export const layerHttp = (config: ServerConfig) =>
               publicUrl,
               adminToken: Redacted.value(secrets.adminToken),
               loginLimits: config.loginLimits,
+              trustProxy: config.trustProxy,
               logger: config.logLevel === "silent" ? false : {
                 level: config.logLevel,
                 redact: ["req.headers.authorization", "req.headers[\"x-api-key\"]", "req.headers[\"x-nonce\"]"]

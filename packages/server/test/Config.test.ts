@@ -24,7 +24,7 @@ describe("Config", () => {
     expect(config).toMatchObject({
       port: 8080, host: "127.0.0.1", dataDir: resolve(".data"), dbPool: 10, clock: "system", engine: "local",
       initialRate: 95_000_000n, workIntervalMs: 1000, workBatchSize: 100, eventRetentionDays: 30, signingSecretOverlapHours: 24, shutdownTimeoutMs: 10_000, logLevel: "info",
-      callbackAllowPrivate: false, loginLimits: { perEmail: 10, perAddress: 30 }, warnings: [],
+      callbackAllowPrivate: false, loginLimits: { perEmail: 10, perAddress: 30 }, trustProxy: [], warnings: [],
       otel: { serviceName: "paydesk" }, inngest: { isDev: false }
     })
     const absent: ReadonlyArray<Option.Option<unknown>> = [config.databaseUrl, config.publicUrl, config.adminToken, config.secretKey, config.clockStart, config.otel.endpoint]
@@ -87,6 +87,16 @@ describe("Config", () => {
     expect(() => load({ PAYDESK_SECRET_KEY: "not-a-key-but-secret" })).toThrow(/invalid configuration:\n {2}- PAYDESK_SECRET_KEY must be/)
     expect(() => load({ PAYDESK_SECRET_KEY: "not-a-key-but-secret" })).not.toThrow(/not-a-key-but-secret/)
     expect(problemsOf({ PAYDESK_DB_POOL: "1.5" })).toEqual(["PAYDESK_DB_POOL must be an integer from 1 to 200 (connections)"])
+  })
+
+  it("PAYDESK_TRUST_PROXY: off, or proxy addresses and CIDR ranges; never everyone, never a bare hop count", () => {
+    expect(load({ PAYDESK_TRUST_PROXY: "0" }).trustProxy).toEqual([])
+    expect(load({ PAYDESK_TRUST_PROXY: "false" }).trustProxy).toEqual([])
+    expect(load({ PAYDESK_TRUST_PROXY: "10.0.0.0/8, 127.0.0.1,::1,fd00::/8,loopback" }).trustProxy).toEqual(["10.0.0.0/8", "127.0.0.1", "::1", "fd00::/8", "loopback"])
+    const rule = "PAYDESK_TRUST_PROXY must be 0 (no proxy) or a comma-separated list of the proxies' addresses or CIDR ranges (loopback, linklocal, uniquelocal allowed); true (trust everyone) and hop counts are refused"
+    for (const bad of ["true", "1", "2", "*", "0.0.0.0/0", "::/0", "10.0.0.0/33", "proxy.example", "10.0.0.1,", "1.2.3"]) {
+      expect(problemsOf({ PAYDESK_TRUST_PROXY: bad }), bad).toEqual([rule])
+    }
   })
 
   it("reads through the ConfigProvider in context", async () => {

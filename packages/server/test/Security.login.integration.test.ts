@@ -61,6 +61,38 @@ describe("login limits", () => {
   }, 60_000)
 })
 
+describe("login limits behind a reverse proxy (PAYDESK_TRUST_PROXY)", () => {
+  let direct: Srv
+  let proxied: Srv
+  const limits = { PAYDESK_LOGIN_LIMIT_PER_ADDRESS: "3", PAYDESK_LOGIN_LIMIT_PER_EMAIL: "100" }
+  const from = (srv: Srv, client: string, i: number) =>
+    srv.call("POST", "/api/v1/auth/login", { body: { email: `nobody-${i}@shop.example`, password: "guess" }, headers: { "x-forwarded-for": client } })
+
+  beforeAll(async () => {
+    direct = await startServer(limits)
+    // The test's requests come from 127.0.0.1: that is the proxy.
+    proxied = await startServer({ ...limits, PAYDESK_TRUST_PROXY: "127.0.0.1" })
+  }, 120_000)
+
+  afterAll(async () => {
+    await direct?.stop()
+    await proxied?.stop()
+  })
+
+  it("with it, the per-address limit keys on the client in X-Forwarded-For: one client's attempts do not limit another behind the same proxy", async () => {
+    for (let i = 0; i < 3; i++) expect((await from(proxied, "203.0.113.7", i)).status).toBe(401)
+    expectTooMany(await from(proxied, "203.0.113.7", 3))
+    expect((await from(proxied, "198.51.100.9", 4)).status).toBe(401)
+    // The proxy's own address appended by a second hop does not make it another client.
+    expectTooMany(await from(proxied, "203.0.113.7, 127.0.0.1", 5))
+  }, 60_000)
+
+  it("without it, X-Forwarded-For is ignored: a client cannot escape the limit by naming other addresses", async () => {
+    for (let i = 0; i < 3; i++) expect((await from(direct, `203.0.113.${10 + i}`, i)).status).toBe(401)
+    expectTooMany(await from(direct, "198.51.100.9", 3))
+  }, 60_000)
+})
+
 describe("login floods", () => {
   let srv: Srv
 
