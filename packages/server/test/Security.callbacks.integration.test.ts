@@ -74,7 +74,7 @@ describe("callback URLs refused on write (SSRF)", () => {
     await relaxed?.stop()
   })
 
-  it(`refuses ${internal.length} internal forms through PUT /api/v1/terminals/{id} and the operator API, and keeps the stored URL`, async () => {
+  it(`refuses ${internal.length} internal forms through PUT /api/v1/terminals/{id}, the operator's POST /admin/v1/terminals and PUT /admin/v1/terminals/{id}, and keeps the stored URL`, async () => {
     const m = await strict.merchant("https://merchant.example/callbacks")
     const account = await strict.admin("POST", "/accounts", { name: "Probe", owner_email: `probe-${Date.now()}@x.example`, owner_password: "correct horse" })
     for (const url of internal) {
@@ -82,8 +82,13 @@ describe("callback URLs refused on write (SSRF)", () => {
       expect([url, put.status, put.json?.error?.field]).toEqual([url, 400, "callback_url"])
       const created = await strict.admin("POST", "/terminals", { account_id: account.json.account_id, name: "Probe", callback_url: url })
       expect([url, created.status, created.json?.error?.field]).toEqual([url, 400, "callback_url"])
+      const operatorPut = await strict.admin("PUT", `/terminals/${m.terminalId}`, { callback_url: url })
+      expect([url, operatorPut.status, operatorPut.json?.error?.field]).toEqual([url, 400, "callback_url"])
     }
+    expect((await strict.admin("GET", `/terminals/${m.terminalId}`)).json.callback_url).toBe("https://merchant.example/callbacks")
     for (const url of publicUrls) {
+      const operatorPut = await strict.admin("PUT", `/terminals/${m.terminalId}`, { callback_url: url })
+      expect([url, operatorPut.status, operatorPut.json.callback_url]).toEqual([url, 200, url])
       const put = await m.api("PUT", `/terminals/${m.terminalId}`, { callback_url: url })
       expect([url, put.status, put.json.callback_url]).toEqual([url, 200, url])
     }
@@ -91,6 +96,10 @@ describe("callback URLs refused on write (SSRF)", () => {
     expect(credentials.json.error.message).toMatch(/credentials/)
     const metadata = await m.api("PUT", `/terminals/${m.terminalId}`, { callback_url: "http://169.254.169.254/" })
     expect(metadata.json.error.message).toBe("callback_url must not point to a link-local address (169.254.169.254)")
+    const operatorMetadata = await strict.admin("PUT", `/terminals/${m.terminalId}`, { callback_url: "http://169.254.169.254/" })
+    expect(operatorMetadata.json.error.message).toBe("callback_url must not point to a link-local address (169.254.169.254)")
+    const operatorCredentials = await strict.admin("PUT", `/terminals/${m.terminalId}`, { callback_url: "https://user:secret@merchant.example/cb" })
+    expect(operatorCredentials.json.error.message).toMatch(/credentials/)
     const unchanged = await m.api("PUT", `/terminals/${m.terminalId}`, {})
     expect(unchanged.json.callback_url).toBe(publicUrls.at(-1))
   }, 60_000)
@@ -100,6 +109,8 @@ describe("callback URLs refused on write (SSRF)", () => {
     for (const url of internal) {
       const put = await m.api("PUT", `/terminals/${m.terminalId}`, { callback_url: url })
       expect([url, put.status]).toEqual([url, privateOnly.has(url) ? 200 : 400])
+      const operatorPut = await relaxed.admin("PUT", `/terminals/${m.terminalId}`, { callback_url: url })
+      expect([url, "operator", operatorPut.status]).toEqual([url, "operator", privateOnly.has(url) ? 200 : 400])
     }
   }, 60_000)
 })
