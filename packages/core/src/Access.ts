@@ -6,7 +6,7 @@
  * subscription writes). A dashboard user (Bearer token) acts on the terminals of their account
  * and must name one (`terminal_id is required`); any other terminal is `account access denied`.
  */
-import { Effect, Option } from "effect"
+import { Context, Effect, Option } from "effect"
 import { AccessDenied, TerminalIdRequired, TerminalUnavailable } from "./Errors.js"
 import { isUuid } from "./Id.js"
 import type { Terminal } from "./Terminal.js"
@@ -18,8 +18,6 @@ export interface ApiKeyPrincipal {
   readonly apiKeyId: string
   readonly terminalId: string
   readonly subscriptionWrite: boolean
-  /** The key's terminal as read with the key in this request, so resolving it needs no second read. */
-  readonly terminal?: Terminal | undefined
 }
 
 /** A dashboard user of an account (Bearer token). */
@@ -32,6 +30,19 @@ export interface UserPrincipal {
 
 /** Who makes a request. */
 export type Principal = ApiKeyPrincipal | UserPrincipal
+
+/**
+ * The terminal of the request's API key as authentication read it (`Auth.apiKeyRequest`), provided
+ * by a host for that one request only (`withRequestTerminal`), so resolving the terminal reads
+ * nothing again. Never kept beyond the request: a principal outlives it, the terminal's status not.
+ */
+export const RequestTerminal = Context.Reference<Terminal | null>("@paydesk/core/Access/RequestTerminal", {
+  defaultValue: () => null
+})
+
+/** Runs `effect` (one request's use case) with the terminal its authentication read. */
+export const withRequestTerminal = <A, E, R>(effect: Effect.Effect<A, E, R>, terminal: Terminal | null): Effect.Effect<A, E, R> =>
+  terminal === null ? effect : Effect.provideService(effect, RequestTerminal, terminal)
 
 /**
  * What the request does with the terminal. `write` and `subscription_write` need an active
@@ -58,7 +69,8 @@ export const resolveTerminal = Effect.fn("Access.resolveTerminal")(function*(
     if (subscriptionWrite && !principal.subscriptionWrite) {
       return yield* AccessDenied.subscriptionWrite()
     }
-    const found = principal.terminal !== undefined ? Option.some(principal.terminal) : yield* terminals.get(principal.terminalId)
+    const known = yield* RequestTerminal
+    const found = known !== null && known.id === principal.terminalId ? Option.some(known) : yield* terminals.get(principal.terminalId)
     if (Option.isNone(found)) return yield* AccessDenied.terminal()
     terminal = found.value
   } else {

@@ -6,8 +6,8 @@
  */
 import type { FastifyReply, FastifyRequest } from "fastify"
 import { Effect, type Exit, type Tracer } from "effect"
-import { Auth } from "@paydesk/core"
-import type { Access, Runner, Services } from "@paydesk/core"
+import { Access, Auth } from "@paydesk/core"
+import type { Runner, Services } from "@paydesk/core"
 import { errorResponse, fromExit } from "./HttpErrors.js"
 
 declare module "fastify" {
@@ -76,7 +76,15 @@ export const runAs = <A, E>(
   reply: FastifyReply,
   use: (who: Access.Principal) => Effect.Effect<A, E, Services>,
   ok: (value: A) => unknown
-) => run(ctx, request, reply, Effect.flatMap(principal(request), use), ok)
+) => {
+  const authorization = header(request, "authorization")
+  // An API key's terminal, read with the key, serves this request's use case (no second read).
+  const authenticated = authorization !== undefined && /^Bearer\s+/i.test(authorization)
+    ? Effect.flatMap(principal(request), use)
+    : Effect.flatMap(Auth.apiKeyRequest(header(request, "x-api-key"), header(request, "x-nonce")), ({ principal, terminal }) =>
+      Access.withRequestTerminal(use(principal), terminal))
+  return run(ctx, request, reply, authenticated, ok)
+}
 
 /** The value of a header, first one if repeated. */
 export const headerOf = header

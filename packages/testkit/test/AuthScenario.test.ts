@@ -15,8 +15,12 @@ describe("Authentication", () => {
       assert.strictEqual((yield* Effect.flip(Auth.apiKey(undefined, "n1")))._tag, "Unauthenticated")
       assert.strictEqual((yield* Effect.flip(Auth.apiKey(merchant.apiKey, undefined))).message, "X-Nonce header is required")
       const principal = yield* Auth.apiKey(merchant.apiKey, "n1")
-      assert.deepStrictEqual(principal, { _tag: "ApiKey", apiKeyId: principal._tag === "ApiKey" ? principal.apiKeyId : "", terminalId: merchant.terminal.id, subscriptionWrite: true, terminal: merchant.terminal })
+      assert.deepStrictEqual(principal, { _tag: "ApiKey", apiKeyId: principal._tag === "ApiKey" ? principal.apiKeyId : "", terminalId: merchant.terminal.id, subscriptionWrite: true })
       assert.strictEqual((yield* Effect.flip(Auth.apiKey(merchant.apiKey, "n1"))).message, "nonce already used")
+      // The request path also hands over the key's terminal as it read it (for that request only).
+      const request = yield* Auth.apiKeyRequest(merchant.apiKey, "n0")
+      assert.deepStrictEqual([request.principal, request.terminal], [principal, merchant.terminal])
+      assert.strictEqual((yield* Effect.flip(Auth.apiKeyRequest(merchant.apiKey, "n0"))).message, "nonce already used")
       yield* TestClock.adjust("9 minutes")
       assert.strictEqual((yield* Effect.flip(Auth.apiKey(merchant.apiKey, "n1"))).message, "nonce already used")
       yield* TestClock.adjust("1 minute")

@@ -27,7 +27,7 @@ import { atomic } from "./Atomic.js"
  * its terminal and the nonce claim together); a request whose nonce is missing or malformed is
  * answered as before, the key checked first.
  */
-export const apiKey = Effect.fn("Auth.apiKey")(function*(key: string | undefined, nonce: string | undefined) {
+export const apiKeyRequest = Effect.fn("Auth.apiKeyRequest")(function*(key: string | undefined, nonce: string | undefined) {
   if (key === undefined || key.length === 0) return yield* new Unauthenticated({ message: "X-API-Key header is required" })
   const keys = yield* ApiKeyRepository
   const keyHash = yield* (yield* Digest).sha256Hex(key)
@@ -45,11 +45,15 @@ export const apiKey = Effect.fn("Auth.apiKey")(function*(key: string | undefined
     _tag: "ApiKey",
     apiKeyId: found.value.key.id,
     terminalId: found.value.key.terminalId,
-    subscriptionWrite: found.value.key.subscriptionWrite,
-    terminal: Option.getOrUndefined(found.value.terminal)
+    subscriptionWrite: found.value.key.subscriptionWrite
   }
-  return principal
+  /** The key's terminal as read now: for this request only (`Access.withRequestTerminal`). */
+  return { principal, terminal: Option.getOrNull(found.value.terminal) }
 })
+
+/** Authenticates `X-API-Key` and claims `X-Nonce` (`apiKeyRequest` without the terminal it read). */
+export const apiKey = (key: string | undefined, nonce: string | undefined) =>
+  Effect.map(apiKeyRequest(key, nonce), (authenticated): Principal => authenticated.principal)
 
 /** The claims of a valid access token whose refresh family is still live. */
 const liveClaims = Effect.fn("Auth.liveClaims")(function*(token: string) {
