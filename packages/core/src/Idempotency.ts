@@ -9,7 +9,7 @@ import { Effect, Option, Result } from "effect"
 import { PaydeskConfig } from "./Config.js"
 import { IdempotencyConflict, InvalidRequest } from "./Errors.js"
 import { type IdempotencyRecord, IdempotencyStore } from "./ports/IdempotencyStore.js"
-import { sha256Hex } from "./Signature.js"
+import { Digest } from "./ports/Digest.js"
 import { wallTime } from "./TestClock.js"
 
 /** Longest accepted key. */
@@ -36,7 +36,8 @@ export const canonicalJson = (value: unknown): string => {
 }
 
 /** SHA-256 hex of the canonical JSON of a normalized request. */
-export const fingerprint = (value: unknown): Effect.Effect<string> => sha256Hex(canonicalJson(value))
+export const fingerprint = (value: unknown): Effect.Effect<string> =>
+  Effect.flatMap(Digest, (digest) => digest.sha256Hex(canonicalJson(value)))
 
 /** What to do with a request given the stored record of its key. */
 export type Decision =

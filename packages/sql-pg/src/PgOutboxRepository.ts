@@ -143,21 +143,24 @@ export const layer: Layer.Layer<OutboxRepository, never, SqlClient.SqlClient> = 
     const sql = yield* SqlClient.SqlClient
 
     return OutboxRepository.of({
-      insertEvent: Effect.fn("PgOutboxRepository.insertEvent")(function*(event) {
-        yield* orDie(sql`INSERT INTO outbox_events ${
-          sql.insert({
-            id: event.id,
-            terminal_id: event.terminalId,
-            event_type: event.eventType,
-            payment_id: event.paymentId,
-            payout_id: event.payoutId,
-            body: event.body,
-            test: event.test,
-            test_clock_id: event.testClockId,
-            sequence: event.sequence,
-            created_at: time(event.createdAt)
-          })
-        }`)
+      insertEvent: Effect.fn("PgOutboxRepository.insertEvent")(function*(event, delivery) {
+        const columns = sql.insert({
+          id: event.id,
+          terminal_id: event.terminalId,
+          event_type: event.eventType,
+          payment_id: event.paymentId,
+          payout_id: event.payoutId,
+          body: event.body,
+          test: event.test,
+          test_clock_id: event.testClockId,
+          sequence: event.sequence,
+          created_at: time(event.createdAt)
+        })
+        // With its delivery: one statement (the delivery's foreign key is checked at its end).
+        yield* orDie(delivery === undefined
+          ? sql`INSERT INTO outbox_events ${columns}`
+          : sql`WITH event AS (INSERT INTO outbox_events ${columns} RETURNING id)
+              INSERT INTO deliveries ${sql.insert(deliveryColumns(delivery))}`)
       }),
 
       getEvent: Effect.fn("PgOutboxRepository.getEvent")(function*(id) {

@@ -83,18 +83,25 @@ for (const target of targets) {
         assert.strictEqual(listed.total, 1)
       })).pipe(Effect.provide(kitOn(target.url))), 60_000)
 
-    it.live("50 concurrent payment creations with one order_id give one payment", () =>
-      timed((clock) => Effect.gen(function*() {
-        const { merchant, principal } = yield* setup
-        const results = yield* Effect.forEach(Array.from({ length: 50 }, () => 0), () =>
-          Payments.create(principal, { amount: "10.00", orderId: "same-order" }), all)
-        assert.strictEqual(new Set(results.map((r) => r.payment.id)).size, 1)
-        assert.strictEqual(results.filter((r) => r.created).length, 1)
-        const listed = yield* Payments.list(principal, { environment: "all" })
-        assert.strictEqual(listed.total, 1)
-        const events = yield* (yield* OutboxRepository).listEvents({ terminalId: merchant.terminal.id })
-        assert.strictEqual(events.length, 1)
-      })).pipe(Effect.provide(kitOn(target.url))), 60_000)
+    // Live payments look the order_id up before the acquirer call; sandbox ones rely on the unique rule alone.
+    for (const test of [false, true]) {
+      it.live(`50 concurrent ${test ? "sandbox" : "live"} payment creations with one order_id give one payment`, () =>
+        timed((clock) => Effect.gen(function*() {
+          const { merchant, principal } = yield* setup
+          const results = yield* Effect.forEach(Array.from({ length: 50 }, () => 0), () =>
+            Payments.create(principal, { amount: "10.00", orderId: "same-order", test }), all)
+          assert.strictEqual(new Set(results.map((r) => r.payment.id)).size, 1)
+          assert.strictEqual(results.filter((r) => r.created).length, 1)
+          const listed = yield* Payments.list(principal, { environment: "all" })
+          assert.strictEqual(listed.total, 1)
+          const events = yield* (yield* OutboxRepository).listEvents({ terminalId: merchant.terminal.id })
+          assert.strictEqual(events.length, 1)
+          assert.strictEqual(events[0]!.sequence, 1)
+          // A different body under the same order_id is a conflict, after the first attempt found the order taken.
+          const other = yield* Effect.flip(Payments.create(principal, { amount: "11.00", orderId: "same-order", test }))
+          assert.strictEqual(other._tag, "OrderIdConflict")
+        })).pipe(Effect.provide(kitOn(target.url))), 60_000)
+    }
 
     it.live("50 concurrent payouts that together exceed the balance never overdraw it", () =>
       timed((clock) => Effect.gen(function*() {

@@ -33,12 +33,22 @@ export const layer: Layer.Layer<OutboxRepository, never, MemoryDatabase> = Layer
     const attemptsOfTerminal = (terminalId: string): Array<Callback.Attempt> =>
       [...attempts.values()].filter((a) => deliveries.get(a.deliveryId)?.terminalId === terminalId)
 
+    const insertDelivery = (delivery: Callback.Delivery) => {
+      if (deliveries.has(delivery.id)) return duplicateKey("deliveries", delivery.id)
+      if (!outboxEvents.has(delivery.eventId)) {
+        return Effect.die(new Error(`delivery ${delivery.id} references unknown event ${delivery.eventId}`))
+      }
+      deliveries.set(delivery.id, delivery)
+      order.set(delivery.id, ++inserted)
+      return Effect.void
+    }
+
     return OutboxRepository.of({
-      insertEvent: (event) =>
+      insertEvent: (event, delivery) =>
         db.atomically(Effect.suspend(() => {
           if (outboxEvents.has(event.id)) return duplicateKey("outbox_events", event.id)
           outboxEvents.set(event.id, event)
-          return Effect.void
+          return delivery === undefined ? Effect.void : insertDelivery(delivery)
         })),
       getEvent: (id) => db.atomically(Effect.sync(() => Option.fromUndefinedOr(outboxEvents.get(id)))),
       listEvents: (filter) =>
@@ -58,16 +68,7 @@ export const layer: Layer.Layer<OutboxRepository, never, MemoryDatabase> = Layer
           const ordered = filter.newestFirst === true ? matching.reverse() : matching
           return filter.limit === undefined ? ordered : ordered.slice(0, filter.limit)
         })),
-      insertDelivery: (delivery) =>
-        db.atomically(Effect.suspend(() => {
-          if (deliveries.has(delivery.id)) return duplicateKey("deliveries", delivery.id)
-          if (!outboxEvents.has(delivery.eventId)) {
-            return Effect.die(new Error(`delivery ${delivery.id} references unknown event ${delivery.eventId}`))
-          }
-          deliveries.set(delivery.id, delivery)
-          order.set(delivery.id, ++inserted)
-          return Effect.void
-        })),
+      insertDelivery: (delivery) => db.atomically(Effect.suspend(() => insertDelivery(delivery))),
       getDelivery: (id) => db.atomically(Effect.sync(() => Option.fromUndefinedOr(deliveries.get(id)))),
       updateDelivery: (delivery) =>
         db.atomically(Effect.sync(() => {

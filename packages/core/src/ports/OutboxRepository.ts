@@ -2,7 +2,8 @@
  * Port: the callback outbox, deliveries and their attempt log.
  *
  * Contract: events and deliveries are written in the transaction of the change that caused
- * them. `claimDue(now, leaseUntil, limit)` takes `pending` deliveries with
+ * them; `insertEvent(event, delivery)` writes the event and that delivery of it together (one
+ * statement where the store can). `claimDue(now, leaseUntil, limit)` takes `pending` deliveries with
  * `nextAttemptAt <= now` (oldest first; ties in the order the events were inserted), skipping rows other transactions hold, sets their
  * `nextAttemptAt` to `leaseUntil` (so a crashed attempt is retried after the lease) and returns
  * them with their events. `stampSending(id, now, keepFrom)` sets the delivery's `sendingAt` to
@@ -78,7 +79,7 @@ export interface AttemptFacts {
 }
 
 export class OutboxRepository extends Context.Service<OutboxRepository, {
-  insertEvent(event: OutboxEvent): Effect.Effect<void>
+  insertEvent(event: OutboxEvent, delivery?: Delivery): Effect.Effect<void>
   getEvent(id: string): Effect.Effect<Option.Option<OutboxEvent>>
   listEvents(filter: EventFilter): Effect.Effect<ReadonlyArray<OutboxEvent>>
   insertDelivery(delivery: Delivery): Effect.Effect<void>

@@ -55,13 +55,12 @@ export interface EventInput {
   readonly payoutId: string | null
   /** The test clock of the event's object, if any. */
   readonly testClockId?: string | null
+  /** The event's number when the caller knows it (the first events of an object it created): no lookup. */
+  readonly sequence?: number
 }
 
-/**
- * Queues a delivery of a stored event, due now (a `delivery` wakeup after the caller's commit); the
- * delivery of an event of a test clock is due at the clock's time and goes with the clock's work.
- */
-export const deliver = Effect.fn("Outbox.deliver")(function*(event: Pick<OutboxEvent, "id" | "terminalId" | "testClockId">, kind: DeliveryKind) {
+/** A delivery of `event`, due now (on a test clock: at the clock's time). */
+const newDelivery = Effect.fn("Outbox.newDelivery")(function*(event: Pick<OutboxEvent, "id" | "terminalId" | "testClockId">, kind: DeliveryKind) {
   const now = yield* nowOf(event.testClockId)
   const delivery: Delivery = {
     id: yield* (yield* Entropy).uuid,
@@ -79,24 +78,39 @@ export const deliver = Effect.fn("Outbox.deliver")(function*(event: Pick<OutboxE
     updatedAt: now,
     deliveredAt: null
   }
+  return delivery
+})
+
+/**
+ * Queues a delivery of a stored event, due now (a `delivery` wakeup after the caller's commit); the
+ * delivery of an event of a test clock is due at the clock's time and goes with the clock's work.
+ */
+export const deliver = Effect.fn("Outbox.deliver")(function*(event: Pick<OutboxEvent, "id" | "terminalId" | "testClockId">, kind: DeliveryKind) {
+  const delivery = yield* newDelivery(event, kind)
   yield* (yield* OutboxRepository).insertDelivery(delivery)
-  yield* wakeup({ kind: "delivery", deliveryId: delivery.id, at: now })
+  yield* wakeup({ kind: "delivery", deliveryId: delivery.id, at: delivery.createdAt })
   return delivery
 })
 
 /**
  * Writes one event, numbered after the earlier events of its payment or payout (the caller holds
  * that object's row lock, so the numbering cannot race), and, when the terminal has a callback
- * URL, its delivery.
+ * URL, its delivery (both in one write).
  */
 export const enqueue = Effect.fn("Outbox.enqueue")(function*(input: EventInput) {
-  const event = yield* write(input)
-  if (input.terminal.callbackUrl !== null) yield* deliver(event, "scheduled")
+  const event = yield* newEvent(input)
+  if (input.terminal.callbackUrl === null) {
+    yield* (yield* OutboxRepository).insertEvent(event)
+    return event.id
+  }
+  const delivery = yield* newDelivery(event, "scheduled")
+  yield* (yield* OutboxRepository).insertEvent(event, delivery)
+  yield* wakeup({ kind: "delivery", deliveryId: delivery.id, at: delivery.createdAt })
   return event.id
 })
 
-/** Writes one event (numbered after the earlier events of its object) without a delivery; returns it. */
-export const write = Effect.fn("Outbox.write")(function*(input: EventInput) {
+/** The event of `input`, numbered after the earlier events of its object (unless the caller numbered it). */
+const newEvent = Effect.fn("Outbox.newEvent")(function*(input: EventInput) {
   const outbox = yield* OutboxRepository
   const entropy = yield* Entropy
   const now = yield* Clock.currentTimeMillis
@@ -110,21 +124,32 @@ export const write = Effect.fn("Outbox.write")(function*(input: EventInput) {
     body: input.body,
     test: input.test,
     testClockId: input.testClockId ?? null,
-    sequence: object === null ? 1 : (yield* outbox.lastSequence(object)) + 1,
+    sequence: input.sequence ?? (object === null ? 1 : (yield* outbox.lastSequence(object)) + 1),
     createdAt: now
   }
-  yield* outbox.insertEvent(event)
   return event
 })
 
-/** Writes the events a payment transition emitted, in order. */
+/** Writes one event (numbered after the earlier events of its object) without a delivery; returns it. */
+export const write = Effect.fn("Outbox.write")(function*(input: EventInput) {
+  const event = yield* newEvent(input)
+  yield* (yield* OutboxRepository).insertEvent(event)
+  return event
+})
+
+/**
+ * Writes the events a payment transition emitted, in order; `created` when the payment is new in
+ * this transaction (its events are then numbered from 1 without a lookup).
+ */
 export const paymentEvents = Effect.fn("Outbox.paymentEvents")(function*(
   terminal: Terminal,
   payment: Payment,
-  eventTypes: ReadonlyArray<CallbackEventType>
+  eventTypes: ReadonlyArray<CallbackEventType>,
+  created = false
 ) {
-  for (const eventType of eventTypes) {
+  for (const [index, eventType] of eventTypes.entries()) {
     yield* enqueue({
+      ...(created ? { sequence: index + 1 } : {}),
       terminal,
       eventType,
       body: paymentBody(eventType, payment),

@@ -49,6 +49,17 @@ export const suite = <E>(name: string, layer_: Layer.Layer<Requirements, E>): vo
       return { terminal, payment, repo, seed }
     })
 
+    it.effect("insertEvent with a delivery stores both, as two inserts would", () =>
+      Effect.gen(function*() {
+        const { terminal, payment, repo } = yield* setup
+        const event = Fixtures.outboxEvent(terminal.id, { paymentId: payment.id })
+        const delivery = Fixtures.delivery(event)
+        yield* repo.insertEvent(event, delivery)
+        assert.deepStrictEqual(some(yield* repo.getEvent(event.id)), event)
+        assert.deepStrictEqual(some(yield* repo.getDelivery(delivery.id)), delivery)
+        assert.deepStrictEqual(ids(yield* repo.deliveriesOf(event.id)), [delivery.id])
+      }))
+
     it.effect("events round-trip with their exact body and are listed by payment and terminal", () =>
       Effect.gen(function*() {
         const { terminal, payment, repo } = yield* setup
