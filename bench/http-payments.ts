@@ -1,0 +1,272 @@
+/**
+ * Benchmark: `POST /api/v1/payments` over HTTP against the built reference server, next to `pgbench`
+ * running the server's own SQL transaction on the same database in the same run, as a ratio.
+ *
+ * The server is the built JavaScript (`node packages/server/dist/main.js`, as `./run start` runs it)
+ * on a fresh database (`DATABASE_URL`'s server, else an embedded PostgreSQL started for the run).
+ * autocannon drives it with `CONNECTIONS` connections for `SECONDS` seconds, each request a sandbox
+ * payment with a fresh `X-Nonce` and `order_id`. Two phases:
+ *
+ *   1. `PAYDESK_ENGINE=off`: the HTTP path alone;
+ *   2. `PAYDESK_ENGINE=local` with the terminal's callbacks going to a loopback receiver: every
+ *      `payment.created` is delivered while the requests come in (the count delivered is reported).
+ *
+ * Then pgbench runs the statements one creation makes (the API key with its nonce, the terminal, the
+ * payment, its outbox event and delivery, in the server's transactions) with `CONNECTIONS` clients.
+ * The server's resident memory is sampled during each phase.
+ *
+ *   ./run pnpm bench:http                        # builds first, then measures
+ *   SECONDS=20 CONNECTIONS=32 ./run pnpm bench:http
+ *   PROFILE=1 ./run pnpm bench:http               # also writes a CPU profile of the server (phase 1) to bench/profiles/
+ *   PHASES=1 ./run pnpm bench:http                # phase 1 only
+ */
+import autocannon from "autocannon"
+import { execFileSync, spawn, type ChildProcess } from "node:child_process"
+import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs"
+import { createServer } from "node:net"
+import { tmpdir } from "node:os"
+import { join, resolve } from "node:path"
+import * as BenchDatabase from "./BenchDatabase.js"
+import * as LoopbackReceiver from "./LoopbackReceiver.js"
+
+const root = resolve(import.meta.dirname, "..")
+const seconds = Number(process.env.SECONDS ?? 10)
+const connections = Number(process.env.CONNECTIONS ?? 32)
+const phases = Number(process.env.PHASES ?? 2)
+const profile = process.env.PROFILE === "1"
+const adminToken = "bench-admin-token-0123456789abcdef"
+
+const sleep = (ms: number) => new Promise((ok) => setTimeout(ok, ms))
+
+const freePort = () => new Promise<number>((ok, fail) => {
+  const probe = createServer()
+  probe.once("error", fail)
+  probe.listen(0, "127.0.0.1", () => {
+    const address = probe.address()
+    const port = typeof address === "object" && address !== null ? address.port : 0
+    probe.close(() => ok(port))
+  })
+})
+
+/** Resident set size of `pid` in MB (from /proc, so no tool is needed). */
+const rssMb = (pid: number): number => {
+  const line = readFileSync(`/proc/${pid}/status`, "utf8").split("\n").find((l) => l.startsWith("VmRSS:"))
+  return line === undefined ? 0 : Number(line.replace(/\D+/g, "")) * 1024 / 1e6
+}
+
+interface Running {
+  readonly url: string
+  readonly process: ChildProcess
+  stop(): Promise<void>
+}
+
+/** Starts the built server on `databaseUrl`; resolves once it listens. */
+const startServer = async (databaseUrl: string, env: Record<string, string>, cpuProfileDir?: string): Promise<Running> => {
+  const port = await freePort()
+  const flags = ["--max-semi-space-size=4", ...(cpuProfileDir === undefined ? [] : ["--cpu-prof", `--cpu-prof-dir=${cpuProfileDir}`])]
+  const child = spawn(process.execPath, [...flags, join(root, "packages/server/dist/main.js")], {
+    cwd: root,
+    env: {
+      ...process.env,
+      DATABASE_URL: databaseUrl,
+      PORT: String(port),
+      HOST: "127.0.0.1",
+      PAYDESK_ADMIN_TOKEN: adminToken,
+      LOG_LEVEL: "warn",
+      ...env
+    },
+    stdio: ["ignore", "pipe", "pipe"]
+  })
+  let output = ""
+  child.stdout!.on("data", (chunk: Buffer) => (output += chunk.toString()))
+  child.stderr!.on("data", (chunk: Buffer) => (output += chunk.toString()))
+  const exited = new Promise<void>((ok) => child.once("exit", () => ok()))
+  const url = `http://127.0.0.1:${port}`
+  const deadline = Date.now() + 60_000
+  for (;;) {
+    if (child.exitCode !== null || Date.now() > deadline) throw new Error(`the server did not start:\n${output}`)
+    const ready = await fetch(`${url}/health/ready`).then((r) => r.ok, () => false)
+    if (ready) break
+    await sleep(100)
+  }
+  return {
+    url,
+    process: child,
+    stop: async () => {
+      if (child.exitCode === null) child.kill("SIGTERM")
+      await exited
+    }
+  }
+}
+
+const admin = async (url: string, path: string, body: unknown) => {
+  const response = await fetch(`${url}/admin/v1${path}`, {
+    method: "POST",
+    headers: { authorization: `Bearer ${adminToken}`, "content-type": "application/json" },
+    body: JSON.stringify(body)
+  })
+  const json = await response.json() as Record<string, unknown>
+  if (!response.ok) throw new Error(`${path}: ${response.status} ${JSON.stringify(json)}`)
+  return json
+}
+
+/** A merchant account with one terminal whose callbacks go to `callbackUrl`. */
+const provision = async (url: string, callbackUrl: string) => {
+  const account = await admin(url, "/accounts", { name: "Bench", owner_email: `bench-${crypto.randomUUID()}@bench.example`, owner_password: "correct horse battery staple" })
+  const terminal = await admin(url, "/terminals", { account_id: account.account_id, name: "Bench shop", callback_url: callbackUrl })
+  return { terminalId: terminal.terminal_id as string, apiKey: terminal.api_key as string }
+}
+
+interface Measured {
+  readonly requestsPerSecond: number
+  readonly p50: number
+  readonly p99: number
+  readonly errors: number
+  readonly non2xx: number
+  readonly total: number
+  readonly rssMaxMb: number
+}
+
+/** Drives `POST /api/v1/payments` for `duration` seconds; every request a new nonce and order_id. */
+const drive = async (server: Running, apiKey: string, tag: string, duration: number): Promise<Measured> => {
+  let n = 0
+  const rss: Array<number> = []
+  const sampler = setInterval(() => rss.push(rssMb(server.process.pid!)), 500)
+  const result = await autocannon({
+    url: `${server.url}/api/v1/payments`,
+    connections,
+    duration,
+    requests: [{
+      method: "POST",
+      setupRequest: (request) => ({
+        ...request,
+        headers: {
+          "content-type": "application/json",
+          "x-api-key": apiKey,
+          "x-nonce": crypto.randomUUID()
+        },
+        body: `{"amount":"1000.50","order_id":"${tag}-${n++}","description":"bench","test":true}`
+      })
+    }]
+  })
+  clearInterval(sampler)
+  return {
+    requestsPerSecond: result.requests.total / duration,
+    p50: result.latency.p50,
+    p99: result.latency.p99,
+    errors: result.errors + result.timeouts,
+    non2xx: result.non2xx,
+    total: result.requests.total,
+    rssMaxMb: Math.max(0, ...rss)
+  }
+}
+
+/**
+ * pgbench's script: the statements one creation makes on the server, in its order and transactions
+ * (counted with `log_statement = all`; keep in step with the adapters). pgbench 15 has no quoted
+ * variables, so ids are derived from the client and a random number with md5.
+ */
+const pgbenchScript = (terminalId: string, apiKeyHash: string) => {
+  const order = `'pgb-' || :client_id || '-' || :n`
+  const paymentId = `md5('p' || ${order})::uuid`
+  const eventId = `md5('e' || ${order})::uuid`
+  return `\\set n random(1, 1000000000000)
+WITH k AS (SELECT * FROM api_keys WHERE key_hash = '${apiKeyHash}'),
+  n AS (
+    INSERT INTO nonces (api_key_id, nonce, expires_at)
+    SELECT k.id, ${order}, now() + interval '10 minutes' FROM k WHERE k.revoked_at IS NULL
+    ON CONFLICT (api_key_id, nonce) DO UPDATE SET expires_at = EXCLUDED.expires_at WHERE nonces.expires_at <= now()
+    RETURNING 1
+  )
+SELECT t.*, k.id AS k_id, k.terminal_id AS k_terminal_id, k.key_hash AS k_key_hash, k.prefix AS k_prefix,
+  k.subscription_write AS k_subscription_write, k.created_at AS k_created_at, k.revoked_at AS k_revoked_at,
+  EXISTS (SELECT 1 FROM n) AS k_claimed
+FROM k LEFT JOIN terminals t ON t.id = k.terminal_id;
+BEGIN;
+INSERT INTO payments (id, terminal_id, order_id, amount, currency, description, metadata, payment_method, environment, test_clock_id, status,
+  pay_token, csrf_token, subscription_id, fingerprint, qr_payload, expires_at, created_at, updated_at, paid_at, version)
+VALUES (${paymentId}, '${terminalId}', ${order}, 1000.50, 'RUB', 'bench', NULL, 'sbp_test', 'sandbox', NULL, 'created',
+  md5(random()::text) || :n, md5(random()::text), NULL, md5(random()::text), 'sandbox-qr', now() + interval '30 minutes', now(), now(), NULL, 1);
+WITH event AS (
+  INSERT INTO outbox_events (id, terminal_id, event_type, payment_id, payout_id, body, test, test_clock_id, sequence, created_at)
+  VALUES (${eventId}, '${terminalId}', 'payment.created', ${paymentId}, NULL,
+    '{"event_type":"payment.created","payment_id":"pay_' || ${paymentId} || '","order_id":"' || ${order} || '","status":"created","amount":"1000.50","currency":"RUB"}', true, NULL, 1, now())
+  RETURNING id
+)
+INSERT INTO deliveries (id, event_id, terminal_id, kind, test_clock_id, status, attempts, next_attempt_at, sending_at, last_status_code, last_error, created_at, updated_at, delivered_at)
+VALUES (gen_random_uuid(), ${eventId}, '${terminalId}', 'scheduled', NULL, 'pending', 0, now(), NULL, NULL, NULL, now(), now(), NULL);
+COMMIT;
+`
+}
+
+const pgbench = (databaseUrl: string, script: string, duration: number): number => {
+  const file = join(mkdtempSync(join(tmpdir(), "paydesk-pgbench-")), "creation.sql")
+  writeFileSync(file, script)
+  const output = execFileSync("pgbench", ["-n", "-M", "prepared", "-c", String(connections), "-j", "2", "-T", String(duration), "-f", file, databaseUrl], { encoding: "utf8" })
+  const match = /tps = ([\d.]+) \(without initial connection time\)/.exec(output)
+  if (match === null) throw new Error(`pgbench said:\n${output}`)
+  return Number(match[1])
+}
+
+const sha256Hex = async (text: string) =>
+  Buffer.from(await crypto.subtle.digest("SHA-256", new TextEncoder().encode(text))).toString("hex")
+
+const report = (name: string, m: Measured) =>
+  console.log(`${name}: ${m.requestsPerSecond.toFixed(0)} requests/s, p50 ${m.p50} ms, p99 ${m.p99} ms, ${m.errors} errors, ${m.non2xx} non-2xx of ${m.total}, server RSS max ${m.rssMaxMb.toFixed(0)} MB`)
+
+const main = async () => {
+  const { url: databaseUrl, stop } = await BenchDatabase.open()
+  const receiver = await LoopbackReceiver.start()
+  const profileDir = profile ? join(root, "bench", "profiles") : undefined
+  if (profileDir !== undefined) mkdirSync(profileDir, { recursive: true })
+  try {
+    console.log(`bench:http: ${connections} connections, ${seconds} s per phase, database ${databaseUrl.replace(/\/\/[^@]*@/, "//")}`)
+    // Phase 1: the HTTP path alone.
+    const plain = await startServer(databaseUrl, { PAYDESK_ENGINE: "off", PAYDESK_CALLBACK_ALLOW_PRIVATE: "1" }, profileDir)
+    let merchant: Awaited<ReturnType<typeof provision>>
+    let alone: Measured
+    try {
+      merchant = await provision(plain.url, receiver.url)
+      await drive(plain, merchant.apiKey, "warm", 2)
+      alone = await drive(plain, merchant.apiKey, "alone", seconds)
+    } finally {
+      await plain.stop()
+    }
+    report("HTTP, engine off", alone)
+
+    let withEngine: Measured | null = null
+    if (phases >= 2) {
+      // Phase 2: the local engine delivers every payment.created to the loopback receiver meanwhile.
+      const engine = await startServer(databaseUrl, { PAYDESK_ENGINE: "local", PAYDESK_CALLBACK_ALLOW_PRIVATE: "1" })
+      try {
+        // Earlier phases' events are delivered first, so the phase measures its own.
+        const deadline = Date.now() + 120_000
+        while (Date.now() < deadline) {
+          const before = receiver.state.received
+          await sleep(1000)
+          if (receiver.state.received === before) break
+        }
+        const delivered = receiver.state.received
+        withEngine = await drive(engine, merchant.apiKey, "engine", seconds)
+        report("HTTP, local engine delivering", withEngine)
+        console.log(`callbacks delivered during the phase: ${receiver.state.received - delivered} (${((receiver.state.received - delivered) / seconds).toFixed(0)}/s)`)
+      } finally {
+        await engine.stop()
+      }
+    }
+
+    const tps = pgbench(databaseUrl, pgbenchScript(merchant.terminalId, await sha256Hex(merchant.apiKey)), seconds)
+    console.log(`pgbench, the server's statements: ${tps.toFixed(0)} transactions/s (${connections} clients)`)
+    console.log(`ratio HTTP / pgbench: ${(alone.requestsPerSecond / tps).toFixed(2)} (target >= 1.0, p99 < 25 ms, 0 errors)`)
+    if (withEngine !== null) console.log(`ratio HTTP with the engine delivering / pgbench: ${(withEngine.requestsPerSecond / tps).toFixed(2)} (target >= 0.7)`)
+    if (profileDir !== undefined) console.log(`CPU profile of the server in ${profileDir}`)
+  } finally {
+    await receiver.close()
+    await stop()
+  }
+}
+
+main().catch((error) => {
+  console.error(error)
+  process.exit(1)
+})
