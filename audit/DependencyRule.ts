@@ -3,8 +3,10 @@
  *
  * - `core` imports only `effect` (no Node built-in, no other package);
  * - a package's source imports another workspace package only when its package.json declares it
- *   (dependencies or peerDependencies; tests may also use devDependencies), and no npm package it
- *   does not declare;
+ *   (dependencies or peerDependencies; tests may also use devDependencies), no npm package it does
+ *   not declare (one reachable only through hoisting), and in production code none it declares
+ *   under devDependencies only; an import that resolves to nothing (a package neither declared nor
+ *   installed) fails too;
  * - production code (`packages/<name>/src` of every package but the testkit) imports neither the
  *   testkit, nor vitest, @effect/vitest or fast-check, nor any test directory; the testkit's own main
  *   entry stays free of vitest too (its contract suites sit behind `@paydesk/testkit/contracts`).
@@ -102,6 +104,20 @@ export const rules = (root: string): Array<IForbiddenRuleType> => {
       severity: "error",
       from: { path: "^packages/[^/]+/src/" },
       to: { dependencyTypes: ["npm-no-pkg", "npm-unknown"] }
+    },
+    {
+      name: "no-dev-dependency-in-production",
+      comment: "production code imports an npm package its package.json declares for development only (devDependencies)",
+      severity: "error",
+      from: { path: "^packages/[^/]+/src/" },
+      to: { dependencyTypes: ["npm-dev"], dependencyTypesNot: ["npm", "npm-peer", "npm-optional", "npm-bundled"] }
+    },
+    {
+      name: "no-unresolvable-import",
+      comment: "an import that resolves to nothing: a package neither declared nor installed (e.g. a workspace package not in package.json)",
+      severity: "error",
+      from: { path: "^packages/[^/]+/(src|test)/" },
+      to: { couldNotResolve: true }
     },
     ...perPackage
   ]
