@@ -1,7 +1,8 @@
 /**
  * The "Callbacks" guide of the API reference (Markdown, rendered by the docs page from the
  * document's description): headers, the signature check in TypeScript, Python and PHP, retries
- * and what to answer. `docs/guides/callbacks.md` is the longer form of the same guide.
+ * and what to answer, event ids and order, the events API (resend, recover, ping) and signing-secret
+ * rotation. `docs/guides/callbacks.md` is the longer form of the same guide.
  */
 import { Callback } from "@paydesk/core"
 
@@ -13,16 +14,21 @@ const retries = Array.from({ length: Callback.maxAttempts - 1 }, (_, i) => {
 /** The guide as Markdown. */
 export const markdown = `## Callbacks
 
-On every payment event the service sends an HTTP \`POST\` with a JSON body to the terminal's \`callback_url\`
+On every payment and payout event the service sends an HTTP \`POST\` with a JSON body to the terminal's \`callback_url\`
 (the events are listed under **Webhooks**). Sandbox payments send them too, with \`"test": true\`.
 
 ### Headers
 
 | Header | Meaning |
 |---|---|
-| \`X-Signature\` | lowercase hex HMAC-SHA256 of \`X-Timestamp + "." + raw body\` with the terminal's \`signing_secret\` |
+| \`X-Signature\` | lowercase hex HMAC-SHA256 of \`X-Timestamp + "." + raw body\` with the terminal's \`signing_secret\` (during a rotation's overlap: the previous secret) |
 | \`X-Timestamp\` | Unix time (seconds) of the attempt |
 | \`X-Test-Mode\` | \`true\` on callbacks of sandbox payments |
+| \`X-Event-Id\` | \`evt_<uuid>\`, the same on every retry, resend and recovery: deduplicate on it |
+| \`X-Event-Sequence\` | position among the events of the same payment or payout, from 1: ignore an event older than one you applied |
+| \`X-Signature-Next\` | only during a rotation's overlap: the same HMAC with the new secret |
+| \`X-Test-Clock\` | the test clock of a sandbox object (\`X-Timestamp\` is then the clock's time) |
+| \`webhook-id\`, \`webhook-timestamp\`, \`webhook-signature\` | [Standard Webhooks](https://www.standardwebhooks.com): \`v1,<base64>\` over \`id.timestamp.body\` keyed with the \`whsec_\` form of the secret (\`signing_secret_whsec\`); during an overlap two signatures, space-separated |
 
 Verify the signature **over the exact bytes received** (never a re-serialized body), compare in constant time,
 and refuse timestamps older than a few minutes (300 s is our SDK's default) before trusting anything in the body.
@@ -77,6 +83,30 @@ Anything but a 2xx in time is retried, at most ${Callback.maxAttempts} attempts 
 ${retries}
 | ${Callback.maxAttempts} | no more retries; delivery marked failed |
 
-Each attempt carries a fresh \`X-Timestamp\` and signature over the same body. During development,
-\`paydesk listen --forward-to http://localhost:3000/webhooks\` forwards a terminal's events to your machine.
+Each attempt carries a fresh \`X-Timestamp\` and signature over the same body (and the same \`X-Event-Id\`).
+
+### Events: resend, recover, ping
+
+\`GET /api/v1/events\` lists the terminal's events (filters \`type\`, \`object_id\`, created range, \`delivery_status\`; cursor
+pages; kept 30 days) and \`GET /api/v1/events/{eventID}\` shows one with every delivery attempt (status, latency, error,
+the first 1 KiB of your answer). \`POST /api/v1/events/{eventID}/resend\` makes one attempt now, outside the ${Callback.maxAttempts};
+after an outage \`POST /api/v1/events/recover\` \`{ "since": "<ISO time>" }\` queues every event whose delivery failed since
+then once more, in order, with the same ids. \`POST /api/v1/terminals/{terminalID}/test-event\` sends a \`ping\` event
+to check your endpoint and its signature check; the terminal shows the endpoint \`healthy\` or \`failing\`.
+
+### Rotating the signing secret
+
+\`POST /api/v1/terminals/{terminalID}/signing-secret/rotate\` (the owner's Bearer token) answers the new secret once, also
+as \`whsec_…\`. For an overlap (24 h by default) \`X-Signature\` **keeps the previous secret**, so a receiver that checks only
+\`X-Signature\` never rejects a genuine callback, and \`X-Signature-Next\` carries the new one (Standard Webhooks: both).
+Switch over: (1) deploy a verifier that accepts either secret (\`webhooks.verify(body, headers, [previous, next])\`, or check
+\`X-Signature\` with the previous and \`X-Signature-Next\` with the new one); (2) call
+\`POST …/signing-secret/retire-previous\` (or let the overlap end): from then on \`X-Signature\` is the new secret's;
+(3) drop the previous secret. Do not check \`X-Signature\` against the new secret alone before step 2: during the overlap
+it is still the previous secret's.
+
+### During development
+
+\`paydesk listen --forward-to http://localhost:3000/webhooks\` reads the terminal's events feed
+(\`GET /api/v1/events/feed\`, signed at read time) and forwards each one with its headers to your machine.
 `

@@ -215,6 +215,10 @@ export const callbackHeaders = {
   "webhook-signature": "v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4="
 }
 
+export const pingEvent = { event_type: "ping" as const, terminal_id: terminalId, sent_at: later, test: false as const }
+
+export const callbackSignatureNext = "0c9a7e5b3d1f2a4c6e8b0d2f4a6c8e1b3d5f7a9c2e4b6d8f1a3c5e7b9d2f4a61"
+
 export const eventFeed = {
   items: [{
     id: `evt_${ids.event}`,

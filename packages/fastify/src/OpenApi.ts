@@ -178,12 +178,21 @@ const paymentEvents = [
   ["refund_request.completed", "a refund request completed (sent first, with `payment.refunded`)"]
 ] as const
 
+/** Every header of a callback (`Callbacks.headersFor`): the spec's, the event's id and order, Standard Webhooks', the rotation's and the test clock's. */
+const callbackParameters = [
+  { name: "X-Signature", in: "header", required: true, description: "lowercase hex HMAC-SHA256 of `X-Timestamp + \".\" + raw body` with the terminal's `signing_secret`; during a rotation's overlap with the previous secret (the one receivers have)", schema: { type: "string" }, example: Examples.callbackHeaders["x-signature"] },
+  { name: "X-Timestamp", in: "header", required: true, description: "Unix time (seconds) of the attempt (of a test clock: the clock's time)", schema: { type: "string" }, example: Examples.callbackHeaders["x-timestamp"] },
+  { name: "X-Test-Mode", in: "header", required: false, description: "`true` on callbacks of sandbox objects", schema: { type: "string", enum: ["true"] }, example: "true" },
+  { name: "X-Event-Id", in: "header", required: true, description: "`evt_<uuid>`: the event's id, the same on every retry, resend and recovery (deduplicate on it)", schema: { type: "string" }, example: Examples.callbackHeaders["x-event-id"] },
+  { name: "X-Event-Sequence", in: "header", required: true, description: "the event's position among the events of its payment or payout, from 1 (`ping`: 1): drop an event older than one already applied", schema: { type: "string", pattern: "^[1-9][0-9]*$" }, example: Examples.callbackHeaders["x-event-sequence"] },
+  { name: "X-Signature-Next", in: "header", required: false, description: "only during a signing-secret rotation's overlap: the same HMAC as `X-Signature`, with the new secret", schema: { type: "string" }, example: Examples.callbackSignatureNext },
+  { name: "X-Test-Clock", in: "header", required: false, description: "the test clock of the sandbox object; `X-Timestamp` is then the clock's time", schema: { type: "string", format: "uuid" }, example: Examples.ids.testClock },
+  { name: "webhook-id", in: "header", required: true, description: "Standard Webhooks: the event id (as `X-Event-Id`)", schema: { type: "string" }, example: Examples.callbackHeaders["webhook-id"] },
+  { name: "webhook-timestamp", in: "header", required: true, description: "Standard Webhooks: Unix seconds, as `X-Timestamp`", schema: { type: "string" }, example: Examples.callbackHeaders["webhook-timestamp"] },
+  { name: "webhook-signature", in: "header", required: true, description: "Standard Webhooks: `v1,<base64 HMAC-SHA256 of id.timestamp.body>` keyed with the `whsec_` form of the secret; during a rotation's overlap two, space-separated (new, previous)", schema: { type: "string" }, example: Examples.callbackHeaders["webhook-signature"] }
+]
+
 const webhooks = (add: (schema: Schema.Top, closed: boolean) => Json) => {
-  const callbackParameters = [
-    { name: "X-Signature", in: "header", required: true, description: "lowercase hex HMAC-SHA256 of `X-Timestamp + \".\" + raw body` with the terminal's `signing_secret`", schema: { type: "string" }, example: Examples.callbackHeaders["x-signature"] },
-    { name: "X-Timestamp", in: "header", required: true, description: "Unix time (seconds) of the attempt", schema: { type: "string" }, example: Examples.callbackHeaders["x-timestamp"] },
-    { name: "X-Test-Mode", in: "header", required: false, description: "`true` on callbacks of sandbox payments", schema: { type: "string", enum: ["true"] }, example: "true" }
-  ]
   const answers = {
     "200": { description: "any 2xx within 10 seconds: delivered, not sent again (answer 2xx for repeats too)" },
     "400": { description: "anything else (or no answer in 10 s) is retried: 30 s x 2^(n-1), at most 8 attempts" }
@@ -202,7 +211,8 @@ const webhooks = (add: (schema: Schema.Top, closed: boolean) => Json) => {
   })
   return Object.fromEntries([
     ...paymentEvents.map(([name, summary]) => [name, hook(name, summary, responses.PaymentEvent, { ...Examples.paymentEvent, event_type: name, status: statusOf(name) })]),
-    ["payout.completed", hook("payout.completed", "a payout was sent to the wallet", responses.PayoutEvent, Examples.payoutEvent)]
+    ["payout.completed", hook("payout.completed", "a payout was sent to the wallet", responses.PayoutEvent, Examples.payoutEvent)],
+    ["ping", hook("ping", "a test of the endpoint (`POST /api/v1/terminals/{terminalID}/test-event`), signed like every callback", responses.PingEvent, Examples.pingEvent)]
   ])
 }
 

@@ -7,6 +7,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { createConfig, lintFromString } from "@redocly/openapi-core"
 import { Schema } from "effect"
+import { Callbacks } from "@paydesk/core"
 import * as App from "../src/App.js"
 import * as Contract from "../src/Contract.js"
 import * as OpenApi from "../src/OpenApi.js"
@@ -68,11 +69,23 @@ describe("OpenApi", () => {
   it("describes every callback event with its body and signature headers under webhooks", () => {
     const hooks = document.webhooks as Record<string, { post: { parameters: Array<{ name: string }>; requestBody: unknown } }>
     expect(Object.keys(hooks).toSorted()).toEqual([
-      "payment.canceled", "payment.chargeback", "payment.created", "payment.expired", "payment.paid", "payment.refunded", "payout.completed", "refund_request.completed"
+      "payment.canceled", "payment.chargeback", "payment.created", "payment.expired", "payment.paid", "payment.refunded", "payout.completed", "ping", "refund_request.completed"
     ])
     for (const hook of Object.values(hooks)) {
-      expect(hook.post.parameters.map((p) => p.name)).toEqual(["X-Signature", "X-Timestamp", "X-Test-Mode"])
+      expect(hook.post.parameters.map((p) => p.name)).toEqual([
+        "X-Signature", "X-Timestamp", "X-Test-Mode", "X-Event-Id", "X-Event-Sequence", "X-Signature-Next", "X-Test-Clock",
+        "webhook-id", "webhook-timestamp", "webhook-signature"
+      ])
     }
+    // The documented headers are the ones a callback carries (`Callbacks.headersFor` with every option).
+    const sent = Callbacks.headersFor({
+      signature: "s", nextSignature: "n", timestamp: 1, test: true, eventId: "evt_x", sequence: 1, webhookSignature: "v1,x", testClockId: "c"
+    })
+    const documented = hooks["ping"]!.post.parameters.map((p) => p.name.toLowerCase())
+    expect(Object.keys(sent).filter((h) => h !== "content-type").toSorted()).toEqual(documented.toSorted())
+    expect(Schema.decodeUnknownExit(responses.PingEvent as Schema.Codec<unknown>, { onExcessProperty: "error" })(
+      (hooks["ping"]!.post.requestBody as { content: { "application/json": { example: unknown } } }).content["application/json"].example
+    )._tag).toBe("Success")
     expect(document.info.description).toContain("## Callbacks")
     for (const language of ["```ts", "```python", "```php"]) expect(document.info.description).toContain(language)
   })
