@@ -356,7 +356,7 @@ CREATE INDEX subscriptions_listing ON subscriptions (terminal_id, environment, c
 
 /**
  * Merchant conveniences: an `Idempotency-Key` header on payment creation (scope `payment`), and the
- * events feed (`GET /api/v1/events`) reads a terminal's events after a cursor.
+ * events feed (`GET /api/v1/events/feed`) reads a terminal's events after a cursor.
  */
 const merchantConveniences = script(`
 ALTER TABLE idempotency_records DROP CONSTRAINT idempotency_records_scope_check;
