@@ -1,5 +1,6 @@
 /**
- * Callback signing and verification with Web Crypto, so the core runs on any JavaScript runtime.
+ * Callback signing and verification on the `Digest` port (Web Crypto by default, so the core runs on
+ * any JavaScript runtime).
  *
  * A callback carries `X-Timestamp` (Unix seconds of sending) and `X-Signature`: the lowercase hex
  * HMAC-SHA256, keyed with the terminal's `signing_secret`, of `timestamp + "." + raw body` (the exact
@@ -9,39 +10,24 @@
  * produces it; an uppercase signature is reported as malformed.
  */
 import { Clock, Effect } from "effect"
+import { Digest } from "./ports/Digest.js"
 
-const encoder = new TextEncoder()
-
-// HMAC zero-pads keys to the 64-byte block, so an empty secret is the all-zero block; Web Crypto
-// refuses zero-length keys, hence the explicit block.
-const hmacKeyBytes = (secret: string): Uint8Array<ArrayBuffer> =>
-  secret === "" ? new Uint8Array(64) : encoder.encode(secret)
-
-const toHex = (buffer: ArrayBuffer): string => {
+const toHex = (bytes: Uint8Array): string => {
   let hex = ""
-  for (const byte of new Uint8Array(buffer)) hex += byte.toString(16).padStart(2, "0")
+  for (const byte of bytes) hex += byte.toString(16).padStart(2, "0")
   return hex
 }
 
 /** Default accepted distance between `X-Timestamp` and now, in seconds. */
 export const DEFAULT_TOLERANCE_SECONDS = 300
 
-/** Lowercase hex HMAC-SHA256 of a UTF-8 message under a UTF-8 secret. */
+/** Lowercase hex HMAC-SHA256 of a UTF-8 message under a UTF-8 secret (the `Digest` port's, Web Crypto by default). */
 export const hmacSha256Hex = (secret: string, message: string): Effect.Effect<string> =>
-  Effect.promise(async () => {
-    const key = await globalThis.crypto.subtle.importKey(
-      "raw",
-      hmacKeyBytes(secret),
-      { name: "HMAC", hash: "SHA-256" },
-      false,
-      ["sign"]
-    )
-    return toHex(await globalThis.crypto.subtle.sign("HMAC", key, encoder.encode(message)))
-  })
+  Effect.flatMap(Digest, (digest) => Effect.map(digest.hmacSha256(secret, message), toHex))
 
-/** Lowercase hex SHA-256 of a UTF-8 string. */
+/** Lowercase hex SHA-256 of a UTF-8 string (the `Digest` port's, Web Crypto by default). */
 export const sha256Hex = (input: string): Effect.Effect<string> =>
-  Effect.promise(async () => toHex(await globalThis.crypto.subtle.digest("SHA-256", encoder.encode(input))))
+  Effect.flatMap(Digest, (digest) => digest.sha256Hex(input))
 
 /** String equality that inspects every position of the longer string, with no early exit. */
 export const timingSafeEqual = (a: string, b: string): boolean => {

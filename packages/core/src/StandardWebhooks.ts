@@ -10,17 +10,15 @@
  */
 import { Effect } from "effect"
 import { toBase64, utf8 } from "./Bytes.js"
+import { Digest } from "./ports/Digest.js"
 
 /** The `whsec_` form of a signing secret (what Standard Webhooks libraries take). */
 export const whsecOf = (secret: string): string => `whsec_${toBase64(utf8(secret))}`
 
 /** One `v1,<base64>` signature of `id.timestamp.body` under `secret`. */
 export const signOne = (input: { readonly secret: string; readonly id: string; readonly timestamp: number; readonly body: string }) =>
-  Effect.promise(async () => {
-    const key = await globalThis.crypto.subtle.importKey("raw", utf8(input.secret), { name: "HMAC", hash: "SHA-256" }, false, ["sign"])
-    const mac = await globalThis.crypto.subtle.sign("HMAC", key, utf8(`${input.id}.${input.timestamp}.${input.body}`))
-    return `v1,${toBase64(mac)}`
-  })
+  Effect.flatMap(Digest, (digest) =>
+    Effect.map(digest.hmacSha256(input.secret, `${input.id}.${input.timestamp}.${input.body}`), (mac) => `v1,${toBase64(mac)}`))
 
 /** The `webhook-signature` value: one signature per secret, space-separated, in the given order. */
 export const signatureHeader = (input: {

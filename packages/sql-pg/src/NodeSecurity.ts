@@ -11,7 +11,7 @@
  */
 import { Effect, Layer, Semaphore } from "effect"
 import { Digest, Entropy, PasswordHasher, SecretCipher, ServiceBusy } from "@paydesk/core"
-import { createCipheriv, createDecipheriv, createHash, randomBytes, randomUUID, scrypt, timingSafeEqual } from "node:crypto"
+import { createCipheriv, createDecipheriv, createHash, createHmac, randomBytes, randomUUID, scrypt, timingSafeEqual } from "node:crypto"
 
 /** scrypt parameters: N = 2^15, r = 8, p = 1 (32 MiB of memory per hash), 32-byte key. */
 export const scryptParams: ScryptParams = { N: 32768, r: 8, p: 1, keyLength: 32 }
@@ -79,9 +79,13 @@ export const layerScryptPasswordHasher = (
   }))
 }
 
-/** `Digest` with Node's synchronous SHA-256: API-key and refresh-token lookups never wait on the thread pool. */
+/**
+ * `Digest` with Node's synchronous SHA-256 and HMAC: API-key and refresh-token lookups and callback
+ * signatures never wait on the thread pool (nor cost a promise each).
+ */
 export const layerSyncDigest = Layer.succeed(Digest)({
-  sha256Hex: (text) => Effect.sync(() => createHash("sha256").update(text, "utf8").digest("hex"))
+  sha256Hex: (text) => Effect.sync(() => createHash("sha256").update(text, "utf8").digest("hex")),
+  hmacSha256: (secret, message) => Effect.sync(() => new Uint8Array(createHmac("sha256", Buffer.from(secret, "utf8")).update(message, "utf8").digest()))
 })
 
 /** Parses a 32-byte key given as base64 or 64 hex characters. */
