@@ -6,6 +6,7 @@
  * renewal runs at a time (concurrent calls wait for it), it is never retried blindly, and every new
  * pair goes to `onTokens` for the caller to store.
  */
+import { PaydeskApiError } from "./Errors.js"
 import type { Call, Credentials } from "./Http.js"
 import type { TokenPair } from "./Types.js"
 
@@ -25,7 +26,7 @@ export class Session implements Credentials {
   #access: string | undefined
   #refresh: string | undefined
   #expiresAt: number | undefined
-  #renewing: Promise<boolean> | undefined
+  #exchange: Promise<TokenPair> | undefined
   #call: (<A>(call: Call) => Promise<A>) | undefined
   readonly #onTokens: ((tokens: TokenPair) => void) | undefined
 
@@ -64,26 +65,32 @@ export class Session implements Credentials {
 
   /** Exchanges the refresh token for a new pair now; concurrent callers share one exchange. */
   refresh(): Promise<TokenPair> {
+    if (this.#exchange !== undefined) return this.#exchange
     const refreshToken = this.#refresh
     if (refreshToken === undefined) return Promise.reject(new TypeError("Paydesk: this session has no refresh token"))
     const call = this.#call
     if (call === undefined) return Promise.reject(new TypeError("Paydesk: the session is not bound to a client"))
     const exchange = call<TokenPair>({ method: "POST", path: "/api/v1/auth/refresh", body: { refresh_token: refreshToken }, safe: false, anonymous: true })
-      .then((pair) => this.accept(pair))
-    this.#renewing = exchange.then(() => true, () => false).finally(() => (this.#renewing = undefined))
+      .then((pair) => this.accept(pair), (error: unknown) => {
+        // A refused refresh token (spent, expired, logged out) cannot become valid again: the session is over.
+        if (error instanceof PaydeskApiError && error.status === 401) this.clear()
+        throw error
+      })
+      .finally(() => (this.#exchange = undefined))
+    this.#exchange = exchange
     return exchange
   }
 
   async headers(): Promise<{ readonly [name: string]: string }> {
-    if (this.#renewing !== undefined) await this.#renewing
+    if (this.#exchange !== undefined) await this.#exchange.catch(() => undefined)
     const due = this.#expiresAt !== undefined && Date.now() / 1000 >= this.#expiresAt - renewAheadSeconds
     if ((this.#access === undefined || due) && this.#refresh !== undefined) await this.renew()
     return this.#access === undefined ? {} : { authorization: `Bearer ${this.#access}` }
   }
 
-  async renew(): Promise<boolean> {
-    if (this.#renewing !== undefined) return this.#renewing
-    if (this.#refresh === undefined) return false
+  /** Renews the access token (sharing an exchange in flight); false when the session cannot be renewed. */
+  renew(): Promise<boolean> {
+    if (this.#refresh === undefined && this.#exchange === undefined) return Promise.resolve(false)
     return this.refresh().then(() => true, () => false)
   }
 }

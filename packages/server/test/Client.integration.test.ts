@@ -289,9 +289,14 @@ describe("Client: the owner's session and credentials", () => {
       const pair = await owner.auth.refresh()
       expect(pair.refresh_token).not.toBe(before.refreshToken)
       expect(seen).toHaveLength(2)
+      // Concurrent renewals share one exchange (a refresh token spent twice would end the session).
+      const [a, b] = await Promise.all([owner.auth.refresh(), owner.auth.refresh()])
+      expect(a.refresh_token).toBe(b.refresh_token)
+      expect(seen).toHaveLength(3)
+      expect((await owner.terminals.get(own.terminalId)).id).toBe(own.terminalId)
       const renewedTokens: Array<TokenPair> = []
       const resumed = new Paydesk({
-        baseUrl: srv.base, accessToken: "not-a-token", refreshToken: pair.refresh_token, terminalId: own.terminalId, onTokens: (t) => renewedTokens.push(t)
+        baseUrl: srv.base, accessToken: "not-a-token", refreshToken: a.refresh_token, terminalId: own.terminalId, onTokens: (t) => renewedTokens.push(t)
       })
       expect((await resumed.apiKeys.list()).length).toBe(2)
       expect(renewedTokens).toHaveLength(1)
@@ -300,6 +305,8 @@ describe("Client: the owner's session and credentials", () => {
       expect(await resumed.auth.logout()).toEqual({ ok: true })
       expect(resumed.auth.tokens()).toEqual({ accessToken: undefined, refreshToken: undefined, expiresAt: undefined })
       expect(await owner.terminals.get(own.terminalId).catch((e: unknown) => e)).toMatchObject({ status: 401 })
+      // Its spent refresh token was refused: the session is over, and no later call tries it again.
+      expect(owner.auth.tokens()).toEqual({ accessToken: undefined, refreshToken: undefined, expiresAt: undefined })
       expect(() => new Paydesk({ baseUrl: srv.base })).toThrow(/apiKey is required/)
     } finally {
       await hook.close()
