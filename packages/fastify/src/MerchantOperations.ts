@@ -182,6 +182,8 @@ export const revokeApiKey = operation({
 export const rotateSigningSecret = operation({
   id: "rotateSigningSecret", surface: "merchant", method: "POST", path: "/terminals/{terminalID}/signing-secret/rotate", tag: "Credentials", auth: "merchant",
   summary: "Replace the callback signing secret (owner's Bearer token only)",
+  description: "Starts an overlap (24 h by default): `X-Signature` keeps the previous secret, `X-Signature-Next` carries the new one, " +
+    "`webhook-signature` both. Deploy a verifier that accepts both, then `retire-previous` (or let the overlap end). See Callbacks above.",
   params: terminalID,
   responses: [{ status: 200, description: "the new secret, shown once", schema: R.SigningSecretRotation, example: Examples.signingSecretRotation }],
   errors: [...common, ownerOnly]
