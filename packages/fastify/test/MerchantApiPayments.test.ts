@@ -175,6 +175,34 @@ describe("MerchantApi payments", () => {
     expect(await countPayments()).toBe(0)
   })
 
+  it("a body refused before authentication (malformed, invalid UTF-8, oversized, 415) leaves its nonce unused: the same nonce then works", async () => {
+    const refused: ReadonlyArray<readonly [string | Buffer, string, number, string]> = [
+      ["{\"amount\": \"1\", ", "application/json", 400, "invalid_json_body"],
+      [Buffer.from([0x7b, 0x22, 0xff, 0x22, 0x7d]), "application/json", 400, "invalid_json_body"],
+      [JSON.stringify({ amount: "1", order_id: "big", description: "x".repeat(70 * 1024) }), "application/json", 400, "body_too_large"],
+      ["amount=1&order_id=form", "application/x-www-form-urlencoded", 415, "unsupported_media_type"]
+    ]
+    for (const [index, [payload, contentType, status, code]] of refused.entries()) {
+      const headers = keyHeaders(apiKey, { "content-type": contentType })
+      expectError(await t.app.inject({ method: "POST", url: "/api/v1/payments", headers, payload }), status, code)
+      const good = await t.app.inject({
+        method: "POST",
+        url: "/api/v1/payments",
+        headers: { ...headers, "content-type": "application/json" },
+        payload: JSON.stringify({ amount: "1", order_id: `nonce-kept-${index}` })
+      })
+      expect(good.statusCode, `the nonce after a ${code} body`).toBe(201)
+      // The good request did use it up.
+      const again = await t.app.inject({ method: "POST", url: "/api/v1/payments", headers: { ...headers, "content-type": "application/json" }, payload: JSON.stringify({ amount: "1", order_id: `nonce-kept-x${index}` }) })
+      expectError(again, 401, "nonce_already_used")
+    }
+    // A well-formed body that fails validation is decoded after authentication: its nonce is used up.
+    const headers = keyHeaders(apiKey, { "content-type": "application/json" })
+    expectError(await t.app.inject({ method: "POST", url: "/api/v1/payments", headers, payload: JSON.stringify({ amount: "-1", order_id: "v" }) }), 400, "amount_malformed")
+    expectError(await t.app.inject({ method: "POST", url: "/api/v1/payments", headers, payload: JSON.stringify({ amount: "1", order_id: "v" }) }), 401, "nonce_already_used")
+    expect(await countPayments()).toBe(refused.length)
+  })
+
   it("answers unknown routes with the error body and a request id", async () => {
     const response = await get("/nowhere")
     expectError(response, 404, "route_not_found")
