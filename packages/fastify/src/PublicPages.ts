@@ -1,7 +1,7 @@
 /**
  * HTML of the payer pages: the payment page (amount, shop, status that refreshes itself, QR
  * code, sandbox simulation buttons) and the subscription consent page with the spec's text per
- * billing status. Pure functions from records to strings; every interpolated text is escaped,
+ * billing status (in sandbox also the banner and the first payment's simulate buttons). Pure functions from records to strings; every interpolated text is escaped,
  * and the inline script reads its data from attributes, never from interpolated code.
  */
 import { Option } from "effect"
@@ -154,6 +154,24 @@ const paymentScript = `(() => {
   else { finished = true; redirect(root.dataset.redirectUrl); }
 })();`
 
+/**
+ * The sandbox simulate buttons of an open payment: plain forms posting to the payment page's
+ * simulate route (`pagePath` is that page's path) with the payment's own `csrf_token`.
+ */
+const simulateForms = (payment: Payment.Payment, pagePath: string): string => {
+  const form = (outcome: "paid" | "failed" | "processing", label: string, cls: string) =>
+    `<form method="post" action="${escape(`${pagePath}/simulate`)}" data-simulate>
+<input type="hidden" name="outcome" value="${outcome}">
+<input type="hidden" name="csrf_token" value="${escape(payment.csrfToken)}">
+<button type="submit"${cls === "" ? "" : ` class="${cls}"`}>${escape(label)}</button>
+</form>`
+  return [
+    form("paid", "simulate paid", ""),
+    form("failed", "simulate failed", "secondary"),
+    payment.status === "created" ? form("processing", "simulate processing (payer started paying)", "secondary") : ""
+  ].join("\n")
+}
+
 /** The payment page. `qrDataUrl` is the PNG data URL of the QR payload (open payments only). */
 export const paymentPage = (input: {
   readonly payment: Payment.Payment
@@ -174,19 +192,11 @@ export const paymentPage = (input: {
 <p>Отсканируйте QR-код в приложении банка</p>`
     }</div>`
     : ""
-  const simulateForm = (outcome: "paid" | "failed" | "processing", label: string, cls: string) =>
-    `<form method="post" action="${escape(`${input.pagePath}/simulate`)}" data-simulate>
-<input type="hidden" name="outcome" value="${outcome}">
-<input type="hidden" name="csrf_token" value="${escape(payment.csrfToken)}">
-<button type="submit"${cls === "" ? "" : ` class="${cls}"`}>${escape(label)}</button>
-</form>`
   const simulate = sandbox
     ? `<section class="sandbox" data-sandbox>
 <p><strong>Тестовый платёж (песочница).</strong> Деньги не списываются.</p>
 <div data-open-only${open ? "" : " hidden"}>
-${simulateForm("paid", "simulate paid", "")}
-${simulateForm("failed", "simulate failed", "secondary")}
-${payment.status === "created" ? simulateForm("processing", "simulate processing (payer started paying)", "secondary") : ""}
+${simulateForms(payment, input.pagePath)}
 </div>
 </section>`
     : ""
@@ -280,9 +290,21 @@ ${summary}`
   } else {
     content = `<p class="state">${escape(billingTexts[status])}</p>`
   }
+  // Sandbox: the banner in every state, and the first payment's simulate buttons while it waits to be paid.
+  const sandbox = sub.environment === "sandbox"
+    ? `<section class="sandbox" data-sandbox>
+<p><strong>Тестовая подписка (песочница).</strong> Деньги не списываются.</p>
+${
+      status === "consent_pending" && first !== null && isOpen(first.status)
+        ? `<p>Первый платёж:</p>\n${simulateForms(first, input.paymentPath(first.payToken))}`
+        : ""
+    }
+</section>`
+    : ""
   const body = `<div id="subscription" data-billing-status="${escape(status)}" data-consent="${first === null ? "no" : "given"}">
 <h1>Регулярный платёж</h1>
 ${content}
+${sandbox}
 </div>`
   return layout({ title: `Подписка: ${terminal.name}`, nonce: input.nonce, body, branding: terminal.showPlatformBranding })
 }

@@ -346,6 +346,62 @@ describe("PublicPages: subscription consent page", () => {
     expect(pendingHtml).toContain("Регулярный платёж больше недоступен.")
   })
 
+  it("sandbox: the banner in every state, and the first payment's simulate buttons (its csrf_token) that pay it and activate the subscription", async () => {
+    const merchant = await t.merchant()
+    const plans = await t.plans(merchant.terminal.id)
+    const principal = await principalOf(merchant)
+    const { subscription } = await t.run(Subscriptions.create(principal, {
+      idempotencyKey: crypto.randomUUID(),
+      terminalId: merchant.terminal.id, planId: plans.fixedMonthly.id, payerId: "payer-1", test: true
+    }))
+    const token = subscription.payToken
+    const banner = "Тестовая подписка (песочница)."
+
+    // Before consent: the banner, the confirm form, no simulate button (nothing to pay yet).
+    const before = (await getPage(`/public/subscriptions/${token}`)).body
+    expect(before).toContain("data-sandbox")
+    expect(before).toContain(banner)
+    expect(before).not.toContain("data-simulate")
+    // A live subscription's page has neither.
+    const live = await subscriptionOf()
+    const liveHtml = (await getPage(`/public/subscriptions/${live.token}`)).body
+    expect(liveHtml).not.toContain("data-sandbox")
+    await confirmJson(live.token, live.subscription.csrfToken)
+    expect((await getPage(`/public/subscriptions/${live.token}`)).body).not.toContain("data-simulate")
+
+    // After consent: the first payment's buttons, posting to its page's simulate route with its csrf_token.
+    expect(json(await confirmJson(token, subscription.csrfToken)).billing_status).toBe("consent_pending")
+    const first = Option.getOrThrow((await t.run(Subscriptions.findPublic(token))).firstPayment)
+    expect(first.environment).toBe("sandbox")
+    expect(first.paymentMethod).toBe("sbp_test")
+    const html = (await getPage(`/public/subscriptions/${token}`)).body
+    expect(html).toContain(banner)
+    const action = `/public/payments/${first.payToken}/simulate`
+    expect(html.match(new RegExp(`<form method="post" action="${action}" data-simulate>`, "g"))).toHaveLength(3)
+    expect(html).toContain(`<input type="hidden" name="outcome" value="paid">`)
+    expect(html).toContain(`<input type="hidden" name="outcome" value="failed">`)
+    expect(html).toContain(`<input type="hidden" name="outcome" value="processing">`)
+    expect(csrfOf(html)).toBe(first.csrfToken)
+    expect(first.csrfToken).not.toBe(subscription.csrfToken)
+
+    // The subscription's own csrf_token does not pass the payment's check; nothing moves.
+    const wrong = await postForm(action, { outcome: "paid", csrf_token: subscription.csrfToken }, { accept: "text/html" })
+    expect(wrong.statusCode).toBe(403)
+    expect((await t.run(Subscriptions.findPublic(token))).subscription.billingStatus).toBe("consent_pending")
+
+    // The page's form, as a browser posts it: 303 to the first payment's page; the subscription is enabled.
+    const paid = await postForm(action, { outcome: "paid", csrf_token: csrfOf(html) }, { accept: "text/html" })
+    expect(paid.statusCode).toBe(303)
+    expect(paid.headers.location).toBe(`/public/payments/${first.payToken}`)
+    const after = await t.run(Subscriptions.findPublic(token))
+    expect(Option.getOrThrow(after.firstPayment).status).toBe("paid")
+    expect(after.subscription.billingStatus).toBe("enabled")
+    const enabled = (await getPage(`/public/subscriptions/${token}`)).body
+    expect(enabled).toContain("Регулярные платежи подключены.")
+    expect(enabled).toContain(banner)
+    expect(enabled).not.toContain("data-simulate")
+  })
+
   it("escapes the shop name and the consent text; unknown token is a 404 page", async () => {
     const merchant = await t.merchant({ name: "<script>alert(1)</script>" })
     const plan = await t.run(Operator.createPlan({
