@@ -1,8 +1,9 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest"
-import { Effect, Option } from "effect"
-import { Signature, TestClockRepository, Work } from "@paydesk/core"
+import { Clock, Effect, Option } from "effect"
+import { type Runner, Signature, TestClockRepository, Work } from "@paydesk/core"
 import { Kit, RecordingCallbackTransport } from "@paydesk/testkit"
-import { adminToken, expectError, json, keyHeaders, make, shape, type TestApp } from "./TestApp.js"
+import * as App from "../src/App.js"
+import { adminToken, expectError, json, keyHeaders, make, publicUrl, shape, type TestApp } from "./TestApp.js"
 
 let t: TestApp
 let merchant: Kit.Merchant
@@ -122,6 +123,95 @@ describe("MerchantApi test clocks", () => {
     const liveAfter = await ok(api("GET", `/subscriptions/${live.id}`))
     expect([liveAfter.billing_status, liveAfter.successful_cycles, liveAfter.next_charge_at]).toEqual(["enabled", 1, liveBefore.next_charge_at])
     expect((await ok(api("GET", `/subscriptions/${live.id}/charges`))).length).toBe(1)
+  })
+
+  it("a callback retry of an object on a clock runs at the clock's time: the failed attempt at the creation, the retry 30 s later on the clock (X-Timestamp)", async () => {
+    const clock = await ok(api("POST", "/test-clocks", { frozen_time: "2026-03-01T09:00:00Z" }), 201)
+    await t.run(Effect.flatMap(RecordingCallbackTransport.RecordingCallbackTransport, (r) => r.failNext(2, { status: 500 })))
+    const payment = await ok(api("POST", "/payments", { amount: "10", order_id: "retry-on-clock", test: true, test_clock: clock.id }), 201)
+    // The background pass runs the work due at the clock's current time: the first attempt, at 09:00 on the clock, fails.
+    await t.run(Work.drain())
+    expect((await recorded()).map((r) => new Date(Number(r.headers["x-timestamp"]) * 1000).toISOString())).toEqual(["2026-03-01T09:00:00.000Z"])
+    // Its retry waits for the clock, not for the wall clock.
+    await t.run(Work.drain())
+    expect(await recorded()).toHaveLength(1)
+    // One hour on the clock: the retries follow at +30 s (fails again) and +60 s more (succeeds), on the clock's time.
+    const advanced = await ok(api("POST", `/test-clocks/${clock.id}/advance`, { frozen_time: "2026-03-01T10:00:00Z" }))
+    expect([advanced.status, advanced.frozen_time]).toEqual(["ready", "2026-03-01T10:00:00.000Z"])
+    const attempts = (await recorded()).filter((r) => JSON.parse(r.body).payment_id === payment.id)
+    expect(attempts.map((r) => [JSON.parse(r.body).event_type, r.headers["x-test-clock"], new Date(Number(r.headers["x-timestamp"]) * 1000).toISOString()])).toEqual([
+      ["payment.created", clock.id, "2026-03-01T09:00:00.000Z"],
+      ["payment.created", clock.id, "2026-03-01T09:00:30.000Z"],
+      ["payment.created", clock.id, "2026-03-01T09:01:30.000Z"],
+      // And the unpaid payment expires 30 minutes after its creation on the clock.
+      ["payment.expired", clock.id, "2026-03-01T09:30:00.000Z"]
+    ])
+    // The same event each time, signed over the clock's timestamp.
+    expect(new Set(attempts.slice(0, 3).map((r) => r.headers["x-event-id"])).size).toBe(1)
+    for (const r of attempts) {
+      expect(await t.run(Signature.verify({
+        secret: merchant.signingSecret, timestamp: r.headers["x-timestamp"], signature: r.headers["x-signature"], body: r.body,
+        nowSeconds: Number(r.headers["x-timestamp"])
+      }))).toEqual({ ok: true })
+    }
+  })
+
+  it("an advance whose request budget runs out answers 202 with the clock advancing; the background worker finishes it and GET shows it ready", async () => {
+    // A wall clock that runs 8 s per reading while `slow` is on: the advance's 20 s budget is spent after a step or two.
+    let slow = false
+    let skew = 0
+    const base = await t.run(Clock.clockWith(Effect.succeed))
+    const read = () => base.currentTimeMillisUnsafe() + (slow ? (skew += 8_000) : skew)
+    const slowWall: Clock.Clock = {
+      currentTimeMillisUnsafe: read,
+      currentTimeMillis: Effect.sync(read),
+      currentTimeNanosUnsafe: () => BigInt(read()) * 1_000_000n,
+      currentTimeNanos: Effect.sync(() => BigInt(read()) * 1_000_000n),
+      monotonicTimeNanosUnsafe: () => base.monotonicTimeNanosUnsafe(),
+      monotonicTimeNanos: base.monotonicTimeNanos,
+      sleep: (duration) => base.sleep(duration)
+    }
+    const runner: Runner.Runner = { runPromiseExit: (effect) => t.runtime.runPromiseExit(Effect.provideService(effect, Clock.Clock, slowWall)) }
+    const app = await App.build({ runtime: runner, publicUrl, adminToken, checkResponses: true })
+    try {
+      const call = (method: "GET" | "POST", url: string, body?: object, headers: Record<string, string> = {}) =>
+        app.inject({ method, url: `/api/v1${url}`, headers: keyHeaders(merchant.apiKey, headers), ...(body === undefined ? {} : { payload: body }) })
+      const clock = await ok(call("POST", "/test-clocks", { frozen_time: "2026-01-31T10:00:00+03:00" }), 201)
+      const created = await ok(call("POST", "/subscriptions", {
+        terminal_id: merchant.terminal.id, plan_id: plans.ceilingMonthly.id, amount: "700", test: true, test_clock: clock.id
+      }, { "idempotency-key": "slow-1" }), 201)
+      const payUrl = pathOf(created.pay_url)
+      const confirmed = await ok(app.inject({ method: "POST", url: `${payUrl}/confirm`, payload: { csrf_token: await csrfOf(payUrl) } }))
+      const firstPage = pathOf(confirmed.first_payment_url)
+      await ok(app.inject({ method: "POST", url: `${firstPage}/simulate`, payload: { outcome: "paid", csrf_token: await csrfOf(firstPage) } }))
+
+      slow = true
+      const answer = await call("POST", `/test-clocks/${clock.id}/advance`, { frozen_time: "2026-05-01T00:00:00+03:00" })
+      slow = false
+      expect(answer.statusCode, answer.body).toBe(202)
+      const advancing = shape("TestClock", json(answer)) as Record<string, unknown>
+      expect([advancing["status"], advancing["target_frozen_time"]]).toEqual(["advancing", "2026-04-30T21:00:00.000Z"])
+      // Part of the way only: the clock stopped before its target.
+      expect(Date.parse(advancing["frozen_time"] as string)).toBeLessThan(Date.parse("2026-04-30T21:00:00.000Z"))
+      // Meanwhile the clock is busy: another advance is 409.
+      expectError(await call("POST", `/test-clocks/${clock.id}/advance`, { frozen_time: "2026-06-01T00:00:00Z" }), 409, "test_clock_advancing")
+
+      // The background worker goes on until the target (1 s of work per clock per pass).
+      for (let pass = 0; pass < 20 && (await ok(call("GET", `/test-clocks/${clock.id}`))).status === "advancing"; pass++) {
+        await t.run(Work.runDue())
+      }
+      const ready = shape("TestClock", await ok(call("GET", `/test-clocks/${clock.id}`))) as Record<string, unknown>
+      expect([ready["status"], ready["frozen_time"], ready["target_frozen_time"]]).toEqual(["ready", "2026-04-30T21:00:00.000Z", null])
+      const charges = (await ok(call("GET", `/subscriptions/${created.id}/charges`))).reverse() as Array<Record<string, unknown>>
+      expect(charges.map((c) => [c["cycle_number"], c["status"], c["actual_at"]])).toEqual([
+        [0, "payed", "2026-01-31T07:00:00.000Z"],
+        [1, "payed", at10("2026-02-28")],
+        [2, "payed", at10("2026-03-31")],
+        [3, "payed", at10("2026-04-30")]
+      ])
+    } finally {
+      await app.close()
+    }
   })
 
   it("clocks are listed and read per terminal; advances are checked; objects attach in sandbox to a clock of their terminal", async () => {
