@@ -262,6 +262,21 @@ export const layer: Layer.Layer<OutboxRepository, never, SqlClient.SqlClient> = 
         }`)
       }),
 
+      // One statement: the guarded update of the delivery and, only when it matched, the attempt.
+      recordAttempt: Effect.fn("PgOutboxRepository.recordAttempt")(function*(attempt, delivery, expectedAttempts) {
+        const rows = yield* orDie(sql<{ readonly recorded: number }>`WITH d AS (
+            UPDATE deliveries SET ${sql.update(deliveryColumns(delivery), ["id"])}
+            WHERE id = ${delivery.id} AND status = 'pending' AND attempts = ${expectedAttempts}
+            RETURNING id
+          )
+          INSERT INTO delivery_attempts (id, delivery_id, attempt_number, at, url, status_code, latency_ms, error, response_body)
+          SELECT ${attempt.id}::uuid, d.id, ${attempt.attemptNumber}::int, ${time(attempt.at)}::timestamptz, ${attempt.url}::text,
+            ${attempt.statusCode}::int, ${attempt.latencyMs}::int, ${attempt.error}::text, ${attempt.responseBody}::text
+          FROM d
+          RETURNING 1 AS recorded`)
+        return rows.length > 0
+      }),
+
       listAttempts: Effect.fn("PgOutboxRepository.listAttempts")(function*(deliveryId) {
         const rows = yield* orDie(sql<AttemptRow>`SELECT * FROM delivery_attempts WHERE delivery_id = ${deliveryId}
           ORDER BY at, attempt_number`)

@@ -117,6 +117,15 @@ export const layer: Layer.Layer<OutboxRepository, never, MemoryDatabase> = Layer
           attempts.set(attempt.id, attempt)
           return Effect.void
         })),
+      recordAttempt: (attempt, delivery, expectedAttempts) =>
+        db.atomically(Effect.suspend(() => {
+          const stored = deliveries.get(delivery.id)
+          if (stored === undefined || stored.status !== "pending" || stored.attempts !== expectedAttempts) return Effect.succeed(false)
+          if (attempts.has(attempt.id)) return duplicateKey("delivery_attempts", attempt.id)
+          deliveries.set(delivery.id, delivery)
+          attempts.set(attempt.id, attempt)
+          return Effect.succeed(true)
+        })),
       listAttempts: (deliveryId) =>
         db.atomically(Effect.sync(() =>
           [...attempts.values()]

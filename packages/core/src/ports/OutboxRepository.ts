@@ -9,7 +9,10 @@
  * them with their events. `stampSending(id, now, keepFrom)` sets the delivery's `sendingAt` to
  * `now` unless it holds a stamp at or after `keepFrom` (the stamp of an attempt a crash cut
  * short, still fresh), and returns the stamp in force; it commits before the request is sent. `listEvents` is oldest first in insertion order (newest first with `newestFirst`; a cursor or `newestFirst` orders by insertion alone, whatever the timestamps), after the event `afterId` when given (none when that event is unknown), at most `limit`, only `test` ones when given; `listDeliveries` newest first; `listAttempts`
- * oldest first.
+ * oldest first. `recordAttempt(attempt, delivery, expectedAttempts)` stores `delivery` (its state
+ * after the attempt) and inserts `attempt`, together and only when the stored delivery is still
+ * `pending` with `expectedAttempts` attempts (else neither, and it answers false: another worker
+ * recorded that attempt first).
  *
  * An event may have several deliveries (the scheduled one, recoveries, resends), oldest first in
  * `deliveriesOf`; an event's "delivery" in `pageEvents` is its latest one (`null` when the terminal
@@ -91,6 +94,7 @@ export class OutboxRepository extends Context.Service<OutboxRepository, {
   >
   listDeliveries(filter: DeliveryFilter): Effect.Effect<ReadonlyArray<Delivery>>
   insertAttempt(attempt: Attempt): Effect.Effect<void>
+  recordAttempt(attempt: Attempt, delivery: Delivery, expectedAttempts: number): Effect.Effect<boolean>
   listAttempts(deliveryId: string): Effect.Effect<ReadonlyArray<Attempt>>
   pageEvents(filter: EventPageFilter): Effect.Effect<ReadonlyArray<EventWithDelivery>>
   deliveriesOf(eventId: string): Effect.Effect<ReadonlyArray<Delivery>>

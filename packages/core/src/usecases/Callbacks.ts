@@ -101,8 +101,13 @@ export const signCallback = Effect.fn("Callbacks.signCallback")(function*(termin
 const excerpt = (body: string): string => body.slice(0, Callback.responseExcerptBytes).replaceAll("\u0000", "\ufffd")
 
 /** Sends one claimed delivery and records the attempt; returns the recorded attempt (none when another worker recorded it first). */
-export const attempt = Effect.fn("Callbacks.attempt")(function*(delivery: Callback.Delivery, event: Callback.OutboxEvent) {
-  const terminal = yield* (yield* TerminalRepository).get(delivery.terminalId)
+export const attempt = Effect.fn("Callbacks.attempt")(function*(
+  delivery: Callback.Delivery,
+  event: Callback.OutboxEvent,
+  /** The delivery's terminal when the caller has just read it (a pass reads each terminal once). */
+  known?: Option.Option<Terminal>
+) {
+  const terminal = known ?? (yield* (yield* TerminalRepository).get(delivery.terminalId))
   const now = yield* Clock.currentTimeMillis
   const url = Option.isSome(terminal) ? terminal.value.callbackUrl : null
   let statusCode: number | null = null
@@ -112,8 +117,9 @@ export const attempt = Effect.fn("Callbacks.attempt")(function*(delivery: Callba
   if (url === null || Option.isNone(terminal)) {
     error = "terminal has no callback_url"
   } else {
-    // Stamped and committed before the request: a re-send after a crash repeats a fresh stamp.
-    const stamp = yield* atomic((yield* OutboxRepository).stampSending(delivery.id, now, now - Callback.stampReuseMs))
+    // Stamped and committed before the request (one statement, so no transaction of its own): a
+    // re-send after a crash repeats a fresh stamp.
+    const stamp = yield* (yield* OutboxRepository).stampSending(delivery.id, now, now - Callback.stampReuseMs)
     const signed = yield* Effect.exit(signCallback(terminal.value, event, stamp))
     if (signed._tag === "Failure") {
       yield* Effect.logError("callback not signed: the terminal's signing secret cannot be decrypted", signed.cause)
@@ -137,41 +143,37 @@ export const attempt = Effect.fn("Callbacks.attempt")(function*(delivery: Callba
       error = result.failure.message
     }
   }
-  return yield* atomic(Effect.gen(function*() {
-    const outbox = yield* OutboxRepository
-    const current = yield* outbox.getDelivery(delivery.id)
-    if (Option.isNone(current) || current.value.status !== "pending") return Option.none<Callback.Attempt>()
-    const attempts = current.value.attempts + 1
-    const after = yield* Clock.currentTimeMillis
-    const recorded: Callback.Attempt = {
-      id: yield* (yield* Entropy).uuid,
-      deliveryId: delivery.id,
-      attemptNumber: attempts,
-      at: now,
-      url: url ?? "",
-      statusCode,
-      latencyMs,
-      error,
-      responseBody
-    }
-    yield* outbox.insertAttempt(recorded)
-    const ok = error === null
-    const delay = Callback.retryDelayMs(attempts, current.value.kind)
-    const nextAttemptAt = ok || delay === null ? null : now + delay
-    yield* outbox.updateDelivery({
-      ...current.value,
-      attempts,
-      status: ok ? "delivered" : delay === null ? "failed" : "pending",
-      nextAttemptAt,
-      sendingAt: null,
-      lastStatusCode: statusCode,
-      lastError: error,
-      deliveredAt: ok ? after : null,
-      updatedAt: after
-    })
-    if (nextAttemptAt !== null) yield* wakeup({ kind: "delivery", deliveryId: delivery.id, at: nextAttemptAt })
-    return Option.some(recorded)
-  }))
+  // One guarded write: the attempt and the delivery's next state, unless another worker recorded it first.
+  const after = yield* Clock.currentTimeMillis
+  const attempts = delivery.attempts + 1
+  const recorded: Callback.Attempt = {
+    id: yield* (yield* Entropy).uuid,
+    deliveryId: delivery.id,
+    attemptNumber: attempts,
+    at: now,
+    url: url ?? "",
+    statusCode,
+    latencyMs,
+    error,
+    responseBody
+  }
+  const ok = error === null
+  const delay = Callback.retryDelayMs(attempts, delivery.kind)
+  const nextAttemptAt = ok || delay === null ? null : now + delay
+  const stored = yield* (yield* OutboxRepository).recordAttempt(recorded, {
+    ...delivery,
+    attempts,
+    status: ok ? "delivered" : delay === null ? "failed" : "pending",
+    nextAttemptAt,
+    sendingAt: null,
+    lastStatusCode: statusCode,
+    lastError: error,
+    deliveredAt: ok ? after : null,
+    updatedAt: after
+  }, delivery.attempts)
+  if (!stored) return Option.none<Callback.Attempt>()
+  if (nextAttemptAt !== null) yield* wakeup({ kind: "delivery", deliveryId: delivery.id, at: nextAttemptAt })
+  return Option.some(recorded)
 })
 
 /** Sends every delivery due now (of the test clock in scope, or of none); returns how many attempts were made. Idempotent. */
@@ -179,6 +181,10 @@ export const runDue = Effect.fn("Callbacks.runDue")(function*() {
   const config = yield* PaydeskConfig
   const now = yield* Clock.currentTimeMillis
   const claimed = yield* atomic((yield* OutboxRepository).claimDue(now, now + config.leaseMs, config.batchSize, yield* TestClock.Scope))
+  // Each terminal of the batch is read once, now (its URL and secrets as of this pass).
+  const terminalIds = [...new Set(claimed.map(({ delivery }) => delivery.terminalId))]
+  const terminalRepository = yield* TerminalRepository
+  const terminals = new Map(yield* Effect.forEach(terminalIds, (id) => Effect.map(terminalRepository.get(id), (t) => [id, t] as const)))
   // Events of one payment (or payout) go out in order; different payments in parallel.
   const groups = new Map<string, Array<(typeof claimed)[number]>>()
   for (const item of claimed) {
@@ -190,7 +196,7 @@ export const runDue = Effect.fn("Callbacks.runDue")(function*() {
     (group) =>
       Effect.forEach(group, ({ delivery, event }) =>
         // One broken delivery must not stop the others; its lease makes it retry later.
-        attempt(delivery, event).pipe(Effect.catchCause((cause) => Effect.logError("callback attempt failed", cause))), { discard: true }),
+        attempt(delivery, event, terminals.get(delivery.terminalId)).pipe(Effect.catchCause((cause) => Effect.logError("callback attempt failed", cause))), { discard: true }),
     { concurrency, discard: true }
   )
   return claimed.length

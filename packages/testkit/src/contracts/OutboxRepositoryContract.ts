@@ -60,6 +60,32 @@ export const suite = <E>(name: string, layer_: Layer.Layer<Requirements, E>): vo
         assert.deepStrictEqual(ids(yield* repo.deliveriesOf(event.id)), [delivery.id])
       }))
 
+    it.effect("recordAttempt stores the attempt and the delivery's next state only while it is pending with the expected attempts", () =>
+      Effect.gen(function*() {
+        const { repo, seed } = yield* setup
+        const { delivery } = yield* seed()
+        const attemptOf = (n: number) => ({
+          id: Fixtures.uuid(), deliveryId: delivery.id, attemptNumber: n, at: Fixtures.baseTime + n, url: "https://shop.example/cb",
+          statusCode: 503, latencyMs: 12, error: "HTTP 503", responseBody: "busy"
+        })
+        const first = attemptOf(1)
+        const retrying = { ...delivery, attempts: 1, nextAttemptAt: Fixtures.baseTime + 30_000, lastStatusCode: 503, lastError: "HTTP 503", updatedAt: Fixtures.baseTime + 1 }
+        assert.isTrue(yield* repo.recordAttempt(first, retrying, 0))
+        assert.deepStrictEqual(some(yield* repo.getDelivery(delivery.id)), retrying)
+        assert.deepStrictEqual(yield* repo.listAttempts(delivery.id), [first])
+        // The same attempt recorded by a second worker: nothing changes.
+        assert.isFalse(yield* repo.recordAttempt({ ...attemptOf(1), error: "late" }, { ...retrying, lastError: "late" }, 0))
+        assert.deepStrictEqual(some(yield* repo.getDelivery(delivery.id)), retrying)
+        assert.deepStrictEqual(yield* repo.listAttempts(delivery.id), [first])
+        const second = { ...attemptOf(2), statusCode: 200, error: null }
+        const delivered = { ...retrying, attempts: 2, status: "delivered" as const, nextAttemptAt: null, lastStatusCode: 200, lastError: null, deliveredAt: Fixtures.baseTime + 2 }
+        assert.isTrue(yield* repo.recordAttempt(second, delivered, 1))
+        // A finished delivery takes no more attempts.
+        assert.isFalse(yield* repo.recordAttempt(attemptOf(3), { ...delivered, attempts: 3 }, 2))
+        assert.deepStrictEqual(some(yield* repo.getDelivery(delivery.id)), delivered)
+        assert.deepStrictEqual(ids(yield* repo.listAttempts(delivery.id)), [first.id, second.id])
+      }))
+
     it.effect("events round-trip with their exact body and are listed by payment and terminal", () =>
       Effect.gen(function*() {
         const { terminal, payment, repo } = yield* setup
