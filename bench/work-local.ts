@@ -10,7 +10,7 @@
 import { Clock, Effect, Layer, Option } from "effect"
 import { Config, PaydeskConfig, Payments, Subscriptions, Work } from "@paydesk/core"
 import { HttpCallbackTransport } from "@paydesk/server"
-import { PgStore } from "@paydesk/sql-pg"
+import { NodeSecurity, PgStore } from "@paydesk/sql-pg"
 import * as BenchDatabase from "./BenchDatabase.js"
 import * as LoopbackReceiver from "./LoopbackReceiver.js"
 import { ManualClock } from "@paydesk/emulators"
@@ -30,6 +30,8 @@ const main = async () => {
   const kit = Layer.mergeAll(
     Kit.layerAround(PgStore.layer(url, { maxConnections: 10 })),
     HttpCallbackTransport.layer,
+    // The server's hashing: Node's synchronous SHA-256 and HMAC (callback signatures).
+    NodeSecurity.layerSyncDigest,
     // The receiver is on 127.0.0.1 (PAYDESK_CALLBACK_ALLOW_PRIVATE=1 in the reference server).
     Layer.succeed(PaydeskConfig)({ ...Config.defaults, allowPrivateCallbacks: true })
   )

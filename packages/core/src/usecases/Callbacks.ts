@@ -26,8 +26,8 @@ import { TerminalRepository } from "../ports/TerminalRepository.js"
 import * as TestClock from "../TestClock.js"
 import { atomic, wakeup } from "./Atomic.js"
 
-/** Deliveries sent at once by one run. */
-export const concurrency = 8
+/** Deliveries sent at once by one run (different payments; one payment's events stay in order). */
+export const concurrency = 32
 
 /**
  * The headers of a callback request: the spec's (`X-Signature`, `X-Timestamp`, `X-Test-Mode`), the
