@@ -448,6 +448,68 @@ const jump = (kind: Jump) =>
     await real.run(real.clock.set(to))
   })
 
+type Race =
+  | { readonly kind: "stopDuringCall"; readonly outcome: AcquirerEmulator.ChargeProgram }
+  | { readonly kind: "crashThenStop"; readonly when: "before" | "after" }
+
+/**
+ * A new subscription, activated, then a stop racing its first due charge: a stop while the bank
+ * call is in flight (the answer held for a later release), or a worker dying around the call and
+ * the merchant stopping before any pass retries (an unsent attempt is then voided). The random
+ * commands reach these only when an active subscription happens to be due; this one always does.
+ */
+const freshRace = (mode: "ceiling" | "fixed", race: Race) => {
+  const label = race.kind === "stopDuringCall" ? `${race.kind}(${race.outcome})` : `${race.kind}(${race.when})`
+  return simple(`freshRace(${mode}, ${label})`, () => true, async (real) => {
+    const model = () => ({ subs: real.subs.length, oneOff: 0, payouts: 0, held: 0 })
+    await createSub(mode, 500).run(model(), real)
+    const i = real.subs.length - 1
+    await activate(i).run(model(), real)
+    const racing = race.kind === "stopDuringCall" ? stopDuringCall(i, race.outcome) : crashThenStop(i, race.when)
+    await racing.run(model(), real)
+  }, (m) => void m.subs++)
+}
+
+/** A paid one-off payment, a payout of half the available balance, submitted, approved and sent. */
+const payoutRound = (rub: number) =>
+  simple(`payoutRound(${rub})`, () => true, async (real) => {
+    const model = () => ({ subs: real.subs.length, oneOff: real.oneOff.length, payouts: real.payouts.length, held: 0 })
+    await oneOff(rub, "paid").run(model(), real)
+    const before = real.payouts.length
+    await payout(500).run(model(), real)
+    if (real.payouts.length === before) return
+    await runDue(1).run(model(), real)
+    await decidePayout(real.payouts.length - 1, "approve").run(model(), real)
+    await runDue(1).run(model(), real)
+  }, (m) => {
+    m.oneOff++
+    m.payouts++
+  })
+
+/** A new subscription of the plan with `max_cycles` 3, activated and charged until it stops itself. */
+const renewToLimit = (amount: number) =>
+  simple(`renewToLimit(${amount})`, () => true, async (real) => {
+    const model = () => ({ subs: real.subs.length, oneOff: 0, payouts: 0, held: 0 })
+    await createSub("limited", amount).run(model(), real)
+    const i = real.subs.length - 1
+    await activate(i).run(model(), real)
+    await renewThrice(i).run(model(), real)
+  }, (m) => void m.subs++)
+
+/** Whole situations in one command (for stores that afford few runs): the ones the random commands reach only by luck. */
+const scenarios = fc.oneof(
+  fc.integer({ min: 100, max: 50_000 }).map(payoutRound),
+  fc.integer({ min: 1, max: 4000 }).map(renewToLimit)
+)
+
+const races = fc.tuple(
+  fc.constantFrom("ceiling" as const, "fixed" as const),
+  fc.oneof(
+    fc.constantFrom<AcquirerEmulator.ChargeProgram>("paid", "failed", "unknown").map((outcome): Race => ({ kind: "stopDuringCall", outcome })),
+    fc.constantFrom("before" as const, "after" as const).map((when): Race => ({ kind: "crashThenStop", when }))
+  )
+).map(([mode, race]) => freshRace(mode, race))
+
 const commands = [
   fc.tuple(fc.constantFrom("ceiling" as const, "fixed" as const, "limited" as const), fc.integer({ min: 1, max: 4000 }))
     .map(([mode, amount]) => createSub(mode, amount)),
@@ -811,8 +873,19 @@ export interface Options {
   readonly numRuns: number
   readonly maxCommands: number
   readonly timeout?: number
-  /** Fail when a situation of `Coverage` was never reached (default true; a few runs on a slow store may not reach all). */
+  /** Fail when a situation of `Coverage` was never reached (default true). */
   readonly requireCoverage?: boolean
+  /**
+   * Extra weight of `freshRace` (a new active subscription whose due charge races a stop): that
+   * many more copies of it among the commands (default 0: one copy, as any command). A store
+   * that affords few runs raises it so that every run meets the races.
+   */
+  readonly raceWeight?: number
+  /**
+   * Weight of whole scenarios (a payout approved and sent; a limited subscription charged to its
+   * `max_cycles`), default 0: not among the commands. For stores that afford few runs.
+   */
+  readonly scenarioWeight?: number
 }
 
 /** Registers the model-based test of the money paths on `layer` (a fresh runtime per run). */
@@ -820,6 +893,12 @@ export const suite = <E>(name: string, layer: Layer.Layer<Requirements, E>, opti
   describe(`Money paths under random interleavings (${name})`, () => {
     it("every charge the bank takes is booked once, nothing is charged twice, balances add up, states follow the tables", async () => {
       const coverage = emptyCoverage()
+      const weighted = [
+        ...commands,
+        races,
+        ...Array.from({ length: options.raceWeight ?? 0 }, () => races),
+        ...Array.from({ length: options.scenarioWeight ?? 0 }, () => scenarios)
+      ]
       const missing = () => Object.entries(coverage).filter(([, count]) => count === 0).map(([what]) => what)
       // Batches of random runs until every situation was reached (at most three batches): a batch
       // that by chance misses one does not fail, a model that stopped reaching it does.
@@ -827,7 +906,7 @@ export const suite = <E>(name: string, layer: Layer.Layer<Requirements, E>, opti
       do {
         batches++
         await fc.assert(
-          fc.asyncProperty(fc.commands(commands, { maxCommands: options.maxCommands, size: "max" }), async (cmds) => {
+          fc.asyncProperty(fc.commands(weighted, { maxCommands: options.maxCommands, size: "max" }), async (cmds) => {
             const violations: Array<string> = []
             // Any error a use case or a background pass logs is a failure of the run.
             const errors = Logger.make((entry) => {
