@@ -15,9 +15,9 @@ export interface Settings {
   readonly maxActivePayouts: number
   /** Nonce reuse window (the spec's 10 minutes). */
   readonly nonceWindowMs: number
-  /** How long the `Idempotency-Key` records of subscription creation are kept. */
+  /** How long the idempotency keys of subscription creation and payouts are kept (7 days). */
   readonly idempotencyRetentionMs: number
-  /** How long the idempotency keys of payments and payouts are kept (Stripe's 24 h); an older key is free again. */
+  /** How long the idempotency keys of payments are kept (Stripe's 24 h); an older key is free again. */
   readonly moneyIdempotencyRetentionMs: number
   readonly accessTokenTtlMs: number
   readonly refreshTokenTtlMs: number

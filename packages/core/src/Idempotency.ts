@@ -1,9 +1,10 @@
 /**
  * The idempotency rule: a key of at most 128 printable ASCII characters and a fingerprint
  * of the request body. The same key with the same fingerprint replays the first result;
- * the same key with another fingerprint is a conflict (409). The keys of payments and payouts
- * last `PaydeskConfig.moneyIdempotencyRetentionMs` (24 h, Stripe's) of wall time; subscription keys
- * last until the background pass purges them (`idempotencyRetentionMs`, 7 days).
+ * the same key with another fingerprint is a conflict (409). The keys of payments last
+ * `PaydeskConfig.moneyIdempotencyRetentionMs` (24 h, Stripe's) of wall time; the keys of payouts
+ * (the spec's own `idempotency_key`: money leaves) and subscriptions last
+ * `idempotencyRetentionMs` (7 days), and the background pass purges them.
  */
 import { Effect, Option, Result } from "effect"
 import { PaydeskConfig } from "./Config.js"
@@ -58,16 +59,18 @@ export const decide = (
   })
 
 /**
- * The record of a payment's or payout's key while it lasts (`moneyIdempotencyRetentionMs` of wall
- * time since it was stored, also for objects on a test clock): an older record is removed, so the
- * key starts afresh even before the background pass purges it.
+ * The record of a payment's or payout's key while it lasts (`moneyIdempotencyRetentionMs` for a
+ * payment, `idempotencyRetentionMs` for a payout, of wall time since it was stored, also for
+ * objects on a test clock): an older record is removed, so the key starts afresh even before the
+ * background pass purges it.
  */
 export const findMoneyKey = Effect.fn("Idempotency.findMoneyKey")(function*(terminalId: string, scope: "payment" | "payout", key: string) {
   const store = yield* IdempotencyStore
   const found = yield* store.find(terminalId, scope, key)
   if (Option.isNone(found)) return found
-  const { moneyIdempotencyRetentionMs } = yield* PaydeskConfig
-  if (found.value.createdAt >= (yield* wallTime) - moneyIdempotencyRetentionMs) return found
+  const config = yield* PaydeskConfig
+  const retention = scope === "payment" ? config.moneyIdempotencyRetentionMs : config.idempotencyRetentionMs
+  if (found.value.createdAt >= (yield* wallTime) - retention) return found
   yield* store.remove(terminalId, scope, key)
   return Option.none<IdempotencyRecord>()
 })

@@ -31,7 +31,7 @@ const idempotencyKey = (what: "payment" | "payout" | "subscription"): Header => 
   name: "Idempotency-Key",
   required: false,
   description: `at most ${Idempotency.maxKeyLength} printable ASCII characters: the same key with the same body answers the first ${what} again (200), with another body 409; kept ${
-    what === "subscription" ? "7 days" : "24 hours, then free again"
+    what === "payment" ? "24 hours, then free again" : "7 days"
   }. Retry with the same key and a new \`X-Nonce\`.`,
   example: "3c9f1a2e-checkout-1001"
 })

@@ -61,8 +61,8 @@ export const housekeeping = Effect.fn("Work.housekeeping")(function*() {
   const now = yield* Clock.currentTimeMillis
   const nonces = yield* (yield* NonceStore).purge(now)
   const store = yield* IdempotencyStore
-  const records = (yield* store.purge(now - config.idempotencyRetentionMs, ["subscription"])) +
-    (yield* store.purge(now - config.moneyIdempotencyRetentionMs, ["payment", "payout"]))
+  const records = (yield* store.purge(now - config.idempotencyRetentionMs, ["subscription", "payout"])) +
+    (yield* store.purge(now - config.moneyIdempotencyRetentionMs, ["payment"]))
   const events = yield* (yield* OutboxRepository).purge(now - config.eventRetentionMs)
   return { nonces, records, events }
 })
