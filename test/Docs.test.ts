@@ -1,6 +1,8 @@
 /**
  * The docs work as written: every TypeScript block under docs/ type-checks against the packages,
- * and docs/getting-started.md runs, step by step, from `./run dev` to a verified callback.
+ * docs/getting-started.md runs, step by step, from `./run dev` to a verified callback, and the
+ * README's quick start (the block marked `<!-- test: quick-start -->`) runs as one bash script, with
+ * job control as in an interactive shell, from `./run start` to `kill %1 %2`.
  *
  * Getting started is annotated with HTML comments the reader does not see:
  * `<!-- test: skip -->` (the next block is not run), `<!-- test: background name=N ready="T" -->`
@@ -10,7 +12,7 @@
  */
 import { afterAll, describe, expect, it } from "vitest"
 import { type ChildProcess, spawn, spawnSync } from "node:child_process"
-import { chmodSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs"
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { createServer } from "node:net"
 import { tmpdir } from "node:os"
 import { join, relative, resolve } from "node:path"
@@ -168,4 +170,50 @@ describe("Docs", () => {
     expect(received).toMatch(/verified payment\.created pay_[0-9a-f-]{36}/)
     expect(received).toMatch(/verified payment\.paid pay_[0-9a-f-]{36}/)
   }, 300_000)
+
+  it("runs the README's quick start as written, from ./run start to a verified callback and kill %1 %2", async () => {
+    const blocks = parse(readFileSync(join(root, "README.md"), "utf8")).filter((b): b is Block => "language" in b && b.annotation === "quick-start")
+    expect(blocks).toHaveLength(1)
+    const serverPort = await freePort()
+    const receiverPort = await freePort()
+    // Its files (server.log, terminal.json, …) go to a directory of its own; `./run` is the checkout's.
+    const work = mkdtempSync(join(tmpdir(), "paydesk-readme-"))
+    chmodSync(work, 0o755)
+    cleanup.push(work)
+    const env: NodeJS.ProcessEnv = { ...process.env, PAYDESK_DATA_DIR: join(work, ".data") }
+    for (const name of ["DATABASE_URL", "PAYDESK_ADMIN_TOKEN", "PAYDESK_URL", "PAYDESK_SIGNING_SECRET", "PORT", "HOST", "LOG_LEVEL"]) delete env[name]
+    // The ports it names become free ones (the server and the receiver read PORT); nothing else changes.
+    const code = blocks[0]!.code
+      .replaceAll("127.0.0.1:8080", `127.0.0.1:${serverPort}`)
+      .replaceAll("127.0.0.1:4000", `127.0.0.1:${receiverPort}`)
+      .replace(/^(.*)\.\/run start/m, `$1PORT=${serverPort} ./run start`)
+      .replace(/^\.\/run (pnpm .* run receiver)/m, `PORT=${receiverPort} ./run $1`)
+      .replaceAll("./run ", `${JSON.stringify(join(root, "run"))} `)
+    expect(code).toContain("kill %1 %2")
+    // Job control as in an interactive shell; the jobs are stopped when the script is.
+    const script = `set -m\ntrap 'for p in $(jobs -p); do kill -TERM -- -$p 2>/dev/null; done' EXIT\ntrap 'exit 143' TERM\n${code}`
+    const child = spawn("bash", ["-c", script], { cwd: work, env, detached: true, stdio: ["ignore", "pipe", "pipe"] })
+    started.push(child)
+    let output = ""
+    child.stdout!.on("data", (c: Buffer) => (output += c.toString()))
+    child.stderr!.on("data", (c: Buffer) => (output += c.toString()))
+    const exitCode = await new Promise<number | null>((ok) => {
+      const timer = setTimeout(() => process.kill(-child.pid!, "SIGTERM"), 420_000)
+      child.once("exit", (exit) => (clearTimeout(timer), ok(exit)))
+    })
+    const read = (name: string) => existsSync(join(work, name)) ? readFileSync(join(work, name), "utf8") : ""
+    const report = `${output}\n--- server.log\n${read("server.log").slice(-4000)}\n--- receiver.log\n${read("receiver.log")}`
+    expect(exitCode, report).toBe(0)
+    expect(output, report).toMatch(/verified payment\.created pay_[0-9a-f-]{36} status=created/)
+    expect(output, report).toMatch(/verified payment\.paid pay_[0-9a-f-]{36} status=paid/)
+    // The operator's tables: the sandbox payment, paid, and its delivered callbacks.
+    const lines = output.split("\n")
+    expect(lines.some((line) => line.includes("ord-1") && / paid /.test(line)), report).toBe(true)
+    expect(lines.filter((line) => / delivered +1 +200 /.test(line)).length, report).toBeGreaterThanOrEqual(2)
+    // kill %1 %2 stopped both, the server cleanly.
+    expect(read("server.log").trim().split("\n").at(-1), report).toContain("paydesk stopped")
+    const answers = async (port: number) => fetch(`http://127.0.0.1:${port}/`).then(() => true, () => false)
+    expect(await answers(serverPort)).toBe(false)
+    expect(await answers(receiverPort)).toBe(false)
+  }, 480_000)
 })
