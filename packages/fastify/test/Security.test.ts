@@ -48,6 +48,21 @@ describe("login limits", () => {
     await new Promise((ok) => setTimeout(ok, 450))
     expect((await login(Kit.ownerPassword)).statusCode).toBe(200)
   })
+
+  it("behind a trusted proxy (trustProxy) the per-address limit counts the client in X-Forwarded-For; from others the header is ignored", async () => {
+    t = await make({ loginLimits: { perEmail: 100, perAddress: 2 }, trustProxy: ["10.0.0.5"] })
+    const login = (remoteAddress: string, forwardedFor: string, i: number) =>
+      t!.app.inject({ method: "POST", url: "/api/v1/auth/login", remoteAddress, headers: { "x-forwarded-for": forwardedFor }, payload: { email: `nobody-${i}@shop.example`, password: "guess" } })
+    // Through the proxy: one client's attempts leave another's alone.
+    expect((await login("10.0.0.5", "203.0.113.7", 0)).statusCode).toBe(401)
+    expect((await login("10.0.0.5", "203.0.113.7", 1)).statusCode).toBe(401)
+    expect((await login("10.0.0.5", "203.0.113.7", 2)).statusCode).toBe(429)
+    expect((await login("10.0.0.5", "198.51.100.9", 3)).statusCode).toBe(401)
+    // Straight from a client that is not the proxy: the header is not believed.
+    expect((await login("192.0.2.1", "198.51.100.10", 4)).statusCode).toBe(401)
+    expect((await login("192.0.2.1", "198.51.100.11", 5)).statusCode).toBe(401)
+    expect((await login("192.0.2.1", "198.51.100.12", 6)).statusCode).toBe(429)
+  })
 })
 
 describe("credential answers", () => {
