@@ -5,8 +5,9 @@
  * be reached, 2 wrong usage (unknown command, missing argument or option, no token).
  *
  * Commands come from `extensions`: each registers its commands on the program and uses the
- * `Context` for output, failures and the operator API. Adding a command module (such as a merchant
- * development tool's `listen` and `trigger`) is one entry in that list.
+ * `Context` for output, failures and the operator API. The operator's commands (CliCommands.ts) and
+ * the merchant's (CliDev.ts: `listen`, `trigger`, `events`, `test-clocks`, with an API key) are two
+ * entries in that list.
  */
 import { Command, CommanderError } from "commander"
 import * as CliCommands from "./CliCommands.js"
@@ -48,27 +49,10 @@ export const operatorCommands: Extension = (program, context) => {
 }
 
 /**
- * The merchant's development commands (`listen`, `trigger`; CliDev.ts): a terminal's API key, not
- * the operator token. Their options are parsed by CliDev itself, so commander passes them through.
+ * The merchant's commands (`listen`, `trigger`, `events`, `test-clocks`, `subscriptions upcoming`
+ * and `charge-outcomes`; CliDev.ts): a terminal's API key, not the operator token.
  */
-export const devCommands: Extension = (program, context) => {
-  const dev = (name: string, description: string, usage: string) =>
-    program.command(name).description(description).usage(usage)
-      .allowUnknownOption().allowExcessArguments().helpOption(false)
-      .argument("[args...]")
-      .action(async (args: Array<string>, _options: unknown, command: Command) => {
-        try {
-          await CliDev.run([name, ...args], context.io.env)
-        } catch (error) {
-          context.fail(error instanceof Error ? error.message : String(error), 2)
-        }
-        void command
-      })
-  dev("listen", "Forward a terminal's callbacks to a local URL (PAYDESK_API_KEY)", "--forward-to <url> [--live | --all] [--api-key <key>] [--url <url>]")
-  dev("trigger", "Create a sandbox payment that emits the event (PAYDESK_API_KEY)", "<payment.paid|payment.canceled|payment.created> [--amount 100.00]")
-  dev("events", "A terminal's callback events: list, show, resend, recover (PAYDESK_API_KEY)",
-    "list [--type <t>] [--object <pay_…>] [--since <iso>] [--until <iso>] [--status failed] [--sandbox | --all] | show <evt_id> | resend <evt_id> | recover --since <iso>")
-}
+export const devCommands: Extension = (program, context) => CliDev.register(program, context)
 
 /** The command modules of the CLI, in the order they appear in `paydesk --help`. */
 export const extensions: ReadonlyArray<Extension> = [operatorCommands, devCommands]
@@ -124,7 +108,7 @@ const networkCode = (error: unknown): string => {
 export const run = async (argv: ReadonlyArray<string>, io: Io, modules: ReadonlyArray<Extension> = extensions): Promise<number> => {
   let exitCode = 0
   const program = new Command("paydesk")
-    .description("Operate a Paydesk server through its operator API (PAYDESK_URL, PAYDESK_ADMIN_TOKEN).")
+    .description("Operate a Paydesk server through its operator API (PAYDESK_URL, PAYDESK_ADMIN_TOKEN); a merchant's commands (listen, trigger, events, test-clocks, subscriptions upcoming and charge-outcomes) take a terminal's API key (PAYDESK_API_KEY).")
     .option("--url <url>", `the server (default: PAYDESK_URL, else ${defaultUrl})`)
     .option("--table", "print a table instead of JSON")
     .showHelpAfterError("(add --help for usage)")

@@ -164,6 +164,98 @@ describe("paydesk CLI: commands", () => {
   })
 })
 
+describe("paydesk CLI: the merchant's commands (API key)", () => {
+  const key = { PAYDESK_API_KEY: "pk_test_1" }
+
+  it("have help at every level beside the operator's", async () => {
+    const top = await cli(["--help"])
+    for (const command of ["listen", "trigger", "events", "test-clocks"]) expect(top.stdout).toMatch(new RegExp(`^  ${command} `, "m"))
+    const clocks = await cli(["test-clocks", "--help"])
+    expect([clocks.code, clocks.stdout]).toEqual([0, expect.stringMatching(/create \[options\] <frozen_time>[\s\S]*get \[options\] <test_clock_id>[\s\S]*list[\s\S]*advance \[options\] <test_clock_id> <frozen_time>/)])
+    const advance = await cli(["test-clocks", "advance", "--help"])
+    expect([advance.code, advance.stdout]).toEqual([0, expect.stringMatching(/--api-key <key>[\s\S]*--wait/)])
+    const subscriptions = await cli(["subscriptions", "--help"])
+    expect(subscriptions.stdout).toMatch(/resume <subscription_id>[\s\S]*upcoming \[options\] <subscription_id>[\s\S]*charge-outcomes \[options\] <subscription_id> <outcomes\.\.\.>/)
+    expect((await cli(["events", "recover", "--help"])).stdout).toContain("--since <iso>")
+    expect((await cli(["listen", "--help"])).stdout).toContain("--forward-to <url>")
+    expect(top.sent).toEqual([])
+  })
+
+  it("turn each command into its merchant API call, with the API key and a nonce", async () => {
+    const cases: ReadonlyArray<[ReadonlyArray<string>, string, string, unknown?]> = [
+      [["test-clocks", "create", "2026-01-31T10:00:00+03:00", "--name", "January"], "POST", "/test-clocks", { frozen_time: "2026-01-31T10:00:00+03:00", name: "January" }],
+      [["test-clocks", "get", "c1"], "GET", "/test-clocks/c1"],
+      [["test-clocks", "list", "--page", "2"], "GET", "/test-clocks?page=2"],
+      [["test-clocks", "advance", "c1", "2026-03-01T00:00:00Z"], "POST", "/test-clocks/c1/advance", { frozen_time: "2026-03-01T00:00:00Z" }],
+      [["subscriptions", "upcoming", "s1", "--count", "3"], "GET", "/subscriptions/s1/upcoming?count=3"],
+      [["subscriptions", "upcoming", "s1"], "GET", "/subscriptions/s1/upcoming"],
+      [["subscriptions", "charge-outcomes", "s1", "paid", "failed", "unknown"], "POST", "/subscriptions/s1/sandbox/charge-outcomes", { outcomes: ["paid", "failed", "unknown"] }],
+      [["events", "show", "evt_1"], "GET", "/events/evt_1"],
+      [["events", "resend", "evt_1"], "POST", "/events/evt_1/resend"],
+      [["events", "recover", "--since", "2026-01-01T00:00:00Z", "--sandbox"], "POST", "/events/recover", { since: "2026-01-01T00:00:00Z", environment: "sandbox" }],
+      [["events", "list", "--all", "--status", "failed", "--limit", "5"], "GET", "/events?environment=all&delivery_status=failed&limit=5"]
+    ]
+    for (const [argv, method, path, body] of cases) {
+      const run = await cli(argv, { env: key, answer: { status: 200, body: argv[1] === "list" && argv[0] === "events" ? { items: [], next_cursor: null } : { ok: true } } })
+      expect([run.code, run.stderr], argv.join(" ")).toEqual([0, ""])
+      expect(run.sent.map((s) => [s.method, s.url, s.body]), argv.join(" ")).toEqual([[method, `http://127.0.0.1:8080/api/v1${path}`, body]])
+      expect(run.sent[0]!.headers["x-api-key"]).toBe("pk_test_1")
+      expect(run.sent[0]!.headers["x-nonce"]).toMatch(/.{8,}/)
+      expect(run.sent[0]!.headers.authorization).toBeUndefined()
+    }
+    // --api-key and --url beside the environment; the answer printed as JSON or a table.
+    const flagged = await cli(["--url", "http://h.example:9/", "test-clocks", "get", "c1", "--api-key", "pk_flag", "--table"], {
+      answer: { status: 200, body: { id: "c1", status: "ready" } }
+    })
+    expect([flagged.code, flagged.sent[0]!.url, flagged.sent[0]!.headers["x-api-key"], flagged.stdout]).toEqual([0, "http://h.example:9/api/v1/test-clocks/c1", "pk_flag", "id      c1\nstatus  ready\n"])
+  })
+
+  it("advance --wait polls an advancing clock until it is ready", async () => {
+    const answers = [
+      { status: 202, body: { id: "c1", status: "advancing", frozen_time: "2026-02-10T00:00:00.000Z" } },
+      { status: 200, body: { id: "c1", status: "advancing", frozen_time: "2026-02-20T00:00:00.000Z" } },
+      { status: 200, body: { id: "c1", status: "ready", frozen_time: "2026-03-01T00:00:00.000Z" } }
+    ]
+    const urls: Array<string> = []
+    const fetch: typeof globalThis.fetch = async (input) => {
+      urls.push(String(input))
+      const answer = answers.shift()!
+      return new Response(JSON.stringify(answer.body), { status: answer.status, headers: { "content-type": "application/json" } })
+    }
+    const run = await cli(["test-clocks", "advance", "c1", "2026-03-01T00:00:00Z", "--wait"], { env: key, fetch })
+    expect([run.code, JSON.parse(run.stdout).status]).toEqual([0, "ready"])
+    expect(urls).toEqual(["http://127.0.0.1:8080/api/v1/test-clocks/c1/advance", "http://127.0.0.1:8080/api/v1/test-clocks/c1", "http://127.0.0.1:8080/api/v1/test-clocks/c1"])
+  }, 10_000)
+
+  it("answer wrong usage with exit 2 and an API error with exit 1", async () => {
+    const usage: ReadonlyArray<[ReadonlyArray<string>, RegExp]> = [
+      [["test-clocks", "get", "c1"], /PAYDESK_API_KEY \(or --api-key\) is required/],
+      [["test-clocks", "create"], /missing required argument 'frozen_time'/],
+      [["test-clocks", "advance", "c1"], /missing required argument 'frozen_time'/],
+      [["subscriptions", "charge-outcomes", "s1", "maybe"], /Allowed choices are paid, failed, unknown/],
+      [["subscriptions", "upcoming", "s1", "--count", "61"], /--count must be an integer from 1 to 60/],
+      [["trigger", "payout.completed"], /Allowed choices are payment\.created, payment\.paid, payment\.canceled/],
+      [["events", "recover"], /required option '--since <iso>' not specified/],
+      [["events", "purge"], /unknown command 'purge'/],
+      [["events", "list", "--limit", "many"], /--limit must be an integer/],
+      [["events", "list", "--sandbox", "--all"], /cannot be used with option '--all'/],
+      [["listen"], /required option '--forward-to <url>' not specified/]
+    ]
+    for (const [argv, message] of usage) {
+      const run = await cli(argv, { env: argv[0] === "test-clocks" && argv[2] === "c1" && argv.length === 3 ? {} : key })
+      expect([run.code, run.sent], argv.join(" ")).toEqual([2, []])
+      expect(run.stderr, argv.join(" ")).toMatch(message)
+    }
+    const missing = await cli(["test-clocks", "get", "c9"], { env: key, answer: { status: 404, body: { error: { code: "not_found", message: "test clock not found", request_id: "req_1" } } } })
+    expect([missing.code, missing.stdout, missing.stderr]).toEqual([1, "", "paydesk: 404 not_found: test clock not found\n"])
+    const refused = await cli(["subscriptions", "charge-outcomes", "s1", "paid"], {
+      env: key,
+      answer: { status: 400, body: { error: { code: "invalid_request", message: "charge outcomes can be programmed for sandbox subscriptions only", field: "subscription" } } }
+    })
+    expect([refused.code, refused.stderr]).toEqual([1, "paydesk: 400 invalid_request: charge outcomes can be programmed for sandbox subscriptions only (field subscription)\n"])
+  })
+})
+
 describe("paydesk CLI: failures", () => {
   it("exits 1 with the API's error", async () => {
     const missing = await cli(["accounts", "get", "a1"], { answer: { status: 404, body: { error: { code: "not_found", message: "account not found", request_id: "req_1" } } } })

@@ -7,7 +7,6 @@ import { execFile, spawn } from "node:child_process"
 import { join, resolve } from "node:path"
 import { promisify } from "node:util"
 import { webhooks } from "@paydesk/client"
-import * as CliDev from "../src/CliDev.js"
 import { type Receiver, startReceiver, startServer } from "./ServerHarness.js"
 
 const root = resolve(import.meta.dirname, "../../..")
@@ -27,26 +26,6 @@ afterAll(async () => {
 })
 
 describe("CliDev", () => {
-  it("parses listen and trigger, and says what is missing", () => {
-    expect(CliDev.parse(["listen", "--forward-to", "http://localhost:3000/webhooks"], { PAYDESK_API_KEY: "k" }))
-      .toEqual({ _tag: "Listen", apiKey: "k", baseUrl: "http://127.0.0.1:8080", forwardTo: "http://localhost:3000/webhooks", environment: "sandbox" })
-    expect(CliDev.parse(["listen", "--forward-to", "http://x", "--live", "--url", "http://h:1/"], { PAYDESK_API_KEY: "k" }))
-      .toMatchObject({ environment: "prod", baseUrl: "http://h:1" })
-    expect(CliDev.parse(["trigger", "payment.paid", "--amount", "5"], { PAYDESK_API_KEY: "k" })).toMatchObject({ _tag: "Trigger", event: "payment.paid", amount: "5" })
-    expect(() => CliDev.parse(["listen"], { PAYDESK_API_KEY: "k" })).toThrow(/--forward-to is required/)
-    expect(() => CliDev.parse(["listen", "--forward-to", "http://x"], {})).toThrow(/PAYDESK_API_KEY/)
-    expect(() => CliDev.parse(["trigger", "payout.completed"], { PAYDESK_API_KEY: "k" })).toThrow(/one of payment.created, payment.paid, payment.canceled/)
-    expect(CliDev.parse(["events", "list", "--sandbox", "--status", "failed", "--since", "2026-01-01T00:00:00Z", "--limit", "5"], { PAYDESK_API_KEY: "k" }))
-      .toMatchObject({ _tag: "Events", verb: "list", filter: { environment: "sandbox", delivery_status: "failed", created_from: "2026-01-01T00:00:00Z", limit: 5 } })
-    expect(CliDev.parse(["events", "resend", "evt_1"], { PAYDESK_API_KEY: "k" })).toMatchObject({ _tag: "Events", verb: "resend", id: "evt_1", environment: "prod" })
-    expect(CliDev.parse(["events", "recover", "--since", "2026-01-01T00:00:00Z", "--all"], { PAYDESK_API_KEY: "k" }))
-      .toMatchObject({ _tag: "Events", verb: "recover", since: "2026-01-01T00:00:00Z", environment: "all" })
-    expect(() => CliDev.parse(["events", "recover"], { PAYDESK_API_KEY: "k" })).toThrow(/--since/)
-    expect(() => CliDev.parse(["events", "show"], { PAYDESK_API_KEY: "k" })).toThrow(/paydesk events show <evt_id>/)
-    expect(() => CliDev.parse(["events", "purge"], { PAYDESK_API_KEY: "k" })).toThrow(/one of list, show, resend, recover/)
-    expect(() => CliDev.parse(["events", "list", "--limit", "many"], { PAYDESK_API_KEY: "k" })).toThrow(/--limit must be an integer/)
-  })
-
   it("paydesk events lists, shows, resends and recovers a terminal's events", async () => {
     const m = await srv.merchant(local.url)
     const env = { ...process.env, PAYDESK_API_KEY: m.apiKey, PAYDESK_URL: srv.base }
@@ -66,6 +45,45 @@ describe("CliDev", () => {
     expect(local.requests.at(-1)!.headers["x-event-id"]).toBe(id)
     expect(JSON.parse(await paydesk("events", "recover", "--since", "2020-01-01T00:00:00Z", "--sandbox"))).toEqual({ requeued: 0 })
     expect(await paydesk("events", "list")).toBe("")
+  }, 90_000)
+
+  it("paydesk test-clocks and subscriptions upcoming / charge-outcomes drive a sandbox subscription from the command line", async () => {
+    const m = await srv.merchant(local.url)
+    const env = { ...process.env, PAYDESK_API_KEY: m.apiKey, PAYDESK_URL: srv.base }
+    const paydesk = async (...args: Array<string>) => JSON.parse((await promisify(execFile)(tsx, ["--conditions=@paydesk/source", cli, ...args], { env })).stdout)
+    const clock = await paydesk("test-clocks", "create", "2026-01-31T10:00:00+03:00", "--name", "cli")
+    expect([clock.status, clock.frozen_time, clock.name]).toEqual(["ready", "2026-01-31T07:00:00.000Z", "cli"])
+    expect((await paydesk("test-clocks", "list")).items.map((c: { id: string }) => c.id)).toEqual([clock.id])
+    const plan = await srv.admin("POST", "/plans", {
+      terminal_ids: [m.terminalId], code: `cli-${m.terminalId.slice(0, 8)}`, name: "Monthly", interval: "month",
+      schedule: "calendar", cap_amount_rub: "4000", consent_text: "Согласен", policy_version: "1"
+    })
+    expect(plan.status).toBe(201)
+    const sub = await m.api("POST", "/subscriptions", { terminal_id: m.terminalId, plan_id: plan.json.id, amount: "100", test: true, test_clock: clock.id }, { "idempotency-key": "cli-sub-1" })
+    expect(sub.status).toBe(201)
+    // Not active yet: nothing upcoming.
+    expect(await paydesk("subscriptions", "upcoming", sub.json.id)).toEqual({ subscription_id: sub.json.id, items: [] })
+    // The payer consents and pays the first payment with the sandbox buttons (the consent page's csrf_token, then the payment page's).
+    const page = async (path: string) => {
+      const html = await (await fetch(`${srv.base}${path}`)).text()
+      return /name="csrf_token" value="([^"]*)"/.exec(html)![1]!
+    }
+    const post = async (path: string, body: unknown) =>
+      (await fetch(`${srv.base}${path}`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) })).json() as Promise<Record<string, string>>
+    const subPath = new URL(sub.json.pay_url).pathname
+    const firstPath = new URL((await post(`${subPath}/confirm`, { csrf_token: await page(subPath) })).first_payment_url!).pathname
+    expect((await post(`${firstPath}/simulate`, { outcome: "paid", csrf_token: await page(firstPath) })).status).toBe("paid")
+    const upcoming = await paydesk("subscriptions", "upcoming", sub.json.id, "--count", "2")
+    expect(upcoming.items.map((i: Record<string, string>) => i["scheduled_at_moscow"])).toEqual(["2026-02-28T10:00:00.000+03:00", "2026-03-31T10:00:00.000+03:00"])
+    // The next charge programmed to fail; a month on the clock: the 28 February charge fails into review.
+    expect(await paydesk("subscriptions", "charge-outcomes", sub.json.id, "failed")).toEqual({ subscription_id: sub.json.id, outcomes: ["failed"] })
+    const advanced = await paydesk("test-clocks", "advance", clock.id, "2026-03-01T00:00:00Z", "--wait")
+    expect([advanced.status, advanced.frozen_time]).toEqual(["ready", "2026-03-01T00:00:00.000Z"])
+    expect((await paydesk("test-clocks", "get", clock.id)).frozen_time).toBe("2026-03-01T00:00:00.000Z")
+    const after = await m.api("GET", `/subscriptions/${sub.json.id}`)
+    expect([after.json.billing_status, after.json.next_charge_at]).toEqual(["review", null])
+    const charges = await m.api("GET", `/subscriptions/${sub.json.id}/charges`)
+    expect([charges.json[0].status, charges.json[0].actual_at]).toEqual(["fail", "2026-02-28T07:00:00.000Z"])
   }, 90_000)
 
   it("paydesk listen forwards what paydesk trigger makes happen, signed, and stops on SIGINT", async () => {
@@ -95,5 +113,42 @@ describe("CliDev", () => {
     listener.kill("SIGINT")
     const code = await new Promise<number | null>((ok) => listener.on("exit", ok))
     expect(code).toBe(0)
+  }, 90_000)
+
+  // Last: it moves the server's manual clock a day ahead.
+  it("paydesk events recover re-queues an event whose delivery failed: the next pass sends it again, same event id", async () => {
+    const m = await srv.merchant(local.url)
+    const env = { ...process.env, PAYDESK_API_KEY: m.apiKey, PAYDESK_URL: srv.base }
+    const paydesk = async (...args: Array<string>) => (await promisify(execFile)(tsx, ["--conditions=@paydesk/source", cli, ...args], { env })).stdout
+    const start = Date.now() + 3_600_000
+    await srv.setClock(new Date(start).toISOString())
+    // The callbacks other tests left pending go out first (they must not meet the failures below).
+    await srv.work()
+    const created = await m.api("POST", "/payments", { amount: "25.00", order_id: "cli-recover-1", test: true })
+    expect(created.status).toBe(201)
+    const mine = () => local.requests.filter((r) => r.body.includes(created.json.id) && r.body.includes("\"event_type\":\"payment.created\""))
+    // The receiver is down for every attempt of the day: the delivery of payment.created fails for good after 8.
+    local.answersFor = "payment.created"
+    local.answers.push(...Array.from({ length: 8 }, () => 503))
+    try {
+      for (let hour = 0; hour <= 24; hour++) {
+        await srv.setClock(new Date(start + hour * 3_600_000).toISOString())
+        await srv.work()
+      }
+    } finally {
+      local.answersFor = null
+    }
+    expect(mine()).toHaveLength(8)
+    const failed = (await paydesk("events", "list", "--sandbox", "--status", "failed")).trim().split("\n")
+    expect(failed).toHaveLength(1)
+    expect(failed[0]).toMatch(new RegExp(`payment\\.created\\s+evt_[0-9a-f-]{36}\\s+${created.json.id}\\s+#1\\s+failed \\(8 attempts, last HTTP 503\\)`))
+    // Back up: recover re-queues it, the next pass sends it once more with the same event id.
+    expect(JSON.parse(await paydesk("events", "recover", "--since", new Date(start).toISOString(), "--sandbox"))).toEqual({ requeued: 1 })
+    await srv.work()
+    expect(mine()).toHaveLength(9)
+    expect(mine()[8]!.headers["x-event-id"]).toBe(mine()[0]!.headers["x-event-id"])
+    expect(await paydesk("events", "list", "--sandbox", "--status", "failed")).toBe("")
+    // Nothing is left to recover.
+    expect(JSON.parse(await paydesk("events", "recover", "--since", new Date(start).toISOString(), "--sandbox"))).toEqual({ requeued: 0 })
   }, 90_000)
 })
