@@ -163,8 +163,8 @@ export const register = (program: Command, context: Context, signals: Signals = 
     }))
 
   // Subscriptions: beside the operator's commands of the same group, two with the terminal's key.
-  const subscriptions = program.commands.find((c) => c.name() === "subscriptions") ??
-    program.command("subscriptions").description("subscriptions of a terminal")
+  const subscriptions = (program.commands.find((c) => c.name() === "subscriptions") ?? program.command("subscriptions"))
+    .description("subscriptions of a terminal (upcoming and charge-outcomes: PAYDESK_API_KEY)")
   leaf(subscriptions, "upcoming", "the next charges of a subscription by its schedule (PAYDESK_API_KEY)")
     .argument("<subscription_id>").option("--count <n>", "how many (1 to 60, default 12)", integer("--count", 1, 60))
     .action(merchant(async (client, command, id: string) => {
