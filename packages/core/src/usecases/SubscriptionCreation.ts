@@ -233,8 +233,9 @@ export const create = Effect.fn("Subscriptions.create")(function*(principal: Pri
 })
 
 /**
- * Consent given, in the caller's transaction: the first payment is created (live, in RUB,
- * `sbp_recurrent`, unpaid, with its lifetime). The state stays `consent_pending` until the payer
+ * Consent given, in the caller's transaction: the first payment is created (in the subscription's
+ * environment and on its test clock, in RUB, `sbp_recurrent` live or `sbp_test` in sandbox, unpaid,
+ * with its lifetime). The state stays `consent_pending` until the payer
  * pays it (`pending`, then `enabled` once confirmed); if it expires unpaid, the subscription is
  * back to waiting for consent and the next confirmation creates the next first payment.
  */
