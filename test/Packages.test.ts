@@ -32,6 +32,11 @@ describe("Packages", () => {
     }
   })
 
+  it("the pending changesets make a release plan (none mixes the private server with published packages)", () => {
+    const result = spawnSync(process.execPath, [join(root, "node_modules/@changesets/cli/bin.js"), "status"], { cwd: root, encoding: "utf8" })
+    expect(result.status, `${result.stdout}${result.stderr}`).toBe(0)
+  })
+
   it("the testkit's test libraries are optional peers: only @paydesk/testkit/contracts needs them", () => {
     const manifest = JSON.parse(readFileSync(join(root, "packages", "testkit", "package.json"), "utf8"))
     const testLibraries = ["@effect/vitest", "fast-check", "vitest"]
