@@ -496,11 +496,41 @@ const renewToLimit = (amount: number) =>
     await renewThrice(i).run(model(), real)
   }, (m) => void m.subs++)
 
+/** A paid one-off payment, then refunded or charged back by the operator. */
+const reversal = (rub: number, kind: "refund" | "chargeback") =>
+  simple(`reversal(${rub}, ${kind})`, () => true, async (real) => {
+    await oneOff(rub, "paid").run({ subs: real.subs.length, oneOff: real.oneOff.length, payouts: 0, held: 0 }, real)
+    const id = real.oneOff.at(-1)!
+    await attempt(real, kind === "refund" ? Payments.refund(id) : Payments.chargeback(id), ["InvalidTransition"])
+  }, (m) => void m.oneOff++)
+
 /** Whole situations in one command (for stores that afford few runs): the ones the random commands reach only by luck. */
 const scenarios = fc.oneof(
   fc.integer({ min: 100, max: 50_000 }).map(payoutRound),
-  fc.integer({ min: 1, max: 4000 }).map(renewToLimit)
+  fc.integer({ min: 1, max: 4000 }).map(renewToLimit),
+  fc.tuple(fc.integer({ min: 1, max: 50_000 }), fc.constantFrom("refund" as const, "chargeback" as const)).map(([rub, kind]) => reversal(rub, kind))
 )
+
+/**
+ * One of each situation the coverage counts, with random parameters: a stop during the bank call
+ * for each answer (paid, failed, unknown), a crash before the bank then a stop (its attempt voided),
+ * a payout sent, a plan's `max_cycles` reached, a payment reversed. Runs that start with them
+ * (`opening: true`) reach every situation whatever the random commands that follow do.
+ */
+const openingOf = fc.tuple(
+  fc.constantFrom("ceiling" as const, "fixed" as const),
+  fc.integer({ min: 100, max: 50_000 }),
+  fc.integer({ min: 1, max: 4000 }),
+  fc.constantFrom("refund" as const, "chargeback" as const)
+).map(([mode, rub, amount, kind]) => [
+  freshRace(mode, { kind: "stopDuringCall", outcome: "paid" }),
+  freshRace(mode, { kind: "stopDuringCall", outcome: "failed" }),
+  freshRace(mode, { kind: "stopDuringCall", outcome: "unknown" }),
+  freshRace(mode, { kind: "crashThenStop", when: "before" }),
+  payoutRound(rub),
+  renewToLimit(amount),
+  reversal(rub, kind)
+])
 
 const races = fc.tuple(
   fc.constantFrom("ceiling" as const, "fixed" as const),
@@ -883,9 +913,16 @@ export interface Options {
   readonly raceWeight?: number
   /**
    * Weight of whole scenarios (a payout approved and sent; a limited subscription charged to its
-   * `max_cycles`), default 0: not among the commands. For stores that afford few runs.
+   * `max_cycles`; a payment refunded or charged back), default 0: not among the commands. For
+   * stores that afford few runs.
    */
   readonly scenarioWeight?: number
+  /**
+   * Every run opens with one of each situation of the coverage (`freshRace` for each bank answer
+   * and for a crash, a payout sent, `max_cycles` reached, a reversal; random parameters) before its
+   * random commands, so the coverage does not depend on luck. Default false.
+   */
+  readonly opening?: boolean
 }
 
 /** Registers the model-based test of the money paths on `layer` (a fresh runtime per run). */
@@ -906,7 +943,7 @@ export const suite = <E>(name: string, layer: Layer.Layer<Requirements, E>, opti
       do {
         batches++
         await fc.assert(
-          fc.asyncProperty(fc.commands(weighted, { maxCommands: options.maxCommands, size: "max" }), async (cmds) => {
+          fc.asyncProperty(fc.commands(weighted, { maxCommands: options.maxCommands, size: "max" }), options.opening === true ? openingOf : fc.constant([]), async (cmds, opening) => {
             const violations: Array<string> = []
             // Any error a use case or a background pass logs is a failure of the run.
             const errors = Logger.make((entry) => {
@@ -961,7 +998,9 @@ export const suite = <E>(name: string, layer: Layer.Layer<Requirements, E>, opti
                 violations,
                 keys: 0
               }
-              await fc.asyncModelRun(() => ({ model: { subs: 0, oneOff: 0, payouts: 0, held: 0 }, real }), cmds)
+              const model = { subs: 0, oneOff: 0, payouts: 0, held: 0 }
+              for (const command of opening) await command.run(model, real)
+              await fc.asyncModelRun(() => ({ model, real }), cmds)
               await finish(real)
             } finally {
               await runtime.dispose()
@@ -969,8 +1008,9 @@ export const suite = <E>(name: string, layer: Layer.Layer<Requirements, E>, opti
           }),
           { numRuns: options.numRuns, verbose: 1 }
         )
+        if (missing().length > 0) console.log(`money model (${name}): after batch ${batches} never reached yet: ${missing().join(", ")}`)
       } while (options.requireCoverage !== false && missing().length > 0 && batches < 3)
-      console.log(`money model coverage (${name}, ${batches * options.numRuns} runs): ${JSON.stringify(coverage)}`)
+      console.log(`money model coverage (${name}, ${batches} batch(es) of ${options.numRuns} runs): ${JSON.stringify(coverage)}`)
       if (options.requireCoverage !== false && missing().length > 0) {
         throw new Error(`the runs never reached: ${missing().join(", ")} (raise numRuns or maxCommands)`)
       }
