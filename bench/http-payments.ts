@@ -19,6 +19,7 @@
  *   SECONDS=20 CONNECTIONS=32 ./run pnpm bench:http
  *   PROFILE=1 ./run pnpm bench:http               # also writes a CPU profile of the server (phase 1) to bench/profiles/
  *   PHASES=1 ./run pnpm bench:http                # phase 1 only
+ *   NODE_FLAGS="--max-semi-space-size=4 --max-old-space-size=128" ./run pnpm bench:http   # the server's node flags (default: ./run start's)
  */
 import autocannon from "autocannon"
 import { execFileSync, spawn, type ChildProcess } from "node:child_process"
@@ -63,7 +64,7 @@ interface Running {
 /** Starts the built server on `databaseUrl`; resolves once it listens. */
 const startServer = async (databaseUrl: string, env: Record<string, string>, cpuProfileDir?: string): Promise<Running> => {
   const port = await freePort()
-  const flags = ["--max-semi-space-size=4", ...(cpuProfileDir === undefined ? [] : ["--cpu-prof", `--cpu-prof-dir=${cpuProfileDir}`])]
+  const flags = [...(process.env.NODE_FLAGS ?? "--max-semi-space-size=4").split(" ").filter(Boolean), ...(cpuProfileDir === undefined ? [] : ["--cpu-prof", `--cpu-prof-dir=${cpuProfileDir}`])]
   const child = spawn(process.execPath, [...flags, join(root, "packages/server/dist/main.js")], {
     cwd: root,
     env: {
