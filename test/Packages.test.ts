@@ -22,7 +22,7 @@ export const publicPackages: ReadonlyArray<{ readonly dir: string; readonly prof
   { dir: "client", profile: "strict" }
 ]
 
-const workspacePackages = ["core", "testkit", "sql-pg", "fastify", "inngest", "emulators", "client", "server"]
+const workspacePackages = ["core", "testkit", "sql-pg", "fastify", "inngest", "emulators", "client", "dashboard", "server"]
 
 describe("Packages", () => {
   it("lists every public workspace package (the private ones are marked private)", () => {

@@ -30,6 +30,7 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs"
 import { hostname } from "node:os"
 import { join } from "node:path"
 import type { ServerConfig } from "./Config.js"
+import * as Dashboard from "./Dashboard.js"
 import { Engine } from "./Engine.js"
 import * as Engines from "./Engine.js"
 import * as HttpCallbackTransport from "./HttpCallbackTransport.js"
@@ -300,6 +301,7 @@ export const layerHttp = (config: ServerConfig) =>
         }),
         (app) => close(app, config.shutdownTimeoutMs)
       )
+      yield* Effect.tryPromise({ try: () => Dashboard.register(app), catch: (cause) => new StartError({ step: "dashboard", cause }) })
       engine.mount(app, runner)
       const url = yield* Effect.tryPromise({
         try: () => app.listen({ port, host: config.host }),

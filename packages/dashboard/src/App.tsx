@@ -1,0 +1,132 @@
+/**
+ * The dashboard's shell: the sign-in page until there is a session, then a header on every page
+ * (navigation, the sandbox/live switch, the language switch, sign-out) around the current route.
+ */
+import { PaydeskApiError } from "@paydesk/client"
+import { useCallback, useEffect, useMemo, useRef, useState } from "preact/hooks"
+import * as Auth from "./Auth.js"
+import { DashboardContext, type Dashboard } from "./Context.js"
+import { initialLanguage, keepLanguage, translator, type Language, type Translate } from "./I18n.js"
+import { PaymentPage } from "./PaymentPage.js"
+import { PaymentsPage } from "./PaymentsPage.js"
+import { base, follow, href, navigate, parse, useLocation } from "./Router.js"
+import { SettingsPage } from "./SettingsPage.js"
+import { SignIn } from "./SignIn.js"
+
+/** The text of an error for the page (the API's own message when it has one). */
+export const describeError = (t: Translate, error: unknown): string =>
+  error instanceof PaydeskApiError ? error.message : error instanceof Error ? `${t("error.generic")}: ${error.message}` : t("error.generic")
+
+const LanguageSwitch = ({ language, setLanguage, t }: { language: Language; setLanguage: (l: Language) => void; t: Translate }) => (
+  <label class="switch">
+    <span>{t("lang.label")}</span>
+    <select value={language} onChange={(e) => setLanguage((e.currentTarget as HTMLSelectElement).value as Language)}>
+      <option value="en">English</option>
+      <option value="ru">Русский</option>
+    </select>
+  </label>
+)
+
+export const App = () => {
+  const [language, setLanguageState] = useState<Language>(initialLanguage)
+  const [sandbox, setSandboxState] = useState<boolean>(Auth.initialSandbox)
+  const [session, setSession] = useState<Auth.Session | null | "resuming">("resuming")
+  const [ended, setEnded] = useState(false)
+  const location = useLocation()
+  const t = useMemo(() => translator(language), [language])
+  const main = useRef<HTMLElement>(null)
+
+  const setLanguage = (next: Language) => {
+    keepLanguage(next)
+    setLanguageState(next)
+  }
+  const setSandbox = (next: boolean) => {
+    Auth.keepSandbox(next)
+    setSandboxState(next)
+  }
+  const onEnded = useCallback(() => {
+    Auth.forget()
+    setEnded(true)
+    setSession(null)
+  }, [])
+
+  useEffect(() => {
+    document.documentElement.lang = language
+  }, [language])
+
+  useEffect(() => {
+    Auth.resume(onEnded).then(setSession, () => setSession(null))
+  }, [])
+
+  // Each page's heading takes the focus after a navigation (not on the first load).
+  const first = useRef(true)
+  useEffect(() => {
+    if (first.current) {
+      first.current = false
+      return
+    }
+    main.current?.querySelector<HTMLElement>("h1")?.focus()
+  }, [location.pathname])
+
+  if (session === "resuming") return <p class="loading" role="status">{t("loading")}</p>
+
+  if (session === null) {
+    return (
+      <div class="signin-page">
+        <div class="top-switches"><LanguageSwitch language={language} setLanguage={setLanguage} t={t} /></div>
+        <SignIn t={t} ended={ended} onSignedIn={(s) => {
+          setEnded(false)
+          setSession(s)
+          if (!location.pathname.startsWith(`${base}/`)) navigate(href({ page: "payments" }))
+        }} onEnded={onEnded} />
+      </div>
+    )
+  }
+
+  const dashboard: Dashboard = {
+    session,
+    sandbox,
+    language,
+    t,
+    fail: (error) => {
+      if (error instanceof PaydeskApiError && error.status === 401) onEnded()
+      return describeError(t, error)
+    }
+  }
+  const route = parse(location.pathname)
+  const current = (page: string) => (route.page === page || (page === "payments" && route.page === "payment") ? "page" : undefined)
+
+  return (
+    <DashboardContext.Provider value={dashboard}>
+      <a class="skip" href="#main">{t("app.skip")}</a>
+      <header class={sandbox ? "header sandbox" : "header"}>
+        <div class="brand">{t("app.name")}</div>
+        <nav aria-label={t("nav.main")}>
+          <a href={href({ page: "payments" })} onClick={follow} aria-current={current("payments")}>{t("nav.payments")}</a>
+          <a href={href({ page: "settings" })} onClick={follow} aria-current={current("settings")}>{t("nav.settings")}</a>
+        </nav>
+        <div class="switches">
+          <fieldset class="env">
+            <legend>{t("env.label")}</legend>
+            <label><input type="radio" name="env" value="sandbox" checked={sandbox} onChange={() => setSandbox(true)} /> {t("env.sandbox")}</label>
+            <label><input type="radio" name="env" value="live" checked={!sandbox} onChange={() => setSandbox(false)} /> {t("env.live")}</label>
+          </fieldset>
+          <LanguageSwitch language={language} setLanguage={setLanguage} t={t} />
+          <span class="who" title={session.terminalId}>{session.email}</span>
+          <button type="button" onClick={async () => {
+            await Auth.signOut(session)
+            setEnded(false)
+            setSession(null)
+          }}>{t("signout")}</button>
+        </div>
+      </header>
+      {sandbox ? <p class="banner" role="note">{t("env.banner")}</p> : null}
+      <main id="main" ref={main}>
+        {route.page === "payments" ? <PaymentsPage key={String(sandbox)} search={location.search} />
+          : route.page === "payment" ? <PaymentPage id={route.id} />
+          : route.page === "settings" ? <SettingsPage />
+          : <h1 tabIndex={-1}>404</h1>}
+      </main>
+    </DashboardContext.Provider>
+  )
+}

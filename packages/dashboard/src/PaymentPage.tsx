@@ -1,0 +1,144 @@
+/**
+ * A payment's page: its details, then each of its callback events with every delivery and the
+ * delivery's attempts (time, HTTP status, latency, error), and a button that sends an event again
+ * (one attempt outside the scheduled eight; the page reloads the event to show it).
+ */
+import type { EventDetail, Payment } from "@paydesk/client"
+import { useEffect, useState } from "preact/hooks"
+import { useDashboard } from "./Context.js"
+import { formatRub, formatTime } from "./I18n.js"
+import { StatusBadge } from "./PaymentsPage.js"
+import { follow, href } from "./Router.js"
+
+interface Loaded {
+  readonly payment: Payment
+  readonly events: ReadonlyArray<EventDetail>
+}
+
+const EventCard = ({ initial }: { initial: EventDetail }) => {
+  const { session, t, language, fail } = useDashboard()
+  const [event, setEvent] = useState(initial)
+  const [busy, setBusy] = useState(false)
+  const [message, setMessage] = useState<{ text: string; error: boolean } | null>(null)
+
+  const resend = async () => {
+    setBusy(true)
+    setMessage(null)
+    try {
+      const sent = await session.client.events.resend(event.id)
+      const result = sent.attempt === null ? t(`delivery.${sent.delivery.status}`) : sent.attempt.status_code === null ? sent.attempt.error ?? t("none") : `HTTP ${sent.attempt.status_code}`
+      setMessage({ text: t("event.resent", { result }), error: false })
+      setEvent(await session.client.events.get(event.id))
+    } catch (error) {
+      setMessage({ text: fail(error), error: true })
+    } finally {
+      setBusy(false)
+    }
+  }
+
+  const headingId = `event-${event.id}`
+  return (
+    <article class="event" aria-labelledby={headingId}>
+      <header>
+        <h3 id={headingId}><code>{event.type}</code> <span class="muted">#{event.sequence}</span></h3>
+        <span class="muted">{formatTime(language, event.created_at)}</span>
+        <button type="button" onClick={resend} disabled={busy} aria-describedby={message === null ? undefined : `${headingId}-message`}>
+          {busy ? t("event.resending") : t("event.resend")}
+        </button>
+      </header>
+      {message === null ? null : <p id={`${headingId}-message`} class={message.error ? "error" : "ok"} role={message.error ? "alert" : "status"}>{message.text}</p>}
+      {event.deliveries.length === 0 ? <p class="muted">{t("event.noDelivery")}</p> : event.deliveries.map((delivery) => (
+        <section class="delivery" key={delivery.id} aria-label={`${t("event.delivery")} ${delivery.kind}`}>
+          <p>
+            <strong>{t("event.delivery")}</strong> <span class="muted">({delivery.kind})</span>{" "}
+            <span class={`badge delivery-${delivery.status}`}>{t(`delivery.${delivery.status}`)}</span>
+          </p>
+          {delivery.attempt_log.length === 0 ? <p class="muted">{t("attempt.none")}</p> : (
+            <div class="table-wrap">
+              <table class="attempts">
+                <thead>
+                  <tr>
+                    <th scope="col">{t("attempt.col.n")}</th>
+                    <th scope="col">{t("attempt.col.at")}</th>
+                    <th scope="col">{t("attempt.col.status")}</th>
+                    <th scope="col">{t("attempt.col.latency")}</th>
+                    <th scope="col">{t("attempt.col.error")}</th>
+                  </tr>
+                </thead>
+                <tbody>
+                  {delivery.attempt_log.map((a) => (
+                    <tr key={a.attempt}>
+                      <td>{a.attempt}</td>
+                      <td>{formatTime(language, a.at)}</td>
+                      <td>{a.status_code ?? t("none")}</td>
+                      <td class="num">{a.latency_ms} ms</td>
+                      <td>{a.error ?? t("none")}</td>
+                    </tr>
+                  ))}
+                </tbody>
+              </table>
+            </div>
+          )}
+        </section>
+      ))}
+    </article>
+  )
+}
+
+export const PaymentPage = ({ id }: { id: string }) => {
+  const { session, t, language, fail } = useDashboard()
+  const [loaded, setLoaded] = useState<Loaded | null>(null)
+  const [error, setError] = useState<string | null>(null)
+
+  useEffect(() => {
+    let live = true
+    const load = async (): Promise<Loaded> => {
+      const { client, terminalId } = session
+      const payment = await client.payments.get(id)
+      const page = await client.events.list({
+        terminal_id: terminalId,
+        object_id: payment.id,
+        environment: payment.environment === "sandbox" ? "sandbox" : "prod",
+        limit: 100
+      })
+      // Oldest first reads as the payment's story.
+      const events = await Promise.all(page.items.toReversed().map((event) => client.events.get(event.id)))
+      return { payment, events }
+    }
+    load().then((result) => live && setLoaded(result), (e: unknown) => live && setError(fail(e)))
+    return () => {
+      live = false
+    }
+  }, [id])
+
+  if (error !== null) {
+    return (
+      <section>
+        <h1 tabIndex={-1}>{t("error.generic")}</h1>
+        <p class="error" role="alert">{error}</p>
+        <a href={href({ page: "payments" })} onClick={follow}>{t("payment.back")}</a>
+      </section>
+    )
+  }
+  if (loaded === null) return <p role="status">{t("loading")}</p>
+  const { payment, events } = loaded
+  return (
+    <section aria-labelledby="payment-title">
+      <p><a href={href({ page: "payments" })} onClick={follow}>← {t("payment.back")}</a></p>
+      <h1 id="payment-title" tabIndex={-1}>{t("payment.title", { order: payment.order_id })}</h1>
+      <h2>{t("payment.details")}</h2>
+      <dl class="details">
+        <dt>{t("payment.id")}</dt><dd><code>{payment.id}</code></dd>
+        <dt>{t("payments.col.amount")}</dt><dd>{formatRub(language, payment.amount)}</dd>
+        <dt>{t("payments.col.status")}</dt><dd><StatusBadge status={payment.status} /></dd>
+        <dt>{t("payments.col.env")}</dt><dd>{payment.environment === "sandbox" ? t("env.sandbox") : t("env.live")}</dd>
+        <dt>{t("payments.col.created")}</dt><dd>{formatTime(language, payment.created_at)}</dd>
+        <dt>{t("payment.paidAt")}</dt><dd>{formatTime(language, payment.paid_at)}</dd>
+        <dt>{t("payment.expiresAt")}</dt><dd>{formatTime(language, payment.expires_at)}</dd>
+        <dt>{t("payment.description")}</dt><dd>{payment.description ?? t("none")}</dd>
+      </dl>
+      <h2>{t("payment.events")}</h2>
+      {events.length === 0 ? <p>{t("payment.noEvents")}</p> : events.map((event) => <EventCard initial={event} key={event.id} />)}
+    </section>
+  )
+}

@@ -1,0 +1,181 @@
+/**
+ * The payments list: newest first, 20 a page, in the mode's environment (or both), with a status
+ * filter and an `order_id` search. The filters live in the URL, so a filtered page can be
+ * reloaded, bookmarked and shared.
+ *
+ * The API filters by environment and finds one payment by `order_id`; it has no status filter
+ * yet, so a status filter reads the newest `statusScan` payments and filters those (the page says so).
+ */
+import type { Payment, PaymentStatus } from "@paydesk/client"
+import { PaydeskApiError } from "@paydesk/client"
+import { useEffect, useState } from "preact/hooks"
+import { useDashboard } from "./Context.js"
+import { formatRub, formatTime } from "./I18n.js"
+import { base, follow, href, navigate } from "./Router.js"
+
+const perPage = 20
+const statusScan = 500
+const statuses: ReadonlyArray<PaymentStatus> = ["created", "processing", "paid", "canceled", "expired", "chargeback", "refunded"]
+
+interface Filters {
+  readonly status: PaymentStatus | ""
+  readonly all: boolean
+  readonly order: string
+  readonly page: number
+}
+
+const filtersOf = (search: string): Filters => {
+  const query = new URLSearchParams(search)
+  const status = query.get("status") ?? ""
+  const page = Number.parseInt(query.get("page") ?? "1", 10)
+  return {
+    status: (statuses as ReadonlyArray<string>).includes(status) ? status as PaymentStatus : "",
+    all: query.get("env") === "all",
+    order: query.get("order") ?? "",
+    page: Number.isFinite(page) && page > 0 ? page : 1
+  }
+}
+
+const searchOf = (filters: Filters): string => {
+  const query = new URLSearchParams()
+  if (filters.status !== "") query.set("status", filters.status)
+  if (filters.all) query.set("env", "all")
+  if (filters.order !== "") query.set("order", filters.order)
+  if (filters.page > 1) query.set("page", String(filters.page))
+  const text = query.toString()
+  return `${base}/payments${text === "" ? "" : `?${text}`}`
+}
+
+interface Loaded {
+  readonly items: ReadonlyArray<Payment>
+  readonly total: number
+  readonly scanned: boolean
+}
+
+/** The status's badge. */
+export const StatusBadge = ({ status }: { status: PaymentStatus }) => {
+  const { t } = useDashboard()
+  return <span class={`badge status-${status}`}>{t(`status.${status}`)}</span>
+}
+
+export const PaymentsPage = ({ search }: { search: string }) => {
+  const { session, sandbox, t, language, fail } = useDashboard()
+  const filters = filtersOf(search)
+  const [loaded, setLoaded] = useState<Loaded | null>(null)
+  const [error, setError] = useState<string | null>(null)
+  const [attempt, setAttempt] = useState(0)
+  const environment = filters.all ? "all" : sandbox ? "sandbox" : "prod"
+  const [draft, setDraft] = useState(filters)
+  useEffect(() => setDraft(filters), [search])
+
+  useEffect(() => {
+    let live = true
+    setError(null)
+    setLoaded(null)
+    const load = async (): Promise<Loaded> => {
+      const { client, terminalId } = session
+      if (filters.order !== "") {
+        const found = await client.payments.getByOrderId(filters.order, { environment: sandbox ? "sandbox" : "prod", terminal_id: terminalId })
+          .then((p) => [p], (e: unknown) => {
+            if (e instanceof PaydeskApiError && e.status === 404) return []
+            throw e
+          })
+        const items = found.filter((p) => filters.status === "" || p.status === filters.status)
+        return { items, total: items.length, scanned: false }
+      }
+      if (filters.status !== "") {
+        const matching: Array<Payment> = []
+        let seen = 0
+        for await (const payment of client.payments.iterate({ terminal_id: terminalId, environment, limit: 100 })) {
+          if (payment.status === filters.status) matching.push(payment)
+          if (++seen >= statusScan) break
+        }
+        const start = (filters.page - 1) * perPage
+        return { items: matching.slice(start, start + perPage), total: matching.length, scanned: seen >= statusScan }
+      }
+      const page = await client.payments.list({ terminal_id: terminalId, environment, page: filters.page, limit: perPage })
+      return { items: page.items, total: page.total, scanned: false }
+    }
+    load().then((result) => live && setLoaded(result), (e: unknown) => live && setError(fail(e)))
+    return () => {
+      live = false
+    }
+  }, [search, sandbox, attempt])
+
+  const pages = Math.max(1, Math.ceil((loaded?.total ?? 0) / perPage))
+  const go = (next: Partial<Filters>) => navigate(searchOf({ ...filters, ...next }))
+
+  return (
+    <section aria-labelledby="payments-title">
+      <h1 id="payments-title" tabIndex={-1}>{t("payments.title")}</h1>
+      <form class="filters" role="search" aria-label={t("payments.filters")} onSubmit={(event) => {
+        event.preventDefault()
+        go({ ...draft, order: draft.order.trim(), page: 1 })
+      }}>
+        <label>
+          <span>{t("payments.status")}</span>
+          <select name="status" value={draft.status} onChange={(e) => setDraft({ ...draft, status: (e.currentTarget as HTMLSelectElement).value as Filters["status"] })}>
+            <option value="">{t("payments.status.any")}</option>
+            {statuses.map((s) => <option value={s} key={s}>{t(`status.${s}`)}</option>)}
+          </select>
+        </label>
+        <label>
+          <span>{t("payments.orderId")}</span>
+          <input name="order" type="search" value={draft.order} autocomplete="off" onInput={(e) => setDraft({ ...draft, order: (e.currentTarget as HTMLInputElement).value })} />
+        </label>
+        <label class="check">
+          <input name="all" type="checkbox" checked={draft.all} onChange={(e) => setDraft({ ...draft, all: (e.currentTarget as HTMLInputElement).checked })} />
+          <span>{t("payments.allEnvironments")}</span>
+        </label>
+        <div class="actions">
+          <button type="submit">{t("payments.search")}</button>
+          <a class="button secondary" href={`${base}/payments`} onClick={follow}>{t("payments.clear")}</a>
+        </div>
+      </form>
+
+      {error !== null ? (
+        <div class="error" role="alert">
+          <p>{error}</p>
+          <button type="button" onClick={() => setAttempt((n) => n + 1)}>{t("retry")}</button>
+        </div>
+      ) : loaded === null ? (
+        <p role="status">{t("loading")}</p>
+      ) : loaded.items.length === 0 ? (
+        <p role="status">{t("payments.empty")}</p>
+      ) : (
+        <>
+          {loaded.scanned ? <p class="note">{t("payments.statusScan", { n: statusScan })}</p> : null}
+          <div class="table-wrap">
+            <table class="payments">
+              <thead>
+                <tr>
+                  <th scope="col">{t("payments.col.order")}</th>
+                  <th scope="col">{t("payments.col.amount")}</th>
+                  <th scope="col">{t("payments.col.status")}</th>
+                  <th scope="col">{t("payments.col.created")}</th>
+                  <th scope="col">{t("payments.col.env")}</th>
+                </tr>
+              </thead>
+              <tbody>
+                {loaded.items.map((p) => (
+                  <tr key={p.id}>
+                    <td><a href={href({ page: "payment", id: p.id })} onClick={follow}>{p.order_id}</a></td>
+                    <td class="num">{formatRub(language, p.amount)}</td>
+                    <td><StatusBadge status={p.status} /></td>
+                    <td>{formatTime(language, p.created_at)}</td>
+                    <td>{p.environment === "sandbox" ? t("env.sandbox") : t("env.live")}</td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </div>
+          <nav class="paging" aria-label={t("paging.label")}>
+            <button type="button" disabled={filters.page <= 1} onClick={() => go({ page: filters.page - 1 })}>{t("paging.prev")}</button>
+            <span aria-live="polite">{t("paging.of", { page: filters.page, pages, total: loaded.total })}</span>
+            <button type="button" disabled={filters.page >= pages} onClick={() => go({ page: filters.page + 1 })}>{t("paging.next")}</button>
+          </nav>
+        </>
+      )}
+    </section>
+  )
+}

@@ -1,0 +1,71 @@
+/**
+ * A small router over the History API: every page has a real URL under `/dashboard/` (the
+ * server answers index.html for any of them, so deep links and reloads work), links navigate
+ * without a reload, and focus moves to the new page's heading for keyboard and screen-reader users.
+ */
+import { useEffect, useState } from "preact/hooks"
+
+/** Where the dashboard lives. */
+export const base = "/dashboard"
+
+/** A route the dashboard knows. */
+export type Route =
+  | { readonly page: "payments" }
+  | { readonly page: "payment"; readonly id: string }
+  | { readonly page: "settings" }
+  | { readonly page: "notFound" }
+
+/** The route of a path. */
+export const parse = (pathname: string): Route => {
+  const path = pathname.startsWith(base) ? pathname.slice(base.length) : pathname
+  const parts = path.split("/").filter((part) => part !== "")
+  if (parts.length === 0 || (parts.length === 1 && parts[0] === "payments")) return { page: "payments" }
+  if (parts.length === 2 && parts[0] === "payments") return { page: "payment", id: decodeURIComponent(parts[1]!) }
+  if (parts.length === 1 && parts[0] === "settings") return { page: "settings" }
+  return { page: "notFound" }
+}
+
+/** The path of a route. */
+export const href = (route: Exclude<Route, { page: "notFound" }>): string => {
+  switch (route.page) {
+    case "payments":
+      return `${base}/payments`
+    case "payment":
+      return `${base}/payments/${encodeURIComponent(route.id)}`
+    case "settings":
+      return `${base}/settings`
+  }
+}
+
+const changed = "paydesk:navigate"
+
+/** Goes to `path` (query included) without a reload. */
+export const navigate = (path: string): void => {
+  window.history.pushState(null, "", path)
+  window.dispatchEvent(new Event(changed))
+}
+
+/** The current location (path and query), updated on navigation and on back/forward. */
+export const useLocation = (): { readonly pathname: string; readonly search: string } => {
+  const read = () => ({ pathname: window.location.pathname, search: window.location.search })
+  const [location, setLocation] = useState(read)
+  useEffect(() => {
+    const update = () => setLocation(read())
+    window.addEventListener(changed, update)
+    window.addEventListener("popstate", update)
+    return () => {
+      window.removeEventListener(changed, update)
+      window.removeEventListener("popstate", update)
+    }
+  }, [])
+  return location
+}
+
+/** A click handler for an `<a href>` that navigates in place (modified clicks open a new tab as usual). */
+export const follow = (event: MouseEvent): void => {
+  if (event.defaultPrevented || event.button !== 0 || event.metaKey || event.ctrlKey || event.shiftKey || event.altKey) return
+  const anchor = (event.currentTarget as HTMLAnchorElement | null)
+  if (anchor === null) return
+  event.preventDefault()
+  navigate(anchor.getAttribute("href") ?? base)
+}

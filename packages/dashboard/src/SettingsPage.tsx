@@ -1,0 +1,82 @@
+/**
+ * Terminal settings, first slice: the callback URL and the endpoint's health as the API reports
+ * them, and the signing-secret rotation (after a confirmation; the new secret is shown once).
+ */
+import type { SigningSecretRotation, TerminalDetails } from "@paydesk/client"
+import { useEffect, useRef, useState } from "preact/hooks"
+import { useDashboard } from "./Context.js"
+import { formatTime } from "./I18n.js"
+
+export const SettingsPage = () => {
+  const { session, t, language, fail } = useDashboard()
+  const [terminal, setTerminal] = useState<TerminalDetails | null>(null)
+  const [error, setError] = useState<string | null>(null)
+  const [confirming, setConfirming] = useState(false)
+  const [busy, setBusy] = useState(false)
+  const [rotated, setRotated] = useState<SigningSecretRotation | null>(null)
+  const confirmButton = useRef<HTMLButtonElement>(null)
+  const rotateButton = useRef<HTMLButtonElement>(null)
+
+  useEffect(() => {
+    let live = true
+    session.client.terminals.get(session.terminalId).then((t) => live && setTerminal(t), (e: unknown) => live && setError(fail(e)))
+    return () => {
+      live = false
+    }
+  }, [])
+  useEffect(() => {
+    if (confirming) confirmButton.current?.focus()
+  }, [confirming])
+
+  const rotate = async () => {
+    setBusy(true)
+    setError(null)
+    try {
+      setRotated(await session.client.signingSecret.rotate({ terminalId: session.terminalId }))
+      setTerminal(await session.client.terminals.get(session.terminalId))
+    } catch (e) {
+      setError(fail(e))
+    } finally {
+      setBusy(false)
+      setConfirming(false)
+    }
+  }
+
+  return (
+    <section aria-labelledby="settings-title">
+      <h1 id="settings-title" tabIndex={-1}>{t("settings.title")}</h1>
+      {error === null ? null : <p class="error" role="alert">{error}</p>}
+      {terminal === null ? (error === null ? <p role="status">{t("loading")}</p> : null) : (
+        <dl class="details">
+          <dt>{t("signin.terminal")}</dt><dd><code>{terminal.id}</code> {terminal.name}</dd>
+          <dt>{t("settings.callbackUrl")}</dt><dd>{terminal.callback_url ?? t("none")}</dd>
+          <dt>{t("settings.endpoint")}</dt>
+          <dd>
+            <span class={`badge endpoint-${terminal.callback_endpoint.status}`}>{terminal.callback_endpoint.status}</span>{" "}
+            {terminal.callback_endpoint.last_error ?? ""}
+          </dd>
+        </dl>
+      )}
+      <h2>{t("settings.secret")}</h2>
+      {terminal?.previous_secret_expires_at ? <p>{t("settings.overlapUntil", { at: formatTime(language, terminal.previous_secret_expires_at) })}</p> : null}
+      {confirming ? (
+        <div class="confirm" role="alertdialog" aria-labelledby="rotate-question" aria-modal="false">
+          <p id="rotate-question">{t("settings.rotateConfirm")}</p>
+          <button type="button" ref={confirmButton} disabled={busy} onClick={rotate}>{t("confirm")}</button>{" "}
+          <button type="button" class="secondary" disabled={busy} onClick={() => {
+            setConfirming(false)
+            setTimeout(() => rotateButton.current?.focus())
+          }}>{t("cancel")}</button>
+        </div>
+      ) : (
+        <button type="button" ref={rotateButton} onClick={() => setConfirming(true)}>{t("settings.rotate")}</button>
+      )}
+      {rotated === null ? null : (
+        <div class="secret" role="status">
+          <p>{t("settings.newSecret")}</p>
+          <code class="reveal">{rotated.signing_secret}</code>
+        </div>
+      )}
+    </section>
+  )
+}
