@@ -10,8 +10,10 @@ import { initialLanguage, keepLanguage, translator, type Language, type Translat
 import { PaymentPage } from "./PaymentPage.js"
 import { PaymentsPage } from "./PaymentsPage.js"
 import { base, follow, href, navigate, parse, useLocation } from "./Router.js"
+import { PayoutsPage } from "./PayoutsPage.js"
 import { SettingsPage } from "./SettingsPage.js"
 import { SignIn } from "./SignIn.js"
+import { SubscriptionsPage } from "./SubscriptionsPage.js"
 
 /** The text of an error for the page (the API's own message when it has one). */
 export const describeError = (t: Translate, error: unknown): string =>
@@ -103,6 +105,8 @@ export const App = () => {
         <div class="brand">{t("app.name")}</div>
         <nav aria-label={t("nav.main")}>
           <a href={href({ page: "payments" })} onClick={follow} aria-current={current("payments")}>{t("nav.payments")}</a>
+          <a href={href({ page: "subscriptions" })} onClick={follow} aria-current={current("subscriptions")}>{t("nav.subscriptions")}</a>
+          <a href={href({ page: "payouts" })} onClick={follow} aria-current={current("payouts")}>{t("nav.payouts")}</a>
           <a href={href({ page: "settings" })} onClick={follow} aria-current={current("settings")}>{t("nav.settings")}</a>
         </nav>
         <div class="switches">
@@ -124,6 +128,8 @@ export const App = () => {
       <main id="main" ref={main}>
         {route.page === "payments" ? <PaymentsPage key={String(sandbox)} search={location.search} />
           : route.page === "payment" ? <PaymentPage id={route.id} />
+          : route.page === "subscriptions" ? <SubscriptionsPage key={String(sandbox)} />
+          : route.page === "payouts" ? <PayoutsPage />
           : route.page === "settings" ? <SettingsPage />
           : <h1 tabIndex={-1}>404</h1>}
       </main>

@@ -68,11 +68,11 @@ const EventCard = ({ initial }: { initial: EventDetail }) => {
                 <tbody>
                   {delivery.attempt_log.map((a) => (
                     <tr key={a.attempt}>
-                      <td>{a.attempt}</td>
-                      <td>{formatTime(language, a.at)}</td>
-                      <td>{a.status_code ?? t("none")}</td>
-                      <td class="num">{a.latency_ms} ms</td>
-                      <td>{a.error ?? t("none")}</td>
+                      <td data-label={t("attempt.col.n")}>{a.attempt}</td>
+                      <td data-label={t("attempt.col.at")}>{formatTime(language, a.at)}</td>
+                      <td data-label={t("attempt.col.status")}>{a.status_code ?? t("none")}</td>
+                      <td data-label={t("attempt.col.latency")} class="num">{a.latency_ms} ms</td>
+                      <td data-label={t("attempt.col.error")}>{a.error ?? t("none")}</td>
                     </tr>
                   ))}
                 </tbody>

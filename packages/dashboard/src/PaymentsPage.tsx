@@ -159,11 +159,11 @@ export const PaymentsPage = ({ search }: { search: string }) => {
               <tbody>
                 {loaded.items.map((p) => (
                   <tr key={p.id}>
-                    <td><a href={href({ page: "payment", id: p.id })} onClick={follow}>{p.order_id}</a></td>
-                    <td class="num">{formatRub(language, p.amount)}</td>
-                    <td><StatusBadge status={p.status} /></td>
-                    <td>{formatTime(language, p.created_at)}</td>
-                    <td>{p.environment === "sandbox" ? t("env.sandbox") : t("env.live")}</td>
+                    <td data-label={t("payments.col.order")}><a href={href({ page: "payment", id: p.id })} onClick={follow}>{p.order_id}</a></td>
+                    <td data-label={t("payments.col.amount")} class="num">{formatRub(language, p.amount)}</td>
+                    <td data-label={t("payments.col.status")}><StatusBadge status={p.status} /></td>
+                    <td data-label={t("payments.col.created")}>{formatTime(language, p.created_at)}</td>
+                    <td data-label={t("payments.col.env")}>{p.environment === "sandbox" ? t("env.sandbox") : t("env.live")}</td>
                   </tr>
                 ))}
               </tbody>

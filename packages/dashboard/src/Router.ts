@@ -12,6 +12,8 @@ export const base = "/dashboard"
 export type Route =
   | { readonly page: "payments" }
   | { readonly page: "payment"; readonly id: string }
+  | { readonly page: "subscriptions" }
+  | { readonly page: "payouts" }
   | { readonly page: "settings" }
   | { readonly page: "notFound" }
 
@@ -21,6 +23,8 @@ export const parse = (pathname: string): Route => {
   const parts = path.split("/").filter((part) => part !== "")
   if (parts.length === 0 || (parts.length === 1 && parts[0] === "payments")) return { page: "payments" }
   if (parts.length === 2 && parts[0] === "payments") return { page: "payment", id: decodeURIComponent(parts[1]!) }
+  if (parts.length === 1 && parts[0] === "subscriptions") return { page: "subscriptions" }
+  if (parts.length === 1 && parts[0] === "payouts") return { page: "payouts" }
   if (parts.length === 1 && parts[0] === "settings") return { page: "settings" }
   return { page: "notFound" }
 }
@@ -32,6 +36,10 @@ export const href = (route: Exclude<Route, { page: "notFound" }>): string => {
       return `${base}/payments`
     case "payment":
       return `${base}/payments/${encodeURIComponent(route.id)}`
+    case "subscriptions":
+      return `${base}/subscriptions`
+    case "payouts":
+      return `${base}/payouts`
     case "settings":
       return `${base}/settings`
   }

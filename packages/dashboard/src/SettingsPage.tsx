@@ -4,6 +4,7 @@
  */
 import type { SigningSecretRotation, TerminalDetails } from "@paydesk/client"
 import { useEffect, useRef, useState } from "preact/hooks"
+import { Confirm } from "./Confirm.js"
 import { useDashboard } from "./Context.js"
 import { formatTime } from "./I18n.js"
 
@@ -14,7 +15,6 @@ export const SettingsPage = () => {
   const [confirming, setConfirming] = useState(false)
   const [busy, setBusy] = useState(false)
   const [rotated, setRotated] = useState<SigningSecretRotation | null>(null)
-  const confirmButton = useRef<HTMLButtonElement>(null)
   const rotateButton = useRef<HTMLButtonElement>(null)
 
   useEffect(() => {
@@ -24,9 +24,6 @@ export const SettingsPage = () => {
       live = false
     }
   }, [])
-  useEffect(() => {
-    if (confirming) confirmButton.current?.focus()
-  }, [confirming])
 
   const rotate = async () => {
     setBusy(true)
@@ -60,14 +57,10 @@ export const SettingsPage = () => {
       <h2>{t("settings.secret")}</h2>
       {terminal?.previous_secret_expires_at ? <p>{t("settings.overlapUntil", { at: formatTime(language, terminal.previous_secret_expires_at) })}</p> : null}
       {confirming ? (
-        <div class="confirm" role="alertdialog" aria-labelledby="rotate-question" aria-modal="false">
-          <p id="rotate-question">{t("settings.rotateConfirm")}</p>
-          <button type="button" ref={confirmButton} disabled={busy} onClick={rotate}>{t("confirm")}</button>{" "}
-          <button type="button" class="secondary" disabled={busy} onClick={() => {
-            setConfirming(false)
-            setTimeout(() => rotateButton.current?.focus())
-          }}>{t("cancel")}</button>
-        </div>
+        <Confirm id="rotate" question={t("settings.rotateConfirm")} busy={busy} onConfirm={rotate} onCancel={() => {
+          setConfirming(false)
+          setTimeout(() => rotateButton.current?.focus())
+        }} />
       ) : (
         <button type="button" ref={rotateButton} onClick={() => setConfirming(true)}>{t("settings.rotate")}</button>
       )}

@@ -3,7 +3,8 @@
  * set to the real time): the owner signs in, sees the sandbox payments created through the API,
  * filters them, opens a paid one with its events and delivery attempts, resends an event, reloads
  * (the session survives in the tab), switches to Russian, rotates the signing secret after a
- * confirmation, and signs out (a reload stays signed out). Again at 390 px wide, with no
+ * confirmation, and signs out (a reload stays signed out); stops a sandbox subscription and
+ * requests a payout (each after a confirmation) and sees the operator's approval. Again at 390 px wide, with no
  * horizontal scrolling. No page logs a console error. Screenshots at 1280 and 390 px go to
  * `test-results/dashboard/` (gitignored). Also the serving itself: headers, deep links, 404s.
  * Needs Debian's chromium (`./run test` installs it) and the built dashboard (built here when missing).
@@ -74,6 +75,16 @@ beforeAll(async () => {
   receiver.answers.push(500)
   await api.payments.simulate(paid.id, "paid")
   await srv.work()
+  // A sandbox subscription waiting for consent (stopped from the dashboard), and a live balance of 100 USDT.
+  const plan = await srv.admin("POST", "/plans", {
+    terminal_ids: [merchant.terminalId], code: `dash-${tag}`, name: "Monthly", interval: "month",
+    schedule: "calendar", cap_amount_rub: "4000", consent_text: "Согласен", policy_version: "1"
+  })
+  await new Paydesk({ apiKey: merchant.apiKey, baseUrl: srv.base, sandbox: true, terminalId: merchant.terminalId })
+    .subscriptions.create({ plan_id: plan.json.id, amount: "1500", merchant_subscription_ref: `member-${tag}` })
+  const live = new Paydesk({ apiKey: merchant.apiKey, baseUrl: srv.base })
+  const funding = await live.payments.create({ amount: "9500", order_id: `fund-${tag}` })
+  await srv.admin("POST", `/acquirer/payments/${funding.id}/outcome`, { outcome: "paid" })
   browser = await chromium.launch({
     executablePath,
     args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"]
@@ -173,6 +184,49 @@ describe("dashboard", () => {
     expect(problems).toEqual([])
   }, 90_000)
 
+  it("stops a sandbox subscription and requests a payout after confirmations; the operator's approval shows (1280 px)", async () => {
+    const context = await browser.newContext({ viewport: { width: 1280, height: 900 }, locale: "en-GB" })
+    const page = watch(await context.newPage())
+    await signIn(page)
+    const ref = `member-${merchant.terminalId.slice(0, 6)}`
+
+    await page.getByRole("link", { name: "Subscriptions" }).click()
+    await page.getByRole("heading", { name: "Subscriptions" }).waitFor()
+    await page.getByRole("button", { name: `Stop ${ref}` }).click()
+    await page.getByRole("alertdialog").getByText(`Stop subscription ${ref}?`).waitFor()
+    // The confirmation takes the focus; Escape cancels, nothing is stopped.
+    await page.keyboard.press("Escape")
+    await page.getByRole("alertdialog").waitFor({ state: "detached" })
+    await page.getByRole("button", { name: `Stop ${ref}` }).click()
+    await page.getByRole("button", { name: "Confirm" }).click()
+    await page.getByText(`Subscription ${ref} is stopping.`).waitFor()
+    await page.getByRole("button", { name: `Stop ${ref}` }).waitFor({ state: "detached" })
+    const stopped = (await srv.call("GET", `/api/v1/subscriptions?environment=sandbox`, { headers: { "x-api-key": merchant.apiKey, "x-nonce": crypto.randomUUID() } })).json
+    expect(stopped.items[0]).toMatchObject({ merchant_subscription_ref: ref, provider_state: "stop" })
+    await page.screenshot({ path: join(shots, "subscriptions-1280.png"), fullPage: true })
+
+    await page.getByRole("link", { name: "Payouts" }).click()
+    await page.getByText("100.000000 USDT").waitFor()
+    // More than the balance: refused before any request.
+    await page.getByLabel("Amount, USDT").fill("150")
+    await page.getByText("The amount is more than the available balance.").waitFor()
+    await page.getByLabel("Amount, USDT").fill("40.5")
+    await page.getByLabel("Wallet address").fill("TQn9Y2khEsLJW1ChVWFMSMeRDow5KcbLSE")
+    await page.getByRole("button", { name: "Request payout" }).click()
+    await page.getByText("Send 40.5 USDT to TQn9Y2khEsLJW1ChVWFMSMeRDow5KcbLSE (TRC-20)? Available: 100.000000 USDT.").waitFor()
+    await page.getByRole("button", { name: "Confirm" }).click()
+    await page.getByText("Payout requested: Created.").waitFor()
+    await page.getByText("59.500000 USDT").waitFor()
+    const payouts = (await srv.call("GET", "/api/v1/payouts", { headers: { "x-api-key": merchant.apiKey, "x-nonce": crypto.randomUUID() } })).json
+    expect(payouts.items).toHaveLength(1)
+    expect((await srv.admin("POST", `/payouts/${payouts.items[0].id}/approve`)).status).toBe(200)
+    await page.reload()
+    await page.locator("table.payments").getByText("Processing").waitFor()
+    await page.screenshot({ path: join(shots, "payouts-1280.png"), fullPage: true })
+    await context.close()
+    expect(problems).toEqual([])
+  }, 90_000)
+
   it("is usable at 390 px: no horizontal scrolling, the sandbox switch and sign-out on every page", async () => {
     const context = await browser.newContext({ viewport: { width: 390, height: 844 }, locale: "en-GB", deviceScaleFactor: 2 })
     const page = watch(await context.newPage())
@@ -190,10 +244,13 @@ describe("dashboard", () => {
     expect(await page.getByRole("radio", { name: "Sandbox" }).isVisible()).toBe(true)
     expect(await page.getByRole("button", { name: "Sign out" }).isVisible()).toBe(true)
     await page.screenshot({ path: join(shots, "payment-390.png"), fullPage: true })
-    // Live mode: the sandbox payments are not listed.
+    // Live mode: the live funding payment, not the sandbox ones.
     await page.getByRole("link", { name: "Payments", exact: true }).click()
     await page.getByRole("radio", { name: "Live" }).check()
-    await page.getByText("No payments match.").waitFor()
+    await page.locator("table.payments").getByRole("link", { name: `fund-${merchant.terminalId.slice(0, 6)}` }).waitFor()
+    expect(await page.locator("table.payments tbody tr").count()).toBe(1)
+    expect(await page.getByText("Sandbox: test data, no real money").count()).toBe(0)
+    expect(await fits()).toBe(true)
     await page.getByRole("button", { name: "Sign out" }).click()
     await page.getByRole("heading", { name: "Sign in" }).waitFor()
     await context.close()

@@ -1,0 +1,142 @@
+/**
+ * Payouts: the balance (available and held USDT) and the rate, a request form whose confirmation
+ * shows the amount against the available balance (compared exactly, in micro-USDT), and the list
+ * of payouts with their status, newest first.
+ */
+import type { Balance, Page, Payout, PayoutCreate, Rate } from "@paydesk/client"
+import { useEffect, useState } from "preact/hooks"
+import { Confirm } from "./Confirm.js"
+import { useDashboard } from "./Context.js"
+import { formatTime } from "./I18n.js"
+
+const networks: ReadonlyArray<PayoutCreate["network"]> = ["TRC-20", "ERC-20", "TON"]
+
+/** A USDT amount in micro-USDT, or null when it is not a decimal with at most six digits after the point. */
+export const microUsdt = (text: string): bigint | null => {
+  const match = /^(\d+)(?:\.(\d{1,6}))?$/.exec(text.trim())
+  if (match === null) return null
+  return BigInt(match[1]!) * 1_000_000n + BigInt((match[2] ?? "").padEnd(6, "0"))
+}
+
+export const PayoutsPage = () => {
+  const { session, t, language, fail } = useDashboard()
+  const [balance, setBalance] = useState<Balance | null>(null)
+  const [rate, setRate] = useState<Rate | null>(null)
+  const [list, setList] = useState<Page<Payout> | null>(null)
+  const [error, setError] = useState<string | null>(null)
+  const [draft, setDraft] = useState<PayoutCreate>({ amount_usdt: "", wallet_address: "", network: "TRC-20" })
+  const [confirming, setConfirming] = useState(false)
+  const [busy, setBusy] = useState(false)
+  const [message, setMessage] = useState<string | null>(null)
+  const [reload, setReload] = useState(0)
+
+  useEffect(() => {
+    let live = true
+    const { client, terminalId } = session
+    Promise.all([
+      client.balance.get({ terminal_id: terminalId }),
+      client.rate.get({ terminal_id: terminalId }),
+      client.payouts.list({ terminal_id: terminalId, limit: 50 })
+    ]).then(([b, r, l]) => {
+      if (!live) return
+      setBalance(b)
+      setRate(r)
+      setList(l)
+    }, (e: unknown) => live && setError(fail(e)))
+    return () => {
+      live = false
+    }
+  }, [reload])
+
+  const amount = microUsdt(draft.amount_usdt)
+  const available = balance === null ? null : microUsdt(balance.available_usdt)
+  const over = amount !== null && available !== null && amount > available
+
+  const request = async () => {
+    setBusy(true)
+    setError(null)
+    try {
+      const payout = await session.client.payouts.create({ ...draft, amount_usdt: draft.amount_usdt.trim(), wallet_address: draft.wallet_address.trim(), terminal_id: session.terminalId })
+      setMessage(t("payouts.created", { status: t(`payout.${payout.status}`) }))
+      setDraft({ ...draft, amount_usdt: "" })
+      setReload((n) => n + 1)
+    } catch (e) {
+      setError(fail(e))
+    } finally {
+      setBusy(false)
+      setConfirming(false)
+    }
+  }
+
+  return (
+    <section aria-labelledby="payouts-title">
+      <h1 id="payouts-title" tabIndex={-1}>{t("payouts.title")}</h1>
+      <p class="note">{t("payouts.live")}</p>
+      <h2>{t("payouts.balance")}</h2>
+      {balance === null ? (error === null ? <p role="status">{t("loading")}</p> : null) : (
+        <dl class="details">
+          <dt>{t("payouts.available")}</dt><dd data-testid="available">{balance.available_usdt} USDT</dd>
+          <dt>{t("payouts.hold")}</dt><dd>{balance.hold_usdt} USDT</dd>
+          {rate === null ? null : <><dt>{t("payouts.rate")}</dt><dd>{rate.rate} ₽/USDT</dd></>}
+        </dl>
+      )}
+      <h2>{t("payouts.new")}</h2>
+      <form class="filters" onSubmit={(event) => {
+        event.preventDefault()
+        setMessage(null)
+        if (amount !== null && draft.wallet_address.trim() !== "" && !over) setConfirming(true)
+      }}>
+        <label>
+          <span>{t("payouts.amount")}</span>
+          <input name="amount" inputMode="decimal" required pattern="\d+(\.\d{1,6})?" value={draft.amount_usdt} aria-invalid={over}
+            aria-describedby={over ? "payout-over" : undefined}
+            onInput={(e) => setDraft({ ...draft, amount_usdt: (e.currentTarget as HTMLInputElement).value })} />
+        </label>
+        <label>
+          <span>{t("payouts.wallet")}</span>
+          <input name="wallet" required autocomplete="off" spellcheck={false} value={draft.wallet_address}
+            onInput={(e) => setDraft({ ...draft, wallet_address: (e.currentTarget as HTMLInputElement).value })} />
+        </label>
+        <label>
+          <span>{t("payouts.network")}</span>
+          <select name="network" value={draft.network} onChange={(e) => setDraft({ ...draft, network: (e.currentTarget as HTMLSelectElement).value as PayoutCreate["network"] })}>
+            {networks.map((n) => <option value={n} key={n}>{n}</option>)}
+          </select>
+        </label>
+        <div class="actions"><button type="submit" disabled={over || busy}>{t("payouts.request")}</button></div>
+      </form>
+      {over ? <p id="payout-over" class="error">{t("payouts.over")}</p> : null}
+      {confirming ? (
+        <Confirm id="payout" busy={busy} onConfirm={request} onCancel={() => setConfirming(false)}
+          question={t("payouts.confirm", { amount: draft.amount_usdt.trim(), wallet: draft.wallet_address.trim(), network: draft.network, available: balance?.available_usdt ?? "?" })} />
+      ) : null}
+      {message === null ? null : <p class="ok" role="status">{message}</p>}
+      {error === null ? null : <p class="error" role="alert">{error}</p>}
+      <h2>{t("payouts.title")}</h2>
+      {list === null ? null : list.items.length === 0 ? <p>{t("payouts.empty")}</p> : (
+        <div class="table-wrap">
+          <table class="payments">
+            <thead>
+              <tr>
+                <th scope="col">{t("payouts.col.created")}</th>
+                <th scope="col">{t("payouts.col.amount")}</th>
+                <th scope="col">{t("payouts.col.wallet")}</th>
+                <th scope="col">{t("payouts.col.status")}</th>
+              </tr>
+            </thead>
+            <tbody>
+              {list.items.map((p) => (
+                <tr key={p.id}>
+                  <td data-label={t("payouts.col.created")}>{formatTime(language, p.created_at)}</td>
+                  <td data-label={t("payouts.col.amount")} class="num">{p.amount_usdt}</td>
+                  <td data-label={t("payouts.col.wallet")}><code>{p.wallet_address}</code> {p.network}</td>
+                  <td data-label={t("payouts.col.status")}><span class={`badge payout-${p.status}`}>{t(`payout.${p.status}`)}</span>{p.reject_reason === null ? null : ` ${p.reject_reason}`}</td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
+      )}
+    </section>
+  )
+}

@@ -1,0 +1,127 @@
+/**
+ * Subscriptions of the mode's environment, newest first, 20 a page, filtered by state; each one
+ * not yet stopped can be stopped after a confirmation (the list then shows its new state).
+ */
+import type { Page, Subscription } from "@paydesk/client"
+import { useEffect, useState } from "preact/hooks"
+import { Confirm } from "./Confirm.js"
+import { useDashboard } from "./Context.js"
+import { formatRub, formatTime } from "./I18n.js"
+
+const perPage = 20
+type State = "" | "new" | "active" | "stop"
+
+const stoppable = (s: Subscription) => s.provider_state !== "stop" && s.billing_status !== "stopped" && s.billing_status !== "stop_pending"
+
+export const SubscriptionsPage = () => {
+  const { session, sandbox, t, language, fail } = useDashboard()
+  const [state, setState] = useState<State>("")
+  const [page, setPage] = useState(1)
+  const [loaded, setLoaded] = useState<Page<Subscription> | null>(null)
+  const [error, setError] = useState<string | null>(null)
+  const [confirming, setConfirming] = useState<Subscription | null>(null)
+  const [busy, setBusy] = useState(false)
+  const [message, setMessage] = useState<string | null>(null)
+  const [reload, setReload] = useState(0)
+
+  useEffect(() => {
+    let live = true
+    setError(null)
+    session.client.subscriptions.list({
+      terminal_id: session.terminalId,
+      environment: sandbox ? "sandbox" : "prod",
+      ...(state === "" ? {} : { state }),
+      page,
+      limit: perPage
+    }).then((p) => live && setLoaded(p), (e: unknown) => live && setError(fail(e)))
+    return () => {
+      live = false
+    }
+  }, [state, page, reload])
+
+  const refOf = (s: Subscription) => s.merchant_subscription_ref ?? s.id
+  const stop = async (subscription: Subscription) => {
+    setBusy(true)
+    try {
+      await session.client.subscriptions.stop(subscription.id)
+      setMessage(t("subs.stopped", { ref: refOf(subscription) }))
+      setReload((n) => n + 1)
+    } catch (e) {
+      setError(fail(e))
+    } finally {
+      setBusy(false)
+      setConfirming(null)
+    }
+  }
+  const pages = Math.max(1, Math.ceil((loaded?.total ?? 0) / perPage))
+
+  return (
+    <section aria-labelledby="subs-title">
+      <h1 id="subs-title" tabIndex={-1}>{t("subs.title")}</h1>
+      <div class="filters">
+        <label>
+          <span>{t("subs.state")}</span>
+          <select value={state} onChange={(e) => {
+            setState((e.currentTarget as HTMLSelectElement).value as State)
+            setPage(1)
+          }}>
+            <option value="">{t("subs.state.any")}</option>
+            <option value="new">{t("subs.state.new")}</option>
+            <option value="active">{t("subs.state.active")}</option>
+            <option value="stop">{t("subs.state.stop")}</option>
+          </select>
+        </label>
+      </div>
+      {message === null ? null : <p class="ok" role="status">{message}</p>}
+      {error === null ? null : <p class="error" role="alert">{error}</p>}
+      {confirming === null ? null : (
+        <Confirm id="stop" question={t("subs.stopConfirm", { ref: refOf(confirming) })} busy={busy}
+          onConfirm={() => stop(confirming)} onCancel={() => setConfirming(null)} />
+      )}
+      {loaded === null ? (error === null ? <p role="status">{t("loading")}</p> : null) : loaded.items.length === 0 ? <p>{t("subs.empty")}</p> : (
+        <>
+          <div class="table-wrap">
+            <table class="payments">
+              <thead>
+                <tr>
+                  <th scope="col">{t("subs.col.ref")}</th>
+                  <th scope="col">{t("subs.col.plan")}</th>
+                  <th scope="col">{t("subs.col.amount")}</th>
+                  <th scope="col">{t("subs.state")}</th>
+                  <th scope="col">{t("subs.col.billing")}</th>
+                  <th scope="col">{t("subs.col.next")}</th>
+                  <th scope="col"><span class="visually-hidden">{t("subs.stop")}</span></th>
+                </tr>
+              </thead>
+              <tbody>
+                {loaded.items.map((s) => (
+                  <tr key={s.id}>
+                    <td data-label={t("subs.col.ref")}>{refOf(s)}</td>
+                    <td data-label={t("subs.col.plan")}>{s.plan_code} v{s.plan_version}</td>
+                    <td data-label={t("subs.col.amount")} class="num">{formatRub(language, s.merchant_amount_rub)}</td>
+                    <td data-label={t("subs.state")}><span class="badge">{t(`subs.state.${s.provider_state}`)}</span></td>
+                    <td data-label={t("subs.col.billing")}><code>{s.billing_status}</code></td>
+                    <td data-label={t("subs.col.next")}>{formatTime(language, s.next_charge_at)}</td>
+                    <td>
+                      {stoppable(s) ? (
+                        <button type="button" class="secondary" aria-label={`${t("subs.stop")} ${refOf(s)}`} onClick={() => {
+                          setMessage(null)
+                          setConfirming(s)
+                        }}>{t("subs.stop")}</button>
+                      ) : null}
+                    </td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </div>
+          <nav class="paging" aria-label={t("paging.label")}>
+            <button type="button" disabled={page <= 1} onClick={() => setPage(page - 1)}>{t("paging.prev")}</button>
+            <span aria-live="polite">{t("paging.of", { page, pages, total: loaded.total })}</span>
+            <button type="button" disabled={page >= pages} onClick={() => setPage(page + 1)}>{t("paging.next")}</button>
+          </nav>
+        </>
+      )}
+    </section>
+  )
+}
