@@ -1,12 +1,14 @@
 /**
- * Terminal settings, first slice: the callback URL and the endpoint's health as the API reports
- * them, and the signing-secret rotation (after a confirmation; the new secret is shown once).
+ * Terminal settings: the settings form, the callback endpoint's health and a test event, the API
+ * keys, and the signing-secret rotation (after a confirmation; the new secret is shown once).
  */
 import type { SigningSecretRotation, TerminalDetails } from "@paydesk/client"
 import { useEffect, useRef, useState } from "preact/hooks"
+import { ApiKeys } from "./ApiKeys.js"
 import { Confirm } from "./Confirm.js"
 import { useDashboard } from "./Context.js"
 import { formatTime } from "./I18n.js"
+import { TerminalForm } from "./TerminalForm.js"
 
 export const SettingsPage = () => {
   const { session, t, language, fail } = useDashboard()
@@ -15,6 +17,8 @@ export const SettingsPage = () => {
   const [confirming, setConfirming] = useState(false)
   const [busy, setBusy] = useState(false)
   const [rotated, setRotated] = useState<SigningSecretRotation | null>(null)
+  const [tested, setTested] = useState<string | null>(null)
+  const [reload, setReload] = useState(0)
   const rotateButton = useRef<HTMLButtonElement>(null)
 
   useEffect(() => {
@@ -23,14 +27,14 @@ export const SettingsPage = () => {
     return () => {
       live = false
     }
-  }, [])
+  }, [reload])
 
   const rotate = async () => {
     setBusy(true)
     setError(null)
     try {
       setRotated(await session.client.signingSecret.rotate({ terminalId: session.terminalId }))
-      setTerminal(await session.client.terminals.get(session.terminalId))
+      setReload((n) => n + 1)
     } catch (e) {
       setError(fail(e))
     } finally {
@@ -39,21 +43,45 @@ export const SettingsPage = () => {
     }
   }
 
+  const testEvent = async () => {
+    setBusy(true)
+    setTested(null)
+    try {
+      const sent = await session.client.terminals.testEvent(session.terminalId)
+      const result = sent.attempt === null ? t(`delivery.${sent.delivery.status}`) : sent.attempt.status_code === null ? sent.attempt.error ?? t("none") : `HTTP ${sent.attempt.status_code}`
+      setTested(t("terminal.testSent", { result }))
+      setReload((n) => n + 1)
+    } catch (e) {
+      setError(fail(e))
+    } finally {
+      setBusy(false)
+    }
+  }
+
   return (
     <section aria-labelledby="settings-title">
       <h1 id="settings-title" tabIndex={-1}>{t("settings.title")}</h1>
       {error === null ? null : <p class="error" role="alert">{error}</p>}
       {terminal === null ? (error === null ? <p role="status">{t("loading")}</p> : null) : (
-        <dl class="details">
-          <dt>{t("signin.terminal")}</dt><dd><code>{terminal.id}</code> {terminal.name}</dd>
-          <dt>{t("settings.callbackUrl")}</dt><dd>{terminal.callback_url ?? t("none")}</dd>
-          <dt>{t("settings.endpoint")}</dt>
-          <dd>
-            <span class={`badge endpoint-${terminal.callback_endpoint.status}`}>{terminal.callback_endpoint.status}</span>{" "}
-            {terminal.callback_endpoint.last_error ?? ""}
-          </dd>
-        </dl>
+        <>
+          <dl class="details">
+            <dt>{t("signin.terminal")}</dt><dd><code>{terminal.id}</code> {terminal.name}</dd>
+            <dt>{t("settings.endpoint")}</dt>
+            <dd>
+              <span class={`badge endpoint-${terminal.callback_endpoint.status}`}>{t(`endpoint.${terminal.callback_endpoint.status}`)}</span>{" "}
+              {terminal.callback_endpoint.last_attempt_at === null ? null : formatTime(language, terminal.callback_endpoint.last_attempt_at)}{" "}
+              {terminal.callback_endpoint.last_error ?? ""}
+            </dd>
+          </dl>
+          <p>
+            <button type="button" class="secondary" disabled={busy || terminal.callback_url === null} onClick={testEvent}>{t("terminal.testEvent")}</button>
+          </p>
+          {tested === null ? null : <p class="ok" role="status">{tested}</p>}
+          <h2>{t("terminal.form")}</h2>
+          <TerminalForm key={terminal.updated_at} terminal={terminal} onSaved={() => setReload((n) => n + 1)} />
+        </>
       )}
+      <ApiKeys />
       <h2>{t("settings.secret")}</h2>
       {terminal?.previous_secret_expires_at ? <p>{t("settings.overlapUntil", { at: formatTime(language, terminal.previous_secret_expires_at) })}</p> : null}
       {confirming ? (

@@ -4,7 +4,8 @@
  * filters them, opens a paid one with its events and delivery attempts, resends an event, reloads
  * (the session survives in the tab), switches to Russian, rotates the signing secret after a
  * confirmation, and signs out (a reload stays signed out); stops a sandbox subscription and
- * requests a payout (each after a confirmation) and sees the operator's approval. Again at 390 px wide, with no
+ * requests a payout (each after a confirmation) and sees the operator's approval; saves a terminal
+ * setting, sends a test event, creates an API key and revokes it. Again at 390 px wide, with no
  * horizontal scrolling. No page logs a console error. Screenshots at 1280 and 390 px go to
  * `test-results/dashboard/` (gitignored). Also the serving itself: headers, deep links, 404s.
  * Needs Debian's chromium (`./run test` installs it) and the built dashboard (built here when missing).
@@ -223,6 +224,41 @@ describe("dashboard", () => {
     await page.reload()
     await page.locator("table.payments").getByText("Processing").waitFor()
     await page.screenshot({ path: join(shots, "payouts-1280.png"), fullPage: true })
+    await context.close()
+    expect(problems).toEqual([])
+  }, 90_000)
+
+  it("terminal settings: saves a redirect URL, sends a test event, creates an API key shown once and revokes it (1280 px)", async () => {
+    const context = await browser.newContext({ viewport: { width: 1280, height: 900 }, locale: "en-GB" })
+    const page = watch(await context.newPage())
+    await signIn(page)
+    await page.getByRole("link", { name: "Terminal settings" }).click()
+    await page.getByRole("heading", { name: "Terminal settings", level: 1 }).waitFor()
+
+    await page.getByLabel("Redirect after payment").fill("https://shop.example/thanks")
+    await page.getByRole("button", { name: "Save settings" }).click()
+    await page.getByText("Settings saved.").waitFor()
+    const owner = await Paydesk.login({ baseUrl: srv.base, email: merchant.email, password: merchant.password, terminalId: merchant.terminalId })
+    expect((await owner.terminals.get(merchant.terminalId)).success_redirect_url).toBe("https://shop.example/thanks")
+    expect((await owner.terminals.get(merchant.terminalId)).callback_url).toBe(receiver.url)
+
+    const pings = () => receiver.requests.filter((r) => r.body.includes('"event_type":"ping"')).length
+    const before = pings()
+    await page.getByRole("button", { name: "Send a test event" }).click()
+    await page.getByText("Test event sent: HTTP 200").waitFor()
+    expect(pings()).toBe(before + 1)
+
+    await page.getByRole("button", { name: "Create API key" }).click()
+    const key = (await page.locator(".secret code.reveal").textContent()) ?? ""
+    const byNewKey = new Paydesk({ apiKey: key, baseUrl: srv.base, maxRetries: 0 })
+    expect((await byNewKey.balance.get()).terminal_id).toBe(merchant.terminalId)
+    await page.screenshot({ path: join(shots, "settings-keys-1280.png"), fullPage: true })
+    const prefix = key.slice(0, 10)
+    await page.getByRole("button", { name: `Revoke ${prefix}` }).click()
+    await page.getByRole("button", { name: "Confirm" }).click()
+    await page.getByRole("button", { name: `Revoke ${prefix}` }).waitFor({ state: "detached" })
+    expect(await byNewKey.balance.get().catch((e: unknown) => e)).toMatchObject({ status: 401 })
+    await owner.auth.logout()
     await context.close()
     expect(problems).toEqual([])
   }, 90_000)

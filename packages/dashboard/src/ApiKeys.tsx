@@ -1,0 +1,100 @@
+/**
+ * The terminal's API keys: the list (prefixes only), a new key (shown once, optionally with
+ * subscription write access), and revocation after a confirmation.
+ */
+import type { ApiKey, CreatedApiKey } from "@paydesk/client"
+import { useEffect, useState } from "preact/hooks"
+import { Confirm } from "./Confirm.js"
+import { useDashboard } from "./Context.js"
+import { formatTime } from "./I18n.js"
+
+export const ApiKeys = () => {
+  const { session, t, language, fail } = useDashboard()
+  const [keys, setKeys] = useState<ReadonlyArray<ApiKey> | null>(null)
+  const [error, setError] = useState<string | null>(null)
+  const [created, setCreated] = useState<CreatedApiKey | null>(null)
+  const [write, setWrite] = useState(false)
+  const [revoking, setRevoking] = useState<ApiKey | null>(null)
+  const [busy, setBusy] = useState(false)
+  const [reload, setReload] = useState(0)
+  const options = { terminalId: session.terminalId }
+
+  useEffect(() => {
+    let live = true
+    session.client.apiKeys.list(options).then((k) => live && setKeys(k), (e: unknown) => live && setError(fail(e)))
+    return () => {
+      live = false
+    }
+  }, [reload])
+
+  const act = async (work: () => Promise<void>) => {
+    setBusy(true)
+    setError(null)
+    try {
+      await work()
+      setReload((n) => n + 1)
+    } catch (e) {
+      setError(fail(e))
+    } finally {
+      setBusy(false)
+    }
+  }
+
+  return (
+    <>
+      <h2>{t("keys.title")}</h2>
+      {error === null ? null : <p class="error" role="alert">{error}</p>}
+      {keys === null ? null : (
+        <div class="table-wrap">
+          <table class="payments">
+            <thead>
+              <tr>
+                <th scope="col">{t("keys.prefix")}</th>
+                <th scope="col">{t("keys.created")}</th>
+                <th scope="col">{t("keys.write")}</th>
+                <th scope="col">{t("keys.revoked")}</th>
+                <th scope="col"><span class="visually-hidden">{t("keys.revoke")}</span></th>
+              </tr>
+            </thead>
+            <tbody>
+              {keys.map((k) => (
+                <tr key={k.id}>
+                  <td data-label={t("keys.prefix")}><code>{k.prefix}…</code></td>
+                  <td data-label={t("keys.created")}>{formatTime(language, k.created_at)}</td>
+                  <td data-label={t("keys.write")}>{k.subscription_write ? t("yes") : t("no")}</td>
+                  <td data-label={t("keys.revoked")}>{formatTime(language, k.revoked_at)}</td>
+                  <td>{k.revoked_at === null ? (
+                    <button type="button" class="secondary" aria-label={`${t("keys.revoke")} ${k.prefix}`} onClick={() => setRevoking(k)}>{t("keys.revoke")}</button>
+                  ) : null}</td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
+      )}
+      {revoking === null ? null : (
+        <Confirm id="revoke" question={t("keys.revokeConfirm", { prefix: revoking.prefix })} busy={busy}
+          onConfirm={() => act(async () => {
+            await session.client.apiKeys.revoke(revoking.id, options)
+            setRevoking(null)
+          })}
+          onCancel={() => setRevoking(null)} />
+      )}
+      <div class="key-new">
+        <label class="check">
+          <input type="checkbox" checked={write} onChange={(e) => setWrite((e.currentTarget as HTMLInputElement).checked)} />
+          <span>{t("keys.write")}</span>
+        </label>
+        <button type="button" disabled={busy} onClick={() => act(async () => {
+          setCreated(await session.client.apiKeys.create({ ...options, subscription_write: write }))
+        })}>{t("keys.create")}</button>
+      </div>
+      {created === null ? null : (
+        <div class="secret" role="status">
+          <p>{t("keys.shownOnce")}</p>
+          <code class="reveal">{created.api_key}</code>
+        </div>
+      )}
+    </>
+  )
+}

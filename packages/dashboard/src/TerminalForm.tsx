@@ -1,0 +1,93 @@
+/**
+ * The terminal's settings form: callback URL, the payer's redirect URLs, conversion mode and time,
+ * platform branding. Sends only what changed (an emptied URL is sent as null: removed).
+ */
+import type { TerminalDetails, TerminalSettings } from "@paydesk/client"
+import { useState } from "preact/hooks"
+import { useDashboard } from "./Context.js"
+
+type Draft = {
+  callback_url: string
+  success_redirect_url: string
+  fail_redirect_url: string
+  conversion_mode: "instant" | "scheduled"
+  conversion_time: string
+  show_platform_branding: boolean
+}
+
+const draftOf = (t: TerminalDetails): Draft => ({
+  callback_url: t.callback_url ?? "",
+  success_redirect_url: t.success_redirect_url ?? "",
+  fail_redirect_url: t.fail_redirect_url ?? "",
+  conversion_mode: t.conversion_mode,
+  conversion_time: t.conversion_time ?? "",
+  show_platform_branding: t.show_platform_branding
+})
+
+/** The settings that differ from the terminal's. */
+const changes = (terminal: TerminalDetails, draft: Draft): TerminalSettings => {
+  const before = draftOf(terminal)
+  const out: { -readonly [K in keyof TerminalSettings]: TerminalSettings[K] } = {}
+  for (const key of ["callback_url", "success_redirect_url", "fail_redirect_url", "conversion_time"] as const) {
+    if (draft[key].trim() !== before[key]) out[key] = draft[key].trim() === "" ? null : draft[key].trim()
+  }
+  if (draft.conversion_mode !== before.conversion_mode) out.conversion_mode = draft.conversion_mode
+  if (draft.show_platform_branding !== before.show_platform_branding) out.show_platform_branding = draft.show_platform_branding
+  return out
+}
+
+export const TerminalForm = ({ terminal, onSaved }: { terminal: TerminalDetails; onSaved: () => void }) => {
+  const { session, t, fail } = useDashboard()
+  const [draft, setDraft] = useState<Draft>(() => draftOf(terminal))
+  const [busy, setBusy] = useState(false)
+  const [message, setMessage] = useState<{ text: string; error: boolean } | null>(null)
+  const text = (key: "callback_url" | "success_redirect_url" | "fail_redirect_url" | "conversion_time") =>
+    ({ value: draft[key], onInput: (e: Event) => setDraft({ ...draft, [key]: (e.currentTarget as HTMLInputElement).value }) })
+
+  const save = async (event: SubmitEvent) => {
+    event.preventDefault()
+    const settings = changes(terminal, draft)
+    if (Object.keys(settings).length === 0) return setMessage({ text: t("terminal.unchanged"), error: false })
+    setBusy(true)
+    setMessage(null)
+    try {
+      await session.client.terminals.update(terminal.id, settings)
+      setMessage({ text: t("terminal.saved"), error: false })
+      onSaved()
+    } catch (e) {
+      setMessage({ text: fail(e), error: true })
+    } finally {
+      setBusy(false)
+    }
+  }
+
+  return (
+    <form class="settings-form" onSubmit={save}>
+      <label for="callback_url">{t("settings.callbackUrl")}</label>
+      <input id="callback_url" type="url" inputMode="url" autocomplete="off" {...text("callback_url")} />
+      <label for="success_redirect_url">{t("terminal.successUrl")}</label>
+      <input id="success_redirect_url" type="url" autocomplete="off" {...text("success_redirect_url")} />
+      <label for="fail_redirect_url">{t("terminal.failUrl")}</label>
+      <input id="fail_redirect_url" type="url" autocomplete="off" {...text("fail_redirect_url")} />
+      <label for="conversion_mode">{t("terminal.conversion")}</label>
+      <select id="conversion_mode" value={draft.conversion_mode}
+        onChange={(e) => setDraft({ ...draft, conversion_mode: (e.currentTarget as HTMLSelectElement).value as Draft["conversion_mode"] })}>
+        <option value="instant">{t("terminal.conversion.instant")}</option>
+        <option value="scheduled">{t("terminal.conversion.scheduled")}</option>
+      </select>
+      {draft.conversion_mode === "scheduled" ? (
+        <>
+          <label for="conversion_time">{t("terminal.conversionTime")}</label>
+          <input id="conversion_time" placeholder="18:00" {...text("conversion_time")} />
+        </>
+      ) : null}
+      <label class="check">
+        <input type="checkbox" checked={draft.show_platform_branding}
+          onChange={(e) => setDraft({ ...draft, show_platform_branding: (e.currentTarget as HTMLInputElement).checked })} />
+        <span>{t("terminal.branding")}</span>
+      </label>
+      <div><button type="submit" disabled={busy}>{t("terminal.save")}</button></div>
+      {message === null ? null : <p class={message.error ? "error" : "ok"} role={message.error ? "alert" : "status"}>{message.text}</p>}
+    </form>
+  )
+}
