@@ -6,6 +6,7 @@ import { PaydeskApiError } from "@paydesk/client"
 import { useCallback, useEffect, useMemo, useRef, useState } from "preact/hooks"
 import * as Auth from "./Auth.js"
 import { DashboardContext, type Dashboard } from "./Context.js"
+import { HomePage } from "./HomePage.js"
 import { initialLanguage, keepLanguage, translator, type Language, type Translate } from "./I18n.js"
 import { PaymentPage } from "./PaymentPage.js"
 import { PaymentsPage } from "./PaymentsPage.js"
@@ -79,7 +80,7 @@ export const App = () => {
         <SignIn t={t} ended={ended} onSignedIn={(s) => {
           setEnded(false)
           setSession(s)
-          if (!location.pathname.startsWith(`${base}/`)) navigate(href({ page: "payments" }))
+          if (!location.pathname.startsWith(`${base}/`)) navigate(href({ page: "home" }))
         }} onEnded={onEnded} />
       </div>
     )
@@ -104,6 +105,7 @@ export const App = () => {
       <header class={sandbox ? "header sandbox" : "header"}>
         <div class="brand">{t("app.name")}</div>
         <nav aria-label={t("nav.main")}>
+          <a href={href({ page: "home" })} onClick={follow} aria-current={current("home")}>{t("nav.home")}</a>
           <a href={href({ page: "payments" })} onClick={follow} aria-current={current("payments")}>{t("nav.payments")}</a>
           <a href={href({ page: "subscriptions" })} onClick={follow} aria-current={current("subscriptions")}>{t("nav.subscriptions")}</a>
           <a href={href({ page: "payouts" })} onClick={follow} aria-current={current("payouts")}>{t("nav.payouts")}</a>
@@ -126,7 +128,8 @@ export const App = () => {
       </header>
       {sandbox ? <p class="banner" role="note">{t("env.banner")}</p> : null}
       <main id="main" ref={main}>
-        {route.page === "payments" ? <PaymentsPage key={String(sandbox)} search={location.search} />
+        {route.page === "home" ? <HomePage key={String(sandbox)} />
+          : route.page === "payments" ? <PaymentsPage key={String(sandbox)} search={location.search} />
           : route.page === "payment" ? <PaymentPage id={route.id} />
           : route.page === "subscriptions" ? <SubscriptionsPage key={String(sandbox)} />
           : route.page === "payouts" ? <PayoutsPage />

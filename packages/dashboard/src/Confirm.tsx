@@ -1,5 +1,5 @@
 /** An inline confirmation: the question, Confirm (focused when shown) and Cancel. */
-import { useEffect, useRef } from "preact/hooks"
+import { useLayoutEffect, useRef } from "preact/hooks"
 import { useDashboard } from "./Context.js"
 
 export const Confirm = ({ id, question, busy, onConfirm, onCancel }: {
@@ -11,7 +11,8 @@ export const Confirm = ({ id, question, busy, onConfirm, onCancel }: {
 }) => {
   const { t } = useDashboard()
   const confirm = useRef<HTMLButtonElement>(null)
-  useEffect(() => confirm.current?.focus(), [])
+  // Before paint, so a key pressed right after the dialog shows already lands in it.
+  useLayoutEffect(() => confirm.current?.focus(), [])
   return (
     <div class="confirm" role="alertdialog" aria-labelledby={`${id}-question`}
       onKeyDown={(event) => {

@@ -10,6 +10,7 @@ export const base = "/dashboard"
 
 /** A route the dashboard knows. */
 export type Route =
+  | { readonly page: "home" }
   | { readonly page: "payments" }
   | { readonly page: "payment"; readonly id: string }
   | { readonly page: "subscriptions" }
@@ -21,7 +22,8 @@ export type Route =
 export const parse = (pathname: string): Route => {
   const path = pathname.startsWith(base) ? pathname.slice(base.length) : pathname
   const parts = path.split("/").filter((part) => part !== "")
-  if (parts.length === 0 || (parts.length === 1 && parts[0] === "payments")) return { page: "payments" }
+  if (parts.length === 0) return { page: "home" }
+  if (parts.length === 1 && parts[0] === "payments") return { page: "payments" }
   if (parts.length === 2 && parts[0] === "payments") return { page: "payment", id: decodeURIComponent(parts[1]!) }
   if (parts.length === 1 && parts[0] === "subscriptions") return { page: "subscriptions" }
   if (parts.length === 1 && parts[0] === "payouts") return { page: "payouts" }
@@ -32,6 +34,8 @@ export const parse = (pathname: string): Route => {
 /** The path of a route. */
 export const href = (route: Exclude<Route, { page: "notFound" }>): string => {
   switch (route.page) {
+    case "home":
+      return `${base}/`
     case "payments":
       return `${base}/payments`
     case "payment":

@@ -5,7 +5,8 @@
  * (the session survives in the tab), switches to Russian, rotates the signing secret after a
  * confirmation, and signs out (a reload stays signed out); stops a sandbox subscription and
  * requests a payout (each after a confirmation) and sees the operator's approval; saves a terminal
- * setting, sends a test event, creates an API key and revokes it. Again at 390 px wide, with no
+ * setting, sends a test event, creates an API key and revokes it; reads the home page (balance,
+ * today, statuses, 30-day chart) and exports the payments as CSV. Again at 390 px wide, with no
  * horizontal scrolling. No page logs a console error. Screenshots at 1280 and 390 px go to
  * `test-results/dashboard/` (gitignored). Also the serving itself: headers, deep links, 404s.
  * Needs Debian's chromium (`./run test` installs it) and the built dashboard (built here when missing).
@@ -43,7 +44,7 @@ const watch = (page: Page): Page => {
 }
 
 const signIn = async (page: Page) => {
-  await page.goto(`${srv.base}/dashboard/`)
+  await page.goto(`${srv.base}/dashboard/payments`)
   await page.getByLabel("E-mail").fill(merchant.email)
   await page.getByLabel("Password").fill(merchant.password)
   await page.getByLabel("Terminal ID").fill(merchant.terminalId)
@@ -185,6 +186,27 @@ describe("dashboard", () => {
     expect(problems).toEqual([])
   }, 90_000)
 
+  it("home shows balance, rate, today's count and volume, the statuses and a 30-day chart; payments export as CSV (1280 px)", async () => {
+    const context = await browser.newContext({ viewport: { width: 1280, height: 900 }, locale: "en-GB", acceptDownloads: true })
+    const page = watch(await context.newPage())
+    await signIn(page)
+    await page.getByRole("link", { name: "Home" }).click()
+    await page.getByRole("heading", { name: "Home" }).waitFor()
+    await page.getByTestId("today-count").getByText("3", { exact: true }).waitFor()
+    await page.getByText("₽1,849.50").first().waitFor()
+    await page.getByText("3 · ₽1,849.50").waitFor()
+    await page.getByRole("img", { name: /Payment volume per day over the last 30 days, by status; ₽1,849.50 in all/ }).waitFor()
+    await page.screenshot({ path: join(shots, "home-1280.png"), fullPage: true })
+
+    await page.getByRole("link", { name: "Payments", exact: true }).click()
+    const [download] = await Promise.all([page.waitForEvent("download"), page.getByRole("button", { name: "Export CSV" }).click()])
+    const csv = await new Response(await download.createReadStream() as unknown as ReadableStream).text()
+    for (const order of Object.values(orders)) expect(csv).toContain(order)
+    expect(csv).not.toContain("fund-")
+    await context.close()
+    expect(problems).toEqual([])
+  }, 90_000)
+
   it("stops a sandbox subscription and requests a payout after confirmations; the operator's approval shows (1280 px)", async () => {
     const context = await browser.newContext({ viewport: { width: 1280, height: 900 }, locale: "en-GB" })
     const page = watch(await context.newPage())
@@ -196,6 +218,7 @@ describe("dashboard", () => {
     await page.getByRole("button", { name: `Stop ${ref}` }).click()
     await page.getByRole("alertdialog").getByText(`Stop subscription ${ref}?`).waitFor()
     // The confirmation takes the focus; Escape cancels, nothing is stopped.
+    await expect.poll(() => page.evaluate(() => document.activeElement?.textContent)).toBe("Confirm")
     await page.keyboard.press("Escape")
     await page.getByRole("alertdialog").waitFor({ state: "detached" })
     await page.getByRole("button", { name: `Stop ${ref}` }).click()
@@ -275,6 +298,12 @@ describe("dashboard", () => {
     await page.locator("table.payments").getByRole("link", { name: orders.paid }).waitFor()
     expect(await fits()).toBe(true)
     await page.screenshot({ path: join(shots, "payments-390.png"), fullPage: true })
+    await page.getByRole("link", { name: "Home" }).click()
+    await page.getByTestId("today-count").waitFor()
+    await page.getByRole("img", { name: /Payment volume per day/ }).waitFor()
+    expect(await fits()).toBe(true)
+    await page.screenshot({ path: join(shots, "home-390.png"), fullPage: true })
+    await page.getByRole("link", { name: "Payments", exact: true }).click()
     await page.locator("table.payments").getByRole("link", { name: orders.paid }).click()
     await page.locator("article.event table.attempts").first().waitFor()
     expect(await page.getByRole("radio", { name: "Sandbox" }).isVisible()).toBe(true)
