@@ -14,6 +14,7 @@ import { base, follow, href, navigate, parse, useLocation } from "./Router.js"
 import { PayoutsPage } from "./PayoutsPage.js"
 import { SettingsPage } from "./SettingsPage.js"
 import { SignIn } from "./SignIn.js"
+import { SubscriptionPage } from "./SubscriptionPage.js"
 import { SubscriptionsPage } from "./SubscriptionsPage.js"
 
 /** The text of an error for the page (the API's own message when it has one). */
@@ -97,7 +98,7 @@ export const App = () => {
     }
   }
   const route = parse(location.pathname)
-  const current = (page: string) => (route.page === page || (page === "payments" && route.page === "payment") ? "page" : undefined)
+  const current = (page: string) => (route.page === page || (page === "payments" && route.page === "payment") || (page === "subscriptions" && route.page === "subscription") ? "page" : undefined)
 
   return (
     <DashboardContext.Provider value={dashboard}>
@@ -132,6 +133,7 @@ export const App = () => {
           : route.page === "payments" ? <PaymentsPage key={String(sandbox)} search={location.search} />
           : route.page === "payment" ? <PaymentPage id={route.id} />
           : route.page === "subscriptions" ? <SubscriptionsPage key={String(sandbox)} />
+          : route.page === "subscription" ? <SubscriptionPage id={route.id} />
           : route.page === "payouts" ? <PayoutsPage />
           : route.page === "settings" ? <SettingsPage />
           : <h1 tabIndex={-1}>404</h1>}

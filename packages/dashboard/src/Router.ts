@@ -14,6 +14,7 @@ export type Route =
   | { readonly page: "payments" }
   | { readonly page: "payment"; readonly id: string }
   | { readonly page: "subscriptions" }
+  | { readonly page: "subscription"; readonly id: string }
   | { readonly page: "payouts" }
   | { readonly page: "settings" }
   | { readonly page: "notFound" }
@@ -26,6 +27,7 @@ export const parse = (pathname: string): Route => {
   if (parts.length === 1 && parts[0] === "payments") return { page: "payments" }
   if (parts.length === 2 && parts[0] === "payments") return { page: "payment", id: decodeURIComponent(parts[1]!) }
   if (parts.length === 1 && parts[0] === "subscriptions") return { page: "subscriptions" }
+  if (parts.length === 2 && parts[0] === "subscriptions") return { page: "subscription", id: decodeURIComponent(parts[1]!) }
   if (parts.length === 1 && parts[0] === "payouts") return { page: "payouts" }
   if (parts.length === 1 && parts[0] === "settings") return { page: "settings" }
   return { page: "notFound" }
@@ -42,6 +44,8 @@ export const href = (route: Exclude<Route, { page: "notFound" }>): string => {
       return `${base}/payments/${encodeURIComponent(route.id)}`
     case "subscriptions":
       return `${base}/subscriptions`
+    case "subscription":
+      return `${base}/subscriptions/${encodeURIComponent(route.id)}`
     case "payouts":
       return `${base}/payouts`
     case "settings":

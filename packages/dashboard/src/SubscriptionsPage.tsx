@@ -7,11 +7,12 @@ import { useEffect, useState } from "preact/hooks"
 import { Confirm } from "./Confirm.js"
 import { useDashboard } from "./Context.js"
 import { formatRub, formatTime } from "./I18n.js"
+import { follow, href } from "./Router.js"
+import { stoppable } from "./SubscriptionPage.js"
 
 const perPage = 20
 type State = "" | "new" | "active" | "stop"
 
-const stoppable = (s: Subscription) => s.provider_state !== "stop" && s.billing_status !== "stopped" && s.billing_status !== "stop_pending"
 
 export const SubscriptionsPage = () => {
   const { session, sandbox, t, language, fail } = useDashboard()
@@ -96,7 +97,7 @@ export const SubscriptionsPage = () => {
               <tbody>
                 {loaded.items.map((s) => (
                   <tr key={s.id}>
-                    <td data-label={t("subs.col.ref")}>{refOf(s)}</td>
+                    <td data-label={t("subs.col.ref")}><a href={href({ page: "subscription", id: s.id })} onClick={follow}>{refOf(s)}</a></td>
                     <td data-label={t("subs.col.plan")}>{s.plan_code} v{s.plan_version}</td>
                     <td data-label={t("subs.col.amount")} class="num">{formatRub(language, s.merchant_amount_rub)}</td>
                     <td data-label={t("subs.state")}><span class="badge">{t(`subs.state.${s.provider_state}`)}</span></td>

@@ -228,6 +228,13 @@ describe("dashboard", () => {
     const stopped = (await srv.call("GET", `/api/v1/subscriptions?environment=sandbox`, { headers: { "x-api-key": merchant.apiKey, "x-nonce": crypto.randomUUID() } })).json
     expect(stopped.items[0]).toMatchObject({ merchant_subscription_ref: ref, provider_state: "stop" })
     await page.screenshot({ path: join(shots, "subscriptions-1280.png"), fullPage: true })
+    // Its page: stopped, no charges, nothing upcoming, no stop button.
+    await page.getByRole("link", { name: ref }).click()
+    await page.getByRole("heading", { name: `Subscription ${ref}` }).waitFor()
+    await page.getByText("No charges yet.").waitFor()
+    await page.getByText("None: only an enabled subscription is charged.").waitFor()
+    expect(await page.locator(".details .badge").textContent()).toBe("Stopped")
+    expect(await page.getByRole("button", { name: "Stop" }).count()).toBe(0)
 
     await page.getByRole("link", { name: "Payouts" }).click()
     await page.getByText("100.000000 USDT").waitFor()
