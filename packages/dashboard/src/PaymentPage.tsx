@@ -10,6 +10,19 @@ import { formatRub, formatTime } from "./I18n.js"
 import { StatusBadge } from "./PaymentsPage.js"
 import { follow, href } from "./Router.js"
 
+const steps = ["created", "paid", "canceled", "expired", "chargeback", "refunded"] as const
+type Step = typeof steps[number]
+
+/** The payment's story: one line per payment event (oldest first), else its own timestamps. */
+const timeline = (payment: Payment, events: ReadonlyArray<EventDetail>): ReadonlyArray<{ readonly step: Step; readonly at: string }> => {
+  const fromEvents = events.flatMap((e) => {
+    const step = e.type.startsWith("payment.") ? e.type.slice("payment.".length) : ""
+    return (steps as ReadonlyArray<string>).includes(step) ? [{ step: step as Step, at: e.created_at }] : []
+  })
+  if (fromEvents.length > 0) return fromEvents
+  return [{ step: "created" as const, at: payment.created_at }, ...(payment.paid_at === null ? [] : [{ step: "paid" as const, at: payment.paid_at }])]
+}
+
 interface Loaded {
   readonly payment: Payment
   readonly events: ReadonlyArray<EventDetail>
@@ -137,6 +150,12 @@ export const PaymentPage = ({ id }: { id: string }) => {
         <dt>{t("payment.expiresAt")}</dt><dd>{formatTime(language, payment.expires_at)}</dd>
         <dt>{t("payment.description")}</dt><dd>{payment.description ?? t("none")}</dd>
       </dl>
+      <h2>{t("timeline.title")}</h2>
+      <ol class="timeline">
+        {timeline(payment, events).map((item, i) => (
+          <li key={i}><strong>{t(`timeline.${item.step}`)}</strong> <span class="muted">{formatTime(language, item.at)}</span></li>
+        ))}
+      </ol>
       <h2>{t("payment.events")}</h2>
       {events.length === 0 ? <p>{t("payment.noEvents")}</p> : events.map((event) => <EventCard initial={event} key={event.id} />)}
     </section>

@@ -3,8 +3,9 @@
  * filter and an `order_id` search. The filters live in the URL, so a filtered page can be
  * reloaded, bookmarked and shared.
  *
- * The API filters by environment and finds one payment by `order_id`; it has no status filter
- * yet, so a status filter reads the newest `statusScan` payments and filters those (the page says so).
+ * The API filters by environment and finds one payment by `order_id`; it has no status or date
+ * filter yet, so those read the payments newest first (back to the range's start, at most
+ * `statusScan` of them) and filter here; the page says when the reading stopped early.
  */
 import type { Payment, PaymentStatus } from "@paydesk/client"
 import { PaydeskApiError } from "@paydesk/client"
@@ -19,6 +20,9 @@ const statuses: ReadonlyArray<PaymentStatus> = ["created", "processing", "paid",
 
 interface Filters {
   readonly status: PaymentStatus | ""
+  /** Local calendar days, YYYY-MM-DD (inclusive), or "". */
+  readonly from: string
+  readonly to: string
   readonly all: boolean
   readonly order: string
   readonly page: number
@@ -30,6 +34,8 @@ const filtersOf = (search: string): Filters => {
   const page = Number.parseInt(query.get("page") ?? "1", 10)
   return {
     status: (statuses as ReadonlyArray<string>).includes(status) ? status as PaymentStatus : "",
+    from: /^\d{4}-\d{2}-\d{2}$/.test(query.get("from") ?? "") ? query.get("from")! : "",
+    to: /^\d{4}-\d{2}-\d{2}$/.test(query.get("to") ?? "") ? query.get("to")! : "",
     all: query.get("env") === "all",
     order: query.get("order") ?? "",
     page: Number.isFinite(page) && page > 0 ? page : 1
@@ -39,6 +45,8 @@ const filtersOf = (search: string): Filters => {
 const searchOf = (filters: Filters): string => {
   const query = new URLSearchParams()
   if (filters.status !== "") query.set("status", filters.status)
+  if (filters.from !== "") query.set("from", filters.from)
+  if (filters.to !== "") query.set("to", filters.to)
   if (filters.all) query.set("env", "all")
   if (filters.order !== "") query.set("order", filters.order)
   if (filters.page > 1) query.set("page", String(filters.page))
@@ -83,15 +91,21 @@ export const PaymentsPage = ({ search }: { search: string }) => {
         const items = found.filter((p) => filters.status === "" || p.status === filters.status)
         return { items, total: items.length, scanned: false }
       }
-      if (filters.status !== "") {
+      if (filters.status !== "" || filters.from !== "" || filters.to !== "") {
+        // Local midnight at the start of `from`, and at the end of `to`.
+        const start = filters.from === "" ? null : new Date(`${filters.from}T00:00:00`)
+        const end = filters.to === "" ? null : new Date(new Date(`${filters.to}T00:00:00`).getTime() + 86_400_000)
         const matching: Array<Payment> = []
         let seen = 0
         for await (const payment of client.payments.iterate({ terminal_id: terminalId, environment, limit: 100 })) {
-          if (payment.status === filters.status) matching.push(payment)
-          if (++seen >= statusScan) break
+          const created = new Date(payment.created_at)
+          if (start !== null && created < start) break
+          if (++seen > statusScan) break
+          if (end !== null && created >= end) continue
+          if (filters.status === "" || payment.status === filters.status) matching.push(payment)
         }
-        const start = (filters.page - 1) * perPage
-        return { items: matching.slice(start, start + perPage), total: matching.length, scanned: seen >= statusScan }
+        const first = (filters.page - 1) * perPage
+        return { items: matching.slice(first, first + perPage), total: matching.length, scanned: seen > statusScan }
       }
       const page = await client.payments.list({ terminal_id: terminalId, environment, page: filters.page, limit: perPage })
       return { items: page.items, total: page.total, scanned: false }
@@ -138,6 +152,16 @@ export const PaymentsPage = ({ search }: { search: string }) => {
             <option value="">{t("payments.status.any")}</option>
             {statuses.map((s) => <option value={s} key={s}>{t(`status.${s}`)}</option>)}
           </select>
+        </label>
+        <label>
+          <span>{t("payments.from")}</span>
+          <input name="from" type="date" value={draft.from} max={draft.to === "" ? undefined : draft.to}
+            onInput={(e) => setDraft({ ...draft, from: (e.currentTarget as HTMLInputElement).value })} />
+        </label>
+        <label>
+          <span>{t("payments.to")}</span>
+          <input name="to" type="date" value={draft.to} min={draft.from === "" ? undefined : draft.from}
+            onInput={(e) => setDraft({ ...draft, to: (e.currentTarget as HTMLInputElement).value })} />
         </label>
         <label>
           <span>{t("payments.orderId")}</span>

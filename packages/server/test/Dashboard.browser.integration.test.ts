@@ -121,7 +121,7 @@ describe("dashboard", () => {
     expect((await fetch(`${srv.base}/dashboard/assets/missing.js`)).status).toBe(404)
   })
 
-  it("signs in, lists and filters sandbox payments, shows a payment's deliveries, resends, keeps the session on reload, rotates the secret, signs out (1280 px)", async () => {
+  it("signs in, lists and filters sandbox payments (status, dates, order_id), shows a payment's timeline and deliveries, resends, keeps the session on reload, rotates the secret, signs out (1280 px)", async () => {
     const context = await browser.newContext({ viewport: { width: 1280, height: 900 }, locale: "en-GB" })
     const page = watch(await context.newPage())
     await signIn(page)
@@ -137,6 +137,22 @@ describe("dashboard", () => {
     await table.getByRole("link", { name: orders.paid }).waitFor()
     await expect.poll(() => table.locator("tbody tr").count()).toBe(1)
     await page.getByRole("link", { name: "Clear" }).click()
+    // Date range (the browser's local days): today holds the three, tomorrow none.
+    const day = (offset: number) => page.evaluate((o) => {
+      const d = new Date()
+      d.setDate(d.getDate() + o)
+      return `${d.getFullYear()}-${String(d.getMonth() + 1).padStart(2, "0")}-${String(d.getDate()).padStart(2, "0")}`
+    }, offset)
+    await page.getByLabel("From").fill(await day(0))
+    await page.getByLabel("To").fill(await day(0))
+    await page.getByRole("button", { name: "Search" }).click()
+    await page.waitForURL(/from=/)
+    await expect.poll(() => table.locator("tbody tr").count()).toBe(3)
+    await page.getByLabel("From").fill(await day(1))
+    await page.getByLabel("To").fill(await day(1))
+    await page.getByRole("button", { name: "Search" }).click()
+    await page.getByText("No payments match.").waitFor()
+    await page.getByRole("link", { name: "Clear" }).click()
     await page.getByLabel("Order ID").fill(orders.waiting)
     await page.getByRole("button", { name: "Search" }).click()
     await page.waitForURL(/order=/)
@@ -147,6 +163,7 @@ describe("dashboard", () => {
     // The paid payment: its events, the failed first attempt, a resend that succeeds.
     await table.getByRole("link", { name: orders.paid }).click()
     await page.getByRole("heading", { name: `Payment ${orders.paid}` }).waitFor()
+    expect(await page.locator("ol.timeline li strong").allTextContents()).toEqual(["Created", "Paid"])
     const paidEvent = page.locator("article.event", { hasText: "payment.paid" })
     await paidEvent.locator("table.attempts").first().waitFor()
     expect(await paidEvent.locator("table.attempts tbody tr").first().textContent()).toContain("500")
