@@ -10,6 +10,7 @@ import { Fragment } from "preact"
 import { useEffect, useState } from "preact/hooks"
 import { useDashboard } from "./Context.js"
 import { formatRub, type Language, type Translate } from "./I18n.js"
+import { kopecks, rubles } from "./Money.js"
 
 const scanLimit = 5000
 const days = 30
@@ -17,15 +18,6 @@ const statuses: ReadonlyArray<PaymentStatus> = ["paid", "created", "processing",
 const colors: { readonly [S in PaymentStatus]: string } = {
   paid: "#16a34a", created: "#93c5fd", processing: "#f59e0b", refunded: "#a855f7", chargeback: "#dc2626", canceled: "#6b7280", expired: "#d1d5db"
 }
-
-/** Kopecks of a decimal rouble string ("1000.50" → 100050n). */
-export const kopecks = (amount: string): bigint => {
-  const [whole = "0", fraction = ""] = amount.split(".")
-  return BigInt(whole) * 100n + BigInt(fraction.padEnd(2, "0").slice(0, 2))
-}
-
-/** A decimal rouble string of kopecks. */
-export const rubles = (k: bigint): string => `${k / 100n}.${String(k % 100n).padStart(2, "0")}`
 
 /** The local calendar day of a moment, as YYYY-MM-DD. */
 const dayOf = (date: Date): string =>

@@ -378,7 +378,8 @@ const ru: { readonly [K in Key]: string } = {
   "none": "—"
 }
 
-const dictionaries: { readonly [L in Language]: { readonly [K in Key]: string } } = { en, ru }
+/** Both dictionaries (for tests and tools). */
+export const dictionaries: { readonly [L in Language]: { readonly [K in Key]: string } } = { en, ru }
 
 const storageKey = "paydesk.language"
 

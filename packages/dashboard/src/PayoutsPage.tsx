@@ -8,15 +8,9 @@ import { useEffect, useState } from "preact/hooks"
 import { Confirm } from "./Confirm.js"
 import { useDashboard } from "./Context.js"
 import { formatTime } from "./I18n.js"
+import { microUsdt } from "./Money.js"
 
 const networks: ReadonlyArray<PayoutCreate["network"]> = ["TRC-20", "ERC-20", "TON"]
-
-/** A USDT amount in micro-USDT, or null when it is not a decimal with at most six digits after the point. */
-export const microUsdt = (text: string): bigint | null => {
-  const match = /^(\d+)(?:\.(\d{1,6}))?$/.exec(text.trim())
-  if (match === null) return null
-  return BigInt(match[1]!) * 1_000_000n + BigInt((match[2] ?? "").padEnd(6, "0"))
-}
 
 export const PayoutsPage = () => {
   const { session, t, language, fail } = useDashboard()
