@@ -56,7 +56,7 @@ beforeAll(async () => {
   if (!existsSync(executablePath)) throw new Error(`Chromium not found at ${executablePath}: install Debian's chromium (./run test does)`)
   const dist = Dashboard.assetsDir()
   if (dist === null || !existsSync(join(dist, "index.html"))) {
-    execFileSync(join(root, "node_modules", ".bin", "vite"), ["build"], { cwd: join(root, "packages", "dashboard"), stdio: "ignore" })
+    execFileSync(join(root, "packages", "dashboard", "node_modules", ".bin", "vite"), ["build"], { cwd: join(root, "packages", "dashboard"), stdio: "ignore" })
   }
   mkdirSync(shots, { recursive: true })
   srv = await startServer()
