@@ -124,6 +124,23 @@ describe("Atomicity", () => {
       assert.isTrue(created)
     }).pipe(Effect.provide(Kit.layer)))
 
+  it.effect("two workers with one claimed delivery (a lease lapsed mid-flight): both requests are recorded, and the success ends it", () =>
+    Effect.gen(function*() {
+      const { principal, transport } = yield* setup
+      yield* Payments.create(principal, { amount: "10", orderId: "twice", test: true })
+      const [claimed] = yield* (yield* OutboxRepository).claimDue(start, start + 60_000, 10)
+      // The second worker answers first with a failure; the first one's request then succeeds.
+      yield* transport.failNext(1, "refused")
+      const second = yield* Callbacks.attempt(claimed!.delivery, claimed!.event)
+      const first = yield* Callbacks.attempt(claimed!.delivery, claimed!.event)
+      assert.deepStrictEqual([Option.getOrThrow(second).attemptNumber, Option.getOrThrow(second).error], [1, "connection refused"])
+      assert.deepStrictEqual([Option.getOrThrow(first).attemptNumber, Option.getOrThrow(first).statusCode], [2, 200])
+      const { delivery, attempts } = yield* Callbacks.getDelivery(claimed!.delivery.id)
+      assert.deepStrictEqual([delivery.status, delivery.attempts, attempts.length], ["delivered", 2, 2])
+      // A finished delivery records nothing more.
+      assert.isTrue(Option.isNone(yield* Callbacks.attempt(claimed!.delivery, claimed!.event)))
+    }).pipe(Effect.provide(Kit.layer)))
+
   it.effect("a crash after sending, before the attempt is recorded: the re-send repeats body, timestamp and signature", () =>
     Effect.gen(function*() {
       const { principal, transport, created } = yield* setup

@@ -143,37 +143,51 @@ export const attempt = Effect.fn("Callbacks.attempt")(function*(
       error = result.failure.message
     }
   }
-  // One guarded write: the attempt and the delivery's next state, unless another worker recorded it first.
+  // One guarded write: the attempt and the delivery's next state from the delivery as claimed.
+  // When another worker recorded an attempt meanwhile (only when a lease lapsed while this one was
+  // in flight), this request still happened: it is recorded after that one, from the stored state,
+  // so a success ends the delivery whichever worker answered first.
+  const outbox = yield* OutboxRepository
   const after = yield* Clock.currentTimeMillis
-  const attempts = delivery.attempts + 1
-  const recorded: Callback.Attempt = {
-    id: yield* (yield* Entropy).uuid,
-    deliveryId: delivery.id,
-    attemptNumber: attempts,
-    at: now,
-    url: url ?? "",
-    statusCode,
-    latencyMs,
-    error,
-    responseBody
-  }
   const ok = error === null
-  const delay = Callback.retryDelayMs(attempts, delivery.kind)
-  const nextAttemptAt = ok || delay === null ? null : now + delay
-  const stored = yield* (yield* OutboxRepository).recordAttempt(recorded, {
-    ...delivery,
-    attempts,
-    status: ok ? "delivered" : delay === null ? "failed" : "pending",
-    nextAttemptAt,
-    sendingAt: null,
-    lastStatusCode: statusCode,
-    lastError: error,
-    deliveredAt: ok ? after : null,
-    updatedAt: after
-  }, delivery.attempts)
-  if (!stored) return Option.none<Callback.Attempt>()
-  if (nextAttemptAt !== null) yield* wakeup({ kind: "delivery", deliveryId: delivery.id, at: nextAttemptAt })
-  return Option.some(recorded)
+  const recordOn = (base: Callback.Delivery) =>
+    Effect.gen(function*() {
+      const attempts = base.attempts + 1
+      const recorded: Callback.Attempt = {
+        id: yield* (yield* Entropy).uuid,
+        deliveryId: delivery.id,
+        attemptNumber: attempts,
+        at: now,
+        url: url ?? "",
+        statusCode,
+        latencyMs,
+        error,
+        responseBody
+      }
+      const delay = Callback.retryDelayMs(attempts, base.kind)
+      const nextAttemptAt = ok || delay === null ? null : now + delay
+      const stored = yield* outbox.recordAttempt(recorded, {
+        ...base,
+        attempts,
+        status: ok ? "delivered" : delay === null ? "failed" : "pending",
+        nextAttemptAt,
+        sendingAt: null,
+        lastStatusCode: statusCode,
+        lastError: error,
+        deliveredAt: ok ? after : null,
+        updatedAt: after
+      }, base.attempts)
+      return stored ? Option.some({ recorded, nextAttemptAt }) : Option.none<{ recorded: Callback.Attempt; nextAttemptAt: number | null }>()
+    })
+  let done = yield* recordOn(delivery)
+  for (let tries = 0; Option.isNone(done) && tries < 3; tries++) {
+    const current = yield* outbox.getDelivery(delivery.id)
+    if (Option.isNone(current) || current.value.status !== "pending") return Option.none<Callback.Attempt>()
+    done = yield* recordOn(current.value)
+  }
+  if (Option.isNone(done)) return Option.none<Callback.Attempt>()
+  if (done.value.nextAttemptAt !== null) yield* wakeup({ kind: "delivery", deliveryId: delivery.id, at: done.value.nextAttemptAt })
+  return Option.some(done.value.recorded)
 })
 
 /** Sends every delivery due now (of the test clock in scope, or of none); returns how many attempts were made. Idempotent. */
