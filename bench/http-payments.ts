@@ -19,6 +19,7 @@
  *   SECONDS=20 CONNECTIONS=32 ./run pnpm bench:http
  *   PROFILE=1 ./run pnpm bench:http               # also writes a CPU profile of the server (phase 1) to bench/profiles/
  *   PHASES=1 ./run pnpm bench:http                # phase 1 only
+ *   SERVER_MAIN=/elsewhere/packages/server/dist/main.js ./run pnpm bench:http   # another build (e.g. a worktree of an older commit)
  *   NODE_FLAGS="--max-semi-space-size=4 --max-old-space-size=128" ./run pnpm bench:http   # the server's node flags (default: ./run start's)
  */
 import autocannon from "autocannon"
@@ -28,6 +29,7 @@ import { createServer } from "node:net"
 import { tmpdir } from "node:os"
 import { join, resolve } from "node:path"
 import * as BenchDatabase from "./BenchDatabase.js"
+import { creationScript } from "./CreationScript.js"
 import * as LoopbackReceiver from "./LoopbackReceiver.js"
 
 const root = resolve(import.meta.dirname, "..")
@@ -65,7 +67,7 @@ interface Running {
 const startServer = async (databaseUrl: string, env: Record<string, string>, cpuProfileDir?: string): Promise<Running> => {
   const port = await freePort()
   const flags = [...(process.env.NODE_FLAGS ?? "--max-semi-space-size=4").split(" ").filter(Boolean), ...(cpuProfileDir === undefined ? [] : ["--cpu-prof", `--cpu-prof-dir=${cpuProfileDir}`])]
-  const child = spawn(process.execPath, [...flags, join(root, "packages/server/dist/main.js")], {
+  const child = spawn(process.execPath, [...flags, process.env.SERVER_MAIN ?? join(root, "packages/server/dist/main.js")], {
     cwd: root,
     env: {
       ...process.env,
@@ -162,44 +164,6 @@ const drive = async (server: Running, apiKey: string, tag: string, duration: num
   }
 }
 
-/**
- * pgbench's script: the statements one creation makes on the server, in its order and transactions
- * (counted with `log_statement = all`; keep in step with the adapters). pgbench 15 has no quoted
- * variables, so ids are derived from the client and a random number with md5.
- */
-const pgbenchScript = (terminalId: string, apiKeyHash: string) => {
-  const order = `'pgb-' || :client_id || '-' || :n`
-  const paymentId = `md5('p' || ${order})::uuid`
-  const eventId = `md5('e' || ${order})::uuid`
-  return `\\set n random(1, 1000000000000)
-WITH k AS (SELECT * FROM api_keys WHERE key_hash = '${apiKeyHash}'),
-  n AS (
-    INSERT INTO nonces (api_key_id, nonce, expires_at)
-    SELECT k.id, ${order}, now() + interval '10 minutes' FROM k WHERE k.revoked_at IS NULL
-    ON CONFLICT (api_key_id, nonce) DO UPDATE SET expires_at = EXCLUDED.expires_at WHERE nonces.expires_at <= now()
-    RETURNING 1
-  )
-SELECT t.*, k.id AS k_id, k.terminal_id AS k_terminal_id, k.key_hash AS k_key_hash, k.prefix AS k_prefix,
-  k.subscription_write AS k_subscription_write, k.created_at AS k_created_at, k.revoked_at AS k_revoked_at,
-  EXISTS (SELECT 1 FROM n) AS k_claimed
-FROM k LEFT JOIN terminals t ON t.id = k.terminal_id;
-BEGIN;
-INSERT INTO payments (id, terminal_id, order_id, amount, currency, description, metadata, payment_method, environment, test_clock_id, status,
-  pay_token, csrf_token, subscription_id, fingerprint, qr_payload, expires_at, created_at, updated_at, paid_at, version)
-VALUES (${paymentId}, '${terminalId}', ${order}, 1000.50, 'RUB', 'bench', NULL, 'sbp_test', 'sandbox', NULL, 'created',
-  md5(random()::text) || :n, md5(random()::text), NULL, md5(random()::text), 'sandbox-qr', now() + interval '30 minutes', now(), now(), NULL, 1);
-WITH event AS (
-  INSERT INTO outbox_events (id, terminal_id, event_type, payment_id, payout_id, body, test, test_clock_id, sequence, created_at)
-  VALUES (${eventId}, '${terminalId}', 'payment.created', ${paymentId}, NULL,
-    '{"event_type":"payment.created","payment_id":"pay_' || ${paymentId} || '","order_id":"' || ${order} || '","status":"created","amount":"1000.50","currency":"RUB"}', true, NULL, 1, now())
-  RETURNING id
-)
-INSERT INTO deliveries (id, event_id, terminal_id, kind, test_clock_id, status, attempts, next_attempt_at, sending_at, last_status_code, last_error, created_at, updated_at, delivered_at)
-VALUES (gen_random_uuid(), ${eventId}, '${terminalId}', 'scheduled', NULL, 'pending', 0, now(), NULL, NULL, NULL, now(), now(), NULL);
-COMMIT;
-`
-}
-
 const pgbench = (databaseUrl: string, script: string, duration: number): number => {
   const file = join(mkdtempSync(join(tmpdir(), "paydesk-pgbench-")), "creation.sql")
   writeFileSync(file, script)
@@ -256,7 +220,7 @@ const main = async () => {
       }
     }
 
-    const tps = pgbench(databaseUrl, pgbenchScript(merchant.terminalId, await sha256Hex(merchant.apiKey)), seconds)
+    const tps = pgbench(databaseUrl, creationScript({ terminalId: merchant.terminalId, apiKeyHash: await sha256Hex(merchant.apiKey), description: "bench" }), seconds)
     console.log(`pgbench, the server's statements: ${tps.toFixed(0)} transactions/s (${connections} clients)`)
     console.log(`ratio HTTP / pgbench: ${(alone.requestsPerSecond / tps).toFixed(2)} (target >= 1.0, p99 < 25 ms, 0 errors)`)
     if (withEngine !== null) console.log(`ratio HTTP with the engine delivering / pgbench: ${(withEngine.requestsPerSecond / tps).toFixed(2)} (target >= 0.7)`)

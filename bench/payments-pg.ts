@@ -1,7 +1,7 @@
 /**
  * Benchmark: payments created per second through the core's use case on PostgreSQL, next to
- * `pgbench` running the equivalent SQL transaction (access check, order_id lookup, payment
- * insert, outbox event and delivery) on the same database in the same run, as a ratio.
+ * `pgbench` running the statements the use case makes (bench/CreationScript.ts: the payment, its
+ * outbox event with its delivery, in one transaction) on the same database in the same run, as a ratio.
  *
  *   ./run pnpm bench:payments            # embedded PostgreSQL (or DATABASE_URL when set)
  *   PAYMENTS=5000 CONCURRENCY=16 SECONDS=10 ./run pnpm bench:payments
@@ -14,6 +14,7 @@ import { join } from "node:path"
 import { Payments } from "@paydesk/core"
 import { PgStore } from "@paydesk/sql-pg"
 import * as BenchDatabase from "./BenchDatabase.js"
+import { creationScript } from "./CreationScript.js"
 import { Kit } from "@paydesk/testkit"
 
 const payments = Number(process.env.PAYMENTS ?? 3000)
@@ -40,25 +41,10 @@ const main = async () => {
   )
 
   const script = join(mkdtempSync(join(tmpdir(), "paydesk-pgbench-")), "payment.sql")
-  writeFileSync(script, `\\set n random(1, 1000000000000)
-BEGIN;
-SELECT id, account_id, status FROM terminals WHERE id = '${terminalId}';
-SELECT id FROM payments WHERE terminal_id = '${terminalId}' AND environment = 'sandbox' AND order_id = 'pgb-' || :client_id || '-' || :n;
-INSERT INTO payments (id, terminal_id, order_id, amount, currency, description, metadata, payment_method, environment, status,
-  pay_token, csrf_token, subscription_id, fingerprint, qr_payload, expires_at, created_at, updated_at, paid_at, version)
-VALUES (gen_random_uuid(), '${terminalId}', 'pgb-' || :client_id || '-' || :n, 1000.50, 'RUB', 'bench', NULL, 'sbp_test', 'sandbox', 'created',
-  md5(random()::text) || :n, md5(random()::text), NULL, md5(random()::text), 'sandbox-qr', now() + interval '30 minutes', now(), now(), NULL, 1);
-WITH e AS (
-  INSERT INTO outbox_events (id, terminal_id, event_type, payment_id, payout_id, body, test, created_at)
-  VALUES (gen_random_uuid(), '${terminalId}', 'payment.created', gen_random_uuid(), NULL, '{"event_type":"payment.created"}', true, now())
-  RETURNING id
-)
-INSERT INTO deliveries (id, event_id, terminal_id, status, attempts, next_attempt_at, created_at, updated_at)
-SELECT gen_random_uuid(), e.id, '${terminalId}', 'pending', 0, now(), now(), now() FROM e;
-COMMIT;
-`)
+  // The use case's own statements (the principal is authenticated once, outside the measurement).
+  writeFileSync(script, creationScript({ terminalId, description: "bench" }))
   const output = execFileSync("pgbench", [
-    "-n", "-c", String(concurrency), "-j", "2", "-T", String(seconds), "-f", script, url
+    "-n", "-M", "prepared", "-c", String(concurrency), "-j", "2", "-T", String(seconds), "-f", script, url
   ], { encoding: "utf8" })
   const tps = Number(/tps = ([0-9.]+)/.exec(output)?.[1] ?? NaN)
   console.log(`core use case (Payments.create): ${rate.toFixed(1)} payments/s (${payments} payments, concurrency ${concurrency})`)
