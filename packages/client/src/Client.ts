@@ -237,6 +237,9 @@ export class Paydesk {
 
   /** Terminal settings. */
   readonly terminals = {
+    /** The terminals you may act on: an API key's one, or every terminal of the signed-in user's account. */
+    list: (): Promise<{ readonly items: ReadonlyArray<Terminal> }> =>
+      this.#call({ method: "GET", path: "/api/v1/terminals", safe: true }),
     /** The settings, the health of the callback endpoint and the signing-secret overlap. */
     get: (terminalId: string): Promise<TerminalDetails> =>
       this.#call({ method: "GET", path: `/api/v1/terminals/${enc(terminalId)}`, safe: true }),

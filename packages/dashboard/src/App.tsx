@@ -98,6 +98,8 @@ export const App = () => {
     }
   }
   const route = parse(location.pathname)
+  // A page reloads its data when the mode or the terminal changes.
+  const view = `${session.terminalId}:${sandbox}`
   const current = (page: string) => (route.page === page || (page === "payments" && route.page === "payment") || (page === "subscriptions" && route.page === "subscription") ? "page" : undefined)
 
   return (
@@ -119,7 +121,17 @@ export const App = () => {
             <label><input type="radio" name="env" value="live" checked={!sandbox} onChange={() => setSandbox(false)} /> {t("env.live")}</label>
           </fieldset>
           <LanguageSwitch language={language} setLanguage={setLanguage} t={t} />
-          <span class="who" title={session.terminalId}>{session.email}</span>
+          {session.terminals.length > 1
+            ? (
+              <label class="switch">
+                <span>{t("terminal.label")}</span>
+                <select value={session.terminalId} onChange={(e) => setSession(Auth.switchTerminal(session, (e.currentTarget as HTMLSelectElement).value))}>
+                  {session.terminals.map((x) => <option key={x.id} value={x.id}>{x.name}</option>)}
+                </select>
+              </label>
+            )
+            : <span class="terminal-name" title={session.terminalId}>{session.terminals[0]?.name}</span>}
+          <span class="who">{session.email}</span>
           <button type="button" onClick={async () => {
             await Auth.signOut(session)
             setEnded(false)
@@ -129,13 +141,13 @@ export const App = () => {
       </header>
       {sandbox ? <p class="banner" role="note">{t("env.banner")}</p> : null}
       <main id="main" ref={main}>
-        {route.page === "home" ? <HomePage key={String(sandbox)} />
-          : route.page === "payments" ? <PaymentsPage key={String(sandbox)} search={location.search} />
+        {route.page === "home" ? <HomePage key={view} />
+          : route.page === "payments" ? <PaymentsPage key={view} search={location.search} />
           : route.page === "payment" ? <PaymentPage id={route.id} />
-          : route.page === "subscriptions" ? <SubscriptionsPage key={String(sandbox)} />
+          : route.page === "subscriptions" ? <SubscriptionsPage key={view} />
           : route.page === "subscription" ? <SubscriptionPage id={route.id} />
-          : route.page === "payouts" ? <PayoutsPage />
-          : route.page === "settings" ? <SettingsPage />
+          : route.page === "payouts" ? <PayoutsPage key={session.terminalId} />
+          : route.page === "settings" ? <SettingsPage key={session.terminalId} />
           : <h1 tabIndex={-1}>404</h1>}
       </main>
     </DashboardContext.Provider>

@@ -6,7 +6,7 @@
  *
  * The terminal the dashboard acts on and the sandbox/live mode are no secrets: localStorage.
  */
-import { Paydesk, PaydeskApiError, type TokenPair } from "@paydesk/client"
+import { Paydesk, PaydeskApiError, type Terminal, type TokenPair } from "@paydesk/client"
 
 const refreshKey = "paydesk.refresh"
 const terminalKey = "paydesk.terminal"
@@ -19,11 +19,19 @@ const renewAhead = 60
 /** The API's origin: the page's own (the server that serves the dashboard serves the API). */
 const baseUrl = (): string => window.location.origin
 
-/** A signed-in session. */
+/** A signed-in session: the terminals of the account and the one the pages act on. */
 export interface Session {
   readonly client: Paydesk
+  readonly terminals: ReadonlyArray<Terminal>
   readonly terminalId: string
   readonly email: string
+}
+
+/** Thrown at sign-in when the account has no terminal yet (nothing to show). */
+export class NoTerminals extends Error {
+  constructor() {
+    super("the account has no terminals")
+  }
 }
 
 let timer: ReturnType<typeof setTimeout> | undefined
@@ -46,48 +54,57 @@ const keep = (pair: TokenPair, client: () => Paydesk | undefined, onEnded: () =>
   if (current !== undefined) schedule(current, pair.expires_at, onEnded)
 }
 
-/** The remembered terminal and e-mail (to prefill the sign-in form). */
-export const remembered = () => ({
-  terminalId: localStorage.getItem(terminalKey) ?? "",
-  email: localStorage.getItem(emailKey) ?? ""
-})
+/** The remembered e-mail (to prefill the sign-in form). */
+export const rememberedEmail = (): string => localStorage.getItem(emailKey) ?? ""
+
+/** The account's terminals and the one to act on: the one chosen last time when it is still there, else the first. */
+const withTerminals = async (client: Paydesk, email: string): Promise<Session> => {
+  const { items } = await client.terminals.list()
+  const first = items[0]
+  if (first === undefined) throw new NoTerminals()
+  const kept = localStorage.getItem(terminalKey)
+  const terminalId = items.some((x) => x.id === kept) ? kept! : first.id
+  localStorage.setItem(terminalKey, terminalId)
+  return { client, terminals: items, terminalId, email }
+}
+
+/** The same session acting on another of the account's terminals (remembered for next time). */
+export const switchTerminal = (session: Session, terminalId: string): Session => {
+  localStorage.setItem(terminalKey, terminalId)
+  return { ...session, terminalId }
+}
 
 /** Signs in; `onEnded` runs when the session can no longer be renewed. */
-export const signIn = async (input: { readonly email: string; readonly password: string; readonly terminalId: string }, onEnded: () => void): Promise<Session> => {
+export const signIn = async (input: { readonly email: string; readonly password: string }, onEnded: () => void): Promise<Session> => {
   let client: Paydesk | undefined
   client = await Paydesk.login({
     baseUrl: baseUrl(),
     email: input.email,
     password: input.password,
-    terminalId: input.terminalId,
     maxRetries: 1,
     onTokens: (pair) => keep(pair, () => client, onEnded)
   })
   const tokens = client.auth.tokens()
   schedule(client, tokens?.expiresAt, onEnded)
-  // Checks the terminal now: a wrong ID is told at sign-in, not on the first page.
   try {
-    await client.terminals.get(input.terminalId)
+    const session = await withTerminals(client, input.email)
+    localStorage.setItem(emailKey, input.email)
+    return session
   } catch (error) {
-    await client.auth.logout().catch(() => undefined)
-    sessionStorage.removeItem(refreshKey)
+    await signOut({ client, terminals: [], terminalId: "", email: input.email })
     throw error
   }
-  localStorage.setItem(terminalKey, input.terminalId)
-  localStorage.setItem(emailKey, input.email)
-  return { client, terminalId: input.terminalId, email: input.email }
 }
 
 /** The session kept by this tab (after a reload), renewed once to check it; null when there is none or it ended. */
 export const resume = async (onEnded: () => void): Promise<Session | null> => {
   const refreshToken = sessionStorage.getItem(refreshKey)
-  const { terminalId, email } = remembered()
-  if (refreshToken === null || terminalId === "") return null
+  if (refreshToken === null) return null
   let client: Paydesk | undefined
-  client = new Paydesk({ baseUrl: baseUrl(), refreshToken, terminalId, maxRetries: 1, onTokens: (pair) => keep(pair, () => client, onEnded) })
+  client = new Paydesk({ baseUrl: baseUrl(), refreshToken, maxRetries: 1, onTokens: (pair) => keep(pair, () => client, onEnded) })
   try {
     const pair = await client.auth.refresh()
-    return { client, terminalId, email: pair.user.email || email }
+    return await withTerminals(client, pair.user.email || rememberedEmail())
   } catch {
     sessionStorage.removeItem(refreshKey)
     return null

@@ -65,7 +65,7 @@ export const SettingsPage = () => {
       {terminal === null ? (error === null ? <p role="status">{t("loading")}</p> : null) : (
         <>
           <dl class="details">
-            <dt>{t("signin.terminal")}</dt><dd><code>{terminal.id}</code> {terminal.name}</dd>
+            <dt>{t("terminal.label")}</dt><dd><code>{terminal.id}</code> {terminal.name}</dd>
             <dt>{t("settings.endpoint")}</dt>
             <dd>
               <span class={`badge endpoint-${terminal.callback_endpoint.status}`}>{t(`endpoint.${terminal.callback_endpoint.status}`)}</span>{" "}

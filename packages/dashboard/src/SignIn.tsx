@@ -1,4 +1,4 @@
-/** The sign-in form: e-mail, password and the terminal to act on (remembered for next time). */
+/** The sign-in form: e-mail and password (the e-mail remembered for next time). */
 import { useEffect, useRef, useState } from "preact/hooks"
 import * as Auth from "./Auth.js"
 import type { Translate } from "./I18n.js"
@@ -10,7 +10,7 @@ export const SignIn = ({ t, ended, onSignedIn, onEnded }: {
   onSignedIn: (session: Auth.Session) => void
   onEnded: () => void
 }) => {
-  const kept = Auth.remembered()
+  const keptEmail = Auth.rememberedEmail()
   const [error, setError] = useState<string | null>(null)
   const [busy, setBusy] = useState(false)
   const first = useRef<HTMLInputElement>(null)
@@ -24,11 +24,10 @@ export const SignIn = ({ t, ended, onSignedIn, onEnded }: {
     try {
       onSignedIn(await Auth.signIn({
         email: String(form.get("email") ?? "").trim(),
-        password: String(form.get("password") ?? ""),
-        terminalId: String(form.get("terminal") ?? "").trim()
+        password: String(form.get("password") ?? "")
       }, onEnded))
     } catch (cause) {
-      setError(cause instanceof PaydeskApiError ? cause.message : t("error.generic"))
+      setError(cause instanceof PaydeskApiError ? cause.message : cause instanceof Auth.NoTerminals ? t("signin.noTerminals") : t("error.generic"))
       setBusy(false)
     }
   }
@@ -39,12 +38,9 @@ export const SignIn = ({ t, ended, onSignedIn, onEnded }: {
       {ended ? <p class="notice" role="status">{t("signin.expired")}</p> : null}
       <form onSubmit={submit} aria-describedby={error === null ? undefined : "signin-error"}>
         <label for="email">{t("signin.email")}</label>
-        <input id="email" name="email" type="email" autocomplete="username" required ref={first} defaultValue={kept.email} />
+        <input id="email" name="email" type="email" autocomplete="username" required ref={first} defaultValue={keptEmail} />
         <label for="password">{t("signin.password")}</label>
         <input id="password" name="password" type="password" autocomplete="current-password" required />
-        <label for="terminal">{t("signin.terminal")}</label>
-        <input id="terminal" name="terminal" required defaultValue={kept.terminalId} aria-describedby="terminal-hint" autocomplete="off" spellcheck={false} />
-        <small id="terminal-hint">{t("signin.terminalHint")}</small>
         {error === null ? null : <p id="signin-error" class="error" role="alert">{error}</p>}
         <button type="submit" disabled={busy}>{busy ? t("signin.busy") : t("signin.submit")}</button>
       </form>

@@ -409,6 +409,14 @@ export const recoverEvents = operation({
   errors: [...common, [400, "`since` not ISO 8601"]]
 })
 
+export const listTerminals = operation({
+  id: "listTerminals", surface: "merchant", method: "GET", path: "/terminals", tag: "Terminals", auth: "merchant",
+  summary: "The terminals you may act on",
+  description: "With an API key: its one terminal. With a dashboard token: every terminal of the account, oldest first.",
+  responses: [{ status: 200, description: "the terminals", schema: R.TerminalList, example: { items: [Examples.terminal] } }],
+  errors: common.filter(([status]) => status !== 403)
+})
+
 export const getTerminal = operation({
   id: "getTerminal", surface: "merchant", method: "GET", path: "/terminals/{terminalID}", tag: "Terminals", auth: "merchant",
   summary: "Terminal settings, the health of its callback endpoint and the signing-secret overlap",
@@ -561,7 +569,7 @@ export const merchant: ReadonlyArray<Operation<any, any>> = [
   createPayout, listPayouts,
   listPlans, createSubscription, listSubscriptions, getSubscription, listCharges, upcomingCharges, programSandboxCharges, stopSubscription,
   createTestClock, listTestClocks, getTestClock, advanceTestClock,
-  listEvents, getEvent, resendEvent, recoverEvents, getTerminal, sendTestEvent, retirePreviousSecret, eventFeed
+  listEvents, getEvent, resendEvent, recoverEvents, listTerminals, getTerminal, sendTestEvent, retirePreviousSecret, eventFeed
 ]
 
 /** The payer pages. */

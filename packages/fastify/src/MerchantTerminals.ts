@@ -37,6 +37,11 @@ export const register = (app: FastifyInstance, ctx: Context): void => {
       (terminal) => reply.send(Views.terminal(terminal))
     ))
 
+  route(app, Ops.listTerminals, (request, reply, decoded) =>
+    runAs(ctx, request, reply, (who) => Effect.flatMap(decoded, () => Terminals.list(who)),
+      (terminals) => reply.send({ items: terminals.map(Views.terminal) })
+    ))
+
   route(app, Ops.getTerminal, (request, reply, decoded) =>
     runAs(ctx, request, reply, (who) => Effect.flatMap(decoded, ({ params }) => Terminals.get(who, params["terminalID"]!)),
       (details) => reply.send(Views.terminalDetails(details))

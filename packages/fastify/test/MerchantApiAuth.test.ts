@@ -1,4 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest"
+import { Operator } from "@paydesk/core"
 import { Kit } from "@paydesk/testkit"
 import { expectError, json, keyHeaders, make, shape, type TestApp } from "./TestApp.js"
 
@@ -85,6 +86,30 @@ describe("MerchantApi authentication", () => {
     // Refresh tokens are single use: replaying the old one fails and revokes the family.
     expectError(await refresh({ refresh_token: pair.refresh_token }), 401, "unauthenticated", "invalid or expired refresh token")
     expectError(await refresh({ refresh_token: next.refresh_token }), 401, "unauthenticated", "invalid or expired refresh token")
+  })
+
+  it("lists the terminals a principal may act on: the API key's one, or every terminal of the user's account", async () => {
+    const merchant = await t.merchant()
+    const other = await t.merchant()
+    const second = await t.run(Operator.createTerminal({ accountId: merchant.accountId, name: "Second shop", h2h: true, callbackUrl: null }))
+    const ids = (response: { body: string }) => (shape("TerminalList", json(response)) as { items: ReadonlyArray<{ id: string }> }).items.map((x) => x.id)
+
+    const byKey = await t.app.inject({ method: "GET", url: "/api/v1/terminals", headers: keyHeaders(merchant.apiKey) })
+    expect(byKey.statusCode).toBe(200)
+    expect(ids(byKey)).toEqual([merchant.terminal.id])
+    expect(ids(await t.app.inject({ method: "GET", url: "/api/v1/terminals", headers: keyHeaders(second.apiKey) }))).toEqual([second.terminal.id])
+
+    const pair = json(await login({ email: merchant.ownerEmail, password: Kit.ownerPassword })) as { access_token: string }
+    const byUser = await t.app.inject({ method: "GET", url: "/api/v1/terminals", headers: bearer(pair.access_token) })
+    expect(byUser.statusCode).toBe(200)
+    expect(ids(byUser)).toEqual([merchant.terminal.id, second.terminal.id])
+    expect(JSON.stringify(json(byUser))).not.toContain(other.terminal.id)
+    // Never a credential in the list.
+    expect(byUser.body).not.toContain(merchant.signingSecret)
+    expect(byUser.body).not.toContain(merchant.apiKey)
+
+    expectError(await t.app.inject({ method: "GET", url: "/api/v1/terminals" }), 401, "unauthenticated", "X-API-Key header is required")
+    expectError(await t.app.inject({ method: "GET", url: "/api/v1/terminals", headers: bearer("not-a-token") }), 401, "unauthenticated")
   })
 
   it("refuses wrong credentials and malformed login and refresh bodies", async () => {

@@ -233,6 +233,7 @@ describe("Client: the owner's session and credentials", () => {
       expect(seen.map((t) => t.user.email)).toEqual([own.email])
       expect(owner.auth.tokens()?.refreshToken).toBe(seen[0]!.refresh_token)
       expect((await owner.terminals.get(own.terminalId)).id).toBe(own.terminalId)
+      expect((await owner.terminals.list()).items.map((x) => x.id)).toEqual([own.terminalId])
       const wrong = await Paydesk.login({ baseUrl: srv.base, email: own.email, password: "wrong horse" }).catch((e: unknown) => e)
       expect(wrong).toMatchObject({ status: 401, message: "invalid email or password" })
 

@@ -120,6 +120,7 @@ export const startServer = async (env: Record<string, string> = {}, options: Ser
       const terminal = await admin("POST", "/terminals", { account_id: account.json.account_id, name: "Shop", callback_url: callbackUrl, h2h: options.h2h ?? false })
       const apiKey: string = terminal.json.api_key
       return {
+        accountId: account.json.account_id as string,
         terminalId: terminal.json.terminal_id as string,
         email,
         password,

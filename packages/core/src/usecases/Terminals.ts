@@ -37,6 +37,19 @@ export const get = Effect.fn("Terminals.get")(function*(principal: Principal, te
   return yield* details(yield* Access.resolveTerminal(principal, terminalId, "read"))
 })
 
+/**
+ * The terminals the principal may act on: the one of its API key, or every terminal of the
+ * user's account (oldest first), so a dashboard never asks for a terminal id.
+ */
+export const list = Effect.fn("Terminals.list")(function*(principal: Principal) {
+  const terminals = yield* TerminalRepository
+  if (principal._tag === "ApiKey") {
+    const found = yield* terminals.get(principal.terminalId)
+    return Option.isSome(found) ? [found.value] : []
+  }
+  return yield* terminals.listByAccount(principal.accountId)
+})
+
 /** Balance of the terminal the principal acts on. */
 export const balance = Effect.fn("Terminals.balance")(function*(principal: Principal, terminalId: string | null | undefined) {
   const terminal = yield* Access.resolveTerminal(principal, terminalId, "read")
