@@ -29,6 +29,8 @@ import type {
   PaymentCreate,
   PaymentFilter,
   PaymentStats,
+  PaymentDailyStats,
+  DailyStatsQuery,
   Payout,
   PayoutCreate,
   Plan,
@@ -180,11 +182,21 @@ export class Paydesk {
     return given ?? this.#options.terminalId
   }
 
-  #paymentQuery(filter: PaymentFilter & Paging) {
+  #filterQuery(filter: PaymentFilter) {
     return {
       terminal_id: filter.terminal_id,
       environment: this.#environment(filter.environment),
       recurring: filter.recurring,
+      status: filter.status,
+      order_id: filter.order_id,
+      created_from: filter.created_from,
+      created_to: filter.created_to
+    }
+  }
+
+  #paymentQuery(filter: PaymentFilter & Paging) {
+    return {
+      ...this.#filterQuery(filter),
       page: filter.page,
       limit: filter.limit,
       cursor: filter.cursor
@@ -221,12 +233,10 @@ export class Paydesk {
       paginate((cursor) => this.payments.list({ ...query, limit: query.limit ?? 100, ...(cursor === undefined ? {} : { cursor }) })),
     /** Count and amount per status. */
     stats: (filter: PaymentFilter = {}): Promise<PaymentStats> =>
-      this.#call({
-        method: "GET",
-        path: "/api/v1/payments/stats",
-        query: { terminal_id: filter.terminal_id, environment: this.#environment(filter.environment), recurring: filter.recurring },
-        safe: true
-      }),
+      this.#call({ method: "GET", path: "/api/v1/payments/stats", query: this.#filterQuery(filter), safe: true }),
+    /** Count and amount per status for each calendar day (in `time_zone`) of a range that has payments. */
+    dailyStats: (query: DailyStatsQuery): Promise<PaymentDailyStats> =>
+      this.#call({ method: "GET", path: "/api/v1/payments/stats/daily", query: { ...this.#filterQuery(query), time_zone: query.time_zone }, safe: true }),
     /** The payments as CSV (at most 10 000 rows). */
     exportCsv: (filter: PaymentFilter = {}): Promise<string> =>
       this.#call({ method: "GET", path: "/api/v1/payments", query: { ...this.#paymentQuery(filter), format: "csv" }, safe: true, text: true }),

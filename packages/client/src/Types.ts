@@ -74,6 +74,21 @@ export interface PaymentFilter {
   /** Live only by default (the client's `sandbox` option makes it `sandbox`). */
   readonly environment?: "sandbox" | "all" | "prod"
   readonly recurring?: boolean
+  readonly status?: PaymentStatus
+  /** The payment of this `order_id` only. */
+  readonly order_id?: string
+  /** Created at or after this time (ISO 8601). */
+  readonly created_from?: string
+  /** Created before this time (ISO 8601, exclusive). */
+  readonly created_to?: string
+}
+
+/** `GET /api/v1/payments/stats/daily`: the range is required; days group in `time_zone` (default `UTC`). */
+export interface DailyStatsQuery extends Omit<PaymentFilter, "order_id" | "created_from" | "created_to"> {
+  readonly created_from: string
+  readonly created_to: string
+  /** An IANA time zone, e.g. `Europe/Moscow`. */
+  readonly time_zone?: string
 }
 
 /** Count and amount of one status. */
@@ -90,6 +105,23 @@ export interface PaymentStats {
   readonly currency: "RUB"
   readonly by_status: { readonly [S in PaymentStatus]: StatusCount }
   readonly total: StatusCount
+}
+
+/** `GET /api/v1/payments/stats/daily`: each calendar day with payments, days ascending. */
+export interface PaymentDailyStats {
+  readonly terminal_id: string
+  readonly environment: "prod" | "sandbox" | "all"
+  readonly recurring: boolean | null
+  readonly currency: "RUB"
+  readonly time_zone: string
+  readonly created_from: string
+  readonly created_to: string
+  readonly items: ReadonlyArray<{
+    /** `YYYY-MM-DD` in `time_zone`. */
+    readonly date: string
+    readonly by_status: { readonly [S in PaymentStatus]: StatusCount }
+    readonly total: StatusCount
+  }>
 }
 
 /** What a sandbox simulation asks for. */

@@ -18,6 +18,7 @@ type Checks = [
   Same<Deep<Wire<typeof R.Payment>>, Deep<Sdk.Payment>>,
   Same<Deep<Wire<typeof R.PaymentPage>>, Deep<Sdk.Page<Sdk.Payment>>>,
   Same<Deep<Wire<typeof R.PaymentStats>>, Deep<Sdk.PaymentStats>>,
+  Same<Deep<Wire<typeof R.PaymentDailyStats>>, Deep<Sdk.PaymentDailyStats>>,
   Same<Deep<Wire<typeof R.Terminal>>, Deep<Sdk.Terminal>>,
   Same<Deep<Wire<typeof R.Balance>>, Deep<Sdk.Balance>>,
   Same<Deep<Wire<typeof R.Rate>>, Deep<Sdk.Rate>>,
@@ -43,7 +44,7 @@ type Checks = [
   Same<Deep<Wire<typeof R.SigningSecretRotation>>, Deep<Sdk.SigningSecretRotation>>
 ]
 // Every check is `true`; a `false` here is a compile error.
-export const checks: Checks = [true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true]
+export const checks: Checks = [true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true]
 
 /** What the SDK sends must decode with the request schemas (the SDK's inputs are a subset). */
 type Sends = [

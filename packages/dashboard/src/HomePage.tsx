@@ -1,18 +1,16 @@
 /**
  * Home: the balance (available and held USDT) and the rate, the payments by status in the mode's
  * environment (the API's statistics), today's count and volume, and a chart of the volume per day
- * over the last 30 days by status. Today and the chart are summed here from the payments list
- * (newest first, read until 30 days back, at most `scanLimit`), in kopecks as bigint; the API has
- * no per-day statistics yet.
+ * over the last 30 days by status: one call of the API's daily statistics, grouped by the
+ * browser's own time zone, summed in kopecks as bigint.
  */
-import type { Balance, Payment, PaymentStats, PaymentStatus, Rate } from "@paydesk/client"
+import type { Balance, PaymentDailyStats, PaymentStats, PaymentStatus, Rate } from "@paydesk/client"
 import { Fragment } from "preact"
 import { useEffect, useState } from "preact/hooks"
 import { useDashboard } from "./Context.js"
 import { formatRub, type Language, type Translate } from "./I18n.js"
 import { kopecks, rubles } from "./Money.js"
 
-const scanLimit = 5000
 const days = 30
 const statuses: ReadonlyArray<PaymentStatus> = ["paid", "created", "processing", "refunded", "chargeback", "canceled", "expired"]
 const colors: { readonly [S in PaymentStatus]: string } = {
@@ -25,37 +23,31 @@ const dayOf = (date: Date): string =>
 
 interface Daily {
   readonly day: string
-  readonly byStatus: Map<PaymentStatus, bigint>
-  count: number
-  total: bigint
+  readonly byStatus: ReadonlyMap<PaymentStatus, bigint>
+  readonly count: number
+  readonly total: bigint
 }
 
-interface Scan {
-  readonly days: ReadonlyArray<Daily>
-  readonly truncated: boolean
-}
+/** The last `days` local days up to today (local midnights: daylight saving changes are the browser's). */
+const range = (now: Date) => ({
+  start: new Date(now.getFullYear(), now.getMonth(), now.getDate() - (days - 1)),
+  end: new Date(now.getFullYear(), now.getMonth(), now.getDate() + 1)
+})
 
-const scan = async (payments: AsyncIterable<Payment>, now: Date): Promise<Scan> => {
-  const start = new Date(now.getFullYear(), now.getMonth(), now.getDate() - (days - 1))
-  const buckets: Array<Daily> = []
-  for (let i = 0; i < days; i++) {
-    const day = new Date(start.getFullYear(), start.getMonth(), start.getDate() + i)
-    buckets.push({ day: dayOf(day), byStatus: new Map(), count: 0, total: 0n })
-  }
-  const index = new Map(buckets.map((b, i) => [b.day, i]))
-  let seen = 0
-  for await (const payment of payments) {
-    const created = new Date(payment.created_at)
-    if (created < start) return { days: buckets, truncated: false }
-    if (++seen > scanLimit) return { days: buckets, truncated: true }
-    const bucket = buckets[index.get(dayOf(created)) ?? -1]
-    if (bucket === undefined) continue
-    const amount = kopecks(payment.amount)
-    bucket.byStatus.set(payment.status, (bucket.byStatus.get(payment.status) ?? 0n) + amount)
-    bucket.count++
-    bucket.total += amount
-  }
-  return { days: buckets, truncated: false }
+/** Every day of the range, with the API's figures where it has payments. */
+const bucketsOf = (stats: PaymentDailyStats, start: Date): ReadonlyArray<Daily> => {
+  const byDate = new Map(stats.items.map((item) => [item.date, item]))
+  return Array.from({ length: days }, (_, i) => {
+    const day = dayOf(new Date(start.getFullYear(), start.getMonth(), start.getDate() + i))
+    const item = byDate.get(day)
+    if (item === undefined) return { day, byStatus: new Map(), count: 0, total: 0n }
+    return {
+      day,
+      byStatus: new Map(statuses.map((s) => [s, kopecks(item.by_status[s].amount)])),
+      count: item.total.count,
+      total: kopecks(item.total.amount)
+    }
+  })
 }
 
 const Chart = ({ data, t, language }: { data: ReadonlyArray<Daily>; t: Translate; language: Language }) => {
@@ -104,7 +96,7 @@ export const HomePage = () => {
   const [balance, setBalance] = useState<Balance | null>(null)
   const [rate, setRate] = useState<Rate | null>(null)
   const [stats, setStats] = useState<PaymentStats | null>(null)
-  const [daily, setDaily] = useState<Scan | null>(null)
+  const [daily, setDaily] = useState<ReadonlyArray<Daily> | null>(null)
   const [error, setError] = useState<string | null>(null)
   const environment = sandbox ? "sandbox" : "prod"
 
@@ -115,13 +107,20 @@ export const HomePage = () => {
     client.balance.get({ terminal_id: terminalId }).then((b) => live && setBalance(b), report)
     client.rate.get({ terminal_id: terminalId }).then((r) => live && setRate(r), report)
     client.payments.stats({ terminal_id: terminalId, environment }).then((s) => live && setStats(s), report)
-    scan(client.payments.iterate({ terminal_id: terminalId, environment, limit: 100 }), new Date()).then((s) => live && setDaily(s), report)
+    const { start, end } = range(new Date())
+    client.payments.dailyStats({
+      terminal_id: terminalId,
+      environment,
+      created_from: start.toISOString(),
+      created_to: end.toISOString(),
+      time_zone: Intl.DateTimeFormat().resolvedOptions().timeZone
+    }).then((s) => live && setDaily(bucketsOf(s, start)), report)
     return () => {
       live = false
     }
   }, [])
 
-  const today = daily?.days[daily.days.length - 1]
+  const today = daily?.[daily.length - 1]
   return (
     <section aria-labelledby="home-title">
       <h1 id="home-title" tabIndex={-1}>{t("home.title")}</h1>
@@ -160,12 +159,7 @@ export const HomePage = () => {
         </div>
       </div>
       <h2>{t("home.chart", { days })}</h2>
-      {daily === null ? <p role="status">{t("loading")}</p> : (
-        <>
-          <Chart data={daily.days} t={t} language={language} />
-          {daily.truncated ? <p class="note">{t("home.truncated", { n: scanLimit })}</p> : null}
-        </>
-      )}
+      {daily === null ? <p role="status">{t("loading")}</p> : <Chart data={daily} t={t} language={language} />}
     </section>
   )
 }

@@ -1,21 +1,16 @@
 /**
- * The payments list: newest first, 20 a page, in the mode's environment (or both), with a status
- * filter and an `order_id` search. The filters live in the URL, so a filtered page can be
+ * The payments list: newest first, 20 a page, in the mode's environment (or both), with status,
+ * date range (the browser's local days) and `order_id` filters, all applied by the API, as is the
+ * CSV export of what the filters select. The filters live in the URL, so a filtered page can be
  * reloaded, bookmarked and shared.
- *
- * The API filters by environment and finds one payment by `order_id`; it has no status or date
- * filter yet, so those read the payments newest first (back to the range's start, at most
- * `statusScan` of them) and filter here; the page says when the reading stopped early.
  */
-import type { Payment, PaymentStatus } from "@paydesk/client"
-import { PaydeskApiError } from "@paydesk/client"
+import type { Payment, PaymentFilter, PaymentStatus } from "@paydesk/client"
 import { useEffect, useState } from "preact/hooks"
 import { useDashboard } from "./Context.js"
 import { formatRub, formatTime } from "./I18n.js"
 import { base, follow, href, navigate } from "./Router.js"
 
 const perPage = 20
-const statusScan = 500
 const statuses: ReadonlyArray<PaymentStatus> = ["created", "processing", "paid", "canceled", "expired", "chargeback", "refunded"]
 
 interface Filters {
@@ -57,8 +52,24 @@ const searchOf = (filters: Filters): string => {
 interface Loaded {
   readonly items: ReadonlyArray<Payment>
   readonly total: number
-  readonly scanned: boolean
 }
+
+/** Local midnight at the start of a `YYYY-MM-DD` day, `days` later, as ISO 8601. */
+const localDay = (day: string, days = 0): string => {
+  const start = new Date(`${day}T00:00:00`)
+  start.setDate(start.getDate() + days)
+  return start.toISOString()
+}
+
+/** The API's filter of the page's filters (the `to` day is included: the range ends at the next local midnight). */
+const apiFilter = (filters: Filters, terminalId: string, environment: "all" | "sandbox" | "prod"): PaymentFilter => ({
+  terminal_id: terminalId,
+  environment,
+  ...(filters.status === "" ? {} : { status: filters.status }),
+  ...(filters.order === "" ? {} : { order_id: filters.order }),
+  ...(filters.from === "" ? {} : { created_from: localDay(filters.from) }),
+  ...(filters.to === "" ? {} : { created_to: localDay(filters.to, 1) })
+})
 
 /** The status's badge. */
 export const StatusBadge = ({ status }: { status: PaymentStatus }) => {
@@ -81,34 +92,8 @@ export const PaymentsPage = ({ search }: { search: string }) => {
     setError(null)
     setLoaded(null)
     const load = async (): Promise<Loaded> => {
-      const { client, terminalId } = session
-      if (filters.order !== "") {
-        const found = await client.payments.getByOrderId(filters.order, { environment: sandbox ? "sandbox" : "prod", terminal_id: terminalId })
-          .then((p) => [p], (e: unknown) => {
-            if (e instanceof PaydeskApiError && e.status === 404) return []
-            throw e
-          })
-        const items = found.filter((p) => filters.status === "" || p.status === filters.status)
-        return { items, total: items.length, scanned: false }
-      }
-      if (filters.status !== "" || filters.from !== "" || filters.to !== "") {
-        // Local midnight at the start of `from`, and at the end of `to`.
-        const start = filters.from === "" ? null : new Date(`${filters.from}T00:00:00`)
-        const end = filters.to === "" ? null : new Date(new Date(`${filters.to}T00:00:00`).getTime() + 86_400_000)
-        const matching: Array<Payment> = []
-        let seen = 0
-        for await (const payment of client.payments.iterate({ terminal_id: terminalId, environment, limit: 100 })) {
-          const created = new Date(payment.created_at)
-          if (start !== null && created < start) break
-          if (++seen > statusScan) break
-          if (end !== null && created >= end) continue
-          if (filters.status === "" || payment.status === filters.status) matching.push(payment)
-        }
-        const first = (filters.page - 1) * perPage
-        return { items: matching.slice(first, first + perPage), total: matching.length, scanned: seen > statusScan }
-      }
-      const page = await client.payments.list({ terminal_id: terminalId, environment, page: filters.page, limit: perPage })
-      return { items: page.items, total: page.total, scanned: false }
+      const page = await session.client.payments.list({ ...apiFilter(filters, session.terminalId, environment), page: filters.page, limit: perPage })
+      return { items: page.items, total: page.total }
     }
     load().then((result) => live && setLoaded(result), (e: unknown) => live && setError(fail(e)))
     return () => {
@@ -117,11 +102,11 @@ export const PaymentsPage = ({ search }: { search: string }) => {
   }, [search, sandbox, attempt])
 
   const [exporting, setExporting] = useState(false)
-  /** Downloads the payments of the environment as CSV (the API's export, at most 10 000 rows). */
+  /** Downloads the payments the filters select as CSV (the API's export, at most 10 000 rows). */
   const exportCsv = async () => {
     setExporting(true)
     try {
-      const csv = await session.client.payments.exportCsv({ terminal_id: session.terminalId, environment })
+      const csv = await session.client.payments.exportCsv(apiFilter(filters, session.terminalId, environment))
       const url = URL.createObjectURL(new Blob([csv], { type: "text/csv;charset=utf-8" }))
       const link = document.createElement("a")
       link.href = url
@@ -189,7 +174,6 @@ export const PaymentsPage = ({ search }: { search: string }) => {
         <p role="status">{t("payments.empty")}</p>
       ) : (
         <>
-          {loaded.scanned ? <p class="note">{t("payments.statusScan", { n: statusScan })}</p> : null}
           <div class="table-wrap">
             <table class="payments">
               <thead>

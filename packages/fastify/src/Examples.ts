@@ -61,6 +61,28 @@ export const paymentStats = {
   total: { count: 3, amount: "4000.50" }
 }
 
+export const paymentDailyStats = {
+  terminal_id: terminalId,
+  environment: "prod" as const,
+  recurring: null,
+  currency: "RUB" as const,
+  time_zone: "Europe/Moscow",
+  created_from: "2026-02-28T21:00:00.000Z",
+  created_to: "2026-03-02T21:00:00.000Z",
+  items: [
+    {
+      date: "2026-03-01",
+      by_status: { ...paymentStats.by_status, created: counts, paid: { count: 2, amount: "3000.00" } },
+      total: { count: 2, amount: "3000.00" }
+    },
+    {
+      date: "2026-03-02",
+      by_status: { ...paymentStats.by_status, created: { count: 1, amount: "1000.50" }, paid: counts },
+      total: { count: 1, amount: "1000.50" }
+    }
+  ]
+}
+
 export const terminal = {
   id: terminalId,
   terminal_id: terminalId,

@@ -5,8 +5,8 @@
  * (API key + nonce, or a dashboard Bearer token).
  */
 import type { FastifyReply, FastifyRequest } from "fastify"
-import { Effect, type Exit, type Tracer } from "effect"
-import { Access, Auth } from "@paydesk/core"
+import { Effect, Option, type Exit, type Tracer } from "effect"
+import { Access, Auth, Instant, InvalidRequest } from "@paydesk/core"
 import type { Runner, Services } from "@paydesk/core"
 import { errorResponse, fromExit } from "./HttpErrors.js"
 
@@ -88,3 +88,12 @@ export const runAs = <A, E>(
 
 /** The value of a header, first one if repeated. */
 export const headerOf = header
+
+/** An ISO 8601 query or body field as epoch milliseconds (400 naming the field when malformed). */
+export const instantOf = (field: string, value: string | undefined): Effect.Effect<number | undefined, InvalidRequest> => {
+  if (value === undefined) return Effect.succeed(undefined)
+  const parsed = Instant.parseIso(value)
+  return Option.isSome(parsed)
+    ? Effect.succeed(parsed.value)
+    : Effect.fail(new InvalidRequest({ field, message: `${field} must be an ISO 8601 date-time with Z or an offset` }))
+}

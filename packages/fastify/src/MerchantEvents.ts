@@ -4,20 +4,11 @@
  * `paydesk listen`.
  */
 import type { FastifyInstance } from "fastify"
-import { Effect, Option } from "effect"
-import { Callback, Callbacks, Events, Instant, InvalidRequest, Views } from "@paydesk/core"
+import { Effect } from "effect"
+import { Callback, Callbacks, Events, Instant, Views } from "@paydesk/core"
 import { route } from "./Contract.js"
-import { runAs, type Context } from "./Http.js"
+import { instantOf, runAs, type Context } from "./Http.js"
 import * as Ops from "./MerchantOperations.js"
-
-/** An ISO 8601 query or body field as epoch milliseconds (400 naming the field when malformed). */
-const instantOf = (field: string, value: string | undefined): Effect.Effect<number | undefined, InvalidRequest> => {
-  if (value === undefined) return Effect.succeed(undefined)
-  const parsed = Instant.parseIso(value)
-  return Option.isSome(parsed)
-    ? Effect.succeed(parsed.value)
-    : Effect.fail(new InvalidRequest({ field, message: `${field} must be an ISO 8601 date-time with Z or an offset` }))
-}
 
 /** The answer of a resend or a test event: the event, the delivery made for it, and its attempt. */
 const sentView = (sent: { readonly event: Callback.OutboxEvent; readonly delivery: Callback.Delivery; readonly attempt: Callback.Attempt | null }) => ({

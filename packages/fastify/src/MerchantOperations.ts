@@ -97,7 +97,8 @@ export const createPayment = operation({
 export const listPayments = operation({
   id: "listPayments", surface: "merchant", method: "GET", path: "/payments", tag: "Payments", auth: "merchant",
   summary: "List payments (newest first) or export CSV",
-  description: "Pages of 50 with `page`, or `limit` records after a `cursor` (`next_cursor` of the last answer).",
+  description: "Pages of 50 with `page`, or `limit` records after a `cursor` (`next_cursor` of the last answer). " +
+    "`status`, `order_id` and the created range narrow the list, the CSV export and the statistics alike.",
   query: S.PaymentListQuery,
   queryExample: { environment: "sandbox", limit: "20" },
   responses: [{ status: 200, description: "a page of payments, or `text/csv` with `format=csv`", schema: R.PaymentPage, example: Examples.paymentPage, csv: true }],
@@ -111,6 +112,16 @@ export const paymentStats = operation({
   queryExample: { environment: "sandbox" },
   responses: [{ status: 200, description: "statistics", schema: R.PaymentStats, example: Examples.paymentStats }],
   errors: common
+})
+
+export const paymentDailyStats = operation({
+  id: "paymentDailyStats", surface: "merchant", method: "GET", path: "/payments/stats/daily", tag: "Payments", auth: "merchant",
+  summary: "Payment statistics per calendar day and status",
+  description: "Counts and sums per status of the payments created in `[created_from, created_to)`, for each calendar day of `time_zone` that has payments (a chart of the last 30 days is one call).",
+  query: S.PaymentDailyStatsQuery,
+  queryExample: { created_from: "2026-02-28T21:00:00Z", created_to: "2026-03-02T21:00:00Z", time_zone: "Europe/Moscow" },
+  responses: [{ status: 200, description: "statistics per day", schema: R.PaymentDailyStats, example: Examples.paymentDailyStats }],
+  errors: [...common, [400, "`created_from is required`, `created_to is required`, `created_to must be later than created_from`, a range over 366 days, an unknown `time_zone`"]]
 })
 
 export const getPaymentByOrder = operation({
@@ -564,7 +575,7 @@ export const docsScript = docsOperation(
 /** The merchant API's operations, in the document's order. */
 export const merchant: ReadonlyArray<Operation<any, any>> = [
   login, refresh, logout,
-  createPayment, listPayments, paymentStats, getPaymentByOrder, getPayment, simulatePayment,
+  createPayment, listPayments, paymentStats, paymentDailyStats, getPaymentByOrder, getPayment, simulatePayment,
   updateTerminal, listApiKeys, createApiKey, revokeApiKey, rotateSigningSecret, getBalance, getRate,
   createPayout, listPayouts,
   listPlans, createSubscription, listSubscriptions, getSubscription, listCharges, upcomingCharges, programSandboxCharges, stopSubscription,

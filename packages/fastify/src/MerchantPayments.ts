@@ -6,9 +6,9 @@
 import type { FastifyInstance } from "fastify"
 import { Effect } from "effect"
 import { Amount, Instant, Payment, Payments, Views } from "@paydesk/core"
-import type { PaymentFilter, StatusStats } from "@paydesk/core"
+import type { DailyStats, PaymentFilter, StatusStats } from "@paydesk/core"
 import { route } from "./Contract.js"
-import { runAs, type Context } from "./Http.js"
+import { instantOf, runAs, type Context } from "./Http.js"
 import * as Ops from "./MerchantOperations.js"
 
 /** The stats response: per status count and amount (decimal roubles), plus totals. */
@@ -33,6 +33,45 @@ export const statsView = (filter: PaymentFilter, rows: ReadonlyArray<StatusStats
 }
 
 const recurringOf = (value: "true" | "false" | undefined): boolean | undefined => value === undefined ? undefined : value === "true"
+
+/** The core's query from the filters of a list, stats or export query string. */
+const filtersOf = (q: {
+  readonly terminal_id?: string
+  readonly environment?: "sandbox" | "all" | "prod"
+  readonly recurring?: "true" | "false"
+  readonly status?: Payment.Status
+  readonly order_id?: string
+  readonly created_from?: string
+  readonly created_to?: string
+}) =>
+  Effect.gen(function*() {
+    const query: Payments.ListQuery = {
+      terminalId: q.terminal_id,
+      environment: q.environment,
+      recurring: recurringOf(q.recurring),
+      status: q.status,
+      orderId: q.order_id,
+      createdFrom: yield* instantOf("created_from", q.created_from),
+      createdTo: yield* instantOf("created_to", q.created_to)
+    }
+    return query
+  })
+
+/** The daily stats response: for each day with payments, per status count and amount, plus totals. */
+const dailyView = (filter: PaymentFilter, timeZone: string, rows: ReadonlyArray<DailyStats>) => {
+  const days = [...new Set(rows.map((r) => r.day))]
+  const { by_status: _, total: __, ...scope } = statsView(filter, [])
+  return {
+    ...scope,
+    time_zone: timeZone,
+    created_from: Instant.formatIso(filter.createdFrom ?? 0),
+    created_to: Instant.formatIso(filter.createdBefore ?? 0),
+    items: days.map((day) => {
+      const { by_status, total } = statsView(filter, rows.filter((r) => r.day === day))
+      return { date: day, by_status, total }
+    })
+  }
+}
 
 /** Registers the payment routes. */
 export const register = (app: FastifyInstance, ctx: Context): void => {
@@ -60,14 +99,7 @@ export const register = (app: FastifyInstance, ctx: Context): void => {
     runAs(ctx, request, reply, (who) =>
       Effect.gen(function*() {
         const { query: q } = yield* decoded
-        const query: Payments.ListQuery = {
-          terminalId: q.terminal_id,
-          environment: q.environment,
-          recurring: recurringOf(q.recurring),
-          page: q.page,
-          limit: q.limit,
-          cursor: q.cursor
-        }
+        const query: Payments.ListQuery = { ...(yield* filtersOf(q)), page: q.page, limit: q.limit, cursor: q.cursor }
         if (q.format === "csv") return { _tag: "Csv" as const, csv: yield* Payments.exportCsv(who, query, Instant.formatIso) }
         return { _tag: "Page" as const, page: yield* Payments.list(who, query) }
       }),
@@ -88,9 +120,15 @@ export const register = (app: FastifyInstance, ctx: Context): void => {
 
   route(app, Ops.paymentStats, (request, reply, decoded) =>
     runAs(ctx, request, reply, (who) =>
-      Effect.flatMap(decoded, ({ query: q }) =>
-        Payments.stats(who, { terminalId: q.terminal_id, environment: q.environment, recurring: recurringOf(q.recurring) })),
+      Effect.flatMap(decoded, ({ query: q }) => Effect.flatMap(filtersOf(q), (query) => Payments.stats(who, query))),
       ({ filter, rows }) => reply.send(statsView(filter, rows))
+    ))
+
+  route(app, Ops.paymentDailyStats, (request, reply, decoded) =>
+    runAs(ctx, request, reply, (who) =>
+      Effect.flatMap(decoded, ({ query: q }) =>
+        Effect.flatMap(filtersOf(q), (query) => Payments.dailyStats(who, query, q.time_zone ?? "UTC"))),
+      ({ filter, timeZone, rows }) => reply.send(dailyView(filter, timeZone, rows))
     ))
 
   route(app, Ops.getPaymentByOrder, (request, reply, decoded) =>

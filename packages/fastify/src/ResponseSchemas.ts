@@ -52,15 +52,35 @@ const page = <S extends Schema.Top>(item: S, title: string) =>
   }).annotate({ identifier: title, title })
 
 const StatusCount = Schema.Struct({ count: Int, amount: Rub }).annotate({ identifier: "StatusCount", title: "StatusCount" })
+const ByStatus = Schema.Struct(Object.fromEntries(Payment.statuses.map((s) => [s, StatusCount])) as Record<Payment.Status, typeof StatusCount>)
 
 const PaymentStats = Schema.Struct({
   terminal_id: Uuid,
   environment: Schema.Literals(["prod", "sandbox", "all"]),
   recurring: Nullable(Schema.Boolean),
   currency: Schema.Literal("RUB"),
-  by_status: Schema.Struct(Object.fromEntries(Payment.statuses.map((s) => [s, StatusCount])) as Record<Payment.Status, typeof StatusCount>),
+  by_status: ByStatus,
   total: StatusCount
 }).annotate({ identifier: "PaymentStats", title: "PaymentStats", description: "count and amount per status under the filters, plus totals" })
+
+const PaymentDailyStats = Schema.Struct({
+  terminal_id: Uuid,
+  environment: Schema.Literals(["prod", "sandbox", "all"]),
+  recurring: Nullable(Schema.Boolean),
+  currency: Schema.Literal("RUB"),
+  time_zone: Schema.String,
+  created_from: Time,
+  created_to: Time,
+  items: Schema.Array(Schema.Struct({
+    date: Schema.String.annotate({ description: "the calendar day in `time_zone`, `YYYY-MM-DD`" }),
+    by_status: ByStatus,
+    total: StatusCount
+  }))
+}).annotate({
+  identifier: "PaymentDailyStats",
+  title: "PaymentDailyStats",
+  description: "count and amount per status for each calendar day of the range that has payments, days ascending (days without payments are left out)"
+})
 
 const TerminalView = Schema.Struct({
   id: Uuid,
@@ -461,6 +481,7 @@ export const responses = {
   Payment: PaymentView,
   PaymentPage: page(PaymentView, "PaymentPage"),
   PaymentStats,
+  PaymentDailyStats,
   Terminal: TerminalView,
   Balance: BalanceView,
   Rate: RateView,

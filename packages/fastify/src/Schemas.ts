@@ -7,7 +7,7 @@
  * Each field says what it expects (`expected`), which is the message of a 400 for it.
  */
 import { Schema, SchemaTransformation } from "effect"
-import { Callbacks, Events, Idempotency, Paging, Payments, Payouts, Subscriptions } from "@paydesk/core"
+import { Callbacks, Events, Idempotency, Paging, Payment, Payments, Payouts, Subscriptions } from "@paydesk/core"
 
 const text = (description: string, expected = "a string") => Schema.String.annotate({ description, expected })
 const nullableText = (description: string, expected = "a string or null") => Schema.NullOr(Schema.String).annotate({ description, expected })
@@ -155,17 +155,39 @@ export const TerminalQuery = Schema.Struct({ terminal_id: terminalId })
 const environment = Schema.optionalKey(oneOf(["sandbox", "all", "prod"], "`sandbox` only, `all`, or live only (`prod`, the default)"))
 const recurring = Schema.optionalKey(oneOf(["true", "false"], "`true`: subscription charges only; `false`: one-off payments only"))
 
+const isoTime = (description: string) => text(`${description}: ISO 8601 with \`Z\` or an offset`, "an ISO 8601 date-time with Z or an offset")
+
+/** The narrowing filters of the payments list, stats and export (beyond the spec's). */
+const paymentFilters = {
+  status: Schema.optionalKey(oneOf(Payment.statuses, "payments in this status only")),
+  order_id: Schema.optionalKey(text("the payment of this `order_id` only (an empty list when there is none)")),
+  created_from: Schema.optionalKey(isoTime("payments created at or after this time")),
+  created_to: Schema.optionalKey(isoTime("payments created before this time (exclusive)"))
+}
+
 /** `GET /payments`. */
 export const PaymentListQuery = Schema.Struct({
   terminal_id: terminalId,
   environment,
   recurring,
+  ...paymentFilters,
   ...paging,
   format: Schema.optionalKey(oneOf(["json", "csv"], "`csv` exports up to 10 000 rows as CSV"))
 })
 
 /** `GET /payments/stats`. */
-export const PaymentStatsQuery = Schema.Struct({ terminal_id: terminalId, environment, recurring })
+export const PaymentStatsQuery = Schema.Struct({ terminal_id: terminalId, environment, recurring, ...paymentFilters })
+
+/** `GET /payments/stats/daily`. */
+export const PaymentDailyStatsQuery = Schema.Struct({
+  terminal_id: terminalId,
+  environment,
+  recurring,
+  status: paymentFilters.status,
+  created_from: isoTime(`the first moment counted (required); at most ${Payments.maxDailyRangeDays} days before \`created_to\``),
+  created_to: isoTime("the end of the range, exclusive (required)"),
+  time_zone: Schema.optionalKey(text("IANA time zone whose calendar days group the payments (default `UTC`), e.g. `Europe/Moscow`", "an IANA time zone such as Europe/Moscow"))
+})
 
 /** A query string that takes no parameter. */
 export const NoQuery = Schema.Struct({})
@@ -198,7 +220,6 @@ export const EventFeedQuery = Schema.Struct({
   environment: Schema.optionalKey(oneOf(["sandbox", "prod", "all"], "events of sandbox payments (the default), of live ones, or all"))
 })
 
-const isoTime = (description: string) => text(`${description}: ISO 8601 with \`Z\` or an offset`, "an ISO 8601 date-time with Z or an offset")
 
 /** `GET /events`. */
 export const EventListQuery = Schema.Struct({

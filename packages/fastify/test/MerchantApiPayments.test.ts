@@ -1,6 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest"
 import { Effect } from "effect"
 import { PaymentRepository, Payments } from "@paydesk/core"
+import { Fixtures } from "@paydesk/testkit"
 import { expectError, json, keyHeaders, make, shape, type TestApp } from "./TestApp.js"
 
 let t: TestApp
@@ -134,6 +135,58 @@ describe("MerchantApi payments", () => {
     expect(json(await get("/payments/stats?environment=all")).total).toEqual({ count: 3, amount: "157.25" })
     expect(json(await get("/payments/stats?environment=sandbox&recurring=false")).by_status.created).toEqual({ count: 1, amount: "7.00" })
     expectError(await get("/payments/stats?page=1"), 400, "invalid_request", "unknown query parameter page")
+  })
+
+  it("narrows the list, the export and the statistics by status, order_id and a created range", async () => {
+    const seed = (iso: string, overrides: { status?: "paid" | "created" | "expired"; environment?: "sandbox"; orderId: string; amount: bigint }) =>
+      t.run(Fixtures.seedPayment(terminalId, { createdAt: Date.parse(iso), ...overrides }))
+    await seed("2026-03-09T20:30:00Z", { status: "paid", orderId: "f-1", amount: 10_000n })
+    await seed("2026-03-09T21:30:00Z", { status: "paid", orderId: "f-2", amount: 2_050n })
+    await seed("2026-03-10T12:00:00Z", { status: "expired", orderId: "f-3", amount: 300n })
+    await seed("2026-03-10T12:00:00Z", { status: "paid", environment: "sandbox", orderId: "f-4", amount: 400n })
+    const orders = async (query: string) => (shape("PaymentPage", json(await get(`/payments?${query}`))) as { items: ReadonlyArray<{ order_id: string }> }).items.map((p) => p.order_id)
+    expect(await orders("status=paid")).toEqual(["f-2", "f-1"])
+    expect(await orders("status=paid&environment=all")).toEqual(["f-4", "f-2", "f-1"])
+    expect(await orders("order_id=f-3")).toEqual(["f-3"])
+    expect(await orders("order_id=missing")).toEqual([])
+    expect(await orders(`created_from=${encodeURIComponent("2026-03-10T00:30:00+03:00")}`)).toEqual(["f-3", "f-2"])
+    expect(await orders("created_to=2026-03-09T21:30:00Z")).toEqual(["f-1"])
+    expect(json(await get("/payments?status=paid&limit=1")).total).toBe(2)
+    const csv = (await get("/payments?format=csv&status=expired")).body.split("\r\n")
+    expect(csv.slice(1, -1).map((line) => line.split(",")[1])).toEqual(["f-3"])
+    expect(json(await get("/payments/stats?created_from=2026-03-10T00:00:00Z")).total).toEqual({ count: 1, amount: "3.00" })
+    expect(json(await get("/payments/stats?status=paid")).total).toEqual({ count: 2, amount: "120.50" })
+
+    // Per day: in Moscow the two paid ones fall on two days, in UTC on one.
+    const daily = async (query: string) => {
+      const response = await get(`/payments/stats/daily?created_from=2026-03-01T00:00:00Z&created_to=2026-03-31T00:00:00Z&${query}`)
+      expect(response.statusCode).toBe(200)
+      return shape("PaymentDailyStats", json(response)) as { time_zone: string; items: ReadonlyArray<{ date: string; total: unknown; by_status: Record<string, unknown> }> }
+    }
+    const utc = await daily("")
+    expect(utc.time_zone).toBe("UTC")
+    expect(utc.items.map((d) => [d.date, d.total])).toEqual([["2026-03-09", { count: 2, amount: "120.50" }], ["2026-03-10", { count: 1, amount: "3.00" }]])
+    const moscow = await daily("time_zone=Europe/Moscow")
+    expect(moscow.items.map((d) => [d.date, d.by_status["paid"], d.by_status["expired"]])).toEqual([
+      ["2026-03-09", { count: 1, amount: "100.00" }, { count: 0, amount: "0.00" }],
+      ["2026-03-10", { count: 1, amount: "20.50" }, { count: 1, amount: "3.00" }]
+    ])
+    expect((await daily("environment=sandbox")).items.map((d) => [d.date, d.total])).toEqual([["2026-03-10", { count: 1, amount: "4.00" }]])
+  })
+
+  it("refuses bad filters and daily ranges with the field named", async () => {
+    expect(expectError(await get("/payments?status=lost"), 400, "invalid_request").field).toBe("status")
+    expect(expectError(await get("/payments?created_from=yesterday"), 400, "invalid_request", "created_from must be an ISO 8601 date-time with Z or an offset").field).toBe("created_from")
+    expect(expectError(await get("/payments?created_from=2026-03-02T00:00:00Z&created_to=2026-03-01T00:00:00Z"), 400, "invalid_request", "created_to must be later than created_from").field).toBe("created_to")
+    const day = "/payments/stats/daily"
+    expect(expectError(await get(`${day}?created_to=2026-03-01T00:00:00Z`), 400, "invalid_request").field).toBe("created_from")
+    expect(expectError(await get(`${day}?created_from=2026-03-01T00:00:00Z`), 400, "invalid_request").field).toBe("created_to")
+    expectError(await get(`${day}?created_from=2025-01-01T00:00:00Z&created_to=2026-03-01T00:00:00Z`), 400, "invalid_request", "created_from to created_to must span at most 366 days")
+    for (const zone of ["Mars/Olympus", "Europe/Moscow;DROP", "x".repeat(65)]) {
+      expect(expectError(await get(`${day}?created_from=2026-03-01T00:00:00Z&created_to=2026-03-02T00:00:00Z&time_zone=${encodeURIComponent(zone)}`), 400, "invalid_request",
+        "time_zone must be an IANA time zone such as Europe/Moscow or UTC").field).toBe("time_zone")
+    }
+    expectError(await get(`${day}?created_from=2026-03-01T00:00:00Z&created_to=2026-03-02T00:00:00Z&page=1`), 400, "invalid_request", "unknown query parameter page")
   })
 
   it("rejects bodies with wrong types, missing or unknown fields, naming the field, and creates nothing", async () => {

@@ -77,7 +77,11 @@ describe("Client: payments and the sandbox", () => {
     expect(page.items).toHaveLength(2)
     expect(page.next_cursor).not.toBeNull()
     const walked: Array<string> = []
-    for await (const p of client.payments.iterate({ limit: 2 })) walked.push(p.order_id)
+    let waiting = 0
+    for await (const p of client.payments.iterate({ limit: 2 })) {
+      walked.push(p.order_id)
+      if (p.status === "created") waiting++
+    }
     // The manual clock stands still, so these three share created_at: their order among themselves is the store's.
     expect(walked.filter((o) => o.startsWith(prefix)).toSorted()).toEqual([`${prefix}-0`, `${prefix}-1`, `${prefix}-2`])
     expect(new Set(walked).size).toBe(walked.length)
@@ -85,6 +89,16 @@ describe("Client: payments and the sandbox", () => {
     const csv = await client.payments.exportCsv()
     expect(csv.split("\r\n")[0]).toMatch(/^payment_id,order_id,/)
     expect(csv).toContain(`${prefix}-1`)
+    // The filters: an order_id, a status, a created range; the same range per day.
+    expect((await client.payments.list({ order_id: `${prefix}-2` })).items.map((p) => p.order_id)).toEqual([`${prefix}-2`])
+    expect((await client.payments.stats({ status: "created" })).total.count).toBe(waiting)
+    const now = Date.parse(page.items[0]!.created_at)
+    const range = { created_from: new Date(now - 86_400_000).toISOString(), created_to: new Date(now + 86_400_000).toISOString() }
+    expect((await client.payments.stats({ ...range, status: "created" })).total.count).toBe(waiting)
+    const daily = await client.payments.dailyStats({ ...range, time_zone: "Europe/Moscow" })
+    expect(daily.items.reduce((n, d) => n + d.by_status.created.count, 0)).toBe(waiting)
+    expect(daily.items.reduce((n, d) => n + d.total.count, 0)).toBe(walked.length)
+    expect(daily.time_zone).toBe("Europe/Moscow")
   })
 
   it("throws typed errors with the request id and the field", async () => {

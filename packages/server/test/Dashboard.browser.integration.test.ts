@@ -157,6 +157,10 @@ describe("dashboard", () => {
     await page.waitForURL(/order=/)
     await table.getByRole("link", { name: orders.waiting }).waitFor()
     await expect.poll(() => table.locator("tbody tr").count()).toBe(1)
+    // An order_id no payment has: an empty list (no failed request in the console).
+    await page.getByLabel("Order ID").fill(`none-${orders.waiting}`)
+    await page.getByRole("button", { name: "Search" }).click()
+    await page.getByText("No payments match.").waitFor()
     await page.getByRole("link", { name: "Clear" }).click()
 
     // The paid payment: its events, the failed first attempt, a resend that succeeds.
@@ -204,6 +208,8 @@ describe("dashboard", () => {
 
   it("an account with two terminals: no terminal ID asked at sign-in, a switch in the header, the choice kept across a reload (390 px)", async () => {
     const owner = await srv.merchant(receiver.url)
+    // The manual clock moves on a second, so "Kiosk" is the younger terminal (the list is oldest first).
+    await srv.setClock(new Date(srv.now() + 1000).toISOString())
     const second = await srv.admin("POST", "/terminals", { account_id: owner.accountId, name: "Kiosk", callback_url: receiver.url })
     const order = `kiosk-${owner.terminalId.slice(0, 6)}`
     await new Paydesk({ apiKey: second.json.api_key, baseUrl: srv.base, sandbox: true }).payments.create({ amount: "42.00", order_id: order })

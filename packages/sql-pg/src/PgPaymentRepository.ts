@@ -10,7 +10,7 @@
  */
 import { Effect, Layer, Option } from "effect"
 import { Payment, PaymentRepository, WriteConflict } from "@paydesk/core"
-import type { PaymentFilter, StatusStats } from "@paydesk/core"
+import type { DailyStats, PaymentFilter, StatusStats } from "@paydesk/core"
 import { SqlClient } from "effect/sql"
 import {
   conflictOnUnique,
@@ -137,7 +137,11 @@ export const layer: Layer.Layer<PaymentRepository, never, SqlClient.SqlClient> =
         ...(filter.environment === "all" ? [] : [sql`environment = ${filter.environment}`]),
         ...(filter.recurring === null
           ? []
-          : [filter.recurring ? sql`subscription_id IS NOT NULL` : sql`subscription_id IS NULL`])
+          : [filter.recurring ? sql`subscription_id IS NOT NULL` : sql`subscription_id IS NULL`]),
+        ...(filter.status === undefined ? [] : [sql`status = ${filter.status}`]),
+        ...(filter.orderId === undefined ? [] : [sql`order_id = ${filter.orderId}`]),
+        ...(filter.createdFrom === undefined ? [] : [sql`created_at >= ${time(filter.createdFrom)}`]),
+        ...(filter.createdBefore === undefined ? [] : [sql`created_at < ${time(filter.createdBefore)}`])
       ])
 
     return PaymentRepository.of({
@@ -192,6 +196,16 @@ export const layer: Layer.Layer<PaymentRepository, never, SqlClient.SqlClient> =
         return rows
           .map((row): StatusStats => ({ status: row.status, count: row.count, amount: fromRub(row.amount) }))
           .sort((a, b) => statusOrder(a.status) - statusOrder(b.status))
+      }),
+
+      daily: Effect.fn("PgPaymentRepository.daily")(function*(filter, timeZone) {
+        const rows = yield* orDie(sql<{ readonly day: string; readonly status: Payment.Status; readonly count: number; readonly amount: string }>`
+          SELECT to_char(created_at AT TIME ZONE ${timeZone}, 'YYYY-MM-DD') AS day, status, count(*)::int AS count, sum(amount) AS amount
+          FROM payments WHERE ${where(filter)}
+          GROUP BY 1, 2`)
+        return rows
+          .map((row): DailyStats => ({ day: row.day, status: row.status, count: row.count, amount: fromRub(row.amount) }))
+          .sort((a, b) => (a.day < b.day ? -1 : a.day > b.day ? 1 : statusOrder(a.status) - statusOrder(b.status)))
       }),
 
       claimExpired: Effect.fn("PgPaymentRepository.claimExpired")(function*(now, limit, testClockId) {

@@ -9,14 +9,27 @@
  */
 import { Effect, Layer, Option } from "effect"
 import { Payment, PaymentRepository } from "@paydesk/core"
-import type { PaymentFilter, StatusStats } from "@paydesk/core"
+import type { DailyStats, PaymentFilter, StatusStats } from "@paydesk/core"
 import { compareText, earliest, MemoryDatabase, newestFirst, writeConflict } from "./MemoryDatabase.js"
 
 /** Whether a payment passes a listing filter. */
 export const matches = (filter: PaymentFilter) => (p: Payment.Payment): boolean =>
   p.terminalId === filter.terminalId &&
   (filter.environment === "all" || p.environment === filter.environment) &&
-  (filter.recurring === null || (p.subscriptionId !== null) === filter.recurring)
+  (filter.recurring === null || (p.subscriptionId !== null) === filter.recurring) &&
+  (filter.status === undefined || p.status === filter.status) &&
+  (filter.orderId === undefined || p.orderId === filter.orderId) &&
+  (filter.createdFrom === undefined || p.createdAt >= filter.createdFrom) &&
+  (filter.createdBefore === undefined || p.createdAt < filter.createdBefore)
+
+/** The calendar day (`YYYY-MM-DD`) of an instant in an IANA time zone. */
+const dayIn = (timeZone: string) => {
+  const format = new Intl.DateTimeFormat("en-CA", { timeZone, year: "numeric", month: "2-digit", day: "2-digit" })
+  return (ms: number): string => {
+    const parts = Object.fromEntries(format.formatToParts(ms).map((part) => [part.type, part.value]))
+    return `${parts["year"]}-${parts["month"]}-${parts["day"]}`
+  }
+}
 
 const orderKey = (p: Pick<Payment.Payment, "terminalId" | "environment" | "orderId">): string =>
   `${p.terminalId}\u0000${p.environment}\u0000${p.orderId}`
@@ -91,6 +104,19 @@ export const layer: Layer.Layer<PaymentRepository, never, MemoryDatabase> = Laye
             if (s !== undefined) stats.push({ status, count: s.count, amount: s.amount })
           }
           return stats
+        })),
+      daily: (filter, timeZone) =>
+        db.atomically(Effect.sync(() => {
+          const day = dayIn(timeZone)
+          const byKey = new Map<string, DailyStats>()
+          for (const p of payments.values()) {
+            if (!matches(filter)(p)) continue
+            const d = day(p.createdAt)
+            const key = `${d} ${Payment.statuses.indexOf(p.status)}`
+            const current = byKey.get(key)
+            byKey.set(key, { day: d, status: p.status, count: (current?.count ?? 0) + 1, amount: (current?.amount ?? 0n) + p.amount })
+          }
+          return [...byKey.entries()].sort(([a], [b]) => compareText(a, b)).map(([, row]) => row)
         })),
       claimExpired: (now, limit, testClockId) =>
         db.atomically(Effect.sync(() =>

@@ -4,7 +4,8 @@
  * Contract: `insert` fails with `WriteConflict` when `(terminalId, environment, orderId)` or
  * `payToken` is taken. `update` stores a record whose `version` is one above the stored one
  * and fails with `WriteConflict` otherwise (a concurrent writer won). `list` returns newest
- * first (`createdAt` desc, then id) with the total count of the filter. `claimExpired` returns,
+ * first (`createdAt` desc, then id) with the total count of the filter; `daily` groups `stats` by
+ * the calendar day of `createdAt` in a time zone. `claimExpired` returns,
  * locked and skipping rows other transactions hold, payments in `created` or `processing` whose
  * `expiresAt <= now`. `claimUnconverted` returns live paid payments of a terminal whose
  * settlement has no USDT yet, locked the same way.
@@ -18,11 +19,23 @@ import { Context, type Effect, type Option } from "effect"
 import type { WriteConflict } from "../Errors.js"
 import type { Environment, Payment, Status } from "../Payment.js"
 
-/** Filter of payment listings, stats and exports. */
+/**
+ * Filter of payment listings, stats and exports. The optional fields narrow it further:
+ * `createdFrom` is inclusive, `createdBefore` exclusive (epoch ms).
+ */
 export interface PaymentFilter {
   readonly terminalId: string
   readonly environment: Environment | "all"
   readonly recurring: boolean | null
+  readonly status?: Status | undefined
+  readonly orderId?: string | undefined
+  readonly createdFrom?: number | undefined
+  readonly createdBefore?: number | undefined
+}
+
+/** Count and sum of one status on one day (`YYYY-MM-DD` in the time zone asked for) under a filter. */
+export interface DailyStats extends StatusStats {
+  readonly day: string
 }
 
 /** Count and sum of one status under a filter. */
@@ -44,6 +57,8 @@ export class PaymentRepository extends Context.Service<PaymentRepository, {
     page: { readonly limit: number; readonly offset: number }
   ): Effect.Effect<{ readonly items: ReadonlyArray<Payment>; readonly total: number }>
   stats(filter: PaymentFilter): Effect.Effect<ReadonlyArray<StatusStats>>
+  /** `stats` per day of `createdAt` in the IANA `timeZone` (valid: the caller checked it), days ascending. */
+  daily(filter: PaymentFilter, timeZone: string): Effect.Effect<ReadonlyArray<DailyStats>>
   claimExpired(now: number, limit: number, testClockId?: string | null): Effect.Effect<ReadonlyArray<Payment>>
   earliestExpiry(testClockId: string): Effect.Effect<number | null>
   claimUnconverted(terminalId: string, limit: number): Effect.Effect<ReadonlyArray<Payment>>

@@ -14,6 +14,7 @@ import { CsrfRejected, InvalidRequest, NotFound, OperationNotAllowed, OrderIdCon
 import * as Idempotency from "../Idempotency.js"
 import { fingerprint } from "../Idempotency.js"
 import { isUuid, parsePaymentId } from "../Id.js"
+import { DAY_MS } from "../Instant.js"
 import * as Paging from "../Paging.js"
 import * as Payment from "../Payment.js"
 import { timingSafeEqual } from "../Signature.js"
@@ -270,11 +271,15 @@ export const getByOrderId = Effect.fn("Payments.getByOrderId")(function*(
   return found.value
 })
 
-/** Query of listings, stats and exports. */
+/** Query of listings, stats and exports (`createdFrom` inclusive, `createdTo` exclusive, epoch ms). */
 export interface ListQuery extends Paging.Request {
   readonly terminalId?: string | null | undefined
   readonly environment?: "sandbox" | "all" | "prod" | null | undefined
   readonly recurring?: boolean | null | undefined
+  readonly status?: Payment.Status | null | undefined
+  readonly orderId?: string | null | undefined
+  readonly createdFrom?: number | null | undefined
+  readonly createdTo?: number | null | undefined
 }
 
 /** Payments per page of the list. */
@@ -284,10 +289,19 @@ export const exportLimit = 10_000
 
 const filterOf = Effect.fn("Payments.filterOf")(function*(principal: Principal, query: ListQuery) {
   const terminal = yield* Access.resolveTerminal(principal, query.terminalId, "read")
+  const from = query.createdFrom ?? undefined
+  const to = query.createdTo ?? undefined
+  if (from !== undefined && to !== undefined && to <= from) {
+    return yield* new InvalidRequest({ field: "created_to", message: "created_to must be later than created_from" })
+  }
   const filter: PaymentFilter = {
     terminalId: terminal.id,
     environment: query.environment ?? "prod",
-    recurring: query.recurring ?? null
+    recurring: query.recurring ?? null,
+    status: query.status ?? undefined,
+    orderId: query.orderId ?? undefined,
+    createdFrom: from,
+    createdBefore: to
   }
   return filter
 })
@@ -305,6 +319,43 @@ export const stats = Effect.fn("Payments.stats")(function*(principal: Principal,
   const filter = yield* filterOf(principal, query)
   const rows = yield* (yield* PaymentRepository).stats(filter)
   return { filter, rows }
+})
+
+/** Days one daily statistics request may span at most. */
+export const maxDailyRangeDays = 366
+
+/** Whether `name` is an IANA time zone this runtime knows (`Europe/Moscow`, `UTC`). */
+export const isTimeZone = (name: string): boolean => {
+  if (name.length === 0 || name.length > 64 || !/^[A-Za-z0-9_+\-/]+$/.test(name)) return false
+  try {
+    new Intl.DateTimeFormat("en-US", { timeZone: name })
+    return true
+  } catch {
+    return false
+  }
+}
+
+/**
+ * Counts and sums per status and calendar day (in `timeZone`) of the payments created in
+ * `[createdFrom, createdTo)`, which both must be given and span at most `maxDailyRangeDays`.
+ * Days without payments are left out.
+ */
+export const dailyStats = Effect.fn("Payments.dailyStats")(function*(principal: Principal, query: ListQuery, timeZone: string) {
+  if (query.createdFrom === undefined || query.createdFrom === null) {
+    return yield* new InvalidRequest({ field: "created_from", message: "created_from is required" })
+  }
+  if (query.createdTo === undefined || query.createdTo === null) {
+    return yield* new InvalidRequest({ field: "created_to", message: "created_to is required" })
+  }
+  if (query.createdTo - query.createdFrom > maxDailyRangeDays * DAY_MS) {
+    return yield* new InvalidRequest({ field: "created_to", message: `created_from to created_to must span at most ${maxDailyRangeDays} days` })
+  }
+  if (!isTimeZone(timeZone)) {
+    return yield* new InvalidRequest({ field: "time_zone", message: "time_zone must be an IANA time zone such as Europe/Moscow or UTC" })
+  }
+  const filter = yield* filterOf(principal, query)
+  const rows = yield* (yield* PaymentRepository).daily(filter, timeZone)
+  return { filter, timeZone, rows }
 })
 
 /** One CSV cell: quoted when needed; text starting like a spreadsheet formula is prefixed with `'`. */

@@ -202,6 +202,55 @@ export const suite = <E>(name: string, layer_: Layer.Layer<Requirements, E>): vo
         assert.isTrue(nothing.every((s) => s.count === 0 && s.amount === 0n))
       }))
 
+    it.effect("list and stats narrow by status, order id and a created range (from inclusive, before exclusive)", () =>
+      Effect.gen(function*() {
+        const { terminal, repo } = yield* setup
+        const at = (iso: string) => Date.parse(iso)
+        const first = yield* Fixtures.seedPayment(terminal.id, { status: "paid", amount: 100n, createdAt: at("2026-03-09T20:30:00Z") })
+        const second = yield* Fixtures.seedPayment(terminal.id, { status: "created", amount: 20n, createdAt: at("2026-03-09T21:30:00Z") })
+        const third = yield* Fixtures.seedPayment(terminal.id, { status: "paid", amount: 3n, createdAt: at("2026-03-10T12:00:00Z") })
+        yield* Fixtures.seedPayment(terminal.id, { status: "paid", amount: 4n, environment: "sandbox", createdAt: at("2026-03-10T12:00:00Z") })
+        const base: PaymentFilter = { terminalId: terminal.id, environment: "prod", recurring: null }
+        const listed = (filter: Partial<PaymentFilter>) => repo.list({ ...base, ...filter }, { limit: 50, offset: 0 })
+        assert.deepStrictEqual(ids((yield* listed({ status: "paid" })).items), ids([third, first]))
+        assert.strictEqual((yield* listed({ status: "paid" })).total, 2)
+        assert.deepStrictEqual(ids((yield* listed({ orderId: second.orderId })).items), ids([second]))
+        assert.deepStrictEqual(yield* listed({ orderId: "no-such-order" }), { items: [], total: 0 })
+        // The bounds: from is inclusive, before exclusive.
+        assert.deepStrictEqual(ids((yield* listed({ createdFrom: second.createdAt })).items), ids([third, second]))
+        assert.deepStrictEqual(ids((yield* listed({ createdBefore: second.createdAt })).items), ids([first]))
+        assert.deepStrictEqual(ids((yield* listed({ createdFrom: first.createdAt, createdBefore: third.createdAt, status: "paid" })).items), ids([first]))
+        const stats = yield* repo.stats({ ...base, createdFrom: second.createdAt })
+        assert.deepStrictEqual(statsOf(stats, "paid"), { count: 1, amount: 3n })
+        assert.deepStrictEqual(statsOf(stats, "created"), { count: 1, amount: 20n })
+        assert.deepStrictEqual(statsOf(yield* repo.stats({ ...base, status: "created" }), "paid"), { count: 0, amount: 0n })
+      }))
+
+    it.effect("daily counts and sums per calendar day of the time zone and status, days ascending", () =>
+      Effect.gen(function*() {
+        const { terminal, repo } = yield* setup
+        const at = (iso: string) => Date.parse(iso)
+        // 20:30 and 21:30 UTC on 9 March are 23:30 on the 9th and 00:30 on the 10th in Moscow (UTC+3).
+        yield* Fixtures.seedPayment(terminal.id, { status: "paid", amount: 100n, createdAt: at("2026-03-09T20:30:00Z") })
+        yield* Fixtures.seedPayment(terminal.id, { status: "paid", amount: 20n, createdAt: at("2026-03-09T21:30:00Z") })
+        yield* Fixtures.seedPayment(terminal.id, { status: "expired", amount: 3n, createdAt: at("2026-03-10T12:00:00Z") })
+        yield* Fixtures.seedPayment(terminal.id, { status: "paid", amount: 4n, environment: "sandbox", createdAt: at("2026-03-10T12:00:00Z") })
+        const filter: PaymentFilter = { terminalId: terminal.id, environment: "prod", recurring: null }
+        const rows = (timeZone: string, narrowed: Partial<PaymentFilter> = {}) =>
+          repo.daily({ ...filter, ...narrowed }, timeZone).pipe(Effect.map((all) => all.map((r) => [r.day, r.status, r.count, r.amount])))
+        assert.deepStrictEqual(yield* rows("UTC"), [
+          ["2026-03-09", "paid", 2, 120n],
+          ["2026-03-10", "expired", 1, 3n]
+        ])
+        assert.deepStrictEqual(yield* rows("Europe/Moscow"), [
+          ["2026-03-09", "paid", 1, 100n],
+          ["2026-03-10", "paid", 1, 20n],
+          ["2026-03-10", "expired", 1, 3n]
+        ])
+        assert.deepStrictEqual(yield* rows("America/New_York", { environment: "sandbox" }), [["2026-03-10", "paid", 1, 4n]])
+        assert.deepStrictEqual(yield* rows("UTC", { createdFrom: at("2026-03-10T00:00:00Z") }), [["2026-03-10", "expired", 1, 3n]])
+      }))
+
     it.effect("claimExpired returns open payments whose expiry has come, and only those", () =>
       Effect.gen(function*() {
         const { terminal, repo } = yield* setup
