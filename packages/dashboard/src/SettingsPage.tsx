@@ -78,7 +78,7 @@ export const SettingsPage = () => {
           </p>
           {tested === null ? null : <p class="ok" role="status">{tested}</p>}
           <h2>{t("terminal.form")}</h2>
-          <TerminalForm key={terminal.updated_at} terminal={terminal} onSaved={() => setReload((n) => n + 1)} />
+          <TerminalForm key={terminal.id} terminal={terminal} onSaved={() => setReload((n) => n + 1)} />
         </>
       )}
       <ApiKeys />

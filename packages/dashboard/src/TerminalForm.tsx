@@ -3,7 +3,7 @@
  * platform branding. Sends only what changed (an emptied URL is sent as null: removed).
  */
 import type { TerminalDetails, TerminalSettings } from "@paydesk/client"
-import { useState } from "preact/hooks"
+import { useEffect, useState } from "preact/hooks"
 import { useDashboard } from "./Context.js"
 
 type Draft = {
@@ -41,6 +41,9 @@ export const TerminalForm = ({ terminal, onSaved }: { terminal: TerminalDetails;
   const [draft, setDraft] = useState<Draft>(() => draftOf(terminal))
   const [busy, setBusy] = useState(false)
   const [message, setMessage] = useState<{ text: string; error: boolean } | null>(null)
+  // A saved or rotated terminal comes back with a new updated_at: the draft starts again from it,
+  // while the form (and its "saved" message) stays mounted.
+  useEffect(() => setDraft(draftOf(terminal)), [terminal.updated_at])
   const text = (key: "callback_url" | "success_redirect_url" | "fail_redirect_url" | "conversion_time") =>
     ({ value: draft[key], onInput: (e: Event) => setDraft({ ...draft, [key]: (e.currentTarget as HTMLInputElement).value }) })
 

@@ -315,8 +315,14 @@ describe("dashboard", () => {
     await page.getByRole("heading", { name: "Terminal settings", level: 1 }).waitFor()
 
     await page.getByLabel("Redirect after payment").fill("https://shop.example/thanks")
+    // The server's clock is frozen; moved on, the save gives the terminal a new updated_at, as in production.
+    await srv.setClock(new Date(srv.now() + 1000).toISOString())
     await page.getByRole("button", { name: "Save settings" }).click()
     await page.getByText("Settings saved.").waitFor()
+    // The page reloads the terminal after a save; the confirmation outlives that reload.
+    await page.waitForLoadState("networkidle")
+    expect(await page.getByText("Settings saved.").isVisible()).toBe(true)
+    expect(await page.getByLabel("Redirect after payment").inputValue()).toBe("https://shop.example/thanks")
     const owner = await Paydesk.login({ baseUrl: srv.base, email: merchant.email, password: merchant.password, terminalId: merchant.terminalId })
     expect((await owner.terminals.get(merchant.terminalId)).success_redirect_url).toBe("https://shop.example/thanks")
     expect((await owner.terminals.get(merchant.terminalId)).callback_url).toBe(receiver.url)
