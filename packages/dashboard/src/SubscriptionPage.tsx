@@ -73,10 +73,10 @@ export const SubscriptionPage = ({ id }: { id: string }) => {
       {error === null ? null : <p class="error" role="alert">{error}</p>}
       <dl class="details">
         <dt>ID</dt><dd><code>{s.id}</code></dd>
-        <dt>{t("subs.col.plan")}</dt><dd>{s.plan_code} v{s.plan_version} ({s.interval})</dd>
+        <dt>{t("subs.col.plan")}</dt><dd>{s.plan_code} v{s.plan_version} ({t(`interval.${s.interval}`)})</dd>
         <dt>{t("subs.col.amount")}</dt><dd>{formatRub(language, s.merchant_amount_rub)}</dd>
         <dt>{t("subs.state")}</dt><dd><span class="badge">{t(`subs.state.${s.provider_state}`)}</span></dd>
-        <dt>{t("subs.col.billing")}</dt><dd><code>{s.billing_status}</code></dd>
+        <dt>{t("subs.col.billing")}</dt><dd>{t(`billing.${s.billing_status}`)}</dd>
         <dt>{t("payments.col.env")}</dt><dd>{s.environment === "sandbox" ? t("env.sandbox") : t("env.live")}</dd>
         <dt>{t("sub.cycles")}</dt><dd>{s.successful_cycles}{s.max_cycles === undefined ? "" : ` / ${s.max_cycles}`}</dd>
         <dt>{t("subs.col.next")}</dt><dd>{formatTime(language, s.next_charge_at)}</dd>
@@ -107,7 +107,7 @@ export const SubscriptionPage = ({ id }: { id: string }) => {
                   <td data-label={t("sub.cycle")}>{c.cycle_number}.{c.attempt}</td>
                   <td data-label={t("sub.scheduled")}>{formatTime(language, c.scheduled_at)}</td>
                   <td data-label={t("subs.col.amount")} class="num">{formatRub(language, c.amount_rub)}</td>
-                  <td data-label={t("payments.col.status")}><code>{c.status}</code>{c.validation_status === "review" ? " (review)" : ""}</td>
+                  <td data-label={t("payments.col.status")}>{t(`charge.${c.status}`)}{c.validation_status === "review" ? ` (${t("charge.review")})` : ""}</td>
                   <td data-label={t("sub.message")}>{c.message ?? t("none")}</td>
                 </tr>
               ))}

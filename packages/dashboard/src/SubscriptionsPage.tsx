@@ -101,7 +101,7 @@ export const SubscriptionsPage = () => {
                     <td data-label={t("subs.col.plan")}>{s.plan_code} v{s.plan_version}</td>
                     <td data-label={t("subs.col.amount")} class="num">{formatRub(language, s.merchant_amount_rub)}</td>
                     <td data-label={t("subs.state")}><span class="badge">{t(`subs.state.${s.provider_state}`)}</span></td>
-                    <td data-label={t("subs.col.billing")}><code>{s.billing_status}</code></td>
+                    <td data-label={t("subs.col.billing")}>{t(`billing.${s.billing_status}`)}</td>
                     <td data-label={t("subs.col.next")}>{formatTime(language, s.next_charge_at)}</td>
                     <td>
                       {stoppable(s) ? (

@@ -19,6 +19,7 @@ import { existsSync, mkdirSync } from "node:fs"
 import { join, resolve } from "node:path"
 import * as Dashboard from "../src/Dashboard.js"
 import { type Receiver, startReceiver, startServer } from "./ServerHarness.js"
+import { confirmOnPage } from "./ServerProcess.js"
 
 const executablePath = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium"
 const root = resolve(import.meta.dirname, "../../..")
@@ -380,6 +381,87 @@ describe("dashboard", () => {
     expect(await fits()).toBe(true)
     await page.getByRole("button", { name: "Sign out" }).click()
     await page.getByRole("heading", { name: "Sign in" }).waitFor()
+    await context.close()
+    expect(problems).toEqual([])
+  }, 90_000)
+
+  it("in Russian at 390 px: a sandbox subscription's charges and upcoming dates on a test clock (Moscow time); refunded and charged-back live payments' timelines", async () => {
+    const tag = merchant.terminalId.slice(0, 6)
+    // A sandbox subscription on a test clock from 31 January: consented, first payment simulated, two months advanced.
+    const plan = await srv.admin("POST", "/plans", {
+      terminal_ids: [merchant.terminalId], code: `ru-${tag}`, name: "Ежемесячно", interval: "month",
+      schedule: "calendar", cap_amount_rub: "4000", consent_text: "Согласен", policy_version: "1"
+    })
+    const clock = (await merchant.api("POST", "/test-clocks", { frozen_time: "2026-01-31T10:00:00+03:00" })).json
+    const ref = `ru-member-${tag}`
+    const sub = (await merchant.api("POST", "/subscriptions", { terminal_id: merchant.terminalId, plan_id: plan.json.id, amount: "700", test_clock: clock.id, merchant_subscription_ref: ref },
+      { "idempotency-key": `ru-${tag}`, "x-test-mode": "true" })).json
+    const { firstPaymentToken } = await confirmOnPage(sub.pay_url)
+    const firstPage = `${srv.base}/public/payments/${firstPaymentToken}`
+    const csrf = /name="csrf_token" value="([^"]+)"/.exec(await fetch(firstPage).then((r) => r.text()))![1]!
+    expect((await srv.call("POST", `/public/payments/${firstPaymentToken}/simulate`, { body: { outcome: "paid", csrf_token: csrf } })).json.status).toBe("paid")
+    expect((await merchant.api("POST", `/subscriptions/${sub.id}/sandbox/charge-outcomes`, { outcomes: ["paid", "paid"] })).status).toBe(200)
+    let advanced = (await merchant.api("POST", `/test-clocks/${clock.id}/advance`, { frozen_time: "2026-04-01T00:00:00+03:00" })).json
+    for (let i = 0; i < 50 && advanced.status !== "ready"; i++) {
+      await srv.work()
+      advanced = (await merchant.api("GET", `/test-clocks/${clock.id}`)).json
+    }
+    expect(advanced.status).toBe("ready")
+    const charges = (await merchant.api("GET", `/subscriptions/${sub.id}/charges`)).json
+    expect(charges.map((c: { status: string }) => c.status)).toEqual(["payed", "payed", "payed"])
+    const upcoming = (await merchant.api("GET", `/subscriptions/${sub.id}/upcoming?count=6`)).json.items as ReadonlyArray<{ scheduled_at_moscow: string }>
+    expect(upcoming.slice(0, 2).map((u) => u.scheduled_at_moscow)).toEqual(["2026-04-30T10:00:00.000+03:00", "2026-05-31T10:00:00.000+03:00"])
+    // Two paid live payments: one refunded, one charged back by the operator.
+    const live = new Paydesk({ apiKey: merchant.apiKey, baseUrl: srv.base })
+    const refunded = await live.payments.create({ amount: "1200", order_id: `refund-${tag}` })
+    const disputed = await live.payments.create({ amount: "800", order_id: `dispute-${tag}` })
+    for (const p of [refunded, disputed]) expect((await srv.admin("POST", `/acquirer/payments/${p.id}/outcome`, { outcome: "paid" })).status).toBe(200)
+    expect((await srv.admin("POST", `/payments/${refunded.id}/refund`)).json.status).toBe("refunded")
+    expect((await srv.admin("POST", `/payments/${disputed.id}/chargeback`)).json.status).toBe("chargeback")
+
+    const context = await browser.newContext({ viewport: { width: 390, height: 844 }, locale: "ru-RU", timezoneId: "Europe/Moscow" })
+    const page = watch(await context.newPage())
+    const fits = () => page.evaluate(() => document.documentElement.scrollWidth <= window.innerWidth)
+    await page.goto(`${srv.base}/dashboard/subscriptions`)
+    await page.getByRole("heading", { name: "Вход" }).waitFor()
+    await page.getByLabel("Эл. почта").fill(merchant.email)
+    await page.getByLabel("Пароль").fill(merchant.password)
+    await page.getByRole("button", { name: "Войти" }).click()
+    await page.getByRole("heading", { name: "Подписки" }).waitFor()
+    await page.getByRole("link", { name: ref }).click()
+    await page.getByRole("heading", { name: `Подписка ${ref}` }).waitFor()
+    // The charge history, newest first, in Russian and Moscow time: 31 March, 28 February, the first payment.
+    const rows = page.locator("table.payments tbody tr")
+    await rows.first().waitFor()
+    expect(await rows.count()).toBe(3)
+    for (const row of await rows.all()) expect((await row.textContent()) ?? "").toContain("Оплачено")
+    expect((await rows.nth(0).textContent()) ?? "").toContain("31 мар. 2026 г., 10:00")
+    expect((await rows.nth(1).textContent()) ?? "").toContain("28 февр. 2026 г., 10:00")
+    expect((await rows.nth(1).textContent()) ?? "").toContain("700,00\u00a0₽")
+    const details = (await page.locator(".details").textContent()) ?? ""
+    for (const text of ["Включены", "ежемесячно", "Оплачено циклов3"]) expect(details).toContain(text)
+    // The upcoming charges are the API's (the schedule that charges), six of them from 30 April.
+    const next = page.locator("ol.upcoming li")
+    expect(await next.count()).toBe(6)
+    expect(await next.nth(0).textContent()).toBe("30 апр. 2026 г., 10:00 · 700,00\u00a0₽")
+    expect(await next.nth(1).textContent()).toBe("31 мая 2026 г., 10:00 · 700,00\u00a0₽")
+    await page.getByRole("button", { name: "Остановить" }).waitFor()
+    expect(await fits()).toBe(true)
+    await page.screenshot({ path: join(shots, "subscription-ru-390.png"), fullPage: true })
+
+    // The live payments: each one's timeline tells its story.
+    await page.getByRole("link", { name: "Платежи", exact: true }).click()
+    await page.getByRole("radio", { name: "Боевой" }).check()
+    for (const [order, last] of [[`refund-${tag}`, "Возврат"], [`dispute-${tag}`, "Чарджбэк"]] as const) {
+      await page.locator("table.payments").getByRole("link", { name: order }).click()
+      await page.getByRole("heading", { name: `Платёж ${order}` }).waitFor()
+      const steps = page.locator("ol.timeline li strong")
+      await steps.first().waitFor()
+      expect(await steps.allTextContents()).toEqual(["Создан", "Оплачен", last])
+      expect(await fits()).toBe(true)
+      if (last === "Возврат") await page.screenshot({ path: join(shots, "payment-refunded-ru-390.png"), fullPage: true })
+      await page.getByRole("link", { name: "Все платежи" }).click()
+    }
     await context.close()
     expect(problems).toEqual([])
   }, 90_000)
