@@ -465,4 +465,43 @@ describe("dashboard", () => {
     await context.close()
     expect(problems).toEqual([])
   }, 90_000)
+
+  it("renews the access token before it expires, and returns to sign-in with a notice when the session is ended elsewhere", async () => {
+    const context = await browser.newContext({ viewport: { width: 1280, height: 900 }, locale: "en-GB" })
+    const page = watch(await context.newPage())
+    // The page's timers run on a fake clock the test moves; the server's clock stays where it is.
+    await page.clock.install()
+    const login = page.waitForResponse((r) => r.url().endsWith("/api/v1/auth/login"))
+    await signIn(page)
+    const first = await (await login).json()
+    const renewal = page.waitForResponse((r) => r.url().endsWith("/api/v1/auth/refresh"))
+    // One minute before the access token expires (by the page's clock), the page renews it.
+    await page.clock.fastForward(first.expires_at * 1000 - Date.now() - 55_000)
+    const renewed = await renewal
+    expect(renewed.status()).toBe(200)
+    const pair = await renewed.json()
+    expect(pair.refresh_token).not.toBe(first.refresh_token)
+    // The renewed session keeps working: the pages load with the new access token.
+    await page.getByRole("link", { name: "Home" }).click()
+    await page.getByTestId("today-count").waitFor()
+
+    // The session is ended elsewhere (its refresh family revoked); the next renewal is refused.
+    expect((await srv.call("POST", "/api/v1/auth/logout", { body: { refresh_token: pair.refresh_token } })).status).toBe(200)
+    const refused = page.waitForResponse((r) => r.url().endsWith("/api/v1/auth/refresh"))
+    await page.clock.fastForward(pair.expires_at * 1000 - first.expires_at * 1000 + 60_000)
+    expect((await refused).status()).toBe(401)
+    await page.getByRole("heading", { name: "Sign in" }).waitFor()
+    await page.getByText("Your session has ended. Please sign in again.").waitFor()
+    // Nothing of the session is left in the tab: a reload stays signed out.
+    expect(await page.evaluate(() => sessionStorage.length)).toBe(0)
+    await page.reload()
+    await page.getByRole("heading", { name: "Sign in" }).waitFor()
+    await context.close()
+    // The refused renewals are the only console messages (Chromium logs every 4xx response). The
+    // server's clock is frozen, so each renewal answers the same expiry and the page's timer, running
+    // on, may renew again at its 5 s floor: one or two renewals can meet the revoked family.
+    expect(problems.length).toBeGreaterThan(0)
+    for (const problem of problems) expect(problem).toMatch(/Failed to load resource: the server responded with a status of 401/)
+    problems.length = 0
+  }, 90_000)
 })
