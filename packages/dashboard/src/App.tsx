@@ -148,7 +148,12 @@ export const App = () => {
           : route.page === "subscription" ? <SubscriptionPage id={route.id} />
           : route.page === "payouts" ? <PayoutsPage key={session.terminalId} />
           : route.page === "settings" ? <SettingsPage key={session.terminalId} />
-          : <h1 tabIndex={-1}>404</h1>}
+          : (
+            <section>
+              <h1 tabIndex={-1}>{t("notFound.title")}</h1>
+              <p><a href={href({ page: "home" })} onClick={follow}>{t("notFound.home")}</a></p>
+            </section>
+          )}
       </main>
     </DashboardContext.Provider>
   )

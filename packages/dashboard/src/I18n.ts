@@ -202,6 +202,8 @@ const en = {
   "settings.overlapUntil": "The previous secret signs until {at}.",
   "confirm": "Confirm",
   "cancel": "Cancel",
+  "notFound.title": "Page not found",
+  "notFound.home": "Go to the home page",
   "none": "—"
 } as const
 
@@ -403,6 +405,8 @@ const ru: { readonly [K in Key]: string } = {
   "settings.overlapUntil": "Прежний секрет подписывает до {at}.",
   "confirm": "Подтвердить",
   "cancel": "Отмена",
+  "notFound.title": "Страница не найдена",
+  "notFound.home": "На главную",
   "none": "—"
 }
 

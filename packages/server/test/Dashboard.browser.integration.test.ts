@@ -15,6 +15,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { Paydesk } from "@paydesk/client"
 import { chromium, type Browser, type Page } from "playwright-core"
 import { execFileSync } from "node:child_process"
+import { createRequire } from "node:module"
 import { existsSync, mkdirSync } from "node:fs"
 import { join, resolve } from "node:path"
 import * as Dashboard from "../src/Dashboard.js"
@@ -504,4 +505,61 @@ describe("dashboard", () => {
     for (const problem of problems) expect(problem).toMatch(/Failed to load resource: the server responded with a status of 401/)
     problems.length = 0
   }, 90_000)
+
+  it("meets axe-core's WCAG 2.1 A and AA rules on every page, in English and Russian, and signs in by keyboard alone", async () => {
+    const axeScript = createRequire(import.meta.url).resolve("axe-core/axe.min.js")
+    /** The WCAG 2.1 A/AA violations axe finds on the page as it is now: rule, impact and the elements. */
+    const violations = async (page: Page) => {
+      await page.addScriptTag({ path: axeScript })
+      return page.evaluate(async () => {
+        const axe = (window as unknown as { axe: { run: (context: Document, options: object) => Promise<{ violations: Array<{ id: string; impact: string; nodes: Array<{ target: Array<string> }> }> }> } }).axe
+        const result = await axe.run(document, { runOnly: { type: "tag", values: ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa"] } })
+        return result.violations.map((v) => `${v.id} (${v.impact}): ${v.nodes.map((n) => n.target.join(" ")).join(", ")}`)
+      })
+    }
+    for (const [locale, width] of [["en-GB", 1280], ["ru-RU", 390]] as const) {
+      // bypassCSP lets the test inject axe; the dashboard's own scripts are the same either way.
+      const context = await browser.newContext({ viewport: { width, height: 900 }, locale, bypassCSP: true })
+      const page = watch(await context.newPage())
+      await page.goto(`${srv.base}/dashboard/`)
+      const email = page.locator("input[type=email]")
+      await email.waitFor()
+      expect(await violations(page), `sign-in ${locale}`).toEqual([])
+      // Keyboard alone: the e-mail field is reached by Tab from the top, then password, then Enter.
+      await page.keyboard.press("Tab")
+      for (let i = 0; i < 10 && !(await email.evaluate((e) => e === document.activeElement)); i++) await page.keyboard.press("Tab")
+      expect(await email.evaluate((e) => e === document.activeElement)).toBe(true)
+      await page.keyboard.type(merchant.email)
+      await page.keyboard.press("Tab")
+      await page.keyboard.type(merchant.password)
+      await page.keyboard.press("Enter")
+      await page.locator("nav a").first().waitFor()
+      const pages: ReadonlyArray<readonly [string, string]> = [
+        ["", "[data-testid=today-count]"],
+        ["payments", "table.payments tbody tr"],
+        ["subscriptions", "table.payments tbody tr"],
+        ["payouts", "[data-testid=available]"],
+        ["settings", "form.settings-form"],
+        // An unknown address: a page that says so, with the way home.
+        ["nowhere", `a[href="/dashboard/"]:below(h1)`]
+      ]
+      for (const [path, ready] of pages) {
+        await page.goto(`${srv.base}/dashboard/${path}`)
+        await page.locator(ready).first().waitFor()
+        if (path === "nowhere") expect(await page.locator("h1").textContent()).toBe(locale === "en-GB" ? "Page not found" : "Страница не найдена")
+        expect(await violations(page), `${path} ${locale}`).toEqual([])
+      }
+      // A payment's and a subscription's own pages.
+      await page.goto(`${srv.base}/dashboard/payments`)
+      await page.locator("table.payments").getByRole("link", { name: orders.paid }).click()
+      await page.locator("article.event table.attempts").first().waitFor()
+      expect(await violations(page), `payment ${locale}`).toEqual([])
+      await page.goto(`${srv.base}/dashboard/subscriptions`)
+      await page.locator("table.payments tbody tr a").first().click()
+      await page.locator("table.payments, .details").first().waitFor()
+      expect(await violations(page), `subscription ${locale}`).toEqual([])
+      await context.close()
+    }
+    expect(problems).toEqual([])
+  }, 120_000)
 })
