@@ -3,42 +3,28 @@
  * subscription write access), and revocation after a confirmation.
  */
 import type { ApiKey, CreatedApiKey } from "@paydesk/client"
-import { useEffect, useState } from "preact/hooks"
+import { useState } from "preact/hooks"
 import { Confirm } from "./Confirm.js"
-import { useDashboard } from "./Context.js"
+import { useAction, useDashboard, useLoad } from "./Context.js"
 import { formatTime } from "./I18n.js"
 
 export const ApiKeys = () => {
-  const { session, t, language, fail } = useDashboard()
+  const { session, t, language } = useDashboard()
+  const { busy, error, report, run } = useAction()
   const [keys, setKeys] = useState<ReadonlyArray<ApiKey> | null>(null)
-  const [error, setError] = useState<string | null>(null)
   const [created, setCreated] = useState<CreatedApiKey | null>(null)
   const [write, setWrite] = useState(false)
   const [revoking, setRevoking] = useState<ApiKey | null>(null)
-  const [busy, setBusy] = useState(false)
   const [reload, setReload] = useState(0)
   const options = { terminalId: session.terminalId }
 
-  useEffect(() => {
-    let live = true
-    session.client.apiKeys.list(options).then((k) => live && setKeys(k), (e: unknown) => live && setError(fail(e)))
-    return () => {
-      live = false
-    }
-  }, [reload])
+  useLoad(() => session.client.apiKeys.list(options), setKeys, report, [reload])
 
-  const act = async (work: () => Promise<void>) => {
-    setBusy(true)
-    setError(null)
-    try {
-      await work()
-      setReload((n) => n + 1)
-    } catch (e) {
-      setError(fail(e))
-    } finally {
-      setBusy(false)
-    }
-  }
+  /** A change to the keys, then the list again. */
+  const act = (work: () => Promise<void>) => run(async () => {
+    await work()
+    setReload((n) => n + 1)
+  })
 
   return (
     <>

@@ -1,9 +1,10 @@
 /**
  * What every page reads: the session (client and terminal), the sandbox/live mode, the language
- * and its translator, and `fail`, which turns an ended session into the sign-in page.
+ * and its translator, and `fail`, which turns an ended session into the sign-in page; and the two
+ * hooks every page loads and acts with.
  */
 import { createContext } from "preact"
-import { useContext } from "preact/hooks"
+import { useContext, useEffect, useState } from "preact/hooks"
 import type { Session } from "./Auth.js"
 import type { Language, Translate } from "./I18n.js"
 
@@ -25,3 +26,46 @@ export const useDashboard = (): Dashboard => {
   if (value === null) throw new Error("useDashboard outside the signed-in layout")
   return value
 }
+
+/** An action of a page (a button's request): busy while it runs, its failure shown. */
+export interface Action {
+  readonly busy: boolean
+  /** The last failure, described for the reader; null when there is none. */
+  readonly error: string | null
+  /** Shows a failure (a page's load reports its own through this too). */
+  readonly report: (error: unknown) => void
+  /** Runs `work` with `busy` set, after clearing the last failure; a failure is shown, never thrown. */
+  readonly run: (work: () => Promise<void>) => Promise<void>
+}
+
+export const useAction = (): Action => {
+  const { fail } = useDashboard()
+  const [busy, setBusy] = useState(false)
+  const [error, setError] = useState<string | null>(null)
+  const report = (cause: unknown) => setError(fail(cause))
+  const run = async (work: () => Promise<void>) => {
+    setBusy(true)
+    setError(null)
+    try {
+      await work()
+    } catch (cause) {
+      report(cause)
+    } finally {
+      setBusy(false)
+    }
+  }
+  return { busy, error, report, run }
+}
+
+/**
+ * Loads whenever one of `deps` changes: `load`'s answer goes to `loaded`, its failure to `report`;
+ * the answer of a load the page has moved on from (other deps, or unmounted) is dropped.
+ */
+export const useLoad = <A>(load: () => Promise<A>, loaded: (value: A) => void, report: (error: unknown) => void, deps: ReadonlyArray<unknown>): void =>
+  useEffect(() => {
+    let live = true
+    load().then((value) => live && loaded(value), (cause: unknown) => live && report(cause))
+    return () => {
+      live = false
+    }
+  }, deps)

@@ -3,6 +3,7 @@
  * (the type makes a missing translation a compile error), the chosen language kept in
  * localStorage (it is no secret), and `format` helpers for dates and amounts.
  */
+import type { EventSent } from "@paydesk/client"
 
 /** The languages the dashboard speaks. */
 export type Language = "en" | "ru"
@@ -432,6 +433,12 @@ export const translator = (language: Language) =>
 
 /** A translator's type. */
 export type Translate = ReturnType<typeof translator>
+
+/** What an event sent now came to: the attempt's HTTP status or error, else the delivery's state. */
+export const attemptResult = (t: Translate, sent: EventSent): string =>
+  sent.attempt === null ? t(`delivery.${sent.delivery.status}`)
+    : sent.attempt.status_code === null ? sent.attempt.error ?? t("none")
+    : `HTTP ${sent.attempt.status_code}`
 
 /** A date and time in the language's format (the browser's time zone). */
 export const formatTime = (language: Language, iso: string | null): string =>

@@ -4,9 +4,9 @@
  * (one attempt outside the scheduled eight; the page reloads the event to show it).
  */
 import type { EventDetail, Payment } from "@paydesk/client"
-import { useEffect, useState } from "preact/hooks"
-import { useDashboard } from "./Context.js"
-import { formatRub, formatTime } from "./I18n.js"
+import { useState } from "preact/hooks"
+import { useAction, useDashboard, useLoad } from "./Context.js"
+import { attemptResult, formatRub, formatTime } from "./I18n.js"
 import { StatusBadge } from "./PaymentsPage.js"
 import { follow, href } from "./Router.js"
 
@@ -29,24 +29,19 @@ interface Loaded {
 }
 
 const EventCard = ({ initial }: { initial: EventDetail }) => {
-  const { session, t, language, fail } = useDashboard()
+  const { session, t, language } = useDashboard()
+  const { busy, error, run } = useAction()
   const [event, setEvent] = useState(initial)
-  const [busy, setBusy] = useState(false)
-  const [message, setMessage] = useState<{ text: string; error: boolean } | null>(null)
+  const [resent, setResent] = useState<string | null>(null)
+  const message = error === null ? (resent === null ? null : { text: resent, error: false }) : { text: error, error: true }
 
-  const resend = async () => {
-    setBusy(true)
-    setMessage(null)
-    try {
+  const resend = () => {
+    setResent(null)
+    return run(async () => {
       const sent = await session.client.events.resend(event.id)
-      const result = sent.attempt === null ? t(`delivery.${sent.delivery.status}`) : sent.attempt.status_code === null ? sent.attempt.error ?? t("none") : `HTTP ${sent.attempt.status_code}`
-      setMessage({ text: t("event.resent", { result }), error: false })
+      setResent(t("event.resent", { result: attemptResult(t, sent) }))
       setEvent(await session.client.events.get(event.id))
-    } catch (error) {
-      setMessage({ text: fail(error), error: true })
-    } finally {
-      setBusy(false)
-    }
+    })
   }
 
   const headingId = `event-${event.id}`
@@ -99,30 +94,23 @@ const EventCard = ({ initial }: { initial: EventDetail }) => {
 }
 
 export const PaymentPage = ({ id }: { id: string }) => {
-  const { session, t, language, fail } = useDashboard()
+  const { session, t, language } = useDashboard()
+  const { error, report } = useAction()
   const [loaded, setLoaded] = useState<Loaded | null>(null)
-  const [error, setError] = useState<string | null>(null)
 
-  useEffect(() => {
-    let live = true
-    const load = async (): Promise<Loaded> => {
-      const { client, terminalId } = session
-      const payment = await client.payments.get(id)
-      const page = await client.events.list({
-        terminal_id: terminalId,
-        object_id: payment.id,
-        environment: payment.environment === "sandbox" ? "sandbox" : "prod",
-        limit: 100
-      })
-      // Oldest first reads as the payment's story.
-      const events = await Promise.all(page.items.toReversed().map((event) => client.events.get(event.id)))
-      return { payment, events }
-    }
-    load().then((result) => live && setLoaded(result), (e: unknown) => live && setError(fail(e)))
-    return () => {
-      live = false
-    }
-  }, [id])
+  useLoad(async (): Promise<Loaded> => {
+    const { client, terminalId } = session
+    const payment = await client.payments.get(id)
+    const page = await client.events.list({
+      terminal_id: terminalId,
+      object_id: payment.id,
+      environment: payment.environment === "sandbox" ? "sandbox" : "prod",
+      limit: 100
+    })
+    // Oldest first reads as the payment's story.
+    const events = await Promise.all(page.items.toReversed().map((event) => client.events.get(event.id)))
+    return { payment, events }
+  }, setLoaded, report, [id])
 
   if (error !== null) {
     return (

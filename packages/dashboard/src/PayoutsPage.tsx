@@ -4,62 +4,50 @@
  * of payouts with their status, newest first.
  */
 import type { Balance, Page, Payout, PayoutCreate, Rate } from "@paydesk/client"
-import { useEffect, useState } from "preact/hooks"
+import { useState } from "preact/hooks"
 import { Confirm } from "./Confirm.js"
-import { useDashboard } from "./Context.js"
+import { useAction, useDashboard, useLoad } from "./Context.js"
 import { formatTime } from "./I18n.js"
 import { microUsdt } from "./Money.js"
 
 const networks: ReadonlyArray<PayoutCreate["network"]> = ["TRC-20", "ERC-20", "TON"]
 
 export const PayoutsPage = () => {
-  const { session, t, language, fail } = useDashboard()
+  const { session, t, language } = useDashboard()
+  const { busy, error, report, run } = useAction()
   const [balance, setBalance] = useState<Balance | null>(null)
   const [rate, setRate] = useState<Rate | null>(null)
   const [list, setList] = useState<Page<Payout> | null>(null)
-  const [error, setError] = useState<string | null>(null)
   const [draft, setDraft] = useState<PayoutCreate>({ amount_usdt: "", wallet_address: "", network: "TRC-20" })
   const [confirming, setConfirming] = useState(false)
-  const [busy, setBusy] = useState(false)
   const [message, setMessage] = useState<string | null>(null)
   const [reload, setReload] = useState(0)
 
-  useEffect(() => {
-    let live = true
+  useLoad(() => {
     const { client, terminalId } = session
-    Promise.all([
+    return Promise.all([
       client.balance.get({ terminal_id: terminalId }),
       client.rate.get({ terminal_id: terminalId }),
       client.payouts.list({ terminal_id: terminalId, limit: 50 })
-    ]).then(([b, r, l]) => {
-      if (!live) return
-      setBalance(b)
-      setRate(r)
-      setList(l)
-    }, (e: unknown) => live && setError(fail(e)))
-    return () => {
-      live = false
-    }
-  }, [reload])
+    ])
+  }, ([b, r, l]) => {
+    setBalance(b)
+    setRate(r)
+    setList(l)
+  }, report, [reload])
 
   const amount = microUsdt(draft.amount_usdt)
   const available = balance === null ? null : microUsdt(balance.available_usdt)
   const over = amount !== null && available !== null && amount > available
 
   const request = async () => {
-    setBusy(true)
-    setError(null)
-    try {
+    await run(async () => {
       const payout = await session.client.payouts.create({ ...draft, amount_usdt: draft.amount_usdt.trim(), wallet_address: draft.wallet_address.trim(), terminal_id: session.terminalId })
       setMessage(t("payouts.created", { status: t(`payout.${payout.status}`) }))
       setDraft({ ...draft, amount_usdt: "" })
       setReload((n) => n + 1)
-    } catch (e) {
-      setError(fail(e))
-    } finally {
-      setBusy(false)
-      setConfirming(false)
-    }
+    })
+    setConfirming(false)
   }
 
   return (

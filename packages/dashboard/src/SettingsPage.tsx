@@ -3,59 +3,40 @@
  * keys, and the signing-secret rotation (after a confirmation; the new secret is shown once).
  */
 import type { SigningSecretRotation, TerminalDetails } from "@paydesk/client"
-import { useEffect, useRef, useState } from "preact/hooks"
+import { useRef, useState } from "preact/hooks"
 import { ApiKeys } from "./ApiKeys.js"
 import { Confirm } from "./Confirm.js"
-import { useDashboard } from "./Context.js"
-import { formatTime } from "./I18n.js"
+import { useAction, useDashboard, useLoad } from "./Context.js"
+import { attemptResult, formatTime } from "./I18n.js"
 import { TerminalForm } from "./TerminalForm.js"
 
 export const SettingsPage = () => {
-  const { session, t, language, fail } = useDashboard()
+  const { session, t, language } = useDashboard()
+  const { busy, error, report, run } = useAction()
   const [terminal, setTerminal] = useState<TerminalDetails | null>(null)
-  const [error, setError] = useState<string | null>(null)
   const [confirming, setConfirming] = useState(false)
-  const [busy, setBusy] = useState(false)
   const [rotated, setRotated] = useState<SigningSecretRotation | null>(null)
   const [tested, setTested] = useState<string | null>(null)
   const [reload, setReload] = useState(0)
   const rotateButton = useRef<HTMLButtonElement>(null)
 
-  useEffect(() => {
-    let live = true
-    session.client.terminals.get(session.terminalId).then((t) => live && setTerminal(t), (e: unknown) => live && setError(fail(e)))
-    return () => {
-      live = false
-    }
-  }, [reload])
+  useLoad(() => session.client.terminals.get(session.terminalId), setTerminal, report, [reload])
 
   const rotate = async () => {
-    setBusy(true)
-    setError(null)
-    try {
+    await run(async () => {
       setRotated(await session.client.signingSecret.rotate({ terminalId: session.terminalId }))
       setReload((n) => n + 1)
-    } catch (e) {
-      setError(fail(e))
-    } finally {
-      setBusy(false)
-      setConfirming(false)
-    }
+    })
+    setConfirming(false)
   }
 
-  const testEvent = async () => {
-    setBusy(true)
+  const testEvent = () => {
     setTested(null)
-    try {
+    return run(async () => {
       const sent = await session.client.terminals.testEvent(session.terminalId)
-      const result = sent.attempt === null ? t(`delivery.${sent.delivery.status}`) : sent.attempt.status_code === null ? sent.attempt.error ?? t("none") : `HTTP ${sent.attempt.status_code}`
-      setTested(t("terminal.testSent", { result }))
+      setTested(t("terminal.testSent", { result: attemptResult(t, sent) }))
       setReload((n) => n + 1)
-    } catch (e) {
-      setError(fail(e))
-    } finally {
-      setBusy(false)
-    }
+    })
   }
 
   return (

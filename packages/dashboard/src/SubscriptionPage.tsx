@@ -4,9 +4,9 @@
  * stop after a confirmation.
  */
 import type { Charge, Subscription, UpcomingCharges } from "@paydesk/client"
-import { useEffect, useState } from "preact/hooks"
+import { useState } from "preact/hooks"
 import { Confirm } from "./Confirm.js"
-import { useDashboard } from "./Context.js"
+import { useAction, useDashboard, useLoad } from "./Context.js"
 import { formatRub, formatTime } from "./I18n.js"
 import { follow, href } from "./Router.js"
 
@@ -21,41 +21,28 @@ interface Loaded {
 }
 
 export const SubscriptionPage = ({ id }: { id: string }) => {
-  const { session, t, language, fail } = useDashboard()
+  const { session, t, language } = useDashboard()
+  const { busy, error, report, run } = useAction()
   const [loaded, setLoaded] = useState<Loaded | null>(null)
-  const [error, setError] = useState<string | null>(null)
   const [confirming, setConfirming] = useState(false)
-  const [busy, setBusy] = useState(false)
   const [reload, setReload] = useState(0)
 
-  useEffect(() => {
-    let live = true
+  useLoad(async (): Promise<Loaded> => {
     const { client } = session
-    const load = async (): Promise<Loaded> => {
-      const subscription = await client.subscriptions.get(id)
-      const [charges, upcoming] = await Promise.all([
-        client.subscriptions.charges(subscription.id),
-        subscription.billing_status === "enabled" ? client.subscriptions.upcoming(subscription.id, 6) : Promise.resolve(null)
-      ])
-      return { subscription, charges, upcoming }
-    }
-    load().then((l) => live && setLoaded(l), (e: unknown) => live && setError(fail(e)))
-    return () => {
-      live = false
-    }
-  }, [id, reload])
+    const subscription = await client.subscriptions.get(id)
+    const [charges, upcoming] = await Promise.all([
+      client.subscriptions.charges(subscription.id),
+      subscription.billing_status === "enabled" ? client.subscriptions.upcoming(subscription.id, 6) : Promise.resolve(null)
+    ])
+    return { subscription, charges, upcoming }
+  }, setLoaded, report, [id, reload])
 
   const stop = async () => {
-    setBusy(true)
-    try {
+    await run(async () => {
       await session.client.subscriptions.stop(id)
       setReload((n) => n + 1)
-    } catch (e) {
-      setError(fail(e))
-    } finally {
-      setBusy(false)
-      setConfirming(false)
-    }
+    })
+    setConfirming(false)
   }
 
   const back = <p><a href={href({ page: "subscriptions" })} onClick={follow}>← {t("sub.back")}</a></p>

@@ -5,7 +5,7 @@
 import type { Page, Subscription } from "@paydesk/client"
 import { useEffect, useState } from "preact/hooks"
 import { Confirm } from "./Confirm.js"
-import { useDashboard } from "./Context.js"
+import { useAction, useDashboard } from "./Context.js"
 import { formatRub, formatTime } from "./I18n.js"
 import { follow, href } from "./Router.js"
 import { stoppable } from "./SubscriptionPage.js"
@@ -16,12 +16,12 @@ type State = "" | "new" | "active" | "stop"
 
 export const SubscriptionsPage = () => {
   const { session, sandbox, t, language, fail } = useDashboard()
+  const action = useAction()
   const [state, setState] = useState<State>("")
   const [page, setPage] = useState(1)
   const [loaded, setLoaded] = useState<Page<Subscription> | null>(null)
   const [error, setError] = useState<string | null>(null)
   const [confirming, setConfirming] = useState<Subscription | null>(null)
-  const [busy, setBusy] = useState(false)
   const [message, setMessage] = useState<string | null>(null)
   const [reload, setReload] = useState(0)
 
@@ -42,17 +42,12 @@ export const SubscriptionsPage = () => {
 
   const refOf = (s: Subscription) => s.merchant_subscription_ref ?? s.id
   const stop = async (subscription: Subscription) => {
-    setBusy(true)
-    try {
+    await action.run(async () => {
       await session.client.subscriptions.stop(subscription.id)
       setMessage(t("subs.stopped", { ref: refOf(subscription) }))
       setReload((n) => n + 1)
-    } catch (e) {
-      setError(fail(e))
-    } finally {
-      setBusy(false)
-      setConfirming(null)
-    }
+    })
+    setConfirming(null)
   }
   const pages = Math.max(1, Math.ceil((loaded?.total ?? 0) / perPage))
 
@@ -74,9 +69,9 @@ export const SubscriptionsPage = () => {
         </label>
       </div>
       {message === null ? null : <p class="ok" role="status">{message}</p>}
-      {error === null ? null : <p class="error" role="alert">{error}</p>}
+      {[error, action.error].map((text) => text === null ? null : <p class="error" role="alert">{text}</p>)}
       {confirming === null ? null : (
-        <Confirm id="stop" question={t("subs.stopConfirm", { ref: refOf(confirming) })} busy={busy}
+        <Confirm id="stop" question={t("subs.stopConfirm", { ref: refOf(confirming) })} busy={action.busy}
           onConfirm={() => stop(confirming)} onCancel={() => setConfirming(null)} />
       )}
       {loaded === null ? (error === null ? <p role="status">{t("loading")}</p> : null) : loaded.items.length === 0 ? <p>{t("subs.empty")}</p> : (

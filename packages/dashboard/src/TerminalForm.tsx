@@ -4,7 +4,7 @@
  */
 import type { TerminalDetails, TerminalSettings } from "@paydesk/client"
 import { useEffect, useState } from "preact/hooks"
-import { useDashboard } from "./Context.js"
+import { useAction, useDashboard } from "./Context.js"
 
 type Draft = {
   callback_url: string
@@ -37,31 +37,27 @@ const changes = (terminal: TerminalDetails, draft: Draft): TerminalSettings => {
 }
 
 export const TerminalForm = ({ terminal, onSaved }: { terminal: TerminalDetails; onSaved: () => void }) => {
-  const { session, t, fail } = useDashboard()
+  const { session, t } = useDashboard()
+  const { busy, error, run } = useAction()
   const [draft, setDraft] = useState<Draft>(() => draftOf(terminal))
-  const [busy, setBusy] = useState(false)
-  const [message, setMessage] = useState<{ text: string; error: boolean } | null>(null)
+  const [note, setNote] = useState<string | null>(null)
+  const message = error === null ? (note === null ? null : { text: note, error: false }) : { text: error, error: true }
   // A saved or rotated terminal comes back with a new updated_at: the draft starts again from it,
   // while the form (and its "saved" message) stays mounted.
   useEffect(() => setDraft(draftOf(terminal)), [terminal.updated_at])
   const text = (key: "callback_url" | "success_redirect_url" | "fail_redirect_url" | "conversion_time") =>
     ({ value: draft[key], onInput: (e: Event) => setDraft({ ...draft, [key]: (e.currentTarget as HTMLInputElement).value }) })
 
-  const save = async (event: SubmitEvent) => {
+  const save = (event: SubmitEvent) => {
     event.preventDefault()
     const settings = changes(terminal, draft)
-    if (Object.keys(settings).length === 0) return setMessage({ text: t("terminal.unchanged"), error: false })
-    setBusy(true)
-    setMessage(null)
-    try {
+    setNote(Object.keys(settings).length === 0 ? t("terminal.unchanged") : null)
+    if (Object.keys(settings).length === 0) return
+    return run(async () => {
       await session.client.terminals.update(terminal.id, settings)
-      setMessage({ text: t("terminal.saved"), error: false })
+      setNote(t("terminal.saved"))
       onSaved()
-    } catch (e) {
-      setMessage({ text: fail(e), error: true })
-    } finally {
-      setBusy(false)
-    }
+    })
   }
 
   return (

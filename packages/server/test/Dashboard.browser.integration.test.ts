@@ -316,6 +316,14 @@ describe("dashboard", () => {
     await page.getByRole("link", { name: "Terminal settings" }).click()
     await page.getByRole("heading", { name: "Terminal settings", level: 1 }).waitFor()
 
+    // A refused value: the API's message in the form, nothing saved.
+    await page.getByLabel("Callback URL").fill("https://user:secret@shop.example/callbacks")
+    await page.getByRole("button", { name: "Save settings" }).click()
+    await page.getByRole("alert").filter({ hasText: "must not contain credentials (user:password@)" }).waitFor()
+    // Chromium logs the refused request's 400 to the console: that one is expected.
+    expect(problems).toEqual([expect.stringMatching(/status of 400/)])
+    problems.length = 0
+    await page.getByLabel("Callback URL").fill(receiver.url)
     await page.getByLabel("Redirect after payment").fill("https://shop.example/thanks")
     // The server's clock is frozen; moved on, the save gives the terminal a new updated_at, as in production.
     await srv.setClock(new Date(srv.now() + 1000).toISOString())
