@@ -5,11 +5,15 @@
  * Insertion order is the `seq` column of events and deliveries. `claimDue` leases due pending
  * deliveries in one statement (oldest `next_attempt_at` first, ties by insertion), skipping rows
  * other transactions hold, then loads their events; it takes the deliveries of the given test clock
- * only (of none by default), and `purge` keeps the events of test clocks. The ports here have no expected failure:
+ * only (of none by default), and `purge` keeps the events of test clocks. `recordAttempts` and
+ * `stampSendingMany` are one statement each; concurrent `recordAttempt` calls outside a transaction
+ * are batched into `recordAttempts` (Effect request batching: those made in the same scheduler turn,
+ * such as a pass's deliveries answering together), so a pass records its attempts in a few statements
+ * instead of one each. The ports here have no expected failure:
  * a duplicate id or a delivery of an unknown event is a defect.
  */
-import { Effect, Layer, Option } from "effect"
-import { OutboxRepository } from "@paydesk/core"
+import { Effect, Exit, Layer, Option, Request, RequestResolver } from "effect"
+import { type AttemptRecord, OutboxRepository } from "@paydesk/core"
 import type { Callback } from "@paydesk/core"
 import { SqlClient } from "effect/sql"
 import { Id } from "@paydesk/core"
@@ -136,11 +140,98 @@ const toAttempt = (row: AttemptRow): Callback.Attempt => ({
   responseBody: row.response_body
 })
 
+/** The rows of a `recordAttempts` statement: each record with its position, as one JSON parameter. */
+const recordRows = (records: ReadonlyArray<AttemptRecord>) =>
+  JSON.stringify(records.map(({ attempt: a, delivery: d, expectedAttempts }, ord) => {
+    const iso = (ms: number | null) => ms === null ? null : new Date(ms).toISOString()
+    return {
+      ord, expected: expectedAttempts,
+      id: d.id, event_id: d.eventId, terminal_id: d.terminalId, kind: d.kind, test_clock_id: d.testClockId, status: d.status,
+      attempts: d.attempts, next_attempt_at: iso(d.nextAttemptAt), sending_at: iso(d.sendingAt), last_status_code: d.lastStatusCode,
+      last_error: d.lastError, created_at: iso(d.createdAt), updated_at: iso(d.updatedAt), delivered_at: iso(d.deliveredAt),
+      a_id: a.id, a_number: a.attemptNumber, a_at: iso(a.at), a_url: a.url, a_status_code: a.statusCode, a_latency_ms: a.latencyMs,
+      a_error: a.error, a_response_body: a.responseBody
+    }
+  }))
+
+/**
+ * Splits records into rounds in which each delivery appears once, keeping each delivery's records
+ * in order: running the rounds one after the other is running the records one after the other.
+ */
+const rounds = (records: ReadonlyArray<AttemptRecord>): Array<Array<number>> => {
+  const result: Array<Array<number>> = []
+  const next = new Map<string, number>()
+  records.forEach((record, index) => {
+    const round = next.get(record.delivery.id) ?? 0
+    next.set(record.delivery.id, round + 1)
+    ;(result[round] ??= []).push(index)
+  })
+  return result
+}
+
+/** One `recordAttempt` waiting to be batched. */
+class RecordAttempt extends Request.Class<AttemptRecord, boolean> {}
+
 /** `OutboxRepository` on the `SqlClient` in context. */
 export const layer: Layer.Layer<OutboxRepository, never, SqlClient.SqlClient> = Layer.effect(
   OutboxRepository,
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
+
+    /** Records of distinct deliveries in one statement: the guarded updates, and the attempts of those that matched. */
+    const recordRound = (records: ReadonlyArray<AttemptRecord>) =>
+      Effect.map(
+        orDie(sql<{ readonly ord: number }>`WITH v AS (
+            SELECT * FROM jsonb_to_recordset(${recordRows(records)}::jsonb) AS v(
+              ord int, expected int, id uuid, event_id uuid, terminal_id uuid, kind text, test_clock_id uuid, status text,
+              attempts int, next_attempt_at timestamptz, sending_at timestamptz, last_status_code int, last_error text,
+              created_at timestamptz, updated_at timestamptz, delivered_at timestamptz,
+              a_id uuid, a_number int, a_at timestamptz, a_url text, a_status_code int, a_latency_ms int, a_error text, a_response_body text)
+          ), d AS (
+            UPDATE deliveries SET event_id = v.event_id, terminal_id = v.terminal_id, kind = v.kind, test_clock_id = v.test_clock_id,
+              status = v.status, attempts = v.attempts, next_attempt_at = v.next_attempt_at, sending_at = v.sending_at,
+              last_status_code = v.last_status_code, last_error = v.last_error, created_at = v.created_at,
+              updated_at = v.updated_at, delivered_at = v.delivered_at
+            FROM v
+            WHERE deliveries.id = v.id AND deliveries.status = 'pending' AND deliveries.attempts = v.expected
+            RETURNING v.ord
+          )
+          INSERT INTO delivery_attempts (id, delivery_id, attempt_number, at, url, status_code, latency_ms, error, response_body)
+          SELECT v.a_id, v.id, v.a_number, v.a_at, v.a_url, v.a_status_code, v.a_latency_ms, v.a_error, v.a_response_body
+          FROM v JOIN d ON d.ord = v.ord
+          RETURNING (SELECT v.ord FROM v WHERE v.id = delivery_attempts.delivery_id) AS ord`),
+        (rows) => {
+          const recorded = new Set(rows.map((row) => row.ord))
+          return records.map((_, ord) => recorded.has(ord))
+        }
+      )
+
+    /** One record alone. */
+    const recordOne = (record: AttemptRecord) => Effect.map(recordRound([record]), (recorded) => recorded[0]!)
+
+    const recordAttempts = Effect.fn("PgOutboxRepository.recordAttempts")(function*(records: ReadonlyArray<AttemptRecord>) {
+      const results = new Array<boolean>(records.length).fill(false)
+      for (const round of rounds(records)) {
+        const recorded = yield* recordRound(round.map((index) => records[index]!))
+        round.forEach((index, i) => results[index] = recorded[i]!)
+      }
+      return results
+    })
+
+    // Concurrent `recordAttempt`s of the same scheduler turn become one `recordAttempts`. When the
+    // batch dies (text PostgreSQL refuses in one of them), each is recorded alone, so only its own fails.
+    const recorder = RequestResolver.make<RecordAttempt>((entries) =>
+      Effect.gen(function*() {
+        const batch = yield* Effect.exit(recordAttempts(entries.map((entry) => entry.request)))
+        if (Exit.isSuccess(batch)) {
+          entries.forEach((entry, i) => entry.completeUnsafe(Exit.succeed(batch.value[i]!)))
+        } else if (entries.length === 1) {
+          entries[0].completeUnsafe(Exit.failCause(batch.cause))
+        } else {
+          for (const entry of entries) entry.completeUnsafe(yield* Effect.exit(recordOne(entry.request)))
+        }
+      })
+    )
 
     return OutboxRepository.of({
       insertEvent: Effect.fn("PgOutboxRepository.insertEvent")(function*(event, delivery) {
@@ -206,6 +297,16 @@ export const layer: Layer.Layer<OutboxRepository, never, SqlClient.SqlClient> = 
         return rows[0] === undefined ? now : fromTime(rows[0].sending_at)
       }),
 
+      stampSendingMany: Effect.fn("PgOutboxRepository.stampSendingMany")(function*(ids, now, keepFrom) {
+        const valid = ids.filter(Id.isUuid)
+        if (valid.length === 0) return new Map<string, number>()
+        const rows = yield* orDie(sql<{ id: string; sending_at: Date }>`UPDATE deliveries
+          SET sending_at = CASE WHEN sending_at IS NOT NULL AND sending_at >= ${time(keepFrom)} THEN sending_at ELSE ${time(now)} END
+          WHERE id IN ${sql.in(valid)}
+          RETURNING id, sending_at`)
+        return new Map(rows.map((row) => [row.id, fromTime(row.sending_at)] as const))
+      }),
+
       claimDue: Effect.fn("PgOutboxRepository.claimDue")(function*(now, leaseUntil, limit, testClockId) {
         // The CTE keeps each delivery's due time, so the lease does not erase the claim order.
         const rows = yield* orDie(sql<DeliveryRow>`WITH due AS (
@@ -262,20 +363,14 @@ export const layer: Layer.Layer<OutboxRepository, never, SqlClient.SqlClient> = 
         }`)
       }),
 
-      // One statement: the guarded update of the delivery and, only when it matched, the attempt.
-      recordAttempt: Effect.fn("PgOutboxRepository.recordAttempt")(function*(attempt, delivery, expectedAttempts) {
-        const rows = yield* orDie(sql<{ readonly recorded: number }>`WITH d AS (
-            UPDATE deliveries SET ${sql.update(deliveryColumns(delivery), ["id"])}
-            WHERE id = ${delivery.id} AND status = 'pending' AND attempts = ${expectedAttempts}
-            RETURNING id
-          )
-          INSERT INTO delivery_attempts (id, delivery_id, attempt_number, at, url, status_code, latency_ms, error, response_body)
-          SELECT ${attempt.id}::uuid, d.id, ${attempt.attemptNumber}::int, ${time(attempt.at)}::timestamptz, ${attempt.url}::text,
-            ${attempt.statusCode}::int, ${attempt.latencyMs}::int, ${attempt.error}::text, ${attempt.responseBody}::text
-          FROM d
-          RETURNING 1 AS recorded`)
-        return rows.length > 0
-      }),
+      // Outside a transaction: batched with the concurrent ones (see `recorder`). Inside one: alone, in it.
+      recordAttempt: (attempt, delivery, expectedAttempts) =>
+        Effect.flatMap(Effect.serviceOption(sql.transactionService), (transaction) =>
+          Option.isSome(transaction)
+            ? recordOne({ attempt, delivery, expectedAttempts })
+            : Effect.request(new RecordAttempt({ attempt, delivery, expectedAttempts }), recorder)),
+
+      recordAttempts,
 
       listAttempts: Effect.fn("PgOutboxRepository.listAttempts")(function*(deliveryId) {
         const rows = yield* orDie(sql<AttemptRow>`SELECT * FROM delivery_attempts WHERE delivery_id = ${deliveryId}

@@ -4,12 +4,12 @@
  * `claimDue` takes pending deliveries whose `nextAttemptAt` has come, oldest due first (ties in
  * insertion order), and moves their `nextAttemptAt` to the lease end so a second claim skips them
  * until a crashed attempt's lease runs out; it takes the deliveries of the given test clock only (of
- * none by default), and `purge` keeps the events of test clocks. `stampSending` keeps a stamp at or after `keepFrom`. Events are listed oldest first (ties in insertion
+ * none by default), and `purge` keeps the events of test clocks. `stampSending` (and `stampSendingMany`) keeps a stamp at or after `keepFrom`. Events are listed oldest first (ties in insertion
  * order), deliveries newest first, attempts oldest first. An event's deliveries keep their insertion
  * order (`deliveriesOf`; the latest is the last inserted).
  */
 import { Effect, Layer, Option } from "effect"
-import { OutboxRepository } from "@paydesk/core"
+import { type AttemptRecord, OutboxRepository } from "@paydesk/core"
 import type { Callback } from "@paydesk/core"
 import { duplicateKey, earliest, MemoryDatabase, newestFirst } from "./MemoryDatabase.js"
 
@@ -43,6 +43,24 @@ export const layer: Layer.Layer<OutboxRepository, never, MemoryDatabase> = Layer
       return Effect.void
     }
 
+    /** The stamp in force after stamping `id` (none when the delivery is unknown). */
+    const stamp = (id: string, now: number, keepFrom: number): number | undefined => {
+      const d = deliveries.get(id)
+      if (d === undefined) return undefined
+      if (d.sendingAt !== null && d.sendingAt >= keepFrom) return d.sendingAt
+      deliveries.set(id, { ...d, sendingAt: now })
+      return now
+    }
+    /** One guarded attempt record (`recordAttempt`). */
+    const record = ({ attempt, delivery, expectedAttempts }: AttemptRecord) => {
+      const stored = deliveries.get(delivery.id)
+      if (stored === undefined || stored.status !== "pending" || stored.attempts !== expectedAttempts) return Effect.succeed(false)
+      if (attempts.has(attempt.id)) return duplicateKey("delivery_attempts", attempt.id)
+      deliveries.set(delivery.id, delivery)
+      attempts.set(attempt.id, attempt)
+      return Effect.succeed(true)
+    }
+
     return OutboxRepository.of({
       insertEvent: (event, delivery) =>
         db.atomically(Effect.suspend(() => {
@@ -74,13 +92,15 @@ export const layer: Layer.Layer<OutboxRepository, never, MemoryDatabase> = Layer
         db.atomically(Effect.sync(() => {
           if (deliveries.has(delivery.id)) deliveries.set(delivery.id, delivery)
         })),
-      stampSending: (id, now, keepFrom) =>
+      stampSending: (id, now, keepFrom) => db.atomically(Effect.sync(() => stamp(id, now, keepFrom) ?? now)),
+      stampSendingMany: (ids, now, keepFrom) =>
         db.atomically(Effect.sync(() => {
-          const d = deliveries.get(id)
-          if (d === undefined) return now
-          if (d.sendingAt !== null && d.sendingAt >= keepFrom) return d.sendingAt
-          deliveries.set(id, { ...d, sendingAt: now })
-          return now
+          const stamps = new Map<string, number>()
+          for (const id of ids) {
+            const inForce = stamp(id, now, keepFrom)
+            if (inForce !== undefined) stamps.set(id, inForce)
+          }
+          return stamps
         })),
       claimDue: (now, leaseUntil, limit, testClockId) =>
         db.atomically(Effect.sync(() => {
@@ -118,14 +138,8 @@ export const layer: Layer.Layer<OutboxRepository, never, MemoryDatabase> = Layer
           return Effect.void
         })),
       recordAttempt: (attempt, delivery, expectedAttempts) =>
-        db.atomically(Effect.suspend(() => {
-          const stored = deliveries.get(delivery.id)
-          if (stored === undefined || stored.status !== "pending" || stored.attempts !== expectedAttempts) return Effect.succeed(false)
-          if (attempts.has(attempt.id)) return duplicateKey("delivery_attempts", attempt.id)
-          deliveries.set(delivery.id, delivery)
-          attempts.set(attempt.id, attempt)
-          return Effect.succeed(true)
-        })),
+        db.atomically(Effect.suspend(() => record({ attempt, delivery, expectedAttempts }))),
+      recordAttempts: (records) => db.atomically(Effect.forEach(records, (r) => Effect.suspend(() => record(r)))),
       listAttempts: (deliveryId) =>
         db.atomically(Effect.sync(() =>
           [...attempts.values()]

@@ -8,11 +8,16 @@
  * `nextAttemptAt` to `leaseUntil` (so a crashed attempt is retried after the lease) and returns
  * them with their events. `stampSending(id, now, keepFrom)` sets the delivery's `sendingAt` to
  * `now` unless it holds a stamp at or after `keepFrom` (the stamp of an attempt a crash cut
- * short, still fresh), and returns the stamp in force; it commits before the request is sent. `listEvents` is oldest first in insertion order (newest first with `newestFirst`; a cursor or `newestFirst` orders by insertion alone, whatever the timestamps), after the event `afterId` when given (none when that event is unknown), at most `limit`, only `test` ones when given; `listDeliveries` newest first; `listAttempts`
+ * short, still fresh), and returns the stamp in force; it commits before the request is sent.
+ * `stampSendingMany(ids, now, keepFrom)` does the same for several deliveries at once (one
+ * statement where the store can) and returns the stamps in force by delivery id (an unknown id is
+ * absent). `listEvents` is oldest first in insertion order (newest first with `newestFirst`; a cursor or `newestFirst` orders by insertion alone, whatever the timestamps), after the event `afterId` when given (none when that event is unknown), at most `limit`, only `test` ones when given; `listDeliveries` newest first; `listAttempts`
  * oldest first. `recordAttempt(attempt, delivery, expectedAttempts)` stores `delivery` (its state
  * after the attempt) and inserts `attempt`, together and only when the stored delivery is still
  * `pending` with `expectedAttempts` attempts (else neither, and it answers false: another worker
- * recorded that attempt first).
+ * recorded that attempt first). `recordAttempts(records)` records several, as `recordAttempt` would
+ * one after the other (one statement where the store can), and answers each one's result in order;
+ * an adapter may also batch concurrent `recordAttempt` calls into it.
  *
  * An event may have several deliveries (the scheduled one, recoveries, resends), oldest first in
  * `deliveriesOf`; an event's "delivery" in `pageEvents` is its latest one (`null` when the terminal
@@ -81,6 +86,13 @@ export interface AttemptFacts {
   readonly firstFailureAfterSuccess: number | null
 }
 
+/** One `recordAttempt` of a batch: the attempt, the delivery after it, the attempts it was claimed with. */
+export interface AttemptRecord {
+  readonly attempt: Attempt
+  readonly delivery: Delivery
+  readonly expectedAttempts: number
+}
+
 export class OutboxRepository extends Context.Service<OutboxRepository, {
   insertEvent(event: OutboxEvent, delivery?: Delivery): Effect.Effect<void>
   getEvent(id: string): Effect.Effect<Option.Option<OutboxEvent>>
@@ -89,12 +101,14 @@ export class OutboxRepository extends Context.Service<OutboxRepository, {
   getDelivery(id: string): Effect.Effect<Option.Option<Delivery>>
   updateDelivery(delivery: Delivery): Effect.Effect<void>
   stampSending(id: string, now: number, keepFrom: number): Effect.Effect<number>
+  stampSendingMany(ids: ReadonlyArray<string>, now: number, keepFrom: number): Effect.Effect<ReadonlyMap<string, number>>
   claimDue(now: number, leaseUntil: number, limit: number, testClockId?: string | null): Effect.Effect<
     ReadonlyArray<{ readonly delivery: Delivery; readonly event: OutboxEvent }>
   >
   listDeliveries(filter: DeliveryFilter): Effect.Effect<ReadonlyArray<Delivery>>
   insertAttempt(attempt: Attempt): Effect.Effect<void>
   recordAttempt(attempt: Attempt, delivery: Delivery, expectedAttempts: number): Effect.Effect<boolean>
+  recordAttempts(records: ReadonlyArray<AttemptRecord>): Effect.Effect<ReadonlyArray<boolean>>
   listAttempts(deliveryId: string): Effect.Effect<ReadonlyArray<Attempt>>
   pageEvents(filter: EventPageFilter): Effect.Effect<ReadonlyArray<EventWithDelivery>>
   deliveriesOf(eventId: string): Effect.Effect<ReadonlyArray<Delivery>>

@@ -86,6 +86,73 @@ export const suite = <E>(name: string, layer_: Layer.Layer<Requirements, E>): vo
         assert.deepStrictEqual(ids(yield* repo.listAttempts(delivery.id)), [first.id, second.id])
       }))
 
+    it.effect("recordAttempts records a batch as recordAttempt would one after the other, each with its own guard", () =>
+      Effect.gen(function*() {
+        const { repo, seed } = yield* setup
+        const { delivery: a } = yield* seed()
+        const { delivery: b } = yield* seed()
+        const { delivery: c } = yield* seed()
+        const { delivery: done } = yield* seed({}, { status: "delivered", attempts: 1, nextAttemptAt: null })
+        const attemptOf = (delivery: Callback.Delivery, n: number, error: string | null) =>
+          Fixtures.attempt(delivery.id, { attemptNumber: n, at: Fixtures.baseTime + n, statusCode: error === null ? 200 : 503, error })
+        const retrying = (delivery: Callback.Delivery, n: number) => ({
+          ...delivery, attempts: n, nextAttemptAt: Fixtures.baseTime + 30_000 * n, lastStatusCode: 503, lastError: "HTTP 503", updatedAt: Fixtures.baseTime + n
+        })
+        const delivered = (delivery: Callback.Delivery, n: number) => ({
+          ...delivery, attempts: n, status: "delivered" as const, nextAttemptAt: null, lastStatusCode: 200, lastError: null, deliveredAt: Fixtures.baseTime + n
+        })
+        const a1 = attemptOf(a, 1, "HTTP 503")
+        const a2 = attemptOf(a, 2, null)
+        const c1 = attemptOf(c, 1, null)
+        const results = yield* repo.recordAttempts([
+          { attempt: a1, delivery: retrying(a, 1), expectedAttempts: 0 },
+          // Claimed with other attempts than it has: refused.
+          { attempt: attemptOf(b, 2, null), delivery: delivered(b, 2), expectedAttempts: 1 },
+          // A second worker's record of a's first attempt, after the first one's: refused.
+          { attempt: attemptOf(a, 1, "late"), delivery: { ...retrying(a, 1), lastError: "late" }, expectedAttempts: 0 },
+          // a's next attempt, recorded after its first one in the same batch.
+          { attempt: a2, delivery: delivered(a, 2), expectedAttempts: 1 },
+          { attempt: c1, delivery: delivered(c, 1), expectedAttempts: 0 },
+          // A finished delivery takes no more attempts.
+          { attempt: attemptOf(done, 2, null), delivery: delivered(done, 2), expectedAttempts: 1 }
+        ])
+        assert.deepStrictEqual(results, [true, false, false, true, true, false])
+        assert.deepStrictEqual(some(yield* repo.getDelivery(a.id)), delivered(a, 2))
+        assert.deepStrictEqual(yield* repo.listAttempts(a.id), [a1, a2])
+        assert.deepStrictEqual(some(yield* repo.getDelivery(b.id)), b)
+        assert.deepStrictEqual(yield* repo.listAttempts(b.id), [])
+        assert.deepStrictEqual(some(yield* repo.getDelivery(c.id)), delivered(c, 1))
+        assert.deepStrictEqual(yield* repo.listAttempts(c.id), [c1])
+        assert.deepStrictEqual(yield* repo.listAttempts(done.id), [])
+        assert.deepStrictEqual(yield* repo.recordAttempts([]), [])
+      }))
+
+    it.effect("concurrent recordAttempt calls each answer their own result; of two workers' records of one attempt exactly one is stored", () =>
+      Effect.gen(function*() {
+        const { repo, seed } = yield* setup
+        const seeded: Array<Callback.Delivery> = []
+        for (let i = 0; i < 12; i++) seeded.push((yield* seed()).delivery)
+        const record = (delivery: Callback.Delivery, worker: string) => {
+          const attempt = Fixtures.attempt(delivery.id, { attemptNumber: 1, statusCode: 200, error: null, responseBody: worker })
+          const after = { ...delivery, attempts: 1, status: "delivered" as const, nextAttemptAt: null, lastStatusCode: 200, deliveredAt: Fixtures.baseTime }
+          return Effect.map(repo.recordAttempt(attempt, after, 0), (stored) => ({ delivery: delivery.id, worker, stored }))
+        }
+        // Every delivery recorded by one worker; the first four also by a second one, at the same moment.
+        const results = yield* Effect.all(
+          [...seeded.map((d) => record(d, "first")), ...seeded.slice(0, 4).map((d) => record(d, "second"))],
+          { concurrency: "unbounded" }
+        )
+        for (const delivery of seeded) {
+          const own = results.filter((r) => r.delivery === delivery.id)
+          assert.strictEqual(own.filter((r) => r.stored).length, 1)
+          const attempts = yield* repo.listAttempts(delivery.id)
+          assert.strictEqual(attempts.length, 1)
+          // The stored attempt is the one whose call answered true.
+          assert.strictEqual(attempts[0]!.responseBody, own.find((r) => r.stored)!.worker)
+          assert.deepStrictEqual([some(yield* repo.getDelivery(delivery.id)).status, some(yield* repo.getDelivery(delivery.id)).attempts], ["delivered", 1])
+        }
+      }))
+
     it.effect("events round-trip with their exact body and are listed by payment and terminal", () =>
       Effect.gen(function*() {
         const { terminal, payment, repo } = yield* setup
@@ -198,6 +265,26 @@ export const suite = <E>(name: string, layer_: Layer.Layer<Requirements, E>): vo
         // Claims leave stamps alone.
         yield* repo.claimDue(2_000_000, 2_060_000, 10_000)
         assert.strictEqual(some(yield* repo.getDelivery(delivery.id)).sendingAt, 400_000)
+      }))
+
+    it.effect("stampSendingMany stamps several at once as stampSending would each, and answers the stamps in force", () =>
+      Effect.gen(function*() {
+        const { repo, seed } = yield* setup
+        const { delivery: fresh } = yield* seed({}, { nextAttemptAt: 1_000 })
+        const { delivery: cutShort } = yield* seed({}, { nextAttemptAt: 1_000, sendingAt: 5_000 })
+        const { delivery: stale } = yield* seed({}, { nextAttemptAt: 1_000, sendingAt: 4_000 })
+        const { delivery: untouched } = yield* seed({}, { nextAttemptAt: 1_000 })
+        const unknown = Fixtures.uuid()
+        const stamps = yield* repo.stampSendingMany([fresh.id, cutShort.id, stale.id, unknown], 65_000, 5_000)
+        assert.deepStrictEqual(
+          [...stamps.entries()].sort(([x], [y]) => x < y ? -1 : 1),
+          [[fresh.id, 65_000], [cutShort.id, 5_000], [stale.id, 65_000]].sort(([x], [y]) => (x as string) < (y as string) ? -1 : 1)
+        )
+        assert.strictEqual(some(yield* repo.getDelivery(fresh.id)).sendingAt, 65_000)
+        assert.strictEqual(some(yield* repo.getDelivery(cutShort.id)).sendingAt, 5_000)
+        assert.strictEqual(some(yield* repo.getDelivery(stale.id)).sendingAt, 65_000)
+        assert.strictEqual(some(yield* repo.getDelivery(untouched.id)).sendingAt, null)
+        assert.strictEqual((yield* repo.stampSendingMany([], 70_000, 0)).size, 0)
       }))
 
     it.effect("claimDue breaks ties of nextAttemptAt in the order the events were inserted", () =>
