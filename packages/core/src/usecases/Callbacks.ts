@@ -105,7 +105,9 @@ export const attempt = Effect.fn("Callbacks.attempt")(function*(
   delivery: Callback.Delivery,
   event: Callback.OutboxEvent,
   /** The delivery's terminal when the caller has just read it (a pass reads each terminal once). */
-  known?: Option.Option<Terminal>
+  known?: Option.Option<Terminal>,
+  /** The stamp in force when the caller has just stamped the delivery (a pass stamps its deliveries in one statement). */
+  stamped?: number
 ) {
   const terminal = known ?? (yield* (yield* TerminalRepository).get(delivery.terminalId))
   const now = yield* Clock.currentTimeMillis
@@ -118,8 +120,12 @@ export const attempt = Effect.fn("Callbacks.attempt")(function*(
     error = "terminal has no callback_url"
   } else {
     // Stamped and committed before the request (one statement, so no transaction of its own): a
-    // re-send after a crash repeats a fresh stamp.
-    const stamp = yield* (yield* OutboxRepository).stampSending(delivery.id, now, now - Callback.stampReuseMs)
+    // re-send after a crash repeats a fresh stamp. The pass's stamp is the one stamping now would
+    // keep, while it is fresh.
+    const keepFrom = now - Callback.stampReuseMs
+    const stamp = stamped !== undefined && stamped >= keepFrom
+      ? stamped
+      : yield* (yield* OutboxRepository).stampSending(delivery.id, now, keepFrom)
     const signed = yield* Effect.exit(signCallback(terminal.value, event, stamp))
     if (signed._tag === "Failure") {
       yield* Effect.logError("callback not signed: the terminal's signing secret cannot be decrypted", signed.cause)
@@ -199,6 +205,11 @@ export const runDue = Effect.fn("Callbacks.runDue")(function*() {
   const terminalIds = [...new Set(claimed.map(({ delivery }) => delivery.terminalId))]
   const terminalRepository = yield* TerminalRepository
   const terminals = new Map(yield* Effect.forEach(terminalIds, (id) => Effect.map(terminalRepository.get(id), (t) => [id, t] as const)))
+  // The deliveries that will be sent (their terminal has a callback URL) are stamped in one statement.
+  const sendable = claimed.filter(({ delivery }) => Option.match(terminals.get(delivery.terminalId) ?? Option.none(), { onNone: () => false, onSome: (t) => t.callbackUrl !== null }))
+  const stamps = sendable.length === 0
+    ? new Map<string, number>()
+    : yield* (yield* OutboxRepository).stampSendingMany(sendable.map(({ delivery }) => delivery.id), now, now - Callback.stampReuseMs)
   // Events of one payment (or payout) go out in order; different payments in parallel.
   const groups = new Map<string, Array<(typeof claimed)[number]>>()
   for (const item of claimed) {
@@ -210,7 +221,7 @@ export const runDue = Effect.fn("Callbacks.runDue")(function*() {
     (group) =>
       Effect.forEach(group, ({ delivery, event }) =>
         // One broken delivery must not stop the others; its lease makes it retry later.
-        attempt(delivery, event, terminals.get(delivery.terminalId)).pipe(Effect.catchCause((cause) => Effect.logError("callback attempt failed", cause))), { discard: true }),
+        attempt(delivery, event, terminals.get(delivery.terminalId), stamps.get(delivery.id)).pipe(Effect.catchCause((cause) => Effect.logError("callback attempt failed", cause))), { discard: true }),
     { concurrency, discard: true }
   )
   return claimed.length

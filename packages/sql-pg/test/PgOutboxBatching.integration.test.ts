@@ -1,0 +1,114 @@
+/**
+ * The PostgreSQL outbox's batching, observed in the database: a statement-level trigger counts
+ * the statements that insert attempts and that stamp deliveries. A pass of the callback engine
+ * stamps its deliveries in one statement and records its attempts in far fewer statements than
+ * deliveries (concurrent `recordAttempt`s batched); a batch holding text PostgreSQL refuses fails
+ * only that record; inside a transaction an attempt is recorded in it (and rolls back with it).
+ */
+import { assert, describe, it } from "@effect/vitest"
+import { Clock, Effect, Exit, Layer, Option } from "effect"
+import { Callbacks, OutboxRepository, Payments, Transactions } from "@paydesk/core"
+import { Fixtures, Kit, ManualClock, RecordingCallbackTransport } from "@paydesk/testkit"
+import { SqlClient } from "effect/sql"
+import * as PgStore from "../src/PgStore.js"
+import { freshDatabase, targets } from "./PgHarness.js"
+
+const anchor = Date.parse("2026-01-31T07:00:00.000Z")
+
+/** A fresh migrated database with the kit around it. */
+const kitOn = (url: string) =>
+  Layer.unwrap(Effect.map(freshDatabase(url), (db) => Kit.layerAround(PgStore.layer(db, { maxConnections: 10 }))))
+
+/** Counts the statements that insert into `delivery_attempts` and those that update `deliveries`. */
+const countStatements = Effect.gen(function*() {
+  const sql = yield* SqlClient.SqlClient
+  yield* sql`CREATE TABLE statement_counts (kind text NOT NULL)`
+  yield* sql.unsafe(`CREATE FUNCTION count_statement() RETURNS trigger LANGUAGE plpgsql AS $$
+    BEGIN INSERT INTO statement_counts VALUES (TG_ARGV[0]); RETURN NULL; END $$`)
+  yield* sql`CREATE TRIGGER count_attempt_inserts AFTER INSERT ON delivery_attempts FOR EACH STATEMENT EXECUTE FUNCTION count_statement('attempts')`
+  yield* sql`CREATE TRIGGER count_delivery_updates AFTER UPDATE ON deliveries FOR EACH STATEMENT EXECUTE FUNCTION count_statement('updates')`
+  return Effect.gen(function*() {
+    const rows = yield* sql<{ kind: string; n: number }>`SELECT kind, count(*)::int AS n FROM statement_counts GROUP BY kind`
+    yield* sql`DELETE FROM statement_counts`
+    return { attempts: rows.find((r) => r.kind === "attempts")?.n ?? 0, updates: rows.find((r) => r.kind === "updates")?.n ?? 0 }
+  }).pipe(Effect.orDie)
+}).pipe(Effect.orDie)
+
+for (const target of targets) {
+  describe(`PgOutboxRepository batching (${target.name})`, () => {
+    it.live("a pass stamps its deliveries in one statement and records their attempts in a few", () =>
+      Effect.gen(function*() {
+        const clock = yield* ManualClock.make(anchor)
+        yield* Effect.gen(function*() {
+          const merchant = yield* Kit.provisionMerchant()
+          const principal = yield* Kit.apiKeyPrincipal(merchant, crypto.randomUUID())
+          const count = 24
+          for (let i = 0; i < count; i++) yield* Payments.create(principal, { amount: "10", orderId: `b-${i}`, test: true })
+          const counted = yield* countStatements
+          assert.strictEqual(yield* Callbacks.runDue(), count)
+          const statements = yield* counted
+          // The claim and the stamps update deliveries; the records update them in the same statements as their inserts.
+          assert.isAtMost(statements.attempts, count / 4)
+          assert.strictEqual(statements.updates, 2 + statements.attempts)
+          const transport = yield* RecordingCallbackTransport.RecordingCallbackTransport
+          assert.strictEqual(transport.requests.length, count)
+          // Every delivery delivered once, with the X-Timestamp of its stamp.
+          const deliveries = yield* (yield* OutboxRepository).listDeliveries({ limit: 100 })
+          assert.strictEqual(deliveries.length, count)
+          for (const d of deliveries) {
+            assert.deepStrictEqual([d.status, d.attempts, d.sendingAt], ["delivered", 1, null])
+            assert.strictEqual((yield* (yield* OutboxRepository).listAttempts(d.id)).length, 1)
+          }
+          assert.isTrue(transport.requests.every((r) => r.headers["x-timestamp"] === String(anchor / 1000)))
+        }).pipe(Effect.provideService(Clock.Clock, clock.clock))
+      }).pipe(Effect.provide(kitOn(target.url))))
+
+    it.live("a batch with text PostgreSQL refuses fails only that record", () =>
+      Effect.gen(function*() {
+        const { terminal } = yield* Fixtures.seedTerminal({ callbackUrl: "https://shop.example/cb" })
+        const payment = yield* Fixtures.seedPayment(terminal.id)
+        const repo = yield* OutboxRepository
+        const seeded: Array<ReturnType<typeof Fixtures.delivery>> = []
+        for (let i = 0; i < 6; i++) {
+          const event = Fixtures.outboxEvent(terminal.id, { paymentId: payment.id })
+          const delivery = Fixtures.delivery(event)
+          yield* repo.insertEvent(event, delivery)
+          seeded.push(delivery)
+        }
+        const counted = yield* countStatements
+        const exits = yield* Effect.forEach(seeded, (delivery, i) => {
+          const error = i === 2 ? "bad\u0000text" : "HTTP 503"
+          const attempt = Fixtures.attempt(delivery.id, { statusCode: 503, error })
+          return Effect.exit(repo.recordAttempt(attempt, { ...delivery, attempts: 1, lastStatusCode: 503, lastError: error }, 0))
+        }, { concurrency: "unbounded" })
+        assert.deepStrictEqual(exits.map((e) => Exit.isSuccess(e) ? e.value : "died"), [true, true, "died", true, true, true])
+        // The batch was refused as a whole, then each record was made alone: the five that stored
+        // are five statements (a refused statement, rolled back, leaves no count).
+        assert.strictEqual((yield* counted).attempts, seeded.length - 1)
+        for (const [i, delivery] of seeded.entries()) {
+          assert.strictEqual((yield* repo.listAttempts(delivery.id)).length, i === 2 ? 0 : 1)
+          assert.strictEqual(Option.getOrThrow(yield* repo.getDelivery(delivery.id)).attempts, i === 2 ? 0 : 1)
+        }
+      }).pipe(Effect.provide(kitOn(target.url))))
+
+    it.live("inside a transaction an attempt is recorded in it, and rolls back with it", () =>
+      Effect.gen(function*() {
+        const { terminal } = yield* Fixtures.seedTerminal({ callbackUrl: "https://shop.example/cb" })
+        const payment = yield* Fixtures.seedPayment(terminal.id)
+        const repo = yield* OutboxRepository
+        const event = Fixtures.outboxEvent(terminal.id, { paymentId: payment.id })
+        const delivery = Fixtures.delivery(event)
+        yield* repo.insertEvent(event, delivery)
+        const attempt = Fixtures.attempt(delivery.id, { statusCode: 200 })
+        const after = { ...delivery, attempts: 1, status: "delivered" as const, nextAttemptAt: null, lastStatusCode: 200 }
+        const exit = yield* Effect.exit((yield* Transactions).run(Effect.gen(function*() {
+          assert.isTrue(yield* repo.recordAttempt(attempt, after, 0))
+          assert.strictEqual((yield* repo.listAttempts(delivery.id)).length, 1)
+          return yield* Effect.fail("abort" as const)
+        })))
+        assert.isTrue(Exit.isFailure(exit))
+        assert.deepStrictEqual(yield* repo.listAttempts(delivery.id), [])
+        assert.deepStrictEqual(Option.getOrThrow(yield* repo.getDelivery(delivery.id)), delivery)
+      }).pipe(Effect.provide(kitOn(target.url))))
+  })
+}
