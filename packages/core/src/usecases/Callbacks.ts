@@ -4,9 +4,10 @@
  * deliveries and their attempt log.
  *
  * A delivery is claimed with a lease before the HTTP call and recorded after it, so a worker
- * crash re-sends only deliveries that were in flight. Just before the call the delivery is
- * stamped (committed); the re-send of an attempt a crash cut short reuses a stamp younger than
- * `Callback.stampReuseMs`, so it carries the same body, `X-Timestamp` and signature.
+ * crash re-sends only deliveries that were in flight. Before the call the delivery is stamped
+ * (committed; a pass stamps all of its deliveries in one statement); the re-send of an attempt a
+ * crash cut short reuses a stamp younger than `Callback.stampReuseMs`, so it carries the same body,
+ * `X-Timestamp` and signature.
  */
 import { Clock, Effect, Option } from "effect"
 import * as Callback from "../Callback.js"
