@@ -364,11 +364,12 @@ export const layer: Layer.Layer<OutboxRepository, never, SqlClient.SqlClient> = 
       }),
 
       // Outside a transaction: batched with the concurrent ones (see `recorder`). Inside one: alone, in it.
-      recordAttempt: (attempt, delivery, expectedAttempts) =>
-        Effect.flatMap(Effect.serviceOption(sql.transactionService), (transaction) =>
-          Option.isSome(transaction)
-            ? recordOne({ attempt, delivery, expectedAttempts })
-            : Effect.request(new RecordAttempt({ attempt, delivery, expectedAttempts }), recorder)),
+      recordAttempt: Effect.fn("PgOutboxRepository.recordAttempt")(function*(attempt, delivery, expectedAttempts) {
+        const transaction = yield* Effect.serviceOption(sql.transactionService)
+        return yield* Option.isSome(transaction)
+          ? recordOne({ attempt, delivery, expectedAttempts })
+          : Effect.request(new RecordAttempt({ attempt, delivery, expectedAttempts }), recorder)
+      }),
 
       recordAttempts,
 
