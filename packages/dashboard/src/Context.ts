@@ -4,7 +4,7 @@
  * hooks every page loads and acts with.
  */
 import { createContext } from "preact"
-import { useContext, useEffect, useState } from "preact/hooks"
+import { useContext, useEffect, useRef, useState } from "preact/hooks"
 import type { Session } from "./Auth.js"
 import type { Language, Translate } from "./I18n.js"
 
@@ -55,6 +55,22 @@ export const useAction = (): Action => {
     }
   }
   return { busy, error, report, run }
+}
+
+/**
+ * A form's draft: it starts from `initial()` and starts again from it whenever `key` changes (the
+ * address's query, a saved record's `updated_at`). Decided in the render itself, not in an effect
+ * run after the paint, so what is typed right after the change is never overwritten.
+ */
+export const useDraft = <A>(initial: () => A, key: unknown): readonly [A, (next: A) => void] => {
+  // Each change of the key starts a new generation (a key that comes back, A → B → A, is a change
+  // too); a draft written in an earlier generation is set aside.
+  const seen = useRef({ key, generation: 0 })
+  if (!Object.is(seen.current.key, key)) seen.current = { key, generation: seen.current.generation + 1 }
+  const { generation } = seen.current
+  const [state, setState] = useState(() => ({ generation, value: initial() }))
+  const draft = state.generation === generation ? state.value : initial()
+  return [draft, (value: A) => setState({ generation, value })]
 }
 
 /**

@@ -6,7 +6,7 @@
  */
 import type { Payment, PaymentFilter, PaymentStatus } from "@paydesk/client"
 import { useEffect, useState } from "preact/hooks"
-import { useDashboard } from "./Context.js"
+import { useDashboard, useDraft } from "./Context.js"
 import { formatRub, formatTime } from "./I18n.js"
 import { base, follow, href, navigate } from "./Router.js"
 
@@ -84,8 +84,7 @@ export const PaymentsPage = ({ search }: { search: string }) => {
   const [error, setError] = useState<string | null>(null)
   const [attempt, setAttempt] = useState(0)
   const environment = filters.all ? "all" : sandbox ? "sandbox" : "prod"
-  const [draft, setDraft] = useState(filters)
-  useEffect(() => setDraft(filters), [search])
+  const [draft, setDraft] = useDraft(() => filters, search)
 
   useEffect(() => {
     let live = true

@@ -3,8 +3,8 @@
  * platform branding. Sends only what changed (an emptied URL is sent as null: removed).
  */
 import type { TerminalDetails, TerminalSettings } from "@paydesk/client"
-import { useEffect, useState } from "preact/hooks"
-import { useAction, useDashboard } from "./Context.js"
+import { useState } from "preact/hooks"
+import { useAction, useDashboard, useDraft } from "./Context.js"
 
 type Draft = {
   callback_url: string
@@ -39,12 +39,11 @@ const changes = (terminal: TerminalDetails, draft: Draft): TerminalSettings => {
 export const TerminalForm = ({ terminal, onSaved }: { terminal: TerminalDetails; onSaved: () => void }) => {
   const { session, t } = useDashboard()
   const { busy, error, run } = useAction()
-  const [draft, setDraft] = useState<Draft>(() => draftOf(terminal))
-  const [note, setNote] = useState<string | null>(null)
-  const message = error === null ? (note === null ? null : { text: note, error: false }) : { text: error, error: true }
   // A saved or rotated terminal comes back with a new updated_at: the draft starts again from it,
   // while the form (and its "saved" message) stays mounted.
-  useEffect(() => setDraft(draftOf(terminal)), [terminal.updated_at])
+  const [draft, setDraft] = useDraft(() => draftOf(terminal), terminal.updated_at)
+  const [note, setNote] = useState<string | null>(null)
+  const message = error === null ? (note === null ? null : { text: note, error: false }) : { text: error, error: true }
   const text = (key: "callback_url" | "success_redirect_url" | "fail_redirect_url" | "conversion_time") =>
     ({ value: draft[key], onInput: (e: Event) => setDraft({ ...draft, [key]: (e.currentTarget as HTMLInputElement).value }) })
 
