@@ -34,6 +34,8 @@ export interface Action {
   readonly error: string | null
   /** Shows a failure (a page's load reports its own through this too). */
   readonly report: (error: unknown) => void
+  /** Takes the shown failure away (the page moved on: another filter, another answer). */
+  readonly clear: () => void
   /** Runs `work` with `busy` set, after clearing the last failure; a failure is shown, never thrown. */
   readonly run: (work: () => Promise<void>) => Promise<void>
 }
@@ -54,7 +56,7 @@ export const useAction = (): Action => {
       setBusy(false)
     }
   }
-  return { busy, error, report, run }
+  return { busy, error, report, clear: () => setError(null), run }
 }
 
 /**

@@ -157,7 +157,12 @@ export const PaymentsPage = ({ search }: { search: string }) => {
         </label>
         <div class="actions">
           <button type="submit">{t("payments.search")}</button>
-          <a class="button secondary" href={`${base}/payments`} onClick={follow}>{t("payments.clear")}</a>
+          <a class="button secondary" href={`${base}/payments`} onClick={(event) => {
+            follow(event)
+            // Followed here (not a new tab): the draft empties at once, also when the address had
+            // no filters yet (edits not searched), which leaves the address as it was.
+            if (event.defaultPrevented) setDraft(filtersOf(""))
+          }}>{t("payments.clear")}</a>
           <button type="button" class="secondary" disabled={exporting} onClick={exportCsv}>{t("payments.export")}</button>
         </div>
       </form>

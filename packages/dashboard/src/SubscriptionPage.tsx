@@ -62,7 +62,7 @@ export const SubscriptionPage = ({ id }: { id: string }) => {
         <dt>ID</dt><dd><code>{s.id}</code></dd>
         <dt>{t("subs.col.plan")}</dt><dd>{s.plan_code} v{s.plan_version} ({t(`interval.${s.interval}`)})</dd>
         <dt>{t("subs.col.amount")}</dt><dd>{formatRub(language, s.merchant_amount_rub)}</dd>
-        <dt>{t("subs.state")}</dt><dd><span class="badge">{t(`subs.state.${s.provider_state}`)}</span></dd>
+        <dt>{t("subs.state")}</dt><dd><span class="badge">{t(`sub.state.${s.provider_state}`)}</span></dd>
         <dt>{t("subs.col.billing")}</dt><dd>{t(`billing.${s.billing_status}`)}</dd>
         <dt>{t("payments.col.env")}</dt><dd>{s.environment === "sandbox" ? t("env.sandbox") : t("env.live")}</dd>
         <dt>{t("sub.cycles")}</dt><dd>{s.successful_cycles}{s.max_cycles === undefined ? "" : ` / ${s.max_cycles}`}</dd>

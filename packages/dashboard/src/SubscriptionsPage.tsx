@@ -28,6 +28,7 @@ export const SubscriptionsPage = () => {
   useEffect(() => {
     let live = true
     setError(null)
+    action.clear()
     session.client.subscriptions.list({
       terminal_id: session.terminalId,
       environment: sandbox ? "sandbox" : "prod",
@@ -95,7 +96,7 @@ export const SubscriptionsPage = () => {
                     <td data-label={t("subs.col.ref")}><a href={href({ page: "subscription", id: s.id })} onClick={follow}>{refOf(s)}</a></td>
                     <td data-label={t("subs.col.plan")}>{s.plan_code} v{s.plan_version}</td>
                     <td data-label={t("subs.col.amount")} class="num">{formatRub(language, s.merchant_amount_rub)}</td>
-                    <td data-label={t("subs.state")}><span class="badge">{t(`subs.state.${s.provider_state}`)}</span></td>
+                    <td data-label={t("subs.state")}><span class="badge">{t(`sub.state.${s.provider_state}`)}</span></td>
                     <td data-label={t("subs.col.billing")}>{t(`billing.${s.billing_status}`)}</td>
                     <td data-label={t("subs.col.next")}>{formatTime(language, s.next_charge_at)}</td>
                     <td>

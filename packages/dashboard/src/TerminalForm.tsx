@@ -38,7 +38,7 @@ const changes = (terminal: TerminalDetails, draft: Draft): TerminalSettings => {
 
 export const TerminalForm = ({ terminal, onSaved }: { terminal: TerminalDetails; onSaved: () => void }) => {
   const { session, t } = useDashboard()
-  const { busy, error, run } = useAction()
+  const { busy, error, clear, run } = useAction()
   // A saved or rotated terminal comes back with a new updated_at: the draft starts again from it,
   // while the form (and its "saved" message) stays mounted.
   const [draft, setDraft] = useDraft(() => draftOf(terminal), terminal.updated_at)
@@ -50,6 +50,7 @@ export const TerminalForm = ({ terminal, onSaved }: { terminal: TerminalDetails;
   const save = (event: SubmitEvent) => {
     event.preventDefault()
     const settings = changes(terminal, draft)
+    clear()
     setNote(Object.keys(settings).length === 0 ? t("terminal.unchanged") : null)
     if (Object.keys(settings).length === 0) return
     return run(async () => {

@@ -168,6 +168,12 @@ describe("dashboard", () => {
     await page.getByText("No payments match.").waitFor()
     await page.getByRole("link", { name: "Clear" }).click()
     await page.waitForURL((url) => url.pathname === "/dashboard/payments" && url.search === "")
+    // Clear also empties edits not searched yet (the address stays as it is).
+    await page.getByLabel("Order ID").fill("typed, not searched")
+    await page.getByLabel("Status").selectOption("paid")
+    await page.getByRole("link", { name: "Clear" }).click()
+    await expect.poll(() => page.getByLabel("Order ID").inputValue()).toBe("")
+    expect(await page.getByLabel("Status").inputValue()).toBe("")
 
     // The paid payment: its events, the failed first attempt, a resend that succeeds.
     await table.getByRole("link", { name: orders.paid }).click()
@@ -327,7 +333,11 @@ describe("dashboard", () => {
     // Chromium logs the refused request's 400 to the console: that one is expected.
     expect(problems).toEqual([expect.stringMatching(/status of 400/)])
     problems.length = 0
+    // Put back as it was: nothing to save, and the old error goes.
     await page.getByLabel("Callback URL").fill(receiver.url)
+    await page.getByRole("button", { name: "Save settings" }).click()
+    await page.getByText("Nothing changed.").waitFor()
+    expect(await page.getByRole("alert").count()).toBe(0)
     await page.getByLabel("Redirect after payment").fill("https://shop.example/thanks")
     // The server's clock is frozen; moved on, the save gives the terminal a new updated_at, as in production.
     await srv.setClock(new Date(srv.now() + 1000).toISOString())
