@@ -228,6 +228,11 @@ export class WriteConflict extends Schema.TaggedError<WriteConflict>()("WriteCon
   constraint: Schema.String
 }) {}
 
+/** A time zone the database does not know (the use case answers 400 on `time_zone`, as for a name no IANA table has). */
+export class UnknownTimeZone extends Schema.TaggedError<UnknownTimeZone>()("UnknownTimeZone", {
+  timeZone: Schema.String
+}) {}
+
 /** 503: too many password checks are already running or waiting; retry shortly (bounds memory-hard hashing). */
 export class ServiceBusy extends Schema.TaggedError<ServiceBusy>()("ServiceBusy", message) {
   static readonly text = "too many sign-ins in progress, retry shortly"

@@ -9,7 +9,7 @@
  * the rows of the given test clock only (of none by default).
  */
 import { Effect, Layer, Option } from "effect"
-import { Payment, PaymentRepository, WriteConflict } from "@paydesk/core"
+import { Payment, PaymentRepository, UnknownTimeZone, WriteConflict } from "@paydesk/core"
 import type { DailyStats, PaymentFilter, StatusStats } from "@paydesk/core"
 import { SqlClient } from "effect/sql"
 import {
@@ -22,6 +22,7 @@ import {
   ofClock,
   orDie,
   rub,
+  sqlStateOf,
   time,
   timeOrNull
 } from "./PgSupport.js"
@@ -199,10 +200,13 @@ export const layer: Layer.Layer<PaymentRepository, never, SqlClient.SqlClient> =
       }),
 
       daily: Effect.fn("PgPaymentRepository.daily")(function*(filter, timeZone) {
-        const rows = yield* orDie(sql<{ readonly day: string; readonly status: Payment.Status; readonly count: number; readonly amount: string }>`
+        const rows = yield* sql<{ readonly day: string; readonly status: Payment.Status; readonly count: number; readonly amount: string }>`
           SELECT to_char(created_at AT TIME ZONE ${timeZone}, 'YYYY-MM-DD') AS day, status, count(*)::int AS count, sum(amount) AS amount
           FROM payments WHERE ${where(filter)}
-          GROUP BY 1, 2`)
+          GROUP BY 1, 2`.pipe(
+          // 22023 invalid_parameter_value: "time zone … not recognized" (PostgreSQL's zone table lacks it).
+          Effect.catch((error) => sqlStateOf(error) === "22023" ? Effect.fail(new UnknownTimeZone({ timeZone })) : orDie(Effect.fail(error)))
+        )
         return rows
           .map((row): DailyStats => ({ day: row.day, status: row.status, count: row.count, amount: fromRub(row.amount) }))
           .sort((a, b) => (a.day < b.day ? -1 : a.day > b.day ? 1 : statusOrder(a.status) - statusOrder(b.status)))

@@ -16,7 +16,7 @@
  * `processing` payments (`null` when none).
  */
 import { Context, type Effect, type Option } from "effect"
-import type { WriteConflict } from "../Errors.js"
+import type { UnknownTimeZone, WriteConflict } from "../Errors.js"
 import type { Environment, Payment, Status } from "../Payment.js"
 
 /**
@@ -57,8 +57,11 @@ export class PaymentRepository extends Context.Service<PaymentRepository, {
     page: { readonly limit: number; readonly offset: number }
   ): Effect.Effect<{ readonly items: ReadonlyArray<Payment>; readonly total: number }>
   stats(filter: PaymentFilter): Effect.Effect<ReadonlyArray<StatusStats>>
-  /** `stats` per day of `createdAt` in the IANA `timeZone` (valid: the caller checked it), days ascending. */
-  daily(filter: PaymentFilter, timeZone: string): Effect.Effect<ReadonlyArray<DailyStats>>
+  /**
+   * `stats` per day of `createdAt` in the IANA `timeZone` (the caller checked the name against the
+   * runtime's table), days ascending; `UnknownTimeZone` when the store's own table lacks it.
+   */
+  daily(filter: PaymentFilter, timeZone: string): Effect.Effect<ReadonlyArray<DailyStats>, UnknownTimeZone>
   claimExpired(now: number, limit: number, testClockId?: string | null): Effect.Effect<ReadonlyArray<Payment>>
   earliestExpiry(testClockId: string): Effect.Effect<number | null>
   claimUnconverted(terminalId: string, limit: number): Effect.Effect<ReadonlyArray<Payment>>

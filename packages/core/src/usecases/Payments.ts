@@ -350,11 +350,11 @@ export const dailyStats = Effect.fn("Payments.dailyStats")(function*(principal: 
   if (query.createdTo - query.createdFrom > maxDailyRangeDays * DAY_MS) {
     return yield* new InvalidRequest({ field: "created_to", message: `created_from to created_to must span at most ${maxDailyRangeDays} days` })
   }
-  if (!isTimeZone(timeZone)) {
-    return yield* new InvalidRequest({ field: "time_zone", message: "time_zone must be an IANA time zone such as Europe/Moscow or UTC" })
-  }
+  const unknownZone = new InvalidRequest({ field: "time_zone", message: "time_zone must be an IANA time zone such as Europe/Moscow or UTC" })
+  if (!isTimeZone(timeZone)) return yield* unknownZone
   const filter = yield* filterOf(principal, query)
-  const rows = yield* (yield* PaymentRepository).daily(filter, timeZone)
+  // The runtime's zone table and the database's can differ (a zone new to one of them).
+  const rows = yield* (yield* PaymentRepository).daily(filter, timeZone).pipe(Effect.catchTag("UnknownTimeZone", () => Effect.fail(unknownZone)))
   return { filter, timeZone, rows }
 })
 
