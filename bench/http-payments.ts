@@ -11,6 +11,10 @@
  *   2. `PAYDESK_ENGINE=local` with the terminal's callbacks going to a loopback receiver: every
  *      `payment.created` is delivered while the requests come in (the count delivered is reported).
  *
+ *   3. two server processes on the one database (`PAYDESK_ENGINE=off`), each driven with half the
+ *      connections at the same time: the throughput of both together (on these 2-core machines the
+ *      two processes, PostgreSQL and autocannon share the same cores).
+ *
  * Then pgbench runs the statements one creation makes (the API key with its nonce, the terminal, the
  * payment, its outbox event and delivery, in the server's transactions) with `CONNECTIONS` clients.
  * The server's resident memory is sampled during each phase.
@@ -18,7 +22,7 @@
  *   ./run pnpm bench:http                        # builds first, then measures
  *   SECONDS=20 CONNECTIONS=32 ./run pnpm bench:http
  *   PROFILE=1 ./run pnpm bench:http               # also writes a CPU profile of the server (phase 1) to bench/profiles/
- *   PHASES=1 ./run pnpm bench:http                # phase 1 only
+ *   PHASES=1 ./run pnpm bench:http                # phase 1 only (PHASES=2: phases 1 and 2)
  *   SERVER_MAIN=/elsewhere/packages/server/dist/main.js ./run pnpm bench:http   # another build (e.g. a worktree of an older commit)
  *   NODE_FLAGS="--max-semi-space-size=4 --max-old-space-size=128" ./run pnpm bench:http   # the server's node flags (default: ./run start's)
  */
@@ -35,7 +39,7 @@ import * as LoopbackReceiver from "./LoopbackReceiver.js"
 const root = resolve(import.meta.dirname, "..")
 const seconds = Number(process.env.SECONDS ?? 10)
 const connections = Number(process.env.CONNECTIONS ?? 32)
-const phases = Number(process.env.PHASES ?? 2)
+const phases = Number(process.env.PHASES ?? 3)
 const profile = process.env.PROFILE === "1"
 const adminToken = "bench-admin-token-0123456789abcdef"
 
@@ -131,13 +135,13 @@ interface Measured {
 }
 
 /** Drives `POST /api/v1/payments` for `duration` seconds; every request a new nonce and order_id. */
-const drive = async (server: Running, apiKey: string, tag: string, duration: number): Promise<Measured> => {
+const drive = async (server: Running, apiKey: string, tag: string, duration: number, clients = connections): Promise<Measured> => {
   let n = 0
   const rss: Array<number> = []
   const sampler = setInterval(() => rss.push(rssMb(server.process.pid!)), 500)
   const result = await autocannon({
     url: `${server.url}/api/v1/payments`,
-    connections,
+    connections: clients,
     duration,
     requests: [{
       method: "POST",
@@ -220,10 +224,38 @@ const main = async () => {
       }
     }
 
+    let together: Measured | null = null
+    if (phases >= 3) {
+      // Phase 3: two processes on the one database, half the connections each, at the same time.
+      const pair = [
+        await startServer(databaseUrl, { PAYDESK_ENGINE: "off", PAYDESK_CALLBACK_ALLOW_PRIVATE: "1" }),
+        await startServer(databaseUrl, { PAYDESK_ENGINE: "off", PAYDESK_CALLBACK_ALLOW_PRIVATE: "1" })
+      ]
+      const half = Math.max(1, Math.floor(connections / 2))
+      try {
+        await Promise.all(pair.map((server, i) => drive(server, merchant.apiKey, `warm-${i}`, 2, half)))
+        const each = await Promise.all(pair.map((server, i) => drive(server, merchant.apiKey, `pair-${i}`, seconds, half)))
+        each.forEach((m, i) => report(`HTTP, process ${i + 1} of 2 (${half} connections)`, m))
+        together = {
+          requestsPerSecond: each.reduce((sum, m) => sum + m.requestsPerSecond, 0),
+          p50: Math.max(...each.map((m) => m.p50)),
+          p99: Math.max(...each.map((m) => m.p99)),
+          errors: each.reduce((sum, m) => sum + m.errors, 0),
+          non2xx: each.reduce((sum, m) => sum + m.non2xx, 0),
+          total: each.reduce((sum, m) => sum + m.total, 0),
+          rssMaxMb: Math.max(...each.map((m) => m.rssMaxMb))
+        }
+        report("HTTP, two processes together (p50/p99/RSS: the higher of the two)", together)
+      } finally {
+        await Promise.all(pair.map((server) => server.stop()))
+      }
+    }
+
     const tps = pgbench(databaseUrl, creationScript({ terminalId: merchant.terminalId, apiKeyHash: await sha256Hex(merchant.apiKey), description: "bench" }), seconds)
     console.log(`pgbench, the server's statements: ${tps.toFixed(0)} transactions/s (${connections} clients)`)
     console.log(`ratio HTTP / pgbench: ${(alone.requestsPerSecond / tps).toFixed(2)} (target >= 1.0, p99 < 25 ms, 0 errors)`)
     if (withEngine !== null) console.log(`ratio HTTP with the engine delivering / pgbench: ${(withEngine.requestsPerSecond / tps).toFixed(2)} (target >= 0.7)`)
+    if (together !== null) console.log(`ratio two processes together / pgbench: ${(together.requestsPerSecond / tps).toFixed(2)}`)
     if (profileDir !== undefined) console.log(`CPU profile of the server in ${profileDir}`)
   } finally {
     await receiver.close()
