@@ -140,19 +140,17 @@ const toAttempt = (row: AttemptRow): Callback.Attempt => ({
   responseBody: row.response_body
 })
 
-/** The rows of a `recordAttempts` statement: each record with its position, as one JSON parameter. */
+/**
+ * The rows of a `recordAttempts` statement: each record with its position, as one JSON parameter
+ * (the delivery's columns as stored; `Date`s become ISO 8601 text in JSON).
+ */
 const recordRows = (records: ReadonlyArray<AttemptRecord>) =>
-  JSON.stringify(records.map(({ attempt: a, delivery: d, expectedAttempts }, ord) => {
-    const iso = (ms: number | null) => ms === null ? null : new Date(ms).toISOString()
-    return {
-      ord, expected: expectedAttempts,
-      id: d.id, event_id: d.eventId, terminal_id: d.terminalId, kind: d.kind, test_clock_id: d.testClockId, status: d.status,
-      attempts: d.attempts, next_attempt_at: iso(d.nextAttemptAt), sending_at: iso(d.sendingAt), last_status_code: d.lastStatusCode,
-      last_error: d.lastError, created_at: iso(d.createdAt), updated_at: iso(d.updatedAt), delivered_at: iso(d.deliveredAt),
-      a_id: a.id, a_number: a.attemptNumber, a_at: iso(a.at), a_url: a.url, a_status_code: a.statusCode, a_latency_ms: a.latencyMs,
-      a_error: a.error, a_response_body: a.responseBody
-    }
-  }))
+  JSON.stringify(records.map(({ attempt: a, delivery, expectedAttempts }, ord) => ({
+    ord, expected: expectedAttempts,
+    ...deliveryColumns(delivery),
+    a_id: a.id, a_number: a.attemptNumber, a_at: time(a.at), a_url: a.url, a_status_code: a.statusCode, a_latency_ms: a.latencyMs,
+    a_error: a.error, a_response_body: a.responseBody
+  })))
 
 /**
  * Splits records into rounds in which each delivery appears once, keeping each delivery's records
