@@ -6,11 +6,11 @@
  * `claimDueConversions` take row locks that last until the caller's transaction ends; the
  * claim skips rows other transactions hold. Lookups by a string that is not a UUID are empty.
  */
-import { Effect, Layer, Option } from "effect"
+import { Effect, Exit, Layer, Option, Request } from "effect"
 import { AccountRepository, ApiKeyRepository, Id, SessionRepository, TerminalRepository } from "@paydesk/core"
-import type { Terminal } from "@paydesk/core"
+import type { Authenticated, Terminal } from "@paydesk/core"
 import { SqlClient } from "effect/sql"
-import { byUuid, conflictOnUnique, first, fromTime, fromTimeOrNull, orDie, time, timeOrNull } from "./PgSupport.js"
+import { batchResolver, byUuid, conflictOnUnique, first, fromTime, fromTimeOrNull, jsonRows, orDie, rounds, time, timeOrNull } from "./PgSupport.js"
 
 type Time = Date | string
 
@@ -63,6 +63,34 @@ interface ApiKeyRow {
 type AuthenticatedRow = { readonly [K in keyof TerminalRow]: TerminalRow[K] | null } & {
   readonly [K in keyof ApiKeyRow as `k_${K}`]: ApiKeyRow[K]
 } & { readonly k_claimed: boolean }
+
+/** A row of `authenticate` back to the core's answer. */
+const toAuthenticated = (row: AuthenticatedRow): Authenticated => ({
+  key: toApiKey({
+    id: row.k_id,
+    terminal_id: row.k_terminal_id,
+    key_hash: row.k_key_hash,
+    prefix: row.k_prefix,
+    subscription_write: row.k_subscription_write,
+    created_at: row.k_created_at,
+    revoked_at: row.k_revoked_at
+  }),
+  terminal: row.id === null ? Option.none() : Option.some(toTerminal(row as TerminalRow)),
+  nonceClaimed: row.k_claimed
+})
+
+/** One `authenticate` waiting to go with the concurrent ones. */
+class Authenticate extends Request.Class<{
+  readonly keyHash: string
+  readonly nonce: string
+  readonly now: number
+  readonly expiresAt: number
+}, Option.Option<Authenticated>> {}
+
+/** Batches of `authenticate` running at once at most; the requests arriving meanwhile wait for the next one. */
+export const authenticationBatchesInFlight = 2
+/** Authentications in one batch at most. */
+export const maxAuthenticationBatch = 200
 
 interface SessionRow {
   readonly id: string
@@ -219,6 +247,49 @@ export const layerApiKeyRepository: Layer.Layer<ApiKeyRepository, never, SqlClie
   ApiKeyRepository,
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
+
+    /**
+     * Authentications in one statement per round (a key's nonce once per round, since one upsert
+     * cannot touch a row twice): each key with its nonce claim and terminal. The requests share the
+     * nonce lifetime (`expiresAt - now`, the resolver's batch key), which the claim's condition uses
+     * for each request's own `now`.
+     */
+    const authenticateMany = (requests: ReadonlyArray<Authenticate>) =>
+      Effect.gen(function*() {
+        const answers = new Array<Option.Option<Authenticated>>(requests.length).fill(Option.none())
+        const lifetime = requests[0]!.expiresAt - requests[0]!.now
+        for (const round of rounds(requests, (r) => `${r.keyHash}\u0000${r.nonce}`)) {
+          const rows = yield* orDie(sql<AuthenticatedRow & { readonly ord: number }>`WITH v AS (
+              SELECT * FROM jsonb_to_recordset(${jsonRows(round.map((index) => {
+                const r = requests[index]!
+                return { ord: index, key_hash: r.keyHash, nonce: r.nonce, expires_at: time(r.expiresAt) }
+              }))}::jsonb) AS v(ord int, key_hash text, nonce text, expires_at timestamptz)
+            ), k AS (
+              SELECT v.ord, v.nonce AS claim, v.expires_at AS claim_expires_at, api_keys.* FROM v JOIN api_keys ON api_keys.key_hash = v.key_hash
+            ), n AS (
+              INSERT INTO nonces (api_key_id, nonce, expires_at)
+              SELECT k.id, k.claim, k.claim_expires_at FROM k WHERE k.revoked_at IS NULL
+              ON CONFLICT (api_key_id, nonce) DO UPDATE SET expires_at = EXCLUDED.expires_at
+                WHERE nonces.expires_at <= EXCLUDED.expires_at - ${lifetime} * interval '1 millisecond'
+              RETURNING api_key_id, nonce
+            )
+            SELECT k.ord, t.*, k.id AS k_id, k.terminal_id AS k_terminal_id, k.key_hash AS k_key_hash, k.prefix AS k_prefix,
+              k.subscription_write AS k_subscription_write, k.created_at AS k_created_at, k.revoked_at AS k_revoked_at,
+              EXISTS (SELECT 1 FROM n WHERE n.api_key_id = k.id AND n.nonce = k.claim) AS k_claimed
+            FROM k LEFT JOIN terminals t ON t.id = k.terminal_id`)
+          for (const row of rows) answers[row.ord] = Option.some(toAuthenticated(row))
+        }
+        return answers.map((answer) => Exit.succeed(answer))
+      })
+
+    // Concurrent authentications (with the same nonce lifetime) go to the database together; while
+    // a batch runs, the ones arriving wait for the next (see `batchResolver`).
+    const authenticator = batchResolver<Authenticate>(authenticateMany, {
+      maxInFlight: authenticationBatchesInFlight,
+      maxBatch: maxAuthenticationBatch,
+      batchKey: (r) => r.expiresAt - r.now
+    })
+
     return ApiKeyRepository.of({
       insert: (key) =>
         orDie(sql`INSERT INTO api_keys (id, terminal_id, key_hash, prefix, subscription_write, created_at, revoked_at)
@@ -228,35 +299,15 @@ export const layerApiKeyRepository: Layer.Layer<ApiKeyRepository, never, SqlClie
         orDie(sql<ApiKeyRow>`SELECT * FROM api_keys WHERE key_hash = ${keyHash}`).pipe(
           Effect.map((rows) => first(rows, toApiKey))
         ),
-      // One round trip: the key, the nonce claim (the NonceStore's upsert, for a key not revoked) and the terminal.
+      // One round trip for the key, the nonce claim (the NonceStore's upsert, for a key not revoked)
+      // and the terminal, shared with the concurrent authentications (see `authenticator`).
       authenticate: (keyHash, nonce, now, expiresAt) =>
-        orDie(sql<AuthenticatedRow>`WITH k AS (SELECT * FROM api_keys WHERE key_hash = ${keyHash}),
-          n AS (
-            INSERT INTO nonces (api_key_id, nonce, expires_at)
-            SELECT k.id, ${nonce}, ${time(expiresAt)} FROM k WHERE k.revoked_at IS NULL
-            ON CONFLICT (api_key_id, nonce) DO UPDATE SET expires_at = EXCLUDED.expires_at
-              WHERE nonces.expires_at <= ${time(now)}
-            RETURNING 1
-          )
-          SELECT t.*, k.id AS k_id, k.terminal_id AS k_terminal_id, k.key_hash AS k_key_hash, k.prefix AS k_prefix,
-            k.subscription_write AS k_subscription_write, k.created_at AS k_created_at, k.revoked_at AS k_revoked_at,
-            EXISTS (SELECT 1 FROM n) AS k_claimed
-          FROM k LEFT JOIN terminals t ON t.id = k.terminal_id`).pipe(
-          Effect.map((rows) =>
-            Option.map(Option.fromUndefinedOr(rows[0]), (row) => ({
-              key: toApiKey({
-                id: row.k_id,
-                terminal_id: row.k_terminal_id,
-                key_hash: row.k_key_hash,
-                prefix: row.k_prefix,
-                subscription_write: row.k_subscription_write,
-                created_at: row.k_created_at,
-                revoked_at: row.k_revoked_at
-              }),
-              terminal: row.id === null ? Option.none() : Option.some(toTerminal(row as TerminalRow)),
-              nonceClaimed: row.k_claimed
-            })))
-        ),
+        Effect.flatMap(Effect.serviceOption(sql.transactionService), (transaction) => {
+          const request = new Authenticate({ keyHash, nonce, now, expiresAt })
+          return Option.isSome(transaction)
+            ? Effect.flatten(Effect.map(authenticateMany([request]), (answers) => answers[0]!))
+            : Effect.request(request, authenticator)
+        }),
       listByTerminal: (terminalId) =>
         Id.isUuid(terminalId)
           ? orDie(sql<ApiKeyRow>`SELECT * FROM api_keys WHERE terminal_id = ${terminalId} ORDER BY created_at, id`)

@@ -12,12 +12,12 @@
  * instead of one each. The ports here have no expected failure:
  * a duplicate id or a delivery of an unknown event is a defect.
  */
-import { Effect, Exit, Layer, Option, Request, RequestResolver } from "effect"
+import { Effect, Exit, Layer, Option, Request } from "effect"
 import { type AttemptRecord, OutboxRepository } from "@paydesk/core"
 import type { Callback } from "@paydesk/core"
 import { SqlClient } from "effect/sql"
 import { Id } from "@paydesk/core"
-import { fromTime, fromTimeOrNull, ofClock, orDie, time, timeOrNull } from "./PgSupport.js"
+import { batchResolver, fromTime, fromTimeOrNull, jsonRows, ofClock, orDie, rounds, time, timeOrNull } from "./PgSupport.js"
 
 /** A delivery row read back from `to_jsonb` (times as ISO text). */
 const fromJson = (row: DeliveryRow): DeliveryRow => {
@@ -96,8 +96,22 @@ const toDelivery = (row: DeliveryRow): Callback.Delivery => ({
   deliveredAt: fromTimeOrNull(row.delivered_at)
 })
 
+/** The column values of an event. */
+export const eventColumns = (event: Callback.OutboxEvent) => ({
+  id: event.id,
+  terminal_id: event.terminalId,
+  event_type: event.eventType,
+  payment_id: event.paymentId,
+  payout_id: event.payoutId,
+  body: event.body,
+  test: event.test,
+  test_clock_id: event.testClockId,
+  sequence: event.sequence,
+  created_at: time(event.createdAt)
+})
+
 /** The column values of a delivery. */
-const deliveryColumns = (d: Callback.Delivery) => ({
+export const deliveryColumns = (d: Callback.Delivery) => ({
   id: d.id,
   event_id: d.eventId,
   terminal_id: d.terminalId,
@@ -145,27 +159,12 @@ const toAttempt = (row: AttemptRow): Callback.Attempt => ({
  * (the delivery's columns as stored; `Date`s become ISO 8601 text in JSON).
  */
 const recordRows = (records: ReadonlyArray<AttemptRecord>) =>
-  JSON.stringify(records.map(({ attempt: a, delivery, expectedAttempts }, ord) => ({
+  jsonRows(records.map(({ attempt: a, delivery, expectedAttempts }, ord) => ({
     ord, expected: expectedAttempts,
     ...deliveryColumns(delivery),
     a_id: a.id, a_number: a.attemptNumber, a_at: time(a.at), a_url: a.url, a_status_code: a.statusCode, a_latency_ms: a.latencyMs,
     a_error: a.error, a_response_body: a.responseBody
   })))
-
-/**
- * Splits records into rounds in which each delivery appears once, keeping each delivery's records
- * in order: running the rounds one after the other is running the records one after the other.
- */
-const rounds = (records: ReadonlyArray<AttemptRecord>): Array<Array<number>> => {
-  const result: Array<Array<number>> = []
-  const next = new Map<string, number>()
-  records.forEach((record, index) => {
-    const round = next.get(record.delivery.id) ?? 0
-    next.set(record.delivery.id, round + 1)
-    ;(result[round] ??= []).push(index)
-  })
-  return result
-}
 
 /** One `recordAttempt` waiting to be batched. */
 class RecordAttempt extends Request.Class<AttemptRecord, boolean> {}
@@ -209,7 +208,7 @@ export const layer: Layer.Layer<OutboxRepository, never, SqlClient.SqlClient> = 
 
     const recordAttempts = Effect.fn("PgOutboxRepository.recordAttempts")(function*(records: ReadonlyArray<AttemptRecord>) {
       const results = new Array<boolean>(records.length).fill(false)
-      for (const round of rounds(records)) {
+      for (const round of rounds(records, (record) => record.delivery.id)) {
         const recorded = yield* recordRound(round.map((index) => records[index]!))
         round.forEach((index, i) => results[index] = recorded[i]!)
       }
@@ -218,33 +217,13 @@ export const layer: Layer.Layer<OutboxRepository, never, SqlClient.SqlClient> = 
 
     // Concurrent `recordAttempt`s of the same scheduler turn become one `recordAttempts`. When the
     // batch dies (text PostgreSQL refuses in one of them), each is recorded alone, so only its own fails.
-    const recorder = RequestResolver.make<RecordAttempt>((entries) =>
-      Effect.gen(function*() {
-        const batch = yield* Effect.exit(recordAttempts(entries.map((entry) => entry.request)))
-        if (Exit.isSuccess(batch)) {
-          entries.forEach((entry, i) => entry.completeUnsafe(Exit.succeed(batch.value[i]!)))
-        } else if (entries.length === 1) {
-          entries[0].completeUnsafe(Exit.failCause(batch.cause))
-        } else {
-          for (const entry of entries) entry.completeUnsafe(yield* Effect.exit(recordOne(entry.request)))
-        }
-      })
+    const recorder = batchResolver<RecordAttempt>((requests) =>
+      Effect.map(recordAttempts(requests), (recorded) => recorded.map((value) => Exit.succeed(value)))
     )
 
     return OutboxRepository.of({
       insertEvent: Effect.fn("PgOutboxRepository.insertEvent")(function*(event, delivery) {
-        const columns = sql.insert({
-          id: event.id,
-          terminal_id: event.terminalId,
-          event_type: event.eventType,
-          payment_id: event.paymentId,
-          payout_id: event.payoutId,
-          body: event.body,
-          test: event.test,
-          test_clock_id: event.testClockId,
-          sequence: event.sequence,
-          created_at: time(event.createdAt)
-        })
+        const columns = sql.insert(eventColumns(event))
         // With its delivery: one statement (the delivery's foreign key is checked at its end).
         yield* orDie(delivery === undefined
           ? sql`INSERT INTO outbox_events ${columns}`

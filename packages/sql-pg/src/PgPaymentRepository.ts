@@ -8,16 +8,19 @@
  * skip rows other transactions hold; the caller changes them in the same transaction. Claims take
  * the rows of the given test clock only (of none by default).
  */
-import { Effect, Layer, Option } from "effect"
+import { Effect, Exit, Layer, Option, Request } from "effect"
 import { Payment, PaymentRepository, UnknownTimeZone, WriteConflict } from "@paydesk/core"
-import type { DailyStats, PaymentFilter, StatusStats } from "@paydesk/core"
+import type { Callback, DailyStats, PaymentFilter, StatusStats } from "@paydesk/core"
 import { SqlClient } from "effect/sql"
+import { deliveryColumns, eventColumns } from "./PgOutboxRepository.js"
 import {
+  batchResolver,
   conflictOnUnique,
   fromMicro,
   fromRub,
   fromTime,
   fromTimeOrNull,
+  jsonRows,
   micro,
   ofClock,
   orDie,
@@ -123,6 +126,21 @@ const toColumns = (p: Payment.Payment) => ({
 
 const statusOrder = (status: Payment.Status): number => Payment.statuses.indexOf(status)
 
+/** One `insertCreated` waiting to be committed with the concurrent ones. */
+class InsertCreated extends Request.Class<{
+  readonly payment: Payment.Payment
+  readonly event: Callback.OutboxEvent
+  readonly delivery: Callback.Delivery | undefined
+}, void, WriteConflict> {}
+
+/** Batches of `insertCreated` running at once at most; the creations arriving meanwhile wait for the next one. */
+export const creationBatchesInFlight = 2
+/** Creations in one batch at most. */
+export const maxCreationBatch = 200
+
+/** The columns each row of a table is written with (a row of the same function's keys). */
+const columnList = (row: object): string => Object.keys(row).join(", ")
+
 /** `PaymentRepository` on the `SqlClient` in context. */
 export const layer: Layer.Layer<PaymentRepository, never, SqlClient.SqlClient> = Layer.effect(
   PaymentRepository,
@@ -145,9 +163,61 @@ export const layer: Layer.Layer<PaymentRepository, never, SqlClient.SqlClient> =
         ...(filter.createdBefore === undefined ? [] : [sql`created_at < ${time(filter.createdBefore)}`])
       ])
 
+    /**
+     * New payments with their events and deliveries in one statement (so one commit): a payment a
+     * unique rule refuses is skipped with its event and delivery, the others are stored. Answers
+     * which were stored, in order.
+     */
+    const insertCreatedMany = (requests: ReadonlyArray<InsertCreated>) =>
+      Effect.suspend(() => {
+        const payments = requests.map(({ payment }) => ({ ...toColumns(payment), metadata: payment.metadata }))
+        const events = requests.map(({ event }) => eventColumns(event))
+        const deliveries = requests.flatMap(({ delivery }) => delivery === undefined ? [] : [deliveryColumns(delivery)])
+        const [paymentColumns, eventColumnList] = [sql.literal(columnList(payments[0]!)), sql.literal(columnList(events[0]!))]
+        const deliveryPart = deliveries.length === 0 ? sql`` : sql`, d AS (
+            INSERT INTO deliveries (${sql.literal(columnList(deliveries[0]!))})
+            SELECT ${sql.literal(columnList(deliveries[0]!))} FROM jsonb_populate_recordset(NULL::deliveries, ${jsonRows(deliveries)}::jsonb)
+            WHERE event_id IN (SELECT id FROM e)
+          )`
+        return Effect.map(
+          orDie(sql<{ readonly id: string }>`WITH p AS (
+              INSERT INTO payments (${paymentColumns})
+              SELECT ${paymentColumns} FROM jsonb_populate_recordset(NULL::payments, ${jsonRows(payments)}::jsonb)
+              ON CONFLICT DO NOTHING
+              RETURNING id
+            ), e AS (
+              INSERT INTO outbox_events (${eventColumnList})
+              SELECT ${eventColumnList} FROM jsonb_populate_recordset(NULL::outbox_events, ${jsonRows(events)}::jsonb)
+              WHERE payment_id IN (SELECT id FROM p)
+              RETURNING id
+            )${deliveryPart}
+            SELECT id FROM p`),
+          (rows) => {
+            const stored = new Set(rows.map((row) => row.id))
+            return requests.map(({ payment }) =>
+              stored.has(payment.id)
+                ? Exit.void
+                : Exit.fail(new WriteConflict({ constraint: "payments_unique", message: "payments_unique already taken or changed concurrently" })))
+          }
+        )
+      })
+
+    // Outside a transaction, concurrent creations are committed together: while a batch runs, the
+    // ones arriving wait and go in the next (group commit), each answered after its own commit.
+    const creator = batchResolver<InsertCreated>(insertCreatedMany, { maxInFlight: creationBatchesInFlight, maxBatch: maxCreationBatch })
+
     return PaymentRepository.of({
       insert: Effect.fn("PgPaymentRepository.insert")(function*(payment) {
         yield* sql`INSERT INTO payments ${sql.insert(toColumns(payment))}`.pipe(conflictOnUnique("payments_unique"))
+      }),
+
+      // Inside a transaction: alone, in it. Outside: batched with the concurrent ones (see `creator`).
+      insertCreated: Effect.fn("PgPaymentRepository.insertCreated")(function*(payment, event, delivery) {
+        const request = new InsertCreated({ payment, event, delivery })
+        const transaction = yield* Effect.serviceOption(sql.transactionService)
+        return yield* Option.isSome(transaction)
+          ? Effect.flatten(Effect.map(insertCreatedMany([request]), (answers) => answers[0]!))
+          : Effect.request(request, creator)
       }),
 
       get: Effect.fn("PgPaymentRepository.get")(function*(id) {

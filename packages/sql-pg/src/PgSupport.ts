@@ -5,7 +5,7 @@
  * `WriteConflict`, text PostgreSQL cannot store (a NUL character: SQLSTATE 22021, 22P05) dies with the
  * core's `UnstorableText` (a 400, not a 500, at the HTTP edge), and any other SQL failure is a defect.
  */
-import { Effect, Option } from "effect"
+import { Effect, Exit, Option, type Request, RequestResolver } from "effect"
 import { Id, UnstorableText, WriteConflict } from "@paydesk/core"
 import type { SqlClient } from "effect/sql"
 import type { SqlError } from "effect/sql/SqlError"
@@ -95,4 +95,101 @@ export const ofClock = (sql: SqlClient.SqlClient, testClockId: string | null | u
   const id = testClockId ?? null
   if (id !== null && !Id.isUuid(id)) return sql`false`
   return id === null ? sql`${column} IS NULL` : sql`${column} = ${id}`
+}
+
+/**
+ * Rows as one JSON parameter (for `jsonb_populate_recordset` or `jsonb_to_recordset`): `Date`s become
+ * ISO 8601 text, and a lone surrogate in a string becomes U+FFFD, as the driver's UTF-8 encoding of a
+ * text parameter makes it (JSON would keep it as an escape PostgreSQL refuses).
+ */
+export const jsonRows = (rows: ReadonlyArray<unknown>): string =>
+  JSON.stringify(rows, (_key, value: unknown) =>
+    typeof value === "string" && surrogate.test(value) ? value.replace(loneSurrogate, "\ufffd") : value)
+
+/** A UTF-16 surrogate (the cheap test before the replacement). */
+const surrogate = /[\ud800-\udfff]/
+/** A UTF-16 surrogate without its other half. */
+const loneSurrogate = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g
+
+/**
+ * Splits items into rounds in which each key appears once, keeping each key's items in order (as
+ * indexes): running the rounds one after the other is running the items one after the other.
+ */
+export const rounds = <A>(items: ReadonlyArray<A>, keyOf: (item: A) => string): Array<Array<number>> => {
+  const result: Array<Array<number>> = []
+  const next = new Map<string, number>()
+  items.forEach((item, index) => {
+    const key = keyOf(item)
+    const round = next.get(key) ?? 0
+    next.set(key, round + 1)
+    ;(result[round] ??= []).push(index)
+  })
+  return result
+}
+
+/**
+ * A resolver that runs the requests waiting together as one batch: `run` answers each request of the
+ * batch, in order. When a batch dies (text PostgreSQL refuses in one of them, say), each of its
+ * requests runs alone, so only the one at fault fails.
+ *
+ * Without `maxInFlight`, a batch is the requests of one scheduler turn. With it, at most that many
+ * batches run at once: the requests arriving while they run wait and go together in the next batch
+ * (group commit), up to `maxBatch` requests in one.
+ */
+export const batchResolver = <A extends Request.Any>(
+  run: (requests: ReadonlyArray<A>) => Effect.Effect<ReadonlyArray<Exit.Exit<Request.Success<A>, Request.Error<A>>>>,
+  options: {
+    readonly maxInFlight?: number
+    readonly maxBatch?: number
+    /** Requests of different keys never share a batch. */
+    readonly batchKey?: (request: A) => unknown
+  } = {}
+): RequestResolver.RequestResolver<A> => {
+  const maxInFlight = options.maxInFlight ?? Number.POSITIVE_INFINITY
+  const maxBatch = options.maxBatch ?? Number.POSITIVE_INFINITY
+  let inFlight = 0
+  const waiting = new Set<() => void>()
+  // The batch collects requests until a slot is free (always one scheduler turn at least).
+  const slot: Effect.Effect<void> = Effect.suspend(() =>
+    inFlight < maxInFlight
+      ? Effect.yieldNow
+      : Effect.andThen(
+        Effect.callback<void>((resume) => {
+          const wake = () => resume(Effect.void)
+          waiting.add(wake)
+          return Effect.sync(() => waiting.delete(wake))
+        }),
+        slot
+      )
+  )
+  const release = Effect.sync(() => {
+    inFlight--
+    const woken = [...waiting]
+    waiting.clear()
+    for (const wake of woken) wake()
+  })
+  const key = {}
+  const batchKey = options.batchKey
+  return RequestResolver.makeWith<A>({
+    batchKey: batchKey === undefined ? () => key : (entry) => batchKey(entry.request),
+    delay: slot,
+    collectWhile: (entries) => entries.size < maxBatch,
+    runAll: (entries) =>
+      Effect.suspend(() => {
+        inFlight++
+        return Effect.gen(function*() {
+          const batch = yield* Effect.exit(run(entries.map((entry) => entry.request)))
+          if (Exit.isSuccess(batch)) {
+            entries.forEach((entry, i) => entry.completeUnsafe(batch.value[i]!))
+          } else if (entries.length === 1) {
+            entries[0].completeUnsafe(Exit.failCause(batch.cause))
+          } else {
+            for (const entry of entries) {
+              const alone = yield* Effect.exit(run([entry.request]))
+              entry.completeUnsafe(Exit.isSuccess(alone) ? alone.value[0]! : Exit.failCause(alone.cause))
+            }
+          }
+        })
+      }).pipe(Effect.ensuring(release))
+  })
 }

@@ -6,6 +6,7 @@ import {
   CallbackTransport,
   Config,
   LedgerRepository,
+  IdempotencyStore,
   OutboxRepository,
   PaydeskConfig,
   PaymentRepository,
@@ -204,9 +205,10 @@ for (const target of targets) {
     it.live("a use case that fails after its first write leaves no row behind", () =>
       timed((clock) => Effect.gen(function*() {
         const { merchant, principal } = yield* setup
-        const failingOutbox = OutboxRepository.of({ ...(yield* OutboxRepository), insertEvent: () => Effect.die(new Error("disk full")) })
+        // The idempotency record fails after the payment with its event and delivery were written.
+        const failingKeys = IdempotencyStore.of({ ...(yield* IdempotencyStore), insert: () => Effect.die(new Error("disk full")) })
         const exit = yield* Effect.exit(
-          Payments.create(principal, { amount: "10", orderId: "half" }).pipe(Effect.provideService(OutboxRepository, failingOutbox))
+          Payments.create(principal, { amount: "10", orderId: "half", idempotencyKey: "half-key" }).pipe(Effect.provideService(IdempotencyStore, failingKeys))
         )
         assert.strictEqual(exit._tag, "Failure")
         assert.isTrue(Option.isNone(yield* (yield* PaymentRepository).findByOrderId(merchant.terminal.id, "prod", "half")))

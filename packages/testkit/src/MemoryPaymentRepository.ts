@@ -8,9 +8,10 @@
  * rows of the given test clock only (of none by default).
  */
 import { Effect, Layer, Option } from "effect"
-import { Payment, PaymentRepository } from "@paydesk/core"
+import { OutboxRepository, Payment, PaymentRepository } from "@paydesk/core"
 import type { DailyStats, PaymentFilter, StatusStats } from "@paydesk/core"
 import { compareText, earliest, MemoryDatabase, newestFirst, writeConflict } from "./MemoryDatabase.js"
+import * as MemoryOutboxRepository from "./MemoryOutboxRepository.js"
 
 /** Whether a payment passes a listing filter. */
 export const matches = (filter: PaymentFilter) => (p: Payment.Payment): boolean =>
@@ -34,11 +35,15 @@ const dayIn = (timeZone: string) => {
 const orderKey = (p: Pick<Payment.Payment, "terminalId" | "environment" | "orderId">): string =>
   `${p.terminalId}\u0000${p.environment}\u0000${p.orderId}`
 
-/** Memory `PaymentRepository` on the `MemoryDatabase` in context. */
+/**
+ * Memory `PaymentRepository` on the `MemoryDatabase` in context; `insertCreated` writes the event
+ * and delivery through the memory `OutboxRepository` (the same one the store's graph builds).
+ */
 export const layer: Layer.Layer<PaymentRepository, never, MemoryDatabase> = Layer.effect(
   PaymentRepository,
   Effect.gen(function*() {
     const db = yield* MemoryDatabase
+    const outbox = yield* OutboxRepository
     const { payments } = db.tables
 
     const uniqueViolation = (candidate: Payment.Payment): string | null => {
@@ -59,15 +64,18 @@ export const layer: Layer.Layer<PaymentRepository, never, MemoryDatabase> = Laye
         return Option.none<Payment.Payment>()
       }))
 
+    const insert = (payment: Payment.Payment) =>
+      db.atomically(Effect.suspend(() => {
+        if (payments.has(payment.id)) return Effect.fail(writeConflict("payments_pkey"))
+        const violated = uniqueViolation(payment)
+        if (violated !== null) return Effect.fail(writeConflict(violated))
+        payments.set(payment.id, payment)
+        return Effect.void
+      }))
+
     return PaymentRepository.of({
-      insert: (payment) =>
-        db.atomically(Effect.suspend(() => {
-          if (payments.has(payment.id)) return Effect.fail(writeConflict("payments_pkey"))
-          const violated = uniqueViolation(payment)
-          if (violated !== null) return Effect.fail(writeConflict(violated))
-          payments.set(payment.id, payment)
-          return Effect.void
-        })),
+      insert,
+      insertCreated: (payment, event, delivery) => db.transaction(Effect.andThen(insert(payment), outbox.insertEvent(event, delivery))),
       get,
       getForUpdate: get,
       update: (payment) =>
@@ -143,4 +151,4 @@ export const layer: Layer.Layer<PaymentRepository, never, MemoryDatabase> = Laye
         ))
     })
   })
-)
+).pipe(Layer.provide(MemoryOutboxRepository.layer))

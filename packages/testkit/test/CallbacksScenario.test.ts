@@ -1,7 +1,7 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Effect, Option } from "effect"
 import { TestClock } from "effect/testing"
-import { CallbackTransport, Callbacks, Config, OutboxRepository, PaydeskConfig, TerminalRepository, PaymentRepository, Payments, Terminals, Work } from "@paydesk/core"
+import { CallbackTransport, Callbacks, Config, IdempotencyStore, OutboxRepository, PaydeskConfig, TerminalRepository, PaymentRepository, Payments, Terminals, Work } from "@paydesk/core"
 import { Kit, RecordingCallbackTransport } from "@paydesk/testkit"
 
 const start = Date.parse("2026-06-01T12:00:00.000Z")
@@ -106,14 +106,15 @@ describe("Atomicity", () => {
     Effect.gen(function*() {
       const { merchant, principal } = yield* setup
       const payments = yield* PaymentRepository
-      // The outbox fails after the payment row was written: nothing of the payment may remain.
-      const failingOutbox = OutboxRepository.of({
-        ...(yield* OutboxRepository),
-        insertEvent: () => Effect.die(new Error("disk full"))
+      // The idempotency record fails after the payment, its event and delivery were written in the
+      // same transaction: nothing of the payment may remain.
+      const failingKeys = IdempotencyStore.of({
+        ...(yield* IdempotencyStore),
+        insert: () => Effect.die(new Error("disk full"))
       })
       const exit = yield* Effect.exit(
-        Payments.create(principal, { amount: "10", orderId: "half", test: true }).pipe(
-          Effect.provideService(OutboxRepository, failingOutbox)
+        Payments.create(principal, { amount: "10", orderId: "half", test: true, idempotencyKey: "half-key" }).pipe(
+          Effect.provideService(IdempotencyStore, failingKeys)
         )
       )
       assert.strictEqual(exit._tag, "Failure")

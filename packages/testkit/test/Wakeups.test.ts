@@ -4,6 +4,7 @@ import { TestClock } from "effect/testing"
 import {
   Atomic,
   Callbacks,
+  IdempotencyStore,
   OutboxRepository,
   PaymentRepository,
   Payments,
@@ -205,14 +206,15 @@ describe("Wakeups", () => {
   it.effect("a use case that rolls back notifies nothing", () =>
     Effect.gen(function*() {
       const { merchant, principal, batches } = yield* setup
-      // The outbox fails after the payment row (and its expiry wakeup) were written.
-      const failingOutbox = OutboxRepository.of({
-        ...(yield* OutboxRepository),
-        insertEvent: () => Effect.die(new Error("disk full"))
+      // The idempotency record fails after the payment with its event and delivery (and their
+      // wakeups) were written in the same transaction.
+      const failingKeys = IdempotencyStore.of({
+        ...(yield* IdempotencyStore),
+        insert: () => Effect.die(new Error("disk full"))
       })
       const exit = yield* Effect.exit(
-        Payments.create(principal, { amount: "10", orderId: "half", test: true }).pipe(
-          Effect.provideService(OutboxRepository, failingOutbox)
+        Payments.create(principal, { amount: "10", orderId: "half", test: true, idempotencyKey: "half-key" }).pipe(
+          Effect.provideService(IdempotencyStore, failingKeys)
         )
       )
       assert.strictEqual(exit._tag, "Failure")

@@ -2,7 +2,11 @@
  * Port: payments.
  *
  * Contract: `insert` fails with `WriteConflict` when `(terminalId, environment, orderId)` or
- * `payToken` is taken. `update` stores a record whose `version` is one above the stored one
+ * `payToken` is taken. `insertCreated` stores a new payment together with its first outbox event
+ * and that event's delivery (if any) as one write: in the caller's transaction when there is one,
+ * else atomically on its own (committed before it succeeds); when the payment's unique rules refuse
+ * it, it fails with `WriteConflict` and stores none of them. Outside a transaction an adapter may
+ * commit concurrent calls together, but one call's conflict never fails another. `update` stores a record whose `version` is one above the stored one
  * and fails with `WriteConflict` otherwise (a concurrent writer won). `list` returns newest
  * first (`createdAt` desc, then id) with the total count of the filter; `daily` groups `stats` by
  * the calendar day of `createdAt` in a time zone. `claimExpired` returns,
@@ -16,6 +20,7 @@
  * `processing` payments (`null` when none).
  */
 import { Context, type Effect, type Option } from "effect"
+import type { Delivery, OutboxEvent } from "../Callback.js"
 import type { UnknownTimeZone, WriteConflict } from "../Errors.js"
 import type { Environment, Payment, Status } from "../Payment.js"
 
@@ -47,6 +52,7 @@ export interface StatusStats {
 
 export class PaymentRepository extends Context.Service<PaymentRepository, {
   insert(payment: Payment): Effect.Effect<void, WriteConflict>
+  insertCreated(payment: Payment, event: OutboxEvent, delivery: Delivery | undefined): Effect.Effect<void, WriteConflict>
   get(id: string): Effect.Effect<Option.Option<Payment>>
   getForUpdate(id: string): Effect.Effect<Option.Option<Payment>>
   update(payment: Payment): Effect.Effect<void, WriteConflict>

@@ -34,11 +34,14 @@ const notify = (items: ReadonlyArray<Wakeup>): Effect.Effect<void> =>
         ))
 
 /** Records that a record becomes due at `w.at`: after the commit inside `atomic`, at once outside (never on a test clock). */
-export const wakeup = (w: Wakeup): Effect.Effect<void> =>
+export const wakeup = (w: Wakeup): Effect.Effect<void> => wakeups([w])
+
+/** `wakeup` of several records; outside `atomic` they are notified together. */
+export const wakeups = (items: ReadonlyArray<Wakeup>): Effect.Effect<void> =>
   Effect.flatMap(Effect.all([Collector, TestClock.Scope]), ([collector, clock]) => {
     if (clock !== null) return Effect.void
-    if (collector === null) return notify([w])
-    collector.push(w)
+    if (collector === null) return notify(items)
+    collector.push(...items)
     return Effect.void
   })
 

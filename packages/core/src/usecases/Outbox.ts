@@ -98,15 +98,21 @@ export const deliver = Effect.fn("Outbox.deliver")(function*(event: Pick<OutboxE
  * URL, its delivery (both in one write).
  */
 export const enqueue = Effect.fn("Outbox.enqueue")(function*(input: EventInput) {
-  const event = yield* newEvent(input)
-  if (input.terminal.callbackUrl === null) {
-    yield* (yield* OutboxRepository).insertEvent(event)
-    return event.id
-  }
-  const delivery = yield* newDelivery(event, "scheduled")
+  const { event, delivery } = yield* prepare(input)
   yield* (yield* OutboxRepository).insertEvent(event, delivery)
-  yield* wakeup({ kind: "delivery", deliveryId: delivery.id, at: delivery.createdAt })
+  if (delivery !== undefined) yield* wakeup({ kind: "delivery", deliveryId: delivery.id, at: delivery.createdAt })
   return event.id
+})
+
+/**
+ * The event of `input` and, when the terminal has a callback URL, its delivery (due now), without
+ * writing them: for a caller that stores them together with their object in one write. The caller
+ * sends the delivery's wakeup once they are stored.
+ */
+export const prepare = Effect.fn("Outbox.prepare")(function*(input: EventInput) {
+  const event = yield* newEvent(input)
+  const delivery = input.terminal.callbackUrl === null ? undefined : yield* newDelivery(event, "scheduled")
+  return { event, delivery }
 })
 
 /** The event of `input`, numbered after the earlier events of its object (unless the caller numbered it). */
@@ -148,15 +154,18 @@ export const paymentEvents = Effect.fn("Outbox.paymentEvents")(function*(
   created = false
 ) {
   for (const [index, eventType] of eventTypes.entries()) {
-    yield* enqueue({
-      ...(created ? { sequence: index + 1 } : {}),
-      terminal,
-      eventType,
-      body: paymentBody(eventType, payment),
-      test: payment.environment === "sandbox",
-      paymentId: payment.id,
-      payoutId: null,
-      testClockId: payment.testClockId
-    })
+    yield* enqueue(paymentEvent(terminal, payment, eventType, created ? index + 1 : undefined))
   }
+})
+
+/** What a payment's event is written from; `sequence` when the caller knows its number. */
+export const paymentEvent = (terminal: Terminal, payment: Payment, eventType: CallbackEventType, sequence?: number): EventInput => ({
+  ...(sequence === undefined ? {} : { sequence }),
+  terminal,
+  eventType,
+  body: paymentBody(eventType, payment),
+  test: payment.environment === "sandbox",
+  paymentId: payment.id,
+  payoutId: null,
+  testClockId: payment.testClockId
 })

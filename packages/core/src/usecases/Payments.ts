@@ -27,7 +27,7 @@ import { PaymentRepository, type PaymentFilter } from "../ports/PaymentRepositor
 import { TerminalRepository } from "../ports/TerminalRepository.js"
 import { TestClockRepository } from "../ports/TestClockRepository.js"
 import * as TestClock from "../TestClock.js"
-import { atomic, wakeup } from "./Atomic.js"
+import { atomic, wakeups } from "./Atomic.js"
 import * as Outbox from "./Outbox.js"
 import * as Settlement from "./Settlement.js"
 import * as Lifecycle from "./SubscriptionLifecycle.js"
@@ -136,11 +136,19 @@ export const testClockOf = Effect.fn("Payments.testClockOf")(function*(terminalI
   return found.value
 })
 
-/** Stores a new unpaid payment, in the caller's transaction: its expiry wakeup and `payment.created`. */
+/**
+ * Stores a new unpaid payment with its `payment.created` (and that event's delivery) in one write,
+ * in the caller's transaction if there is one, else atomically on its own; then its expiry and
+ * delivery wakeups (after the caller's commit, or at once). A taken `order_id` is a `WriteConflict`
+ * and stores nothing.
+ */
 export const insertNew = Effect.fn("Payments.insertNew")(function*(terminal: Terminal, payment: Payment.Payment) {
-  yield* (yield* PaymentRepository).insert(payment)
-  if (payment.expiresAt !== null) yield* wakeup({ kind: "expiry", paymentId: payment.id, at: payment.expiresAt })
-  yield* Outbox.paymentEvents(terminal, payment, ["payment.created"], true)
+  const { event, delivery } = yield* Outbox.prepare(Outbox.paymentEvent(terminal, payment, "payment.created", 1))
+  yield* (yield* PaymentRepository).insertCreated(payment, event, delivery)
+  yield* wakeups([
+    ...(payment.expiresAt === null ? [] : [{ kind: "expiry", paymentId: payment.id, at: payment.expiresAt } as const]),
+    ...(delivery === undefined ? [] : [{ kind: "delivery", deliveryId: delivery.id, at: delivery.createdAt } as const])
+  ])
 })
 
 /** Creates a payment; a repeated `order_id` with the same parameters returns the first one. */
@@ -202,10 +210,47 @@ export const create = Effect.fn("Payments.create")(function*(principal: Principa
   const payToken = yield* entropy.token(24)
   const csrfToken = yield* entropy.token(24)
 
-  // A payment on a test clock is created at the clock's time. The first attempt inserts at once
-  // (the order_id was free a moment ago); when a concurrent request took it meanwhile, the insert
-  // is a WriteConflict and the retry finds that payment and answers it as a replay.
+  const newPayment = (now: number): Payment.Payment => ({
+    id,
+    terminalId: terminal.id,
+    orderId: request.orderId,
+    amount: request.amount,
+    currency: "RUB",
+    description: request.description,
+    metadata: request.metadata,
+    paymentMethod: request.paymentMethod,
+    environment: request.environment,
+    testClockId: clock?.id ?? null,
+    status: "created",
+    payToken,
+    csrfToken,
+    subscriptionId: null,
+    fingerprint: print,
+    qrPayload,
+    expiresAt: now + config.paymentLifetimeMs,
+    createdAt: now,
+    updatedAt: now,
+    paidAt: null,
+    settlement: null,
+    version: 1
+  })
+
+  // The first attempt inserts at once (the order_id was free a moment ago); when a concurrent
+  // request took it meanwhile, the insert is a WriteConflict and the retry finds that payment and
+  // answers it as a replay.
   let attempt = 0
+  if (key === null && clock === null) {
+    // Nothing else to write with it: the payment, its event and delivery are one write of their own,
+    // which the store may commit together with concurrent creations (each answered after its commit).
+    attempt++
+    const payment = newPayment(yield* Clock.currentTimeMillis)
+    const stored = yield* insertNew(terminal, payment).pipe(
+      Effect.as(true),
+      Effect.catchTag("WriteConflict", () => Effect.succeed(false))
+    )
+    if (stored) return { payment, created: true }
+  }
+  // A payment on a test clock is created at the clock's time.
   return yield* forObject(clock?.id ?? null, atomic(Effect.gen(function*() {
     attempt++
     const keyedNow = yield* keyed()
@@ -218,31 +263,7 @@ export const create = Effect.fn("Payments.create")(function*(principal: Principa
       yield* remember(answer.payment)
       return answer
     }
-    const now = yield* Clock.currentTimeMillis
-    const payment: Payment.Payment = {
-      id,
-      terminalId: terminal.id,
-      orderId: request.orderId,
-      amount: request.amount,
-      currency: "RUB",
-      description: request.description,
-      metadata: request.metadata,
-      paymentMethod: request.paymentMethod,
-      environment: request.environment,
-      testClockId: clock?.id ?? null,
-      status: "created",
-      payToken,
-      csrfToken,
-      subscriptionId: null,
-      fingerprint: print,
-      qrPayload,
-      expiresAt: now + config.paymentLifetimeMs,
-      createdAt: now,
-      updatedAt: now,
-      paidAt: null,
-      settlement: null,
-      version: 1
-    }
+    const payment = newPayment(yield* Clock.currentTimeMillis)
     yield* insertNew(terminal, payment)
     yield* remember(payment)
     return { payment, created: true }

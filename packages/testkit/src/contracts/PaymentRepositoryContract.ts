@@ -1,15 +1,16 @@
 /**
  * Contract suite of `PaymentRepository`: round trip of every field, unique order ids and pay
- * tokens, optimistic updates, listing order, paging, filters and totals, stats, and the claims.
+ * tokens, a new payment stored with its event and delivery (`insertCreated`), optimistic updates, listing order, paging, filters and totals, stats, and the claims.
  *
  * Every test works on a fresh terminal (and a fresh subscription for recurring payments), so the
  * suite runs on a shared database; claims are checked on the suite's own rows among whatever else
  * is due.
  */
 import { assert, layer } from "@effect/vitest"
-import { Effect, Layer } from "effect"
+import { Effect, Exit, Layer, Option } from "effect"
 import {
   AccountRepository,
+  OutboxRepository,
   PaymentRepository,
   PlanRepository,
   SubscriptionRepository,
@@ -23,6 +24,7 @@ import { expectWriteConflict, ids, none, only, some } from "./Support.js"
 /** What the suite needs. */
 export type Requirements =
   | PaymentRepository
+  | OutboxRepository
   | AccountRepository
   | TerminalRepository
   | PlanRepository
@@ -293,6 +295,79 @@ export const suite = <E>(name: string, layer_: Layer.Layer<Requirements, E>): vo
         const claimed = yield* repo.claimUnconverted(terminal.id, 100)
         assert.deepStrictEqual(new Set(ids(claimed)), new Set(ids(wanted)))
         assert.strictEqual((yield* repo.claimUnconverted(terminal.id, 1)).length, 1)
+      }))
+
+    /** A new payment of the terminal with its `payment.created` and (unless `withDelivery` is false) its delivery. */
+    const created = (terminalId: string, overrides: Partial<Payment.Payment> = {}, withDelivery = true) => {
+      const payment = Fixtures.payment(terminalId, overrides)
+      const event = Fixtures.outboxEvent(terminalId, { paymentId: payment.id, createdAt: payment.createdAt })
+      return { payment, event, delivery: withDelivery ? Fixtures.delivery(event) : undefined }
+    }
+    const stored = (c: ReturnType<typeof created>) =>
+      Effect.gen(function*() {
+        const outbox = yield* OutboxRepository
+        return {
+          payment: yield* (yield* PaymentRepository).get(c.payment.id),
+          event: yield* outbox.getEvent(c.event.id),
+          delivery: c.delivery === undefined ? Option.none() : yield* outbox.getDelivery(c.delivery.id)
+        }
+      })
+
+    it.effect("insertCreated stores a payment with its event and delivery; a taken order id stores none of them", () =>
+      Effect.gen(function*() {
+        const { terminal, repo } = yield* setup
+        const first = created(terminal.id, { description: "Кофе", metadata: { cart: [1, 2], note: "привет" } })
+        yield* repo.insertCreated(first.payment, first.event, first.delivery)
+        const found = yield* stored(first)
+        assert.deepStrictEqual(found.payment, Option.some(first.payment))
+        assert.deepStrictEqual(found.event, Option.some(first.event))
+        assert.deepStrictEqual(found.delivery, Option.some(first.delivery!))
+
+        const noCallback = created(terminal.id, {}, false)
+        yield* repo.insertCreated(noCallback.payment, noCallback.event, undefined)
+        assert.deepStrictEqual((yield* stored(noCallback)).event, Option.some(noCallback.event))
+
+        const taken = created(terminal.id, { orderId: first.payment.orderId })
+        yield* expectWriteConflict(repo.insertCreated(taken.payment, taken.event, taken.delivery))
+        const left = yield* stored(taken)
+        assert.isTrue(Option.isNone(left.payment) && Option.isNone(left.event) && Option.isNone(left.delivery))
+      }))
+
+    it.effect("insertCreated in a transaction that fails leaves nothing", () =>
+      Effect.gen(function*() {
+        const { terminal, repo } = yield* setup
+        const c = created(terminal.id)
+        const exit = yield* Effect.exit((yield* Transactions).run(
+          Effect.andThen(repo.insertCreated(c.payment, c.event, c.delivery), Effect.fail("refused" as const))
+        ))
+        assert.isTrue(Exit.isFailure(exit))
+        const left = yield* stored(c)
+        assert.isTrue(Option.isNone(left.payment) && Option.isNone(left.event) && Option.isNone(left.delivery))
+      }))
+
+    it.effect("concurrent insertCreated calls: a taken order id fails only its own call", () =>
+      Effect.gen(function*() {
+        const { terminal, repo } = yield* setup
+        // 24 creations at once; the last 6 repeat the order ids of the first 6 (so 6 of those 12 lose).
+        const orderIds = Array.from({ length: 18 }, (_, i) => `order-${i}-${Fixtures.unique()}`)
+        const all = [...orderIds, ...orderIds.slice(0, 6)].map((orderId, i) => created(terminal.id, { orderId }, i % 2 === 0))
+        const exits = yield* Effect.forEach(all, (c) => Effect.exit(repo.insertCreated(c.payment, c.event, c.delivery)), {
+          concurrency: "unbounded"
+        })
+        assert.isTrue(exits.every((exit) => Exit.isSuccess(exit) || exit.cause.reasons.some((r) => r._tag === "Fail" && r.error._tag === "WriteConflict")))
+        assert.strictEqual(exits.filter(Exit.isSuccess).length, 18)
+        for (const [i, c] of all.entries()) {
+          const found = yield* stored(c)
+          const won = Exit.isSuccess(exits[i]!)
+          assert.strictEqual(Option.isSome(found.payment), won)
+          assert.strictEqual(Option.isSome(found.event), won)
+          assert.strictEqual(Option.isSome(found.delivery), won && c.delivery !== undefined)
+        }
+        // Of each repeated order id exactly one payment was stored.
+        for (const orderId of orderIds) {
+          const listed = yield* repo.list({ terminalId: terminal.id, environment: "all", recurring: null, orderId }, { limit: 5, offset: 0 })
+          assert.strictEqual(listed.total, 1)
+        }
       }))
 
     it.effect("concurrent inserts of one order id: exactly one wins", () =>

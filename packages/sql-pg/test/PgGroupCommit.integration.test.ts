@@ -1,0 +1,120 @@
+/**
+ * Group commit on PostgreSQL, observed in the database: statement-level triggers count the
+ * statements that insert payments and nonces. Concurrent payment creations are written in far
+ * fewer statements than creations, each answered after its commit with its event and delivery;
+ * concurrent API-key authentications share statements too, and a nonce sent twice at once is
+ * still claimed once. A creation whose text PostgreSQL refuses fails alone; a lone surrogate is
+ * stored as a text parameter stores it.
+ */
+import { assert, describe, it } from "@effect/vitest"
+import { Cause, Effect, Exit, Layer, Option } from "effect"
+import { ApiKeyRepository, OutboxRepository, PaymentRepository, Payments } from "@paydesk/core"
+import { Fixtures, Kit } from "@paydesk/testkit"
+import { SqlClient } from "effect/sql"
+import * as PgStore from "../src/PgStore.js"
+import { freshDatabase, targets } from "./PgHarness.js"
+
+/** A fresh migrated database with the kit around it. */
+const kitOn = (url: string) =>
+  Layer.unwrap(Effect.map(freshDatabase(url), (db) => Kit.layerAround(PgStore.layer(db, { maxConnections: 10 }))))
+
+/** Counts the statements that insert into `payments` and into `nonces` from now on. */
+const countStatements = Effect.gen(function*() {
+  const sql = yield* SqlClient.SqlClient
+  yield* sql`CREATE TABLE statement_counts (kind text NOT NULL)`
+  yield* sql.unsafe(`CREATE FUNCTION count_statement() RETURNS trigger LANGUAGE plpgsql AS $$
+    BEGIN INSERT INTO statement_counts VALUES (TG_ARGV[0]); RETURN NULL; END $$`)
+  yield* sql`CREATE TRIGGER count_payment_inserts AFTER INSERT ON payments FOR EACH STATEMENT EXECUTE FUNCTION count_statement('payments')`
+  yield* sql`CREATE TRIGGER count_nonce_inserts AFTER INSERT ON nonces FOR EACH STATEMENT EXECUTE FUNCTION count_statement('nonces')`
+  return Effect.gen(function*() {
+    const rows = yield* sql<{ kind: string; n: number }>`SELECT kind, count(*)::int AS n FROM statement_counts GROUP BY kind`
+    yield* sql`DELETE FROM statement_counts`
+    return { payments: rows.find((r) => r.kind === "payments")?.n ?? 0, nonces: rows.find((r) => r.kind === "nonces")?.n ?? 0 }
+  }).pipe(Effect.orDie)
+}).pipe(Effect.orDie)
+
+for (const target of targets) {
+  describe(`PostgreSQL group commit (${target.name})`, () => {
+    it.live("concurrent creations are written in a few statements, each with its event and delivery", () =>
+      Effect.gen(function*() {
+        const merchant = yield* Kit.provisionMerchant({ callbackUrl: "https://shop.example/cb" })
+        const principal = yield* Kit.apiKeyPrincipal(merchant, crypto.randomUUID())
+        const counted = yield* countStatements
+        const count = 40
+        // Five order ids are sent twice at once with the same parameters: each is created once and
+        // its second request is answered as a replay of the first.
+        const orders = [...Array.from({ length: count }, (_, i) => `g-${i}`), "g-0", "g-1", "g-2", "g-3", "g-4"]
+        const answers = yield* Effect.forEach(orders, (orderId) => Payments.create(principal, { amount: "10", orderId, test: true }), {
+          concurrency: "unbounded"
+        })
+        assert.strictEqual(answers.filter((a) => a.created).length, count)
+        for (const [i, orderId] of orders.slice(count).entries()) {
+          const twice = answers.filter((a) => a.payment.orderId === orderId)
+          assert.strictEqual(twice.length, 2)
+          assert.strictEqual(twice[0]!.payment.id, twice[1]!.payment.id, `order ${i}`)
+        }
+        // Batched: far fewer statements than creations (the losing repeats retried alone at most).
+        assert.isAtMost((yield* counted).payments, count / 4)
+        const outbox = yield* OutboxRepository
+        for (const { payment } of answers) {
+          const events = yield* outbox.listEvents({ paymentId: payment.id })
+          assert.deepStrictEqual(events.map((e) => [e.eventType, e.sequence]), [["payment.created", 1]])
+          assert.strictEqual((yield* outbox.listDeliveries({ paymentId: payment.id, limit: 5 })).length, 1)
+        }
+      }).pipe(Effect.provide(kitOn(target.url))))
+
+    it.live("concurrent authentications share statements; a nonce sent twice at once is claimed once", () =>
+      Effect.gen(function*() {
+        const { terminal } = yield* Fixtures.seedTerminal()
+        const repo = yield* ApiKeyRepository
+        const key = Fixtures.apiKey(terminal.id)
+        const revoked = Fixtures.apiKey(terminal.id, { revokedAt: Fixtures.baseTime })
+        yield* repo.insert(key)
+        yield* repo.insert(revoked)
+        const counted = yield* countStatements
+        const now = Date.now()
+        const calls = [
+          ...Array.from({ length: 30 }, (_, i) => ({ hash: key.keyHash, nonce: `n-${i}` })),
+          ...Array.from({ length: 4 }, () => ({ hash: key.keyHash, nonce: "twice" })),
+          { hash: revoked.keyHash, nonce: "n-r" },
+          { hash: "0".repeat(64), nonce: "n-unknown" }
+        ]
+        const answers = yield* Effect.forEach(calls, (c) => repo.authenticate(c.hash, c.nonce, now, now + 600_000), { concurrency: "unbounded" })
+        const claimed = answers.map((a) => Option.isSome(a) && a.value.nonceClaimed)
+        assert.deepStrictEqual(claimed.slice(0, 30), Array.from({ length: 30 }, () => true))
+        assert.strictEqual(claimed.slice(30, 34).filter(Boolean).length, 1)
+        assert.isTrue(answers.slice(0, 34).every((a) => Option.isSome(a) && a.value.key.id === key.id && Option.isSome(a.value.terminal)))
+        assert.isTrue(Option.isSome(answers[34]!) && answers[34].value.key.id === revoked.id && !answers[34].value.nonceClaimed)
+        assert.isTrue(Option.isNone(answers[35]!))
+        // The first batch holds each repeated nonce once; its repeats go in later rounds.
+        assert.isAtMost((yield* counted).nonces, 10)
+        // Once claimed, a nonce is refused until its claim expires.
+        assert.isFalse(Option.getOrThrow(yield* repo.authenticate(key.keyHash, "n-0", now + 1, now + 600_001)).nonceClaimed)
+        assert.isTrue(Option.getOrThrow(yield* repo.authenticate(key.keyHash, "n-0", now + 600_000, now + 1_200_000)).nonceClaimed)
+      }).pipe(Effect.provide(kitOn(target.url))))
+
+    it.live("a creation with text PostgreSQL refuses fails alone; a lone surrogate is stored as a text parameter stores it", () =>
+      Effect.gen(function*() {
+        const { terminal } = yield* Fixtures.seedTerminal({ callbackUrl: "https://shop.example/cb" })
+        const repo = yield* PaymentRepository
+        const all = Array.from({ length: 6 }, (_, i) => {
+          const payment = Fixtures.payment(terminal.id, { description: i === 2 ? "bad\u0000text" : i === 4 ? "half \ud800 pair" : `fine ${i}` })
+          const event = Fixtures.outboxEvent(terminal.id, { paymentId: payment.id })
+          return { payment, event, delivery: Fixtures.delivery(event) }
+        })
+        const exits = yield* Effect.forEach(all, (c) => Effect.exit(repo.insertCreated(c.payment, c.event, c.delivery)), {
+          concurrency: "unbounded"
+        })
+        assert.deepStrictEqual(exits.map((e) => Exit.isSuccess(e)), [true, true, false, true, true, true])
+        const died = exits[2]!
+        assert.isTrue(Exit.isFailure(died) && Cause.hasDies(died.cause))
+        assert.isTrue(Option.isNone(yield* repo.get(all[2]!.payment.id)))
+        // The same description through a plain text parameter (`insert`) is stored the same way.
+        const plain = Fixtures.payment(terminal.id, { description: "half \ud800 pair" })
+        yield* repo.insert(plain)
+        const stored = Option.getOrThrow(yield* repo.get(all[4]!.payment.id)).description
+        assert.strictEqual(stored, "half \ufffd pair")
+        assert.strictEqual(stored, Option.getOrThrow(yield* repo.get(plain.id)).description)
+      }).pipe(Effect.provide(kitOn(target.url))))
+  })
+}
