@@ -137,13 +137,17 @@ export const testClockOf = Effect.fn("Payments.testClockOf")(function*(terminalI
 })
 
 /**
- * Stores a new unpaid payment with its `payment.created` (and that event's delivery) in one write,
- * in the caller's transaction if there is one, else atomically on its own; then its expiry and
- * delivery wakeups (after the caller's commit, or at once). A taken `order_id` is a `WriteConflict`
- * and stores nothing.
+ * Stores a new payment with its first event (`payment.created` of an unpaid one, `payment.paid` of a
+ * recurring charge booked paid) and that event's delivery in one write, in the caller's transaction
+ * if there is one, else atomically on its own; then its expiry (if it has one) and delivery wakeups
+ * (after the caller's commit, or at once). A taken `order_id` is a `WriteConflict` and stores nothing.
  */
-export const insertNew = Effect.fn("Payments.insertNew")(function*(terminal: Terminal, payment: Payment.Payment) {
-  const { event, delivery } = yield* Outbox.prepare(Outbox.paymentEvent(terminal, payment, "payment.created", 1))
+export const insertNew = Effect.fn("Payments.insertNew")(function*(
+  terminal: Terminal,
+  payment: Payment.Payment,
+  eventType: Payment.CallbackEventType = "payment.created"
+) {
+  const { event, delivery } = yield* Outbox.prepare(Outbox.paymentEvent(terminal, payment, eventType, 1))
   yield* (yield* PaymentRepository).insertCreated(payment, event, delivery)
   yield* wakeups([
     ...(payment.expiresAt === null ? [] : [{ kind: "expiry", paymentId: payment.id, at: payment.expiresAt } as const]),

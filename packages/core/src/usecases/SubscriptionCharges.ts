@@ -20,13 +20,12 @@ import * as StateMachine from "../StateMachine.js"
 import * as Subscription from "../Subscription.js"
 import { ChargeRepository } from "../ports/ChargeRepository.js"
 import { Entropy } from "../ports/Entropy.js"
-import { PaymentRepository } from "../ports/PaymentRepository.js"
 import { SubscriptionRepository } from "../ports/SubscriptionRepository.js"
 import { TerminalRepository } from "../ports/TerminalRepository.js"
 import * as TestClock from "../TestClock.js"
 import * as Acquirers from "./Acquirers.js"
 import { atomic } from "./Atomic.js"
-import * as Outbox from "./Outbox.js"
+import * as Payments from "./Payments.js"
 import * as Settlement from "./Settlement.js"
 import * as Lifecycle from "./SubscriptionLifecycle.js"
 import { forObject } from "./TestClockScope.js"
@@ -94,8 +93,8 @@ const bookPaid = Effect.fn("Subscriptions.bookPaid")(function*(
   const credited = sub.environment === "prod"
     ? { ...payment, settlement: yield* Settlement.credit(terminal.value, payment, sub.terms.merchantAmount) }
     : payment
-  yield* (yield* PaymentRepository).insert(credited)
-  yield* Outbox.paymentEvents(terminal.value, credited, ["payment.paid"])
+  // New in this transaction: stored with its `payment.paid` (numbered 1) in one write.
+  yield* Payments.insertNew(terminal.value, credited, "payment.paid")
   yield* (yield* ChargeRepository).update({
     ...charge,
     status: to,
