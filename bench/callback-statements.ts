@@ -5,11 +5,15 @@
  * no HTTP) between two marker statements. Prints the pass's statements by kind, read from the log
  * (`LOG` = PostgreSQL's log file of that server, readable by this process).
  *
+ * With `KIND=charges`: `CHARGES` live monthly subscriptions whose second charge is due, and one
+ * `Subscriptions.runDueCharges` pass (the kit's acquirer emulator) instead.
+ *
  *   DATABASE_URL=postgres://postgres@127.0.0.1:5432/postgres LOG=/var/log/postgresql/postgresql-15-main.log \
  *     ./run pnpm exec tsx --conditions=@paydesk/source bench/callback-statements.ts
+ *   KIND=charges DATABASE_URL=... ./run pnpm exec tsx --conditions=@paydesk/source bench/callback-statements.ts
  */
-import { Clock, Effect, Layer } from "effect"
-import { Callbacks, Payments } from "@paydesk/core"
+import { Clock, Effect, Layer, Option } from "effect"
+import { Callbacks, Payments, Subscriptions, Work } from "@paydesk/core"
 import { PgStore } from "@paydesk/sql-pg"
 import { Kit, ManualClock } from "@paydesk/testkit"
 import { SqlClient } from "effect/sql"
@@ -18,6 +22,8 @@ import { readFileSync } from "node:fs"
 const serverUrl = process.env.DATABASE_URL
 const log = process.env.LOG ?? "/var/log/postgresql/postgresql-15-main.log"
 const callbacks = Number(process.env.CALLBACKS ?? 100)
+const kind = process.env.KIND === "charges" ? "charges" : "callbacks"
+const charges = Number(process.env.CHARGES ?? 100)
 if (serverUrl === undefined) throw new Error("DATABASE_URL is required (a server whose log this process can read)")
 
 const main = async () => {
@@ -33,13 +39,28 @@ const main = async () => {
     const sql = yield* SqlClient.SqlClient
     const merchant = yield* Kit.provisionMerchant({ callbackUrl: "https://shop.example/callbacks" })
     const principal = yield* Kit.apiKeyPrincipal(merchant, crypto.randomUUID())
-    yield* Effect.forEach(Array.from({ length: callbacks }, (_, i) => i), (i) =>
-      Payments.create(principal, { amount: "10", orderId: `st-${i}`, test: true }), { concurrency: 10 })
+    if (kind === "charges") {
+      const plans = yield* Kit.provisionPlans(merchant.terminal.id)
+      yield* Effect.forEach(Array.from({ length: charges }, (_, i) => i), (i) =>
+        Effect.gen(function*() {
+          const { subscription } = yield* Subscriptions.create(principal, {
+            idempotencyKey: `s-${i}`,
+            terminalId: merchant.terminal.id, planId: plans.ceilingMonthly.id, amount: "100"
+          })
+          const { firstPayment } = yield* Subscriptions.confirm(subscription.payToken, subscription.csrfToken)
+          yield* Payments.settle(Option.getOrThrow(firstPayment).id, "paid")
+        }), { concurrency: 10 })
+      yield* Work.drain(1000)
+      yield* manual.set(Date.parse("2026-02-28T07:00:00.000Z"))
+    } else {
+      yield* Effect.forEach(Array.from({ length: callbacks }, (_, i) => i), (i) =>
+        Payments.create(principal, { amount: "10", orderId: `st-${i}`, test: true }), { concurrency: 10 })
+    }
     // The markers bracket the pass in the log.
     yield* sql.unsafe(`SELECT '${mark}-start'`)
-    const sent = yield* Callbacks.runDue()
+    const done = kind === "charges" ? yield* Subscriptions.runDueCharges() : yield* Callbacks.runDue()
     yield* sql.unsafe(`SELECT '${mark}-end'`)
-    return sent
+    return done
   }).pipe(Effect.provideService(Clock.Clock, manual.clock), Effect.provide(Kit.layerAround(PgStore.layer(url, { maxConnections: 10 }))))
   const sent = await Effect.runPromise(program)
   await new Promise((resolve) => setTimeout(resolve, 500))
@@ -54,7 +75,8 @@ const main = async () => {
     const kind = s.replace(/\s+/g, " ").slice(0, 60)
     kinds.set(kind, (kinds.get(kind) ?? 0) + 1)
   }
-  console.log(`one pass, ${sent} deliveries: ${statements.length} statements (${(statements.length / Math.max(1, sent)).toFixed(2)} per delivery)`)
+  const unit = kind === "charges" ? "charge" : "delivery"
+  console.log(`one pass, ${sent} ${kind === "charges" ? "charges" : "deliveries"}: ${statements.length} statements (${(statements.length / Math.max(1, sent)).toFixed(2)} per ${unit})`)
   for (const [kind, n] of [...kinds.entries()].sort((a, b) => b[1] - a[1])) console.log(`${String(n).padStart(5)}  ${kind}`)
 }
 
