@@ -53,13 +53,7 @@ export const layer = (options: Options): Layer.Layer<LocalWorker, never, WakeSig
       const rounds = Effect.gen(function*() {
         // A wake from now on asks for another pass.
         signal.closeUnsafe()
-        let total = Work.emptyReport
-        for (let round = 0; round < maxRounds; round++) {
-          const report = yield* Effect.uninterruptible(Work.runDue())
-          total = Work.combine(total, report)
-          if (!Work.didWork(report)) break
-        }
-        return total
+        return yield* Work.rounds(maxRounds, (only) => Effect.uninterruptible(Work.runDue(only)))
       })
 
       const pass = lock.withPermits(1)(rounds).pipe(

@@ -67,28 +67,67 @@ export const housekeeping = Effect.fn("Work.housekeeping")(function*() {
   return { nonces, records, events }
 })
 
-/** Runs every due job once; one job failing does not keep the others from running. */
-export const runDue = Effect.fn("Work.runDue")(function*() {
-  const expiredPayments = yield* job("expire payments", Payments.expireDue())
-  const charges = yield* job("due charges", Subscriptions.runDueCharges())
-  const stops = yield* job("pending stops", Lifecycle.finishPendingStops())
-  const settledCharges = yield* job("settle stopped charges", Subscriptions.settleStoppedCharges())
-  const conversions = yield* job("conversions", Terminals.runDueConversions())
-  const payouts = yield* job("payouts", Payouts.runDue())
-  const callbacks = yield* job("callbacks", Callbacks.runDue())
-  const testClocks = yield* job("test clocks", TestClockWork.runPending())
-  yield* job("housekeeping", Effect.map(housekeeping(), ({ events, nonces, records }) => nonces + records + events))
+/** A job of a pass (named as its count in the report). */
+export type Job = keyof Report
+
+/**
+ * Runs every due job once, or only the jobs of `only` (then without housekeeping); one job failing
+ * does not keep the others from running.
+ */
+export const runDue = Effect.fn("Work.runDue")(function*(only?: ReadonlySet<Job>) {
+  const runs = (name: Job) => only === undefined || only.has(name)
+  const expiredPayments = runs("expiredPayments") ? yield* job("expire payments", Payments.expireDue()) : 0
+  const charges = runs("charges") ? yield* job("due charges", Subscriptions.runDueCharges()) : 0
+  const stops = runs("stops") ? yield* job("pending stops", Lifecycle.finishPendingStops()) : 0
+  const settledCharges = runs("settledCharges") ? yield* job("settle stopped charges", Subscriptions.settleStoppedCharges()) : 0
+  const conversions = runs("conversions") ? yield* job("conversions", Terminals.runDueConversions()) : 0
+  const payouts = runs("payouts") ? yield* job("payouts", Payouts.runDue()) : 0
+  const callbacks = runs("callbacks") ? yield* job("callbacks", Callbacks.runDue()) : 0
+  const testClocks = runs("testClocks") ? yield* job("test clocks", TestClockWork.runPending()) : 0
+  if (only === undefined) yield* job("housekeeping", Effect.map(housekeeping(), ({ events, nonces, records }) => nonces + records + events))
   const report: Report = { expiredPayments, charges, settledCharges, stops, conversions, payouts, callbacks, testClocks }
   return report
 })
 
-/** Runs passes until one finds nothing to do (at most `maxPasses`; test clocks alone do not count, see `didWork`). */
-export const drain = Effect.fn("Work.drain")(function*(maxPasses = 20) {
-  let total = emptyReport
-  for (let pass = 0; pass < maxPasses; pass++) {
-    const report = yield* runDue()
-    total = combine(total, report)
-    if (!didWork(report)) break
+/**
+ * The jobs the round after `report` runs: after a round that did live work, only the jobs that did
+ * and the callbacks (which every other job feeds), so a busy job's next batch does not wait behind
+ * the queries of idle ones; after a round restricted so that found nothing, every job again
+ * (`undefined`), which finds what came in meanwhile; after a whole round that found nothing, none
+ * (`null`: the pass is over).
+ */
+export const nextRound = (report: Report, ran: ReadonlySet<Job> | undefined): ReadonlySet<Job> | undefined | null => {
+  if (didWork(report)) {
+    const busy = new Set<Job>(["callbacks"])
+    for (const [name, n] of Object.entries(report) as Array<[Job, number]>) if (n > 0 && name !== "testClocks") busy.add(name)
+    return busy
   }
-  return total
+  return ran === undefined ? null : undefined
+}
+
+/**
+ * Rounds of `runDue` until a whole round finds nothing to do (at most `maxRounds`; test clocks alone
+ * do not count, see `didWork`), the rounds after busy ones restricted as `nextRound` says; `round`
+ * runs each round (`runDue`, or `runDue` made uninterruptible by an engine).
+ */
+export const rounds = <E, R>(
+  maxRounds: number,
+  round: (only: ReadonlySet<Job> | undefined) => Effect.Effect<Report, E, R>
+) =>
+  Effect.gen(function*() {
+    let total = emptyReport
+    let only: ReadonlySet<Job> | undefined = undefined
+    for (let n = 0; n < maxRounds; n++) {
+      const report = yield* round(only)
+      total = combine(total, report)
+      const next = nextRound(report, only)
+      if (next === null) break
+      only = next
+    }
+    return total
+  })
+
+/** Runs passes until a whole one finds nothing to do (at most `maxPasses`; see `rounds`). */
+export const drain = Effect.fn("Work.drain")(function*(maxPasses = 20) {
+  return yield* rounds(maxPasses, runDue)
 })
