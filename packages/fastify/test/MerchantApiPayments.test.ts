@@ -196,6 +196,9 @@ describe("MerchantApi payments", () => {
       [{ amount: "1" }, "invalid_request", "order_id", "order_id is required"],
       [{ amount: "1", order_id: "x", colour: "red" }, "invalid_request", "colour", "unknown field colour"],
       [{ amount: "1", order_id: "x", metadata: [1] }, "invalid_request", "metadata", "metadata must be a JSON object or null"],
+      // A surrogate without its pair (JSON allows the escape; no JSON store keeps it), in a value or a key.
+      [{ amount: "1", order_id: "x", metadata: { note: "half \ud800 pair" } }, "invalid_request", "metadata", "metadata must be valid Unicode text (a surrogate without its pair was sent)"],
+      [{ amount: "1", order_id: "x", metadata: { ["\udc00key"]: 1 } }, "invalid_request", "metadata", "metadata must be valid Unicode text (a surrogate without its pair was sent)"],
       // A type error says what is expected.
       [{ amount: 100.5, order_id: "x" }, "amount_malformed", "", "amount must be a string like \"1000.50\" (roubles, at most two decimals)"],
       [{ amount: "1.234", order_id: "x" }, "amount_malformed", "", "amount malformed: rubles with at most two decimals"],

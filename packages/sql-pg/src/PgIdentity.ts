@@ -10,7 +10,7 @@ import { Effect, Exit, Layer, Option, Request } from "effect"
 import { AccountRepository, ApiKeyRepository, Id, SessionRepository, TerminalRepository } from "@paydesk/core"
 import type { Authenticated, Terminal } from "@paydesk/core"
 import { SqlClient } from "effect/sql"
-import { batchResolver, byUuid, conflictOnUnique, first, fromTime, fromTimeOrNull, jsonRows, orDie, rounds, time, timeOrNull } from "./PgSupport.js"
+import { aloneOrBatched, batchResolver, byUuid, inOneTransaction, conflictOnUnique, first, fromTime, fromTimeOrNull, jsonRows, orDie, rounds, time, timeOrNull } from "./PgSupport.js"
 
 type Time = Date | string
 
@@ -214,7 +214,9 @@ export const layerTerminalRepository: Layer.Layer<TerminalRepository, never, Sql
           )),
       getForUpdate: (id) =>
         byUuid(id, (id) =>
-          orDie(sql<TerminalRow>`SELECT * FROM terminals WHERE id = ${id} FOR UPDATE`).pipe(
+          // NO KEY: a payment inserted for the terminal (its foreign key's KEY SHARE lock) does not wait for
+          // the holder, so a batch of creations never waits behind one terminal's conversion or payout.
+          orDie(sql<TerminalRow>`SELECT * FROM terminals WHERE id = ${id} FOR NO KEY UPDATE`).pipe(
             Effect.map((rows) => first(rows, toTerminal))
           )),
       update: (t) =>
@@ -237,7 +239,7 @@ export const layerTerminalRepository: Layer.Layer<TerminalRepository, never, Sql
           WHERE next_conversion_at IS NOT NULL AND next_conversion_at <= ${time(now)}
           ORDER BY next_conversion_at, id
           LIMIT ${Math.max(0, limit)}
-          FOR UPDATE SKIP LOCKED`).pipe(Effect.map((rows) => rows.map(toTerminal)))
+          FOR NO KEY UPDATE SKIP LOCKED`).pipe(Effect.map((rows) => rows.map(toTerminal)))
     })
   })
 )
@@ -258,27 +260,31 @@ export const layerApiKeyRepository: Layer.Layer<ApiKeyRepository, never, SqlClie
       Effect.gen(function*() {
         const answers = new Array<Option.Option<Authenticated>>(requests.length).fill(Option.none())
         const lifetime = requests[0]!.expiresAt - requests[0]!.now
-        for (const round of rounds(requests, (r) => `${r.keyHash}\u0000${r.nonce}`)) {
-          const rows = yield* orDie(sql<AuthenticatedRow & { readonly ord: number }>`WITH v AS (
-              SELECT * FROM jsonb_to_recordset(${jsonRows(round.map((index) => {
-                const r = requests[index]!
-                return { ord: index, key_hash: r.keyHash, nonce: r.nonce, expires_at: time(r.expiresAt) }
-              }))}::jsonb) AS v(ord int, key_hash text, nonce text, expires_at timestamptz)
-            ), k AS (
-              SELECT v.ord, v.nonce AS claim, v.expires_at AS claim_expires_at, api_keys.* FROM v JOIN api_keys ON api_keys.key_hash = v.key_hash
-            ), n AS (
-              INSERT INTO nonces (api_key_id, nonce, expires_at)
-              SELECT k.id, k.claim, k.claim_expires_at FROM k WHERE k.revoked_at IS NULL
-              ON CONFLICT (api_key_id, nonce) DO UPDATE SET expires_at = EXCLUDED.expires_at
-                WHERE nonces.expires_at <= EXCLUDED.expires_at - ${lifetime} * interval '1 millisecond'
-              RETURNING api_key_id, nonce
-            )
-            SELECT k.ord, t.*, k.id AS k_id, k.terminal_id AS k_terminal_id, k.key_hash AS k_key_hash, k.prefix AS k_prefix,
-              k.subscription_write AS k_subscription_write, k.created_at AS k_created_at, k.revoked_at AS k_revoked_at,
-              EXISTS (SELECT 1 FROM n WHERE n.api_key_id = k.id AND n.nonce = k.claim) AS k_claimed
-            FROM k LEFT JOIN terminals t ON t.id = k.terminal_id`)
-          for (const row of rows) answers[row.ord] = Option.some(toAuthenticated(row))
-        }
+        const all = rounds(requests, (r) => `${r.keyHash}\u0000${r.nonce}`)
+        // Several rounds (a nonce sent twice at once) commit together, so a failure redoes none of them twice.
+        yield* inOneTransaction(sql, all.length, Effect.gen(function*() {
+          for (const round of all) {
+            const rows = yield* orDie(sql<AuthenticatedRow & { readonly ord: number }>`WITH v AS (
+                SELECT * FROM jsonb_to_recordset(${jsonRows(round.map((index) => {
+                  const r = requests[index]!
+                  return { ord: index, key_hash: r.keyHash, nonce: r.nonce, expires_at: time(r.expiresAt) }
+                }))}::jsonb) AS v(ord int, key_hash text, nonce text, expires_at timestamptz)
+              ), k AS (
+                SELECT v.ord, v.nonce AS claim, v.expires_at AS claim_expires_at, api_keys.* FROM v JOIN api_keys ON api_keys.key_hash = v.key_hash
+              ), n AS (
+                INSERT INTO nonces (api_key_id, nonce, expires_at)
+                SELECT k.id, k.claim, k.claim_expires_at FROM k WHERE k.revoked_at IS NULL
+                ON CONFLICT (api_key_id, nonce) DO UPDATE SET expires_at = EXCLUDED.expires_at
+                  WHERE nonces.expires_at <= EXCLUDED.expires_at - ${lifetime} * interval '1 millisecond'
+                RETURNING api_key_id, nonce
+              )
+              SELECT k.ord, t.*, k.id AS k_id, k.terminal_id AS k_terminal_id, k.key_hash AS k_key_hash, k.prefix AS k_prefix,
+                k.subscription_write AS k_subscription_write, k.created_at AS k_created_at, k.revoked_at AS k_revoked_at,
+                EXISTS (SELECT 1 FROM n WHERE n.api_key_id = k.id AND n.nonce = k.claim) AS k_claimed
+              FROM k LEFT JOIN terminals t ON t.id = k.terminal_id`)
+            for (const row of rows) answers[row.ord] = Option.some(toAuthenticated(row))
+          }
+        }))
         return answers.map((answer) => Exit.succeed(answer))
       })
 
@@ -302,12 +308,7 @@ export const layerApiKeyRepository: Layer.Layer<ApiKeyRepository, never, SqlClie
       // One round trip for the key, the nonce claim (the NonceStore's upsert, for a key not revoked)
       // and the terminal, shared with the concurrent authentications (see `authenticator`).
       authenticate: (keyHash, nonce, now, expiresAt) =>
-        Effect.flatMap(Effect.serviceOption(sql.transactionService), (transaction) => {
-          const request = new Authenticate({ keyHash, nonce, now, expiresAt })
-          return Option.isSome(transaction)
-            ? Effect.flatten(Effect.map(authenticateMany([request]), (answers) => answers[0]!))
-            : Effect.request(request, authenticator)
-        }),
+        aloneOrBatched(sql, new Authenticate({ keyHash, nonce, now, expiresAt }), authenticateMany, authenticator),
       listByTerminal: (terminalId) =>
         Id.isUuid(terminalId)
           ? orDie(sql<ApiKeyRow>`SELECT * FROM api_keys WHERE terminal_id = ${terminalId} ORDER BY created_at, id`)

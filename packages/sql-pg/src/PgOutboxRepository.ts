@@ -17,7 +17,7 @@ import { type AttemptRecord, OutboxRepository } from "@paydesk/core"
 import type { Callback } from "@paydesk/core"
 import { SqlClient } from "effect/sql"
 import { Id } from "@paydesk/core"
-import { batchResolver, fromTime, fromTimeOrNull, jsonRows, ofClock, orDie, rounds, time, timeOrNull } from "./PgSupport.js"
+import { aloneOrBatched, batchResolver, fromTime, inOneTransaction, fromTimeOrNull, jsonRows, ofClock, orDie, rounds, time, timeOrNull } from "./PgSupport.js"
 
 /** A delivery row read back from `to_jsonb` (times as ISO text). */
 const fromJson = (row: DeliveryRow): DeliveryRow => {
@@ -203,23 +203,24 @@ export const layer: Layer.Layer<OutboxRepository, never, SqlClient.SqlClient> = 
         }
       )
 
-    /** One record alone. */
-    const recordOne = (record: AttemptRecord) => Effect.map(recordRound([record]), (recorded) => recorded[0]!)
-
     const recordAttempts = Effect.fn("PgOutboxRepository.recordAttempts")(function*(records: ReadonlyArray<AttemptRecord>) {
       const results = new Array<boolean>(records.length).fill(false)
-      for (const round of rounds(records, (record) => record.delivery.id)) {
-        const recorded = yield* recordRound(round.map((index) => records[index]!))
-        round.forEach((index, i) => results[index] = recorded[i]!)
-      }
+      const all = rounds(records, (record) => record.delivery.id)
+      // Several rounds commit together, so a batch that dies and is redone records nothing twice.
+      yield* inOneTransaction(sql, all.length, Effect.gen(function*() {
+        for (const round of all) {
+          const recorded = yield* recordRound(round.map((index) => records[index]!))
+          round.forEach((index, i) => results[index] = recorded[i]!)
+        }
+      }))
       return results
     })
 
     // Concurrent `recordAttempt`s of the same scheduler turn become one `recordAttempts`. When the
     // batch dies (text PostgreSQL refuses in one of them), each is recorded alone, so only its own fails.
-    const recorder = batchResolver<RecordAttempt>((requests) =>
+    const recordBatch = (requests: ReadonlyArray<RecordAttempt>) =>
       Effect.map(recordAttempts(requests), (recorded) => recorded.map((value) => Exit.succeed(value)))
-    )
+    const recorder = batchResolver<RecordAttempt>(recordBatch)
 
     return OutboxRepository.of({
       insertEvent: Effect.fn("PgOutboxRepository.insertEvent")(function*(event, delivery) {
@@ -342,10 +343,7 @@ export const layer: Layer.Layer<OutboxRepository, never, SqlClient.SqlClient> = 
 
       // Outside a transaction: batched with the concurrent ones (see `recorder`). Inside one: alone, in it.
       recordAttempt: Effect.fn("PgOutboxRepository.recordAttempt")(function*(attempt, delivery, expectedAttempts) {
-        const transaction = yield* Effect.serviceOption(sql.transactionService)
-        return yield* Option.isSome(transaction)
-          ? recordOne({ attempt, delivery, expectedAttempts })
-          : Effect.request(new RecordAttempt({ attempt, delivery, expectedAttempts }), recorder)
+        return yield* aloneOrBatched(sql, new RecordAttempt({ attempt, delivery, expectedAttempts }), recordBatch, recorder)
       }),
 
       recordAttempts,

@@ -14,6 +14,7 @@ import type { Callback, DailyStats, PaymentFilter, StatusStats } from "@paydesk/
 import { SqlClient } from "effect/sql"
 import { deliveryColumns, eventColumns } from "./PgOutboxRepository.js"
 import {
+  aloneOrBatched,
   batchResolver,
   conflictOnUnique,
   fromMicro,
@@ -179,11 +180,12 @@ export const layer: Layer.Layer<PaymentRepository, never, SqlClient.SqlClient> =
             SELECT ${sql.literal(columnList(deliveries[0]!))} FROM jsonb_populate_recordset(NULL::deliveries, ${jsonRows(deliveries)}::jsonb)
             WHERE event_id IN (SELECT id FROM e)
           )`
+        const taken = new WriteConflict({ constraint: "payments_unique", message: "payments_unique already taken or changed concurrently" })
         return Effect.map(
-          orDie(sql<{ readonly id: string }>`WITH p AS (
+          sql<{ readonly id: string }>`WITH p AS (
               INSERT INTO payments (${paymentColumns})
               SELECT ${paymentColumns} FROM jsonb_populate_recordset(NULL::payments, ${jsonRows(payments)}::jsonb)
-              ON CONFLICT DO NOTHING
+              ON CONFLICT (terminal_id, environment, order_id) DO NOTHING
               RETURNING id
             ), e AS (
               INSERT INTO outbox_events (${eventColumnList})
@@ -191,14 +193,14 @@ export const layer: Layer.Layer<PaymentRepository, never, SqlClient.SqlClient> =
               WHERE payment_id IN (SELECT id FROM p)
               RETURNING id
             )${deliveryPart}
-            SELECT id FROM p`),
-          (rows) => {
-            const stored = new Set(rows.map((row) => row.id))
-            return requests.map(({ payment }) =>
-              stored.has(payment.id)
-                ? Exit.void
-                : Exit.fail(new WriteConflict({ constraint: "payments_unique", message: "payments_unique already taken or changed concurrently" })))
-          }
+            SELECT id FROM p`.pipe(
+            // Another unique rule (an id or pay token taken, which random values never do) or a
+            // concurrency abort: every request retries as after a taken order_id (`insert` does the same).
+            conflictOnUnique("payments_unique"),
+            Effect.map((rows) => new Set(rows.map((row) => row.id))),
+            Effect.catchTag("WriteConflict", () => Effect.succeed(new Set<string>()))
+          ),
+          (stored) => requests.map(({ payment }) => stored.has(payment.id) ? Exit.void : Exit.fail(taken))
         )
       })
 
@@ -213,11 +215,7 @@ export const layer: Layer.Layer<PaymentRepository, never, SqlClient.SqlClient> =
 
       // Inside a transaction: alone, in it. Outside: batched with the concurrent ones (see `creator`).
       insertCreated: Effect.fn("PgPaymentRepository.insertCreated")(function*(payment, event, delivery) {
-        const request = new InsertCreated({ payment, event, delivery })
-        const transaction = yield* Effect.serviceOption(sql.transactionService)
-        return yield* Option.isSome(transaction)
-          ? Effect.flatten(Effect.map(insertCreatedMany([request]), (answers) => answers[0]!))
-          : Effect.request(request, creator)
+        return yield* aloneOrBatched(sql, new InsertCreated({ payment, event, delivery }), insertCreatedMany, creator)
       }),
 
       get: Effect.fn("PgPaymentRepository.get")(function*(id) {

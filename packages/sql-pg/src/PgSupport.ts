@@ -129,12 +129,14 @@ export const rounds = <A>(items: ReadonlyArray<A>, keyOf: (item: A) => string): 
 
 /**
  * A resolver that runs the requests waiting together as one batch: `run` answers each request of the
- * batch, in order. When a batch dies (text PostgreSQL refuses in one of them, say), each of its
- * requests runs alone, so only the one at fault fails.
+ * batch, in order, and must commit all of them or none (a batch that dies is redone). When a batch
+ * dies (text PostgreSQL refuses in one of them, say), each of its requests runs alone, so only the one
+ * at fault fails.
  *
  * Without `maxInFlight`, a batch is the requests of one scheduler turn. With it, at most that many
  * batches run at once: the requests arriving while they run wait and go together in the next batch
- * (group commit), up to `maxBatch` requests in one.
+ * (group commit); a batch of more than `maxBatch` requests is run in parts of `maxBatch`, one after
+ * the other.
  */
 export const batchResolver = <A extends Request.Any>(
   run: (requests: ReadonlyArray<A>) => Effect.Effect<ReadonlyArray<Exit.Exit<Request.Success<A>, Request.Error<A>>>>,
@@ -173,23 +175,52 @@ export const batchResolver = <A extends Request.Any>(
   return RequestResolver.makeWith<A>({
     batchKey: batchKey === undefined ? () => key : (entry) => batchKey(entry.request),
     delay: slot,
-    collectWhile: (entries) => entries.size < maxBatch,
-    runAll: (entries) =>
+    collectWhile: () => true,
+    runAll: (all) =>
       Effect.suspend(() => {
         inFlight++
-        return Effect.gen(function*() {
-          const batch = yield* Effect.exit(run(entries.map((entry) => entry.request)))
-          if (Exit.isSuccess(batch)) {
-            entries.forEach((entry, i) => entry.completeUnsafe(batch.value[i]!))
-          } else if (entries.length === 1) {
-            entries[0].completeUnsafe(Exit.failCause(batch.cause))
-          } else {
-            for (const entry of entries) {
-              const alone = yield* Effect.exit(run([entry.request]))
-              entry.completeUnsafe(Exit.isSuccess(alone) ? alone.value[0]! : Exit.failCause(alone.cause))
+        return Effect.forEach(chunks(all, maxBatch), (entries) =>
+          Effect.gen(function*() {
+            const batch = yield* Effect.exit(run(entries.map((entry) => entry.request)))
+            if (Exit.isSuccess(batch)) {
+              entries.forEach((entry, i) => entry.completeUnsafe(batch.value[i]!))
+            } else if (entries.length === 1) {
+              entries[0]!.completeUnsafe(Exit.failCause(batch.cause))
+            } else {
+              for (const entry of entries) {
+                const alone = yield* Effect.exit(run([entry.request]))
+                entry.completeUnsafe(Exit.isSuccess(alone) ? alone.value[0]! : Exit.failCause(alone.cause))
+              }
             }
-          }
-        })
+          }), { discard: true })
       }).pipe(Effect.ensuring(release))
   })
 }
+
+/** `items` in parts of at most `size`. */
+const chunks = <A>(items: ReadonlyArray<A>, size: number): Array<ReadonlyArray<A>> => {
+  if (items.length <= size) return [items]
+  const parts: Array<ReadonlyArray<A>> = []
+  for (let i = 0; i < items.length; i += size) parts.push(items.slice(i, i + size))
+  return parts
+}
+
+/**
+ * A port call that may be batched: inside a transaction it runs alone, in it (`run` of that one
+ * request); outside, it goes to `resolver` with the concurrent ones.
+ */
+export const aloneOrBatched = <A extends Request.Request<any, any, never>>(
+  sql: SqlClient.SqlClient,
+  request: A,
+  run: (requests: ReadonlyArray<A>) => Effect.Effect<ReadonlyArray<Exit.Exit<Request.Success<A>, Request.Error<A>>>>,
+  resolver: RequestResolver.RequestResolver<A>
+): Effect.Effect<Request.Success<A>, Request.Error<A>> =>
+  Effect.flatMap(Effect.serviceOption(sql.transactionService), (transaction) =>
+    Option.isSome(transaction)
+      ? Effect.flatMap(run([request]), (answers) => answers[0]!)
+      // A request needs no services (`Request<_, _, never>`).
+      : Effect.request(request, resolver) as Effect.Effect<Request.Success<A>, Request.Error<A>>)
+
+/** `effect` in a transaction of its own when it makes more than one statement (`statements`), else as is; a SQL failure is a defect. */
+export const inOneTransaction = <A, R>(sql: SqlClient.SqlClient, statements: number, effect: Effect.Effect<A, never, R>): Effect.Effect<A, never, R> =>
+  statements > 1 ? orDie(sql.withTransaction(effect)) : effect

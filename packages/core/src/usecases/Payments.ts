@@ -65,6 +65,9 @@ export interface CreateInput {
 
 const invalid = (field: string, message: string) => new InvalidRequest({ field, message })
 
+/** A `\uD800`-`\uDFFF` escape in JSON.stringify's output (not an escaped backslash followed by `u`). */
+const loneSurrogateEscape = /(?<!\\)(?:\\\\)*\\u[dD][89a-fA-F][0-9a-fA-F]{2}/
+
 /** Deepest nesting of `metadata` (the object itself is level 1). */
 export const maxMetadataDepth = 8
 
@@ -102,8 +105,14 @@ const validate = Effect.fn("Payments.validate")(function*(input: CreateInput) {
   if (metadata !== null && depthOf(metadata) > maxMetadataDepth) {
     return yield* invalid("metadata", `metadata must be nested at most ${maxMetadataDepth} levels deep`)
   }
-  if (metadata !== null && new TextEncoder().encode(JSON.stringify(metadata)).length > maxMetadataBytes) {
+  const metadataJson = metadata === null ? null : JSON.stringify(metadata)
+  if (metadataJson !== null && new TextEncoder().encode(metadataJson).length > maxMetadataBytes) {
     return yield* invalid("metadata", `metadata must be at most ${maxMetadataBytes} bytes of JSON`)
+  }
+  // JSON.stringify writes a surrogate without its other half as a \uD8xx-\uDFxx escape (and only
+  // those): text no JSON store keeps (PostgreSQL's jsonb refuses it).
+  if (metadataJson !== null && loneSurrogateEscape.test(metadataJson)) {
+    return yield* invalid("metadata", "metadata must be valid Unicode text (a surrogate without its pair was sent)")
   }
   const sandbox = input.test === true
   const method = input.paymentMethod ?? "sbp"

@@ -91,15 +91,15 @@ export const runDue = Effect.fn("Work.runDue")(function*(only?: ReadonlySet<Job>
 
 /**
  * The jobs the round after `report` runs: after a round that did live work, only the jobs that did
- * and the callbacks (which every other job feeds), so a busy job's next batch does not wait behind
- * the queries of idle ones; after a round restricted so that found nothing, every job again
+ * (test clocks too) and the callbacks (which every other job feeds), so a busy job's next batch does
+ * not wait behind the queries of idle ones; after a round restricted so that found nothing, every job again
  * (`undefined`), which finds what came in meanwhile; after a whole round that found nothing, none
  * (`null`: the pass is over).
  */
 export const nextRound = (report: Report, ran: ReadonlySet<Job> | undefined): ReadonlySet<Job> | undefined | null => {
   if (didWork(report)) {
     const busy = new Set<Job>(["callbacks"])
-    for (const [name, n] of Object.entries(report) as Array<[Job, number]>) if (n > 0 && name !== "testClocks") busy.add(name)
+    for (const [name, n] of Object.entries(report) as Array<[Job, number]>) if (n > 0) busy.add(name)
     return busy
   }
   return ran === undefined ? null : undefined

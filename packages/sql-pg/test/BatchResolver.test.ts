@@ -1,0 +1,72 @@
+/**
+ * `batchResolver` without a database: requests arriving while batches run wait and go together in
+ * the next batch, never more than `maxInFlight` batches at once and never more than `maxBatch`
+ * requests in one run; a batch that dies is redone one request at a time; a waiting request that is
+ * interrupted leaves the others alone.
+ */
+import { assert, describe, it } from "@effect/vitest"
+import { Effect, Exit, Fiber, Request } from "effect"
+import { batchResolver } from "../src/PgSupport.js"
+
+class Double extends Request.Class<{ readonly n: number }, number> {}
+
+/** A resolver whose runs take `ms` and are recorded (sizes, and how many ran at once). */
+const recorded = (options: { readonly maxInFlight: number; readonly maxBatch: number; readonly ms: number; readonly poison?: number }) => {
+  const runs: Array<ReadonlyArray<number>> = []
+  let running = 0
+  let mostAtOnce = 0
+  const resolver = batchResolver<Double>((requests) =>
+    Effect.gen(function*() {
+      running++
+      mostAtOnce = Math.max(mostAtOnce, running)
+      runs.push(requests.map((r) => r.n))
+      yield* Effect.sleep(options.ms)
+      running--
+      if (requests.some((r) => r.n === options.poison)) return yield* Effect.die(new Error("refused"))
+      return requests.map((r) => Exit.succeed(r.n * 2))
+    }), { maxInFlight: options.maxInFlight, maxBatch: options.maxBatch })
+  return { resolver, runs, mostAtOnce: () => mostAtOnce }
+}
+
+describe("batchResolver", () => {
+  it.live("requests arriving during a batch form the next; at most maxInFlight run at once, each run at most maxBatch", () =>
+    Effect.gen(function*() {
+      const { resolver, runs, mostAtOnce } = recorded({ maxInFlight: 1, maxBatch: 4, ms: 20 })
+      // One request, then 10 more while its batch runs.
+      const first = yield* Effect.forkChild(Effect.request(new Double({ n: 0 }), resolver))
+      yield* Effect.sleep(5)
+      const rest = yield* Effect.forEach(Array.from({ length: 10 }, (_, i) => i + 1), (n) => Effect.request(new Double({ n }), resolver), {
+        concurrency: "unbounded"
+      })
+      assert.strictEqual(yield* Fiber.join(first), 0)
+      assert.deepStrictEqual(rest, Array.from({ length: 10 }, (_, i) => (i + 1) * 2))
+      assert.deepStrictEqual(runs[0], [0])
+      // The 10 that waited went together, in parts of at most 4, one run at a time.
+      assert.deepStrictEqual(runs.slice(1).map((r) => r.length), [4, 4, 2])
+      assert.strictEqual(mostAtOnce(), 1)
+    }))
+
+  it.live("a batch that dies is redone one request at a time: only the one at fault fails", () =>
+    Effect.gen(function*() {
+      const { resolver, runs } = recorded({ maxInFlight: 2, maxBatch: 100, ms: 1, poison: 3 })
+      const exits = yield* Effect.forEach([1, 2, 3, 4], (n) => Effect.exit(Effect.request(new Double({ n }), resolver)), {
+        concurrency: "unbounded"
+      })
+      assert.deepStrictEqual(exits.map((e) => Exit.isSuccess(e) ? e.value : "died"), [2, 4, "died", 8])
+      assert.deepStrictEqual(runs, [[1, 2, 3, 4], [1], [2], [3], [4]])
+    }))
+
+  it.live("a waiting request that is interrupted leaves the batch to the others", () =>
+    Effect.gen(function*() {
+      const { resolver, runs } = recorded({ maxInFlight: 1, maxBatch: 100, ms: 30 })
+      const busy = yield* Effect.forkChild(Effect.request(new Double({ n: 0 }), resolver))
+      yield* Effect.sleep(5)
+      const gone = yield* Effect.forkChild(Effect.request(new Double({ n: 1 }), resolver))
+      const kept = yield* Effect.forkChild(Effect.request(new Double({ n: 2 }), resolver))
+      yield* Effect.sleep(5)
+      yield* Fiber.interrupt(gone)
+      assert.strictEqual(yield* Fiber.join(kept), 4)
+      assert.strictEqual(yield* Fiber.join(busy), 0)
+      assert.deepStrictEqual(runs, [[0], [2]])
+    }))
+})
