@@ -4,7 +4,7 @@
  * export), statistics, and the sandbox simulation by API key.
  */
 import type { FastifyInstance } from "fastify"
-import { Effect } from "effect"
+import { Effect, Semaphore } from "effect"
 import { Amount, Instant, Payment, Payments, Views } from "@paydesk/core"
 import type { DailyStats, PaymentFilter, StatusStats } from "@paydesk/core"
 import { route } from "./Contract.js"
@@ -74,7 +74,15 @@ const dailyView = (filter: PaymentFilter, timeZone: string, rows: ReadonlyArray<
 }
 
 /** Registers the payment routes. */
+/**
+ * CSV exports built at once by one app; the others wait their turn. An export holds up to
+ * `Payments.exportLimit` payments in memory (tens of MB), so the server's peak memory stays bounded
+ * whatever the number of merchants exporting at once (the reference server runs with a heap limit).
+ */
+export const exportsAtOnce = 1
+
 export const register = (app: FastifyInstance, ctx: Context): void => {
+  const exporting = Semaphore.makeUnsafe(exportsAtOnce)
   const view = (payment: Payment.Payment) => Views.payment(payment, ctx.publicUrl)
 
   route(app, Ops.createPayment, (request, reply, decoded) =>
@@ -100,7 +108,9 @@ export const register = (app: FastifyInstance, ctx: Context): void => {
       Effect.gen(function*() {
         const { query: q } = yield* decoded
         const query: Payments.ListQuery = { ...(yield* filtersOf(q)), page: q.page, limit: q.limit, cursor: q.cursor }
-        if (q.format === "csv") return { _tag: "Csv" as const, csv: yield* Payments.exportCsv(who, query, Instant.formatIso) }
+        if (q.format === "csv") {
+          return { _tag: "Csv" as const, csv: yield* exporting.withPermits(1)(Payments.exportCsv(who, query, Instant.formatIso)) }
+        }
         return { _tag: "Page" as const, page: yield* Payments.list(who, query) }
       }),
       (result) =>
