@@ -17,14 +17,16 @@
  *
  * Then pgbench runs the statements one creation makes (the API key with its nonce, the terminal, the
  * payment, its outbox event and delivery, in the server's transactions) with `CONNECTIONS` clients.
- * The server's resident memory is sampled during each phase.
+ * The server's resident memory is sampled during each phase. After phase 1, four CSV exports of the
+ * phase's payments (10,000 rows each, the most one export holds) are asked at once from the same
+ * server, and its RSS during them is reported.
  *
  *   ./run pnpm bench:http                        # builds first, then measures
  *   SECONDS=20 CONNECTIONS=32 ./run pnpm bench:http
  *   PROFILE=1 ./run pnpm bench:http               # also writes a CPU profile of the server (phase 1) to bench/profiles/
  *   PHASES=1 ./run pnpm bench:http                # phase 1 only (PHASES=2: phases 1 and 2)
  *   SERVER_MAIN=/elsewhere/packages/server/dist/main.js ./run pnpm bench:http   # another build (e.g. a worktree of an older commit)
- *   NODE_FLAGS="--max-semi-space-size=4 --max-old-space-size=128" ./run pnpm bench:http   # the server's node flags (default: ./run start's)
+ *   NODE_FLAGS="--max-semi-space-size=4" ./run pnpm bench:http   # the server's node flags (default: ./run start's, --max-semi-space-size=4 --max-old-space-size=192)
  */
 import autocannon from "autocannon"
 import { execFileSync, spawn, type ChildProcess } from "node:child_process"
@@ -70,7 +72,7 @@ interface Running {
 /** Starts the built server on `databaseUrl`; resolves once it listens. */
 const startServer = async (databaseUrl: string, env: Record<string, string>, cpuProfileDir?: string): Promise<Running> => {
   const port = await freePort()
-  const flags = [...(process.env.NODE_FLAGS ?? "--max-semi-space-size=4").split(" ").filter(Boolean), ...(cpuProfileDir === undefined ? [] : ["--cpu-prof", `--cpu-prof-dir=${cpuProfileDir}`])]
+  const flags = [...(process.env.NODE_FLAGS ?? "--max-semi-space-size=4 --max-old-space-size=192").split(" ").filter(Boolean), ...(cpuProfileDir === undefined ? [] : ["--cpu-prof", `--cpu-prof-dir=${cpuProfileDir}`])]
   const child = spawn(process.execPath, [...flags, process.env.SERVER_MAIN ?? join(root, "packages/server/dist/main.js")], {
     cwd: root,
     env: {
@@ -177,6 +179,20 @@ const pgbench = (databaseUrl: string, script: string, duration: number): number 
   return Number(match[1])
 }
 
+/** Four CSV exports at once (each up to 10,000 payments); all must succeed. */
+const exports = async (server: Running, apiKey: string) => {
+  const rss: Array<number> = []
+  const sampler = setInterval(() => rss.push(rssMb(server.process.pid!)), 100)
+  const started = performance.now()
+  const answers = await Promise.all(Array.from({ length: 4 }, () =>
+    fetch(`${server.url}/api/v1/payments?format=csv&environment=sandbox`, { headers: { "x-api-key": apiKey, "x-nonce": crypto.randomUUID() } })
+      .then(async (response) => ({ status: response.status, rows: (await response.text()).split("\r\n").length - 2 }))))
+  clearInterval(sampler)
+  const failed = answers.filter((a) => a.status !== 200)
+  console.log(`CSV exports, 4 at once: ${answers.map((a) => `${a.status} (${a.rows} rows)`).join(", ")} in ${((performance.now() - started) / 1000).toFixed(1)} s, server RSS max ${Math.max(0, ...rss).toFixed(0)} MB`)
+  if (failed.length > 0) throw new Error("a CSV export failed")
+}
+
 const sha256Hex = async (text: string) =>
   Buffer.from(await crypto.subtle.digest("SHA-256", new TextEncoder().encode(text))).toString("hex")
 
@@ -198,10 +214,11 @@ const main = async () => {
       merchant = await provision(plain.url, receiver.url)
       await drive(plain, merchant.apiKey, "warm", 2)
       alone = await drive(plain, merchant.apiKey, "alone", seconds)
+      report("HTTP, engine off", alone)
+      await exports(plain, merchant.apiKey)
     } finally {
       await plain.stop()
     }
-    report("HTTP, engine off", alone)
 
     let withEngine: Measured | null = null
     if (phases >= 2) {
