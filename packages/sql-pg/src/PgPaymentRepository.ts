@@ -180,7 +180,6 @@ export const layer: Layer.Layer<PaymentRepository, never, SqlClient.SqlClient> =
             SELECT ${sql.literal(columnList(deliveries[0]!))} FROM jsonb_populate_recordset(NULL::deliveries, ${jsonRows(deliveries)}::jsonb)
             WHERE event_id IN (SELECT id FROM e)
           )`
-        const taken = new WriteConflict({ constraint: "payments_unique", message: "payments_unique already taken or changed concurrently" })
         return Effect.map(
           sql<{ readonly id: string }>`WITH p AS (
               INSERT INTO payments (${paymentColumns})
@@ -200,7 +199,13 @@ export const layer: Layer.Layer<PaymentRepository, never, SqlClient.SqlClient> =
             Effect.map((rows) => new Set(rows.map((row) => row.id))),
             Effect.catchTag("WriteConflict", () => Effect.succeed(new Set<string>()))
           ),
-          (stored) => requests.map(({ payment }) => stored.has(payment.id) ? Exit.void : Exit.fail(taken))
+          (stored) => {
+            // Made only when a request lost (an error captures a stack trace).
+            const taken = stored.size === requests.length
+              ? undefined
+              : new WriteConflict({ constraint: "payments_unique", message: "payments_unique already taken or changed concurrently" })
+            return requests.map(({ payment }) => stored.has(payment.id) ? Exit.void : Exit.fail(taken!))
+          }
         )
       })
 

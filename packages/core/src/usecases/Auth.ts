@@ -31,15 +31,16 @@ export const apiKeyRequest = Effect.fn("Auth.apiKeyRequest")(function*(key: stri
   if (key === undefined || key.length === 0) return yield* new Unauthenticated({ message: "X-API-Key header is required" })
   const keys = yield* ApiKeyRepository
   const keyHash = yield* (yield* Digest).sha256Hex(key)
-  const invalidKey = new Unauthenticated({ message: "invalid api key" })
+  // Made only when refused: an error captures a stack trace, which every request would pay for.
+  const invalidKey = () => new Unauthenticated({ message: "invalid api key" })
   const badNonce = Nonce.problem(nonce)
   if (badNonce !== null) {
     const found = yield* keys.findByHash(keyHash)
-    return yield* (Option.isNone(found) || found.value.revokedAt !== null ? invalidKey : badNonce)
+    return yield* (Option.isNone(found) || found.value.revokedAt !== null ? invalidKey() : badNonce)
   }
   const { now, expiresAt } = yield* Nonce.window()
   const found = yield* keys.authenticate(keyHash, nonce!, now, expiresAt)
-  if (Option.isNone(found) || found.value.key.revokedAt !== null) return yield* invalidKey
+  if (Option.isNone(found) || found.value.key.revokedAt !== null) return yield* invalidKey()
   if (!found.value.nonceClaimed) return yield* NonceAlreadyUsed.of()
   const principal: Principal = {
     _tag: "ApiKey",
@@ -59,9 +60,9 @@ export const apiKey = (key: string | undefined, nonce: string | undefined) =>
 const liveClaims = Effect.fn("Auth.liveClaims")(function*(token: string) {
   const now = yield* Clock.currentTimeMillis
   const claims = yield* (yield* TokenIssuer).verify(token, now)
-  const invalid = new Unauthenticated({ message: "invalid or expired access token" })
-  if (Option.isNone(claims)) return yield* invalid
-  if (!(yield* (yield* SessionRepository).isFamilyLive(claims.value.familyId, now))) return yield* invalid
+  const invalid = () => new Unauthenticated({ message: "invalid or expired access token" })
+  if (Option.isNone(claims)) return yield* invalid()
+  if (!(yield* (yield* SessionRepository).isFamilyLive(claims.value.familyId, now))) return yield* invalid()
   return claims.value
 })
 
@@ -122,23 +123,23 @@ export const login = Effect.fn("Auth.login")(function*(email: string, password: 
 
 /** Exchanges a refresh token for a new pair; the old token stops working. */
 export const refresh = Effect.fn("Auth.refresh")(function*(refreshToken: string) {
-  const invalid = new Unauthenticated({ message: "invalid or expired refresh token" })
+  const invalid = () => new Unauthenticated({ message: "invalid or expired refresh token" })
   const hash = yield* (yield* Digest).sha256Hex(refreshToken)
   const sessions = yield* SessionRepository
   const presented = yield* sessions.findByHash(hash)
   if (Option.isSome(presented) && presented.value.revokedAt !== null) {
     const now = yield* Clock.currentTimeMillis
     yield* atomic(sessions.revokeFamily(presented.value.familyId, now))
-    return yield* invalid
+    return yield* invalid()
   }
   return yield* atomic(Effect.gen(function*() {
     const session = yield* sessions.findByHash(hash)
-    if (Option.isNone(session) || session.value.revokedAt !== null) return yield* invalid
+    if (Option.isNone(session) || session.value.revokedAt !== null) return yield* invalid()
     const now = yield* Clock.currentTimeMillis
-    if (session.value.expiresAt <= now) return yield* invalid
-    if (!(yield* sessions.revoke(session.value.id, now))) return yield* invalid
+    if (session.value.expiresAt <= now) return yield* invalid()
+    if (!(yield* sessions.revoke(session.value.id, now))) return yield* invalid()
     const user = yield* (yield* AccountRepository).getUser(session.value.userId)
-    if (Option.isNone(user)) return yield* invalid
+    if (Option.isNone(user)) return yield* invalid()
     return yield* issuePair(user.value, session.value.familyId)
   }))
 })
