@@ -1,6 +1,6 @@
 /**
- * The database of a benchmark run: a fresh database on `DATABASE_URL`'s server, or on an
- * embedded PostgreSQL started for the run (stopped and removed by `stop`).
+ * The database of a benchmark run: a fresh database on `DATABASE_URL`'s server (dropped by `stop`),
+ * or on an embedded PostgreSQL started for the run (stopped and removed by `stop`).
  */
 import { Effect } from "effect"
 import { chmodSync, mkdtempSync, rmSync } from "node:fs"
@@ -22,6 +22,15 @@ export const open = async (): Promise<{ readonly url: string; stop(): Promise<vo
       rmSync(dir, { recursive: true, force: true })
     }
   }
-  const url = await Effect.runPromise(PgStore.createDatabase(serverUrl, `paydesk_bench_${Date.now().toString(36)}`))
-  return { url, stop }
+  const name = `paydesk_bench_${Date.now().toString(36)}`
+  const url = await Effect.runPromise(PgStore.createDatabase(serverUrl, name))
+  const server = serverUrl
+  return {
+    url,
+    stop: async () => {
+      // On a server of one's own the run's database goes with it (an embedded server goes whole).
+      if (process.env.DATABASE_URL !== undefined) await Effect.runPromise(PgStore.dropDatabases(server, name))
+      await stop()
+    }
+  }
 }

@@ -78,6 +78,7 @@ const main = async () => {
   const unit = kind === "charges" ? "charge" : "delivery"
   console.log(`one pass, ${sent} ${kind === "charges" ? "charges" : "deliveries"}: ${statements.length} statements (${(statements.length / Math.max(1, sent)).toFixed(2)} per ${unit})`)
   for (const [kind, n] of [...kinds.entries()].sort((a, b) => b[1] - a[1])) console.log(`${String(n).padStart(5)}  ${kind}`)
+  await Effect.runPromise(PgStore.dropDatabases(serverUrl, name))
 }
 
 main().catch((error) => {
