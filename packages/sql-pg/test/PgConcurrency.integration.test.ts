@@ -30,13 +30,13 @@ import {
   TestEntropy
 } from "@paydesk/testkit"
 import * as PgStore from "../src/PgStore.js"
+import * as Harness from "./PgHarness.js"
 import { freshDatabase, targets } from "./PgHarness.js"
 
 const anchor = Date.parse("2026-01-31T07:00:00.000Z")
 
-/** A fresh migrated database with the kit around it; `pool` connections. */
-const kitOn = (url: string, pool = 20) =>
-  Layer.unwrap(Effect.map(freshDatabase(url), (db) => Kit.layerAround(PgStore.layer(db, { maxConnections: pool }))))
+/** The kit on a fresh database with 20 connections. */
+const kitOn = (url: string) => Harness.kitOn(url, 20)
 
 /** Runs `body` with a manual wall clock at `anchor` (sleeps stay real: the pool needs them). */
 const timed = <A, E, R>(body: (clock: ManualClock.ManualClock) => Effect.Effect<A, E, R>) =>

@@ -7,31 +7,10 @@
  * stored as a text parameter stores it.
  */
 import { assert, describe, it } from "@effect/vitest"
-import { Effect, Exit, Layer, Option } from "effect"
+import { Effect, Exit, Option } from "effect"
 import { ApiKeyRepository, OutboxRepository, PaymentRepository, Payments } from "@paydesk/core"
 import { Fixtures, Kit } from "@paydesk/testkit"
-import { SqlClient } from "effect/sql"
-import * as PgStore from "../src/PgStore.js"
-import { freshDatabase, targets } from "./PgHarness.js"
-
-/** A fresh migrated database with the kit around it. */
-const kitOn = (url: string) =>
-  Layer.unwrap(Effect.map(freshDatabase(url), (db) => Kit.layerAround(PgStore.layer(db, { maxConnections: 10 }))))
-
-/** Counts the statements that insert into `payments` and into `nonces` from now on. */
-const countStatements = Effect.gen(function*() {
-  const sql = yield* SqlClient.SqlClient
-  yield* sql`CREATE TABLE statement_counts (kind text NOT NULL)`
-  yield* sql.unsafe(`CREATE FUNCTION count_statement() RETURNS trigger LANGUAGE plpgsql AS $$
-    BEGIN INSERT INTO statement_counts VALUES (TG_ARGV[0]); RETURN NULL; END $$`)
-  yield* sql`CREATE TRIGGER count_payment_inserts AFTER INSERT ON payments FOR EACH STATEMENT EXECUTE FUNCTION count_statement('payments')`
-  yield* sql`CREATE TRIGGER count_nonce_inserts AFTER INSERT ON nonces FOR EACH STATEMENT EXECUTE FUNCTION count_statement('nonces')`
-  return Effect.gen(function*() {
-    const rows = yield* sql<{ kind: string; n: number }>`SELECT kind, count(*)::int AS n FROM statement_counts GROUP BY kind`
-    yield* sql`DELETE FROM statement_counts`
-    return { payments: rows.find((r) => r.kind === "payments")?.n ?? 0, nonces: rows.find((r) => r.kind === "nonces")?.n ?? 0 }
-  }).pipe(Effect.orDie)
-}).pipe(Effect.orDie)
+import { countStatements, kitOn, targets } from "./PgHarness.js"
 
 for (const target of targets) {
   describe(`PostgreSQL group commit (${target.name})`, () => {
@@ -39,7 +18,7 @@ for (const target of targets) {
       Effect.gen(function*() {
         const merchant = yield* Kit.provisionMerchant({ callbackUrl: "https://shop.example/cb" })
         const principal = yield* Kit.apiKeyPrincipal(merchant, crypto.randomUUID())
-        const counted = yield* countStatements
+        const counted = yield* countStatements({ payments: "INSERT ON payments", nonces: "INSERT ON nonces" })
         const count = 40
         // Five order ids are sent twice at once with the same parameters: each is created once and
         // its second request is answered as a replay of the first.
@@ -71,7 +50,7 @@ for (const target of targets) {
         const revoked = Fixtures.apiKey(terminal.id, { revokedAt: Fixtures.baseTime })
         yield* repo.insert(key)
         yield* repo.insert(revoked)
-        const counted = yield* countStatements
+        const counted = yield* countStatements({ payments: "INSERT ON payments", nonces: "INSERT ON nonces" })
         const now = Date.now()
         const calls = [
           ...Array.from({ length: 30 }, (_, i) => ({ hash: key.keyHash, nonce: `n-${i}` })),

@@ -6,33 +6,12 @@
  * only that record; inside a transaction an attempt is recorded in it (and rolls back with it).
  */
 import { assert, describe, it } from "@effect/vitest"
-import { Clock, Effect, Exit, Layer, Option } from "effect"
+import { Clock, Effect, Exit, Option } from "effect"
 import { Callbacks, OutboxRepository, Payments, Transactions } from "@paydesk/core"
 import { Fixtures, Kit, ManualClock, RecordingCallbackTransport } from "@paydesk/testkit"
-import { SqlClient } from "effect/sql"
-import * as PgStore from "../src/PgStore.js"
-import { freshDatabase, targets } from "./PgHarness.js"
+import { countStatements, kitOn, targets } from "./PgHarness.js"
 
 const anchor = Date.parse("2026-01-31T07:00:00.000Z")
-
-/** A fresh migrated database with the kit around it. */
-const kitOn = (url: string) =>
-  Layer.unwrap(Effect.map(freshDatabase(url), (db) => Kit.layerAround(PgStore.layer(db, { maxConnections: 10 }))))
-
-/** Counts the statements that insert into `delivery_attempts` and those that update `deliveries`. */
-const countStatements = Effect.gen(function*() {
-  const sql = yield* SqlClient.SqlClient
-  yield* sql`CREATE TABLE statement_counts (kind text NOT NULL)`
-  yield* sql.unsafe(`CREATE FUNCTION count_statement() RETURNS trigger LANGUAGE plpgsql AS $$
-    BEGIN INSERT INTO statement_counts VALUES (TG_ARGV[0]); RETURN NULL; END $$`)
-  yield* sql`CREATE TRIGGER count_attempt_inserts AFTER INSERT ON delivery_attempts FOR EACH STATEMENT EXECUTE FUNCTION count_statement('attempts')`
-  yield* sql`CREATE TRIGGER count_delivery_updates AFTER UPDATE ON deliveries FOR EACH STATEMENT EXECUTE FUNCTION count_statement('updates')`
-  return Effect.gen(function*() {
-    const rows = yield* sql<{ kind: string; n: number }>`SELECT kind, count(*)::int AS n FROM statement_counts GROUP BY kind`
-    yield* sql`DELETE FROM statement_counts`
-    return { attempts: rows.find((r) => r.kind === "attempts")?.n ?? 0, updates: rows.find((r) => r.kind === "updates")?.n ?? 0 }
-  }).pipe(Effect.orDie)
-}).pipe(Effect.orDie)
 
 for (const target of targets) {
   describe(`PgOutboxRepository batching (${target.name})`, () => {
@@ -44,7 +23,7 @@ for (const target of targets) {
           const principal = yield* Kit.apiKeyPrincipal(merchant, crypto.randomUUID())
           const count = 24
           for (let i = 0; i < count; i++) yield* Payments.create(principal, { amount: "10", orderId: `b-${i}`, test: true })
-          const counted = yield* countStatements
+          const counted = yield* countStatements({ attempts: "INSERT ON delivery_attempts", updates: "UPDATE ON deliveries" })
           assert.strictEqual(yield* Callbacks.runDue(), count)
           const statements = yield* counted
           // The claim and the stamps update deliveries; the records update them in the same statements as their inserts.
@@ -75,7 +54,7 @@ for (const target of targets) {
           yield* repo.insertEvent(event, delivery)
           seeded.push(delivery)
         }
-        const counted = yield* countStatements
+        const counted = yield* countStatements({ attempts: "INSERT ON delivery_attempts", updates: "UPDATE ON deliveries" })
         const exits = yield* Effect.forEach(seeded, (delivery, i) => {
           const error = i === 2 ? "bad\u0000text" : "HTTP 503"
           const attempt = Fixtures.attempt(delivery.id, { statusCode: 503, error })
