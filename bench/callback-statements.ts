@@ -12,12 +12,13 @@
  *     ./run pnpm exec tsx --conditions=@paydesk/source bench/callback-statements.ts
  *   KIND=charges DATABASE_URL=... ./run pnpm exec tsx --conditions=@paydesk/source bench/callback-statements.ts
  */
-import { Clock, Effect, Layer, Option } from "effect"
+import { Clock, Effect, Layer } from "effect"
 import { Callbacks, Payments, Subscriptions, Work } from "@paydesk/core"
 import { PgStore } from "@paydesk/sql-pg"
 import { Kit, ManualClock } from "@paydesk/testkit"
 import { SqlClient } from "effect/sql"
 import { readFileSync } from "node:fs"
+import * as BenchSubscriptions from "./Subscriptions.js"
 
 const serverUrl = process.env.DATABASE_URL
 const log = process.env.LOG ?? "/var/log/postgresql/postgresql-15-main.log"
@@ -40,16 +41,7 @@ const main = async () => {
     const merchant = yield* Kit.provisionMerchant({ callbackUrl: "https://shop.example/callbacks" })
     const principal = yield* Kit.apiKeyPrincipal(merchant, crypto.randomUUID())
     if (kind === "charges") {
-      const plans = yield* Kit.provisionPlans(merchant.terminal.id)
-      yield* Effect.forEach(Array.from({ length: charges }, (_, i) => i), (i) =>
-        Effect.gen(function*() {
-          const { subscription } = yield* Subscriptions.create(principal, {
-            idempotencyKey: `s-${i}`,
-            terminalId: merchant.terminal.id, planId: plans.ceilingMonthly.id, amount: "100"
-          })
-          const { firstPayment } = yield* Subscriptions.confirm(subscription.payToken, subscription.csrfToken)
-          yield* Payments.settle(Option.getOrThrow(firstPayment).id, "paid")
-        }), { concurrency: 10 })
+      yield* BenchSubscriptions.paidUp(merchant, principal, charges)
       yield* Work.drain(1000)
       yield* manual.set(Date.parse("2026-02-28T07:00:00.000Z"))
     } else {

@@ -7,12 +7,13 @@
  *   ./run pnpm bench:work                 # embedded PostgreSQL (or DATABASE_URL)
  *   CALLBACKS=2000 SUBSCRIPTIONS=300 ./run pnpm bench:work
  */
-import { Clock, Effect, Layer, Option } from "effect"
-import { Config, PaydeskConfig, Payments, Subscriptions, Work } from "@paydesk/core"
+import { Clock, Effect, Layer } from "effect"
+import { Config, PaydeskConfig, Payments, Work } from "@paydesk/core"
 import { HttpCallbackTransport } from "@paydesk/server"
 import { NodeSecurity, PgStore } from "@paydesk/sql-pg"
 import * as BenchDatabase from "./BenchDatabase.js"
 import * as LoopbackReceiver from "./LoopbackReceiver.js"
+import * as BenchSubscriptions from "./Subscriptions.js"
 import { ManualClock } from "@paydesk/emulators"
 import { Kit } from "@paydesk/testkit"
 
@@ -46,16 +47,7 @@ const main = async () => {
     const delivered = receiver.state.received
     const callbackRate = delivered / ((performance.now() - t0) / 1000)
 
-    const plans = yield* Kit.provisionPlans(merchant.terminal.id)
-    yield* Effect.forEach(Array.from({ length: subscriptions }, (_, i) => i), (i) =>
-      Effect.gen(function*() {
-        const { subscription } = yield* Subscriptions.create(principal, {
-          idempotencyKey: `s-${i}`,
-          terminalId: merchant.terminal.id, planId: plans.ceilingMonthly.id, amount: "100"
-        })
-        const { firstPayment } = yield* Subscriptions.confirm(subscription.payToken, subscription.csrfToken)
-        yield* Payments.settle(Option.getOrThrow(firstPayment).id, "paid")
-      }), { concurrency: 10 })
+    yield* BenchSubscriptions.paidUp(merchant, principal, subscriptions)
     // The first payments' callbacks and the expiry of the callback phase's payments, outside the measurement.
     yield* manual.set(Date.parse("2026-02-27T07:00:00.000Z"))
     yield* Work.drain(1000)
