@@ -1,6 +1,6 @@
 /**
  * Byte helpers of the Web Crypto adapters (core's and the testkit's): base64url text and
- * constant-time comparison.
+ * constant-time comparison; and the test for text no JSON store keeps (a lone surrogate).
  */
 import { Result } from "effect"
 import { Base64, Base64Url } from "effect/encoding"
@@ -52,3 +52,12 @@ export const constantTimeEqual = (a: Uint8Array, b: Uint8Array): boolean => {
   for (let i = 0; i < length; i++) diff |= (a[i] ?? 0) ^ (b[i] ?? 0)
   return diff === 0
 }
+
+/** A `\uD800`-`\uDFFF` escape (not an escaped backslash followed by `u`). */
+const loneSurrogateEscape = /(?<!\\)(?:\\\\)*\\u[dD][89a-fA-F][0-9a-fA-F]{2}/
+
+/**
+ * Whether JSON text made by `JSON.stringify` holds a surrogate without its other half: it writes
+ * those (and only those) as `\uD800`-`\uDFFF` escapes, which PostgreSQL's `jsonb` refuses.
+ */
+export const hasLoneSurrogateEscape = (json: string): boolean => loneSurrogateEscape.test(json)

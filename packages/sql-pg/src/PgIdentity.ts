@@ -10,7 +10,7 @@ import { Effect, Exit, Layer, Option, Request } from "effect"
 import { AccountRepository, ApiKeyRepository, Id, SessionRepository, TerminalRepository } from "@paydesk/core"
 import type { Authenticated, Terminal } from "@paydesk/core"
 import { SqlClient } from "effect/sql"
-import { aloneOrBatched, batchResolver, byUuid, inOneTransaction, conflictOnUnique, first, fromTime, fromTimeOrNull, jsonRows, orDie, rounds, time, timeOrNull } from "./PgSupport.js"
+import { aloneOrBatched, batchResolver, byUuid, conflictOnUnique, first, fromTime, fromTimeOrNull, inOneTransaction, jsonRows, orDie, rounds, time, timeOrNull } from "./PgSupport.js"
 
 type Time = Date | string
 

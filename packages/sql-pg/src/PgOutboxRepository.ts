@@ -17,7 +17,7 @@ import { type AttemptRecord, OutboxRepository } from "@paydesk/core"
 import type { Callback } from "@paydesk/core"
 import { SqlClient } from "effect/sql"
 import { Id } from "@paydesk/core"
-import { aloneOrBatched, batchResolver, fromTime, inOneTransaction, fromTimeOrNull, jsonRows, ofClock, orDie, rounds, time, timeOrNull } from "./PgSupport.js"
+import { aloneOrBatched, batchResolver, fromTime, fromTimeOrNull, inOneTransaction, jsonRows, ofClock, orDie, rounds, time, timeOrNull } from "./PgSupport.js"
 
 /** A delivery row read back from `to_jsonb` (times as ISO text). */
 const fromJson = (row: DeliveryRow): DeliveryRow => {

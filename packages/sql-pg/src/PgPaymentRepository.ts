@@ -28,7 +28,8 @@ import {
   rub,
   sqlStateOf,
   time,
-  timeOrNull
+  timeOrNull,
+  writeConflict
 } from "./PgSupport.js"
 
 /** A `payments` row as the driver returns it. */
@@ -201,9 +202,7 @@ export const layer: Layer.Layer<PaymentRepository, never, SqlClient.SqlClient> =
           ),
           (stored) => {
             // Made only when a request lost (an error captures a stack trace).
-            const taken = stored.size === requests.length
-              ? undefined
-              : new WriteConflict({ constraint: "payments_unique", message: "payments_unique already taken or changed concurrently" })
+            const taken = stored.size === requests.length ? undefined : writeConflict("payments_unique")
             return requests.map(({ payment }) => stored.has(payment.id) ? Exit.void : Exit.fail(taken!))
           }
         )

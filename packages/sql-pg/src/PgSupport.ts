@@ -5,8 +5,8 @@
  * `WriteConflict`, text PostgreSQL cannot store (a NUL character: SQLSTATE 22021, 22P05) dies with the
  * core's `UnstorableText` (a 400, not a 500, at the HTTP edge), and any other SQL failure is a defect.
  */
-import { Effect, Exit, Option, type Request, RequestResolver } from "effect"
-import { Id, UnstorableText, WriteConflict } from "@paydesk/core"
+import { Array as Arr, Effect, Exit, Option, type Request, RequestResolver } from "effect"
+import { Bytes, Id, UnstorableText, WriteConflict } from "@paydesk/core"
 import type { SqlClient } from "effect/sql"
 import type { SqlError } from "effect/sql/SqlError"
 import type { Fragment } from "effect/sql/Statement"
@@ -70,12 +70,16 @@ export const sqlStateOf = (error: SqlError): string | undefined => {
 const defectOf = (error: SqlError): unknown =>
   unstorableTextStates.includes(sqlStateOf(error) ?? "") ? UnstorableText.of() : error
 
+/** The conflict of a unique rule or a concurrent writer on `constraint`. */
+export const writeConflict = (constraint: string): WriteConflict =>
+  new WriteConflict({ constraint, message: `${constraint} already taken or changed concurrently` })
+
 /** Maps unique violations to `WriteConflict` and every other SQL error to a defect. */
 export const conflictOnUnique = (constraint: string) =>
 <A, R>(effect: Effect.Effect<A, SqlError, R>): Effect.Effect<A, WriteConflict, R> =>
   Effect.catch(effect, (error: SqlError) =>
     isUniqueViolation(error) || isConcurrencyAbort(error)
-      ? Effect.fail(new WriteConflict({ constraint, message: `${constraint} already taken or changed concurrently` }))
+      ? Effect.fail(writeConflict(constraint))
       : Effect.die(defectOf(error)))
 
 /** Any SQL error is a defect (the adapter has no expected failure here); unstorable text dies with `UnstorableText`. */
@@ -106,13 +110,11 @@ export const jsonRows = (rows: ReadonlyArray<unknown>): string => {
   // JSON.stringify writes a lone surrogate (and only that) as a \uD800-\uDFFF escape: the rare rows
   // with one are written again, replacing it (a replacer function would slow every row down).
   const text = JSON.stringify(rows)
-  return loneSurrogateEscape.test(text)
+  return Bytes.hasLoneSurrogateEscape(text)
     ? JSON.stringify(rows, (_key, value: unknown) => typeof value === "string" ? value.replace(loneSurrogate, "\ufffd") : value)
     : text
 }
 
-/** A `\uD800`-`\uDFFF` escape in JSON.stringify's output (not an escaped backslash followed by `u`). */
-const loneSurrogateEscape = /(?<!\\)(?:\\\\)*\\u[dD][89a-fA-F][0-9a-fA-F]{2}/
 /** A UTF-16 surrogate without its other half. */
 const loneSurrogate = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g
 
@@ -184,7 +186,7 @@ export const batchResolver = <A extends Request.Any>(
     runAll: (all) =>
       Effect.suspend(() => {
         inFlight++
-        return Effect.forEach(chunks(all, maxBatch), (entries) =>
+        return Effect.forEach(Arr.chunksOf(all, maxBatch), (entries) =>
           Effect.gen(function*() {
             const batch = yield* Effect.exit(run(entries.map((entry) => entry.request)))
             if (Exit.isSuccess(batch)) {
@@ -200,14 +202,6 @@ export const batchResolver = <A extends Request.Any>(
           }), { discard: true })
       }).pipe(Effect.ensuring(release))
   })
-}
-
-/** `items` in parts of at most `size`. */
-const chunks = <A>(items: ReadonlyArray<A>, size: number): Array<ReadonlyArray<A>> => {
-  if (items.length <= size) return [items]
-  const parts: Array<ReadonlyArray<A>> = []
-  for (let i = 0; i < items.length; i += size) parts.push(items.slice(i, i + size))
-  return parts
 }
 
 /**

@@ -9,6 +9,7 @@ import { Clock, Effect, Option, Result } from "effect"
 import * as Access from "../Access.js"
 import type { Principal } from "../Access.js"
 import { formatRub, parseRub } from "../Amount.js"
+import { hasLoneSurrogateEscape } from "../Bytes.js"
 import { PaydeskConfig } from "../Config.js"
 import { CsrfRejected, InvalidRequest, NotFound, OperationNotAllowed, OrderIdConflict } from "../Errors.js"
 import * as Idempotency from "../Idempotency.js"
@@ -65,9 +66,6 @@ export interface CreateInput {
 
 const invalid = (field: string, message: string) => new InvalidRequest({ field, message })
 
-/** A `\uD800`-`\uDFFF` escape in JSON.stringify's output (not an escaped backslash followed by `u`). */
-const loneSurrogateEscape = /(?<!\\)(?:\\\\)*\\u[dD][89a-fA-F][0-9a-fA-F]{2}/
-
 /** Deepest nesting of `metadata` (the object itself is level 1). */
 export const maxMetadataDepth = 8
 
@@ -109,9 +107,8 @@ const validate = Effect.fn("Payments.validate")(function*(input: CreateInput) {
   if (metadataJson !== null && new TextEncoder().encode(metadataJson).length > maxMetadataBytes) {
     return yield* invalid("metadata", `metadata must be at most ${maxMetadataBytes} bytes of JSON`)
   }
-  // JSON.stringify writes a surrogate without its other half as a \uD8xx-\uDFxx escape (and only
-  // those): text no JSON store keeps (PostgreSQL's jsonb refuses it).
-  if (metadataJson !== null && loneSurrogateEscape.test(metadataJson)) {
+  // Text no JSON store keeps (PostgreSQL's jsonb refuses it).
+  if (metadataJson !== null && hasLoneSurrogateEscape(metadataJson)) {
     return yield* invalid("metadata", "metadata must be valid Unicode text (a surrogate without its pair was sent)")
   }
   const sandbox = input.test === true
