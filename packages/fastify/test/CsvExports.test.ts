@@ -3,12 +3,11 @@
  * memory); the others wait their turn and all are answered. Listings are not held up by them.
  */
 import { afterEach, describe, expect, it } from "vitest"
-import { Effect, Layer, ManagedRuntime } from "effect"
+import { Effect, Layer } from "effect"
 import { PaymentRepository, Payments } from "@paydesk/core"
 import { Kit } from "@paydesk/testkit"
-import * as App from "../src/App.js"
 import * as MerchantPayments from "../src/MerchantPayments.js"
-import { keyHeaders, publicUrl } from "./TestApp.js"
+import { keyHeaders, make, type TestApp } from "./TestApp.js"
 
 /** The kit with its `PaymentRepository` counting the exports' reads running at once (each held for a while). */
 const counting = () => {
@@ -30,24 +29,21 @@ const counting = () => {
           )
     })
   })).pipe(Layer.provideMerge(Kit.layer))
-  return { state, runtime: ManagedRuntime.make(layer) }
+  return { state, layer }
 }
 
-let close: (() => Promise<void>) | undefined
+let t: TestApp | undefined
 afterEach(async () => {
-  await close?.()
-  close = undefined
+  await t?.close()
+  t = undefined
 })
 
 describe("CSV exports", () => {
   it("run one at a time; the others wait and are all answered, and a listing meanwhile is not held up", async () => {
-    const { state, runtime } = counting()
-    const app = await App.build({ runtime, publicUrl, adminToken: "test-admin-token", checkResponses: true })
-    close = async () => {
-      await app.close()
-      await runtime.dispose()
-    }
-    const merchant = await runtime.runPromise(Kit.provisionMerchant())
+    const { state, layer } = counting()
+    t = await make({}, layer)
+    const { app } = t
+    const merchant = await t.merchant()
     for (let i = 0; i < 3; i++) {
       const created = await app.inject({ method: "POST", url: "/api/v1/payments", headers: keyHeaders(merchant.apiKey), payload: { amount: "10", order_id: `csv-${i}`, test: true } })
       expect(created.statusCode).toBe(201)

@@ -2,7 +2,7 @@
  * Test harness of the HTTP host: the app on the in-memory kit, with provisioning and
  * request helpers. Each `make()` is a fresh service.
  */
-import { Effect, ManagedRuntime, Schema } from "effect"
+import { Effect, type Layer, ManagedRuntime, Schema } from "effect"
 import { expect } from "vitest"
 import type { FastifyInstance } from "fastify"
 import { Kit } from "@paydesk/testkit"
@@ -12,9 +12,9 @@ import { responses } from "../src/ResponseSchemas.js"
 export const publicUrl = "http://pay.test"
 export const adminToken = "test-admin-token"
 
-/** A fresh app on a fresh kit. */
-export const make = async (options: Partial<App.Options> = {}) => {
-  const runtime = ManagedRuntime.make(Kit.layer)
+/** A fresh app on a fresh kit (or on `layer`: the kit with some services replaced). */
+export const make = async (options: Partial<App.Options> = {}, layer: Layer.Layer<Kit.Services> = Kit.layer) => {
+  const runtime = ManagedRuntime.make(layer)
   // Every answer is checked against its operation's declaration.
   const app = await App.build({ runtime, publicUrl, adminToken, checkResponses: true, ...options })
   const run = <A, E>(effect: Effect.Effect<A, E, Kit.Services>) => runtime.runPromise(effect)
