@@ -7,10 +7,25 @@
  * claim skips rows other transactions hold. Lookups by a string that is not a UUID are empty.
  */
 import { Effect, Exit, Layer, Option, Request } from "effect"
-import { AccountRepository, ApiKeyRepository, Id, SessionRepository, TerminalRepository } from "@paydesk/core"
+import { AccountRepository, ApiKeyRepository, Batching, Id, SessionRepository, TerminalRepository } from "@paydesk/core"
 import type { Authenticated, Terminal } from "@paydesk/core"
 import { SqlClient } from "effect/sql"
-import { aloneOrBatched, batchResolver, byUuid, conflictOnUnique, first, fromTime, fromTimeOrNull, inOneTransaction, jsonRows, orDie, rounds, time, timeOrNull } from "./PgSupport.js"
+import {
+  byIds,
+  byUuid,
+  conflictOnUnique,
+  first,
+  fromTime,
+  fromTimeOrNull,
+  groupCommitted,
+  inOneTransaction,
+  jsonRows,
+  orDie,
+  rounds,
+  sideBySide,
+  time,
+  timeOrNull
+} from "./PgSupport.js"
 
 type Time = Date | string
 
@@ -192,11 +207,23 @@ export const layerAccountRepository: Layer.Layer<AccountRepository, never, SqlCl
   })
 )
 
+/** A terminal read by id, with the ones read side by side. */
+class TerminalById extends Request.Class<{ readonly id: string }, Option.Option<Terminal.Terminal>> {}
+
 /** `TerminalRepository` on the `SqlClient` in context. */
 export const layerTerminalRepository: Layer.Layer<TerminalRepository, never, SqlClient.SqlClient> = Layer.effect(
   TerminalRepository,
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
+    // Reads made side by side (the charge runner's bookings) go as one statement.
+    const getTogether = sideBySide(
+      sql,
+      byIds<TerminalById, TerminalRow, Terminal.Terminal>(
+        (ids) => sql<TerminalRow>`SELECT * FROM terminals WHERE id IN (SELECT jsonb_array_elements_text(${ids}::jsonb)::uuid)`,
+        (row) => row.id,
+        toTerminal
+      )
+    )
     return TerminalRepository.of({
       insert: (t) =>
         orDie(sql`INSERT INTO terminals (id, account_id, name, status, h2h, callback_url, success_redirect_url,
@@ -207,11 +234,7 @@ export const layerTerminalRepository: Layer.Layer<TerminalRepository, never, Sql
             ${t.showPlatformBranding}, ${t.signingSecretEncrypted}, ${t.previousSigningSecretEncrypted},
             ${timeOrNull(t.signingSecretRotatedAt)}, ${time(t.createdAt)}, ${time(t.updatedAt)})`)
           .pipe(Effect.asVoid),
-      get: (id) =>
-        byUuid(id, (id) =>
-          orDie(sql<TerminalRow>`SELECT * FROM terminals WHERE id = ${id}`).pipe(
-            Effect.map((rows) => first(rows, toTerminal))
-          )),
+      get: (id) => byUuid(id, (id) => getTogether(new TerminalById({ id }))),
       getForUpdate: (id) =>
         byUuid(id, (id) =>
           // NO KEY: a payment inserted for the terminal (its foreign key's KEY SHARE lock) does not wait for
@@ -290,11 +313,11 @@ export const layerApiKeyRepository: Layer.Layer<ApiKeyRepository, never, SqlClie
 
     // Concurrent authentications (with the same nonce lifetime) go to the database together; while
     // a batch runs, the ones arriving wait for the next (see `batchResolver`).
-    const authenticator = batchResolver<Authenticate>(authenticateMany, {
+    const authenticateTogether = groupCommitted(sql, authenticateMany, Batching.batchResolver<Authenticate>(authenticateMany, {
       maxInFlight: authenticationBatchesInFlight,
       maxBatch: maxAuthenticationBatch,
       batchKey: (r) => r.expiresAt - r.now
-    })
+    }))
 
     return ApiKeyRepository.of({
       insert: (key) =>
@@ -306,9 +329,9 @@ export const layerApiKeyRepository: Layer.Layer<ApiKeyRepository, never, SqlClie
           Effect.map((rows) => first(rows, toApiKey))
         ),
       // One round trip for the key, the nonce claim (the NonceStore's upsert, for a key not revoked)
-      // and the terminal, shared with the concurrent authentications (see `authenticator`).
+      // and the terminal, shared with the concurrent authentications (see `authenticateTogether`).
       authenticate: (keyHash, nonce, now, expiresAt) =>
-        aloneOrBatched(sql, new Authenticate({ keyHash, nonce, now, expiresAt }), authenticateMany, authenticator),
+        authenticateTogether(new Authenticate({ keyHash, nonce, now, expiresAt })),
       listByTerminal: (terminalId) =>
         Id.isUuid(terminalId)
           ? orDie(sql<ApiKeyRow>`SELECT * FROM api_keys WHERE terminal_id = ${terminalId} ORDER BY created_at, id`)

@@ -16,8 +16,8 @@ import { Effect, Exit, Layer, Option, Request } from "effect"
 import { type AttemptRecord, OutboxRepository } from "@paydesk/core"
 import type { Callback } from "@paydesk/core"
 import { SqlClient } from "effect/sql"
-import { Id } from "@paydesk/core"
-import { aloneOrBatched, batchResolver, fromTime, fromTimeOrNull, inOneTransaction, jsonRows, ofClock, orDie, rounds, time, timeOrNull } from "./PgSupport.js"
+import { Batching, Id } from "@paydesk/core"
+import { fromTime, fromTimeOrNull, groupCommitted, inOneTransaction, jsonRows, ofClock, orDie, rounds, time, timeOrNull } from "./PgSupport.js"
 
 /** A delivery row read back from `to_jsonb` (times as ISO text). */
 const fromJson = (row: DeliveryRow): DeliveryRow => {
@@ -220,7 +220,7 @@ export const layer: Layer.Layer<OutboxRepository, never, SqlClient.SqlClient> = 
     // batch dies (text PostgreSQL refuses in one of them), each is recorded alone, so only its own fails.
     const recordBatch = (requests: ReadonlyArray<RecordAttempt>) =>
       Effect.map(recordAttempts(requests), (recorded) => recorded.map((value) => Exit.succeed(value)))
-    const recorder = batchResolver<RecordAttempt>(recordBatch)
+    const recordTogether = groupCommitted(sql, recordBatch, Batching.batchResolver<RecordAttempt>(recordBatch))
 
     return OutboxRepository.of({
       insertEvent: Effect.fn("PgOutboxRepository.insertEvent")(function*(event, delivery) {
@@ -341,9 +341,9 @@ export const layer: Layer.Layer<OutboxRepository, never, SqlClient.SqlClient> = 
         }`)
       }),
 
-      // Outside a transaction: batched with the concurrent ones (see `recorder`). Inside one: alone, in it.
+      // Outside a transaction: batched with the concurrent ones. Inside one: with the calls made side by side in it.
       recordAttempt: Effect.fn("PgOutboxRepository.recordAttempt")(function*(attempt, delivery, expectedAttempts) {
-        return yield* aloneOrBatched(sql, new RecordAttempt({ attempt, delivery, expectedAttempts }), recordBatch, recorder)
+        return yield* recordTogether(new RecordAttempt({ attempt, delivery, expectedAttempts }))
       }),
 
       recordAttempts,

@@ -9,13 +9,12 @@
  * the rows of the given test clock only (of none by default).
  */
 import { Effect, Exit, Layer, Option, Request } from "effect"
-import { Payment, PaymentRepository, UnknownTimeZone, WriteConflict } from "@paydesk/core"
+import { Batching, Payment, PaymentRepository, UnknownTimeZone, WriteConflict } from "@paydesk/core"
 import type { Callback, DailyStats, PaymentFilter, StatusStats } from "@paydesk/core"
 import { SqlClient } from "effect/sql"
 import { deliveryColumns, eventColumns } from "./PgOutboxRepository.js"
 import {
-  aloneOrBatched,
-  batchResolver,
+  groupCommitted,
   conflictOnUnique,
   fromMicro,
   fromRub,
@@ -210,16 +209,20 @@ export const layer: Layer.Layer<PaymentRepository, never, SqlClient.SqlClient> =
 
     // Outside a transaction, concurrent creations are committed together: while a batch runs, the
     // ones arriving wait and go in the next (group commit), each answered after its own commit.
-    const creator = batchResolver<InsertCreated>(insertCreatedMany, { maxInFlight: creationBatchesInFlight, maxBatch: maxCreationBatch })
+    const createTogether = groupCommitted(
+      sql,
+      insertCreatedMany,
+      Batching.batchResolver<InsertCreated>(insertCreatedMany, { maxInFlight: creationBatchesInFlight, maxBatch: maxCreationBatch })
+    )
 
     return PaymentRepository.of({
       insert: Effect.fn("PgPaymentRepository.insert")(function*(payment) {
         yield* sql`INSERT INTO payments ${sql.insert(toColumns(payment))}`.pipe(conflictOnUnique("payments_unique"))
       }),
 
-      // Inside a transaction: alone, in it. Outside: batched with the concurrent ones (see `creator`).
+      // Inside a transaction: with the calls made side by side in it. Outside: with the concurrent ones (see `createTogether`).
       insertCreated: Effect.fn("PgPaymentRepository.insertCreated")(function*(payment, event, delivery) {
-        return yield* aloneOrBatched(sql, new InsertCreated({ payment, event, delivery }), insertCreatedMany, creator)
+        return yield* createTogether(new InsertCreated({ payment, event, delivery }))
       }),
 
       get: Effect.fn("PgPaymentRepository.get")(function*(id) {

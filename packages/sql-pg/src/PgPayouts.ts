@@ -7,7 +7,7 @@
  * entries are kopecks (two decimals), USDT entries micro-USDT (six decimals). `append` is one
  * multi-row insert, so a batch is stored whole or not at all.
  */
-import { Effect, Layer, Option } from "effect"
+import { Effect, Exit, Layer, Option, Request } from "effect"
 import { LedgerRepository, PayoutRepository, WriteConflict } from "@paydesk/core"
 import type { Ledger, Payout } from "@paydesk/core"
 import { SqlClient } from "effect/sql"
@@ -17,8 +17,10 @@ import {
   fromNumeric,
   fromTime,
   fromTimeOrNull,
+  insertRows,
   micro,
   orDie,
+  sideBySide,
   time,
   timeOrNull,
   toNumeric
@@ -186,16 +188,21 @@ const entryColumns = (e: Ledger.Entry) => ({
   created_at: time(e.createdAt)
 })
 
+/** Entries appended, with the ones appended side by side. */
+class Append extends Request.Class<{ readonly entries: ReadonlyArray<Ledger.Entry> }, void> {}
+
 /** `LedgerRepository` on the `SqlClient` in context. */
 export const layerLedgerRepository: Layer.Layer<LedgerRepository, never, SqlClient.SqlClient> = Layer.effect(
   LedgerRepository,
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
+    // Appends made side by side (the charge runner's bookings) go as one statement, in their order.
+    const appendTogether = sideBySide(sql, (requests: ReadonlyArray<Append>) =>
+      Effect.as(orDie(insertRows(sql, "ledger_entries", requests.flatMap((r) => r.entries.map(entryColumns)))), requests.map(() => Exit.void)))
     return LedgerRepository.of({
       append: Effect.fn("PgLedgerRepository.append")(function*(entries) {
-        const [first, ...rest] = entries.map(entryColumns)
-        if (first === undefined) return
-        yield* orDie(sql`INSERT INTO ledger_entries ${sql.insert([first, ...rest])}`)
+        if (entries.length === 0) return
+        yield* appendTogether(new Append({ entries }))
       }),
 
       balance: Effect.fn("PgLedgerRepository.balance")(function*(terminalId) {

@@ -9,12 +9,29 @@
  * statement, so concurrent workers never take the same row; they take the rows of the given test
  * clock only (of none by default).
  */
-import { Effect, Layer, Option } from "effect"
+import { Effect, Exit, Layer, Option, Request } from "effect"
 import { ChargeRepository, Id, PlanRepository, SubscriptionRepository, WriteConflict } from "@paydesk/core"
 import type { Charge, Plan, Schedule, Subscription } from "@paydesk/core"
 import { SqlClient } from "effect/sql"
 import type { Fragment } from "effect/sql/Statement"
-import { byUuid, conflictOnUnique, first, fromRub, fromTime, fromTimeOrNull, ofClock, orDie, rub, time, timeOrNull } from "./PgSupport.js"
+import {
+  byIds,
+  byUuid,
+  conflictOnUnique,
+  first,
+  fromRub,
+  fromTime,
+  fromTimeOrNull,
+  insertRows,
+  ofClock,
+  orDie,
+  rounds,
+  rub,
+  sideBySide,
+  time,
+  timeOrNull,
+  updateRows
+} from "./PgSupport.js"
 
 type Time = Date | string
 type Numeric = string
@@ -301,12 +318,62 @@ const byNextCharge = (a: Subscription.Subscription, b: Subscription.Subscription
 const byUpdate = (a: Subscription.Subscription, b: Subscription.Subscription): number =>
   a.updatedAt - b.updatedAt || compareText(a.id, b.id)
 
+/** A subscription read by id, with the ones read side by side. */
+class SubscriptionById extends Request.Class<{ readonly id: string }, Option.Option<Subscription.Subscription>> {}
+/** A subscription written, with the ones written side by side. */
+class SubscriptionUpdate extends Request.Class<{ readonly subscription: Subscription.Subscription }, void, WriteConflict> {}
+
+/**
+ * The answers of a batched write whose statement a unique rule (or a concurrent writer) refused: one
+ * request gets the conflict; a batch of several dies, so that each is redone alone (the one at fault
+ * is not known).
+ */
+const conflictOfBatch = <A>(size: number) => (conflict: WriteConflict): Effect.Effect<ReadonlyArray<Exit.Exit<A, WriteConflict>>> =>
+  size === 1 ? Effect.succeed([Exit.fail(conflict)]) : Effect.die(conflict)
+
 /** `SubscriptionRepository` on the `SqlClient` in context. */
 export const layerSubscriptionRepository: Layer.Layer<SubscriptionRepository, never, SqlClient.SqlClient> = Layer.effect(
   SubscriptionRepository,
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
-    const one = (rows: ReadonlyArray<SubscriptionRow>) => first(rows, toSubscription)
+    const idList = (ids: string) => sql`SELECT jsonb_array_elements_text(${ids}::jsonb)::uuid`
+    // Reads, locks and writes made side by side (the charge runner's) go as one statement each.
+    const getTogether = sideBySide(
+      sql,
+      byIds<SubscriptionById, SubscriptionRow, Subscription.Subscription>(
+        (ids) => sql<SubscriptionRow>`SELECT * FROM subscriptions WHERE id IN (${idList(ids)})`,
+        (row) => row.id,
+        toSubscription
+      )
+    )
+    // Locked in id order, so two batches locking the same rows wait for each other instead of deadlocking.
+    const lockTogether = sideBySide(
+      sql,
+      byIds<SubscriptionById, SubscriptionRow, Subscription.Subscription>(
+        (ids) => sql<SubscriptionRow>`SELECT * FROM subscriptions WHERE id IN (${idList(ids)}) ORDER BY id FOR UPDATE`,
+        (row) => row.id,
+        toSubscription
+      )
+    )
+    const updateTogether = sideBySide(sql, (requests: ReadonlyArray<SubscriptionUpdate>) =>
+      Effect.gen(function*() {
+        const updated = new Set<number>()
+        // One statement per round (a subscription written twice side by side goes in a later one).
+        const all = rounds(requests, (r) => r.subscription.id)
+        const write = Effect.forEach(all, (round) =>
+          Effect.map(
+            updateRows(sql, "subscriptions", round.map((i) => subscriptionColumns(requests[i]!.subscription)), sql`t.version = r.version - 1`),
+            (rows) => {
+              const ids = new Set(rows.map((row) => row.id))
+              for (const i of round) if (ids.has(requests[i]!.subscription.id)) updated.add(i)
+            }
+          ), { discard: true })
+        return yield* (all.length > 1 ? sql.withTransaction(write) : write).pipe(
+          conflictOnUnique("subscriptions_pay_token"),
+          Effect.map(() => requests.map((r, i) => updated.has(i) ? Exit.void : Exit.fail(stale(r.subscription)))),
+          Effect.catchTag("WriteConflict", conflictOfBatch<void>(requests.length))
+        )
+      }))
     const unleased = (now: number) => sql`(charge_lease_until IS NULL OR charge_lease_until <= ${time(now)})`
     // One statement: the subquery locks the due rows (skipping held ones), the update leases them.
     const lease = (due: Fragment, leaseUntil: number, order: typeof byUpdate) =>
@@ -320,21 +387,13 @@ export const layerSubscriptionRepository: Layer.Layer<SubscriptionRepository, ne
           Effect.asVoid,
           conflictOnUnique("subscriptions_pay_token")
         ),
-      get: (id) =>
-        byUuid(id, (id) =>
-          orDie(sql<SubscriptionRow>`SELECT * FROM subscriptions WHERE id = ${id}`).pipe(Effect.map(one))),
-      getForUpdate: (id) =>
-        byUuid(id, (id) =>
-          orDie(sql<SubscriptionRow>`SELECT * FROM subscriptions WHERE id = ${id} FOR UPDATE`).pipe(Effect.map(one))),
-      update: (s) =>
-        sql<{ readonly id: string }>`UPDATE subscriptions SET ${sql.update(subscriptionColumns(s), ["id"])}
-          WHERE id = ${s.id} AND version = ${s.version - 1}
-          RETURNING id`.pipe(
-          conflictOnUnique("subscriptions_pay_token"),
-          Effect.flatMap((rows) => (rows.length > 0 ? Effect.void : Effect.fail(stale(s))))
-        ),
+      get: (id) => byUuid(id, (id) => getTogether(new SubscriptionById({ id }))),
+      getForUpdate: (id) => byUuid(id, (id) => lockTogether(new SubscriptionById({ id }))),
+      update: (subscription) => updateTogether(new SubscriptionUpdate({ subscription })),
       findByPayToken: (token) =>
-        orDie(sql<SubscriptionRow>`SELECT * FROM subscriptions WHERE pay_token = ${token}`).pipe(Effect.map(one)),
+        orDie(sql<SubscriptionRow>`SELECT * FROM subscriptions WHERE pay_token = ${token}`).pipe(
+          Effect.map((rows) => first(rows, toSubscription))
+        ),
       list: (filter, page) => {
         const terminalIds = filter.terminalIds.filter(Id.isUuid)
         if (terminalIds.length === 0) return Effect.succeed({ items: [], total: 0 })
@@ -382,30 +441,65 @@ export const layerSubscriptionRepository: Layer.Layer<SubscriptionRepository, ne
   })
 )
 
+/** A charge read by id, with the ones read side by side. */
+class ChargeById extends Request.Class<{ readonly id: string }, Option.Option<Charge.Charge>> {}
+/** A cycle's attempts read, with the ones read side by side. */
+class CycleAttempts extends Request.Class<{ readonly subscriptionId: string; readonly cycleNumber: number }, ReadonlyArray<Charge.Charge>> {}
+/** A charge written (inserted or updated), with the ones written side by side. */
+class ChargeWrite extends Request.Class<{ readonly charge: Charge.Charge }, void, WriteConflict> {}
+/** A charge updated, with the ones updated side by side. */
+class ChargeUpdate extends Request.Class<{ readonly charge: Charge.Charge }, void> {}
+
 /** `ChargeRepository` on the `SqlClient` in context. */
 export const layerChargeRepository: Layer.Layer<ChargeRepository, never, SqlClient.SqlClient> = Layer.effect(
   ChargeRepository,
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
+    // Reads and writes made side by side (the charge runner's) go as one statement each.
+    const getTogether = sideBySide(
+      sql,
+      byIds<ChargeById, ChargeRow, Charge.Charge>(
+        (ids) => sql<ChargeRow>`SELECT * FROM charges WHERE id IN (SELECT jsonb_array_elements_text(${ids}::jsonb)::uuid)`,
+        (row) => row.id,
+        toCharge
+      )
+    )
+    const insertTogether = sideBySide(sql, (requests: ReadonlyArray<ChargeWrite>) =>
+      insertRows(sql, "charges", requests.map((r) => chargeColumns(r.charge))).pipe(
+        conflictOnUnique("charges_subscription_cycle_attempt"),
+        Effect.as(requests.map(() => Exit.void)),
+        Effect.catchTag("WriteConflict", conflictOfBatch<void>(requests.length))
+      ))
+    const updateTogether = sideBySide(sql, (requests: ReadonlyArray<ChargeUpdate>) =>
+      Effect.gen(function*() {
+        // One statement per round (a charge written twice side by side goes in a later one).
+        const all = rounds(requests, (r) => r.charge.id)
+        const write = Effect.forEach(all, (round) => updateRows(sql, "charges", round.map((i) => chargeColumns(requests[i]!.charge))), { discard: true })
+        yield* orDie(all.length > 1 ? sql.withTransaction(write) : write)
+        return requests.map(() => Exit.void)
+      }))
+    const cyclesTogether = sideBySide(sql, (requests: ReadonlyArray<CycleAttempts>) =>
+      Effect.map(
+        orDie(sql<ChargeRow>`SELECT c.* FROM charges c
+          JOIN jsonb_to_recordset(${JSON.stringify(requests.map((r) => ({ s: r.subscriptionId, n: r.cycleNumber })))}::jsonb) AS v(s uuid, n int)
+            ON c.subscription_id = v.s AND c.cycle_number = v.n
+          ORDER BY c.attempt`),
+        (rows) => {
+          const key = (subscriptionId: string, cycleNumber: number) => `${subscriptionId}/${cycleNumber}`
+          const found = new Map<string, Array<Charge.Charge>>()
+          for (const row of rows) {
+            const k = key(row.subscription_id, row.cycle_number)
+            found.set(k, [...(found.get(k) ?? []), toCharge(row)])
+          }
+          return requests.map((r) => Exit.succeed(found.get(key(r.subscriptionId, r.cycleNumber)) ?? []))
+        }
+      ))
     return ChargeRepository.of({
-      insert: (c) =>
-        sql`INSERT INTO charges ${sql.insert(chargeColumns(c))}`.pipe(
-          Effect.asVoid,
-          conflictOnUnique("charges_subscription_cycle_attempt")
-        ),
-      get: (id) =>
-        byUuid(id, (id) =>
-          orDie(sql<ChargeRow>`SELECT * FROM charges WHERE id = ${id}`).pipe(
-            Effect.map((rows) => first(rows, toCharge))
-          )),
-      update: (c) =>
-        orDie(sql`UPDATE charges SET ${sql.update(chargeColumns(c), ["id"])} WHERE id = ${c.id}`).pipe(Effect.asVoid),
+      insert: (charge) => insertTogether(new ChargeWrite({ charge })),
+      get: (id) => byUuid(id, (id) => getTogether(new ChargeById({ id }))),
+      update: (charge) => updateTogether(new ChargeUpdate({ charge })),
       listForCycle: (subscriptionId, cycleNumber) =>
-        Id.isUuid(subscriptionId)
-          ? orDie(sql<ChargeRow>`SELECT * FROM charges
-              WHERE subscription_id = ${subscriptionId} AND cycle_number = ${cycleNumber}
-              ORDER BY attempt`).pipe(Effect.map((rows) => rows.map(toCharge)))
-          : Effect.succeed([]),
+        Id.isUuid(subscriptionId) ? cyclesTogether(new CycleAttempts({ subscriptionId, cycleNumber })) : Effect.succeed([]),
       listBySubscription: (subscriptionId, limit, options) =>
         Id.isUuid(subscriptionId)
           ? orDie(sql<ChargeRow>`SELECT * FROM charges WHERE subscription_id = ${subscriptionId}

@@ -5,8 +5,8 @@
  * `WriteConflict`, text PostgreSQL cannot store (a NUL character: SQLSTATE 22021, 22P05) dies with the
  * core's `UnstorableText` (a 400, not a 500, at the HTTP edge), and any other SQL failure is a defect.
  */
-import { Array as Arr, Effect, Exit, Option, type Request, RequestResolver } from "effect"
-import { Bytes, Id, UnstorableText, WriteConflict } from "@paydesk/core"
+import { Context, Effect, Exit, Option, type Request, type RequestResolver } from "effect"
+import { Batching, Bytes, Id, UnstorableText, WriteConflict } from "@paydesk/core"
 import type { SqlClient } from "effect/sql"
 import type { SqlError } from "effect/sql/SqlError"
 import type { Fragment } from "effect/sql/Statement"
@@ -134,92 +134,89 @@ export const rounds = <A>(items: ReadonlyArray<A>, keyOf: (item: A) => string): 
   return result
 }
 
+/** The batch key of the calls made outside any transaction. */
+const noTransaction = {}
+
+/** The transaction a call runs in, as a batch key: its level (connection and savepoint), or `noTransaction`. */
+const transactionOf = (sql: SqlClient.SqlClient, context: Context.Context<never>): unknown =>
+  Option.getOrElse(Context.getOption(context as Context.Context<unknown>, sql.transactionService), () => noTransaction)
+
 /**
- * A resolver that runs the requests waiting together as one batch: `run` answers each request of the
- * batch, in order, and must commit all of them or none (a batch that dies is redone). When a batch
- * dies (text PostgreSQL refuses in one of them, say), each of its requests runs alone, so only the one
- * at fault fails.
- *
- * Without `maxInFlight`, a batch is the requests of one scheduler turn. With it, at most that many
- * batches run at once: the requests arriving while they run wait and go together in the next batch
- * (group commit); a batch of more than `maxBatch` requests is run in parts of `maxBatch`, one after
- * the other.
+ * A port operation whose calls made side by side run as one statement: `many` answers each request of
+ * a batch, in order. A batch is the calls of one scheduler turn made in the same transaction, which it
+ * runs on (the fibers of the core's `atomicEach`, say), or outside any. A batch that fails is redone
+ * call by call, so only the call at fault fails (inside a transaction the failed statement has aborted
+ * it, so the transaction fails whatever the redo answers).
  */
-export const batchResolver = <A extends Request.Any>(
-  run: (requests: ReadonlyArray<A>) => Effect.Effect<ReadonlyArray<Exit.Exit<Request.Success<A>, Request.Error<A>>>>,
-  options: {
-    readonly maxInFlight?: number
-    readonly maxBatch?: number
-    /** Requests of different keys never share a batch. */
-    readonly batchKey?: (request: A) => unknown
-  } = {}
-): RequestResolver.RequestResolver<A> => {
-  const maxInFlight = options.maxInFlight ?? Number.POSITIVE_INFINITY
-  const maxBatch = options.maxBatch ?? Number.POSITIVE_INFINITY
-  let inFlight = 0
-  const waiting = new Set<() => void>()
-  // The batch collects requests until a slot is free (always one scheduler turn at least).
-  const slot: Effect.Effect<void> = Effect.suspend(() =>
-    inFlight < maxInFlight
-      ? Effect.yieldNow
-      : Effect.andThen(
-        Effect.callback<void>((resume) => {
-          const wake = () => resume(Effect.void)
-          waiting.add(wake)
-          return Effect.sync(() => waiting.delete(wake))
-        }),
-        slot
-      )
-  )
-  const release = Effect.sync(() => {
-    inFlight--
-    const woken = [...waiting]
-    waiting.clear()
-    for (const wake of woken) wake()
-  })
-  const key = {}
-  const batchKey = options.batchKey
-  return RequestResolver.makeWith<A>({
-    batchKey: batchKey === undefined ? () => key : (entry) => batchKey(entry.request),
-    delay: slot,
-    collectWhile: () => true,
-    runAll: (all) =>
-      Effect.suspend(() => {
-        inFlight++
-        return Effect.forEach(Arr.chunksOf(all, maxBatch), (entries) =>
-          Effect.gen(function*() {
-            const batch = yield* Effect.exit(run(entries.map((entry) => entry.request)))
-            if (Exit.isSuccess(batch)) {
-              entries.forEach((entry, i) => entry.completeUnsafe(batch.value[i]!))
-            } else if (entries.length === 1) {
-              entries[0]!.completeUnsafe(Exit.failCause(batch.cause))
-            } else {
-              for (const entry of entries) {
-                const alone = yield* Effect.exit(run([entry.request]))
-                entry.completeUnsafe(Exit.isSuccess(alone) ? alone.value[0]! : Exit.failCause(alone.cause))
-              }
-            }
-          }), { discard: true })
-      }).pipe(Effect.ensuring(release))
-  })
+export const sideBySide = <A extends Request.Request<any, any, never>>(
+  sql: SqlClient.SqlClient,
+  many: (requests: ReadonlyArray<A>) => Effect.Effect<ReadonlyArray<Exit.Exit<Request.Success<A>, Request.Error<A>>>>
+): (request: A) => Effect.Effect<Request.Success<A>, Request.Error<A>> => {
+  const resolver = Batching.batchResolver<A>(many, { batchKey: (_request, context) => transactionOf(sql, context) })
+  // A request needs no services (`Request<_, _, never>`).
+  return (request) => Effect.request(request, resolver) as Effect.Effect<Request.Success<A>, Request.Error<A>>
 }
 
 /**
- * A port call that may be batched: inside a transaction it runs alone, in it (`run` of that one
- * request); outside, it goes to `resolver` with the concurrent ones.
+ * A port call committed in groups: inside a transaction it is batched with the calls made side by side
+ * in it (`sideBySide`); outside, it goes to `resolver` with the concurrent ones (group commit).
  */
-export const aloneOrBatched = <A extends Request.Request<any, any, never>>(
+export const groupCommitted = <A extends Request.Request<any, any, never>>(
   sql: SqlClient.SqlClient,
-  request: A,
-  run: (requests: ReadonlyArray<A>) => Effect.Effect<ReadonlyArray<Exit.Exit<Request.Success<A>, Request.Error<A>>>>,
+  many: (requests: ReadonlyArray<A>) => Effect.Effect<ReadonlyArray<Exit.Exit<Request.Success<A>, Request.Error<A>>>>,
   resolver: RequestResolver.RequestResolver<A>
-): Effect.Effect<Request.Success<A>, Request.Error<A>> =>
-  Effect.flatMap(Effect.serviceOption(sql.transactionService), (transaction) =>
-    Option.isSome(transaction)
-      ? Effect.flatMap(run([request]), (answers) => answers[0]!)
-      // A request needs no services (`Request<_, _, never>`).
-      : Effect.request(request, resolver) as Effect.Effect<Request.Success<A>, Request.Error<A>>)
+): (request: A) => Effect.Effect<Request.Success<A>, Request.Error<A>> => {
+  const inTransaction = sideBySide(sql, many)
+  return (request) =>
+    Effect.flatMap(Effect.serviceOption(sql.transactionService), (transaction) =>
+      Option.isSome(transaction)
+        ? inTransaction(request)
+        : Effect.request(request, resolver) as Effect.Effect<Request.Success<A>, Request.Error<A>>)
+}
+
+/**
+ * Answers of `SELECT`s by id made side by side: `rowsOf` reads the rows of all the ids (each once), and
+ * each request gets its own row, or none.
+ */
+export const byIds = <A extends Request.Request<Option.Option<B>, never, never> & { readonly id: string }, Row, B>(
+  rowsOf: (ids: string) => Effect.Effect<ReadonlyArray<Row>, SqlError>,
+  idOf: (row: Row) => string,
+  map: (row: Row) => B
+) =>
+(requests: ReadonlyArray<A>): Effect.Effect<ReadonlyArray<Exit.Exit<Option.Option<B>>>> =>
+  Effect.map(orDie(rowsOf(JSON.stringify([...new Set(requests.map((r) => r.id))]))), (rows) => {
+    const found = new Map(rows.map((row) => [idOf(row), row]))
+    return requests.map((r) => Exit.succeed(Option.map(Option.fromUndefinedOr(found.get(r.id)), map)))
+  })
 
 /** `effect` in a transaction of its own when it makes more than one statement (`statements`), else as is; a SQL failure is a defect. */
 export const inOneTransaction = <A, R>(sql: SqlClient.SqlClient, statements: number, effect: Effect.Effect<A, never, R>): Effect.Effect<A, never, R> =>
   statements > 1 ? orDie(sql.withTransaction(effect)) : effect
+
+/** Quoted column names. */
+const quoted = (names: ReadonlyArray<string>): string => names.map((n) => `"${n}"`).join(", ")
+
+/**
+ * Inserts rows (column name to value, the same keys in each) into `table` in one statement, in their
+ * order (a serial column numbers them so); the statement text is the same whatever the number of rows.
+ */
+export const insertRows = (sql: SqlClient.SqlClient, table: string, rows: ReadonlyArray<Record<string, unknown>>) => {
+  const columns = sql.literal(quoted(Object.keys(rows[0]!)))
+  return sql`INSERT INTO ${sql(table)} (${columns})
+    SELECT ${columns} FROM jsonb_populate_recordset(NULL::${sql(table)}, ${jsonRows(rows)}::jsonb) WITH ORDINALITY AS r
+    ORDER BY r.ordinality`
+}
+
+/**
+ * Updates rows of `table` by `id` in one statement: each row's columns (the same keys in each) are
+ * written where `guard` holds (`t` the stored row, `r` the new one). Answers the ids updated. Each id
+ * at most once per call (one statement cannot update a row twice; see `rounds`).
+ */
+export const updateRows = (sql: SqlClient.SqlClient, table: string, rows: ReadonlyArray<Record<string, unknown>>, guard: Fragment = sql`true`) => {
+  const names = Object.keys(rows[0]!).filter((name) => name !== "id")
+  return sql<{ readonly id: string }>`UPDATE ${sql(table)} AS t
+    SET ${sql.literal(names.map((n) => `"${n}" = r."${n}"`).join(", "))}
+    FROM jsonb_populate_recordset(NULL::${sql(table)}, ${jsonRows(rows)}::jsonb) AS r
+    WHERE t.id = r.id AND ${guard}
+    RETURNING t.id`
+}

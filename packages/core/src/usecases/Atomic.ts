@@ -8,7 +8,7 @@
  * retried, and once for a nested `atomic`, after the outermost commit. Work of a test clock's
  * objects wakes nothing: it is due on the clock's time, which only the clock's advances move.
  */
-import { Context, Effect } from "effect"
+import { Cause, Context, Effect, Exit } from "effect"
 import type { WriteConflict } from "../Errors.js"
 import { Transactions } from "../ports/Transactions.js"
 import * as TestClock from "../TestClock.js"
@@ -50,6 +50,11 @@ const isWriteConflict = (e: unknown) => (e as { _tag?: string })._tag === "Write
 /** `Transactions.run` with retries on `WriteConflict`; the collected wakeups are notified after the commit. */
 export const atomic = <A, E, R>(
   effect: Effect.Effect<A, E | WriteConflict, R>
+): Effect.Effect<A, E | WriteConflict, R | Transactions> => run(effect, maxAttempts)
+
+const run = <A, E, R>(
+  effect: Effect.Effect<A, E | WriteConflict, R>,
+  attempts: number
 ): Effect.Effect<A, E | WriteConflict, R | Transactions> =>
   Effect.flatMap(Effect.all([Transactions, Collector]), ([tx, outer]) => {
     if (outer !== null) {
@@ -58,7 +63,7 @@ export const atomic = <A, E, R>(
       return Effect.suspend(() => {
         const mark = outer.length
         return tx.run(effect).pipe(Effect.onError(() => Effect.sync(() => void outer.splice(mark))))
-      }).pipe(Effect.retry({ times: maxAttempts - 1, while: isWriteConflict }))
+      }).pipe(Effect.retry({ times: attempts - 1, while: isWriteConflict }))
     }
     return Effect.suspend(() => {
       // A fresh buffer per attempt: a retried attempt's wakeups are discarded with its writes.
@@ -67,7 +72,32 @@ export const atomic = <A, E, R>(
         Effect.map((value) => ({ value, collected }))
       )
     }).pipe(
-      Effect.retry({ times: maxAttempts - 1, while: isWriteConflict }),
+      Effect.retry({ times: attempts - 1, while: isWriteConflict }),
       Effect.flatMap(({ value, collected }) => Effect.as(notify(collected), value))
     )
   })
+
+/**
+ * `atomic(f(item))` for every item, answered per item, written together when it can be: all items
+ * run side by side in one transaction (a store that pipelines statements sends theirs together),
+ * and only when that transaction fails (one item refused or at fault, a conflict, a defect) is each
+ * item run again alone in its own `atomic`, so only the one at fault fails. Within an open
+ * transaction, each item runs alone (as a savepoint).
+ */
+export const atomicEach = <I, A, E, R>(
+  items: ReadonlyArray<I>,
+  f: (item: I) => Effect.Effect<A, E | WriteConflict, R>
+): Effect.Effect<Array<Exit.Exit<A, E | WriteConflict>>, never, R | Transactions> => {
+  const alone = Effect.forEach(items, (item) => Effect.exit(atomic(f(item))))
+  if (items.length < 2) return alone
+  return Effect.flatMap(Collector, (outer) =>
+    outer !== null
+      ? alone
+      // Once: a batch that fails is not retried whole; its items are, each on its own.
+      : Effect.flatMap(Effect.exit(run(Effect.forEach(items, f, { concurrency: "unbounded" }), 1)), (batch) =>
+        Exit.isSuccess(batch)
+          ? Effect.succeed(batch.value.map((value) => Exit.succeed(value)))
+          : Cause.hasInterruptsOnly(batch.cause)
+          ? Effect.failCause(batch.cause as Cause.Cause<never>)
+          : alone))
+}

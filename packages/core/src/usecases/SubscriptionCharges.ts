@@ -11,7 +11,8 @@
  * started"). An attempt that was written but not sent when the subscription stopped is voided at
  * the acquirer and booked `stop`, so no open attempt is left without a way to finish.
  */
-import { Clock, Effect, Option, Result } from "effect"
+import { type Cause, Clock, Effect, Exit, Fiber, Option, Request, Result } from "effect"
+import * as Batching from "../Batching.js"
 import * as Charge from "../Charge.js"
 import { PaydeskConfig } from "../Config.js"
 import { NotFound, OperationNotAllowed } from "../Errors.js"
@@ -22,49 +23,51 @@ import { ChargeRepository } from "../ports/ChargeRepository.js"
 import { Entropy } from "../ports/Entropy.js"
 import { SubscriptionRepository } from "../ports/SubscriptionRepository.js"
 import { TerminalRepository } from "../ports/TerminalRepository.js"
+import type { Transactions } from "../ports/Transactions.js"
 import * as TestClock from "../TestClock.js"
 import * as Acquirers from "./Acquirers.js"
-import { atomic } from "./Atomic.js"
+import { atomic, atomicEach } from "./Atomic.js"
 import * as Payments from "./Payments.js"
 import * as Settlement from "./Settlement.js"
 import * as Lifecycle from "./SubscriptionLifecycle.js"
 import { forObject } from "./TestClockScope.js"
 
-/** Writes (or finds, after a crash) the pending attempt of a due subscription's current cycle. */
-const prepareCharge = Effect.fn("Subscriptions.prepareCharge")(function*(subscriptionId: string) {
-  return yield* atomic(Effect.gen(function*() {
-    const sub = yield* Lifecycle.locked(subscriptionId)
-    const now = yield* Clock.currentTimeMillis
-    if (!Subscription.isChargeable(sub) || sub.nextChargeAt === null || sub.nextChargeAt > now) return Option.none()
-    // A subscription on a test clock is charged by its clock's work only (at the clock's time).
-    if (sub.testClockId !== (yield* TestClock.Scope)) return Option.none()
-    const cycle = Lifecycle.cycleNumberOf(sub, sub.nextCycleIndex)
-    const repo = yield* ChargeRepository
-    const attempts = yield* repo.listForCycle(sub.id, cycle)
-    const last = attempts.at(-1)
-    if (last !== undefined && last.status === "pending") return Option.some(last)
-    // A new attempt only after one that took no money; an unconfirmed one is settled by resume first.
-    if (last !== undefined && last.status !== "fail" && last.status !== "stop") return Option.none()
-    const attempt = attempts.length + 1
-    const charge = yield* Lifecycle.recordCharge({
-      subscriptionId: sub.id,
-      terminalId: sub.terminalId,
-      cycleNumber: cycle,
-      attempt,
-      kind: "recurring",
-      status: "pending",
-      validationStatus: "accepted",
-      validationReason: null,
-      paymentId: null,
-      amount: sub.terms.payerAmount,
-      expectedAmount: sub.terms.payerAmount,
-      idempotencyKey: Charge.idempotencyKey(sub.id, cycle, attempt),
-      message: null,
-      scheduledAt: sub.nextChargeAt,
-      actualAt: null
-    })
-    return Option.some(charge)
-  }))
+/**
+ * Writes (or finds, after a crash) the pending attempt of a due subscription's current cycle; none
+ * when it is not due. Inside the caller's transaction (`atomic` or `atomicEach`).
+ */
+const prepareLocked = Effect.fn("Subscriptions.prepareLocked")(function*(subscriptionId: string) {
+  const sub = yield* Lifecycle.locked(subscriptionId)
+  const now = yield* Clock.currentTimeMillis
+  if (!Subscription.isChargeable(sub) || sub.nextChargeAt === null || sub.nextChargeAt > now) return Option.none()
+  // A subscription on a test clock is charged by its clock's work only (at the clock's time).
+  if (sub.testClockId !== (yield* TestClock.Scope)) return Option.none()
+  const cycle = Lifecycle.cycleNumberOf(sub, sub.nextCycleIndex)
+  const repo = yield* ChargeRepository
+  const attempts = yield* repo.listForCycle(sub.id, cycle)
+  const last = attempts.at(-1)
+  if (last !== undefined && last.status === "pending") return Option.some(last)
+  // A new attempt only after one that took no money; an unconfirmed one is settled by resume first.
+  if (last !== undefined && last.status !== "fail" && last.status !== "stop") return Option.none()
+  const attempt = attempts.length + 1
+  const charge = yield* Lifecycle.recordCharge({
+    subscriptionId: sub.id,
+    terminalId: sub.terminalId,
+    cycleNumber: cycle,
+    attempt,
+    kind: "recurring",
+    status: "pending",
+    validationStatus: "accepted",
+    validationReason: null,
+    paymentId: null,
+    amount: sub.terms.payerAmount,
+    expectedAmount: sub.terms.payerAmount,
+    idempotencyKey: Charge.idempotencyKey(sub.id, cycle, attempt),
+    message: null,
+    scheduledAt: sub.nextChargeAt,
+    actualAt: null
+  })
+  return Option.some(charge)
 })
 
 /** Books a paid charge: its payment (credited to the balance), `payment.paid`, the attempt and the cycle counters. */
@@ -113,65 +116,72 @@ const bookPaid = Effect.fn("Subscriptions.bookPaid")(function*(
 })
 
 /** Books the acquirer's answer for an open attempt (pending or unconfirmed); a booked attempt is left alone. */
-const recordOutcome = Effect.fn("Subscriptions.recordOutcome")(function*(
-  subscriptionId: string,
-  chargeId: string,
-  answer: Charge.VoidOutcome,
-  options: { readonly resume: boolean }
-) {
-  return yield* atomic(Effect.gen(function*() {
-    const sub = yield* Lifecycle.locked(subscriptionId)
-    const chargesRepo = yield* ChargeRepository
-    const found = yield* chargesRepo.get(chargeId)
-    if (Option.isNone(found)) return yield* NotFound.of("subscription")
-    const charge = found.value
-    if (charge.status === "payed") return sub
-    if (charge.status === "fail" || charge.status === "stop") {
-      if (answer._tag !== "Paid") return sub
-      // The acquirer breaks its contract (a refused or voided key is paid after all): the money came,
-      // so it is booked anyway, flagged for review, and logged for the operator.
-      yield* Effect.logError("acquirer reports paid for a charge it had refused or voided; booked for review", { chargeId, status: charge.status })
-      const edge = StateMachine.transition(Charge.machine, charge.status, "contradicted_paid")
-      if (Result.isFailure(edge)) return yield* edge.failure
-      return yield* bookPaid(sub, charge, edge.success.to, { resume: false, contradicted: true })
-    }
-    const event = Charge.eventOf(charge.status, answer, Subscription.isStopping(sub))
-    if (event === null) return sub
-    const edge = StateMachine.transition(Charge.machine, charge.status, event)
+const recordOutcome = (subscriptionId: string, chargeId: string, answer: Charge.VoidOutcome, options: { readonly resume: boolean }) =>
+  atomic(recordLocked({ subscriptionId, chargeId, answer, resume: options.resume }))
+
+/** An acquirer's answer to book. */
+interface Outcome {
+  readonly subscriptionId: string
+  readonly chargeId: string
+  readonly answer: Charge.VoidOutcome
+  /** Booked by the operator's resume (a paid answer moves review -> enabled). */
+  readonly resume: boolean
+}
+
+/** `recordOutcome` inside the caller's transaction; answers the subscription as it is after. */
+const recordLocked = Effect.fn("Subscriptions.recordLocked")(function*({ subscriptionId, chargeId, answer, resume }: Outcome) {
+  const options = { resume }
+  const sub = yield* Lifecycle.locked(subscriptionId)
+  const chargesRepo = yield* ChargeRepository
+  const found = yield* chargesRepo.get(chargeId)
+  if (Option.isNone(found)) return yield* NotFound.of("subscription")
+  const charge = found.value
+  if (charge.status === "payed") return sub
+  if (charge.status === "fail" || charge.status === "stop") {
+    if (answer._tag !== "Paid") return sub
+    // The acquirer breaks its contract (a refused or voided key is paid after all): the money came,
+    // so it is booked anyway, flagged for review, and logged for the operator.
+    yield* Effect.logError("acquirer reports paid for a charge it had refused or voided; booked for review", { chargeId, status: charge.status })
+    const edge = StateMachine.transition(Charge.machine, charge.status, "contradicted_paid")
     if (Result.isFailure(edge)) return yield* edge.failure
-    if (answer._tag === "Paid") return yield* bookPaid(sub, charge, edge.success.to, { resume: options.resume, contradicted: false })
-    const now = yield* Clock.currentTimeMillis
-    const reason = answer._tag === "Voided" ? "voided: the subscription stopped before the charge was sent" : answer.reason
-    yield* chargesRepo.update({
-      ...charge,
-      status: edge.success.to,
-      validationStatus: edge.success.to === "unconfirmed" ? "review" : "accepted",
-      validationReason: edge.success.to === "unconfirmed" ? "outcome_unconfirmed" : null,
-      message: reason,
-      actualAt: now,
-      updatedAt: now
-    })
-    if (edge.success.to === "stop" || Subscription.stateOf(sub) !== "active/enabled") return sub
-    const review = Lifecycle.move(sub, "charge_failed", now)
-    if (Result.isFailure(review)) return yield* review.failure
-    return yield* Lifecycle.save(sub, {
-      ...review.success,
-      consecutiveFailures: sub.consecutiveFailures + 1,
-      nextChargeAt: null,
-      chargeLeaseUntil: null,
-      reviewReason: answer._tag === "Failed" ? `charge failed: ${reason}` : `charge unconfirmed: ${reason}`
-    })
-  }))
+    return yield* bookPaid(sub, charge, edge.success.to, { resume: false, contradicted: true })
+  }
+  const event = Charge.eventOf(charge.status, answer, Subscription.isStopping(sub))
+  if (event === null) return sub
+  const edge = StateMachine.transition(Charge.machine, charge.status, event)
+  if (Result.isFailure(edge)) return yield* edge.failure
+  if (answer._tag === "Paid") return yield* bookPaid(sub, charge, edge.success.to, { resume: options.resume, contradicted: false })
+  const now = yield* Clock.currentTimeMillis
+  const reason = answer._tag === "Voided" ? "voided: the subscription stopped before the charge was sent" : answer.reason
+  yield* chargesRepo.update({
+    ...charge,
+    status: edge.success.to,
+    validationStatus: edge.success.to === "unconfirmed" ? "review" : "accepted",
+    validationReason: edge.success.to === "unconfirmed" ? "outcome_unconfirmed" : null,
+    message: reason,
+    actualAt: now,
+    updatedAt: now
+  })
+  if (edge.success.to === "stop" || Subscription.stateOf(sub) !== "active/enabled") return sub
+  const review = Lifecycle.move(sub, "charge_failed", now)
+  if (Result.isFailure(review)) return yield* review.failure
+  return yield* Lifecycle.save(sub, {
+    ...review.success,
+    consecutiveFailures: sub.consecutiveFailures + 1,
+    nextChargeAt: null,
+    chargeLeaseUntil: null,
+    reviewReason: answer._tag === "Failed" ? `charge failed: ${reason}` : `charge unconfirmed: ${reason}`
+  })
 })
 
-/** Charges one claimed subscription: prepare, ask the acquirer (or void when it stopped meanwhile), book. */
-export const chargeOne = Effect.fn("Subscriptions.chargeOne")(function*(subscriptionId: string) {
-  const prepared = yield* prepareCharge(subscriptionId)
-  if (Option.isNone(prepared)) return false
-  const charge = prepared.value
-  // Best effort: a stop committed since the attempt was written voids it instead of sending it (a
-  // stop committing during the call cannot stop it; its answer is booked like any). A subscription
-  // that went to review meanwhile keeps the attempt open for the operator's resume, which sends it.
+/**
+ * Asks the acquirer about a prepared attempt: the outcome to book, or `true` when the attempt is
+ * left open and `false` when the subscription is gone. Best effort: a stop committed since the
+ * attempt was written voids it instead of sending it (a stop committing during the call cannot stop
+ * it; its answer is booked like any). A subscription that went to review meanwhile keeps the attempt
+ * open for the operator's resume, which sends it.
+ */
+const ask = Effect.fn("Subscriptions.ask")(function*(subscriptionId: string, charge: Charge.Charge) {
   const current = yield* (yield* SubscriptionRepository).get(subscriptionId)
   if (Option.isNone(current)) return false
   if (!Subscription.isChargeable(current.value) && !Subscription.isStopping(current.value)) return true
@@ -184,33 +194,75 @@ export const chargeOne = Effect.fn("Subscriptions.chargeOne")(function*(subscrip
       idempotencyKey: charge.idempotencyKey,
       amount: charge.amount
     })
-  const sub = yield* recordOutcome(subscriptionId, charge.id, answer, { resume: false })
-  if (sub.billingStatus === "stop_pending") yield* Effect.ignore(Lifecycle.completeStop(sub.id))
+  return { subscriptionId, chargeId: charge.id, answer, resume: false } satisfies Outcome
+})
+
+/** After a booked answer: a subscription that reached its last cycle (or stopped during the call) completes its stop. */
+const afterBooking = (sub: Subscription.Subscription) =>
+  sub.billingStatus === "stop_pending" ? Effect.ignore(Lifecycle.completeStop(sub.id)) : Effect.void
+
+/** Charges one claimed subscription: prepare, ask the acquirer (or void when it stopped meanwhile), book. */
+export const chargeOne = Effect.fn("Subscriptions.chargeOne")(function*(subscriptionId: string) {
+  const prepared = yield* atomic(prepareLocked(subscriptionId))
+  if (Option.isNone(prepared)) return false
+  const asked = yield* ask(subscriptionId, prepared.value)
+  if (typeof asked === "boolean") return asked
+  yield* afterBooking(yield* atomic(recordLocked(asked)))
   return true
 })
 
 /** Claimed subscriptions charged at once by one run. */
 export const chargeConcurrency = 8
 
-/** Runs every scheduled charge due now (of the test clock in scope, or of none); returns how many charges were attempted. Idempotent. */
+/** An outcome waiting to be booked with the others of its pass. */
+class Booking extends Request.Class<{ readonly outcome: Outcome }, Subscription.Subscription, Effect.Error<ReturnType<typeof recordLocked>>> {}
+
+/**
+ * Runs every scheduled charge due now (of the test clock in scope, or of none); returns how many
+ * charges were attempted. Idempotent.
+ *
+ * The claimed subscriptions' attempts are written in one transaction. At most `chargeConcurrency`
+ * acquirer calls run at once, and their answers are booked as they arrive, without holding a call's
+ * place: the answers arriving while a booking commits are booked together in the next. An item that
+ * cannot be written with the others is written alone, so one subscription's failure never holds back
+ * the rest; it stays leased and is retried after its lease.
+ */
 export const runDueCharges = Effect.fn("Subscriptions.runDueCharges")(function*() {
   const config = yield* PaydeskConfig
   const now = yield* Clock.currentTimeMillis
   const claimed = yield* atomic((yield* SubscriptionRepository).claimDue(now, now + config.leaseMs, config.batchSize, yield* TestClock.Scope))
-  // Different subscriptions are charged side by side (an acquirer call takes a while). Whoever
-  // else charges one of them at the same time (a flow, another process after a lapsed lease)
-  // reuses its pending attempt's idempotency key under the subscription's row lock, so the
-  // acquirer replays rather than charges again.
-  const outcomes = yield* Effect.forEach(
-    claimed,
-    (sub) =>
-      // A failure of one subscription leaves it leased and retried later; the others go on.
-      chargeOne(sub.id).pipe(
-        Effect.catchCause((cause) => Effect.as(Effect.logError("scheduled charge failed", cause), false))
-      ),
-    { concurrency: chargeConcurrency }
+  if (claimed.length === 0) return 0
+  const prepared = yield* atomicEach(claimed, (sub) => prepareLocked(sub.id))
+  const context = yield* Effect.context<Effect.Services<ReturnType<typeof recordLocked>> | Transactions>()
+  const booker = Batching.batchResolver<Booking>(
+    (bookings) => Effect.provideContext(atomicEach(bookings, (booking) => recordLocked(booking.outcome)), context),
+    { maxInFlight: 1 }
   )
-  return outcomes.filter(Boolean).length
+  const failed = (cause: Cause.Cause<unknown>) => Effect.as(Effect.logError("scheduled charge failed", cause), false)
+  return yield* Effect.scoped(Effect.gen(function*() {
+    const scope = yield* Effect.scope
+    // Different subscriptions are charged side by side (an acquirer call takes a while). Whoever
+    // else charges one of them at the same time (a flow, another process after a lapsed lease)
+    // reuses its pending attempt's idempotency key under the subscription's row lock, so the
+    // acquirer replays rather than charges again.
+    // A failure of one subscription leaves it leased and retried later; the others go on.
+    const asked = yield* Effect.forEach(
+      claimed,
+      (sub, i) =>
+        Effect.gen(function*() {
+          const attempt = prepared[i]!
+          if (Exit.isFailure(attempt)) return yield* failed(attempt.cause)
+          if (Option.isNone(attempt.value)) return false
+          const outcome = yield* ask(sub.id, attempt.value.value)
+          if (typeof outcome === "boolean") return outcome
+          const booked = Effect.request(new Booking({ outcome }), booker).pipe(Effect.flatMap(afterBooking), Effect.as(true), Effect.catchCause(failed))
+          return yield* Effect.forkIn(booked, scope)
+        }).pipe(Effect.catchCause(failed)),
+      { concurrency: chargeConcurrency }
+    )
+    const outcomes = yield* Effect.forEach(asked, (one) => typeof one === "boolean" ? Effect.succeed(one) : Fiber.join(one))
+    return outcomes.filter(Boolean).length
+  }))
 })
 
 /**

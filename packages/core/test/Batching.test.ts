@@ -6,7 +6,7 @@
  */
 import { assert, describe, it } from "@effect/vitest"
 import { Effect, Exit, Fiber, Request } from "effect"
-import { batchResolver } from "../src/PgSupport.js"
+import { batchResolver } from "../src/Batching.js"
 
 class Double extends Request.Class<{ readonly n: number }, number> {}
 

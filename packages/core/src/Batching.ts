@@ -1,0 +1,77 @@
+/**
+ * Group commit for any port: concurrent calls wait briefly and run as one batch, each answered with
+ * its own exit. Used by the PostgreSQL adapter (creations, authentications, attempt records) and by
+ * the charge runner (the answers of one pass booked together).
+ */
+import { Array as Arr, type Context, Effect, Exit, type Request, RequestResolver } from "effect"
+
+/**
+ * A resolver that runs the requests waiting together as one batch: `run` answers each request of the
+ * batch, in order, and must commit all of them or none (a batch that dies is redone). When a batch
+ * dies (text PostgreSQL refuses in one of them, say), each of its requests runs alone, so only the one
+ * at fault fails.
+ *
+ * Without `maxInFlight`, a batch is the requests of one scheduler turn. With it, at most that many
+ * batches run at once: the requests arriving while they run wait and go together in the next batch
+ * (group commit); a batch of more than `maxBatch` requests is run in parts of `maxBatch`, one after
+ * the other.
+ */
+export const batchResolver = <A extends Request.Any>(
+  run: (requests: ReadonlyArray<A>) => Effect.Effect<ReadonlyArray<Exit.Exit<Request.Success<A>, Request.Error<A>>>>,
+  options: {
+    readonly maxInFlight?: number
+    readonly maxBatch?: number
+    /** Requests of different keys never share a batch (`context`: the requester's services). */
+    readonly batchKey?: (request: A, context: Context.Context<never>) => unknown
+  } = {}
+): RequestResolver.RequestResolver<A> => {
+  const maxInFlight = options.maxInFlight ?? Number.POSITIVE_INFINITY
+  const maxBatch = options.maxBatch ?? Number.POSITIVE_INFINITY
+  let inFlight = 0
+  const waiting = new Set<() => void>()
+  // The batch collects requests until a slot is free (always one scheduler turn at least).
+  const slot: Effect.Effect<void> = Effect.suspend(() =>
+    inFlight < maxInFlight
+      ? Effect.yieldNow
+      : Effect.andThen(
+        Effect.callback<void>((resume) => {
+          const wake = () => resume(Effect.void)
+          waiting.add(wake)
+          return Effect.sync(() => waiting.delete(wake))
+        }),
+        slot
+      )
+  )
+  const release = Effect.sync(() => {
+    inFlight--
+    const woken = [...waiting]
+    waiting.clear()
+    for (const wake of woken) wake()
+  })
+  const key = {}
+  const batchKey = options.batchKey
+  return RequestResolver.makeWith<A>({
+    batchKey: batchKey === undefined ? () => key : (entry) => batchKey(entry.request, entry.context),
+    delay: slot,
+    collectWhile: () => true,
+    runAll: (all) =>
+      Effect.suspend(() => {
+        inFlight++
+        return Effect.forEach(Arr.chunksOf(all, maxBatch), (entries) =>
+          Effect.gen(function*() {
+            const batch = yield* Effect.exit(run(entries.map((entry) => entry.request)))
+            if (Exit.isSuccess(batch)) {
+              entries.forEach((entry, i) => entry.completeUnsafe(batch.value[i]!))
+            } else if (entries.length === 1) {
+              entries[0]!.completeUnsafe(Exit.failCause(batch.cause))
+            } else {
+              for (const entry of entries) {
+                const alone = yield* Effect.exit(run([entry.request]))
+                entry.completeUnsafe(Exit.isSuccess(alone) ? alone.value[0]! : Exit.failCause(alone.cause))
+              }
+            }
+          }), { discard: true })
+      }).pipe(Effect.ensuring(release))
+  })
+}
+
