@@ -2,7 +2,8 @@
  * Round trips of one callback pass, counted by PostgreSQL itself: a fresh database on
  * `DATABASE_URL`'s server with `log_statement = all`, `CALLBACKS` sandbox payments (their
  * `payment.created` deliveries due), then one `Callbacks.runDue` pass (the kit's recording transport:
- * no HTTP) between two marker statements. Prints the pass's statements by kind, read from the log
+ * no HTTP) between two marker statements. Prints the pass's statements by kind with the server's time
+ * spent on them (`log_min_duration_statement = 0`), read from the log
  * (`LOG` = PostgreSQL's log file of that server, readable by this process).
  *
  * With `KIND=charges`: `CHARGES` live monthly subscriptions whose second charge is due, and one
@@ -33,7 +34,7 @@ const main = async () => {
   const manual = await Effect.runPromise(ManualClock.make(Date.parse("2026-01-31T07:00:00.000Z")))
   const mark = `paydesk-mark-${Date.now().toString(36)}`
   // Before the pool connects: every connection of the run logs its statements.
-  await Effect.runPromise(Effect.flatMap(SqlClient.SqlClient, (sql) => sql.unsafe(`ALTER DATABASE ${name} SET log_statement = 'all'`)).pipe(
+  await Effect.runPromise(Effect.flatMap(SqlClient.SqlClient, (sql) => sql.unsafe(`ALTER DATABASE ${name} SET log_min_duration_statement = 0`)).pipe(
     Effect.provide(PgStore.layerClient(serverUrl, { maxConnections: 1 }))
   ))
   const program = Effect.gen(function*() {
@@ -59,17 +60,24 @@ const main = async () => {
   const lines = readFileSync(log, "utf8").split("\n")
   const start = lines.findIndex((l) => l.includes(`${mark}-start`))
   const end = lines.findIndex((l) => l.includes(`${mark}-end`))
-  const statements = lines.slice(start + 1, end)
-    .filter((l) => l.includes(`@${name} LOG:  statement:`) || l.includes(`@${name} LOG:  execute`))
-    .map((l) => l.replace(/^.*LOG: {2}(statement|execute [^:]*): /, "").trim())
-  const kinds = new Map<string, number>()
-  for (const s of statements) {
-    const kind = s.replace(/\s+/g, " ").slice(0, 60)
-    kinds.set(kind, (kinds.get(kind) ?? 0) + 1)
+  // Each line: "LOG:  duration: 0.123 ms  parse|bind|execute <name>: SQL" (extended protocol: three
+  // lines per statement, counted once, their times added) or "... statement: SQL" (simple protocol).
+  const timed = lines.slice(start + 1, end)
+    .filter((l) => l.includes(`@${name} LOG:  duration:`))
+    .map((l) => {
+      const [, ms, step, text] = /duration: ([\d.]+) ms {2}(statement|parse|bind|execute)[^:]*: (.*)$/.exec(l) ?? []
+      return { ms: Number(ms ?? 0), counts: step === "statement" || step === "execute", kind: (text ?? "").replace(/\s+/g, " ").trim().slice(0, 60) }
+    })
+  const kinds = new Map<string, { n: number; ms: number }>()
+  for (const t of timed) {
+    const entry = kinds.get(t.kind) ?? { n: 0, ms: 0 }
+    kinds.set(t.kind, { n: entry.n + (t.counts ? 1 : 0), ms: entry.ms + t.ms })
   }
+  const statements = timed.filter((t) => t.counts).length
+  const serverMs = timed.reduce((sum, t) => sum + t.ms, 0)
   const unit = kind === "charges" ? "charge" : "delivery"
-  console.log(`one pass, ${sent} ${kind === "charges" ? "charges" : "deliveries"}: ${statements.length} statements (${(statements.length / Math.max(1, sent)).toFixed(2)} per ${unit})`)
-  for (const [kind, n] of [...kinds.entries()].sort((a, b) => b[1] - a[1])) console.log(`${String(n).padStart(5)}  ${kind}`)
+  console.log(`one pass, ${sent} ${kind === "charges" ? "charges" : "deliveries"}: ${statements} statements (${(statements / Math.max(1, sent)).toFixed(2)} per ${unit}), ${serverMs.toFixed(1)} ms in the server`)
+  for (const [kind, { n, ms }] of [...kinds.entries()].sort((a, b) => b[1].n - a[1].n)) console.log(`${String(n).padStart(5)} ${ms.toFixed(1).padStart(8)} ms  ${kind}`)
   await Effect.runPromise(PgStore.dropDatabases(serverUrl, name))
 }
 

@@ -6,6 +6,7 @@
  *
  *   ./run pnpm bench:work                 # embedded PostgreSQL (or DATABASE_URL)
  *   CALLBACKS=2000 SUBSCRIPTIONS=300 ./run pnpm bench:work
+ *   PROFILE=1 ./run pnpm bench:work       # also writes CPU profiles of the two measured drains to bench/profiles/
  */
 import { Clock, Effect, Layer } from "effect"
 import { Config, PaydeskConfig, Payments, Work } from "@paydesk/core"
@@ -15,10 +16,34 @@ import * as BenchDatabase from "./BenchDatabase.js"
 import * as LoopbackReceiver from "./LoopbackReceiver.js"
 import * as BenchSubscriptions from "./Subscriptions.js"
 import { ManualClock } from "@paydesk/emulators"
+import { mkdirSync, writeFileSync } from "node:fs"
+import { Session } from "node:inspector/promises"
 import { Kit } from "@paydesk/testkit"
 
 const callbacks = Number(process.env.CALLBACKS ?? 1000)
 const subscriptions = Number(process.env.SUBSCRIPTIONS ?? 200)
+
+/** `effect` with a CPU profile of this process around it (`PROFILE=1`), written to bench/profiles/work-NAME.cpuprofile. */
+const profiled = <A, E, R>(name: string, effect: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> => {
+  if (process.env.PROFILE !== "1") return effect
+  const session = new Session()
+  return Effect.acquireUseRelease(
+    Effect.promise(async () => {
+      session.connect()
+      await session.post("Profiler.enable")
+      await session.post("Profiler.start")
+    }),
+    () => effect,
+    () =>
+      Effect.promise(async () => {
+        const { profile } = await session.post("Profiler.stop")
+        session.disconnect()
+        const dir = new URL("./profiles/", import.meta.url)
+        mkdirSync(dir, { recursive: true })
+        writeFileSync(new URL(`work-${name}.cpuprofile`, dir), JSON.stringify(profile))
+      })
+  )
+}
 
 const main = async () => {
   const { url, stop } = await BenchDatabase.open()
@@ -43,7 +68,7 @@ const main = async () => {
     yield* Effect.forEach(Array.from({ length: callbacks }, (_, i) => i), (i) =>
       Payments.create(principal, { amount: "10", orderId: `cb-${i}`, test: true }), { concurrency: 10 })
     const t0 = performance.now()
-    yield* Work.drain(1000)
+    yield* profiled("callbacks", Work.drain(1000))
     const delivered = receiver.state.received
     const callbackRate = delivered / ((performance.now() - t0) / 1000)
 
@@ -53,7 +78,7 @@ const main = async () => {
     yield* Work.drain(1000)
     yield* manual.set(Date.parse("2026-02-28T07:00:00.000Z"))
     const t1 = performance.now()
-    const report = yield* Work.drain(1000)
+    const report = yield* profiled("charges", Work.drain(1000))
     const chargeSeconds = (performance.now() - t1) / 1000
     return { callbackRate, delivered, charges: report.charges, chargeRate: report.charges / chargeSeconds }
   }).pipe(Effect.provideService(Clock.Clock, manual.clock), Effect.provide(kit))
