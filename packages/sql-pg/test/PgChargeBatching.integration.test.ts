@@ -1,0 +1,142 @@
+/**
+ * Charges in batches on PostgreSQL, observed in the database: a pass of due charges writes each
+ * table in a few statements (statement-level triggers count them) and books every charge with its
+ * payment, ledger entry and event. Calls made side by side in one transaction (`Atomic.atomicEach`)
+ * share statements, and one that a rule refuses fails alone; side by side outside a transaction,
+ * a stale version fails only its own write and one subscription written twice is written in order.
+ */
+import { assert, describe, it } from "@effect/vitest"
+import { Clock, Effect, Exit, Option } from "effect"
+import {
+  Atomic,
+  ChargeRepository,
+  LedgerRepository,
+  OutboxRepository,
+  Payments,
+  Subscriptions,
+  SubscriptionRepository,
+  TerminalRepository,
+  WriteConflict
+} from "@paydesk/core"
+import { Fixtures, Kit, ManualClock } from "@paydesk/testkit"
+import { countStatements, kitOn, targets } from "./PgHarness.js"
+
+const anchor = Date.parse("2026-01-31T07:00:00.000Z")
+
+/** Runs `body` with a manual wall clock at `anchor` (sleeps stay real: the pool needs them). */
+const timed = <A, E, R>(body: (clock: ManualClock.ManualClock) => Effect.Effect<A, E, R>) =>
+  Effect.flatMap(ManualClock.make(anchor), (clock) => Effect.provideService(body(clock), Clock.Clock, clock.clock))
+
+/** `count` live monthly subscriptions of a fresh merchant, first payment paid; their ids. */
+const liveSubscriptions = (count: number) =>
+  Effect.gen(function*() {
+    const merchant = yield* Kit.provisionMerchant({ callbackUrl: "https://shop.example/cb" })
+    const plans = yield* Kit.provisionPlans(merchant.terminal.id)
+    const principal = yield* Kit.apiKeyPrincipal(merchant, crypto.randomUUID())
+    return yield* Effect.forEach(Array.from({ length: count }, (_, i) => i), (i) =>
+      Effect.gen(function*() {
+        const { subscription } = yield* Subscriptions.create(principal, {
+          idempotencyKey: `k-${i}`,
+          terminalId: merchant.terminal.id, planId: plans.ceilingMonthly.id, amount: "100"
+        })
+        const { firstPayment } = yield* Subscriptions.confirm(subscription.payToken, subscription.csrfToken)
+        yield* Payments.settle(Option.getOrThrow(firstPayment).id, "paid")
+        return subscription.id
+      }), { concurrency: 10 })
+  })
+
+for (const target of targets) {
+  describe(`PostgreSQL charges in batches (${target.name})`, () => {
+    it.live("a pass of 30 due charges writes each table in a few statements and books every charge whole", () =>
+      timed((clock) =>
+        Effect.gen(function*() {
+          const ids = yield* liveSubscriptions(30)
+          yield* clock.set(Date.parse("2026-02-28T07:00:00.000Z"))
+          const counted = yield* countStatements({
+            chargeInserts: "INSERT ON charges",
+            chargeUpdates: "UPDATE ON charges",
+            subscriptionUpdates: "UPDATE ON subscriptions",
+            payments: "INSERT ON payments",
+            ledger: "INSERT ON ledger_entries"
+          })
+          assert.strictEqual(yield* Subscriptions.runDueCharges(), 30)
+          const counts = yield* counted
+          // One statement for the 30 attempts; the answers are booked in a few batches (one
+          // statement per table each), not one per charge. The claim is one more subscription update.
+          assert.strictEqual(counts.chargeInserts, 1)
+          for (const kind of ["chargeUpdates", "payments", "ledger"] as const) assert.isAtMost(counts[kind], 8, kind)
+          assert.isAtMost(counts.subscriptionUpdates, 9)
+          const subscriptions = yield* SubscriptionRepository
+          const charges = yield* ChargeRepository
+          const ledger = yield* LedgerRepository
+          const outbox = yield* OutboxRepository
+          for (const id of ids) {
+            const sub = Option.getOrThrow(yield* subscriptions.get(id))
+            assert.deepStrictEqual([sub.successfulCycles, sub.chargeLeaseUntil], [2, null])
+            const [attempt] = yield* charges.listForCycle(id, 1)
+            assert.strictEqual(attempt?.status, "payed")
+            const paymentId = attempt!.paymentId!
+            assert.deepStrictEqual((yield* ledger.entriesFor(paymentId)).map((e) => [e.kind, e.refId]), [["payment_credit", paymentId]])
+            assert.deepStrictEqual((yield* outbox.listEvents({ paymentId })).map((e) => e.eventType), ["payment.paid"])
+          }
+        })
+      ).pipe(Effect.provide(kitOn(target.url))), 60_000)
+
+    it.live("in one transaction, calls made side by side share statements, and a write a unique rule refuses fails alone", () =>
+      Effect.gen(function*() {
+        const { terminal } = yield* Fixtures.seedTerminal()
+        const sub = yield* Fixtures.seedSubscription(terminal.id)
+        const repo = yield* ChargeRepository
+        const taken = Fixtures.charge(sub, { attempt: 3 })
+        yield* repo.insert(taken)
+        const counted = yield* countStatements({ chargeInserts: "INSERT ON charges" })
+        const fresh = [1, 2, 4, 5].map((attempt) => Fixtures.charge(sub, { attempt }))
+        // Together: one statement for the four.
+        const together = yield* Atomic.atomicEach(fresh, (charge) => repo.insert(charge))
+        assert.isTrue(together.every(Exit.isSuccess))
+        assert.strictEqual((yield* counted).chargeInserts, 1)
+        // With a taken (subscription, cycle, attempt): that one fails with the conflict, the others are stored.
+        const more = [6, 3, 7].map((attempt) => Fixtures.charge(sub, { attempt }))
+        const exits = yield* Atomic.atomicEach(more, (charge) => repo.insert(charge))
+        assert.deepStrictEqual(exits.map((e) => e._tag), ["Success", "Failure", "Success"])
+        const failure = exits[1]!
+        assert.isTrue(Exit.isFailure(failure) && Option.getOrThrow(Exit.findErrorOption(failure)) instanceof WriteConflict)
+        assert.deepStrictEqual((yield* repo.listForCycle(sub.id, 1)).map((c) => c.attempt), [1, 2, 3, 4, 5, 6, 7])
+        assert.strictEqual(Option.getOrThrow(yield* repo.get(taken.id)).id, taken.id)
+        assert.isTrue(Option.isNone(yield* repo.get(more[1]!.id)))
+      }).pipe(Effect.provide(kitOn(target.url))))
+
+    it.live("side by side outside a transaction: reads answer each id, a stale version fails only its own write, one row written twice is written in order", () =>
+      Effect.gen(function*() {
+        const { terminal } = yield* Fixtures.seedTerminal()
+        const subs = yield* Effect.forEach([0, 1, 2], () => Fixtures.seedSubscription(terminal.id))
+        const repo = yield* SubscriptionRepository
+        const counted = yield* countStatements({ subscriptionUpdates: "UPDATE ON subscriptions" })
+        const [a, b, c] = subs as [typeof subs[0], typeof subs[0], typeof subs[0]]
+        const exits = yield* Effect.all([
+          Effect.exit(repo.update({ ...a, description: "a once", version: 2 })),
+          // Stale: b is at version 1, so version 3 is refused.
+          Effect.exit(repo.update({ ...b, description: "b stale", version: 3 })),
+          Effect.exit(repo.update({ ...c, description: "c first", version: 2 })),
+          Effect.exit(repo.update({ ...c, description: "c second \u00e9\u{1F600} 'quoted'", version: 3 }))
+        ], { concurrency: "unbounded" })
+        assert.deepStrictEqual(exits.map((e) => e._tag), ["Success", "Failure", "Success", "Success"])
+        // c twice: two rounds; a and b went with c's first write.
+        assert.strictEqual((yield* counted).subscriptionUpdates, 2)
+        const read = yield* Effect.all([repo.get(a.id), repo.get(b.id), repo.get(c.id), repo.get(Fixtures.uuid()), repo.get("not-a-uuid")], {
+          concurrency: "unbounded"
+        })
+        assert.deepStrictEqual(read.map((s) => Option.map(s, (x) => [x.description, x.version])), [
+          Option.some(["a once", 2]),
+          Option.some([null, 1]),
+          Option.some(["c second \u00e9\u{1F600} 'quoted'", 3]),
+          Option.none(),
+          Option.none()
+        ])
+        // The whole row round-trips through the batched write (numeric, timestamps, nulls, booleans).
+        assert.deepStrictEqual(Option.getOrThrow(read[0]!), { ...a, description: "a once", version: 2 })
+        const terminals = yield* TerminalRepository
+        assert.deepStrictEqual(Option.getOrThrow(yield* terminals.get(terminal.id)), terminal)
+      }).pipe(Effect.provide(kitOn(target.url))))
+  })
+}
