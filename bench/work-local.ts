@@ -7,6 +7,7 @@
  *   ./run pnpm bench:work                 # embedded PostgreSQL (or DATABASE_URL)
  *   CALLBACKS=2000 SUBSCRIPTIONS=300 ./run pnpm bench:work
  *   PROFILE=1 ./run pnpm bench:work       # also writes CPU profiles of the two measured drains to bench/profiles/
+ *   BATCH=400 ./run pnpm bench:work       # PaydeskConfig.batchSize (records per claim; default 100)
  */
 import { Clock, Effect, Layer } from "effect"
 import { Config, PaydeskConfig, Payments, Work } from "@paydesk/core"
@@ -59,7 +60,7 @@ const main = async () => {
     // The server's hashing: Node's synchronous SHA-256 and HMAC (callback signatures).
     NodeSecurity.layerSyncDigest,
     // The receiver is on 127.0.0.1 (PAYDESK_CALLBACK_ALLOW_PRIVATE=1 in the reference server).
-    Layer.succeed(PaydeskConfig)({ ...Config.defaults, allowPrivateCallbacks: true })
+    Layer.succeed(PaydeskConfig)({ ...Config.defaults, allowPrivateCallbacks: true, batchSize: Number(process.env.BATCH ?? 100) })
   )
 
   const program = Effect.gen(function*() {

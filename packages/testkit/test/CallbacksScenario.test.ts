@@ -1,5 +1,5 @@
 import { assert, describe, it } from "@effect/vitest"
-import { Effect, Option } from "effect"
+import { Deferred, Effect, Option } from "effect"
 import { TestClock } from "effect/testing"
 import { CallbackTransport, Callbacks, Config, IdempotencyStore, OutboxRepository, PaydeskConfig, TerminalRepository, PaymentRepository, Payments, Terminals, Work } from "@paydesk/core"
 import { Kit, RecordingCallbackTransport } from "@paydesk/testkit"
@@ -83,6 +83,40 @@ describe("Callback delivery", () => {
       yield* runFor(60)
       assert.deepStrictEqual(transport.requests.map((r) => r.url), ["https://shop.example/cb", "https://shop.example/fixed"])
     }).pipe(Effect.provide(Kit.layer)))
+
+  it.effect("a pass sends its due deliveries in batches of batchSize, at most batchesPerPass of them", () =>
+    Effect.gen(function*() {
+      const { principal, transport } = yield* setup
+      yield* Effect.forEach(Array.from({ length: 13 }, (_, i) => i), (i) => Payments.create(principal, { amount: "10", orderId: `o-${i}`, test: true }))
+      // Batches of 2: one pass takes 5 of them (10 deliveries), the next the 3 left.
+      assert.strictEqual(yield* Callbacks.runDue(), 2 * Callbacks.batchesPerPass)
+      assert.strictEqual(transport.requests.length, 10)
+      assert.strictEqual(yield* Callbacks.runDue(), 3)
+      assert.strictEqual(yield* Callbacks.runDue(), 0)
+      assert.strictEqual(new Set(transport.requests.map((r) => JSON.parse(r.body).order_id)).size, 13)
+    }).pipe(Effect.provideService(PaydeskConfig, { ...Config.defaults, batchSize: 2 }), Effect.provide(Kit.layer)))
+
+  it.effect("the next batch is claimed and sent while the last deliveries of the one before are still in flight", () =>
+    Effect.gen(function*() {
+      const { principal, transport } = yield* setup
+      yield* Effect.forEach(["a", "b", "c", "d"], (orderId) => Payments.create(principal, { amount: "10", orderId, test: true }))
+      // The receiver holds the answers to the first batch (a, b) until the second batch (c, d) has arrived.
+      const release = yield* Deferred.make<void>()
+      const arrived: Array<string> = []
+      const held = CallbackTransport.of({
+        post: (request) =>
+          Effect.gen(function*() {
+            const orderId = JSON.parse(request.body).order_id as string
+            arrived.push(orderId)
+            if (arrived.length === 4) yield* Deferred.succeed(release, undefined)
+            if (orderId === "a" || orderId === "b") yield* Deferred.await(release)
+            return yield* transport.post(request)
+          })
+      })
+      assert.strictEqual(yield* Callbacks.runDue().pipe(Effect.provideService(CallbackTransport, held)), 4)
+      assert.deepStrictEqual(arrived, ["a", "b", "c", "d"])
+      assert.strictEqual(transport.requests.length, 4)
+    }).pipe(Effect.provideService(PaydeskConfig, { ...Config.defaults, batchSize: 2 }), Effect.provide(Kit.layer)))
 })
 
 describe("Callback isolation", () => {

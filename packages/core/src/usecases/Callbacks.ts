@@ -9,7 +9,7 @@
  * crash cut short reuses a stamp younger than `Callback.stampReuseMs`, so it carries the same body,
  * `X-Timestamp` and signature.
  */
-import { Clock, Effect, Option } from "effect"
+import { Clock, Effect, Option, Stream } from "effect"
 import * as Callback from "../Callback.js"
 import { PaydeskConfig } from "../Config.js"
 import * as Access from "../Access.js"
@@ -197,35 +197,87 @@ export const attempt = Effect.fn("Callbacks.attempt")(function*(
   return Option.some(done.value.recorded)
 })
 
-/** Sends every delivery due now (of the test clock in scope, or of none); returns how many attempts were made. Idempotent. */
+/**
+ * `cipher` decrypting each ciphertext once: a pass signs many callbacks with the secrets of a few
+ * terminals (as read at the start of the pass), so each is decrypted once per pass, not per attempt.
+ */
+const decryptingOnce = (cipher: SecretCipher["Service"]): SecretCipher["Service"] => {
+  const decrypted = new Map<string, Effect.Effect<string>>()
+  return SecretCipher.of({
+    encrypt: cipher.encrypt,
+    decrypt: (ciphertext) =>
+      Effect.suspend(() => {
+        const known = decrypted.get(ciphertext)
+        if (known !== undefined) return known
+        // `cached` is synchronous: no other fiber runs between the lookup and the entry.
+        return Effect.flatMap(Effect.cached(cipher.decrypt(ciphertext)), (once) => {
+          decrypted.set(ciphertext, once)
+          return once
+        })
+      })
+  })
+}
+
+/** Batches of `batchSize` deliveries one pass claims at most. */
+export const batchesPerPass = 5
+
+/** Deliveries of one payment (or payout) of a claimed batch, sent in order, with what the batch read for them. */
+interface Group {
+  readonly items: ReadonlyArray<{ readonly delivery: Callback.Delivery; readonly event: Callback.OutboxEvent }>
+  readonly terminals: ReadonlyMap<string, Option.Option<Terminal>>
+  readonly stamps: ReadonlyMap<string, number>
+}
+
+/**
+ * Sends every delivery due now (of the test clock in scope, or of none), in batches of `batchSize`
+ * (at most `batchesPerPass`); returns how many attempts were made. Idempotent.
+ *
+ * At most `concurrency` payments' deliveries are sent at once, each payment's (or payout's) in order.
+ * The next batch is claimed as soon as every delivery of the one before has started, while the last
+ * of them are still in flight, so the sending never waits for a claim between batches.
+ */
 export const runDue = Effect.fn("Callbacks.runDue")(function*() {
   const config = yield* PaydeskConfig
-  const now = yield* Clock.currentTimeMillis
-  const claimed = yield* atomic((yield* OutboxRepository).claimDue(now, now + config.leaseMs, config.batchSize, yield* TestClock.Scope))
-  // Each terminal of the batch is read once, now (its URL and secrets as of this pass).
-  const terminalIds = [...new Set(claimed.map(({ delivery }) => delivery.terminalId))]
+  const outbox = yield* OutboxRepository
   const terminalRepository = yield* TerminalRepository
-  const terminals = new Map(yield* Effect.forEach(terminalIds, (id) => Effect.map(terminalRepository.get(id), (t) => [id, t] as const)))
-  // The deliveries that will be sent (their terminal has a callback URL) are stamped in one statement.
-  const sendable = claimed.filter(({ delivery }) => Option.match(terminals.get(delivery.terminalId) ?? Option.none(), { onNone: () => false, onSome: (t) => t.callbackUrl !== null }))
-  const stamps = sendable.length === 0
-    ? new Map<string, number>()
-    : yield* (yield* OutboxRepository).stampSendingMany(sendable.map(({ delivery }) => delivery.id), now, now - Callback.stampReuseMs)
-  // Events of one payment (or payout) go out in order; different payments in parallel.
-  const groups = new Map<string, Array<(typeof claimed)[number]>>()
-  for (const item of claimed) {
-    const key = item.event.paymentId ?? item.event.payoutId ?? item.event.id
-    groups.set(key, [...(groups.get(key) ?? []), item])
-  }
-  yield* Effect.forEach(
-    groups.values(),
-    (group) =>
-      Effect.forEach(group, ({ delivery, event }) =>
-        // One broken delivery must not stop the others; its lease makes it retry later.
-        attempt(delivery, event, terminals.get(delivery.terminalId), stamps.get(delivery.id)).pipe(Effect.catchCause((cause) => Effect.logError("callback attempt failed", cause))), { discard: true }),
-    { concurrency, discard: true }
+  const scope = yield* TestClock.Scope
+  let attempted = 0
+  const claim = Effect.fn("Callbacks.claimBatch")(function*(batch: number) {
+    const now = yield* Clock.currentTimeMillis
+    const claimed = yield* atomic(outbox.claimDue(now, now + config.leaseMs, config.batchSize, scope))
+    attempted += claimed.length
+    // Each terminal of the batch is read once, now (its URL and secrets as of this batch).
+    const terminalIds = [...new Set(claimed.map(({ delivery }) => delivery.terminalId))]
+    const terminals = new Map(yield* Effect.forEach(terminalIds, (id) => Effect.map(terminalRepository.get(id), (t) => [id, t] as const)))
+    // The deliveries that will be sent (their terminal has a callback URL) are stamped in one statement.
+    const sendable = claimed.filter(({ delivery }) => Option.match(terminals.get(delivery.terminalId) ?? Option.none(), { onNone: () => false, onSome: (t) => t.callbackUrl !== null }))
+    const stamps = sendable.length === 0
+      ? new Map<string, number>()
+      : yield* outbox.stampSendingMany(sendable.map(({ delivery }) => delivery.id), now, now - Callback.stampReuseMs)
+    // Events of one payment (or payout) go out in order; different payments in parallel.
+    const groups = new Map<string, Array<(typeof claimed)[number]>>()
+    for (const item of claimed) {
+      const key = item.event.paymentId ?? item.event.payoutId ?? item.event.id
+      groups.set(key, [...(groups.get(key) ?? []), item])
+    }
+    const more = claimed.length === config.batchSize && batch + 1 < batchesPerPass
+    return [[...groups.values()].map((items): Group => ({ items, terminals, stamps })), more ? Option.some(batch + 1) : Option.none<number>()] as const
+  })
+  const send = ({ items, terminals, stamps }: Group) =>
+    Effect.forEach(items, ({ delivery, event }) =>
+      // One broken delivery must not stop the others; its lease makes it retry later.
+      attempt(delivery, event, terminals.get(delivery.terminalId), stamps.get(delivery.id)).pipe(Effect.catchCause((cause) => Effect.logError("callback attempt failed", cause))), { discard: true })
+  yield* Stream.paginate(0, (batch: number) =>
+    batch === 0
+      ? claim(batch)
+      // A later batch that cannot be claimed ends the pass; the first one's failure is the pass's.
+      : claim(batch).pipe(Effect.catchCause((cause) => Effect.as(Effect.logError("callback batch not claimed", cause), [[], Option.none<number>()] as const)))
+  ).pipe(
+    Stream.mapEffect(send, { concurrency, unordered: true }),
+    Stream.runDrain,
+    Effect.provideService(SecretCipher, decryptingOnce(yield* SecretCipher))
   )
-  return claimed.length
+  return attempted
 })
 
 /** Events of one feed read at most. */
