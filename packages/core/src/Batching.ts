@@ -9,7 +9,7 @@ import { Array as Arr, type Context, Effect, Exit, type Request, RequestResolver
  * A resolver that runs the requests waiting together as one batch: `run` answers each request of the
  * batch, in order, and must commit all of them or none (a batch that dies is redone). When a batch
  * dies (text PostgreSQL refuses in one of them, say), each of its requests runs alone, so only the one
- * at fault fails.
+ * at fault fails (unless `redo` says otherwise for its key).
  *
  * Without `maxInFlight`, a batch is the requests of one scheduler turn. With it, at most that many
  * batches run at once: the requests arriving while they run wait and go together in the next batch
@@ -17,12 +17,19 @@ import { Array as Arr, type Context, Effect, Exit, type Request, RequestResolver
  * the other.
  */
 export const batchResolver = <A extends Request.Any>(
-  run: (requests: ReadonlyArray<A>) => Effect.Effect<ReadonlyArray<Exit.Exit<Request.Success<A>, Request.Error<A>>>>,
+  /** Answers each request of a batch, in order; `key` is the batch's key (see `batchKey`). */
+  run: (requests: ReadonlyArray<A>, key: unknown) => Effect.Effect<ReadonlyArray<Exit.Exit<Request.Success<A>, Request.Error<A>>>>,
   options: {
     readonly maxInFlight?: number
     readonly maxBatch?: number
     /** Requests of different keys never share a batch (`context`: the requester's services). */
     readonly batchKey?: (request: A, context: Context.Context<never>) => unknown
+    /**
+     * Whether a failed batch of this key is redone one request at a time (the default). When not
+     * (the batch shares a transaction the failure has aborted, say), every request of the batch gets
+     * the batch's failure.
+     */
+    readonly redo?: (key: unknown) => boolean
   } = {}
 ): RequestResolver.RequestResolver<A> => {
   const maxInFlight = options.maxInFlight ?? Number.POSITIVE_INFINITY
@@ -54,19 +61,20 @@ export const batchResolver = <A extends Request.Any>(
     batchKey: batchKey === undefined ? () => key : (entry) => batchKey(entry.request, entry.context),
     delay: slot,
     collectWhile: () => true,
-    runAll: (all) =>
+    runAll: (all, batch) =>
       Effect.suspend(() => {
         inFlight++
+        const redo = options.redo === undefined || options.redo(batch)
         return Effect.forEach(Arr.chunksOf(all, maxBatch), (entries) =>
           Effect.gen(function*() {
-            const batch = yield* Effect.exit(run(entries.map((entry) => entry.request)))
-            if (Exit.isSuccess(batch)) {
-              entries.forEach((entry, i) => entry.completeUnsafe(batch.value[i]!))
-            } else if (entries.length === 1) {
-              entries[0]!.completeUnsafe(Exit.failCause(batch.cause))
+            const answers = yield* Effect.exit(run(entries.map((entry) => entry.request), batch))
+            if (Exit.isSuccess(answers)) {
+              entries.forEach((entry, i) => entry.completeUnsafe(answers.value[i]!))
+            } else if (entries.length === 1 || !redo) {
+              for (const entry of entries) entry.completeUnsafe(Exit.failCause(answers.cause))
             } else {
               for (const entry of entries) {
-                const alone = yield* Effect.exit(run([entry.request]))
+                const alone = yield* Effect.exit(run([entry.request], batch))
                 entry.completeUnsafe(Exit.isSuccess(alone) ? alone.value[0]! : Exit.failCause(alone.cause))
               }
             }

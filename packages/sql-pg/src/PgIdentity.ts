@@ -313,11 +313,19 @@ export const layerApiKeyRepository: Layer.Layer<ApiKeyRepository, never, SqlClie
 
     // Concurrent authentications (with the same nonce lifetime) go to the database together; while
     // a batch runs, the ones arriving wait for the next (see `batchResolver`).
-    const authenticateTogether = groupCommitted(sql, authenticateMany, Batching.batchResolver<Authenticate>(authenticateMany, {
-      maxInFlight: authenticationBatchesInFlight,
-      maxBatch: maxAuthenticationBatch,
-      batchKey: (r) => r.expiresAt - r.now
-    }))
+    // The nonce lifetime is the batch key, inside a transaction too (`authenticateMany` shares it).
+    const lifetime = (r: Authenticate) => r.expiresAt - r.now
+    const authenticateTogether = groupCommitted(
+      sql,
+      authenticateMany,
+      Batching.batchResolver<Authenticate>(authenticateMany, {
+        maxInFlight: authenticationBatchesInFlight,
+        maxBatch: maxAuthenticationBatch,
+        batchKey: lifetime
+      }),
+      lifetime
+    )
+
 
     return ApiKeyRepository.of({
       insert: (key) =>

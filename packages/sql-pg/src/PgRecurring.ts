@@ -17,6 +17,7 @@ import type { Fragment } from "effect/sql/Statement"
 import {
   byIds,
   byUuid,
+  conflictOfBatch,
   conflictOnUnique,
   first,
   fromRub,
@@ -30,6 +31,7 @@ import {
   sideBySide,
   time,
   timeOrNull,
+  together,
   updateRows
 } from "./PgSupport.js"
 
@@ -323,14 +325,6 @@ class SubscriptionById extends Request.Class<{ readonly id: string }, Option.Opt
 /** A subscription written, with the ones written side by side. */
 class SubscriptionUpdate extends Request.Class<{ readonly subscription: Subscription.Subscription }, void, WriteConflict> {}
 
-/**
- * The answers of a batched write whose statement a unique rule (or a concurrent writer) refused: one
- * request gets the conflict; a batch of several dies, so that each is redone alone (the one at fault
- * is not known).
- */
-const conflictOfBatch = <A>(size: number) => (conflict: WriteConflict): Effect.Effect<ReadonlyArray<Exit.Exit<A, WriteConflict>>> =>
-  size === 1 ? Effect.succeed([Exit.fail(conflict)]) : Effect.die(conflict)
-
 /** `SubscriptionRepository` on the `SqlClient` in context. */
 export const layerSubscriptionRepository: Layer.Layer<SubscriptionRepository, never, SqlClient.SqlClient> = Layer.effect(
   SubscriptionRepository,
@@ -355,7 +349,7 @@ export const layerSubscriptionRepository: Layer.Layer<SubscriptionRepository, ne
         toSubscription
       )
     )
-    const updateTogether = sideBySide(sql, (requests: ReadonlyArray<SubscriptionUpdate>) =>
+    const updateTogether = sideBySide(sql, (requests: ReadonlyArray<SubscriptionUpdate>, inTransaction) =>
       Effect.gen(function*() {
         const updated = new Set<number>()
         // One statement per round (a subscription written twice side by side goes in a later one).
@@ -368,10 +362,10 @@ export const layerSubscriptionRepository: Layer.Layer<SubscriptionRepository, ne
               for (const i of round) if (ids.has(requests[i]!.subscription.id)) updated.add(i)
             }
           ), { discard: true })
-        return yield* (all.length > 1 ? sql.withTransaction(write) : write).pipe(
+        return yield* together(sql, all.length, write).pipe(
           conflictOnUnique("subscriptions_pay_token"),
           Effect.map(() => requests.map((r, i) => updated.has(i) ? Exit.void : Exit.fail(stale(r.subscription)))),
-          Effect.catchTag("WriteConflict", conflictOfBatch<void>(requests.length))
+          Effect.catchTag("WriteConflict", conflictOfBatch<void>(requests.length, inTransaction))
         )
       }))
     const unleased = (now: number) => sql`(charge_lease_until IS NULL OR charge_lease_until <= ${time(now)})`
@@ -464,36 +458,35 @@ export const layerChargeRepository: Layer.Layer<ChargeRepository, never, SqlClie
         toCharge
       )
     )
-    const insertTogether = sideBySide(sql, (requests: ReadonlyArray<ChargeWrite>) =>
+    const insertTogether = sideBySide(sql, (requests: ReadonlyArray<ChargeWrite>, inTransaction) =>
       insertRows(sql, "charges", requests.map((r) => chargeColumns(r.charge))).pipe(
         conflictOnUnique("charges_subscription_cycle_attempt"),
         Effect.as(requests.map(() => Exit.void)),
-        Effect.catchTag("WriteConflict", conflictOfBatch<void>(requests.length))
+        Effect.catchTag("WriteConflict", conflictOfBatch<void>(requests.length, inTransaction))
       ))
     const updateTogether = sideBySide(sql, (requests: ReadonlyArray<ChargeUpdate>) =>
       Effect.gen(function*() {
         // One statement per round (a charge written twice side by side goes in a later one).
         const all = rounds(requests, (r) => r.charge.id)
         const write = Effect.forEach(all, (round) => updateRows(sql, "charges", round.map((i) => chargeColumns(requests[i]!.charge))), { discard: true })
-        yield* orDie(all.length > 1 ? sql.withTransaction(write) : write)
+        yield* orDie(together(sql, all.length, write))
         return requests.map(() => Exit.void)
       }))
     const cyclesTogether = sideBySide(sql, (requests: ReadonlyArray<CycleAttempts>) =>
-      Effect.map(
-        orDie(sql<ChargeRow>`SELECT c.* FROM charges c
-          JOIN jsonb_to_recordset(${JSON.stringify(requests.map((r) => ({ s: r.subscriptionId, n: r.cycleNumber })))}::jsonb) AS v(s uuid, n int)
-            ON c.subscription_id = v.s AND c.cycle_number = v.n
-          ORDER BY c.attempt`),
-        (rows) => {
-          const key = (subscriptionId: string, cycleNumber: number) => `${subscriptionId}/${cycleNumber}`
-          const found = new Map<string, Array<Charge.Charge>>()
-          for (const row of rows) {
-            const k = key(row.subscription_id, row.cycle_number)
-            found.set(k, [...(found.get(k) ?? []), toCharge(row)])
-          }
-          return requests.map((r) => Exit.succeed(found.get(key(r.subscriptionId, r.cycleNumber)) ?? []))
+      Effect.gen(function*() {
+        const key = (subscriptionId: string, cycleNumber: number) => `${subscriptionId.toLowerCase()}/${cycleNumber}`
+        // Each (subscription, cycle) once, whoever asked for it twice.
+        const cycles = [...new Map(requests.map((r) => [key(r.subscriptionId, r.cycleNumber), { s: r.subscriptionId, n: r.cycleNumber }])).values()]
+        const rows = yield* orDie(sql<ChargeRow>`SELECT * FROM charges
+          WHERE (subscription_id, cycle_number) IN (SELECT s, n FROM jsonb_to_recordset(${JSON.stringify(cycles)}::jsonb) AS v(s uuid, n int))
+          ORDER BY attempt`)
+        const found = new Map<string, Array<Charge.Charge>>()
+        for (const row of rows) {
+          const k = key(row.subscription_id, row.cycle_number)
+          found.set(k, [...(found.get(k) ?? []), toCharge(row)])
         }
-      ))
+        return requests.map((r) => Exit.succeed(found.get(key(r.subscriptionId, r.cycleNumber)) ?? []))
+      }))
     return ChargeRepository.of({
       insert: (charge) => insertTogether(new ChargeWrite({ charge })),
       get: (id) => byUuid(id, (id) => getTogether(new ChargeById({ id }))),

@@ -134,39 +134,68 @@ export const rounds = <A>(items: ReadonlyArray<A>, keyOf: (item: A) => string): 
   return result
 }
 
-/** The batch key of the calls made outside any transaction. */
+/** The level (connection and savepoint) of the transaction in `context`, or `noTransaction`. */
 const noTransaction = {}
-
-/** The transaction a call runs in, as a batch key: its level (connection and savepoint), or `noTransaction`. */
-const transactionOf = (sql: SqlClient.SqlClient, context: Context.Context<never>): unknown =>
+const transactionOf = (sql: SqlClient.SqlClient, context: Context.Context<never>): object =>
   Option.getOrElse(Context.getOption(context as Context.Context<unknown>, sql.transactionService), () => noTransaction)
+
+/** The batch key of a call: its transaction (or none) and its own key; the same objects for the same pair. */
+interface Key {
+  readonly transaction: object
+}
+const keys = new WeakMap<object, Map<unknown, Key>>()
+const keyOf = (transaction: object, own: unknown): Key => {
+  const ofTransaction = keys.get(transaction) ?? new Map<unknown, Key>()
+  keys.set(transaction, ofTransaction)
+  const known = ofTransaction.get(own)
+  if (known !== undefined) return known
+  const key: Key = { transaction }
+  ofTransaction.set(own, key)
+  return key
+}
+
+/** The answers of a batch of port calls; `inTransaction`: the batch runs in its callers' transaction. */
+export type Many<A extends Request.Request<any, any, never>> = (
+  requests: ReadonlyArray<A>,
+  inTransaction: boolean
+) => Effect.Effect<ReadonlyArray<Exit.Exit<Request.Success<A>, Request.Error<A>>>>
 
 /**
  * A port operation whose calls made side by side run as one statement: `many` answers each request of
  * a batch, in order. A batch is the calls of one scheduler turn made in the same transaction, which it
- * runs on (the fibers of the core's `atomicEach`, say), or outside any. A batch that fails is redone
- * call by call, so only the call at fault fails (inside a transaction the failed statement has aborted
- * it, so the transaction fails whatever the redo answers).
+ * runs on (the fibers of the core's `atomicEach`, say), or outside any; `batchKey` separates calls
+ * further. Outside a transaction, a batch that fails is redone call by call, so only the call at fault
+ * fails. Inside one, the failed statement has aborted the transaction: every call of the batch gets
+ * the batch's failure (a conflict stays a conflict, for the caller's `atomic` to retry).
  */
 export const sideBySide = <A extends Request.Request<any, any, never>>(
   sql: SqlClient.SqlClient,
-  many: (requests: ReadonlyArray<A>) => Effect.Effect<ReadonlyArray<Exit.Exit<Request.Success<A>, Request.Error<A>>>>
+  many: Many<A>,
+  batchKey: (request: A) => unknown = () => undefined
 ): (request: A) => Effect.Effect<Request.Success<A>, Request.Error<A>> => {
-  const resolver = Batching.batchResolver<A>(many, { batchKey: (_request, context) => transactionOf(sql, context) })
+  const resolver = Batching.batchResolver<A>(
+    (requests, key) => many(requests, (key as Key).transaction !== noTransaction),
+    {
+      batchKey: (request, context) => keyOf(transactionOf(sql, context), batchKey(request)),
+      redo: (key) => (key as Key).transaction === noTransaction
+    }
+  )
   // A request needs no services (`Request<_, _, never>`).
   return (request) => Effect.request(request, resolver) as Effect.Effect<Request.Success<A>, Request.Error<A>>
 }
 
 /**
  * A port call committed in groups: inside a transaction it is batched with the calls made side by side
- * in it (`sideBySide`); outside, it goes to `resolver` with the concurrent ones (group commit).
+ * in it (`sideBySide`, with the same `batchKey`); outside, it goes to `resolver` with the concurrent
+ * ones (group commit).
  */
 export const groupCommitted = <A extends Request.Request<any, any, never>>(
   sql: SqlClient.SqlClient,
-  many: (requests: ReadonlyArray<A>) => Effect.Effect<ReadonlyArray<Exit.Exit<Request.Success<A>, Request.Error<A>>>>,
-  resolver: RequestResolver.RequestResolver<A>
+  many: Many<A>,
+  resolver: RequestResolver.RequestResolver<A>,
+  batchKey?: (request: A) => unknown
 ): (request: A) => Effect.Effect<Request.Success<A>, Request.Error<A>> => {
-  const inTransaction = sideBySide(sql, many)
+  const inTransaction = sideBySide(sql, many, batchKey)
   return (request) =>
     Effect.flatMap(Effect.serviceOption(sql.transactionService), (transaction) =>
       Option.isSome(transaction)
@@ -175,8 +204,16 @@ export const groupCommitted = <A extends Request.Request<any, any, never>>(
 }
 
 /**
- * Answers of `SELECT`s by id made side by side: `rowsOf` reads the rows of all the ids (each once), and
- * each request gets its own row, or none.
+ * The answers of a batched write whose statement a unique rule (or a concurrent writer) refused: in a
+ * transaction, or for one request, every request gets the conflict; outside a transaction a batch of
+ * several dies, so that each is redone alone (the one at fault is not known).
+ */
+export const conflictOfBatch = <A>(size: number, inTransaction: boolean) => (conflict: WriteConflict): Effect.Effect<ReadonlyArray<Exit.Exit<A, WriteConflict>>> =>
+  size === 1 || inTransaction ? Effect.succeed(Array.from({ length: size }, () => Exit.fail(conflict))) : Effect.die(conflict)
+
+/**
+ * Answers of `SELECT`s by id made side by side: `rowsOf` reads the rows of all the ids (each once,
+ * lowercased as PostgreSQL prints a uuid), and each request gets its own row, or none.
  */
 export const byIds = <A extends Request.Request<Option.Option<B>, never, never> & { readonly id: string }, Row, B>(
   rowsOf: (ids: string) => Effect.Effect<ReadonlyArray<Row>, SqlError>,
@@ -184,14 +221,24 @@ export const byIds = <A extends Request.Request<Option.Option<B>, never, never> 
   map: (row: Row) => B
 ) =>
 (requests: ReadonlyArray<A>): Effect.Effect<ReadonlyArray<Exit.Exit<Option.Option<B>>>> =>
-  Effect.map(orDie(rowsOf(JSON.stringify([...new Set(requests.map((r) => r.id))]))), (rows) => {
+  Effect.map(orDie(rowsOf(JSON.stringify([...new Set(requests.map((r) => r.id.toLowerCase()))]))), (rows) => {
     const found = new Map(rows.map((row) => [idOf(row), row]))
-    return requests.map((r) => Exit.succeed(Option.map(Option.fromUndefinedOr(found.get(r.id)), map)))
+    return requests.map((r) => Exit.succeed(Option.map(Option.fromUndefinedOr(found.get(r.id.toLowerCase())), map)))
   })
 
-/** `effect` in a transaction of its own when it makes more than one statement (`statements`), else as is; a SQL failure is a defect. */
+/**
+ * `effect` in a transaction of its own when it makes more than one statement (`statements`) and no
+ * transaction is open; else as is. Inside the caller's transaction no savepoint is opened: it would
+ * also cover the statements of calls running side by side, and undo them with a failure of this one.
+ */
+export const together = <A, E, R>(sql: SqlClient.SqlClient, statements: number, effect: Effect.Effect<A, E, R>): Effect.Effect<A, E | SqlError, R> =>
+  statements <= 1
+    ? effect
+    : Effect.flatMap(Effect.serviceOption(sql.transactionService), (transaction) => Option.isSome(transaction) ? effect : sql.withTransaction(effect))
+
+/** `together`, a SQL failure a defect. */
 export const inOneTransaction = <A, R>(sql: SqlClient.SqlClient, statements: number, effect: Effect.Effect<A, never, R>): Effect.Effect<A, never, R> =>
-  statements > 1 ? orDie(sql.withTransaction(effect)) : effect
+  orDie(together(sql, statements, effect))
 
 /** Quoted column names. */
 const quoted = (names: ReadonlyArray<string>): string => names.map((n) => `"${n}"`).join(", ")

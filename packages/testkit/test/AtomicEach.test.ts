@@ -16,7 +16,8 @@ import {
   Subscriptions,
   Transactions,
   type Wakeup,
-  Wakeups
+  Wakeups,
+  WriteConflict
 } from "@paydesk/core"
 import { AcquirerEmulator, Fixtures, Kit } from "@paydesk/testkit"
 import { activeMerchant, monthlyDates, reload } from "./SubscriptionSupport.js"
@@ -79,6 +80,25 @@ describe("Atomic.atomicEach", () => {
       const exits = yield* Atomic.atomicEach([1, 2, 3], (i) => i === 3 ? Effect.die(new Error("boom")) : write(terminal.id, i))
       assert.deepStrictEqual(exits.map((e) => e._tag), ["Success", "Success", "Failure"])
       assert.deepStrictEqual(yield* Effect.forEach([1, 2, 3], (i) => Effect.map(entriesOf(i), (e) => e.length)), [1, 1, 0])
+    }).pipe(Effect.provide(Kit.layer)))
+
+  it.effect("a nested atomic of an item that fails and retries never undoes a sibling's writes", () =>
+    Effect.gen(function*() {
+      const { terminal } = yield* Fixtures.seedTerminal()
+      let tries = 0
+      const exits = yield* Atomic.atomicEach([1, 2], (i) =>
+        i === 1
+          // Writes, lets the sibling write, then conflicts on its first try.
+          ? Atomic.atomic(Effect.gen(function*() {
+            yield* write(terminal.id, 1)
+            yield* Effect.yieldNow
+            yield* Effect.yieldNow
+            if (++tries === 1) return yield* new WriteConflict({ constraint: "test", message: "first try" })
+            return 10
+          }))
+          : write(terminal.id, 2))
+      assert.deepStrictEqual(exits, [Exit.succeed(10), Exit.succeed(20)])
+      assert.deepStrictEqual(yield* Effect.forEach([1, 2], (i) => Effect.map(entriesOf(i), (e) => e.length)), [1, 1])
     }).pipe(Effect.provide(Kit.layer)))
 
   it.effect("inside an open transaction each item is a savepoint: a failing one is undone, the others commit with the outer one", () =>

@@ -22,6 +22,16 @@ export const Collector = Context.Reference<Array<Wakeup> | null>("@paydesk/core/
   defaultValue: () => null
 })
 
+/**
+ * Set while the items of `atomicEach` run side by side in one transaction: a nested `atomic` then
+ * joins that transaction without a savepoint of its own (one would also cover, and undo, the
+ * statements its siblings run meanwhile) and without retries; if it fails, `failed` makes the whole
+ * batch fail, so every item runs again alone.
+ */
+const SideBySide = Context.Reference<{ failed: boolean } | null>("@paydesk/core/Atomic/SideBySide", {
+  defaultValue: () => null
+})
+
 /** Hands wakeups to the `Wakeups` port when the host provides one; never fails (they are hints). */
 const notify = (items: ReadonlyArray<Wakeup>): Effect.Effect<void> =>
   items.length === 0
@@ -56,7 +66,10 @@ const run = <A, E, R>(
   effect: Effect.Effect<A, E | WriteConflict, R>,
   attempts: number
 ): Effect.Effect<A, E | WriteConflict, R | Transactions> =>
-  Effect.flatMap(Effect.all([Transactions, Collector]), ([tx, outer]) => {
+  Effect.flatMap(Effect.all([Transactions, Collector, SideBySide]), ([tx, outer, sideBySide]) => {
+    if (outer !== null && sideBySide !== null) {
+      return Effect.onError(effect, () => Effect.sync(() => void (sideBySide.failed = true)))
+    }
     if (outer !== null) {
       // Nested: join the outer transaction (as a savepoint) and its collector; an attempt that
       // fails takes back what it collected, as its writes are undone.
@@ -77,12 +90,22 @@ const run = <A, E, R>(
     )
   })
 
+/** The items side by side (inside the batch's transaction); a nested `atomic` that failed fails the batch. */
+const sideBySide = <I, A, E, R>(items: ReadonlyArray<I>, f: (item: I) => Effect.Effect<A, E, R>) =>
+  Effect.suspend(() => {
+    const state = { failed: false }
+    return Effect.forEach(items, f, { concurrency: "unbounded" }).pipe(
+      Effect.provideService(SideBySide, state),
+      Effect.flatMap((values) => state.failed ? Effect.die(new Error("a nested atomic failed side by side: each item runs alone")) : Effect.succeed(values))
+    )
+  })
+
 /**
  * `atomic(f(item))` for every item, answered per item, written together when it can be: all items
  * run side by side in one transaction (a store that pipelines statements sends theirs together),
- * and only when that transaction fails (one item refused or at fault, a conflict, a defect) is each
- * item run again alone in its own `atomic`, so only the one at fault fails. Within an open
- * transaction, each item runs alone (as a savepoint).
+ * and only when that transaction fails (one item refused or at fault, a conflict, a defect, a nested
+ * `atomic` of an item failing) is each item run again alone in its own `atomic`, so only the one at
+ * fault fails. Within an open transaction, each item runs alone (as a savepoint).
  */
 export const atomicEach = <I, A, E, R>(
   items: ReadonlyArray<I>,
@@ -94,7 +117,7 @@ export const atomicEach = <I, A, E, R>(
     outer !== null
       ? alone
       // Once: a batch that fails is not retried whole; its items are, each on its own.
-      : Effect.flatMap(Effect.exit(run(Effect.forEach(items, f, { concurrency: "unbounded" }), 1)), (batch) =>
+      : Effect.flatMap(Effect.exit(run(sideBySide(items, f), 1)), (batch) =>
         Exit.isSuccess(batch)
           ? Effect.succeed(batch.value.map((value) => Exit.succeed(value)))
           : Cause.hasInterruptsOnly(batch.cause)

@@ -11,7 +11,7 @@
  * started"). An attempt that was written but not sent when the subscription stopped is voided at
  * the acquirer and booked `stop`, so no open attempt is left without a way to finish.
  */
-import { type Cause, Clock, Effect, Exit, Fiber, Option, Request, Result } from "effect"
+import { type Cause, Clock, Effect, Fiber, Option, Request, Result } from "effect"
 import * as Batching from "../Batching.js"
 import * as Charge from "../Charge.js"
 import { PaydeskConfig } from "../Config.js"
@@ -214,6 +214,9 @@ export const chargeOne = Effect.fn("Subscriptions.chargeOne")(function*(subscrip
 /** Claimed subscriptions charged at once by one run. */
 export const chargeConcurrency = 8
 
+/** A claimed subscription whose attempt waits to be written with the others of its pass. */
+class Preparing extends Request.Class<{ readonly subscriptionId: string }, Option.Option<Charge.Charge>, Effect.Error<ReturnType<typeof prepareLocked>>> {}
+
 /** An outcome waiting to be booked with the others of its pass. */
 class Booking extends Request.Class<{ readonly outcome: Outcome }, Subscription.Subscription, Effect.Error<ReturnType<typeof recordLocked>>> {}
 
@@ -221,19 +224,26 @@ class Booking extends Request.Class<{ readonly outcome: Outcome }, Subscription.
  * Runs every scheduled charge due now (of the test clock in scope, or of none); returns how many
  * charges were attempted. Idempotent.
  *
- * The claimed subscriptions' attempts are written in one transaction. At most `chargeConcurrency`
- * acquirer calls run at once, and their answers are booked as they arrive, without holding a call's
- * place: the answers arriving while a booking commits are booked together in the next. An item that
- * cannot be written with the others is written alone, so one subscription's failure never holds back
- * the rest; it stays leased and is retried after its lease.
+ * At most `chargeConcurrency` claimed subscriptions are charged at once, each as `chargeOne` does: its
+ * attempt written just before the acquirer is asked, its answer booked after. The writes are shared:
+ * the attempts (and the answers) waiting while one transaction of them commits are written together
+ * in the next, and an answer's booking does not hold a call's place. An item that cannot be written
+ * with the others is written alone, so one subscription's failure never holds back the rest; it stays
+ * leased and is retried after its lease.
  */
 export const runDueCharges = Effect.fn("Subscriptions.runDueCharges")(function*() {
   const config = yield* PaydeskConfig
   const now = yield* Clock.currentTimeMillis
   const claimed = yield* atomic((yield* SubscriptionRepository).claimDue(now, now + config.leaseMs, config.batchSize, yield* TestClock.Scope))
   if (claimed.length === 0) return 0
-  const prepared = yield* atomicEach(claimed, (sub) => prepareLocked(sub.id))
-  const context = yield* Effect.context<Effect.Services<ReturnType<typeof recordLocked>> | Transactions>()
+  // The pass's own resolvers, in its context (its test clock, its clock): no other pass shares them.
+  const context = yield* Effect.context<
+    Effect.Services<ReturnType<typeof recordLocked>> | Effect.Services<ReturnType<typeof prepareLocked>> | Transactions
+  >()
+  const preparer = Batching.batchResolver<Preparing>(
+    (waiting) => Effect.provideContext(atomicEach(waiting, (one) => prepareLocked(one.subscriptionId)), context),
+    { maxInFlight: 1 }
+  )
   const booker = Batching.batchResolver<Booking>(
     (bookings) => Effect.provideContext(atomicEach(bookings, (booking) => recordLocked(booking.outcome)), context),
     { maxInFlight: 1 }
@@ -244,16 +254,15 @@ export const runDueCharges = Effect.fn("Subscriptions.runDueCharges")(function*(
     // Different subscriptions are charged side by side (an acquirer call takes a while). Whoever
     // else charges one of them at the same time (a flow, another process after a lapsed lease)
     // reuses its pending attempt's idempotency key under the subscription's row lock, so the
-    // acquirer replays rather than charges again.
-    // A failure of one subscription leaves it leased and retried later; the others go on.
+    // acquirer replays rather than charges again. A failure of one subscription leaves it leased
+    // and retried later; the others go on.
     const asked = yield* Effect.forEach(
       claimed,
-      (sub, i) =>
+      (sub) =>
         Effect.gen(function*() {
-          const attempt = prepared[i]!
-          if (Exit.isFailure(attempt)) return yield* failed(attempt.cause)
-          if (Option.isNone(attempt.value)) return false
-          const outcome = yield* ask(sub.id, attempt.value.value)
+          const prepared = yield* Effect.request(new Preparing({ subscriptionId: sub.id }), preparer)
+          if (Option.isNone(prepared)) return false
+          const outcome = yield* ask(sub.id, prepared.value)
           if (typeof outcome === "boolean") return outcome
           const booked = Effect.request(new Booking({ outcome }), booker).pipe(Effect.flatMap(afterBooking), Effect.as(true), Effect.catchCause(failed))
           return yield* Effect.forkIn(booked, scope)
