@@ -151,7 +151,8 @@ for (const target of targets) {
         const upper = yield* Effect.all([repo.get(a.id.toUpperCase()), repo.getForUpdate(b.id.toUpperCase()), terminals.get(terminal.id.toUpperCase())], {
           concurrency: "unbounded"
         })
-        assert.deepStrictEqual(upper.map((found) => Option.map(found, (x) => x.id)), [Option.some(a.id), Option.some(b.id), Option.some(terminal.id)])
+        const idOf = (found: Option.Option<{ readonly id: string }>) => Option.map(found, (x) => x.id)
+        assert.deepStrictEqual(upper.map(idOf), [Option.some(a.id), Option.some(b.id), Option.some(terminal.id)])
         const charges = yield* ChargeRepository
         const charge = Fixtures.charge(a)
         yield* charges.insert(charge)

@@ -96,6 +96,70 @@ describe("Callback delivery", () => {
       assert.strictEqual(new Set(transport.requests.map((r) => JSON.parse(r.body).order_id)).size, 13)
     }).pipe(Effect.provideService(PaydeskConfig, { ...Config.defaults, batchSize: 2 }), Effect.provide(Kit.layer)))
 
+  it.effect("a payment's events go out in order across the batches of a pass", () =>
+    Effect.gen(function*() {
+      const { principal, transport } = yield* setup
+      const a = yield* Payments.create(principal, { amount: "10", orderId: "a", test: false })
+      yield* Payments.create(principal, { amount: "10", orderId: "b", test: true })
+      yield* TestClock.adjust("1 second")
+      // a's payment.paid is due after the two payment.created: it comes in the second batch.
+      yield* Payments.settle(a.payment.id, "paid")
+      const log: Array<string> = []
+      const slow = CallbackTransport.of({
+        post: (request) =>
+          Effect.gen(function*() {
+            const body = JSON.parse(request.body)
+            const name = `${body.order_id}.${body.event_type}`
+            log.push(`start ${name}`)
+            // a's first event takes a while: the second batch is claimed meanwhile.
+            if (name === "a.payment.created") for (let i = 0; i < 200; i++) yield* Effect.yieldNow
+            const answer = yield* transport.post(request)
+            log.push(`end ${name}`)
+            return answer
+          })
+      })
+      assert.strictEqual(yield* Callbacks.runDue().pipe(Effect.provideService(CallbackTransport, slow)), 3)
+      assert.isBelow(log.indexOf("end a.payment.created"), log.indexOf("start a.payment.paid"), log.join(", "))
+    }).pipe(Effect.provideService(PaydeskConfig, { ...Config.defaults, batchSize: 2 }), Effect.provide(Kit.layer)))
+
+  it.effect("a delivery the pass claims again after its lease ran out, while it is still in flight, is sent once by the pass", () =>
+    Effect.gen(function*() {
+      const { principal, transport } = yield* setup
+      const a = yield* Payments.create(principal, { amount: "10", orderId: "a", test: false })
+      yield* Payments.settle(a.payment.id, "paid")
+      yield* TestClock.adjust("1 second")
+      for (const orderId of ["b", "c"]) yield* Payments.create(principal, { amount: "10", orderId, test: true })
+      // Batches of 1: a created (its answer held), a paid (waiting behind it), b, c; before the fifth
+      // claim the leases run out, so it takes a's first delivery again while it is still in flight.
+      const outbox = yield* OutboxRepository
+      const fifth = yield* Deferred.make<void>()
+      let claims = 0
+      const expiring = OutboxRepository.of({
+        ...outbox,
+        claimDue: (now, leaseUntil, limit, testClockId) =>
+          Effect.gen(function*() {
+            if (++claims < 5) return yield* outbox.claimDue(now, leaseUntil, limit, testClockId)
+            yield* TestClock.adjust("61 seconds")
+            const later = now + 61_000
+            const claimed = yield* outbox.claimDue(later, later + 60_000, limit, testClockId)
+            yield* Deferred.succeed(fifth, undefined)
+            return claimed
+          })
+      })
+      const held = CallbackTransport.of({
+        post: (request) =>
+          Effect.gen(function*() {
+            const body = JSON.parse(request.body)
+            if (body.order_id === "a" && body.event_type === "payment.created") yield* Deferred.await(fifth)
+            return yield* transport.post(request)
+          })
+      })
+      yield* Callbacks.runDue().pipe(Effect.provideService(CallbackTransport, held), Effect.provideService(OutboxRepository, expiring))
+      assert.strictEqual(claims, 5)
+      const sent = transport.requests.map((r) => JSON.parse(r.body)).map((b) => `${b.order_id}.${b.event_type}`)
+      assert.deepStrictEqual([...sent].sort(), ["a.payment.created", "a.payment.paid", "b.payment.created", "c.payment.created"], sent.join(", "))
+    }).pipe(Effect.provideService(PaydeskConfig, { ...Config.defaults, batchSize: 1 }), Effect.provide(Kit.layer)))
+
   it.effect("the next batch is claimed and sent while the last deliveries of the one before are still in flight", () =>
     Effect.gen(function*() {
       const { principal, transport } = yield* setup
@@ -114,7 +178,7 @@ describe("Callback delivery", () => {
           })
       })
       assert.strictEqual(yield* Callbacks.runDue().pipe(Effect.provideService(CallbackTransport, held)), 4)
-      assert.deepStrictEqual(arrived, ["a", "b", "c", "d"])
+      assert.deepStrictEqual([...arrived].sort(), ["a", "b", "c", "d"])
       assert.strictEqual(transport.requests.length, 4)
     }).pipe(Effect.provideService(PaydeskConfig, { ...Config.defaults, batchSize: 2 }), Effect.provide(Kit.layer)))
 })

@@ -9,7 +9,7 @@
  * crash cut short reuses a stamp younger than `Callback.stampReuseMs`, so it carries the same body,
  * `X-Timestamp` and signature.
  */
-import { Clock, Effect, Option, Stream } from "effect"
+import { Cause, Clock, Deferred, Effect, Option, Stream } from "effect"
 import * as Callback from "../Callback.js"
 import { PaydeskConfig } from "../Config.js"
 import * as Access from "../Access.js"
@@ -209,10 +209,11 @@ const decryptingOnce = (cipher: SecretCipher["Service"]): SecretCipher["Service"
       Effect.suspend(() => {
         const known = decrypted.get(ciphertext)
         if (known !== undefined) return known
-        // `cached` is synchronous: no other fiber runs between the lookup and the entry.
+        // Two fibers missing at once may each decrypt once; the first entry stays.
         return Effect.flatMap(Effect.cached(cipher.decrypt(ciphertext)), (once) => {
-          decrypted.set(ciphertext, once)
-          return once
+          const first = decrypted.get(ciphertext) ?? once
+          decrypted.set(ciphertext, first)
+          return first
         })
       })
   })
@@ -226,15 +227,21 @@ interface Group {
   readonly items: ReadonlyArray<{ readonly delivery: Callback.Delivery; readonly event: Callback.OutboxEvent }>
   readonly terminals: ReadonlyMap<string, Option.Option<Terminal>>
   readonly stamps: ReadonlyMap<string, number>
+  /** Done when the same payment's group of an earlier batch of the pass is done (none when there is none). */
+  readonly after: Deferred.Deferred<void> | undefined
+  /** Done when this group is. */
+  readonly done: Deferred.Deferred<void>
 }
 
 /**
  * Sends every delivery due now (of the test clock in scope, or of none), in batches of `batchSize`
  * (at most `batchesPerPass`); returns how many attempts were made. Idempotent.
  *
- * At most `concurrency` payments' deliveries are sent at once, each payment's (or payout's) in order.
- * The next batch is claimed as soon as every delivery of the one before has started, while the last
- * of them are still in flight, so the sending never waits for a claim between batches.
+ * At most `concurrency` payments' deliveries are sent at once, each payment's (or payout's) in order,
+ * across the batches of the pass too. The next batch is claimed once every payment of the one before
+ * has started, while the last of them are still in flight, so the sending does not wait for a claim
+ * between batches. A delivery the pass claims again (its lease ran out while it waited behind its
+ * payment's earlier ones) is left to the claim that holds it already, so a pass sends it once.
  */
 export const runDue = Effect.fn("Callbacks.runDue")(function*() {
   const config = yield* PaydeskConfig
@@ -242,10 +249,12 @@ export const runDue = Effect.fn("Callbacks.runDue")(function*() {
   const terminalRepository = yield* TerminalRepository
   const scope = yield* TestClock.Scope
   let attempted = 0
+  const taken = new Set<string>()
+  const lastOf = new Map<string, Deferred.Deferred<void>>()
   const claim = Effect.fn("Callbacks.claimBatch")(function*(batch: number) {
     const now = yield* Clock.currentTimeMillis
-    const claimed = yield* atomic(outbox.claimDue(now, now + config.leaseMs, config.batchSize, scope))
-    attempted += claimed.length
+    const all = yield* atomic(outbox.claimDue(now, now + config.leaseMs, config.batchSize, scope))
+    const claimed = all.filter(({ delivery }) => !taken.has(delivery.id))
     // Each terminal of the batch is read once, now (its URL and secrets as of this batch).
     const terminalIds = [...new Set(claimed.map(({ delivery }) => delivery.terminalId))]
     const terminals = new Map(yield* Effect.forEach(terminalIds, (id) => Effect.map(terminalRepository.get(id), (t) => [id, t] as const)))
@@ -260,18 +269,34 @@ export const runDue = Effect.fn("Callbacks.runDue")(function*() {
       const key = item.event.paymentId ?? item.event.payoutId ?? item.event.id
       groups.set(key, [...(groups.get(key) ?? []), item])
     }
-    const more = claimed.length === config.batchSize && batch + 1 < batchesPerPass
-    return [[...groups.values()].map((items): Group => ({ items, terminals, stamps })), more ? Option.some(batch + 1) : Option.none<number>()] as const
+    for (const { delivery } of claimed) taken.add(delivery.id)
+    attempted += claimed.length
+    const ready = [...groups].map(([key, items]): Group => {
+      const done = Deferred.makeUnsafe<void>()
+      const after = lastOf.get(key)
+      lastOf.set(key, done)
+      return { items, terminals, stamps, after, done }
+    })
+    const more = all.length === config.batchSize && batch + 1 < batchesPerPass
+    return [ready, more ? Option.some(batch + 1) : Option.none<number>()] as const
   })
-  const send = ({ items, terminals, stamps }: Group) =>
-    Effect.forEach(items, ({ delivery, event }) =>
-      // One broken delivery must not stop the others; its lease makes it retry later.
-      attempt(delivery, event, terminals.get(delivery.terminalId), stamps.get(delivery.id)).pipe(Effect.catchCause((cause) => Effect.logError("callback attempt failed", cause))), { discard: true })
+  const send = ({ items, terminals, stamps, after, done }: Group) =>
+    Effect.gen(function*() {
+      if (after !== undefined) yield* Deferred.await(after)
+      yield* Effect.forEach(items, ({ delivery, event }) =>
+        // One broken delivery must not stop the others; its lease makes it retry later.
+        attempt(delivery, event, terminals.get(delivery.terminalId), stamps.get(delivery.id)).pipe(Effect.catchCause((cause) => Effect.logError("callback attempt failed", cause))), { discard: true })
+    }).pipe(Effect.ensuring(Deferred.succeed(done, undefined)))
   yield* Stream.paginate(0, (batch: number) =>
     batch === 0
       ? claim(batch)
-      // A later batch that cannot be claimed ends the pass; the first one's failure is the pass's.
-      : claim(batch).pipe(Effect.catchCause((cause) => Effect.as(Effect.logError("callback batch not claimed", cause), [[], Option.none<number>()] as const)))
+      // A later batch that cannot be claimed ends the pass (its deliveries are retried after their
+      // lease); the first one's failure is the pass's.
+      : claim(batch).pipe(Effect.catchCause((cause) =>
+        Cause.hasInterruptsOnly(cause)
+          ? Effect.failCause(cause)
+          : Effect.as(Effect.logError("callback batch not claimed", cause), [[], Option.none<number>()] as const)
+      ))
   ).pipe(
     Stream.mapEffect(send, { concurrency, unordered: true }),
     Stream.runDrain,
