@@ -90,13 +90,22 @@ const run = <A, E, R>(
     )
   })
 
-/** The items side by side (inside the batch's transaction); a nested `atomic` that failed fails the batch. */
+/**
+ * The items side by side (inside the batch's transaction), each to its end: one that fails does not
+ * interrupt the others (whose statements may be on the wire), it fails the batch once all are done;
+ * so does a nested `atomic` that failed.
+ */
 const sideBySide = <I, A, E, R>(items: ReadonlyArray<I>, f: (item: I) => Effect.Effect<A, E, R>) =>
   Effect.suspend(() => {
     const state = { failed: false }
-    return Effect.forEach(items, f, { concurrency: "unbounded" }).pipe(
+    return Effect.forEach(items, (item) => Effect.exit(f(item)), { concurrency: "unbounded" }).pipe(
       Effect.provideService(SideBySide, state),
-      Effect.flatMap((values) => state.failed ? Effect.die(new Error("a nested atomic failed side by side: each item runs alone")) : Effect.succeed(values))
+      Effect.flatMap((exits) => {
+        const failure = exits.find(Exit.isFailure)
+        if (failure !== undefined) return Effect.failCause(failure.cause)
+        if (state.failed) return Effect.die(new Error("a nested atomic failed side by side: each item runs alone"))
+        return Effect.succeed(exits.map((exit) => (exit as Exit.Success<A>).value))
+      })
     )
   })
 
