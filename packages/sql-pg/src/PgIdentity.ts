@@ -218,11 +218,7 @@ export const layerTerminalRepository: Layer.Layer<TerminalRepository, never, Sql
     // Reads made side by side (the charge runner's bookings) go as one statement.
     const getTogether = sideBySide(
       sql,
-      byIds<TerminalById, TerminalRow, Terminal.Terminal>(
-        (ids) => sql<TerminalRow>`SELECT * FROM terminals WHERE id IN (SELECT jsonb_array_elements_text(${ids}::jsonb)::uuid)`,
-        (row) => row.id,
-        toTerminal
-      )
+      byIds<TerminalById, TerminalRow, Terminal.Terminal>(sql, (ids) => sql<TerminalRow>`SELECT * FROM terminals WHERE id IN (${ids})`, toTerminal)
     )
     return TerminalRepository.of({
       insert: (t) =>

@@ -330,22 +330,17 @@ export const layerSubscriptionRepository: Layer.Layer<SubscriptionRepository, ne
   SubscriptionRepository,
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
-    const idList = (ids: string) => sql`SELECT jsonb_array_elements_text(${ids}::jsonb)::uuid`
     // Reads, locks and writes made side by side (the charge runner's) go as one statement each.
     const getTogether = sideBySide(
       sql,
-      byIds<SubscriptionById, SubscriptionRow, Subscription.Subscription>(
-        (ids) => sql<SubscriptionRow>`SELECT * FROM subscriptions WHERE id IN (${idList(ids)})`,
-        (row) => row.id,
-        toSubscription
-      )
+      byIds<SubscriptionById, SubscriptionRow, Subscription.Subscription>(sql, (ids) => sql<SubscriptionRow>`SELECT * FROM subscriptions WHERE id IN (${ids})`, toSubscription)
     )
     // Locked in id order, so two batches locking the same rows wait for each other instead of deadlocking.
     const lockTogether = sideBySide(
       sql,
       byIds<SubscriptionById, SubscriptionRow, Subscription.Subscription>(
-        (ids) => sql<SubscriptionRow>`SELECT * FROM subscriptions WHERE id IN (${idList(ids)}) ORDER BY id FOR UPDATE`,
-        (row) => row.id,
+        sql,
+        (ids) => sql<SubscriptionRow>`SELECT * FROM subscriptions WHERE id IN (${ids}) ORDER BY id FOR UPDATE`,
         toSubscription
       )
     )
@@ -452,11 +447,7 @@ export const layerChargeRepository: Layer.Layer<ChargeRepository, never, SqlClie
     // Reads and writes made side by side (the charge runner's) go as one statement each.
     const getTogether = sideBySide(
       sql,
-      byIds<ChargeById, ChargeRow, Charge.Charge>(
-        (ids) => sql<ChargeRow>`SELECT * FROM charges WHERE id IN (SELECT jsonb_array_elements_text(${ids}::jsonb)::uuid)`,
-        (row) => row.id,
-        toCharge
-      )
+      byIds<ChargeById, ChargeRow, Charge.Charge>(sql, (ids) => sql<ChargeRow>`SELECT * FROM charges WHERE id IN (${ids})`, toCharge)
     )
     const insertTogether = sideBySide(sql, (requests: ReadonlyArray<ChargeWrite>, inTransaction) =>
       insertRows(sql, "charges", requests.map((r) => chargeColumns(r.charge))).pipe(

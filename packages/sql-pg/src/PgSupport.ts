@@ -212,19 +212,22 @@ export const conflictOfBatch = <A>(size: number, inTransaction: boolean) => (con
   size === 1 || inTransaction ? Effect.succeed(Array.from({ length: size }, () => Exit.fail(conflict))) : Effect.die(conflict)
 
 /**
- * Answers of `SELECT`s by id made side by side: `rowsOf` reads the rows of all the ids (each once,
- * lowercased as PostgreSQL prints a uuid), and each request gets its own row, or none.
+ * Answers of `SELECT`s by id made side by side: `rowsOf` reads the rows whose id is `IN` the given
+ * subquery (all the ids, each once, lowercased as PostgreSQL prints a uuid), and each request gets
+ * its own row, or none.
  */
-export const byIds = <A extends Request.Request<Option.Option<B>, never, never> & { readonly id: string }, Row, B>(
-  rowsOf: (ids: string) => Effect.Effect<ReadonlyArray<Row>, SqlError>,
-  idOf: (row: Row) => string,
+export const byIds = <A extends Request.Request<Option.Option<B>, never, never> & { readonly id: string }, Row extends { readonly id: string }, B>(
+  sql: SqlClient.SqlClient,
+  rowsOf: (ids: Fragment) => Effect.Effect<ReadonlyArray<Row>, SqlError>,
   map: (row: Row) => B
 ) =>
-(requests: ReadonlyArray<A>): Effect.Effect<ReadonlyArray<Exit.Exit<Option.Option<B>>>> =>
-  Effect.map(orDie(rowsOf(JSON.stringify([...new Set(requests.map((r) => r.id.toLowerCase()))]))), (rows) => {
-    const found = new Map(rows.map((row) => [idOf(row), row]))
+(requests: ReadonlyArray<A>): Effect.Effect<ReadonlyArray<Exit.Exit<Option.Option<B>>>> => {
+  const ids = JSON.stringify([...new Set(requests.map((r) => r.id.toLowerCase()))])
+  return Effect.map(orDie(rowsOf(sql`SELECT jsonb_array_elements_text(${ids}::jsonb)::uuid`)), (rows) => {
+    const found = new Map(rows.map((row) => [row.id, row]))
     return requests.map((r) => Exit.succeed(Option.map(Option.fromUndefinedOr(found.get(r.id.toLowerCase())), map)))
   })
+}
 
 /**
  * `effect` in a transaction of its own when it makes more than one statement (`statements`) and no

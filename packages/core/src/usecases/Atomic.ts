@@ -111,7 +111,7 @@ const sideBySide = <I, A, E, R>(items: ReadonlyArray<I>, f: (item: I) => Effect.
 
 /**
  * `atomic(f(item))` for every item, answered per item, written together when it can be: all items
- * run side by side in one transaction (a store that pipelines statements sends theirs together),
+ * run side by side in one transaction (a store that batches the calls made side by side writes them together),
  * and only when that transaction fails (one item refused or at fault, a conflict, a defect, a nested
  * `atomic` of an item failing) is each item run again alone in its own `atomic`, so only the one at
  * fault fails. Within an open transaction, each item runs alone (as a savepoint).

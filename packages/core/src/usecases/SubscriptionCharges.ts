@@ -130,7 +130,6 @@ interface Outcome {
 
 /** `recordOutcome` inside the caller's transaction; answers the subscription as it is after. */
 const recordLocked = Effect.fn("Subscriptions.recordLocked")(function*({ subscriptionId, chargeId, answer, resume }: Outcome) {
-  const options = { resume }
   const sub = yield* Lifecycle.locked(subscriptionId)
   const chargesRepo = yield* ChargeRepository
   const found = yield* chargesRepo.get(chargeId)
@@ -150,7 +149,7 @@ const recordLocked = Effect.fn("Subscriptions.recordLocked")(function*({ subscri
   if (event === null) return sub
   const edge = StateMachine.transition(Charge.machine, charge.status, event)
   if (Result.isFailure(edge)) return yield* edge.failure
-  if (answer._tag === "Paid") return yield* bookPaid(sub, charge, edge.success.to, { resume: options.resume, contradicted: false })
+  if (answer._tag === "Paid") return yield* bookPaid(sub, charge, edge.success.to, { resume, contradicted: false })
   const now = yield* Clock.currentTimeMillis
   const reason = answer._tag === "Voided" ? "voided: the subscription stopped before the charge was sent" : answer.reason
   yield* chargesRepo.update({
