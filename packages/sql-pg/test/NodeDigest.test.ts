@@ -3,9 +3,10 @@
  * SHA-256 hex and HMAC-SHA256, with RFC 4231's test vector, an empty secret and non-ASCII text.
  */
 import { describe, expect, it } from "vitest"
+import { createHmac } from "node:crypto"
 import { Effect } from "effect"
 import { Digest, Signature, StandardWebhooks, webHmacSha256, webSha256Hex } from "@paydesk/core"
-import { layerSyncDigest } from "../src/NodeSecurity.js"
+import { hmacKeys, layerSyncDigest } from "../src/NodeSecurity.js"
 
 const node = Effect.runSync(Effect.provide(Effect.gen(function*() { return yield* Digest }), layerSyncDigest))
 const hex = (bytes: Uint8Array) => Buffer.from(bytes).toString("hex")
@@ -26,5 +27,22 @@ describe("NodeSecurity.layerSyncDigest", () => {
     expect(await withNode(Signature.sign(input))).toBe(await Effect.runPromise(Signature.sign(input)))
     const header = { secrets: ["one", "two"], id: "evt-1", timestamp: input.timestamp, body: input.body }
     expect(await withNode(StandardWebhooks.signatureHeader(header))).toBe(await Effect.runPromise(StandardWebhooks.signatureHeader(header)))
+  })
+
+  it("prepares one HMAC key per secret, keeps the ones used last, and signs the same after one is dropped", () => {
+    const keyOf = hmacKeys(2)
+    const a = keyOf("a")
+    expect(keyOf("a")).toBe(a)
+    const b = keyOf("b")
+    keyOf("a") // a used last: b goes first
+    keyOf("c")
+    expect(keyOf("a")).toBe(a)
+    expect(keyOf("b")).not.toBe(b)
+    expect(keyOf("b").export().toString("utf8")).toBe("b")
+    // Many secrets through the layer's cache: every signature is the one of its own secret.
+    for (let i = 0; i < 600; i++) {
+      const secret = `secret-${i % 300}`
+      expect(hex(Effect.runSync(node.hmacSha256(secret, "body")))).toBe(createHmac("sha256", secret).update("body").digest("hex"))
+    }
   })
 })
