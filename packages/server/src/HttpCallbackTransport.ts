@@ -1,26 +1,28 @@
 /**
- * `CallbackTransport` over Node's `http`/`https`: POSTs the exact body bytes with the given
- * headers to public hosts only, gives up after the timeout, follows no redirect, and reads at most
- * `Callback.responseExcerptBytes` of the answer before it drops the connection (a receiver answering
- * gigabytes costs one KiB).
+ * `CallbackTransport` over undici's keep-alive pools (http and https): POSTs the exact body bytes
+ * with the given headers to public hosts only, gives up after the timeout, follows no redirect, and
+ * reads at most `Callback.responseExcerptBytes` of the answer before it drops the connection (a
+ * receiver answering gigabytes costs one KiB).
  *
  * Destinations are checked with the core's `IpAddress` classifier when the request is sent: an IP
- * literal before connecting, a host name inside the socket's `lookup`, which resolves every address
- * of the name, refuses the name when any of them is not allowed, and hands the checked address to
- * the socket. The connection therefore goes to the address that was checked (no DNS rebinding
- * between the check and the connect). Loopback, private and carrier-grade NAT addresses are allowed
- * only when `PaydeskConfig.allowPrivateCallbacks` is on (`PAYDESK_CALLBACK_ALLOW_PRIVATE=1`).
+ * literal before connecting, a host name inside the socket's `lookup` (the pool's connector hands
+ * it to `net.connect` / `tls.connect`), which resolves every address of the name, refuses the name
+ * when any of them is not allowed, and hands the checked address to the socket. The connection
+ * therefore goes to the address that was checked (no DNS rebinding between the check and the
+ * connect), and a pooled connection stays with it. Loopback, private and carrier-grade NAT
+ * addresses are allowed only when `PaydeskConfig.allowPrivateCallbacks` is on
+ * (`PAYDESK_CALLBACK_ALLOW_PRIVATE=1`); the two settings use separate pools.
  *
  * A send that gets no answer fails with the real cause as its message (`describeFailure`): the
- * system error code and text (`connect ECONNREFUSED 127.0.0.1:9`), the TLS error
- * (`EPROTO: TLS: wrong version number`, `DEPTH_ZERO_SELF_SIGNED_CERT: self-signed certificate`), `timeout: no answer within 10000 ms`, or
+ * system error code and text (`connect ECONNREFUSED 127.0.0.1:9`), a connection closed before the
+ * answer, the TLS error (`ERR_SSL_WRONG_VERSION_NUMBER: TLS: wrong version number`,
+ * `DEPTH_ZERO_SELF_SIGNED_CERT: self-signed certificate`), `timeout: no answer within 10000 ms`, or
  * the refused destination; the delivery log stores it with the attempt.
  */
 import { Effect, Layer } from "effect"
 import { Callback, CallbackTransport, IpAddress, PaydeskConfig, TransportFailure } from "@paydesk/core"
 import { lookup as dnsLookup, type LookupAddress, type LookupOptions } from "node:dns"
-import * as http from "node:http"
-import * as https from "node:https"
+import { Agent, type Dispatcher } from "undici"
 
 /** A destination the deployment does not allow. */
 export class DestinationRefused extends Error {
@@ -65,9 +67,21 @@ interface Answer {
   readonly body: string
 }
 
-const agents = {
-  strict: { http: new http.Agent({ keepAlive: true }), https: new https.Agent({ keepAlive: true }) },
-  private: { http: new http.Agent({ keepAlive: true }), https: new https.Agent({ keepAlive: true }) }
+/** Connections to one origin at most, per pool (a pass sends at most `Callbacks.concurrency` at once). */
+export const connectionsPerOrigin = 64
+
+/** An undici pool whose sockets resolve names through `guardedLookup`: each connection goes to a checked address. */
+const poolOf = (allowPrivate: boolean, resolver: Resolver) =>
+  new Agent({ connections: connectionsPerOrigin, connect: { lookup: guardedLookup(allowPrivate, resolver) } })
+
+/** The keep-alive pools of the system resolver, for private destinations allowed or not (made on first use). */
+const pools = new Map<boolean, Agent>()
+const pooled = (allowPrivate: boolean): Agent => {
+  const known = pools.get(allowPrivate)
+  if (known !== undefined) return known
+  const pool = poolOf(allowPrivate, systemResolver)
+  pools.set(allowPrivate, pool)
+  return pool
 }
 
 /** Text of a failed send: the error's code (when its message does not already carry it) and message, the causes of an aggregate. */
@@ -75,6 +89,8 @@ export const describeFailure = (error: unknown): string => {
   if (!(error instanceof Error)) return String(error)
   if (error instanceof DestinationRefused) return error.message
   const code = (error as NodeJS.ErrnoException).code
+  // undici's name for a connection the receiver closed (or reset) before its answer was complete.
+  if (code === "UND_ERR_SOCKET") return `connection closed before an answer: ${error.message}`
   // A TLS failure's message is a dump of OpenSSL's internals; its reason says what went wrong.
   const openssl = /:error:[0-9A-Fa-f]+:[^:]*routines:[^:]*:([^:]+):/.exec(error.message)
   const parts = error instanceof AggregateError && error.errors.length > 0
@@ -86,62 +102,66 @@ export const describeFailure = (error: unknown): string => {
   return parts === "" ? code : `${code}: ${parts}`
 }
 
-/** One POST; resolves with the status and the first bytes of the body once it has them, the body ended or the time ran out. */
-export const send = (
+/**
+ * The first `Callback.responseExcerptBytes` of an answer's body: read until the body ends, it fails
+ * (cut off after the status line, which still counts) or the excerpt is full, when the rest is
+ * dropped with the connection.
+ */
+const excerptOf = async (body: Dispatcher.ResponseData["body"]): Promise<string> => {
+  const chunks: Array<Buffer> = []
+  let size = 0
+  try {
+    for await (const chunk of body as AsyncIterable<Buffer>) {
+      chunks.push(chunk)
+      size += chunk.length
+      // Enough for the log: stop reading and drop the connection, whatever the receiver still sends.
+      if (size >= Callback.responseExcerptBytes) break
+    }
+  } catch {
+    // Cut off (timeout, reset): what arrived is kept.
+  }
+  if (size >= Callback.responseExcerptBytes) body.destroy()
+  return Buffer.concat(chunks).subarray(0, Callback.responseExcerptBytes).toString("utf8")
+}
+
+/**
+ * One POST over undici's keep-alive pool; resolves with the status and the first bytes of the body
+ * once it has them, the body ended or the time ran out. A custom `resolver` (tests) gets a pool of
+ * its own, closed after the request, so its connections are its own.
+ */
+export const send = async (
   request: { readonly url: string; readonly headers: Readonly<Record<string, string>>; readonly body: string; readonly timeoutMs: number },
   allowPrivate: boolean,
   resolver: Resolver = systemResolver
-): Promise<Answer> =>
-  new Promise((resolve, reject) => {
-    let url: URL
-    try {
-      url = new URL(request.url)
-    } catch {
-      return reject(new Error("callback_url is not a URL"))
-    }
-    if (url.protocol !== "http:" && url.protocol !== "https:") return reject(new Error(`unsupported scheme ${url.protocol}`))
-    const literal = IpAddress.classify(url.hostname)
-    if (literal !== null && !IpAddress.isAllowed(literal, allowPrivate)) return reject(refusal(url.hostname, literal, url.hostname))
-    const payload = Buffer.from(request.body, "utf8")
-    const lookup = guardedLookup(allowPrivate, resolver)
-    // A pooled connection was opened to a checked address; a custom resolver gets fresh connections.
-    const pool = resolver !== systemResolver ? { http: false as const, https: false as const } : allowPrivate ? agents.private : agents.strict
-    const signal = AbortSignal.timeout(request.timeoutMs)
-    const options: https.RequestOptions = {
+): Promise<Answer> => {
+  let url: URL
+  try {
+    url = new URL(request.url)
+  } catch {
+    throw new Error("callback_url is not a URL")
+  }
+  if (url.protocol !== "http:" && url.protocol !== "https:") throw new Error(`unsupported scheme ${url.protocol}`)
+  const literal = IpAddress.classify(url.hostname)
+  if (literal !== null && !IpAddress.isAllowed(literal, allowPrivate)) throw refusal(url.hostname, literal, url.hostname)
+  const payload = Buffer.from(request.body, "utf8")
+  const own = resolver === systemResolver ? undefined : poolOf(allowPrivate, resolver)
+  const signal = AbortSignal.timeout(request.timeoutMs)
+  try {
+    const response = await (own ?? pooled(allowPrivate)).request({
+      origin: url.origin,
+      path: `${url.pathname}${url.search}`,
       method: "POST",
       headers: { ...request.headers, "content-length": String(payload.length) },
-      lookup,
-      agent: url.protocol === "https:" ? pool.https : pool.http,
+      body: payload,
       signal
-    }
-    const outgoing = (url.protocol === "https:" ? https : http).request(url, options, (response) => {
-      const chunks: Array<Buffer> = []
-      let size = 0
-      let done = false
-      const finish = () => {
-        if (done) return
-        done = true
-        const excerpt = Buffer.concat(chunks).subarray(0, Callback.responseExcerptBytes)
-        resolve({ statusCode: response.statusCode ?? 0, body: excerpt.toString("utf8") })
-      }
-      response.on("data", (chunk: Buffer) => {
-        if (done) return
-        chunks.push(chunk)
-        size += chunk.length
-        // Enough for the log: stop reading and drop the connection, whatever the receiver still sends.
-        if (size >= Callback.responseExcerptBytes) {
-          finish()
-          response.destroy()
-        }
-      })
-      response.on("end", finish)
-      // Cut off after the status line (timeout, reset): the status still counts.
-      response.on("error", finish)
-      response.on("close", finish)
     })
-    outgoing.on("error", (error) => reject(signal.aborted ? new Error(`timeout: no answer within ${request.timeoutMs} ms`) : error))
-    outgoing.end(payload)
-  })
+    return { statusCode: response.statusCode, body: await excerptOf(response.body) }
+  } catch (error) {
+    throw signal.aborted ? new Error(`timeout: no answer within ${request.timeoutMs} ms`) : error
+  } finally {
+    if (own !== undefined) void own.destroy().catch(() => undefined)
+  }
+}
 
 /** The transport; whether private destinations are allowed is read from `PaydeskConfig` per request. */
 export const layer: Layer.Layer<CallbackTransport> = Layer.succeed(CallbackTransport)(CallbackTransport.of({

@@ -1,7 +1,7 @@
 /**
- * A callback that gets no answer records its real cause: the system error (`ECONNREFUSED`,
- * `ECONNRESET`), the DNS failure, the TLS error of an https URL whose server does not speak TLS;
- * the same text is stored with the attempt in the delivery log.
+ * A callback that gets no answer records its real cause: the system error (`ECONNREFUSED`), a
+ * connection closed before the answer, the DNS failure, the TLS error of an https URL whose server
+ * does not speak TLS; the same text is stored with the attempt in the delivery log.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { Config, PaydeskConfig } from "@paydesk/core"
@@ -45,9 +45,9 @@ describe("HttpCallbackTransport failures", () => {
   it("names the cause: refused, reset, TLS, DNS", async () => {
     const port = await closedPort()
     expect((await post(`http://127.0.0.1:${port}/cb`)).message).toBe(`connect ECONNREFUSED 127.0.0.1:${port}`)
-    expect((await post(`${resettingUrl}/cb`)).message).toBe("ECONNRESET: socket hang up")
+    expect((await post(`${resettingUrl}/cb`)).message).toBe("connection closed before an answer: other side closed")
     // https to a server that answers plain HTTP: the TLS handshake fails.
-    expect((await post(`${resettingUrl.replace("http:", "https:")}/cb`)).message).toBe("EPROTO: TLS: wrong version number")
+    expect((await post(`${resettingUrl.replace("http:", "https:")}/cb`)).message).toBe("ERR_SSL_WRONG_VERSION_NUMBER: TLS: wrong version number")
     const dns = await new Promise<string>((ok, fail) =>
       HttpCallbackTransport.send(
         { url: "http://nowhere.invalid/cb", headers: {}, body: "{}", timeoutMs: 5_000 },
@@ -81,4 +81,27 @@ describe("HttpCallbackTransport failures", () => {
       await srv.stop()
     }
   }, 60_000)
+})
+
+describe("HttpCallbackTransport's keep-alive pool", () => {
+  it("sends one after another over the connections it keeps open", async () => {
+    let connections = 0
+    const receiver = createServer((request, response) => {
+      request.resume()
+      request.on("end", () => response.writeHead(200).end("ok"))
+    })
+    receiver.on("connection", () => connections++)
+    await new Promise<void>((ok) => receiver.listen(0, "127.0.0.1", ok))
+    const url = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/cb`
+    try {
+      for (let i = 0; i < 10; i++) {
+        expect(await HttpCallbackTransport.send({ url, headers: {}, body: "{}", timeoutMs: 5_000 }, true)).toEqual({ statusCode: 200, body: "ok" })
+      }
+      // One connection per send without keep-alive; the pool may open a second while the first is released.
+      expect(connections).toBeLessThanOrEqual(2)
+    } finally {
+      receiver.closeAllConnections()
+      await new Promise<void>((ok) => receiver.close(() => ok()))
+    }
+  })
 })
