@@ -1,20 +1,52 @@
-/** A callback receiver on loopback for the benchmarks: answers 200 and counts what it received. */
-import { createServer } from "node:http"
+/**
+ * A callback receiver on loopback for the benchmarks: answers 200 and counts what it received. It
+ * runs in a process of its own, as a merchant's receiver would, so its work is not counted in the
+ * engine's CPU (on this 2-core machine it still shares the cores with the engine and PostgreSQL).
+ */
+import { fork } from "node:child_process"
+
+/** The receiver's process: listens on an ephemeral loopback port, answers count requests over IPC. */
+const program = `
+const { createServer } = require("node:http")
+let received = 0
+const server = createServer((request, response) => {
+  request.resume()
+  request.on("end", () => {
+    received++
+    response.writeHead(200).end()
+  })
+})
+server.listen(0, "127.0.0.1", () => process.send({ port: server.address().port }))
+process.on("message", (message) => {
+  if (message === "count") process.send({ received })
+  if (message === "reset") { received = 0; process.send({ received }) }
+})
+process.on("disconnect", () => process.exit(0))
+`
 
 export const start = async () => {
-  const state = { received: 0 }
-  const server = createServer((request, response) => {
-    request.resume()
-    request.on("end", () => {
-      state.received++
-      response.writeHead(200).end()
-    })
-  })
-  await new Promise<void>((ok) => server.listen(0, "127.0.0.1", ok))
-  const address = server.address()
+  const child = fork("-e", [program], { execArgv: [], stdio: ["ignore", "inherit", "inherit", "ipc"] })
+  // One question at a time: each answer goes to the one waiting.
+  let waiting: { ok: (answer: Record<string, number>) => void; fail: (error: Error) => void } | undefined
+  child.on("message", (message) => waiting?.ok(message as Record<string, number>))
+  child.on("exit", (code) => waiting?.fail(new Error(`the receiver exited (${code})`)))
+  const answer = () => new Promise<Record<string, number>>((ok, fail) => (waiting = { ok, fail }))
+  const { port } = await answer()
+  const ask = async (message: "count" | "reset") => {
+    const answered = answer()
+    child.send(message)
+    return (await answered).received!
+  }
   return {
-    url: `http://127.0.0.1:${typeof address === "object" && address !== null ? address.port : 0}/cb`,
-    state,
-    close: () => new Promise<void>((ok) => server.close(() => ok()))
+    url: `http://127.0.0.1:${port}/cb`,
+    /** Callbacks received so far. */
+    received: () => ask("count"),
+    /** Counts from zero again. */
+    reset: () => ask("reset").then(() => undefined),
+    close: async () => {
+      const exited = new Promise<void>((ok) => child.once("exit", () => ok()))
+      child.disconnect()
+      await exited
+    }
   }
 }

@@ -228,14 +228,15 @@ const main = async () => {
         // Earlier phases' events are delivered first, so the phase measures its own.
         const deadline = Date.now() + 120_000
         while (Date.now() < deadline) {
-          const before = receiver.state.received
+          const before = await receiver.received()
           await sleep(1000)
-          if (receiver.state.received === before) break
+          if (await receiver.received() === before) break
         }
-        const delivered = receiver.state.received
+        const delivered = await receiver.received()
         withEngine = await drive(engine, merchant.apiKey, "engine", seconds)
         report("HTTP, local engine delivering", withEngine)
-        console.log(`callbacks delivered during the phase: ${receiver.state.received - delivered} (${((receiver.state.received - delivered) / seconds).toFixed(0)}/s)`)
+        const during = await receiver.received() - delivered
+        console.log(`callbacks delivered during the phase: ${during} (${(during / seconds).toFixed(0)}/s)`)
       } finally {
         await engine.stop()
       }

@@ -88,11 +88,12 @@ const main = async () => {
 
   // Callbacks through the cron sweep.
   await prepareCallbacks("sweep")
-  receiver.state.received = 0
+  await receiver.reset()
   let t0 = performance.now()
   const { runs: callbackRuns } = await sweepUntilIdle(functions.callbacks)
-  const sweepCallbackRate = receiver.state.received / ((performance.now() - t0) / 1000)
-  console.log(`inngest engine, callbacks via sweep: ${sweepCallbackRate.toFixed(1)} delivered/s (${receiver.state.received} signed POSTs, ${callbackRuns} function runs)`)
+  const sweptCallbacks = await receiver.received()
+  const sweepCallbackRate = sweptCallbacks / ((performance.now() - t0) / 1000)
+  console.log(`inngest engine, callbacks via sweep: ${sweepCallbackRate.toFixed(1)} delivered/s (${sweptCallbacks} signed POSTs, ${callbackRuns} function runs)`)
 
   // Charges through the cron sweep.
   await prepareCharges("sweep")

@@ -1,8 +1,8 @@
 /**
- * Benchmark of the local engine on PostgreSQL: delivered callbacks per second to a local
- * receiver (real HTTP, signed), and due subscription charges per second, each measured as one
- * `Work.drain` over prepared due work. `bench:inngest` measures the same through the Inngest
- * functions.
+ * Benchmark of the local engine on PostgreSQL: delivered callbacks per second to a loopback
+ * receiver in its own process (real HTTP, signed), and due subscription charges per second, each
+ * measured as one `Work.drain` over prepared due work, with the engine process's CPU time per item.
+ * `bench:inngest` measures the same through the Inngest functions.
  *
  *   ./run pnpm bench:work                 # embedded PostgreSQL (or DATABASE_URL)
  *   CALLBACKS=2000 SUBSCRIPTIONS=300 ./run pnpm bench:work
@@ -22,6 +22,12 @@ import { Session } from "node:inspector/promises"
 import { Kit } from "@paydesk/testkit"
 
 const callbacks = Number(process.env.CALLBACKS ?? 1000)
+
+/** CPU time (user and system) of this process since `since`, in µs: the engine's, the receiver runs in its own process. */
+const cpuMicros = (since: NodeJS.CpuUsage) => {
+  const used = process.cpuUsage(since)
+  return used.user + used.system
+}
 const subscriptions = Number(process.env.SUBSCRIPTIONS ?? 200)
 
 /** `effect` with a CPU profile of this process around it (`PROFILE=1`), written to bench/profiles/work-NAME.cpuprofile. */
@@ -69,8 +75,10 @@ const main = async () => {
     yield* Effect.forEach(Array.from({ length: callbacks }, (_, i) => i), (i) =>
       Payments.create(principal, { amount: "10", orderId: `cb-${i}`, test: true }), { concurrency: 10 })
     const t0 = performance.now()
+    const cpu0 = process.cpuUsage()
     yield* profiled("callbacks", Work.drain(1000))
-    const delivered = receiver.state.received
+    const callbackCpu = cpuMicros(cpu0)
+    const delivered = yield* Effect.promise(() => receiver.received())
     const callbackRate = delivered / ((performance.now() - t0) / 1000)
 
     yield* BenchSubscriptions.paidUp(merchant, principal, subscriptions)
@@ -79,14 +87,16 @@ const main = async () => {
     yield* Work.drain(1000)
     yield* manual.set(Date.parse("2026-02-28T07:00:00.000Z"))
     const t1 = performance.now()
+    const cpu1 = process.cpuUsage()
     const report = yield* profiled("charges", Work.drain(1000))
+    const chargeCpu = cpuMicros(cpu1)
     const chargeSeconds = (performance.now() - t1) / 1000
-    return { callbackRate, delivered, charges: report.charges, chargeRate: report.charges / chargeSeconds }
+    return { callbackRate, delivered, callbackCpu, charges: report.charges, chargeRate: report.charges / chargeSeconds, chargeCpu }
   }).pipe(Effect.provideService(Clock.Clock, manual.clock), Effect.provide(kit))
 
   const result = await Effect.runPromise(program)
-  console.log(`local engine, callbacks: ${result.callbackRate.toFixed(1)} delivered/s (${result.delivered} signed POSTs to a loopback receiver)`)
-  console.log(`local engine, due charges: ${result.chargeRate.toFixed(1)} charges/s (${result.charges} charges, each with its payment, ledger entries and callback)`)
+  console.log(`local engine, callbacks: ${result.callbackRate.toFixed(1)} delivered/s (${result.delivered} signed POSTs to a loopback receiver), ${(result.callbackCpu / result.delivered).toFixed(0)} µs of engine CPU each`)
+  console.log(`local engine, due charges: ${result.chargeRate.toFixed(1)} charges/s (${result.charges} charges, each with its payment, ledger entries and callback), ${(result.chargeCpu / result.charges).toFixed(0)} µs of engine CPU each`)
   await receiver.close()
   await stop()
 }
