@@ -52,7 +52,7 @@ export const withRequestTerminal = <A, E, R>(effect: Effect.Effect<A, E, R>, ter
 export type Purpose = "read" | "write" | "subscription_write" | "subscription_owner"
 
 /** Resolves the terminal a request acts on, applying the access rule. */
-export const resolveTerminal = Effect.fn("Access.resolveTerminal")(function*(
+export const resolveTerminal = Effect.fnUntraced(function*(
   principal: Principal,
   requested: string | null | undefined,
   purpose: Purpose

@@ -12,7 +12,7 @@ import { Acquirer, SandboxAcquirer } from "../ports/Acquirer.js"
 export const sandboxUnavailable = "sandbox subscriptions are not available in this deployment"
 
 /** The acquirer of an environment. */
-export const acquirerFor = Effect.fn("Acquirers.acquirerFor")(function*(environment: Environment) {
+export const acquirerFor = Effect.fnUntraced(function*(environment: Environment) {
   if (environment === "prod") return yield* Acquirer
   const sandbox = yield* Effect.serviceOption(SandboxAcquirer)
   if (Option.isNone(sandbox)) return yield* new InvalidRequest({ field: "test", message: sandboxUnavailable })

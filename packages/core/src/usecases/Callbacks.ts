@@ -62,7 +62,7 @@ export const headersFor = (input: {
  * The secrets that sign a callback sent at `now`: the current one, and the previous one while the
  * rotation's overlap lasts (`PaydeskConfig.signingSecretOverlapMs` after `signingSecretRotatedAt`).
  */
-export const secretsAt = Effect.fn("Callbacks.secretsAt")(function*(terminal: Terminal, now: number) {
+export const secretsAt = Effect.fnUntraced(function*(terminal: Terminal, now: number) {
   const cipher = yield* SecretCipher
   const { signingSecretOverlapMs } = yield* PaydeskConfig
   const current = yield* cipher.decrypt(terminal.signingSecretEncrypted)
@@ -77,7 +77,7 @@ export const secretsAt = Effect.fn("Callbacks.secretsAt")(function*(terminal: Te
  * Standard Webhooks'. The rotation's overlap is a wall-clock window: a callback of a test clock
  * (stamped with the clock's time) is signed with the secrets in force now.
  */
-export const signCallback = Effect.fn("Callbacks.signCallback")(function*(terminal: Terminal, event: Callback.OutboxEvent, stamp: number) {
+export const signCallback = Effect.fnUntraced(function*(terminal: Terminal, event: Callback.OutboxEvent, stamp: number) {
   const timestamp = toUnixSeconds(stamp)
   const { current, previous } = yield* secretsAt(terminal, event.testClockId === null ? stamp : yield* TestClock.wallTime)
   const id = Callback.eventId(event.id)

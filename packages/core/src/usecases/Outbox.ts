@@ -60,7 +60,7 @@ export interface EventInput {
 }
 
 /** A delivery of `event`, due now (on a test clock: at the clock's time). */
-const newDelivery = Effect.fn("Outbox.newDelivery")(function*(event: Pick<OutboxEvent, "id" | "terminalId" | "testClockId">, kind: DeliveryKind) {
+const newDelivery = Effect.fnUntraced(function*(event: Pick<OutboxEvent, "id" | "terminalId" | "testClockId">, kind: DeliveryKind) {
   const now = yield* nowOf(event.testClockId)
   const delivery: Delivery = {
     id: yield* (yield* Entropy).uuid,
@@ -109,14 +109,14 @@ export const enqueue = Effect.fn("Outbox.enqueue")(function*(input: EventInput) 
  * writing them: for a caller that stores them together with their object in one write. The caller
  * sends the delivery's wakeup once they are stored.
  */
-export const prepare = Effect.fn("Outbox.prepare")(function*(input: EventInput) {
+export const prepare = Effect.fnUntraced(function*(input: EventInput) {
   const event = yield* newEvent(input)
   const delivery = input.terminal.callbackUrl === null ? undefined : yield* newDelivery(event, "scheduled")
   return { event, delivery }
 })
 
 /** The event of `input`, numbered after the earlier events of its object (unless the caller numbered it). */
-const newEvent = Effect.fn("Outbox.newEvent")(function*(input: EventInput) {
+const newEvent = Effect.fnUntraced(function*(input: EventInput) {
   const outbox = yield* OutboxRepository
   const entropy = yield* Entropy
   const now = yield* Clock.currentTimeMillis

@@ -83,7 +83,7 @@ const depthOf = (value: unknown): number => {
   return deepest
 }
 
-const validate = Effect.fn("Payments.validate")(function*(input: CreateInput) {
+const validate = Effect.fnUntraced(function*(input: CreateInput) {
   const amount = parseRub(input.amount)
   if (Result.isFailure(amount)) return yield* amount.failure
   if (amount.success > maxAmount) return yield* invalid("amount", `amount must not exceed ${formatRub(maxAmount)}`)
@@ -148,7 +148,7 @@ export const testClockOf = Effect.fn("Payments.testClockOf")(function*(terminalI
  * if there is one, else atomically on its own; then its expiry (if it has one) and delivery wakeups
  * (after the caller's commit, or at once). A taken `order_id` is a `WriteConflict` and stores nothing.
  */
-export const insertNew = Effect.fn("Payments.insertNew")(function*(
+export const insertNew = Effect.fnUntraced(function*(
   terminal: Terminal,
   payment: Payment.Payment,
   eventType: Payment.CallbackEventType = "payment.created"
@@ -173,7 +173,7 @@ export const create = Effect.fn("Payments.create")(function*(principal: Principa
   const print = yield* fingerprint({ ...request, amount: request.amount.toString() })
   const payments = yield* PaymentRepository
   const store = yield* IdempotencyStore
-  const keyed = Effect.fn("Payments.keyed")(function*() {
+  const keyed = Effect.fnUntraced(function*() {
     if (key === null) return Option.none<Payment.Payment>()
     const decision = Idempotency.decide(yield* Idempotency.findMoneyKey(terminal.id, "payment", key), print)
     if (Result.isFailure(decision)) return yield* decision.failure

@@ -15,7 +15,7 @@ import { LedgerRepository } from "../ports/LedgerRepository.js"
 import { RateSource } from "../ports/RateSource.js"
 
 /** Credits a live paid payment and returns its settlement. */
-export const credit = Effect.fn("Settlement.credit")(function*(
+export const credit = Effect.fnUntraced(function*(
   terminal: Terminal,
   payment: Payment,
   merchantAmount: bigint

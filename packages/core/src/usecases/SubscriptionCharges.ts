@@ -71,7 +71,7 @@ const prepareLocked = Effect.fn("Subscriptions.prepareLocked")(function*(subscri
 })
 
 /** Books a paid charge: its payment (credited to the balance), `payment.paid`, the attempt and the cycle counters. */
-const bookPaid = Effect.fn("Subscriptions.bookPaid")(function*(
+const bookPaid = Effect.fnUntraced(function*(
   sub: Subscription.Subscription,
   charge: Charge.Charge,
   to: Charge.Status,

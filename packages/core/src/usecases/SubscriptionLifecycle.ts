@@ -49,7 +49,7 @@ export const chargeTimeOf = (sub: Sub, k: number): number =>
   sub.activatedAt === null ? sub.createdAt : chargeAt(sub.terms, sub.activatedAt, k)
 
 /** Loads a subscription with a row lock. */
-export const locked = Effect.fn("SubscriptionLifecycle.locked")(function*(id: string) {
+export const locked = Effect.fnUntraced(function*(id: string) {
   const key = id.toLowerCase()
   if (!isUuid(key)) return yield* NotFound.of("subscription")
   const found = yield* (yield* SubscriptionRepository).getForUpdate(key)
@@ -58,7 +58,7 @@ export const locked = Effect.fn("SubscriptionLifecycle.locked")(function*(id: st
 })
 
 /** Writes `next` over `prev` with the version bumped; a new `nextChargeAt` is a `charge` wakeup. */
-export const save = Effect.fn("SubscriptionLifecycle.save")(function*(prev: Sub, next: Sub) {
+export const save = Effect.fnUntraced(function*(prev: Sub, next: Sub) {
   const saved = { ...next, version: prev.version + 1 }
   yield* (yield* SubscriptionRepository).update(saved)
   if (saved.nextChargeAt !== null && saved.nextChargeAt !== prev.nextChargeAt) {
@@ -82,7 +82,7 @@ const stopIfComplete = (sub: Sub, now: number): Sub => {
 }
 
 /** Records a booked charge (first payment or scheduled) in the history. */
-export const recordCharge = Effect.fn("SubscriptionLifecycle.recordCharge")(function*(input: Omit<Charge, "id" | "createdAt" | "updatedAt">) {
+export const recordCharge = Effect.fnUntraced(function*(input: Omit<Charge, "id" | "createdAt" | "updatedAt">) {
   const now = yield* Clock.currentTimeMillis
   const charge: Charge = { ...input, id: yield* (yield* Entropy).uuid, createdAt: now, updatedAt: now }
   yield* (yield* ChargeRepository).insert(charge)

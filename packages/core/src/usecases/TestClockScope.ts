@@ -14,7 +14,7 @@ import { TestClockRepository } from "../ports/TestClockRepository.js"
 const inside = (testClockId: string) => Effect.map(TestClock.Scope, (scope) => scope === testClockId)
 
 /** The current time for an object on clock `testClockId` (or on none): the clock's frozen time. */
-export const nowOf = Effect.fn("TestClocks.nowOf")(function*(testClockId: string | null) {
+export const nowOf = Effect.fnUntraced(function*(testClockId: string | null) {
   if (testClockId === null || (yield* inside(testClockId))) return yield* Clock.currentTimeMillis
   const clock = yield* (yield* TestClockRepository).get(testClockId)
   return Option.isSome(clock) ? clock.value.frozenTime : yield* Clock.currentTimeMillis
