@@ -67,12 +67,15 @@ interface Answer {
   readonly body: string
 }
 
-/** Connections to one origin at most, per pool (a pass sends at most `Callbacks.concurrency` at once). */
-export const connectionsPerOrigin = 64
-
-/** An undici pool whose sockets resolve names through `guardedLookup`: each connection goes to a checked address. */
+/**
+ * An undici pool whose sockets resolve names through `guardedLookup`: each connection goes to a
+ * checked address. HTTP/1.1 only (undici would offer h2 over TLS), and as many connections per
+ * origin as requests in flight, as `node:http`'s agent did: a pass bounds its sends
+ * (`Callbacks.concurrency`), and a request queued behind a pool limit would spend its answer time
+ * unsent.
+ */
 const poolOf = (allowPrivate: boolean, resolver: Resolver) =>
-  new Agent({ connections: connectionsPerOrigin, connect: { lookup: guardedLookup(allowPrivate, resolver) } })
+  new Agent({ allowH2: false, connect: { lookup: guardedLookup(allowPrivate, resolver) } })
 
 /** The keep-alive pools of the system resolver, for private destinations allowed or not (made on first use). */
 const pools = new Map<boolean, Agent>()
@@ -89,7 +92,7 @@ export const describeFailure = (error: unknown): string => {
   if (!(error instanceof Error)) return String(error)
   if (error instanceof DestinationRefused) return error.message
   const code = (error as NodeJS.ErrnoException).code
-  // undici's name for a connection the receiver closed (or reset) before its answer was complete.
+  // undici's name for a connection the receiver closed before its answer (a reset is `read ECONNRESET`).
   if (code === "UND_ERR_SOCKET") return `connection closed before an answer: ${error.message}`
   // A TLS failure's message is a dump of OpenSSL's internals; its reason says what went wrong.
   const openssl = /:error:[0-9A-Fa-f]+:[^:]*routines:[^:]*:([^:]+):/.exec(error.message)
@@ -97,7 +100,9 @@ export const describeFailure = (error: unknown): string => {
     ? [...new Set(error.errors.map(describeFailure))].join("; ")
     : openssl !== null
     ? `TLS: ${openssl[1]}`
-    : error.message.trim()
+    // Node's advice to its own user ("if the root CA is installed locally, try running Node.js
+    // with --use-system-ca") is not the receiver's problem.
+    : error.message.replace(/; if the root CA is installed locally.*$/s, "").trim()
   if (code === undefined || code === "" || parts.includes(code)) return parts === "" ? error.name : parts
   return parts === "" ? code : `${code}: ${parts}`
 }

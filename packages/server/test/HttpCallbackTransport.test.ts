@@ -57,11 +57,31 @@ describe("HttpCallbackTransport failures", () => {
     expect(dns).toBe("getaddrinfo ENOTFOUND nowhere.invalid")
   })
 
+  it("an answer cut off after its status line counts by its status, with what arrived of its body", async () => {
+    // 200 with a body announced as 100 bytes, 7 of them sent, then the connection reset.
+    const cutting = createTcpServer((socket) => {
+      socket.once("data", () => {
+        socket.write("HTTP/1.1 200 OK\r\ncontent-length: 100\r\n\r\npartial")
+        setTimeout(() => socket.resetAndDestroy(), 50)
+      })
+    })
+    await new Promise<void>((ok) => cutting.listen(0, "127.0.0.1", ok))
+    try {
+      const url = `http://127.0.0.1:${(cutting.address() as AddressInfo).port}/cb`
+      expect(await HttpCallbackTransport.send({ url, headers: {}, body: "{}", timeoutMs: 5_000 }, true)).toEqual({ statusCode: 200, body: "partial" })
+    } finally {
+      await new Promise<void>((ok) => cutting.close(() => ok()))
+    }
+  })
+
   it("describes aggregate and plain errors", () => {
     const refused = (address: string) => Object.assign(new Error(`connect ECONNREFUSED ${address}`), { code: "ECONNREFUSED" })
     const aggregate = Object.assign(new AggregateError([refused("127.0.0.1:1"), refused("[::1]:1")], ""), { code: "ECONNREFUSED" })
     expect(HttpCallbackTransport.describeFailure(aggregate)).toBe("connect ECONNREFUSED 127.0.0.1:1; connect ECONNREFUSED [::1]:1")
     expect(HttpCallbackTransport.describeFailure("boom")).toBe("boom")
+    // Node's advice to its own user is dropped from a TLS failure.
+    const selfSigned = Object.assign(new Error("self-signed certificate; if the root CA is installed locally, try running Node.js with --use-system-ca"), { code: "DEPTH_ZERO_SELF_SIGNED_CERT" })
+    expect(HttpCallbackTransport.describeFailure(selfSigned)).toBe("DEPTH_ZERO_SELF_SIGNED_CERT: self-signed certificate")
     expect(HttpCallbackTransport.describeFailure(new HttpCallbackTransport.DestinationRefused("callback destination refused: x"))).toBe("callback destination refused: x")
   })
 
