@@ -188,7 +188,11 @@ describe("MerchantConveniences: Idempotency-Key retention", () => {
 
 describe("MerchantConveniences: limit and cursor", () => {
   it("walks the payments with limit and next_cursor, beside page", async () => {
-    for (let i = 0; i < 5; i++) await sandbox(`page-${i}`)
+    // A millisecond apart: the list is newest first, and payments of the same millisecond are in id order.
+    for (let i = 0; i < 5; i++) {
+      await sandbox(`page-${i}`)
+      await new Promise((ok) => setTimeout(ok, 2))
+    }
     const seen: Array<string> = []
     let cursor: string | null = null
     let pages = 0
