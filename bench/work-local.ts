@@ -22,12 +22,6 @@ import { Session } from "node:inspector/promises"
 import { Kit } from "@paydesk/testkit"
 
 const callbacks = Number(process.env.CALLBACKS ?? 1000)
-
-/** CPU time (user and system) of this process since `since`, in µs: the engine's, the receiver runs in its own process. */
-const cpuMicros = (since: NodeJS.CpuUsage) => {
-  const used = process.cpuUsage(since)
-  return used.user + used.system
-}
 const subscriptions = Number(process.env.SUBSCRIPTIONS ?? 200)
 
 /** `effect` with a CPU profile of this process around it (`PROFILE=1`), written to bench/profiles/work-NAME.cpuprofile. */
@@ -52,6 +46,18 @@ const profiled = <A, E, R>(name: string, effect: Effect.Effect<A, E, R>): Effect
   )
 }
 
+
+/** `effect` with its wall time in seconds and this process's CPU time (user and system) in µs: the engine's, the receiver runs in its own process. */
+const measured = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
+  Effect.suspend(() => {
+    const started = performance.now()
+    const cpu = process.cpuUsage()
+    return Effect.map(effect, (result) => {
+      const used = process.cpuUsage(cpu)
+      return { result, seconds: (performance.now() - started) / 1000, cpuMicros: used.user + used.system }
+    })
+  })
+
 const main = async () => {
   const { url, stop } = await BenchDatabase.open()
 
@@ -74,23 +80,21 @@ const main = async () => {
     const principal = yield* Kit.apiKeyPrincipal(merchant, crypto.randomUUID())
     yield* Effect.forEach(Array.from({ length: callbacks }, (_, i) => i), (i) =>
       Payments.create(principal, { amount: "10", orderId: `cb-${i}`, test: true }), { concurrency: 10 })
-    const t0 = performance.now()
-    const cpu0 = process.cpuUsage()
-    yield* profiled("callbacks", Work.drain(1000))
-    const callbackCpu = cpuMicros(cpu0)
+    // Measured inside the profile: its start, stop and file are not counted.
+    const callbacksDrain = yield* profiled("callbacks", measured(Work.drain(1000)))
+    const callbackCpu = callbacksDrain.cpuMicros
     const delivered = yield* Effect.promise(() => receiver.received())
-    const callbackRate = delivered / ((performance.now() - t0) / 1000)
+    const callbackRate = delivered / callbacksDrain.seconds
 
     yield* BenchSubscriptions.paidUp(merchant, principal, subscriptions)
     // The first payments' callbacks and the expiry of the callback phase's payments, outside the measurement.
     yield* manual.set(Date.parse("2026-02-27T07:00:00.000Z"))
     yield* Work.drain(1000)
     yield* manual.set(Date.parse("2026-02-28T07:00:00.000Z"))
-    const t1 = performance.now()
-    const cpu1 = process.cpuUsage()
-    const report = yield* profiled("charges", Work.drain(1000))
-    const chargeCpu = cpuMicros(cpu1)
-    const chargeSeconds = (performance.now() - t1) / 1000
+    const chargesDrain = yield* profiled("charges", measured(Work.drain(1000)))
+    const report = chargesDrain.result
+    const chargeCpu = chargesDrain.cpuMicros
+    const chargeSeconds = chargesDrain.seconds
     return { callbackRate, delivered, callbackCpu, charges: report.charges, chargeRate: report.charges / chargeSeconds, chargeCpu }
   }).pipe(Effect.provideService(Clock.Clock, manual.clock), Effect.provide(kit))
 
