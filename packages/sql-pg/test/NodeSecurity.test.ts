@@ -1,5 +1,6 @@
 import { EntropyContract, PasswordHasherContract, SecretCipherContract } from "@paydesk/testkit/contracts"
-import { layerAesGcmSecretCipher, layerCryptoEntropy, layerScryptPasswordHasher, parseKey } from "../src/NodeSecurity.js"
+import { describe, expect, it } from "vitest"
+import { layerAesGcmSecretCipher, layerCryptoEntropy, layerScryptPasswordHasher, parseKey, pooledTokens } from "../src/NodeSecurity.js"
 
 const key = parseKey("0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef")
 const otherKey = parseKey(Buffer.alloc(32, 7).toString("base64"))
@@ -8,3 +9,21 @@ const otherKey = parseKey(Buffer.alloc(32, 7).toString("base64"))
 PasswordHasherContract.suite("scrypt", layerScryptPasswordHasher({ N: 1024, r: 8, p: 1, keyLength: 32 }))
 SecretCipherContract.suite("aes-256-gcm", layerAesGcmSecretCipher(key), { foreign: layerAesGcmSecretCipher(otherKey) })
 EntropyContract.suite("node crypto", layerCryptoEntropy)
+
+describe("NodeSecurity.pooledTokens", () => {
+  it("draws every token from fresh bytes across refills of a small pool, and a token larger than the pool on its own", () => {
+    const token = pooledTokens(40)
+    const seen = new Set<string>()
+    // 24 + 24 > 40: every second token refills the pool; 17 does not fit after 24 either.
+    for (let i = 0; i < 3_000; i++) {
+      const size = [24, 17, 40, 1][i % 4]!
+      const drawn = token(size)
+      expect(Buffer.from(drawn, "base64url")).toHaveLength(size)
+      if (size >= 16) {
+        expect(seen.has(drawn)).toBe(false)
+        seen.add(drawn)
+      }
+    }
+    expect(Buffer.from(token(100), "base64url")).toHaveLength(100)
+  })
+})
