@@ -1,0 +1,131 @@
+/**
+ * Micro-benchmarks behind the fifth round of docs/performance.md, each a ratio of two ways run in
+ * this process (a warm-up, then a timed loop of each):
+ * - HMAC-SHA256 of a callback body with a raw key against a prepared `KeyObject` (`NodeSecurity.hmacKeys`);
+ * - a traced call (`Effect.fn("name")`) against an untraced one (`Effect.fnUntraced`);
+ * - a 24-byte token from `randomBytes` against `NodeSecurity.pooledTokens`;
+ * - a callback POST through `node:http` with a keep-alive agent against undici's pool, and against
+ *   the transport's `send` (undici with the URL, destination and timeout checks), 32 at once, to a
+ *   loopback receiver in another process (CPU time of this process per request);
+ * - with `DATABASE_URL`: one sequential statement through `@effect/sql-pg` (CPU of this process).
+ *
+ *   ./run pnpm exec tsx --conditions=@paydesk/source bench/micro.ts
+ *   DATABASE_URL=postgres://postgres@127.0.0.1:5432/postgres ./run pnpm exec tsx --conditions=@paydesk/source bench/micro.ts
+ */
+import { Effect } from "effect"
+import { createHmac, randomBytes } from "node:crypto"
+import * as http from "node:http"
+import { HttpCallbackTransport } from "@paydesk/server"
+import { Agent } from "undici"
+import { NodeSecurity, PgStore } from "@paydesk/sql-pg"
+import { SqlClient } from "effect/sql"
+import * as LoopbackReceiver from "./LoopbackReceiver.js"
+
+/** µs per call of `f` over `n` calls, after `n / 5` to warm up. */
+const perCall = (f: () => unknown, n: number): number => {
+  for (let i = 0; i < n / 5; i++) f()
+  const started = performance.now()
+  for (let i = 0; i < n; i++) f()
+  return (performance.now() - started) * 1000 / n
+}
+
+const report = (what: string, baseline: [string, number], other: [string, number], unit = "µs") =>
+  console.log(`${what}: ${baseline[0]} ${baseline[1].toFixed(2)} ${unit}, ${other[0]} ${other[1].toFixed(2)} ${unit}, ratio ${(baseline[1] / other[1]).toFixed(1)}`)
+
+const main = async () => {
+  const secret = `whsec_${"k".repeat(40)}`
+  const body = JSON.stringify({ event_type: "payment.paid", data: { id: crypto.randomUUID(), amount: "1000.50", status: "paid" } })
+  const keyOf = NodeSecurity.hmacKeys()
+  report(
+    "HMAC-SHA256 of a callback body",
+    ["raw key", perCall(() => createHmac("sha256", Buffer.from(secret, "utf8")).update(body, "utf8").digest(), 100_000)],
+    ["KeyObject", perCall(() => createHmac("sha256", keyOf(secret)).update(body, "utf8").digest(), 100_000)]
+  )
+
+  const traced = Effect.fn("micro.traced")(function*(n: number) {
+    return n + 1
+  })
+  const untraced = Effect.fnUntraced(function*(n: number) {
+    return n + 1
+  })
+  const calls = (f: (n: number) => Effect.Effect<number>) =>
+    Effect.gen(function*() {
+      let n = 0
+      for (let i = 0; i < 1000; i++) n = yield* f(n)
+      return n
+    })
+  report(
+    "a call inside an Effect",
+    ["Effect.fn(name)", perCall(() => Effect.runSync(calls(traced)), 100) / 1000],
+    ["Effect.fnUntraced", perCall(() => Effect.runSync(calls(untraced)), 100) / 1000]
+  )
+
+  const pooled = NodeSecurity.pooledTokens()
+  report(
+    "a 24-byte token",
+    ["randomBytes", perCall(() => randomBytes(24).toString("base64url"), 200_000)],
+    ["pooledTokens", perCall(() => pooled(24), 200_000)]
+  )
+
+  const receiver = await LoopbackReceiver.start()
+  const headers = { "content-type": "application/json", "x-signature": "a".repeat(64), "x-timestamp": "1780000000" }
+  const agent = new http.Agent({ keepAlive: true })
+  const viaNodeHttp = () =>
+    new Promise<void>((ok, fail) => {
+      const request = http.request(receiver.url, { method: "POST", agent, headers: { ...headers, "content-length": String(Buffer.byteLength(body)) } }, (response) => {
+        response.resume()
+        response.on("end", () => ok())
+      })
+      request.on("error", fail)
+      request.end(body)
+    })
+  const pool = new Agent({ allowH2: false })
+  const viaUndici = async () => {
+    const answer = await pool.request({ origin: new URL(receiver.url).origin, path: "/cb", method: "POST", headers, body })
+    await answer.body.dump()
+  }
+  const viaTransport = async () => {
+    await HttpCallbackTransport.send({ url: receiver.url, headers, body, timeoutMs: 10_000 }, true)
+  }
+  /** CPU µs of this process per request, 32 in flight. */
+  const cpuPerRequest = async (send: () => Promise<void>, n: number) => {
+    const run = async (count: number) => {
+      let left = count
+      await Promise.all(Array.from({ length: 32 }, async () => {
+        while (left-- > 0) await send()
+      }))
+    }
+    await run(n / 5)
+    const cpu = process.cpuUsage()
+    await run(n)
+    const used = process.cpuUsage(cpu)
+    return (used.user + used.system) / n
+  }
+  const nodeHttp = await cpuPerRequest(viaNodeHttp, 20_000)
+  const undici = await cpuPerRequest(viaUndici, 20_000)
+  const transport = await cpuPerRequest(viaTransport, 20_000)
+  report("a callback POST, 32 at once (CPU of this process)", ["node:http", nodeHttp], ["undici", undici])
+  report("the same through HttpCallbackTransport.send (undici with the URL, destination and timeout checks)", ["node:http", nodeHttp], ["send", transport])
+  await receiver.close()
+  await pool.close()
+  agent.destroy()
+
+  const url = process.env.DATABASE_URL
+  if (url !== undefined) {
+    const statements = 5000
+    const perStatement = await Effect.runPromise(Effect.gen(function*() {
+      const sql = yield* SqlClient.SqlClient
+      for (let i = 0; i < 200; i++) yield* sql`SELECT ${i}::int AS n`
+      const cpu = process.cpuUsage()
+      for (let i = 0; i < statements; i++) yield* sql`SELECT ${i}::int AS n`
+      const used = process.cpuUsage(cpu)
+      return { user: used.user / statements, system: used.system / statements }
+    }).pipe(Effect.provide(PgStore.layerClient(url, { maxConnections: 1 }))))
+    console.log(`a sequential statement through @effect/sql-pg: ${(perStatement.user + perStatement.system).toFixed(0)} µs of CPU (${perStatement.user.toFixed(0)} user, ${perStatement.system.toFixed(0)} system)`)
+  }
+}
+
+main().catch((error) => {
+  console.error(error)
+  process.exit(1)
+})
