@@ -25,6 +25,7 @@
  *   SECONDS=20 CONNECTIONS=32 ./run pnpm bench:http
  *   PROFILE=1 ./run pnpm bench:http               # also writes a CPU profile of the server (phase 1) to bench/profiles/
  *   PHASES=1 ./run pnpm bench:http                # phase 1 only (PHASES=2: phases 1 and 2)
+ *   ALLOCATIONS=1 ./run pnpm bench:http           # also samples the server's allocations in phase 1 (inspector; KB per request, top sites)
  *   SERVER_MAIN=/elsewhere/packages/server/dist/main.js ./run pnpm bench:http   # another build (e.g. a worktree of an older commit)
  *   NODE_FLAGS="--max-semi-space-size=4" ./run pnpm bench:http   # the server's node flags (default: ./run start's, --max-semi-space-size=4 --max-old-space-size=192)
  */
@@ -36,6 +37,7 @@ import { tmpdir } from "node:os"
 import { join, resolve } from "node:path"
 import * as BenchDatabase from "./BenchDatabase.js"
 import { creationScript } from "./CreationScript.js"
+import * as AllocationSampler from "./AllocationSampler.js"
 import * as LoopbackReceiver from "./LoopbackReceiver.js"
 
 const root = resolve(import.meta.dirname, "..")
@@ -43,6 +45,7 @@ const seconds = Number(process.env.SECONDS ?? 10)
 const connections = Number(process.env.CONNECTIONS ?? 32)
 const phases = Number(process.env.PHASES ?? 3)
 const profile = process.env.PROFILE === "1"
+const allocations = process.env.ALLOCATIONS === "1"
 const adminToken = "bench-admin-token-0123456789abcdef"
 
 const sleep = (ms: number) => new Promise((ok) => setTimeout(ok, ms))
@@ -66,13 +69,19 @@ const rssMb = (pid: number): number => {
 interface Running {
   readonly url: string
   readonly process: ChildProcess
+  /** The inspector's address when started with `inspect`. */
+  readonly inspector: string | null
   stop(): Promise<void>
 }
 
 /** Starts the built server on `databaseUrl`; resolves once it listens. */
-const startServer = async (databaseUrl: string, env: Record<string, string>, cpuProfileDir?: string): Promise<Running> => {
+const startServer = async (databaseUrl: string, env: Record<string, string>, cpuProfileDir?: string, inspect = false): Promise<Running> => {
   const port = await freePort()
-  const flags = [...(process.env.NODE_FLAGS ?? "--max-semi-space-size=4 --max-old-space-size=192").split(" ").filter(Boolean), ...(cpuProfileDir === undefined ? [] : ["--cpu-prof", `--cpu-prof-dir=${cpuProfileDir}`])]
+  const flags = [
+    ...(process.env.NODE_FLAGS ?? "--max-semi-space-size=4 --max-old-space-size=192").split(" ").filter(Boolean),
+    ...(cpuProfileDir === undefined ? [] : ["--cpu-prof", `--cpu-prof-dir=${cpuProfileDir}`]),
+    ...(inspect ? ["--inspect=127.0.0.1:0"] : [])
+  ]
   const child = spawn(process.execPath, [...flags, process.env.SERVER_MAIN ?? join(root, "packages/server/dist/main.js")], {
     cwd: root,
     env: {
@@ -101,6 +110,7 @@ const startServer = async (databaseUrl: string, env: Record<string, string>, cpu
   return {
     url,
     process: child,
+    inspector: AllocationSampler.inspectorUrl(output),
     stop: async () => {
       if (child.exitCode === null) child.kill("SIGTERM")
       await exited
@@ -207,14 +217,20 @@ const main = async () => {
   try {
     console.log(`bench:http: ${connections} connections, ${seconds} s per phase, database ${databaseUrl.replace(/\/\/[^@]*@/, "//")}`)
     // Phase 1: the HTTP path alone.
-    const plain = await startServer(databaseUrl, { PAYDESK_ENGINE: "off", PAYDESK_CALLBACK_ALLOW_PRIVATE: "1" }, profileDir)
+    const plain = await startServer(databaseUrl, { PAYDESK_ENGINE: "off", PAYDESK_CALLBACK_ALLOW_PRIVATE: "1" }, profileDir, allocations)
     let merchant: Awaited<ReturnType<typeof provision>>
     let alone: Measured
     try {
       merchant = await provision(plain.url, receiver.url)
       await drive(plain, merchant.apiKey, "warm", 2)
+      const sampling = allocations && plain.inspector !== null ? await AllocationSampler.start(plain.inspector) : null
       alone = await drive(plain, merchant.apiKey, "alone", seconds)
       report("HTTP, engine off", alone)
+      if (sampling !== null) {
+        const seen = await sampling.stop()
+        console.log(`allocated in the server during the phase (sampled, collected objects included): ${(seen.bytes / 1e6).toFixed(0)} MB, ${(seen.bytes / 1024 / alone.total).toFixed(0)} KB per request; the sites with the most:`)
+        for (const { site, bytes } of seen.top) console.log(`  ${(100 * bytes / seen.bytes).toFixed(1).padStart(5)} %  ${site}`)
+      }
       await exports(plain, merchant.apiKey)
     } finally {
       await plain.stop()

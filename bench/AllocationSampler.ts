@@ -1,0 +1,62 @@
+/**
+ * Allocation sampling of another Node process through its inspector (started with
+ * `--inspect=127.0.0.1:0`): V8's sampling heap profiler with the objects that minor and major
+ * collections freed included, so the samples add up to what was allocated, not to what survived.
+ * `bench:http` uses it with `ALLOCATIONS=1` around its first phase.
+ */
+
+/** The inspector's WebSocket address from the process's output (`Debugger listening on ws://…`). */
+export const inspectorUrl = (output: string): string | null => /Debugger listening on (ws:\/\/\S+)/.exec(output)?.[1] ?? null
+
+interface ProfileNode {
+  readonly callFrame: { readonly functionName: string; readonly url: string; readonly lineNumber: number }
+  readonly selfSize: number
+  readonly children: ReadonlyArray<ProfileNode>
+}
+
+/** What a sampling saw: bytes allocated in all, and the allocation sites with the most bytes. */
+export interface Allocations {
+  readonly bytes: number
+  readonly top: ReadonlyArray<{ readonly site: string; readonly bytes: number }>
+}
+
+/** Starts sampling in the process at `url`; `stop` ends it and sums the samples. */
+export const start = async (url: string, samplingInterval = 16384) => {
+  const socket = new WebSocket(url)
+  await new Promise<void>((ok, fail) => {
+    socket.addEventListener("open", () => ok(), { once: true })
+    socket.addEventListener("error", () => fail(new Error(`no inspector at ${url}`)), { once: true })
+  })
+  let id = 0
+  const waiting = new Map<number, (result: Record<string, unknown>) => void>()
+  socket.addEventListener("message", (message) => {
+    const data = JSON.parse(String(message.data)) as { id?: number; result?: Record<string, unknown> }
+    if (data.id !== undefined) waiting.get(data.id)?.(data.result ?? {})
+  })
+  const call = (method: string, params: Record<string, unknown> = {}) =>
+    new Promise<Record<string, unknown>>((ok) => {
+      const n = ++id
+      waiting.set(n, ok)
+      socket.send(JSON.stringify({ id: n, method, params }))
+    })
+  await call("HeapProfiler.enable")
+  await call("HeapProfiler.startSampling", { samplingInterval, includeObjectsCollectedByMajorGC: true, includeObjectsCollectedByMinorGC: true })
+  return {
+    stop: async (topCount = 12): Promise<Allocations> => {
+      const { profile } = await call("HeapProfiler.stopSampling") as { profile: { head: ProfileNode } }
+      socket.close()
+      const sites = new Map<string, number>()
+      let bytes = 0
+      const walk = (node: ProfileNode) => {
+        const { functionName, url: file, lineNumber } = node.callFrame
+        const site = `${functionName || "(anonymous)"} ${file.split("/").slice(-2).join("/")}:${lineNumber + 1}`
+        bytes += node.selfSize
+        sites.set(site, (sites.get(site) ?? 0) + node.selfSize)
+        node.children.forEach(walk)
+      }
+      walk(profile.head)
+      const top = [...sites].sort((a, b) => b[1] - a[1]).slice(0, topCount).map(([site, n]) => ({ site, bytes: n }))
+      return { bytes, top }
+    }
+  }
+}
