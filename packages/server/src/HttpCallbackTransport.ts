@@ -77,15 +77,8 @@ interface Answer {
 const poolOf = (allowPrivate: boolean, resolver: Resolver) =>
   new Agent({ allowH2: false, connect: { lookup: guardedLookup(allowPrivate, resolver) } })
 
-/** The keep-alive pools of the system resolver, for private destinations allowed or not (made on first use). */
-const pools = new Map<boolean, Agent>()
-const pooled = (allowPrivate: boolean): Agent => {
-  const known = pools.get(allowPrivate)
-  if (known !== undefined) return known
-  const pool = poolOf(allowPrivate, systemResolver)
-  pools.set(allowPrivate, pool)
-  return pool
-}
+/** The keep-alive pools of the system resolver (an `Agent` opens no connection until asked). */
+const pools = { strict: poolOf(false, systemResolver), private: poolOf(true, systemResolver) }
 
 /** Text of a failed send: the error's code (when its message does not already carry it) and message, the causes of an aggregate. */
 export const describeFailure = (error: unknown): string => {
@@ -164,7 +157,7 @@ export const send = async (
   const timeout = new AbortController()
   const timer = setTimeout(() => timeout.abort(), request.timeoutMs)
   try {
-    const response = await (own ?? pooled(allowPrivate)).request({
+    const response = await (own ?? (allowPrivate ? pools.private : pools.strict)).request({
       origin: url.origin,
       path: `${url.pathname}${url.search}`,
       method: "POST",
