@@ -2,7 +2,9 @@
  * Allocation sampling of another Node process through its inspector (started with
  * `--inspect=127.0.0.1:0`): V8's sampling heap profiler with the objects that minor and major
  * collections freed included, so the samples add up to what was allocated, not to what survived.
- * `bench:http` uses it with `ALLOCATIONS=1` around its first phase.
+ * With `survivors`, the objects a minor collection freed are left out: what remains is what lived
+ * through a scavenge into the old generation, whose garbage costs mark-compacts.
+ * `bench:http` uses it with `ALLOCATIONS=1` (or `ALLOCATIONS=survivors`) around its first phase.
  */
 
 /** The inspector's WebSocket address from the process's output (`Debugger listening on ws://…`). */
@@ -18,10 +20,12 @@ interface ProfileNode {
 export interface Allocations {
   readonly bytes: number
   readonly top: ReadonlyArray<{ readonly site: string; readonly bytes: number }>
+  /** The sampled profile as V8 gave it (a `.heapprofile` that Chrome DevTools' Memory tab opens). */
+  readonly profile: unknown
 }
 
 /** Starts sampling in the process at `url`; `stop` ends it and sums the samples. */
-export const start = async (url: string, samplingInterval = 16384) => {
+export const start = async (url: string, options: { readonly survivors?: boolean; readonly samplingInterval?: number } = {}) => {
   const socket = new WebSocket(url)
   await new Promise<void>((ok, fail) => {
     socket.addEventListener("open", () => ok(), { once: true })
@@ -40,7 +44,11 @@ export const start = async (url: string, samplingInterval = 16384) => {
       socket.send(JSON.stringify({ id: n, method, params }))
     })
   await call("HeapProfiler.enable")
-  await call("HeapProfiler.startSampling", { samplingInterval, includeObjectsCollectedByMajorGC: true, includeObjectsCollectedByMinorGC: true })
+  await call("HeapProfiler.startSampling", {
+    samplingInterval: options.samplingInterval ?? 16384,
+    includeObjectsCollectedByMajorGC: true,
+    includeObjectsCollectedByMinorGC: options.survivors !== true
+  })
   return {
     stop: async (topCount = 12): Promise<Allocations> => {
       const { profile } = await call("HeapProfiler.stopSampling") as { profile: { head: ProfileNode } }
@@ -56,7 +64,7 @@ export const start = async (url: string, samplingInterval = 16384) => {
       }
       walk(profile.head)
       const top = [...sites].sort((a, b) => b[1] - a[1]).slice(0, topCount).map(([site, n]) => ({ site, bytes: n }))
-      return { bytes, top }
+      return { bytes, top, profile }
     }
   }
 }

@@ -17,17 +17,20 @@
  *
  * Then pgbench runs the statements one creation makes (the API key with its nonce, the terminal, the
  * payment, its outbox event and delivery, in the server's transactions) with `CONNECTIONS` clients.
- * The server's resident memory is sampled during each phase. After phase 1, four CSV exports of the
- * phase's payments (10,000 rows each, the most one export holds) are asked at once from the same
- * server, and its RSS during them is reported.
+ * The server's resident memory is sampled during each phase, and the CPU time that the server,
+ * PostgreSQL's processes and autocannon spent in it is reported per request (from /proc; steadier
+ * than the rates). After phase 1, four CSV exports of the phase's payments (10,000 rows each, the
+ * most one export holds) are asked at once from the same server, and its RSS during them is reported.
  *
  *   ./run pnpm bench:http                        # builds first, then measures
  *   SECONDS=20 CONNECTIONS=32 ./run pnpm bench:http
  *   PROFILE=1 ./run pnpm bench:http               # also writes a CPU profile of the server (phase 1) to bench/profiles/
  *   PHASES=1 ./run pnpm bench:http                # phase 1 only (PHASES=2: phases 1 and 2)
- *   ALLOCATIONS=1 ./run pnpm bench:http           # also samples the server's allocations in phase 1 (inspector; KB per request, top sites)
+ *   ALLOCATIONS=1 ./run pnpm bench:http           # also samples the server's allocations in phase 1 (inspector; KB per request, top sites; the profile to bench/profiles/)
+ *   ALLOCATIONS=survivors ./run pnpm bench:http   # the same for what lived through a scavenge (the old generation's garbage)
  *   SERVER_MAIN=/elsewhere/packages/server/dist/main.js ./run pnpm bench:http   # another build (e.g. a worktree of an older commit)
  *   NODE_FLAGS="--max-semi-space-size=4" ./run pnpm bench:http   # the server's node flags (default: ./run start's, --max-semi-space-size=4 --max-old-space-size=192)
+ *   SERVER_OUTPUT=/tmp/server.log NODE_FLAGS="--max-semi-space-size=4 --max-old-space-size=192 --trace-gc" ./run pnpm bench:http   # keeps each server's output (the last one's) in a file
  */
 import autocannon from "autocannon"
 import { execFileSync, spawn, type ChildProcess } from "node:child_process"
@@ -39,13 +42,15 @@ import * as BenchDatabase from "./BenchDatabase.js"
 import { creationScript } from "./CreationScript.js"
 import * as AllocationSampler from "./AllocationSampler.js"
 import * as LoopbackReceiver from "./LoopbackReceiver.js"
+import * as ProcessCpu from "./ProcessCpu.js"
 
 const root = resolve(import.meta.dirname, "..")
 const seconds = Number(process.env.SECONDS ?? 10)
 const connections = Number(process.env.CONNECTIONS ?? 32)
 const phases = Number(process.env.PHASES ?? 3)
 const profile = process.env.PROFILE === "1"
-const allocations = process.env.ALLOCATIONS === "1"
+const allocations = process.env.ALLOCATIONS === "1" || process.env.ALLOCATIONS === "survivors"
+const survivors = process.env.ALLOCATIONS === "survivors"
 const adminToken = "bench-admin-token-0123456789abcdef"
 
 const sleep = (ms: number) => new Promise((ok) => setTimeout(ok, ms))
@@ -114,6 +119,7 @@ const startServer = async (databaseUrl: string, env: Record<string, string>, cpu
     stop: async () => {
       if (child.exitCode === null) child.kill("SIGTERM")
       await exited
+      if (process.env.SERVER_OUTPUT) writeFileSync(process.env.SERVER_OUTPUT, output)
     }
   }
 }
@@ -144,6 +150,8 @@ interface Measured {
   readonly non2xx: number
   readonly total: number
   readonly rssMaxMb: number
+  /** CPU spent during the phase (the server's, PostgreSQL's, autocannon's). */
+  readonly cpu: ProcessCpu.Spent
 }
 
 /** Drives `POST /api/v1/payments` for `duration` seconds; every request a new nonce and order_id. */
@@ -151,6 +159,7 @@ const drive = async (server: Running, apiKey: string, tag: string, duration: num
   let n = 0
   const rss: Array<number> = []
   const sampler = setInterval(() => rss.push(rssMb(server.process.pid!)), 500)
+  const cpu = ProcessCpu.start(server.process.pid!)
   const result = await autocannon({
     url: `${server.url}/api/v1/payments`,
     connections: clients,
@@ -169,6 +178,7 @@ const drive = async (server: Running, apiKey: string, tag: string, duration: num
     }]
   })
   clearInterval(sampler)
+  const spent = cpu.stop()
   return {
     requestsPerSecond: result.requests.total / duration,
     p50: result.latency.p50,
@@ -176,7 +186,8 @@ const drive = async (server: Running, apiKey: string, tag: string, duration: num
     errors: result.errors + result.timeouts,
     non2xx: result.non2xx,
     total: result.requests.total,
-    rssMaxMb: Math.max(0, ...rss)
+    rssMaxMb: Math.max(0, ...rss),
+    cpu: spent
   }
 }
 
@@ -206,8 +217,12 @@ const exports = async (server: Running, apiKey: string) => {
 const sha256Hex = async (text: string) =>
   Buffer.from(await crypto.subtle.digest("SHA-256", new TextEncoder().encode(text))).toString("hex")
 
-const report = (name: string, m: Measured) =>
+const perRequest = (us: number, m: Measured) => (us / Math.max(1, m.total)).toFixed(0)
+
+const report = (name: string, m: Measured) => {
   console.log(`${name}: ${m.requestsPerSecond.toFixed(0)} requests/s, p50 ${m.p50} ms, p99 ${m.p99} ms, ${m.errors} errors, ${m.non2xx} non-2xx of ${m.total}, server RSS max ${m.rssMaxMb.toFixed(0)} MB`)
+  console.log(`  CPU per request: server ${perRequest(m.cpu.server, m)} µs (${perRequest(m.cpu.serverSystem, m)} in the kernel), PostgreSQL ${perRequest(m.cpu.postgres, m)} µs, autocannon ${perRequest(m.cpu.self, m)} µs; machine ${(100 * m.cpu.busy).toFixed(0)} % busy`)
+}
 
 const main = async () => {
   const { url: databaseUrl, stop } = await BenchDatabase.open()
@@ -223,13 +238,20 @@ const main = async () => {
     try {
       merchant = await provision(plain.url, receiver.url)
       await drive(plain, merchant.apiKey, "warm", 2)
-      const sampling = allocations && plain.inspector !== null ? await AllocationSampler.start(plain.inspector) : null
+      const sampling = allocations && plain.inspector !== null ? await AllocationSampler.start(plain.inspector, { survivors }) : null
       alone = await drive(plain, merchant.apiKey, "alone", seconds)
       report("HTTP, engine off", alone)
       if (sampling !== null) {
         const seen = await sampling.stop()
-        console.log(`allocated in the server during the phase (sampled, collected objects included): ${(seen.bytes / 1e6).toFixed(0)} MB, ${(seen.bytes / 1024 / alone.total).toFixed(0)} KB per request; the sites with the most:`)
+        const what = survivors
+          ? "allocated in the server during the phase and lived through a scavenge (sampled)"
+          : "allocated in the server during the phase (sampled, collected objects included)"
+        console.log(`${what}: ${(seen.bytes / 1e6).toFixed(0)} MB, ${(seen.bytes / 1024 / alone.total).toFixed(0)} KB per request; the sites with the most:`)
         for (const { site, bytes } of seen.top) console.log(`  ${(100 * bytes / seen.bytes).toFixed(1).padStart(5)} %  ${site}`)
+        const file = join(root, "bench", "profiles", `http-${Date.now()}.heapprofile`)
+        mkdirSync(join(root, "bench", "profiles"), { recursive: true })
+        writeFileSync(file, JSON.stringify(seen.profile))
+        console.log(`  the whole sampled profile: ${file}`)
       }
       await exports(plain, merchant.apiKey)
     } finally {
@@ -277,7 +299,13 @@ const main = async () => {
           errors: each.reduce((sum, m) => sum + m.errors, 0),
           non2xx: each.reduce((sum, m) => sum + m.non2xx, 0),
           total: each.reduce((sum, m) => sum + m.total, 0),
-          rssMaxMb: Math.max(...each.map((m) => m.rssMaxMb))
+          rssMaxMb: Math.max(...each.map((m) => m.rssMaxMb)),
+          // The two windows are the same seconds: PostgreSQL's, autocannon's and the machine's are counted once.
+          cpu: {
+            ...each[0]!.cpu,
+            server: each.reduce((sum, m) => sum + m.cpu.server, 0),
+            serverSystem: each.reduce((sum, m) => sum + m.cpu.serverSystem, 0)
+          }
         }
         report("HTTP, two processes together (p50/p99/RSS: the higher of the two)", together)
       } finally {

@@ -25,7 +25,7 @@ const main = async () => {
   const { url, stop } = await BenchDatabase.open()
   const layer = Kit.layerAround(PgStore.layer(url, { maxConnections: concurrency }))
 
-  const { terminalId, rate } = await Effect.runPromise(
+  const { terminalId, rate, cpuPerPayment } = await Effect.runPromise(
     Effect.gen(function*() {
       const merchant = yield* Kit.provisionMerchant({ callbackUrl: "https://merchant.example/cb" })
       const principal = yield* Kit.apiKeyPrincipal(merchant, crypto.randomUUID())
@@ -33,10 +33,12 @@ const main = async () => {
       yield* Effect.forEach(Array.from({ length: 50 }, (_, i) => i), (i) =>
         Payments.create(principal, { amount: "100.00", orderId: `warm-${i}`, test: true }), { concurrency })
       const started = performance.now()
+      const cpu = process.cpuUsage()
       yield* Effect.forEach(Array.from({ length: payments }, (_, i) => i), (i) =>
         Payments.create(principal, { amount: "1000.50", orderId: `bench-${i}`, description: "bench", test: true }), { concurrency })
       const elapsed = (performance.now() - started) / 1000
-      return { terminalId: merchant.terminal.id, rate: payments / elapsed }
+      const used = process.cpuUsage(cpu)
+      return { terminalId: merchant.terminal.id, rate: payments / elapsed, cpuPerPayment: (used.user + used.system) / payments }
     }).pipe(Effect.provide(layer))
   )
 
@@ -47,7 +49,7 @@ const main = async () => {
     "-n", "-M", "prepared", "-c", String(concurrency), "-j", "2", "-T", String(seconds), "-f", script, url
   ], { encoding: "utf8" })
   const tps = Number(/tps = ([0-9.]+)/.exec(output)?.[1] ?? NaN)
-  console.log(`core use case (Payments.create): ${rate.toFixed(1)} payments/s (${payments} payments, concurrency ${concurrency})`)
+  console.log(`core use case (Payments.create): ${rate.toFixed(1)} payments/s (${payments} payments, concurrency ${concurrency}), ${cpuPerPayment.toFixed(0)} µs of this process's CPU each`)
   console.log(`pgbench, same SQL transaction:    ${tps.toFixed(1)} transactions/s (${seconds} s, ${concurrency} clients)`)
   console.log(`ratio use case / pgbench:          ${(rate / tps).toFixed(3)}`)
   await stop()

@@ -9,14 +9,14 @@
  *
  * Every request is a server span on the host's tracer (`METHOD route`, with the OpenTelemetry HTTP
  * attributes; a W3C `traceparent` header continues the caller's trace), the parent of the spans of
- * the use case it runs; `observe` receives each request's route, status and duration (for metrics).
+ * the use case it runs, when the host records spans (Effect's `TracerEnabled`, asked once); `observe` receives each request's route, status and duration (for metrics).
  * `/health/live`, `/health/ready` and `/metrics` come from `HostRoutes`.
  */
 import Fastify, { type FastifyInstance, type FastifyRequest, type FastifyServerOptions } from "fastify"
 import formbody from "@fastify/formbody"
 import rateLimit from "@fastify/rate-limit"
 import { randomUUID } from "node:crypto"
-import { Effect, Exit, Tracer } from "effect"
+import { Effect, Exit, References, Tracer } from "effect"
 import { Runner } from "@paydesk/core"
 import * as AdminRoutes from "./AdminRoutes.js"
 import * as Contract from "./Contract.js"
@@ -142,7 +142,20 @@ export const build = async (options: Options): Promise<FastifyInstance> => {
 
   // The request's server span, opened on the host's tracer and clock, closed with the status.
   app.decorateRequest("paydeskSpan", null)
-  app.addHook("onRequest", async (request) => {
+  // Whether the host records spans, asked of its runner at the first request. When it does not, no
+  // request span is opened: a span nobody records would cost every request two fibers and garbage.
+  let tracing: boolean | undefined
+  const recordsSpans = async (): Promise<boolean> => {
+    if (tracing === undefined) {
+      const enabled = await Runner.runExit(options.runtime, Effect.gen(function*() {
+        return yield* References.TracerEnabled
+      }))
+      tracing = Exit.isFailure(enabled) || enabled.value
+    }
+    return tracing
+  }
+  const openSpan = async (request: FastifyRequest) => {
+    if (!(await recordsSpans())) return
     const route = request.routeOptions.url ?? "unmatched"
     const parent = parentOf(request.headers.traceparent)
     // Opening a span waits for nothing: run at once, without a fiber's promise per request.
@@ -158,32 +171,45 @@ export const build = async (options: Options): Promise<FastifyInstance> => {
       }
     }))
     if (Exit.isSuccess(opened)) request.paydeskSpan = opened.value
+  }
+  const closeSpan = (span: Tracer.Span, status: number) => {
+    span.attribute("http.response.status_code", status)
+    const exit = status >= 500 ? Exit.fail(`HTTP ${status}`) : Exit.void
+    return Runner.runExit(options.runtime, Effect.clockWith((clock) => Effect.sync(() => span.end(clock.currentTimeNanosUnsafe(), exit))))
+  }
+  // The hooks every request passes take Fastify's callback form: an async hook costs a promise and
+  // a microtask turn per request even when it has nothing to wait for.
+  app.addHook("onRequest", (request, _reply, done) => {
+    if (tracing === false) return done()
+    openSpan(request).then(() => done(), done)
   })
-  app.addHook("onResponse", async (request, reply) => {
+  app.addHook("onResponse", (request, reply, done) => {
     options.observe?.({ method: request.method, route: request.routeOptions.url ?? "unmatched", status: reply.statusCode, seconds: reply.elapsedTime / 1000 })
     const span = request.paydeskSpan
-    if (span === null) return
+    if (span === null) return done()
     request.paydeskSpan = null
-    span.attribute("http.response.status_code", reply.statusCode)
-    const exit = reply.statusCode >= 500 ? Exit.fail(`HTTP ${reply.statusCode}`) : Exit.void
-    await Runner.runExit(options.runtime, Effect.clockWith((clock) => Effect.sync(() => span.end(clock.currentTimeNanosUnsafe(), exit))))
+    Promise.resolve(closeSpan(span, reply.statusCode)).then(() => done(), done)
   })
 
-  app.addHook("onSend", async (request, reply) => {
+  app.addHook("onSend", (request, reply, payload, done) => {
     reply.header("x-request-id", request.id)
     reply.header("x-content-type-options", "nosniff")
     // Answers of the APIs are per caller and often carry secrets (keys, tokens): never cached.
     if (/^\/(api|admin)\//.test(request.url) && !reply.hasHeader("cache-control")) reply.header("cache-control", "no-store")
+    done(null, payload)
   })
 
   // No NUL character reaches a use case: PostgreSQL text cannot hold it (and nothing needs it).
-  app.addHook("preValidation", async (request, reply) => {
+  app.addHook("preValidation", (request, reply, done) => {
     for (const [where, value] of [["path", request.params], ["query", request.query], ["body", request.body]] as const) {
       const field = StrictJson.findNul(value, "")
       if (field !== null) {
-        return sendError(request, reply, 400, "invalid_request", `${field === "" ? where : field} must not contain NUL characters (\\u0000)`, field === "" ? undefined : field)
+        // Answered here: the request goes no further (`done` is not called).
+        sendError(request, reply, 400, "invalid_request", `${field === "" ? where : field} must not contain NUL characters (\\u0000)`, field === "" ? undefined : field)
+        return
       }
     }
+    done()
   })
 
   app.removeContentTypeParser("application/json")

@@ -1,0 +1,85 @@
+/**
+ * CPU time of processes from /proc (Linux), so a bench can say where a request's CPU went: the
+ * server, PostgreSQL's processes, the load generator. Such figures are steadier than rates on a
+ * shared 2-core machine, whose speed drifts.
+ */
+import { readdirSync, readFileSync } from "node:fs"
+
+/** Clock ticks per second of /proc's utime and stime (USER_HZ, 100 on Linux). */
+const ticksPerSecond = 100
+
+/** utime and stime of `pid` in µs (0 when it is gone). */
+const timesOf = (pid: number): { readonly user: number; readonly system: number } => {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8")
+    // The fields after the command name (which may hold spaces) start at the last ')'.
+    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ")
+    return { user: Number(fields[11]) * 1e6 / ticksPerSecond, system: Number(fields[12]) * 1e6 / ticksPerSecond }
+  } catch {
+    return { user: 0, system: 0 }
+  }
+}
+
+/** utime + stime of `pid` in µs. */
+const cpuOf = (pid: number): number => {
+  const times = timesOf(pid)
+  return times.user + times.system
+}
+
+/** The pids of the processes named `postgres` (the server's backends, checkpointer, WAL writer…). */
+const postgresPids = (): Array<number> =>
+  readdirSync("/proc").filter((entry) => /^\d+$/.test(entry)).map(Number).filter((pid) => {
+    try {
+      return readFileSync(`/proc/${pid}/comm`, "utf8").trim() === "postgres"
+    } catch {
+      return false
+    }
+  })
+
+/** Whole-machine busy and total time in ticks, from /proc/stat's first line. */
+const machine = (): { readonly busy: number; readonly total: number } => {
+  const values = readFileSync("/proc/stat", "utf8").split("\n")[0]!.trim().split(/\s+/).slice(1).map(Number)
+  const total = values.reduce((sum, v) => sum + v, 0)
+  // idle and iowait are the 4th and 5th.
+  return { busy: total - values[3]! - values[4]!, total }
+}
+
+export interface Spent {
+  /** µs of CPU of the given process. */
+  readonly server: number
+  /** The part of `server` spent in the kernel (socket reads and writes, mostly). */
+  readonly serverSystem: number
+  /** µs of CPU of PostgreSQL's processes (one started meanwhile counts whole; one that exited meanwhile is missed). */
+  readonly postgres: number
+  /** µs of CPU of this process (the load generator). */
+  readonly self: number
+  /** Share of the machine's CPU time that was busy, 0–1. */
+  readonly busy: number
+}
+
+/** Starts counting; `stop` answers the CPU each side spent meanwhile. */
+export const start = (serverPid: number): { stop(): Spent } => {
+  const server = timesOf(serverPid)
+  const pids = postgresPids()
+  const postgres = new Map(pids.map((pid) => [pid, cpuOf(pid)]))
+  const self = process.cpuUsage()
+  const before = machine()
+  return {
+    stop: () => {
+      const used = process.cpuUsage(self)
+      const after = machine()
+      let spentByPostgres = 0
+      for (const pid of postgresPids()) {
+        spentByPostgres += cpuOf(pid) - (postgres.get(pid) ?? 0)
+      }
+      const serverNow = timesOf(serverPid)
+      return {
+        server: serverNow.user + serverNow.system - server.user - server.system,
+        serverSystem: serverNow.system - server.system,
+        postgres: spentByPostgres,
+        self: used.user + used.system,
+        busy: (after.busy - before.busy) / Math.max(1, after.total - before.total)
+      }
+    }
+  }
+}
