@@ -29,8 +29,8 @@
  *   ALLOCATIONS=1 ./run pnpm bench:http           # also samples the server's allocations in phase 1 (inspector; KB per request, top sites; the profile to bench/profiles/)
  *   ALLOCATIONS=survivors ./run pnpm bench:http   # the same for what lived through a scavenge (the old generation's garbage)
  *   SERVER_MAIN=/elsewhere/packages/server/dist/main.js ./run pnpm bench:http   # another build (e.g. a worktree of an older commit)
- *   NODE_FLAGS="--max-semi-space-size=4" ./run pnpm bench:http   # the server's node flags (default: ./run start's, --max-semi-space-size=4 --max-old-space-size=192)
- *   SERVER_OUTPUT=/tmp/server.log NODE_FLAGS="--max-semi-space-size=4 --max-old-space-size=192 --trace-gc" ./run pnpm bench:http   # keeps each server's output (the last one's) in a file
+ *   NODE_FLAGS="--max-semi-space-size=4" ./run pnpm bench:http   # the server's node flags (default: ./run start's, --max-semi-space-size=4 --max-old-space-size=192 --heap-growing-percent=100)
+ *   SERVER_OUTPUT=/tmp/server.log NODE_FLAGS="--max-semi-space-size=4 --max-old-space-size=192 --heap-growing-percent=100 --trace-gc" ./run pnpm bench:http   # keeps each server's output (the last one's) in a file
  */
 import autocannon from "autocannon"
 import { execFileSync, spawn, type ChildProcess } from "node:child_process"
@@ -83,7 +83,7 @@ interface Running {
 const startServer = async (databaseUrl: string, env: Record<string, string>, cpuProfileDir?: string, inspect = false): Promise<Running> => {
   const port = await freePort()
   const flags = [
-    ...(process.env.NODE_FLAGS ?? "--max-semi-space-size=4 --max-old-space-size=192").split(" ").filter(Boolean),
+    ...(process.env.NODE_FLAGS ?? "--max-semi-space-size=4 --max-old-space-size=192 --heap-growing-percent=100").split(" ").filter(Boolean),
     ...(cpuProfileDir === undefined ? [] : ["--cpu-prof", `--cpu-prof-dir=${cpuProfileDir}`]),
     ...(inspect ? ["--inspect=127.0.0.1:0"] : [])
   ]
