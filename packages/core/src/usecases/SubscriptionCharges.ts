@@ -211,7 +211,7 @@ export const chargeOne = Effect.fn("Subscriptions.chargeOne")(function*(subscrip
 })
 
 /** Claimed subscriptions charged at once by one run. */
-export const chargeConcurrency = 8
+export const chargeConcurrency = 32
 
 /** A claimed subscription whose attempt waits to be written with the others of its pass. */
 class Preparing extends Request.Class<{ readonly subscriptionId: string }, Option.Option<Charge.Charge>, Effect.Error<ReturnType<typeof prepareLocked>>> {}
