@@ -52,10 +52,13 @@ const emailOf = (body: unknown): string | null => {
 /** Registers the merchant API on `app` (mounted under `/api/v1`). */
 export const register = async (app: FastifyInstance, ctx: Context, limits: LoginLimits = defaultLoginLimits): Promise<void> => {
   // Bodies of the merchant API are JSON only; a form or text body is refused before any route.
-  app.addHook("preHandler", async (request, reply) => {
+  // (Fastify's callback form: no promise per request; answered here, the request goes no further.)
+  app.addHook("preHandler", (request, reply, done) => {
     if (request.body !== undefined && !isJson(request.headers["content-type"])) {
-      return sendError(request, reply, 415, "unsupported_media_type", "Content-Type must be application/json")
+      sendError(request, reply, 415, "unsupported_media_type", "Content-Type must be application/json")
+      return
     }
+    done()
   })
 
   const window = limits.windowMs ?? 60_000
