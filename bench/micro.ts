@@ -2,7 +2,8 @@
  * Micro-benchmarks behind the fifth round of docs/performance.md, each a ratio of two ways run in
  * this process (a warm-up, then a timed loop of each):
  * - HMAC-SHA256 of a callback body with a raw key against a prepared `KeyObject` (`NodeSecurity.hmacKeys`);
- * - a traced call (`Effect.fn("name")`) against an untraced one (`Effect.fnUntraced`);
+ * - a traced call (`Effect.fn("name")`) against an untraced one (`Effect.fnUntraced`), and with span
+ *   recording off (as the server runs without an exporter) `Effect.fn` against `Traced.fn`;
  * - a 24-byte token from `randomBytes` against `NodeSecurity.pooledTokens`;
  * - a callback POST through `node:http` with a keep-alive agent against undici's pool, and against
  *   the transport's `send` (undici with the URL, destination and timeout checks), 32 at once, to a
@@ -12,7 +13,8 @@
  *   ./run pnpm exec tsx --conditions=@paydesk/source bench/micro.ts
  *   DATABASE_URL=postgres://postgres@127.0.0.1:5432/postgres ./run pnpm exec tsx --conditions=@paydesk/source bench/micro.ts
  */
-import { Effect } from "effect"
+import { Effect, References } from "effect"
+import { Traced } from "@paydesk/core"
 import { createHmac, randomBytes } from "node:crypto"
 import * as http from "node:http"
 import { HttpCallbackTransport } from "@paydesk/server"
@@ -58,6 +60,15 @@ const main = async () => {
     "a call inside an Effect",
     ["Effect.fn(name)", perCall(() => Effect.runSync(calls(traced)), 100) / 1000],
     ["Effect.fnUntraced", perCall(() => Effect.runSync(calls(untraced)), 100) / 1000]
+  )
+  const either = Traced.fn("micro.either")(function*(n: number) {
+    return n + 1
+  })
+  const unrecorded = <A>(effect: Effect.Effect<A>) => Effect.provideService(effect, References.TracerEnabled, false)
+  report(
+    "a call inside an Effect, span recording off",
+    ["Effect.fn(name)", perCall(() => Effect.runSync(unrecorded(calls(traced))), 100) / 1000],
+    ["Traced.fn(name)", perCall(() => Effect.runSync(unrecorded(calls(either))), 100) / 1000]
   )
 
   const pooled = NodeSecurity.pooledTokens()

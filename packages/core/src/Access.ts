@@ -11,6 +11,7 @@ import { AccessDenied, TerminalIdRequired, TerminalUnavailable } from "./Errors.
 import { isUuid } from "./Id.js"
 import type { Terminal } from "./Terminal.js"
 import { TerminalRepository } from "./ports/TerminalRepository.js"
+import * as Traced from "./Traced.js"
 
 /** A server integration: an API key of one terminal. */
 export interface ApiKeyPrincipal {
@@ -87,7 +88,7 @@ export const resolveTerminal = Effect.fnUntraced(function*(
 })
 
 /** Whether the principal may see records of `terminalId` (for lookups by record id). */
-export const canSee = Effect.fn("Access.canSee")(function*(principal: Principal, terminalId: string) {
+export const canSee = Traced.fn("Access.canSee")(function*(principal: Principal, terminalId: string) {
   if (principal._tag === "ApiKey") return principal.terminalId === terminalId
   const terminals = yield* TerminalRepository
   const found = yield* terminals.get(terminalId)

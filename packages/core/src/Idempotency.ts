@@ -12,6 +12,7 @@ import { IdempotencyConflict, InvalidRequest } from "./Errors.js"
 import { type IdempotencyRecord, IdempotencyStore } from "./ports/IdempotencyStore.js"
 import { Digest } from "./ports/Digest.js"
 import { wallTime } from "./TestClock.js"
+import * as Traced from "./Traced.js"
 
 /** Longest accepted key. */
 export const maxKeyLength = 128
@@ -64,7 +65,7 @@ export const decide = (
  * objects on a test clock): an older record is removed, so the key starts afresh even before the
  * background pass purges it.
  */
-export const findMoneyKey = Effect.fn("Idempotency.findMoneyKey")(function*(terminalId: string, scope: "payment" | "payout", key: string) {
+export const findMoneyKey = Traced.fn("Idempotency.findMoneyKey")(function*(terminalId: string, scope: "payment" | "payout", key: string) {
   const store = yield* IdempotencyStore
   const found = yield* store.find(terminalId, scope, key)
   if (Option.isNone(found)) return found

@@ -7,6 +7,7 @@ import { Clock, Effect } from "effect"
 import { NonceAlreadyUsed, Unauthenticated } from "./Errors.js"
 import { PaydeskConfig } from "./Config.js"
 import { NonceStore } from "./ports/NonceStore.js"
+import * as Traced from "./Traced.js"
 
 /** Longest accepted nonce. */
 export const maxLength = 128
@@ -21,14 +22,14 @@ export const problem = (nonce: string | undefined): Unauthenticated | null => {
 }
 
 /** The window of a nonce claimed now: `[now, expiresAt)`. */
-export const window = Effect.fn("Nonce.window")(function*() {
+export const window = Traced.fn("Nonce.window")(function*() {
   const config = yield* PaydeskConfig
   const now = yield* Clock.currentTimeMillis
   return { now, expiresAt: now + config.nonceWindowMs }
 })
 
 /** Claims `nonce` for `apiKeyId` now, or fails. */
-export const claim = Effect.fn("Nonce.claim")(function*(apiKeyId: string, nonce: string | undefined) {
+export const claim = Traced.fn("Nonce.claim")(function*(apiKeyId: string, nonce: string | undefined) {
   const invalid = problem(nonce)
   if (invalid !== null) return yield* invalid
   const config = yield* PaydeskConfig

@@ -31,6 +31,7 @@ export * as StateMachine from "./StateMachine.js"
 export * as Subscription from "./Subscription.js"
 export * as Terminal from "./Terminal.js"
 export * as TestClock from "./TestClock.js"
+export * as Traced from "./Traced.js"
 export * as Views from "./Views.js"
 
 export * from "./ports/AccountRepository.js"

@@ -7,7 +7,7 @@
  * claim skips rows other transactions hold. Lookups by a string that is not a UUID are empty.
  */
 import { Effect, Exit, Layer, Option, Request } from "effect"
-import { AccountRepository, ApiKeyRepository, Batching, Id, SessionRepository, TerminalRepository } from "@paydesk/core"
+import { AccountRepository, ApiKeyRepository, Batching, Id, SessionRepository, TerminalRepository, Traced } from "@paydesk/core"
 import type { Authenticated, Terminal } from "@paydesk/core"
 import { SqlClient } from "effect/sql"
 import {
@@ -186,7 +186,7 @@ export const layerAccountRepository: Layer.Layer<AccountRepository, never, SqlCl
           orDie(sql<AccountRow>`SELECT * FROM accounts WHERE id = ${id}`).pipe(
             Effect.map((rows) => first(rows, toAccount))
           )),
-      listAccounts: Effect.fn("PgAccountRepository.listAccounts")(function*(page) {
+      listAccounts: Traced.fn("PgAccountRepository.listAccounts")(function*(page) {
         const rows = yield* orDie(sql<AccountRow>`SELECT * FROM accounts ORDER BY created_at DESC, id DESC
           LIMIT ${Math.max(0, page.limit)} OFFSET ${Math.max(0, page.offset)}`)
         const counted = yield* orDie(sql<{ readonly total: number }>`SELECT count(*)::int AS total FROM accounts`)

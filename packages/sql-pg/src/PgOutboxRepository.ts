@@ -13,7 +13,7 @@
  * a duplicate id or a delivery of an unknown event is a defect.
  */
 import { Effect, Exit, Layer, Option, Request } from "effect"
-import { type AttemptRecord, OutboxRepository } from "@paydesk/core"
+import { OutboxRepository, Traced, type AttemptRecord } from "@paydesk/core"
 import type { Callback } from "@paydesk/core"
 import { SqlClient } from "effect/sql"
 import { Batching, Id } from "@paydesk/core"
@@ -203,7 +203,7 @@ export const layer: Layer.Layer<OutboxRepository, never, SqlClient.SqlClient> = 
         }
       )
 
-    const recordAttempts = Effect.fn("PgOutboxRepository.recordAttempts")(function*(records: ReadonlyArray<AttemptRecord>) {
+    const recordAttempts = Traced.fn("PgOutboxRepository.recordAttempts")(function*(records: ReadonlyArray<AttemptRecord>) {
       const results = new Array<boolean>(records.length).fill(false)
       const all = rounds(records, (record) => record.delivery.id)
       // Several rounds commit together, so a batch that dies and is redone records nothing twice.
@@ -223,7 +223,7 @@ export const layer: Layer.Layer<OutboxRepository, never, SqlClient.SqlClient> = 
     const recordTogether = groupCommitted(sql, recordBatch, Batching.batchResolver<RecordAttempt>(recordBatch))
 
     return OutboxRepository.of({
-      insertEvent: Effect.fn("PgOutboxRepository.insertEvent")(function*(event, delivery) {
+      insertEvent: Traced.fn("PgOutboxRepository.insertEvent")(function*(event, delivery) {
         const columns = sql.insert(eventColumns(event))
         // With its delivery: one statement (the delivery's foreign key is checked at its end).
         yield* orDie(delivery === undefined
@@ -232,12 +232,12 @@ export const layer: Layer.Layer<OutboxRepository, never, SqlClient.SqlClient> = 
               INSERT INTO deliveries ${sql.insert(deliveryColumns(delivery))}`)
       }),
 
-      getEvent: Effect.fn("PgOutboxRepository.getEvent")(function*(id) {
+      getEvent: Traced.fn("PgOutboxRepository.getEvent")(function*(id) {
         const rows = yield* orDie(sql<EventRow>`SELECT * FROM outbox_events WHERE id = ${id}`)
         return Option.map(Option.fromUndefinedOr(rows[0]), toEvent)
       }),
 
-      listEvents: Effect.fn("PgOutboxRepository.listEvents")(function*(filter) {
+      listEvents: Traced.fn("PgOutboxRepository.listEvents")(function*(filter) {
         const condition = sql.and([
           ...(filter.paymentId === undefined ? [] : [sql`payment_id = ${filter.paymentId}`]),
           ...(filter.terminalId === undefined ? [] : [sql`terminal_id = ${filter.terminalId}`]),
@@ -254,20 +254,20 @@ export const layer: Layer.Layer<OutboxRepository, never, SqlClient.SqlClient> = 
         return rows.map(toEvent)
       }),
 
-      insertDelivery: Effect.fn("PgOutboxRepository.insertDelivery")(function*(delivery) {
+      insertDelivery: Traced.fn("PgOutboxRepository.insertDelivery")(function*(delivery) {
         yield* orDie(sql`INSERT INTO deliveries ${sql.insert(deliveryColumns(delivery))}`)
       }),
 
-      getDelivery: Effect.fn("PgOutboxRepository.getDelivery")(function*(id) {
+      getDelivery: Traced.fn("PgOutboxRepository.getDelivery")(function*(id) {
         const rows = yield* orDie(sql<DeliveryRow>`SELECT * FROM deliveries WHERE id = ${id}`)
         return Option.map(Option.fromUndefinedOr(rows[0]), toDelivery)
       }),
 
-      updateDelivery: Effect.fn("PgOutboxRepository.updateDelivery")(function*(delivery) {
+      updateDelivery: Traced.fn("PgOutboxRepository.updateDelivery")(function*(delivery) {
         yield* orDie(sql`UPDATE deliveries SET ${sql.update(deliveryColumns(delivery), ["id"])} WHERE id = ${delivery.id}`)
       }),
 
-      stampSending: Effect.fn("PgOutboxRepository.stampSending")(function*(id, now, keepFrom) {
+      stampSending: Traced.fn("PgOutboxRepository.stampSending")(function*(id, now, keepFrom) {
         const rows = yield* orDie(sql<{ sending_at: Date }>`UPDATE deliveries
           SET sending_at = CASE WHEN sending_at IS NOT NULL AND sending_at >= ${time(keepFrom)} THEN sending_at ELSE ${time(now)} END
           WHERE id = ${id}
@@ -275,7 +275,7 @@ export const layer: Layer.Layer<OutboxRepository, never, SqlClient.SqlClient> = 
         return rows[0] === undefined ? now : fromTime(rows[0].sending_at)
       }),
 
-      stampSendingMany: Effect.fn("PgOutboxRepository.stampSendingMany")(function*(ids, now, keepFrom) {
+      stampSendingMany: Traced.fn("PgOutboxRepository.stampSendingMany")(function*(ids, now, keepFrom) {
         const valid = ids.filter(Id.isUuid)
         if (valid.length === 0) return new Map<string, number>()
         const rows = yield* orDie(sql<{ id: string; sending_at: Date }>`UPDATE deliveries
@@ -285,7 +285,7 @@ export const layer: Layer.Layer<OutboxRepository, never, SqlClient.SqlClient> = 
         return new Map(rows.map((row) => [row.id, fromTime(row.sending_at)] as const))
       }),
 
-      claimDue: Effect.fn("PgOutboxRepository.claimDue")(function*(now, leaseUntil, limit, testClockId) {
+      claimDue: Traced.fn("PgOutboxRepository.claimDue")(function*(now, leaseUntil, limit, testClockId) {
         // The CTE keeps each delivery's due time, so the lease does not erase the claim order.
         const rows = yield* orDie(sql<DeliveryRow>`WITH due AS (
             SELECT id, next_attempt_at AS due_at FROM deliveries
@@ -311,7 +311,7 @@ export const layer: Layer.Layer<OutboxRepository, never, SqlClient.SqlClient> = 
         })
       }),
 
-      listDeliveries: Effect.fn("PgOutboxRepository.listDeliveries")(function*(filter) {
+      listDeliveries: Traced.fn("PgOutboxRepository.listDeliveries")(function*(filter) {
         const condition = sql.and([
           ...(filter.terminalId === undefined ? [] : [sql`terminal_id = ${filter.terminalId}`]),
           ...(filter.status === undefined ? [] : [sql`status = ${filter.status}`]),
@@ -325,7 +325,7 @@ export const layer: Layer.Layer<OutboxRepository, never, SqlClient.SqlClient> = 
         return rows.map(toDelivery)
       }),
 
-      insertAttempt: Effect.fn("PgOutboxRepository.insertAttempt")(function*(attempt) {
+      insertAttempt: Traced.fn("PgOutboxRepository.insertAttempt")(function*(attempt) {
         yield* orDie(sql`INSERT INTO delivery_attempts ${
           sql.insert({
             id: attempt.id,
@@ -342,19 +342,19 @@ export const layer: Layer.Layer<OutboxRepository, never, SqlClient.SqlClient> = 
       }),
 
       // Outside a transaction: batched with the concurrent ones. Inside one: with the calls made side by side in it.
-      recordAttempt: Effect.fn("PgOutboxRepository.recordAttempt")(function*(attempt, delivery, expectedAttempts) {
+      recordAttempt: Traced.fn("PgOutboxRepository.recordAttempt")(function*(attempt, delivery, expectedAttempts) {
         return yield* recordTogether(new RecordAttempt({ attempt, delivery, expectedAttempts }))
       }),
 
       recordAttempts,
 
-      listAttempts: Effect.fn("PgOutboxRepository.listAttempts")(function*(deliveryId) {
+      listAttempts: Traced.fn("PgOutboxRepository.listAttempts")(function*(deliveryId) {
         const rows = yield* orDie(sql<AttemptRow>`SELECT * FROM delivery_attempts WHERE delivery_id = ${deliveryId}
           ORDER BY at, attempt_number`)
         return rows.map(toAttempt)
       }),
 
-      pageEvents: Effect.fn("PgOutboxRepository.pageEvents")(function*(filter) {
+      pageEvents: Traced.fn("PgOutboxRepository.pageEvents")(function*(filter) {
         const terminalIds = filter.terminalIds.filter(Id.isUuid)
         if (terminalIds.length === 0) return []
         const status = filter.deliveryStatus
@@ -381,20 +381,20 @@ export const layer: Layer.Layer<OutboxRepository, never, SqlClient.SqlClient> = 
         return rows.map((row) => ({ event: toEvent(row), delivery: row.delivery === null ? null : toDelivery(fromJson(row.delivery)) }))
       }),
 
-      deliveriesOf: Effect.fn("PgOutboxRepository.deliveriesOf")(function*(eventId) {
+      deliveriesOf: Traced.fn("PgOutboxRepository.deliveriesOf")(function*(eventId) {
         if (!Id.isUuid(eventId)) return []
         const rows = yield* orDie(sql<DeliveryRow>`SELECT * FROM deliveries WHERE event_id = ${eventId} ORDER BY seq`)
         return rows.map(toDelivery)
       }),
 
-      lastSequence: Effect.fn("PgOutboxRepository.lastSequence")(function*(objectId) {
+      lastSequence: Traced.fn("PgOutboxRepository.lastSequence")(function*(objectId) {
         if (!Id.isUuid(objectId)) return 0
         const rows = yield* orDie(sql<{ readonly last: number | null }>`
           SELECT max(sequence)::int AS last FROM outbox_events WHERE payment_id = ${objectId} OR payout_id = ${objectId}`)
         return rows[0]?.last ?? 0
       }),
 
-      attemptFacts: Effect.fn("PgOutboxRepository.attemptFacts")(function*(terminalId) {
+      attemptFacts: Traced.fn("PgOutboxRepository.attemptFacts")(function*(terminalId) {
         if (!Id.isUuid(terminalId)) return { last: null, lastSuccessAt: null, firstFailureAfterSuccess: null }
         const ofTerminal = sql`delivery_id IN (SELECT id FROM deliveries WHERE terminal_id = ${terminalId})`
         const last = yield* orDie(sql<AttemptRow>`SELECT * FROM delivery_attempts WHERE ${ofTerminal}
@@ -412,7 +412,7 @@ export const layer: Layer.Layer<OutboxRepository, never, SqlClient.SqlClient> = 
         }
       }),
 
-      purge: Effect.fn("PgOutboxRepository.purge")(function*(before) {
+      purge: Traced.fn("PgOutboxRepository.purge")(function*(before) {
         return yield* orDie(sql.withTransaction(Effect.gen(function*() {
           const old = yield* sql<{ readonly id: string }>`SELECT e.id FROM outbox_events e
             WHERE e.created_at < ${time(before)} AND e.test_clock_id IS NULL
@@ -427,7 +427,7 @@ export const layer: Layer.Layer<OutboxRepository, never, SqlClient.SqlClient> = 
         })))
       }),
 
-      earliestDelivery: Effect.fn("PgOutboxRepository.earliestDelivery")(function*(testClockId) {
+      earliestDelivery: Traced.fn("PgOutboxRepository.earliestDelivery")(function*(testClockId) {
         if (!Id.isUuid(testClockId)) return null
         const rows = yield* orDie(sql<{ readonly at: Date | null }>`SELECT min(next_attempt_at) AS at FROM deliveries
           WHERE test_clock_id = ${testClockId} AND status = 'pending'`)

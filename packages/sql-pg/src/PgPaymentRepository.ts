@@ -9,7 +9,7 @@
  * the rows of the given test clock only (of none by default).
  */
 import { Effect, Exit, Layer, Option, Request } from "effect"
-import { Batching, Payment, PaymentRepository, UnknownTimeZone, WriteConflict } from "@paydesk/core"
+import { Batching, Payment, PaymentRepository, Traced, UnknownTimeZone, WriteConflict } from "@paydesk/core"
 import type { Callback, DailyStats, PaymentFilter, StatusStats } from "@paydesk/core"
 import { SqlClient } from "effect/sql"
 import { deliveryColumns, eventColumns } from "./PgOutboxRepository.js"
@@ -216,24 +216,24 @@ export const layer: Layer.Layer<PaymentRepository, never, SqlClient.SqlClient> =
     )
 
     return PaymentRepository.of({
-      insert: Effect.fn("PgPaymentRepository.insert")(function*(payment) {
+      insert: Traced.fn("PgPaymentRepository.insert")(function*(payment) {
         yield* sql`INSERT INTO payments ${sql.insert(toColumns(payment))}`.pipe(conflictOnUnique("payments_unique"))
       }),
 
       // Inside a transaction: with the calls made side by side in it. Outside: with the concurrent ones (see `createTogether`).
-      insertCreated: Effect.fn("PgPaymentRepository.insertCreated")(function*(payment, event, delivery) {
+      insertCreated: Traced.fn("PgPaymentRepository.insertCreated")(function*(payment, event, delivery) {
         return yield* createTogether(new InsertCreated({ payment, event, delivery }))
       }),
 
-      get: Effect.fn("PgPaymentRepository.get")(function*(id) {
+      get: Traced.fn("PgPaymentRepository.get")(function*(id) {
         return one(yield* orDie(sql<PaymentRow>`SELECT * FROM payments WHERE id = ${id}`))
       }),
 
-      getForUpdate: Effect.fn("PgPaymentRepository.getForUpdate")(function*(id) {
+      getForUpdate: Traced.fn("PgPaymentRepository.getForUpdate")(function*(id) {
         return one(yield* orDie(sql<PaymentRow>`SELECT * FROM payments WHERE id = ${id} FOR UPDATE`))
       }),
 
-      update: Effect.fn("PgPaymentRepository.update")(function*(payment) {
+      update: Traced.fn("PgPaymentRepository.update")(function*(payment) {
         const rows = yield* sql`UPDATE payments SET ${sql.update(toColumns(payment), ["id"])}
           WHERE id = ${payment.id} AND version = ${payment.version - 1}
           RETURNING id`.pipe(conflictOnUnique("payments_unique"))
@@ -245,18 +245,18 @@ export const layer: Layer.Layer<PaymentRepository, never, SqlClient.SqlClient> =
         }
       }),
 
-      findByOrderId: Effect.fn("PgPaymentRepository.findByOrderId")(function*(terminalId, environment, orderId) {
+      findByOrderId: Traced.fn("PgPaymentRepository.findByOrderId")(function*(terminalId, environment, orderId) {
         return one(
           yield* orDie(sql<PaymentRow>`SELECT * FROM payments
             WHERE terminal_id = ${terminalId} AND environment = ${environment} AND order_id = ${orderId}`)
         )
       }),
 
-      findByPayToken: Effect.fn("PgPaymentRepository.findByPayToken")(function*(token) {
+      findByPayToken: Traced.fn("PgPaymentRepository.findByPayToken")(function*(token) {
         return one(yield* orDie(sql<PaymentRow>`SELECT * FROM payments WHERE pay_token = ${token}`))
       }),
 
-      list: Effect.fn("PgPaymentRepository.list")(function*(filter, page) {
+      list: Traced.fn("PgPaymentRepository.list")(function*(filter, page) {
         const condition = where(filter)
         const rows = yield* orDie(sql<PaymentRow>`SELECT * FROM payments WHERE ${condition}
           ORDER BY created_at DESC, id DESC
@@ -265,7 +265,7 @@ export const layer: Layer.Layer<PaymentRepository, never, SqlClient.SqlClient> =
         return { items: rows.map(toEntity), total: counted[0]?.total ?? 0 }
       }),
 
-      stats: Effect.fn("PgPaymentRepository.stats")(function*(filter) {
+      stats: Traced.fn("PgPaymentRepository.stats")(function*(filter) {
         const rows = yield* orDie(sql<{ readonly status: Payment.Status; readonly count: number; readonly amount: string }>`
           SELECT status, count(*)::int AS count, sum(amount) AS amount FROM payments WHERE ${where(filter)}
           GROUP BY status`)
@@ -274,7 +274,7 @@ export const layer: Layer.Layer<PaymentRepository, never, SqlClient.SqlClient> =
           .sort((a, b) => statusOrder(a.status) - statusOrder(b.status))
       }),
 
-      daily: Effect.fn("PgPaymentRepository.daily")(function*(filter, timeZone) {
+      daily: Traced.fn("PgPaymentRepository.daily")(function*(filter, timeZone) {
         const rows = yield* sql<{ readonly day: string; readonly status: Payment.Status; readonly count: number; readonly amount: string }>`
           SELECT to_char(created_at AT TIME ZONE ${timeZone}, 'YYYY-MM-DD') AS day, status, count(*)::int AS count, sum(amount) AS amount
           FROM payments WHERE ${where(filter)}
@@ -287,7 +287,7 @@ export const layer: Layer.Layer<PaymentRepository, never, SqlClient.SqlClient> =
           .sort((a, b) => (a.day < b.day ? -1 : a.day > b.day ? 1 : statusOrder(a.status) - statusOrder(b.status)))
       }),
 
-      claimExpired: Effect.fn("PgPaymentRepository.claimExpired")(function*(now, limit, testClockId) {
+      claimExpired: Traced.fn("PgPaymentRepository.claimExpired")(function*(now, limit, testClockId) {
         const rows = yield* orDie(sql<PaymentRow>`SELECT * FROM payments
           WHERE status IN ('created', 'processing') AND expires_at <= ${time(now)} AND ${ofClock(sql, testClockId)}
           ORDER BY expires_at, id
@@ -296,13 +296,13 @@ export const layer: Layer.Layer<PaymentRepository, never, SqlClient.SqlClient> =
         return rows.map(toEntity)
       }),
 
-      earliestExpiry: Effect.fn("PgPaymentRepository.earliestExpiry")(function*(testClockId) {
+      earliestExpiry: Traced.fn("PgPaymentRepository.earliestExpiry")(function*(testClockId) {
         const rows = yield* orDie(sql<{ readonly at: Date | null }>`SELECT min(expires_at) AS at FROM payments
           WHERE test_clock_id = ${testClockId} AND status IN ('created', 'processing')`)
         return fromTimeOrNull(rows[0]?.at ?? null)
       }),
 
-      claimUnconverted: Effect.fn("PgPaymentRepository.claimUnconverted")(function*(terminalId, limit) {
+      claimUnconverted: Traced.fn("PgPaymentRepository.claimUnconverted")(function*(terminalId, limit) {
         const rows = yield* orDie(sql<PaymentRow>`SELECT * FROM payments
           WHERE terminal_id = ${terminalId} AND environment = 'prod' AND status = 'paid'
             AND settlement_merchant_amount IS NOT NULL AND settlement_usdt IS NULL

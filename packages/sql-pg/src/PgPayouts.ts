@@ -8,7 +8,7 @@
  * multi-row insert, so a batch is stored whole or not at all.
  */
 import { Effect, Exit, Layer, Option, Request } from "effect"
-import { LedgerRepository, PayoutRepository, WriteConflict } from "@paydesk/core"
+import { LedgerRepository, PayoutRepository, Traced, WriteConflict } from "@paydesk/core"
 import type { Ledger, Payout } from "@paydesk/core"
 import { SqlClient } from "effect/sql"
 import {
@@ -90,19 +90,19 @@ export const layerPayoutRepository: Layer.Layer<PayoutRepository, never, SqlClie
       Option.map(Option.fromUndefinedOr(rows[0]), toPayout)
 
     return PayoutRepository.of({
-      insert: Effect.fn("PgPayoutRepository.insert")(function*(payout) {
+      insert: Traced.fn("PgPayoutRepository.insert")(function*(payout) {
         yield* sql`INSERT INTO payouts ${sql.insert(payoutColumns(payout))}`.pipe(conflictOnUnique("payouts_pkey"))
       }),
 
-      get: Effect.fn("PgPayoutRepository.get")(function*(id) {
+      get: Traced.fn("PgPayoutRepository.get")(function*(id) {
         return one(yield* orDie(sql<PayoutRow>`SELECT * FROM payouts WHERE id = ${id}`))
       }),
 
-      getForUpdate: Effect.fn("PgPayoutRepository.getForUpdate")(function*(id) {
+      getForUpdate: Traced.fn("PgPayoutRepository.getForUpdate")(function*(id) {
         return one(yield* orDie(sql<PayoutRow>`SELECT * FROM payouts WHERE id = ${id} FOR UPDATE`))
       }),
 
-      update: Effect.fn("PgPayoutRepository.update")(function*(payout) {
+      update: Traced.fn("PgPayoutRepository.update")(function*(payout) {
         const rows = yield* sql`UPDATE payouts SET ${sql.update(payoutColumns(payout), ["id"])}
           WHERE id = ${payout.id} AND version = ${payout.version - 1}
           RETURNING id`.pipe(conflictOnUnique("payouts_pkey"))
@@ -114,7 +114,7 @@ export const layerPayoutRepository: Layer.Layer<PayoutRepository, never, SqlClie
         }
       }),
 
-      list: Effect.fn("PgPayoutRepository.list")(function*(terminalId, page) {
+      list: Traced.fn("PgPayoutRepository.list")(function*(terminalId, page) {
         const rows = yield* orDie(sql<PayoutRow>`SELECT * FROM payouts WHERE terminal_id = ${terminalId}
           ORDER BY created_at DESC, id DESC
           LIMIT ${Math.max(0, page.limit)} OFFSET ${Math.max(0, page.offset)}`)
@@ -124,13 +124,13 @@ export const layerPayoutRepository: Layer.Layer<PayoutRepository, never, SqlClie
         return { items: rows.map(toPayout), total: counted[0]?.total ?? 0 }
       }),
 
-      countActive: Effect.fn("PgPayoutRepository.countActive")(function*(terminalId) {
+      countActive: Traced.fn("PgPayoutRepository.countActive")(function*(terminalId) {
         const rows = yield* orDie(sql<{ readonly active: number }>`SELECT count(*)::int AS active FROM payouts
           WHERE terminal_id = ${terminalId} AND status IN ('created', 'pending', 'processing')`)
         return rows[0]?.active ?? 0
       }),
 
-      claimDue: Effect.fn("PgPayoutRepository.claimDue")(function*(status, now, leaseUntil, limit) {
+      claimDue: Traced.fn("PgPayoutRepository.claimDue")(function*(status, now, leaseUntil, limit) {
         const rows = yield* orDie(sql<PayoutRow>`WITH claimed AS (
             UPDATE payouts SET lease_until = ${time(leaseUntil)}, version = version + 1
             WHERE id IN (
@@ -200,12 +200,12 @@ export const layerLedgerRepository: Layer.Layer<LedgerRepository, never, SqlClie
     const appendTogether = sideBySide(sql, (requests: ReadonlyArray<Append>) =>
       Effect.as(orDie(insertRows(sql, "ledger_entries", requests.flatMap((r) => r.entries.map(entryColumns)))), requests.map(() => Exit.void)))
     return LedgerRepository.of({
-      append: Effect.fn("PgLedgerRepository.append")(function*(entries) {
+      append: Traced.fn("PgLedgerRepository.append")(function*(entries) {
         if (entries.length === 0) return
         yield* appendTogether(new Append({ entries }))
       }),
 
-      balance: Effect.fn("PgLedgerRepository.balance")(function*(terminalId) {
+      balance: Traced.fn("PgLedgerRepository.balance")(function*(terminalId) {
         const rows = yield* orDie(sql<{ readonly rub_pending: string; readonly usdt_available: string; readonly usdt_hold: string }>`
           SELECT
             COALESCE(sum(amount) FILTER (WHERE account = 'rub_pending'), 0) AS rub_pending,
@@ -222,7 +222,7 @@ export const layerLedgerRepository: Layer.Layer<LedgerRepository, never, SqlClie
           }
       }),
 
-      entriesFor: Effect.fn("PgLedgerRepository.entriesFor")(function*(refId) {
+      entriesFor: Traced.fn("PgLedgerRepository.entriesFor")(function*(refId) {
         const rows = yield* orDie(sql<EntryRow>`SELECT * FROM ledger_entries WHERE ref_id = ${refId} ORDER BY created_at, seq`)
         return rows.map(toEntry)
       })

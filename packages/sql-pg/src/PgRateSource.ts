@@ -6,7 +6,7 @@
  * `current` fails with `ProviderUnavailable`.
  */
 import { Effect, Layer } from "effect"
-import { ProviderUnavailable, RateSource } from "@paydesk/core"
+import { ProviderUnavailable, RateSource, Traced } from "@paydesk/core"
 import type { Rate } from "@paydesk/core"
 import { SqlClient } from "effect/sql"
 import { fromMicro, fromTime, micro, orDie, time } from "./PgSupport.js"
@@ -30,7 +30,7 @@ export const layer: Layer.Layer<RateSource, never, SqlClient.SqlClient> = Layer.
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     return RateSource.of({
-      current: Effect.fn("PgRateSource.current")(function*(terminalId) {
+      current: Traced.fn("PgRateSource.current")(function*(terminalId) {
         const scopes = terminalId === null ? sql`scope = ${general}` : sql`scope IN (${general}, ${terminalId})`
         // A terminal's own row sorts first (false < true).
         const rows = yield* orDie(sql<RateRow>`SELECT * FROM rates WHERE ${scopes}

@@ -8,7 +8,7 @@
  * `(terminal, scope, key)`; the loser of a concurrent duplicate gets `WriteConflict`.
  */
 import { Effect, Layer, Option } from "effect"
-import { IdempotencyStore, NonceStore } from "@paydesk/core"
+import { IdempotencyStore, NonceStore, Traced } from "@paydesk/core"
 import type { IdempotencyRecord } from "@paydesk/core"
 import { SqlClient } from "effect/sql"
 import { conflictOnUnique, fromTime, orDie, time } from "./PgSupport.js"
@@ -19,7 +19,7 @@ export const layerNonceStore: Layer.Layer<NonceStore, never, SqlClient.SqlClient
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     return NonceStore.of({
-      claim: Effect.fn("PgNonceStore.claim")(function*(apiKeyId, nonce, now, expiresAt) {
+      claim: Traced.fn("PgNonceStore.claim")(function*(apiKeyId, nonce, now, expiresAt) {
         const rows = yield* orDie(sql`INSERT INTO nonces (api_key_id, nonce, expires_at)
           VALUES (${apiKeyId}, ${nonce}, ${time(expiresAt)})
           ON CONFLICT (api_key_id, nonce) DO UPDATE SET expires_at = EXCLUDED.expires_at
@@ -28,7 +28,7 @@ export const layerNonceStore: Layer.Layer<NonceStore, never, SqlClient.SqlClient
         return rows.length > 0
       }),
 
-      purge: Effect.fn("PgNonceStore.purge")(function*(now) {
+      purge: Traced.fn("PgNonceStore.purge")(function*(now) {
         const rows = yield* orDie(sql<{ readonly purged: number }>`WITH gone AS (
             DELETE FROM nonces WHERE expires_at <= ${time(now)} RETURNING 1
           )
@@ -65,13 +65,13 @@ export const layerIdempotencyStore: Layer.Layer<IdempotencyStore, never, SqlClie
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     return IdempotencyStore.of({
-      find: Effect.fn("PgIdempotencyStore.find")(function*(terminalId, scope, key) {
+      find: Traced.fn("PgIdempotencyStore.find")(function*(terminalId, scope, key) {
         const rows = yield* orDie(sql<RecordRow>`SELECT * FROM idempotency_records
           WHERE terminal_id = ${terminalId} AND scope = ${scope} AND key = ${key}`)
         return Option.map(Option.fromUndefinedOr(rows[0]), toEntity)
       }),
 
-      insert: Effect.fn("PgIdempotencyStore.insert")(function*(record) {
+      insert: Traced.fn("PgIdempotencyStore.insert")(function*(record) {
         yield* sql`INSERT INTO idempotency_records ${
           sql.insert({
             terminal_id: record.terminalId,
@@ -84,7 +84,7 @@ export const layerIdempotencyStore: Layer.Layer<IdempotencyStore, never, SqlClie
         }`.pipe(conflictOnUnique("idempotency_records_pkey"))
       }),
 
-      purge: Effect.fn("PgIdempotencyStore.purge")(function*(before, scopes) {
+      purge: Traced.fn("PgIdempotencyStore.purge")(function*(before, scopes) {
         const rows = yield* orDie(scopes === undefined
           ? sql<{ readonly purged: number }>`WITH gone AS (
               DELETE FROM idempotency_records WHERE created_at < ${time(before)} RETURNING 1
@@ -97,7 +97,7 @@ export const layerIdempotencyStore: Layer.Layer<IdempotencyStore, never, SqlClie
         return rows[0]?.purged ?? 0
       }),
 
-      remove: Effect.fn("PgIdempotencyStore.remove")(function*(terminalId, scope, key) {
+      remove: Traced.fn("PgIdempotencyStore.remove")(function*(terminalId, scope, key) {
         yield* orDie(sql`DELETE FROM idempotency_records WHERE terminal_id = ${terminalId} AND scope = ${scope} AND key = ${key}`)
       })
     })

@@ -21,13 +21,14 @@ import { PasswordHasher } from "../ports/PasswordHasher.js"
 import { SessionRepository } from "../ports/SessionRepository.js"
 import { TokenIssuer } from "../ports/TokenIssuer.js"
 import { atomic } from "./Atomic.js"
+import * as Traced from "../Traced.js"
 
 /**
  * Authenticates `X-API-Key` and claims `X-Nonce`: one repository call on the usual path (the key,
  * its terminal and the nonce claim together); a request whose nonce is missing or malformed is
  * answered as before, the key checked first.
  */
-export const apiKeyRequest = Effect.fn("Auth.apiKeyRequest")(function*(key: string | undefined, nonce: string | undefined) {
+export const apiKeyRequest = Traced.fn("Auth.apiKeyRequest")(function*(key: string | undefined, nonce: string | undefined) {
   if (key === undefined || key.length === 0) return yield* new Unauthenticated({ message: "X-API-Key header is required" })
   const keys = yield* ApiKeyRepository
   const keyHash = yield* (yield* Digest).sha256Hex(key)
@@ -57,7 +58,7 @@ export const apiKey = (key: string | undefined, nonce: string | undefined) =>
   Effect.map(apiKeyRequest(key, nonce), (authenticated): Principal => authenticated.principal)
 
 /** The claims of a valid access token whose refresh family is still live. */
-const liveClaims = Effect.fn("Auth.liveClaims")(function*(token: string) {
+const liveClaims = Traced.fn("Auth.liveClaims")(function*(token: string) {
   const now = yield* Clock.currentTimeMillis
   const claims = yield* (yield* TokenIssuer).verify(token, now)
   const invalid = () => new Unauthenticated({ message: "invalid or expired access token" })
@@ -67,7 +68,7 @@ const liveClaims = Effect.fn("Auth.liveClaims")(function*(token: string) {
 })
 
 /** Authenticates `Authorization: Bearer <access token>`. */
-export const bearer = Effect.fn("Auth.bearer")(function*(token: string) {
+export const bearer = Traced.fn("Auth.bearer")(function*(token: string) {
   const claims = yield* liveClaims(token)
   const principal: Principal = {
     _tag: "User",
@@ -86,7 +87,7 @@ export interface TokenPair {
   readonly user: User
 }
 
-const issuePair = Effect.fn("Auth.issuePair")(function*(user: User, given: string | null) {
+const issuePair = Traced.fn("Auth.issuePair")(function*(user: User, given: string | null) {
   const config = yield* PaydeskConfig
   const entropy = yield* Entropy
   const now = yield* Clock.currentTimeMillis
@@ -108,7 +109,7 @@ const issuePair = Effect.fn("Auth.issuePair")(function*(user: User, given: strin
 })
 
 /** Dashboard login with e-mail and password. */
-export const login = Effect.fn("Auth.login")(function*(email: string, password: string) {
+export const login = Traced.fn("Auth.login")(function*(email: string, password: string) {
   const accounts = yield* AccountRepository
   const user = yield* accounts.findUserByEmail(email.trim().toLowerCase())
   const hasher = yield* PasswordHasher
@@ -122,7 +123,7 @@ export const login = Effect.fn("Auth.login")(function*(email: string, password: 
 })
 
 /** Exchanges a refresh token for a new pair; the old token stops working. */
-export const refresh = Effect.fn("Auth.refresh")(function*(refreshToken: string) {
+export const refresh = Traced.fn("Auth.refresh")(function*(refreshToken: string) {
   const invalid = () => new Unauthenticated({ message: "invalid or expired refresh token" })
   const hash = yield* (yield* Digest).sha256Hex(refreshToken)
   const sessions = yield* SessionRepository
@@ -148,7 +149,7 @@ export const refresh = Effect.fn("Auth.refresh")(function*(refreshToken: string)
  * Logout: revokes the refresh family of the given refresh token, or else of the bearer access token;
  * every token of the family stops working at once. Repeating it is harmless.
  */
-export const logout = Effect.fn("Auth.logout")(function*(input: { readonly refreshToken?: string | undefined; readonly accessToken?: string | undefined }) {
+export const logout = Traced.fn("Auth.logout")(function*(input: { readonly refreshToken?: string | undefined; readonly accessToken?: string | undefined }) {
   const sessions = yield* SessionRepository
   const now = yield* Clock.currentTimeMillis
   let familyId: string
@@ -166,7 +167,7 @@ export const logout = Effect.fn("Auth.logout")(function*(input: { readonly refre
 })
 
 /** Operator: ends every session of a user (all refresh families; their access tokens stop working). */
-export const logoutUser = Effect.fn("Auth.logoutUser")(function*(userId: string) {
+export const logoutUser = Traced.fn("Auth.logoutUser")(function*(userId: string) {
   const user = yield* (yield* AccountRepository).getUser(userId.toLowerCase())
   if (Option.isNone(user)) return yield* NotFound.of("user")
   yield* atomic((yield* SessionRepository).revokeUser(user.value.id, yield* Clock.currentTimeMillis))

@@ -26,6 +26,7 @@ import { SecretCipher } from "../ports/SecretCipher.js"
 import { TerminalRepository } from "../ports/TerminalRepository.js"
 import * as TestClock from "../TestClock.js"
 import { atomic, wakeup } from "./Atomic.js"
+import * as Traced from "../Traced.js"
 
 /** Deliveries sent at once by one run (different payments; one payment's events stay in order). */
 export const concurrency = 32
@@ -102,7 +103,7 @@ export const signCallback = Effect.fnUntraced(function*(terminal: Terminal, even
 const excerpt = (body: string): string => body.slice(0, Callback.responseExcerptBytes).replaceAll("\u0000", "\ufffd")
 
 /** Sends one claimed delivery and records the attempt; returns the recorded attempt (none when another worker recorded it first). */
-export const attempt = Effect.fn("Callbacks.attempt")(function*(
+export const attempt = Traced.fn("Callbacks.attempt")(function*(
   delivery: Callback.Delivery,
   event: Callback.OutboxEvent,
   /** The delivery's terminal when the caller has just read it (a pass reads each terminal once). */
@@ -243,7 +244,7 @@ interface Group {
  * between batches. A delivery the pass claims again (its lease ran out while it waited behind its
  * payment's earlier ones) is left to the claim that holds it already, so a pass sends it once.
  */
-export const runDue = Effect.fn("Callbacks.runDue")(function*() {
+export const runDue = Traced.fn("Callbacks.runDue")(function*() {
   const config = yield* PaydeskConfig
   const outbox = yield* OutboxRepository
   const terminalRepository = yield* TerminalRepository
@@ -251,7 +252,7 @@ export const runDue = Effect.fn("Callbacks.runDue")(function*() {
   let attempted = 0
   const taken = new Set<string>()
   const lastOf = new Map<string, Deferred.Deferred<void>>()
-  const claim = Effect.fn("Callbacks.claimBatch")(function*(batch: number) {
+  const claim = Traced.fn("Callbacks.claimBatch")(function*(batch: number) {
     const now = yield* Clock.currentTimeMillis
     const all = yield* atomic(outbox.claimDue(now, now + config.leaseMs, config.batchSize, scope))
     const claimed = all.filter(({ delivery }) => !taken.has(delivery.id))
@@ -321,7 +322,7 @@ export interface FeedItem {
  * would, signed at read time with the terminal's secret. `environment` is `sandbox` (default),
  * `prod` or `all`. Independent of `callback_url` and of deliveries.
  */
-export const feed = Effect.fn("Callbacks.feed")(function*(
+export const feed = Traced.fn("Callbacks.feed")(function*(
   principal: Access.Principal,
   query: {
     readonly terminalId?: string | null | undefined
@@ -355,12 +356,12 @@ export const feed = Effect.fn("Callbacks.feed")(function*(
 })
 
 /** Operator: deliveries, newest first. */
-export const listDeliveries = Effect.fn("Callbacks.listDeliveries")(function*(filter: DeliveryFilter) {
+export const listDeliveries = Traced.fn("Callbacks.listDeliveries")(function*(filter: DeliveryFilter) {
   return yield* (yield* OutboxRepository).listDeliveries(filter)
 })
 
 /** Operator: one delivery with its event and attempt log. */
-export const getDelivery = Effect.fn("Callbacks.getDelivery")(function*(id: string) {
+export const getDelivery = Traced.fn("Callbacks.getDelivery")(function*(id: string) {
   const outbox = yield* OutboxRepository
   const delivery = yield* outbox.getDelivery(id)
   if (Option.isNone(delivery)) return yield* NotFound.of("delivery")

@@ -23,6 +23,7 @@ import { TerminalRepository } from "../ports/TerminalRepository.js"
 import { PaydeskConfig } from "../Config.js"
 import * as StandardWebhooks from "../StandardWebhooks.js"
 import { atomic } from "./Atomic.js"
+import * as Traced from "../Traced.js"
 
 /** Who manages credentials: the operator, or a merchant principal (only an owner's bearer passes). */
 export type Manager = { readonly _tag: "Operator" } | Principal
@@ -30,7 +31,7 @@ export type Manager = { readonly _tag: "Operator" } | Principal
 /** The operator as a `Manager`. */
 export const operator: Manager = { _tag: "Operator" }
 
-const terminalOf = Effect.fn("Credentials.terminalOf")(function*(who: Manager, terminalId: string, purpose: "read" | "write") {
+const terminalOf = Traced.fn("Credentials.terminalOf")(function*(who: Manager, terminalId: string, purpose: "read" | "write") {
   if (who._tag === "Operator") {
     const id = terminalId.toLowerCase()
     const found = isUuid(id) ? yield* (yield* TerminalRepository).get(id) : Option.none<Terminal>()
@@ -42,7 +43,7 @@ const terminalOf = Effect.fn("Credentials.terminalOf")(function*(who: Manager, t
 })
 
 /** Stores a new key for a terminal (in the caller's transaction); returns the key, shown only now. */
-export const newApiKey = Effect.fn("Credentials.newApiKey")(function*(terminalId: string, subscriptionWrite: boolean) {
+export const newApiKey = Traced.fn("Credentials.newApiKey")(function*(terminalId: string, subscriptionWrite: boolean) {
   const entropy = yield* Entropy
   const key = `pd_${yield* entropy.token(32)}`
   const now = yield* Clock.currentTimeMillis
@@ -60,7 +61,7 @@ export const newApiKey = Effect.fn("Credentials.newApiKey")(function*(terminalId
 })
 
 /** Issues another API key for a terminal. */
-export const createApiKey = Effect.fn("Credentials.createApiKey")(function*(
+export const createApiKey = Traced.fn("Credentials.createApiKey")(function*(
   who: Manager,
   terminalId: string,
   options: { readonly subscriptionWrite: boolean }
@@ -70,13 +71,13 @@ export const createApiKey = Effect.fn("Credentials.createApiKey")(function*(
 })
 
 /** The terminal's keys (hashes never leave the store), oldest first. */
-export const listApiKeys = Effect.fn("Credentials.listApiKeys")(function*(who: Manager, terminalId: string) {
+export const listApiKeys = Traced.fn("Credentials.listApiKeys")(function*(who: Manager, terminalId: string) {
   const terminal = yield* terminalOf(who, terminalId, "read")
   return yield* (yield* ApiKeyRepository).listByTerminal(terminal.id)
 })
 
 /** Revokes a key of the terminal; it is refused from now on. Revoking again changes nothing. */
-export const revokeApiKey = Effect.fn("Credentials.revokeApiKey")(function*(who: Manager, terminalId: string, keyId: string) {
+export const revokeApiKey = Traced.fn("Credentials.revokeApiKey")(function*(who: Manager, terminalId: string, keyId: string) {
   const terminal = yield* terminalOf(who, terminalId, "read")
   const now = yield* Clock.currentTimeMillis
   const revoked = yield* atomic((yield* ApiKeyRepository).revoke(terminal.id, keyId.toLowerCase(), now))
@@ -85,7 +86,7 @@ export const revokeApiKey = Effect.fn("Credentials.revokeApiKey")(function*(who:
 })
 
 /** Replaces the terminal's signing secret; returns the new secret (the only time it is shown). */
-export const rotateSigningSecret = Effect.fn("Credentials.rotateSigningSecret")(function*(who: Manager, terminalId: string) {
+export const rotateSigningSecret = Traced.fn("Credentials.rotateSigningSecret")(function*(who: Manager, terminalId: string) {
   const terminal = yield* terminalOf(who, terminalId, "read")
   const signingSecret = `sk_sign_${yield* (yield* Entropy).token(24)}`
   const encrypted = yield* (yield* SecretCipher).encrypt(signingSecret)
@@ -117,7 +118,7 @@ export const rotateSigningSecret = Effect.fn("Credentials.rotateSigningSecret")(
  * Ends a rotation's overlap now: the previous secret stops signing, `X-Signature` carries the new
  * one. For a receiver that deployed the new secret and checks only `X-Signature`.
  */
-export const retirePreviousSecret = Effect.fn("Credentials.retirePreviousSecret")(function*(who: Manager, terminalId: string) {
+export const retirePreviousSecret = Traced.fn("Credentials.retirePreviousSecret")(function*(who: Manager, terminalId: string) {
   const terminal = yield* terminalOf(who, terminalId, "read")
   return yield* atomic(Effect.gen(function*() {
     const terminals = yield* TerminalRepository
@@ -131,7 +132,7 @@ export const retirePreviousSecret = Effect.fn("Credentials.retirePreviousSecret"
 })
 
 /** When a terminal's previous signing secret stops signing (null when none is in its overlap). */
-export const previousSecretExpiresAt = Effect.fn("Credentials.previousSecretExpiresAt")(function*(terminal: Terminal) {
+export const previousSecretExpiresAt = Traced.fn("Credentials.previousSecretExpiresAt")(function*(terminal: Terminal) {
   const { signingSecretOverlapMs } = yield* PaydeskConfig
   const now = yield* Clock.currentTimeMillis
   if (terminal.previousSigningSecretEncrypted === null || terminal.signingSecretRotatedAt === null) return null

@@ -26,6 +26,7 @@ import { atomic } from "./Atomic.js"
 import * as Callbacks from "./Callbacks.js"
 import * as Outbox from "./Outbox.js"
 import { forObject } from "./TestClockScope.js"
+import * as Traced from "../Traced.js"
 
 const invalid = (field: string, message: string) => new InvalidRequest({ field, message })
 
@@ -74,7 +75,7 @@ const decodeCursor = (cursor: string): { readonly createdAt: number; readonly se
 }
 
 /** The terminals a principal acts on for events: the key's, the one named, or all of the user's account. */
-const terminalsOf = Effect.fn("Events.terminalsOf")(function*(principal: Principal, terminalId: string | undefined) {
+const terminalsOf = Traced.fn("Events.terminalsOf")(function*(principal: Principal, terminalId: string | undefined) {
   if (principal._tag === "User" && (terminalId === undefined || terminalId === "")) {
     return (yield* (yield* TerminalRepository).listByAccount(principal.accountId)).map((t) => t.id)
   }
@@ -86,7 +87,7 @@ const testOf = (environment: ListQuery["environment"]): boolean | null =>
   environment === "sandbox" ? true : environment === "all" ? null : false
 
 /** Lists events, newest first, with their latest delivery; `nextCursor` continues the list. */
-export const list = Effect.fn("Events.list")(function*(principal: Principal, query: ListQuery) {
+export const list = Traced.fn("Events.list")(function*(principal: Principal, query: ListQuery) {
   const config = yield* PaydeskConfig
   const now = yield* Clock.currentTimeMillis
   const terminalIds = yield* terminalsOf(principal, query.terminalId)
@@ -125,7 +126,7 @@ export const list = Effect.fn("Events.list")(function*(principal: Principal, que
 })
 
 /** An event the principal may act on (403 for another terminal's, 404 when unknown or past retention). */
-const visible = Effect.fn("Events.visible")(function*(principal: Principal, id: string) {
+const visible = Traced.fn("Events.visible")(function*(principal: Principal, id: string) {
   const uuid = Callback.parseEventId(id)
   const found = uuid === null ? Option.none() : yield* (yield* OutboxRepository).getEvent(uuid)
   const config = yield* PaydeskConfig
@@ -136,7 +137,7 @@ const visible = Effect.fn("Events.visible")(function*(principal: Principal, id: 
 })
 
 /** One event with every delivery (oldest first) and its attempts. */
-export const get = Effect.fn("Events.get")(function*(principal: Principal, id: string) {
+export const get = Traced.fn("Events.get")(function*(principal: Principal, id: string) {
   const event = yield* visible(principal, id)
   const outbox = yield* OutboxRepository
   const deliveries = yield* Effect.forEach(yield* outbox.deliveriesOf(event.id), (delivery) =>
@@ -148,7 +149,7 @@ export const get = Effect.fn("Events.get")(function*(principal: Principal, id: s
  * Sends a delivery that exists for a single attempt now, in the request: the delivery is created
  * leased (no worker takes it meanwhile; if the request dies, a worker sends it after the lease).
  */
-const attemptNow = Effect.fn("Events.attemptNow")(function*(event: Callback.OutboxEvent, kind: Callback.DeliveryKind) {
+const attemptNow = Traced.fn("Events.attemptNow")(function*(event: Callback.OutboxEvent, kind: Callback.DeliveryKind) {
   const config = yield* PaydeskConfig
   const now = yield* Clock.currentTimeMillis
   const delivery = yield* atomic(Effect.gen(function*() {
@@ -167,7 +168,7 @@ const attemptNow = Effect.fn("Events.attemptNow")(function*(event: Callback.Outb
 })
 
 /** Resends an event now: one attempt outside the 8 (it does not touch the event's own delivery). */
-export const resend = Effect.fn("Events.resend")(function*(principal: Principal, id: string) {
+export const resend = Traced.fn("Events.resend")(function*(principal: Principal, id: string) {
   const event = yield* visible(principal, id)
   const terminal = yield* (yield* TerminalRepository).get(event.terminalId)
   if (Option.isNone(terminal) || terminal.value.callbackUrl === null) {
@@ -184,7 +185,7 @@ export const maxRecovered = 10_000
  * Re-queues every event created since `since` whose latest delivery failed: a new delivery with
  * 8 attempts, due now, in the order the events were written (a payment's events go out in order).
  */
-export const recover = Effect.fn("Events.recover")(function*(
+export const recover = Traced.fn("Events.recover")(function*(
   principal: Principal,
   input: { readonly terminalId?: string | undefined; readonly since: number; readonly environment?: ListQuery["environment"] }
 ) {
@@ -218,7 +219,7 @@ export const recover = Effect.fn("Events.recover")(function*(
 })
 
 /** Sends a `ping` event to the terminal's callback URL now (a test of the endpoint and its signature check). */
-export const ping = Effect.fn("Events.ping")(function*(principal: Principal, terminalId: string) {
+export const ping = Traced.fn("Events.ping")(function*(principal: Principal, terminalId: string) {
   const terminal = yield* Access.resolveTerminal(principal, terminalId, "read")
   if (terminal.callbackUrl === null) return yield* invalid("callback_url", "the terminal has no callback_url to send to")
   const now = yield* Clock.currentTimeMillis
@@ -234,7 +235,7 @@ export const ping = Effect.fn("Events.ping")(function*(principal: Principal, ter
 })
 
 /** The health of a terminal's callback endpoint, from its attempt log. */
-export const health = Effect.fn("Events.health")(function*(terminalId: string) {
+export const health = Traced.fn("Events.health")(function*(terminalId: string) {
   const facts = yield* (yield* OutboxRepository).attemptFacts(terminalId)
   const last = facts.last
   const status: Callback.EndpointHealth["status"] = last === null ? "unknown" : last.error === null ? "healthy" : "failing"

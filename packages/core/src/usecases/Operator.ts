@@ -19,11 +19,12 @@ import { SecretCipher } from "../ports/SecretCipher.js"
 import { TerminalRepository } from "../ports/TerminalRepository.js"
 import { atomic } from "./Atomic.js"
 import * as Credentials from "./Credentials.js"
+import * as Traced from "../Traced.js"
 
 const invalid = (field: string, message: string) => new InvalidRequest({ field, message })
 
 /** Creates an account and its owner user. */
-export const createAccount = Effect.fn("Operator.createAccount")(function*(input: {
+export const createAccount = Traced.fn("Operator.createAccount")(function*(input: {
   readonly name: string
   readonly ownerEmail: string
   readonly ownerPassword: string
@@ -53,7 +54,7 @@ export const createAccount = Effect.fn("Operator.createAccount")(function*(input
 })
 
 /** Creates a terminal; returns its API key and signing secret (the only time they are shown). */
-export const createTerminal = Effect.fn("Operator.createTerminal")(function*(input: {
+export const createTerminal = Traced.fn("Operator.createTerminal")(function*(input: {
   readonly accountId: string
   readonly name: string
   readonly h2h?: boolean | undefined
@@ -100,12 +101,12 @@ export const createTerminal = Effect.fn("Operator.createTerminal")(function*(inp
 })
 
 /** Issues another API key for a terminal. */
-export const createApiKey = Effect.fn("Operator.createApiKey")(function*(terminalId: string, options: { readonly subscriptionWrite: boolean }) {
+export const createApiKey = Traced.fn("Operator.createApiKey")(function*(terminalId: string, options: { readonly subscriptionWrite: boolean }) {
   return (yield* Credentials.createApiKey(Credentials.operator, terminalId, options)).key
 })
 
 /** Enables or disables a terminal (a disabled terminal is `terminal is unavailable` for writes). */
-export const setTerminalStatus = Effect.fn("Operator.setTerminalStatus")(function*(terminalId: string, status: Terminal["status"]) {
+export const setTerminalStatus = Traced.fn("Operator.setTerminalStatus")(function*(terminalId: string, status: Terminal["status"]) {
   return yield* atomic(Effect.gen(function*() {
     const terminals = yield* TerminalRepository
     const id = terminalId.toLowerCase()
@@ -148,7 +149,7 @@ const amountField = (field: string, value: string) => {
 export const defaultSchedule = (mode: Plan["mode"]): ScheduleKind => mode === "ceiling" ? "calendar" : "fixed_days"
 
 /** Creates the next version of a plan code; older versions stop accepting new subscriptions. */
-export const createPlan = Effect.fn("Operator.createPlan")(function*(input: PlanInput) {
+export const createPlan = Traced.fn("Operator.createPlan")(function*(input: PlanInput) {
   if (!/^[a-z0-9][a-z0-9_.-]{0,63}$/.test(input.code)) {
     return yield* invalid("code", "code must be 1 to 64 lowercase letters, digits, '.', '_' or '-'")
   }

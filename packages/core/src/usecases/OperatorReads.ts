@@ -13,6 +13,7 @@ import { PaymentRepository } from "../ports/PaymentRepository.js"
 import { PayoutRepository } from "../ports/PayoutRepository.js"
 import { SubscriptionRepository } from "../ports/SubscriptionRepository.js"
 import { TerminalRepository } from "../ports/TerminalRepository.js"
+import * as Traced from "../Traced.js"
 
 /** Records per page of the operator's lists. */
 export const pageSize = 50
@@ -39,7 +40,7 @@ const accountOf = Effect.fnUntraced(function*(id: string) {
 })
 
 /** The terminal `id`, or `NotFound`. */
-export const getTerminal = Effect.fn("OperatorReads.getTerminal")(function*(id: string) {
+export const getTerminal = Traced.fn("OperatorReads.getTerminal")(function*(id: string) {
   const uuid = uuidOf(id)
   const found = Option.isNone(uuid) ? Option.none() : yield* (yield* TerminalRepository).get(uuid.value)
   if (Option.isNone(found)) return yield* NotFound.of("terminal")
@@ -47,21 +48,21 @@ export const getTerminal = Effect.fn("OperatorReads.getTerminal")(function*(id: 
 })
 
 /** Accounts, newest first, `pageSize` per page. */
-export const listAccounts = Effect.fn("OperatorReads.listAccounts")(function*(page?: number) {
+export const listAccounts = Traced.fn("OperatorReads.listAccounts")(function*(page?: number) {
   const at = yield* pageOf(page)
   const { items, total } = yield* (yield* AccountRepository).listAccounts(at)
   return { items, total, page: at.page, pageSize }
 })
 
 /** An account with its terminals (oldest first). */
-export const getAccount = Effect.fn("OperatorReads.getAccount")(function*(id: string) {
+export const getAccount = Traced.fn("OperatorReads.getAccount")(function*(id: string) {
   const account = yield* accountOf(id)
   const terminals = yield* (yield* TerminalRepository).listByAccount(account.id)
   return { account, terminals }
 })
 
 /** The terminals of an account, oldest first. */
-export const listTerminals = Effect.fn("OperatorReads.listTerminals")(function*(accountId: string) {
+export const listTerminals = Traced.fn("OperatorReads.listTerminals")(function*(accountId: string) {
   const account = yield* accountOf(accountId)
   return yield* (yield* TerminalRepository).listByAccount(account.id)
 })
@@ -80,7 +81,7 @@ const pageOfTerminal = <A, R>(
   })
 
 /** A terminal's payments, newest first: live ones (`prod`, the default), sandbox ones, or `all`. */
-export const listPayments = Effect.fn("OperatorReads.listPayments")(function*(
+export const listPayments = Traced.fn("OperatorReads.listPayments")(function*(
   terminalId: string,
   query: { readonly environment?: Environment | "all" | undefined; readonly page?: number | undefined } = {}
 ) {
@@ -89,7 +90,7 @@ export const listPayments = Effect.fn("OperatorReads.listPayments")(function*(
 })
 
 /** A payment by `pay_<uuid>` or UUID. */
-export const getPayment = Effect.fn("OperatorReads.getPayment")(function*(id: string) {
+export const getPayment = Traced.fn("OperatorReads.getPayment")(function*(id: string) {
   const parsed = parsePaymentId(id)
   const found = Option.isNone(parsed) ? Option.none() : yield* (yield* PaymentRepository).get(parsed.value)
   if (Option.isNone(found)) return yield* NotFound.of("payment")
@@ -97,7 +98,7 @@ export const getPayment = Effect.fn("OperatorReads.getPayment")(function*(id: st
 })
 
 /** A terminal's subscriptions, newest first, optionally in one provider state. */
-export const listSubscriptions = Effect.fn("OperatorReads.listSubscriptions")(function*(
+export const listSubscriptions = Traced.fn("OperatorReads.listSubscriptions")(function*(
   terminalId: string,
   query: { readonly providerState?: ProviderState | undefined; readonly page?: number | undefined } = {}
 ) {
@@ -106,7 +107,7 @@ export const listSubscriptions = Effect.fn("OperatorReads.listSubscriptions")(fu
 })
 
 /** A subscription by id. */
-export const getSubscription = Effect.fn("OperatorReads.getSubscription")(function*(id: string) {
+export const getSubscription = Traced.fn("OperatorReads.getSubscription")(function*(id: string) {
   const uuid = uuidOf(id)
   const found = Option.isNone(uuid) ? Option.none() : yield* (yield* SubscriptionRepository).get(uuid.value)
   if (Option.isNone(found)) return yield* NotFound.of("subscription")
@@ -114,13 +115,13 @@ export const getSubscription = Effect.fn("OperatorReads.getSubscription")(functi
 })
 
 /** A terminal's payouts, newest first. */
-export const listPayouts = Effect.fn("OperatorReads.listPayouts")(function*(terminalId: string, query: { readonly page?: number | undefined } = {}) {
+export const listPayouts = Traced.fn("OperatorReads.listPayouts")(function*(terminalId: string, query: { readonly page?: number | undefined } = {}) {
   const payouts = yield* PayoutRepository
   return yield* pageOfTerminal(terminalId, query.page, (id, at) => payouts.list(id, at))
 })
 
 /** A payout by `po_<uuid>` or UUID. */
-export const getPayout = Effect.fn("OperatorReads.getPayout")(function*(id: string) {
+export const getPayout = Traced.fn("OperatorReads.getPayout")(function*(id: string) {
   const parsed = parsePayoutId(id)
   const found = Option.isNone(parsed) ? Option.none() : yield* (yield* PayoutRepository).get(parsed.value)
   if (Option.isNone(found)) return yield* NotFound.of("payout")

@@ -17,6 +17,7 @@ import { Entropy } from "../ports/Entropy.js"
 import { OutboxRepository } from "../ports/OutboxRepository.js"
 import { wakeup } from "./Atomic.js"
 import { nowOf } from "./TestClockScope.js"
+import * as Traced from "../Traced.js"
 
 /** The callback body of a payment event. */
 export const paymentBody = (eventType: CallbackEventType, payment: Payment): string =>
@@ -85,7 +86,7 @@ const newDelivery = Effect.fnUntraced(function*(event: Pick<OutboxEvent, "id" | 
  * Queues a delivery of a stored event, due now (a `delivery` wakeup after the caller's commit); the
  * delivery of an event of a test clock is due at the clock's time and goes with the clock's work.
  */
-export const deliver = Effect.fn("Outbox.deliver")(function*(event: Pick<OutboxEvent, "id" | "terminalId" | "testClockId">, kind: DeliveryKind) {
+export const deliver = Traced.fn("Outbox.deliver")(function*(event: Pick<OutboxEvent, "id" | "terminalId" | "testClockId">, kind: DeliveryKind) {
   const delivery = yield* newDelivery(event, kind)
   yield* (yield* OutboxRepository).insertDelivery(delivery)
   yield* wakeup({ kind: "delivery", deliveryId: delivery.id, at: delivery.createdAt })
@@ -97,7 +98,7 @@ export const deliver = Effect.fn("Outbox.deliver")(function*(event: Pick<OutboxE
  * that object's row lock, so the numbering cannot race), and, when the terminal has a callback
  * URL, its delivery (both in one write).
  */
-export const enqueue = Effect.fn("Outbox.enqueue")(function*(input: EventInput) {
+export const enqueue = Traced.fn("Outbox.enqueue")(function*(input: EventInput) {
   const { event, delivery } = yield* prepare(input)
   yield* (yield* OutboxRepository).insertEvent(event, delivery)
   if (delivery !== undefined) yield* wakeup({ kind: "delivery", deliveryId: delivery.id, at: delivery.createdAt })
@@ -137,7 +138,7 @@ const newEvent = Effect.fnUntraced(function*(input: EventInput) {
 })
 
 /** Writes one event (numbered after the earlier events of its object) without a delivery; returns it. */
-export const write = Effect.fn("Outbox.write")(function*(input: EventInput) {
+export const write = Traced.fn("Outbox.write")(function*(input: EventInput) {
   const event = yield* newEvent(input)
   yield* (yield* OutboxRepository).insertEvent(event)
   return event
@@ -147,7 +148,7 @@ export const write = Effect.fn("Outbox.write")(function*(input: EventInput) {
  * Writes the events a payment transition emitted, in order; `created` when the payment is new in
  * this transaction (its events are then numbered from 1 without a lookup).
  */
-export const paymentEvents = Effect.fn("Outbox.paymentEvents")(function*(
+export const paymentEvents = Traced.fn("Outbox.paymentEvents")(function*(
   terminal: Terminal,
   payment: Payment,
   eventTypes: ReadonlyArray<CallbackEventType>,

@@ -33,6 +33,7 @@ import * as Outbox from "./Outbox.js"
 import * as Settlement from "./Settlement.js"
 import * as Lifecycle from "./SubscriptionLifecycle.js"
 import { forObject } from "./TestClockScope.js"
+import * as Traced from "../Traced.js"
 
 /** Largest accepted payment amount in kopecks (1 000 000.00 RUB, the bank-transfer limit). */
 export const maxAmount = 100_000_000n
@@ -134,7 +135,7 @@ const validate = Effect.fnUntraced(function*(input: CreateInput) {
 export const testClockSandboxOnly = "test_clock is accepted only for sandbox objects (test: true or X-Test-Mode: true)"
 
 /** The test clock of `terminalId` named `id` (a 400 naming `test_clock` when there is none). */
-export const testClockOf = Effect.fn("Payments.testClockOf")(function*(terminalId: string, id: string) {
+export const testClockOf = Traced.fn("Payments.testClockOf")(function*(terminalId: string, id: string) {
   const found = isUuid(id) ? yield* (yield* TestClockRepository).get(id.toLowerCase()) : Option.none<TestClock.TestClock>()
   if (Option.isNone(found) || found.value.terminalId !== terminalId) {
     return yield* invalid("test_clock", "test_clock: no test clock with this id on the terminal")
@@ -162,7 +163,7 @@ export const insertNew = Effect.fnUntraced(function*(
 })
 
 /** Creates a payment; a repeated `order_id` with the same parameters returns the first one. */
-export const create = Effect.fn("Payments.create")(function*(principal: Principal, input: CreateInput) {
+export const create = Traced.fn("Payments.create")(function*(principal: Principal, input: CreateInput) {
   const terminal = yield* Access.resolveTerminal(principal, input.terminalId, "write")
   const request = yield* validate(input)
   const key = input.idempotencyKey ?? null
@@ -281,7 +282,7 @@ export const create = Effect.fn("Payments.create")(function*(principal: Principa
 })
 
 /** Loads a payment the principal may see; `pay_<uuid>` or a bare UUID. */
-export const get = Effect.fn("Payments.get")(function*(principal: Principal, paymentId: string) {
+export const get = Traced.fn("Payments.get")(function*(principal: Principal, paymentId: string) {
   const id = parsePaymentId(paymentId)
   if (Option.isNone(id)) return yield* NotFound.of("payment")
   const found = yield* (yield* PaymentRepository).get(id.value)
@@ -292,7 +293,7 @@ export const get = Effect.fn("Payments.get")(function*(principal: Principal, pay
 })
 
 /** Loads the principal's payment of an `order_id` (live unless `environment` is `sandbox`). */
-export const getByOrderId = Effect.fn("Payments.getByOrderId")(function*(
+export const getByOrderId = Traced.fn("Payments.getByOrderId")(function*(
   principal: Principal,
   input: { readonly orderId: string; readonly terminalId?: string | null | undefined; readonly environment?: Payment.Environment | null | undefined }
 ) {
@@ -318,7 +319,7 @@ export const pageSize = 50
 /** Rows of one CSV export at most. */
 export const exportLimit = 10_000
 
-const filterOf = Effect.fn("Payments.filterOf")(function*(principal: Principal, query: ListQuery) {
+const filterOf = Traced.fn("Payments.filterOf")(function*(principal: Principal, query: ListQuery) {
   const terminal = yield* Access.resolveTerminal(principal, query.terminalId, "read")
   const from = query.createdFrom ?? undefined
   const to = query.createdTo ?? undefined
@@ -338,7 +339,7 @@ const filterOf = Effect.fn("Payments.filterOf")(function*(principal: Principal, 
 })
 
 /** Lists payments, newest first, 50 per page (`page` from 1), or `limit` from a `cursor`. */
-export const list = Effect.fn("Payments.list")(function*(principal: Principal, query: ListQuery) {
+export const list = Traced.fn("Payments.list")(function*(principal: Principal, query: ListQuery) {
   const filter = yield* filterOf(principal, query)
   const window = yield* Paging.resolve(query, pageSize)
   const result = yield* (yield* PaymentRepository).list(filter, { limit: window.limit, offset: window.offset })
@@ -346,7 +347,7 @@ export const list = Effect.fn("Payments.list")(function*(principal: Principal, q
 })
 
 /** Counts and sums per status under the filter. */
-export const stats = Effect.fn("Payments.stats")(function*(principal: Principal, query: ListQuery) {
+export const stats = Traced.fn("Payments.stats")(function*(principal: Principal, query: ListQuery) {
   const filter = yield* filterOf(principal, query)
   const rows = yield* (yield* PaymentRepository).stats(filter)
   return { filter, rows }
@@ -371,7 +372,7 @@ export const isTimeZone = (name: string): boolean => {
  * `[createdFrom, createdTo)`, which both must be given and span at most `maxDailyRangeDays`.
  * Days without payments are left out.
  */
-export const dailyStats = Effect.fn("Payments.dailyStats")(function*(principal: Principal, query: ListQuery, timeZone: string) {
+export const dailyStats = Traced.fn("Payments.dailyStats")(function*(principal: Principal, query: ListQuery, timeZone: string) {
   if (query.createdFrom === undefined || query.createdFrom === null) {
     return yield* new InvalidRequest({ field: "created_from", message: "created_from is required" })
   }
@@ -412,7 +413,7 @@ export const csvColumns = [
 ] as const
 
 /** Exports the filtered payments as CSV (newest first, at most `exportLimit` rows). */
-export const exportCsv = Effect.fn("Payments.exportCsv")(function*(
+export const exportCsv = Traced.fn("Payments.exportCsv")(function*(
   principal: Principal,
   query: ListQuery,
   formatTime: (ms: number) => string
@@ -439,7 +440,7 @@ export const exportCsv = Effect.fn("Payments.exportCsv")(function*(
 })
 
 /** The payment and terminal behind a public page token. */
-export const findPublic = Effect.fn("Payments.findPublic")(function*(token: string) {
+export const findPublic = Traced.fn("Payments.findPublic")(function*(token: string) {
   const found = yield* (yield* PaymentRepository).findByPayToken(token)
   if (Option.isNone(found)) return yield* NotFound.of("payment")
   const terminal = yield* (yield* TerminalRepository).get(found.value.terminalId)
@@ -448,7 +449,7 @@ export const findPublic = Effect.fn("Payments.findPublic")(function*(token: stri
 })
 
 /** Applies events in order to a locked payment, writing it, its money movements and its callbacks. */
-const apply = Effect.fn("Payments.apply")(function*(payment: Payment.Payment, events: ReadonlyArray<Payment.Event>) {
+const apply = Traced.fn("Payments.apply")(function*(payment: Payment.Payment, events: ReadonlyArray<Payment.Event>) {
   const terminal = yield* (yield* TerminalRepository).get(payment.terminalId)
   if (Option.isNone(terminal)) return yield* NotFound.of("terminal")
   const now = yield* Clock.currentTimeMillis
@@ -481,7 +482,7 @@ const apply = Effect.fn("Payments.apply")(function*(payment: Payment.Payment, ev
   return next
 })
 
-const lockedPayment = Effect.fn("Payments.lockedPayment")(function*(id: string) {
+const lockedPayment = Traced.fn("Payments.lockedPayment")(function*(id: string) {
   const found = yield* (yield* PaymentRepository).getForUpdate(id)
   if (Option.isNone(found)) return yield* NotFound.of("payment")
   return found.value
@@ -514,7 +515,7 @@ const eventsFor = (status: Payment.Status, outcome: Outcome): ReadonlyArray<Paym
 const toCanceled = (status: Payment.Status): ReadonlyArray<Payment.Event> | null =>
   status === "created" ? ["start_processing", "cancel"] : status === "processing" ? ["cancel"] : status === "canceled" ? [] : null
 
-const settleWith = Effect.fn("Payments.settleWith")(function*(payment: Payment.Payment, outcome: Outcome) {
+const settleWith = Traced.fn("Payments.settleWith")(function*(payment: Payment.Payment, outcome: Outcome) {
   const events = eventsFor(payment.status, outcome)
   if (events === null) {
     const edge = StateMachine.transition(
@@ -533,7 +534,7 @@ const settleWith = Effect.fn("Payments.settleWith")(function*(payment: Payment.P
  * payment passes through `processing` on the way, as a live one does), or `processing` alone
  * (the payer started paying), which a later `paid` or `failed` completes.
  */
-export const simulate = Effect.fn("Payments.simulate")(function*(
+export const simulate = Traced.fn("Payments.simulate")(function*(
   token: string,
   input: { readonly outcome: string; readonly csrfToken: string }
 ) {
@@ -568,7 +569,7 @@ const sandboxOnly = (payment: Payment.Payment) =>
  * Sandbox simulation by the merchant (API key or dashboard token), without the payer page:
  * the same outcomes and moves as `simulate`, for payments the principal may see.
  */
-export const simulateAsMerchant = Effect.fn("Payments.simulateAsMerchant")(function*(
+export const simulateAsMerchant = Traced.fn("Payments.simulateAsMerchant")(function*(
   principal: Principal,
   paymentId: string,
   outcome: string
@@ -583,7 +584,7 @@ export const simulateAsMerchant = Effect.fn("Payments.simulateAsMerchant")(funct
  * The acquirer's report on a live payment: the payer started paying (`processing`), paid (also
  * late, after expiry) or failed. Idempotent.
  */
-export const settle = Effect.fn("Payments.settle")(function*(paymentId: string, outcome: Outcome) {
+export const settle = Traced.fn("Payments.settle")(function*(paymentId: string, outcome: Outcome) {
   const id = parsePaymentId(paymentId)
   if (Option.isNone(id)) return yield* NotFound.of("payment")
   return yield* atomic(Effect.gen(function*() {
@@ -596,7 +597,7 @@ export const settle = Effect.fn("Payments.settle")(function*(paymentId: string, 
 })
 
 /** Expires unpaid payments (of the test clock in scope, or of none) whose lifetime has run out; returns how many. Idempotent. */
-export const expireDue = Effect.fn("Payments.expireDue")(function*() {
+export const expireDue = Traced.fn("Payments.expireDue")(function*() {
   const config = yield* PaydeskConfig
   const payments = yield* PaymentRepository
   return yield* atomic(Effect.gen(function*() {

@@ -25,6 +25,7 @@ import { PayoutRepository } from "../ports/PayoutRepository.js"
 import { TerminalRepository } from "../ports/TerminalRepository.js"
 import { atomic, wakeup } from "./Atomic.js"
 import * as Outbox from "./Outbox.js"
+import * as Traced from "../Traced.js"
 
 /** Networks payouts may use. */
 export const networks = ["TRC-20", "ERC-20", "TON"] as const
@@ -44,7 +45,7 @@ export interface CreateInput {
 const invalid = (field: string, message: string) => new InvalidRequest({ field, message })
 
 /** Creates a payout in `created`, holding its amount; replays a repeated idempotency key. */
-export const create = Effect.fn("Payouts.create")(function*(principal: Principal, input: CreateInput) {
+export const create = Traced.fn("Payouts.create")(function*(principal: Principal, input: CreateInput) {
   if (principal._tag === "User" && (input.terminalId === undefined || input.terminalId === null || input.terminalId === "")) {
     return yield* TerminalIdRequired.of()
   }
@@ -119,7 +120,7 @@ export const create = Effect.fn("Payouts.create")(function*(principal: Principal
 export const pageSize = 50
 
 /** Lists a terminal's payouts, newest first. */
-export const list = Effect.fn("Payouts.list")(function*(
+export const list = Traced.fn("Payouts.list")(function*(
   principal: Principal,
   query: Paging.Request & { readonly terminalId?: string | null | undefined }
 ) {
@@ -132,14 +133,14 @@ export const list = Effect.fn("Payouts.list")(function*(
   return { ...result, page: window.page, pageSize: window.limit, nextCursor: Paging.next(window, result.total) }
 })
 
-const lockedPayout = Effect.fn("Payouts.lockedPayout")(function*(id: string) {
+const lockedPayout = Traced.fn("Payouts.lockedPayout")(function*(id: string) {
   const found = yield* (yield* PayoutRepository).getForUpdate(id)
   if (Option.isNone(found)) return yield* NotFound.of("payout")
   return found.value
 })
 
 /** Applies payout events to a locked payout, with ledger entries and the completion callback. */
-const apply = Effect.fn("Payouts.apply")(function*(
+const apply = Traced.fn("Payouts.apply")(function*(
   payout: Payout.Payout,
   events: ReadonlyArray<Payout.Event>,
   patch: Partial<Pick<Payout.Payout, "networkTxId" | "rejectReason">> = {}
@@ -187,7 +188,7 @@ const parseId = (input: string) => Option.match(parsePayoutId(input), { onNone: 
  * hold took more than was left): the held money is owed back first, so the operator rejects the
  * payout (its hold returns to the balance) or waits until new payments cover the debt.
  */
-export const approve = Effect.fn("Payouts.approve")(function*(payoutId: string) {
+export const approve = Traced.fn("Payouts.approve")(function*(payoutId: string) {
   const id = yield* parseId(payoutId)
   return yield* atomic(Effect.gen(function*() {
     const payout = yield* lockedPayout(id)
@@ -199,7 +200,7 @@ export const approve = Effect.fn("Payouts.approve")(function*(payoutId: string) 
 })
 
 /** Operator: rejects a payout that has not been sent; the hold returns to the available balance. */
-export const reject = Effect.fn("Payouts.reject")(function*(payoutId: string, reason: string | null) {
+export const reject = Traced.fn("Payouts.reject")(function*(payoutId: string, reason: string | null) {
   const id = yield* parseId(payoutId)
   return yield* atomic(Effect.gen(function*() {
     const payout = yield* lockedPayout(id)
@@ -217,7 +218,7 @@ export const reject = Effect.fn("Payouts.reject")(function*(payoutId: string, re
 })
 
 /** Worker: submits new payouts for approval and sends approved ones; returns how many moved. */
-export const runDue = Effect.fn("Payouts.runDue")(function*() {
+export const runDue = Traced.fn("Payouts.runDue")(function*() {
   const config = yield* PaydeskConfig
   const payouts = yield* PayoutRepository
   const now = yield* Clock.currentTimeMillis
@@ -243,7 +244,7 @@ export const runDue = Effect.fn("Payouts.runDue")(function*() {
   return submitted + sent
 })
 
-const recordSend = Effect.fn("Payouts.recordSend")(function*(id: string, outcome: SendOutcome) {
+const recordSend = Traced.fn("Payouts.recordSend")(function*(id: string, outcome: SendOutcome) {
   if (outcome._tag === "Unknown") return false
   return yield* atomic(Effect.gen(function*() {
     const payout = yield* lockedPayout(id)

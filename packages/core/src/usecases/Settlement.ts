@@ -13,6 +13,7 @@ import type { Terminal } from "../Terminal.js"
 import { Entropy } from "../ports/Entropy.js"
 import { LedgerRepository } from "../ports/LedgerRepository.js"
 import { RateSource } from "../ports/RateSource.js"
+import * as Traced from "../Traced.js"
 
 /** Credits a live paid payment and returns its settlement. */
 export const credit = Effect.fnUntraced(function*(
@@ -52,7 +53,7 @@ export const credit = Effect.fnUntraced(function*(
 })
 
 /** Converts a payment's pending roubles at `rate` and returns the new settlement. */
-export const convert = Effect.fn("Settlement.convert")(function*(payment: Payment, settlement: Settlement, rate: bigint) {
+export const convert = Traced.fn("Settlement.convert")(function*(payment: Payment, settlement: Settlement, rate: bigint) {
   const ledger = yield* LedgerRepository
   const entropy = yield* Entropy
   const now = yield* Clock.currentTimeMillis
@@ -83,7 +84,7 @@ export const convert = Effect.fn("Settlement.convert")(function*(payment: Paymen
 })
 
 /** Reverses what a payment credited (refund or chargeback). */
-export const reverse = Effect.fn("Settlement.reverse")(function*(payment: Payment, kind: Extract<Kind, "refund" | "chargeback">) {
+export const reverse = Traced.fn("Settlement.reverse")(function*(payment: Payment, kind: Extract<Kind, "refund" | "chargeback">) {
   const settlement = payment.settlement
   if (settlement === null) return
   const ledger = yield* LedgerRepository

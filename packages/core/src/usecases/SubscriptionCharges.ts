@@ -31,12 +31,13 @@ import * as Payments from "./Payments.js"
 import * as Settlement from "./Settlement.js"
 import * as Lifecycle from "./SubscriptionLifecycle.js"
 import { forObject } from "./TestClockScope.js"
+import * as Traced from "../Traced.js"
 
 /**
  * Writes (or finds, after a crash) the pending attempt of a due subscription's current cycle; none
  * when it is not due. Inside the caller's transaction (`atomic` or `atomicEach`).
  */
-const prepareLocked = Effect.fn("Subscriptions.prepareLocked")(function*(subscriptionId: string) {
+const prepareLocked = Traced.fn("Subscriptions.prepareLocked")(function*(subscriptionId: string) {
   const sub = yield* Lifecycle.locked(subscriptionId)
   const now = yield* Clock.currentTimeMillis
   if (!Subscription.isChargeable(sub) || sub.nextChargeAt === null || sub.nextChargeAt > now) return Option.none()
@@ -129,7 +130,7 @@ interface Outcome {
 }
 
 /** `recordOutcome` inside the caller's transaction; answers the subscription as it is after. */
-const recordLocked = Effect.fn("Subscriptions.recordLocked")(function*({ subscriptionId, chargeId, answer, resume }: Outcome) {
+const recordLocked = Traced.fn("Subscriptions.recordLocked")(function*({ subscriptionId, chargeId, answer, resume }: Outcome) {
   const sub = yield* Lifecycle.locked(subscriptionId)
   const chargesRepo = yield* ChargeRepository
   const found = yield* chargesRepo.get(chargeId)
@@ -180,7 +181,7 @@ const recordLocked = Effect.fn("Subscriptions.recordLocked")(function*({ subscri
  * it; its answer is booked like any). A subscription that went to review meanwhile keeps the attempt
  * open for the operator's resume, which sends it.
  */
-const ask = Effect.fn("Subscriptions.ask")(function*(subscriptionId: string, charge: Charge.Charge) {
+const ask = Traced.fn("Subscriptions.ask")(function*(subscriptionId: string, charge: Charge.Charge) {
   const current = yield* (yield* SubscriptionRepository).get(subscriptionId)
   if (Option.isNone(current)) return false
   if (!Subscription.isChargeable(current.value) && !Subscription.isStopping(current.value)) return true
@@ -201,7 +202,7 @@ const afterBooking = (sub: Subscription.Subscription) =>
   sub.billingStatus === "stop_pending" ? Effect.ignore(Lifecycle.completeStop(sub.id)) : Effect.void
 
 /** Charges one claimed subscription: prepare, ask the acquirer (or void when it stopped meanwhile), book. */
-export const chargeOne = Effect.fn("Subscriptions.chargeOne")(function*(subscriptionId: string) {
+export const chargeOne = Traced.fn("Subscriptions.chargeOne")(function*(subscriptionId: string) {
   const prepared = yield* atomic(prepareLocked(subscriptionId))
   if (Option.isNone(prepared)) return false
   const asked = yield* ask(subscriptionId, prepared.value)
@@ -230,7 +231,7 @@ class Booking extends Request.Class<{ readonly outcome: Outcome }, Subscription.
  * with the others is written alone, so one subscription's failure never holds back the rest; it stays
  * leased and is retried after its lease.
  */
-export const runDueCharges = Effect.fn("Subscriptions.runDueCharges")(function*() {
+export const runDueCharges = Traced.fn("Subscriptions.runDueCharges")(function*() {
   const config = yield* PaydeskConfig
   const now = yield* Clock.currentTimeMillis
   const claimed = yield* atomic((yield* SubscriptionRepository).claimDue(now, now + config.leaseMs, config.batchSize, yield* TestClock.Scope))
@@ -281,7 +282,7 @@ export const runDueCharges = Effect.fn("Subscriptions.runDueCharges")(function*(
  * lease are taken, so a charge still in its call is never settled under it. Returns how many
  * attempts were booked. Idempotent.
  */
-export const settleStoppedCharges = Effect.fn("Subscriptions.settleStoppedCharges")(function*() {
+export const settleStoppedCharges = Traced.fn("Subscriptions.settleStoppedCharges")(function*() {
   const config = yield* PaydeskConfig
   const now = yield* Clock.currentTimeMillis
   const claimed = yield* atomic((yield* ChargeRepository).claimOpenOfStopped(now, now - config.leaseMs, config.batchSize, yield* TestClock.Scope))
@@ -302,12 +303,12 @@ export const settleStoppedCharges = Effect.fn("Subscriptions.settleStoppedCharge
 })
 
 /** Operator: out of review back to enabled, after reconciling an unconfirmed (or unsent) attempt (at a test clock's time for its subscriptions). */
-export const resume = Effect.fn("Subscriptions.resume")(function*(id: string) {
+export const resume = Traced.fn("Subscriptions.resume")(function*(id: string) {
   const sub = yield* Lifecycle.load(id)
   return yield* forObject(sub.testClockId, resumeLoaded(sub))
 })
 
-const resumeLoaded = Effect.fn("Subscriptions.resumeLoaded")(function*(sub: Subscription.Subscription) {
+const resumeLoaded = Traced.fn("Subscriptions.resumeLoaded")(function*(sub: Subscription.Subscription) {
   if (Subscription.stateOf(sub) !== "active/review") {
     return yield* new OperationNotAllowed({ message: `subscription in ${Subscription.stateOf(sub)} cannot be resumed` })
   }

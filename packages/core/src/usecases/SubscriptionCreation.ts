@@ -40,6 +40,7 @@ import { atomic } from "./Atomic.js"
 import * as Payments from "./Payments.js"
 import * as Lifecycle from "./SubscriptionLifecycle.js"
 import { forObject } from "./TestClockScope.js"
+import * as Traced from "../Traced.js"
 
 type Sub = Subscription.Subscription
 
@@ -54,7 +55,7 @@ export const maxDescriptionBytes = 128
 const invalid = (field: string, message: string) => new InvalidRequest({ field, message })
 
 /** Plans of a terminal; 503 when the terminal has no recurring configuration at all. */
-export const listPlans = Effect.fn("Subscriptions.listPlans")(function*(principal: Principal, terminalId: string | null | undefined) {
+export const listPlans = Traced.fn("Subscriptions.listPlans")(function*(principal: Principal, terminalId: string | null | undefined) {
   if (terminalId === undefined || terminalId === null || terminalId === "") {
     return yield* TerminalIdRequired.of()
   }
@@ -97,7 +98,7 @@ const fingerprintOf = (terminalId: string, command: CreateCommand) => {
 }
 
 /** Checks the mode rules of a plan and returns the amounts of one charge (kopecks). */
-const termsFor = Effect.fn("Subscriptions.termsFor")(function*(plan: Plan, command: CreateCommand) {
+const termsFor = Traced.fn("Subscriptions.termsFor")(function*(plan: Plan, command: CreateCommand) {
   if (plan.mode === "ceiling") {
     if (command.payerId !== undefined || command.description !== undefined) {
       return yield* invalid(
@@ -130,7 +131,7 @@ const termsFor = Effect.fn("Subscriptions.termsFor")(function*(plan: Plan, comma
  * after a timeout gets its subscription even if the plan was replaced or the terminal disabled
  * since, so the merchant never needs a new key (which would create a duplicate).
  */
-export const create = Effect.fn("Subscriptions.create")(function*(principal: Principal, command: CreateCommand) {
+export const create = Traced.fn("Subscriptions.create")(function*(principal: Principal, command: CreateCommand) {
   if (command.terminalId === undefined || command.terminalId === "") return yield* TerminalIdRequired.of()
   // Ownership and write access only; the terminal's status is checked after the replay.
   const terminal = yield* Access.resolveTerminal(principal, command.terminalId, "subscription_owner")
@@ -144,7 +145,7 @@ export const create = Effect.fn("Subscriptions.create")(function*(principal: Pri
   const print = yield* fingerprintOf(terminal.id, command)
   const store = yield* IdempotencyStore
   const subs = yield* SubscriptionRepository
-  const replay = Effect.fn("Subscriptions.replay")(function*(resourceId: string) {
+  const replay = Traced.fn("Subscriptions.replay")(function*(resourceId: string) {
     const existing = yield* subs.get(resourceId)
     if (Option.isNone(existing)) return yield* IdempotencyConflict.of()
     return { subscription: existing.value, created: false }
@@ -239,7 +240,7 @@ export const create = Effect.fn("Subscriptions.create")(function*(principal: Pri
  * pays it (`pending`, then `enabled` once confirmed); if it expires unpaid, the subscription is
  * back to waiting for consent and the next confirmation creates the next first payment.
  */
-export const startFirstPayment = Effect.fn("Subscriptions.startFirstPayment")(function*(
+export const startFirstPayment = Traced.fn("Subscriptions.startFirstPayment")(function*(
   terminal: Terminal,
   sub: Sub,
   registered: { readonly paymentId: string; readonly qrPayload: string } | null

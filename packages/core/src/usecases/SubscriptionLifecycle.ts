@@ -22,6 +22,7 @@ import { SubscriptionRepository } from "../ports/SubscriptionRepository.js"
 import * as TestClock from "../TestClock.js"
 import * as Acquirers from "./Acquirers.js"
 import { atomic, wakeup } from "./Atomic.js"
+import * as Traced from "../Traced.js"
 
 type Sub = Subscription.Subscription
 
@@ -36,7 +37,7 @@ export const move = (sub: Sub, event: Subscription.Event, now: number): Result.R
   )
 
 /** Loads a subscription by id (no access check: operator and internal use). */
-export const load = Effect.fn("SubscriptionLifecycle.load")(function*(id: string) {
+export const load = Traced.fn("SubscriptionLifecycle.load")(function*(id: string) {
   const key = id.toLowerCase()
   if (!isUuid(key)) return yield* NotFound.of("subscription")
   const sub = yield* (yield* SubscriptionRepository).get(key)
@@ -68,7 +69,7 @@ export const save = Effect.fnUntraced(function*(prev: Sub, next: Sub) {
 })
 
 /** The merchant's amount per charge of a subscription. */
-export const merchantAmountOf = Effect.fn("SubscriptionLifecycle.merchantAmountOf")(function*(subscriptionId: string) {
+export const merchantAmountOf = Traced.fn("SubscriptionLifecycle.merchantAmountOf")(function*(subscriptionId: string) {
   const found = yield* (yield* SubscriptionRepository).get(subscriptionId)
   if (Option.isNone(found)) return yield* NotFound.of("subscription")
   return found.value.terms.merchantAmount
@@ -118,7 +119,7 @@ const recordFirstPayment = (sub: Sub, payment: Payment, now: number) =>
  * payer can confirm again. A first payment paid after the subscription began stopping, or went to
  * review, is booked in the history without a move: the money came, the subscription stays as it is.
  */
-export const onFirstPayment = Effect.fn("SubscriptionLifecycle.onFirstPayment")(function*(payment: Payment) {
+export const onFirstPayment = Traced.fn("SubscriptionLifecycle.onFirstPayment")(function*(payment: Payment) {
   if (payment.subscriptionId === null) return
   const sub = yield* locked(payment.subscriptionId)
   if (sub.firstPaymentId !== payment.id) return
@@ -163,7 +164,7 @@ export const onFirstPayment = Effect.fn("SubscriptionLifecycle.onFirstPayment")(
 })
 
 /** Step 1 of a stop, in a transaction: stop_pending, no next charge. Returns the subscription. */
-export const requestStop = Effect.fn("SubscriptionLifecycle.requestStop")(function*(id: string) {
+export const requestStop = Traced.fn("SubscriptionLifecycle.requestStop")(function*(id: string) {
   return yield* atomic(Effect.gen(function*() {
     const sub = yield* locked(id)
     if (sub.billingStatus === "stopped" || sub.billingStatus === "stop_pending") return sub
@@ -175,7 +176,7 @@ export const requestStop = Effect.fn("SubscriptionLifecycle.requestStop")(functi
 })
 
 /** Steps 2 and 3 of a stop: ask the acquirer (when a binding exists), then record the result. */
-export const completeStop = Effect.fn("SubscriptionLifecycle.completeStop")(function*(id: string) {
+export const completeStop = Traced.fn("SubscriptionLifecycle.completeStop")(function*(id: string) {
   const pending = yield* (yield* SubscriptionRepository).get(id)
   if (Option.isNone(pending)) return yield* NotFound.of("subscription")
   if (pending.value.billingStatus !== "stop_pending") return pending.value
@@ -201,7 +202,7 @@ export const completeStop = Effect.fn("SubscriptionLifecycle.completeStop")(func
 })
 
 /** Retries stops whose acquirer call did not finish (crash or acquirer unavailable). Idempotent. */
-export const finishPendingStops = Effect.fn("SubscriptionLifecycle.finishPendingStops")(function*() {
+export const finishPendingStops = Traced.fn("SubscriptionLifecycle.finishPendingStops")(function*() {
   const config = yield* PaydeskConfig
   const now = yield* Clock.currentTimeMillis
   const claimed = yield* atomic((yield* SubscriptionRepository).claimStopPending(now, now + config.leaseMs, config.batchSize, yield* TestClock.Scope))

@@ -29,6 +29,7 @@ import { atomic } from "./Atomic.js"
 import { startFirstPayment } from "./SubscriptionCreation.js"
 import * as Lifecycle from "./SubscriptionLifecycle.js"
 import { forObject } from "./TestClockScope.js"
+import * as Traced from "../Traced.js"
 
 export {
   create,
@@ -48,7 +49,7 @@ const invalid = (field: string, message: string) => new InvalidRequest({ field, 
  * 503 `subscriptions not configured` when no terminal the principal acts for has a plan connected
  * (the key's terminal; for a dashboard user, any terminal of the account).
  */
-const ensureConfigured = Effect.fn("Subscriptions.ensureConfigured")(function*(principal: Principal) {
+const ensureConfigured = Traced.fn("Subscriptions.ensureConfigured")(function*(principal: Principal) {
   const plans = yield* PlanRepository
   const terminalIds = principal._tag === "ApiKey"
     ? [principal.terminalId]
@@ -60,7 +61,7 @@ const ensureConfigured = Effect.fn("Subscriptions.ensureConfigured")(function*(p
 })
 
 /** Loads a subscription the principal may see (not found for others). */
-const find = Effect.fn("Subscriptions.find")(function*(principal: Principal, id: string) {
+const find = Traced.fn("Subscriptions.find")(function*(principal: Principal, id: string) {
   const key = id.toLowerCase()
   const found = isUuid(key) ? yield* (yield* SubscriptionRepository).get(key) : Option.none<Sub>()
   if (Option.isNone(found) || !(yield* Access.canSee(principal, found.value.terminalId))) {
@@ -70,7 +71,7 @@ const find = Effect.fn("Subscriptions.find")(function*(principal: Principal, id:
 })
 
 /** Reads a subscription: 503 without any recurring configuration, 404 when not visible. */
-export const get = Effect.fn("Subscriptions.get")(function*(principal: Principal, id: string) {
+export const get = Traced.fn("Subscriptions.get")(function*(principal: Principal, id: string) {
   yield* ensureConfigured(principal)
   return yield* find(principal, id)
 })
@@ -79,7 +80,7 @@ export const get = Effect.fn("Subscriptions.get")(function*(principal: Principal
 export const pageSize = 50
 
 /** Lists subscriptions, newest first, 50 per page, with the total. */
-export const list = Effect.fn("Subscriptions.list")(function*(
+export const list = Traced.fn("Subscriptions.list")(function*(
   principal: Principal,
   query: Paging.Request & {
     readonly terminalId?: string | null | undefined
@@ -111,7 +112,7 @@ export const list = Effect.fn("Subscriptions.list")(function*(
 export const historySize = 100
 
 /** Charge history: up to 100 newest booked records (attempts in flight are not listed). */
-export const charges = Effect.fn("Subscriptions.charges")(function*(principal: Principal, id: string) {
+export const charges = Traced.fn("Subscriptions.charges")(function*(principal: Principal, id: string) {
   const sub = yield* find(principal, id)
   return yield* (yield* ChargeRepository).listBySubscription(sub.id, historySize, { bookedOnly: true })
 })
@@ -126,7 +127,7 @@ export const upcomingMax = 60
  * later moment). A subscription that is not `active/enabled` has no automatic charge coming: empty.
  * `max_cycles` ends the list.
  */
-export const upcoming = Effect.fn("Subscriptions.upcoming")(function*(principal: Principal, id: string, count: number = upcomingDefault) {
+export const upcoming = Traced.fn("Subscriptions.upcoming")(function*(principal: Principal, id: string, count: number = upcomingDefault) {
   if (!Number.isInteger(count) || count < 1 || count > upcomingMax) {
     return yield* invalid("count", `count must be an integer from 1 to ${upcomingMax}`)
   }
@@ -144,7 +145,7 @@ export const upcoming = Effect.fn("Subscriptions.upcoming")(function*(principal:
 })
 
 /** The merchant programs the sandbox acquirer's answers to a sandbox subscription's next charges. */
-export const programSandboxCharges = Effect.fn("Subscriptions.programSandboxCharges")(function*(
+export const programSandboxCharges = Traced.fn("Subscriptions.programSandboxCharges")(function*(
   principal: Principal,
   id: string,
   outcomes: ReadonlyArray<Charge.Program>
@@ -160,14 +161,14 @@ export const programSandboxCharges = Effect.fn("Subscriptions.programSandboxChar
 })
 
 /** Merchant stop: 200 `{ok: true}` once stopped (also when already stopped). */
-export const stop = Effect.fn("Subscriptions.stop")(function*(principal: Principal, id: string) {
+export const stop = Traced.fn("Subscriptions.stop")(function*(principal: Principal, id: string) {
   const sub = yield* get(principal, id)
   yield* Access.resolveTerminal(principal, principal._tag === "ApiKey" ? null : sub.terminalId, "subscription_owner")
   return yield* stopById(sub.id)
 })
 
 /** Stops a subscription by id (merchant, operator, or `max_cycles`); one on a test clock stops at the clock's time. */
-export const stopById = Effect.fn("Subscriptions.stopById")(function*(id: string) {
+export const stopById = Traced.fn("Subscriptions.stopById")(function*(id: string) {
   const sub = yield* Lifecycle.load(id)
   return yield* forObject(sub.testClockId, Effect.gen(function*() {
     const requested = yield* Lifecycle.requestStop(sub.id)
@@ -177,7 +178,7 @@ export const stopById = Effect.fn("Subscriptions.stopById")(function*(id: string
 })
 
 /** The subscription and terminal behind a public page token. */
-export const findPublic = Effect.fn("Subscriptions.findPublic")(function*(token: string) {
+export const findPublic = Traced.fn("Subscriptions.findPublic")(function*(token: string) {
   const found = yield* (yield* SubscriptionRepository).findByPayToken(token)
   if (Option.isNone(found)) return yield* NotFound.of("subscription")
   const terminal = yield* (yield* TerminalRepository).get(found.value.terminalId)
@@ -192,7 +193,7 @@ export const findPublic = Effect.fn("Subscriptions.findPublic")(function*(token:
  * The payer confirms the terms on the form: the first payment is created for the payer to pay
  * (the subscription is `pending` once the payer pays it). Idempotent.
  */
-export const confirm = Effect.fn("Subscriptions.confirm")(function*(token: string, csrfToken: string) {
+export const confirm = Traced.fn("Subscriptions.confirm")(function*(token: string, csrfToken: string) {
   const { subscription } = yield* findPublic(token)
   if (!timingSafeEqual(csrfToken, subscription.csrfToken)) return yield* CsrfRejected.of()
   if (subscription.billingStatus !== "consent_pending" || Subscription.hasConsent(subscription)) return yield* findPublic(token)
@@ -202,7 +203,7 @@ export const confirm = Effect.fn("Subscriptions.confirm")(function*(token: strin
 })
 
 /** The consent itself: the first payment's QR, then the first payment, unless consent came meanwhile. */
-const consent = Effect.fn("Subscriptions.consent")(function*(subscription: Sub) {
+const consent = Traced.fn("Subscriptions.consent")(function*(subscription: Sub) {
   // Register the first payment's QR with the acquirer before the transaction (no remote call
   // inside it); a sandbox first payment has a stub QR and is paid by simulation, like any sandbox payment.
   const paymentId = yield* (yield* Entropy).uuid

@@ -19,12 +19,13 @@ import { atomic } from "./Atomic.js"
 import * as Credentials from "./Credentials.js"
 import * as Events from "./Events.js"
 import * as Settlement from "./Settlement.js"
+import * as Traced from "../Traced.js"
 
 /**
  * A terminal's settings as its merchant (or the operator) sees them: the terminal, the health of
  * its callback endpoint, and when a rotated-out signing secret stops signing.
  */
-export const details = Effect.fn("Terminals.details")(function*(terminal: Terminal) {
+export const details = Traced.fn("Terminals.details")(function*(terminal: Terminal) {
   return {
     terminal,
     callbackEndpoint: yield* Events.health(terminal.id),
@@ -33,7 +34,7 @@ export const details = Effect.fn("Terminals.details")(function*(terminal: Termin
 })
 
 /** The settings of a terminal the principal may read. */
-export const get = Effect.fn("Terminals.get")(function*(principal: Principal, terminalId: string) {
+export const get = Traced.fn("Terminals.get")(function*(principal: Principal, terminalId: string) {
   return yield* details(yield* Access.resolveTerminal(principal, terminalId, "read"))
 })
 
@@ -41,7 +42,7 @@ export const get = Effect.fn("Terminals.get")(function*(principal: Principal, te
  * The terminals the principal may act on: the one of its API key, or every terminal of the
  * user's account (oldest first), so a dashboard never asks for a terminal id.
  */
-export const list = Effect.fn("Terminals.list")(function*(principal: Principal) {
+export const list = Traced.fn("Terminals.list")(function*(principal: Principal) {
   const terminals = yield* TerminalRepository
   if (principal._tag === "ApiKey") {
     const found = yield* terminals.get(principal.terminalId)
@@ -51,13 +52,13 @@ export const list = Effect.fn("Terminals.list")(function*(principal: Principal) 
 })
 
 /** Balance of the terminal the principal acts on. */
-export const balance = Effect.fn("Terminals.balance")(function*(principal: Principal, terminalId: string | null | undefined) {
+export const balance = Traced.fn("Terminals.balance")(function*(principal: Principal, terminalId: string | null | undefined) {
   const terminal = yield* Access.resolveTerminal(principal, terminalId, "read")
   return { terminal, balance: yield* (yield* LedgerRepository).balance(terminal.id) }
 })
 
 /** The current rate, or the rate of a terminal. */
-export const rate = Effect.fn("Terminals.rate")(function*(principal: Principal, terminalId: string | null | undefined) {
+export const rate = Traced.fn("Terminals.rate")(function*(principal: Principal, terminalId: string | null | undefined) {
   const given = terminalId === undefined || terminalId === null || terminalId === "" ? null : terminalId
   const terminal = given === null ? null : yield* Access.resolveTerminal(principal, given, "read")
   return yield* (yield* RateSource).current(terminal === null ? null : terminal.id)
@@ -80,7 +81,7 @@ export const nextConversionAt = (time: string, now: number): number => {
 }
 
 /** Validates and applies a settings change (`PUT /terminals/{id}`); returns the terminal. */
-export const updateSettings = Effect.fn("Terminals.updateSettings")(function*(
+export const updateSettings = Traced.fn("Terminals.updateSettings")(function*(
   principal: Principal,
   terminalId: string,
   settings: Settings
@@ -91,7 +92,7 @@ export const updateSettings = Effect.fn("Terminals.updateSettings")(function*(
 })
 
 /** The operator's settings change of any terminal (disabled ones included); `NotFound` for an unknown id. */
-export const updateSettingsAsOperator = Effect.fn("Terminals.updateSettingsAsOperator")(function*(terminalId: string, settings: Settings) {
+export const updateSettingsAsOperator = Traced.fn("Terminals.updateSettingsAsOperator")(function*(terminalId: string, settings: Settings) {
   const id = terminalId.toLowerCase()
   const found = isUuid(id) ? yield* (yield* TerminalRepository).get(id) : Option.none()
   if (Option.isNone(found)) return yield* NotFound.of("terminal")
@@ -145,7 +146,7 @@ const applySettings = Effect.fnUntraced(function*(targetId: string, settings: Se
 })
 
 /** Converts the pending roubles of terminals whose conversion time has come; returns payments converted. */
-export const runDueConversions = Effect.fn("Terminals.runDueConversions")(function*() {
+export const runDueConversions = Traced.fn("Terminals.runDueConversions")(function*() {
   const config = yield* PaydeskConfig
   const now = yield* Clock.currentTimeMillis
   const due = yield* atomic((yield* TerminalRepository).claimDueConversions(now, config.batchSize))

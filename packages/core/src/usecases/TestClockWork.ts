@@ -26,6 +26,7 @@ import { job } from "./Jobs.js"
 import * as Payments from "./Payments.js"
 import { runDueCharges, settleStoppedCharges } from "./SubscriptionCharges.js"
 import * as Lifecycle from "./SubscriptionLifecycle.js"
+import * as Traced from "../Traced.js"
 
 /** Steps one advance call runs at most before the rest continues in the background. */
 export const maxStepsPerCall = 1_000
@@ -49,7 +50,7 @@ const pass = Effect.gen(function*() {
 })
 
 /** Runs the clock's due work at `time` until a pass finds nothing; the number of records worked. */
-export const runAt = Effect.fn("TestClocks.runAt")(function*(clockId: string, time: number) {
+export const runAt = Traced.fn("TestClocks.runAt")(function*(clockId: string, time: number) {
   return yield* TestClock.at(clockId, time, Effect.gen(function*() {
     let worked = 0
     for (let i = 0; i < maxPassesPerMoment; i++) {
@@ -62,7 +63,7 @@ export const runAt = Effect.fn("TestClocks.runAt")(function*(clockId: string, ti
 })
 
 /** The earliest moment at which some object of the clock is due (`null`: none is). */
-export const earliestDue = Effect.fn("TestClocks.earliestDue")(function*(clockId: string) {
+export const earliestDue = Traced.fn("TestClocks.earliestDue")(function*(clockId: string) {
   const { leaseMs } = yield* PaydeskConfig
   const openSince = yield* (yield* ChargeRepository).earliestOpenOfStopped(clockId)
   const moments = [
@@ -76,7 +77,7 @@ export const earliestDue = Effect.fn("TestClocks.earliestDue")(function*(clockId
 })
 
 /** Writes `next` over `clock` (version checked); none when another worker changed the clock meanwhile. */
-const write = Effect.fn("TestClocks.write")(function*(clock: TestClock.TestClock, change: Partial<TestClock.TestClock>) {
+const write = Traced.fn("TestClocks.write")(function*(clock: TestClock.TestClock, change: Partial<TestClock.TestClock>) {
   const wall = yield* TestClock.wallTime
   const next: TestClock.TestClock = { ...clock, ...change, updatedAt: wall, version: clock.version + 1 }
   const written = yield* Effect.result((yield* TestClockRepository).update(next))
@@ -84,7 +85,7 @@ const write = Effect.fn("TestClocks.write")(function*(clock: TestClock.TestClock
 })
 
 /** The clock as stored now. */
-const reload = Effect.fn("TestClocks.reload")(function*(clock: TestClock.TestClock) {
+const reload = Traced.fn("TestClocks.reload")(function*(clock: TestClock.TestClock) {
   return Option.getOrElse(yield* (yield* TestClockRepository).get(clock.id), () => clock)
 })
 
@@ -94,7 +95,7 @@ const reload = Effect.fn("TestClocks.reload")(function*(clock: TestClock.TestClo
  * the clock: `ready` at the target when done, else still `advancing` with its lease released, so
  * the background worker continues at once.
  */
-export const steps = Effect.fn("TestClocks.steps")(function*(held: TestClock.TestClock, budgetMs: number) {
+export const steps = Traced.fn("TestClocks.steps")(function*(held: TestClock.TestClock, budgetMs: number) {
   const { leaseMs } = yield* PaydeskConfig
   const started = yield* TestClock.wallTime
   let clock = held
@@ -135,7 +136,7 @@ export const steps = Effect.fn("TestClocks.steps")(function*(held: TestClock.Tes
  * process that died: its lease ran out) and runs the work due at the time of ready clocks that
  * asked for it (`workDue`). Returns how many clocks it worked on.
  */
-export const runPending = Effect.fn("TestClocks.runPending")(function*() {
+export const runPending = Traced.fn("TestClocks.runPending")(function*() {
   const config = yield* PaydeskConfig
   const repo = yield* TestClockRepository
   const now = yield* TestClock.wallTime

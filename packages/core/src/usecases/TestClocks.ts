@@ -22,6 +22,7 @@ import { TerminalRepository } from "../ports/TerminalRepository.js"
 import { TestClockRepository } from "../ports/TestClockRepository.js"
 import { atomic } from "./Atomic.js"
 import * as TestClockWork from "./TestClockWork.js"
+import * as Traced from "../Traced.js"
 
 export { forObject, nowOf } from "./TestClockScope.js"
 export { earliestDue, runPending, steps } from "./TestClockWork.js"
@@ -32,7 +33,7 @@ const invalid = (field: string, message: string) => new InvalidRequest({ field, 
 export const pageSize = 50
 
 /** A frozen time from the wire: ISO 8601 with `Z` or an offset, within the years a clock accepts. */
-const parseFrozenTime = Effect.fn("TestClocks.parseFrozenTime")(function*(input: string) {
+const parseFrozenTime = Traced.fn("TestClocks.parseFrozenTime")(function*(input: string) {
   const parsed = parseIso(input)
   if (Option.isNone(parsed)) {
     return yield* invalid("frozen_time", "frozen_time must be an ISO 8601 date-time with Z or an offset, e.g. 2026-01-31T10:00:00+03:00")
@@ -44,7 +45,7 @@ const parseFrozenTime = Effect.fn("TestClocks.parseFrozenTime")(function*(input:
 })
 
 /** Creates a ready clock of the terminal, frozen at `frozenTime`. */
-export const create = Effect.fn("TestClocks.create")(function*(
+export const create = Traced.fn("TestClocks.create")(function*(
   principal: Principal,
   input: { readonly terminalId?: string | null | undefined; readonly frozenTime: string; readonly name?: string | null | undefined }
 ) {
@@ -60,7 +61,7 @@ export const create = Effect.fn("TestClocks.create")(function*(
 })
 
 /** A clock the principal may see (404 `test clock not found` for others). */
-export const get = Effect.fn("TestClocks.get")(function*(principal: Principal, id: string) {
+export const get = Traced.fn("TestClocks.get")(function*(principal: Principal, id: string) {
   const key = id.toLowerCase()
   const found = isUuid(key) ? yield* (yield* TestClockRepository).get(key) : Option.none<TestClock.TestClock>()
   if (Option.isNone(found) || !(yield* Access.canSee(principal, found.value.terminalId))) return yield* NotFound.of("test clock")
@@ -68,7 +69,7 @@ export const get = Effect.fn("TestClocks.get")(function*(principal: Principal, i
 })
 
 /** Clocks of the key's terminal (or of the account's terminals for a dashboard user), newest first, 50 per page. */
-export const list = Effect.fn("TestClocks.list")(function*(
+export const list = Traced.fn("TestClocks.list")(function*(
   principal: Principal,
   query: { readonly terminalId?: string | null | undefined; readonly page?: number | null | undefined }
 ) {
@@ -86,7 +87,7 @@ export const list = Effect.fn("TestClocks.list")(function*(
  * work of its objects on the way. Returns the clock: `ready` at the new time when the work is done,
  * or `advancing` when the request's budget ran out (the background worker goes on).
  */
-export const advance = Effect.fn("TestClocks.advance")(function*(principal: Principal, id: string, frozenTime: string) {
+export const advance = Traced.fn("TestClocks.advance")(function*(principal: Principal, id: string, frozenTime: string) {
   const found = yield* get(principal, id)
   yield* Access.resolveTerminal(principal, principal._tag === "ApiKey" ? null : found.terminalId, "write")
   const target = yield* parseFrozenTime(frozenTime)

@@ -18,6 +18,7 @@ import * as Lifecycle from "./SubscriptionLifecycle.js"
 import * as Subscriptions from "./Subscriptions.js"
 import * as Terminals from "./Terminals.js"
 import * as TestClockWork from "./TestClockWork.js"
+import * as Traced from "../Traced.js"
 
 /** What one pass did. */
 export interface Report {
@@ -56,7 +57,7 @@ export const didWork = (report: Report): boolean =>
   Object.entries(report).some(([key, n]) => key !== "testClocks" && n > 0)
 
 /** Deletes expired nonces (their 10-minute window is over), idempotency records and events past their retention. */
-export const housekeeping = Effect.fn("Work.housekeeping")(function*() {
+export const housekeeping = Traced.fn("Work.housekeeping")(function*() {
   const config = yield* PaydeskConfig
   const now = yield* Clock.currentTimeMillis
   const nonces = yield* (yield* NonceStore).purge(now)
@@ -74,7 +75,7 @@ export type Job = keyof Report
  * Runs every due job once, or only the jobs of `only` (then without housekeeping); one job failing
  * does not keep the others from running.
  */
-export const runDue = Effect.fn("Work.runDue")(function*(only?: ReadonlySet<Job>) {
+export const runDue = Traced.fn("Work.runDue")(function*(only?: ReadonlySet<Job>) {
   const runs = (name: Job) => only === undefined || only.has(name)
   const expiredPayments = runs("expiredPayments") ? yield* job("expire payments", Payments.expireDue()) : 0
   const charges = runs("charges") ? yield* job("due charges", Subscriptions.runDueCharges()) : 0
@@ -128,6 +129,6 @@ export const rounds = <E, R>(
   })
 
 /** Runs passes until a whole one finds nothing to do (at most `maxPasses`; see `rounds`). */
-export const drain = Effect.fn("Work.drain")(function*(maxPasses = 20) {
+export const drain = Traced.fn("Work.drain")(function*(maxPasses = 20) {
   return yield* rounds(maxPasses, runDue)
 })
