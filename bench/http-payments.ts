@@ -219,9 +219,13 @@ const sha256Hex = async (text: string) =>
 
 const perRequest = (us: number, m: Measured) => (us / Math.max(1, m.total)).toFixed(0)
 
-const report = (name: string, m: Measured) => {
+/** `alongside`: another process ran at the same time, so PostgreSQL's and autocannon's CPU is not this one's alone. */
+const report = (name: string, m: Measured, alongside = false) => {
   console.log(`${name}: ${m.requestsPerSecond.toFixed(0)} requests/s, p50 ${m.p50} ms, p99 ${m.p99} ms, ${m.errors} errors, ${m.non2xx} non-2xx of ${m.total}, server RSS max ${m.rssMaxMb.toFixed(0)} MB`)
-  console.log(`  CPU per request: server ${perRequest(m.cpu.server, m)} µs (${perRequest(m.cpu.serverSystem, m)} in the kernel), PostgreSQL ${perRequest(m.cpu.postgres, m)} µs, autocannon ${perRequest(m.cpu.self, m)} µs; machine ${(100 * m.cpu.busy).toFixed(0)} % busy`)
+  const server = `server ${perRequest(m.cpu.server, m)} µs (${perRequest(m.cpu.serverSystem, m)} in the kernel)`
+  console.log(alongside
+    ? `  CPU per request: ${server}`
+    : `  CPU per request: ${server}, PostgreSQL ${perRequest(m.cpu.postgres, m)} µs, autocannon ${perRequest(m.cpu.self, m)} µs; machine ${(100 * m.cpu.busy).toFixed(0)} % busy`)
 }
 
 const main = async () => {
@@ -291,7 +295,7 @@ const main = async () => {
       try {
         await Promise.all(pair.map((server, i) => drive(server, merchant.apiKey, `warm-${i}`, 2, half)))
         const each = await Promise.all(pair.map((server, i) => drive(server, merchant.apiKey, `pair-${i}`, seconds, half)))
-        each.forEach((m, i) => report(`HTTP, process ${i + 1} of 2 (${half} connections)`, m))
+        each.forEach((m, i) => report(`HTTP, process ${i + 1} of 2 (${half} connections)`, m, true))
         together = {
           requestsPerSecond: each.reduce((sum, m) => sum + m.requestsPerSecond, 0),
           p50: Math.max(...each.map((m) => m.p50)),

@@ -6,7 +6,7 @@
  *   ./run pnpm bench:payments            # embedded PostgreSQL (or DATABASE_URL when set)
  *   PAYMENTS=5000 CONCURRENCY=16 SECONDS=10 ./run pnpm bench:payments
  */
-import { Effect } from "effect"
+import { Effect, Layer, References } from "effect"
 import { execFileSync } from "node:child_process"
 import { mkdtempSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
@@ -23,7 +23,11 @@ const seconds = Number(process.env.SECONDS ?? 10)
 
 const main = async () => {
   const { url, stop } = await BenchDatabase.open()
-  const layer = Kit.layerAround(PgStore.layer(url, { maxConnections: concurrency }))
+  const layer = Layer.merge(
+    Kit.layerAround(PgStore.layer(url, { maxConnections: concurrency })),
+    // No spans recorded, as in the reference server without an OTLP endpoint (server/Telemetry.ts).
+    Layer.succeed(References.TracerEnabled)(false)
+  )
 
   const { terminalId, rate, cpuPerPayment } = await Effect.runPromise(
     Effect.gen(function*() {

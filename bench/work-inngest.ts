@@ -13,7 +13,7 @@
  *   CALLBACKS=2000 SUBSCRIPTIONS=300 ./run pnpm bench:inngest
  */
 import { InngestTestEngine } from "@inngest/test"
-import { Clock, Effect, Layer, ManagedRuntime, Option } from "effect"
+import { Clock, Effect, Layer, ManagedRuntime, Option, References } from "effect"
 import { Config, PaydeskConfig, Payments, type Services, Subscriptions } from "@paydesk/core"
 import { InngestClient, InngestFunctions } from "@paydesk/inngest"
 import { HttpCallbackTransport } from "@paydesk/server"
@@ -42,6 +42,8 @@ const main = async () => {
     Kit.layerAround(PgStore.layer(url, { maxConnections: 10 })),
     HttpCallbackTransport.layer,
     Layer.succeed(Clock.Clock)(manual.clock),
+    // No spans recorded, as in the reference server without an OTLP endpoint (server/Telemetry.ts).
+    Layer.succeed(References.TracerEnabled)(false),
     // The receiver is on 127.0.0.1 (PAYDESK_CALLBACK_ALLOW_PRIVATE=1 in the reference server).
     Layer.succeed(PaydeskConfig)({ ...Config.defaults, allowPrivateCallbacks: true })
   )

@@ -9,7 +9,7 @@
  *   PROFILE=1 ./run pnpm bench:work       # also writes CPU profiles of the two measured drains to bench/profiles/
  *   BATCH=400 ./run pnpm bench:work       # PaydeskConfig.batchSize (records per claim; default 100)
  */
-import { Clock, Effect, Layer } from "effect"
+import { Clock, Effect, Layer, References } from "effect"
 import { Config, PaydeskConfig, Payments, Work } from "@paydesk/core"
 import { HttpCallbackTransport } from "@paydesk/server"
 import { NodeSecurity, PgStore } from "@paydesk/sql-pg"
@@ -70,6 +70,8 @@ const main = async () => {
     HttpCallbackTransport.layer,
     // The server's hashing: Node's synchronous SHA-256 and HMAC (callback signatures).
     NodeSecurity.layerSyncDigest,
+    // No spans recorded, as in the reference server without an OTLP endpoint (server/Telemetry.ts).
+    Layer.succeed(References.TracerEnabled)(false),
     // The receiver is on 127.0.0.1 (PAYDESK_CALLBACK_ALLOW_PRIVATE=1 in the reference server).
     Layer.succeed(PaydeskConfig)({ ...Config.defaults, allowPrivateCallbacks: true, batchSize: Number(process.env.BATCH ?? 100) })
   )
