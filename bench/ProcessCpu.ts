@@ -5,7 +5,7 @@
  */
 import { readdirSync, readFileSync } from "node:fs"
 
-/** Clock ticks per second of /proc's utime and stime (USER_HZ, 100 on Linux). */
+/** Clock ticks per second of /proc's utime and stime (USER_HZ: 100 on Linux's usual builds, `getconf CLK_TCK`). */
 const ticksPerSecond = 100
 
 /** utime and stime of `pid` in µs (0 when it is gone). */
@@ -26,7 +26,7 @@ const cpuOf = (pid: number): number => {
   return times.user + times.system
 }
 
-/** The pids of the processes named `postgres` (the server's backends, checkpointer, WAL writer…). */
+/** The pids of the processes named `postgres` (backends, checkpointer, WAL writer…; of every cluster on the machine). */
 const postgresPids = (): Array<number> =>
   readdirSync("/proc").filter((entry) => /^\d+$/.test(entry)).map(Number).filter((pid) => {
     try {
@@ -51,7 +51,7 @@ export interface Spent {
   readonly serverSystem: number
   /** µs of CPU of PostgreSQL's processes (one started meanwhile counts whole; one that exited meanwhile is missed). */
   readonly postgres: number
-  /** µs of CPU of this process (the load generator). */
+  /** µs of CPU of this process (the bench: the load generator, with its samplers). */
   readonly self: number
   /** Share of the machine's CPU time that was busy, 0–1. */
   readonly busy: number

@@ -36,13 +36,31 @@ describe("Traced.fn", () => {
   it("makes no span at all, not even a no-op one, when the fiber records none; the answer is the same", () => {
     const { spans, layer } = recording()
     const answer = Effect.runSync(add(2, 3).pipe(Effect.provide(layer), Effect.provideService(References.TracerEnabled, false)))
+    // No span is current in the body: Effect.fn would have made a no-op one (the tracer sees neither).
     expect(answer).toEqual({ sum: 5, span: Option.none() })
     expect(spans).toEqual([])
-    // Effect.fn would have made a no-op span, current in the body.
     const plain = Effect.fn("Sample.plain")(function*() {
       return Option.map(yield* Effect.option(Effect.currentSpan), (s) => s.name)
     })
     expect(Effect.runSync(plain().pipe(Effect.provideService(References.TracerEnabled, false)))).toEqual(Option.some("Sample.plain"))
+  })
+
+  it("puts its call and definition sites in a failure's cause when the fiber records spans, as Effect.fn does", () => {
+    const outer = Traced.fn("Sample.outer")(function*() {
+      return yield* refuse("no")
+    })
+    // Call sites are captured once the process has recorded a Traced.fn span: one recorded call first.
+    Effect.runSyncExit(outer())
+    const exit = Effect.runSyncExit(outer())
+    const pretty = Exit.isFailure(exit) ? Cause.pretty(exit.cause) : ""
+    // Each site is a line of this file, not of Traced.ts.
+    expect(pretty).toMatch(/at Sample\.refuse \(\S*Traced\.test\.ts:\d+:\d+\)/)
+    expect(pretty).toMatch(/at Sample\.refuse \(definition\) \(\S*Traced\.test\.ts:\d+:\d+\)/)
+    expect(pretty).toMatch(/at Sample\.outer \(\S*Traced\.test\.ts:\d+:\d+\)/)
+    expect(pretty).not.toMatch(/src\/Traced\.ts/)
+    // With recording off, none (a defect's own stack trace is unaffected).
+    const unrecorded = Effect.runSyncExit(outer().pipe(Effect.provideService(References.TracerEnabled, false)))
+    expect(Exit.isFailure(unrecorded) ? Cause.pretty(unrecorded.cause) : "").not.toMatch(/Sample\./)
   })
 
   it("applies its pipeables and keeps the body's failure, either way, and the body's arity", () => {

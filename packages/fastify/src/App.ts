@@ -184,11 +184,13 @@ export const build = async (options: Options): Promise<FastifyInstance> => {
     openSpan(request).then(() => done(), done)
   })
   app.addHook("onResponse", (request, reply, done) => {
-    options.observe?.({ method: request.method, route: request.routeOptions.url ?? "unmatched", status: reply.statusCode, seconds: reply.elapsedTime / 1000 })
+    // The span is ended first: an observer that throws (Fastify logs it) leaves no span open.
     const span = request.paydeskSpan
-    if (span === null) return done()
     request.paydeskSpan = null
-    Promise.resolve(closeSpan(span, reply.statusCode)).then(() => done(), done)
+    const closed = span === null ? undefined : closeSpan(span, reply.statusCode)
+    options.observe?.({ method: request.method, route: request.routeOptions.url ?? "unmatched", status: reply.statusCode, seconds: reply.elapsedTime / 1000 })
+    if (closed === undefined) return done()
+    Promise.resolve(closed).then(() => done(), done)
   })
 
   app.addHook("onSend", (request, reply, payload, done) => {

@@ -2,10 +2,11 @@
  * The deployment's routes and request tracing: liveness, readiness from the host's checks (503
  * naming the failed one, or the probe's error), `/metrics` behind the operator token, every
  * request observed with its route pattern, and each request a server span that parents its use
- * case's spans (a `traceparent` header continues the caller's trace).
+ * case's spans (a `traceparent` header continues the caller's trace) when the host records spans,
+ * and none when it does not.
  */
 import { afterEach, describe, expect, it } from "vitest"
-import { Layer, ManagedRuntime, Option, Tracer } from "effect"
+import { Layer, ManagedRuntime, Option, References, Tracer } from "effect"
 import { Kit } from "@paydesk/testkit"
 import * as App from "../src/App.js"
 import type { Readiness } from "../src/HostRoutes.js"
@@ -105,5 +106,33 @@ describe("request spans", () => {
     await app.inject({ method: "GET", url: "/health/live", headers: { traceparent: `00-${traceId}-00f067aa0ba902b7-01` } })
     const continued = spans.find((s) => s.name === "GET /health/live")!
     expect([continued.traceId, Option.getOrUndefined(continued.parent)?.spanId]).toEqual([traceId, "00f067aa0ba902b7"])
+  })
+
+  it("opens no span, not even a no-op one, when the host records none, and answers as before; a throwing observer still ends the span", async () => {
+    const runtime = ManagedRuntime.make(Layer.merge(Kit.layer, Layer.succeed(References.TracerEnabled)(false)))
+    const app = await App.build({ runtime, publicUrl })
+    const seen: Array<unknown> = []
+    app.addHook("onSend", (request, _reply, payload, done) => {
+      seen.push(request.paydeskSpan)
+      done(null, payload)
+    })
+    closers.push(() => app.close(), () => runtime.dispose())
+    const merchant = await runtime.runPromise(Kit.provisionMerchant())
+    const created = await app.inject({ method: "POST", url: "/api/v1/payments", headers: keyHeaders(merchant.apiKey), payload: { amount: "10", order_id: "o-1" } })
+    const nul = await app.inject({ method: "POST", url: "/api/v1/payments", headers: keyHeaders(merchant.apiKey), payload: { amount: "10", order_id: "o\u0000" } })
+    const form = await app.inject({ method: "POST", url: "/api/v1/payments", headers: { ...keyHeaders(merchant.apiKey), "content-type": "application/x-www-form-urlencoded" }, payload: "amount=10" })
+    expect([created.statusCode, nul.statusCode, form.statusCode]).toEqual([201, 400, 415])
+    expect([nul.json().error.message, form.json().error.code]).toEqual(["order_id must not contain NUL characters (\\u0000)", "unsupported_media_type"])
+    for (const answer of [created, nul, form]) expect([answer.headers["x-request-id"], answer.headers["cache-control"]]).toEqual([expect.stringMatching(/^req_/), "no-store"])
+    expect(seen).toEqual([null, null, null])
+
+    // With recording on, an observer that throws does not leave the request's span open.
+    const { spans, layer } = recording()
+    const traced = ManagedRuntime.make(Layer.merge(Kit.layer, layer))
+    const observed = await App.build({ runtime: traced, publicUrl, observe: () => { throw new Error("observer broke") } })
+    closers.push(() => observed.close(), () => traced.dispose())
+    expect((await observed.inject({ method: "GET", url: "/health/live" })).statusCode).toBe(200)
+    const live = spans.find((s) => s.name === "GET /health/live")!
+    expect(live.status._tag).toBe("Ended")
   })
 })

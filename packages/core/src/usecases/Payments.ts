@@ -609,7 +609,7 @@ export const expireDue = Traced.fn("Payments.expireDue")(function*() {
 })
 
 const operatorMove = (event: "refund" | "chargeback") =>
-  Effect.fn(`Payments.${event}`)(function*(paymentId: string) {
+  Traced.fn(`Payments.${event}`)(function*(paymentId: string) {
     const id = parsePaymentId(paymentId)
     if (Option.isNone(id)) return yield* NotFound.of("payment")
     return yield* atomic(Effect.gen(function*() {
