@@ -7,7 +7,7 @@
  */
 import { afterEach, describe, expect, it } from "vitest"
 import { Layer, ManagedRuntime, Option, References, Tracer } from "effect"
-import { Kit } from "@paydesk/testkit"
+import { Kit, RecordingTracer } from "@paydesk/testkit"
 import * as App from "../src/App.js"
 import type { Readiness } from "../src/HostRoutes.js"
 import { adminToken, json, keyHeaders, make, publicUrl, type TestApp } from "./TestApp.js"
@@ -68,17 +68,7 @@ describe("health and metrics routes", () => {
 })
 
 describe("request spans", () => {
-  const recording = () => {
-    const spans: Array<Tracer.NativeSpan> = []
-    const tracer = Tracer.make({
-      span(options) {
-        const span = new Tracer.NativeSpan(options)
-        spans.push(span)
-        return span
-      }
-    })
-    return { spans, layer: Layer.succeed(Tracer.Tracer)(tracer) }
-  }
+  const recording = RecordingTracer.make
 
   it("opens a server span per request, parent of the use case's spans, closed with the status", async () => {
     const { spans, layer } = recording()

@@ -37,6 +37,8 @@ export * as AesGcmSecretCipher from "./AesGcmSecretCipher.js"
 export * as MemoryRateSource from "./MemoryRateSource.js"
 /** Recording, programmable `CallbackTransport`. */
 export * as RecordingCallbackTransport from "./RecordingCallbackTransport.js"
+/** A tracer that keeps the spans it makes. */
+export * as RecordingTracer from "./RecordingTracer.js"
 /** The emulators and the manual clock (from `@paydesk/emulators`). */
 export { AcquirerEmulator, ManualClock, PayoutNetworkEmulator } from "@paydesk/emulators"
 
