@@ -9,7 +9,8 @@
  *
  * Every request is a server span on the host's tracer (`METHOD route`, with the OpenTelemetry HTTP
  * attributes; a W3C `traceparent` header continues the caller's trace), the parent of the spans of
- * the use case it runs, when the host records spans (Effect's `TracerEnabled`, asked once); `observe` receives each request's route, status and duration (for metrics).
+ * the use case it runs, when the host records spans (Effect's `TracerEnabled`, asked once);
+ * `observe` receives each request's route, status and duration (for metrics).
  * `/health/live`, `/health/ready` and `/metrics` come from `HostRoutes`.
  */
 import Fastify, { type FastifyInstance, type FastifyRequest, type FastifyServerOptions } from "fastify"
