@@ -10,14 +10,16 @@ import { Kit } from "@paydesk/testkit"
 export const paidUp = (
   merchant: Effect.Success<ReturnType<typeof Kit.provisionMerchant>>,
   principal: Effect.Success<ReturnType<typeof Kit.apiKeyPrincipal>>,
-  count: number
+  count: number,
+  /** Prefix of their idempotency keys (distinct per set of one merchant). */
+  prefix = "s"
 ) =>
   Effect.gen(function*() {
     const plans = yield* Kit.provisionPlans(merchant.terminal.id)
     yield* Effect.forEach(Array.from({ length: count }, (_, i) => i), (i) =>
       Effect.gen(function*() {
         const { subscription } = yield* Subscriptions.create(principal, {
-          idempotencyKey: `s-${i}`,
+          idempotencyKey: `${prefix}-${i}`,
           terminalId: merchant.terminal.id, planId: plans.ceilingMonthly.id, amount: "100"
         })
         const { firstPayment } = yield* Subscriptions.confirm(subscription.payToken, subscription.csrfToken)

@@ -4,10 +4,15 @@
  * measured as one `Work.drain` over prepared due work, with the engine process's CPU time per item.
  * `bench:inngest` measures the same through the Inngest functions.
  *
+ * Each measured drain comes after an unmeasured one of the same kind of work (`WARMUP` callbacks, and
+ * `WARMUP_SUBSCRIPTIONS` charges with their callbacks), as a running server is warm: the first
+ * drain of a process compiles its code paths (its figure is printed too, as "cold").
+ *
  *   ./run pnpm bench:work                 # embedded PostgreSQL (or DATABASE_URL)
  *   CALLBACKS=2000 SUBSCRIPTIONS=300 ./run pnpm bench:work
  *   PROFILE=1 ./run pnpm bench:work       # also writes CPU profiles of the two measured drains to bench/profiles/
  *   BATCH=400 ./run pnpm bench:work       # PaydeskConfig.batchSize (records per claim; default 100)
+ *   WARMUP=0 WARMUP_SUBSCRIPTIONS=0 ./run pnpm bench:work   # no warm-up (default 1000 and 200)
  */
 import { Clock, Effect, Layer, References } from "effect"
 import { Config, PaydeskConfig, Payments, Work } from "@paydesk/core"
@@ -23,6 +28,8 @@ import { Kit } from "@paydesk/testkit"
 
 const callbacks = Number(process.env.CALLBACKS ?? 1000)
 const subscriptions = Number(process.env.SUBSCRIPTIONS ?? 200)
+const warmup = Number(process.env.WARMUP ?? 1000)
+const warmupSubscriptions = Number(process.env.WARMUP_SUBSCRIPTIONS ?? 200)
 
 /** `effect` with a CPU profile of this process around it (`PROFILE=1`), written to bench/profiles/work-NAME.cpuprofile. */
 const profiled = <A, E, R>(name: string, effect: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> => {
@@ -63,7 +70,8 @@ const main = async () => {
   const receiver = await LoopbackReceiver.start()
   const callbackUrl = receiver.url
 
-  const manual = await Effect.runPromise(ManualClock.make(Date.parse("2026-01-31T07:00:00.000Z")))
+  // The warm-up's subscriptions start two weeks before the measured ones, so their charges fall due first.
+  const manual = await Effect.runPromise(ManualClock.make(Date.parse("2026-01-15T07:00:00.000Z")))
   // The kit's emulators, but callbacks over real HTTP (the later layer wins for CallbackTransport).
   const kit = Layer.mergeAll(
     Kit.layerAround(PgStore.layer(url, { maxConnections: 10 })),
@@ -79,22 +87,38 @@ const main = async () => {
   const program = Effect.gen(function*() {
     const merchant = yield* Kit.provisionMerchant({ callbackUrl })
     const principal = yield* Kit.apiKeyPrincipal(merchant, crypto.randomUUID())
-    yield* Effect.forEach(Array.from({ length: callbacks }, (_, i) => i), (i) =>
-      Payments.create(principal, { amount: "10", orderId: `cb-${i}`, test: true }), { concurrency: 10 })
+    const payments = (prefix: string, count: number) =>
+      Effect.forEach(Array.from({ length: count }, (_, i) => i), (i) =>
+        Payments.create(principal, { amount: "10", orderId: `${prefix}-${i}`, test: true }), { concurrency: 10, discard: true })
+    // The warm-up, not measured: subscriptions whose charges fall due before the measured ones, and callbacks.
+    yield* BenchSubscriptions.paidUp(merchant, principal, warmupSubscriptions, "warm")
+    yield* Work.drain(1000)
+    yield* Effect.promise(() => receiver.reset())
+    yield* payments("warm", warmup)
+    const coldDrain = yield* measured(Work.drain(1000))
+    const cold = yield* Effect.promise(() => receiver.received())
+    // The warm-up's payments expire (and their callbacks go) before the measured ones are made.
+    yield* manual.set(Date.parse("2026-01-31T07:00:00.000Z"))
+    yield* Work.drain(1000)
+    yield* Effect.promise(() => receiver.reset())
+
+    yield* payments("cb", callbacks)
     // Measured inside the profile: its start, stop and file are not counted.
     const callbacksDrain = yield* profiled("callbacks", measured(Work.drain(1000)))
     const delivered = yield* Effect.promise(() => receiver.received())
 
     yield* BenchSubscriptions.paidUp(merchant, principal, subscriptions)
-    // The first payments' callbacks and the expiry of the callback phase's payments, outside the measurement.
+    // The first payments' callbacks, the expiry of the callback phase's payments and the warm-up's
+    // charges (due on the 15th), outside the measurement.
     yield* manual.set(Date.parse("2026-02-27T07:00:00.000Z"))
     yield* Work.drain(1000)
     yield* manual.set(Date.parse("2026-02-28T07:00:00.000Z"))
     const chargesDrain = yield* profiled("charges", measured(Work.drain(1000)))
-    return { delivered, callbacksDrain, charges: chargesDrain.result.charges, chargesDrain }
+    return { cold, coldDrain, delivered, callbacksDrain, charges: chargesDrain.result.charges, chargesDrain }
   }).pipe(Effect.provideService(Clock.Clock, manual.clock), Effect.provide(kit))
 
-  const { delivered, callbacksDrain, charges, chargesDrain } = await Effect.runPromise(program)
+  const { cold, coldDrain, delivered, callbacksDrain, charges, chargesDrain } = await Effect.runPromise(program)
+  if (cold > 0) console.log(`local engine, callbacks of the first drain (cold, the warm-up): ${(cold / coldDrain.seconds).toFixed(1)} delivered/s (${cold}), ${(coldDrain.cpuMicros / cold).toFixed(0)} µs of engine CPU each`)
   console.log(`local engine, callbacks: ${(delivered / callbacksDrain.seconds).toFixed(1)} delivered/s (${delivered} signed POSTs to a loopback receiver), ${(callbacksDrain.cpuMicros / delivered).toFixed(0)} µs of engine CPU each`)
   console.log(`local engine, due charges: ${(charges / chargesDrain.seconds).toFixed(1)} charges/s (${charges} charges, each with its payment, ledger entries and callback), ${(chargesDrain.cpuMicros / charges).toFixed(0)} µs of engine CPU each`)
   await receiver.close()
