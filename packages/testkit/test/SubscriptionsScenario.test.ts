@@ -3,10 +3,12 @@ import { Effect, Option } from "effect"
 import { TestClock } from "effect/testing"
 import {
   Acquirer,
+  Config,
   Instant,
   LedgerRepository,
   PaymentRepository,
   Payments,
+  PaydeskConfig,
   Subscription,
   Subscriptions,
   SubscriptionRepository,
@@ -272,4 +274,52 @@ describe("Subscriptions scenarios", () => {
       for (const id of ids) assert.strictEqual((yield* reload(id)).successfulCycles, 2)
       assert.strictEqual(emulator.charges.length, count)
     }).pipe(Effect.provide(Kit.layer)))
+
+  it.effect("a pass charges its due subscriptions in batches of batchSize, at most chargeBatchesPerPass of them, each once", () =>
+    Effect.gen(function*() {
+      const ids = yield* activeSubscriptions(13)
+      const emulator = yield* AcquirerEmulator.AcquirerEmulator
+      const claims: Array<number> = []
+      const repository = yield* SubscriptionRepository
+      const counting = SubscriptionRepository.of({
+        ...repository,
+        claimDue: (now, leaseUntil, limit, testClockId) =>
+          Effect.tap(repository.claimDue(now, leaseUntil, limit, testClockId), (claimed) => Effect.sync(() => claims.push(claimed.length)))
+      })
+      yield* TestClock.setTime(monthlyDates[0]!)
+      // Batches of 2: one pass takes 5 of them (10 subscriptions), the next the 3 left.
+      const pass = Subscriptions.runDueCharges().pipe(Effect.provideService(SubscriptionRepository, counting))
+      assert.strictEqual(yield* pass, 2 * Subscriptions.chargeBatchesPerPass)
+      assert.deepStrictEqual(claims, [2, 2, 2, 2, 2])
+      assert.strictEqual(emulator.charges.length, 10)
+      assert.strictEqual(yield* pass, 3)
+      assert.deepStrictEqual(claims.slice(5), [2, 1])
+      assert.strictEqual(yield* pass, 0)
+      assert.strictEqual(emulator.charges.length, 13)
+      assert.strictEqual(new Set(emulator.charges.map((c) => c.idempotencyKey)).size, 13)
+      for (const id of ids) assert.strictEqual((yield* reload(id)).successfulCycles, 2)
+    }).pipe(Effect.provideService(PaydeskConfig, { ...Config.defaults, batchSize: 2 }), Effect.provide(Kit.layer)))
+
+  it.effect("a later batch of a charge pass that cannot be claimed ends the pass; the charges of the batches before stand", () =>
+    Effect.gen(function*() {
+      const ids = yield* activeSubscriptions(6)
+      const emulator = yield* AcquirerEmulator.AcquirerEmulator
+      const repository = yield* SubscriptionRepository
+      let claims = 0
+      const failingSecond = SubscriptionRepository.of({
+        ...repository,
+        claimDue: (now, leaseUntil, limit, testClockId) =>
+          ++claims === 2 ? Effect.die(new Error("connection lost")) : repository.claimDue(now, leaseUntil, limit, testClockId)
+      })
+      yield* TestClock.setTime(monthlyDates[0]!)
+      assert.strictEqual(yield* Subscriptions.runDueCharges().pipe(Effect.provideService(SubscriptionRepository, failingSecond)), 2)
+      assert.strictEqual(emulator.charges.length, 2)
+      // The first claim failing is the pass's failure; the next pass takes the rest.
+      claims = 1
+      const failed = yield* Effect.exit(Subscriptions.runDueCharges().pipe(Effect.provideService(SubscriptionRepository, failingSecond)))
+      assert.isTrue(failed._tag === "Failure")
+      assert.strictEqual(yield* Subscriptions.runDueCharges(), 4)
+      assert.strictEqual(new Set(emulator.charges.map((c) => c.idempotencyKey)).size, 6)
+      for (const id of ids) assert.strictEqual((yield* reload(id)).successfulCycles, 2)
+    }).pipe(Effect.provideService(PaydeskConfig, { ...Config.defaults, batchSize: 2 }), Effect.provide(Kit.layer)))
 })

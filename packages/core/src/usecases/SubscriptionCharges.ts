@@ -11,7 +11,7 @@
  * started"). An attempt that was written but not sent when the subscription stopped is voided at
  * the acquirer and booked `stop`, so no open attempt is left without a way to finish.
  */
-import { type Cause, Clock, Effect, Fiber, Option, Request, Result } from "effect"
+import { Cause, Clock, Effect, Fiber, Option, Request, Result, Stream } from "effect"
 import * as Batching from "../Batching.js"
 import * as Charge from "../Charge.js"
 import { PaydeskConfig } from "../Config.js"
@@ -220,9 +220,12 @@ class Preparing extends Request.Class<{ readonly subscriptionId: string }, Optio
 /** An outcome waiting to be booked with the others of its pass. */
 class Booking extends Request.Class<{ readonly outcome: Outcome }, Subscription.Subscription, Effect.Error<ReturnType<typeof recordLocked>>> {}
 
+/** Batches of `batchSize` due subscriptions one charge pass claims at most. */
+export const chargeBatchesPerPass = 5
+
 /**
- * Runs every scheduled charge due now (of the test clock in scope, or of none); returns how many
- * charges were attempted. Idempotent.
+ * Runs every scheduled charge due now (of the test clock in scope, or of none), in batches of
+ * `batchSize` (at most `chargeBatchesPerPass`); returns how many charges were attempted. Idempotent.
  *
  * At most `chargeConcurrency` claimed subscriptions are charged at once, each as `chargeOne` does: its
  * attempt written just before the acquirer is asked, its answer booked after. The writes are shared:
@@ -230,12 +233,21 @@ class Booking extends Request.Class<{ readonly outcome: Outcome }, Subscription.
  * in the next, and an answer's booking does not hold a call's place. An item that cannot be written
  * with the others is written alone, so one subscription's failure never holds back the rest; it stays
  * leased and is retried after its lease.
+ *
+ * The next batch is claimed once every subscription of the one before has started, while the last of
+ * them are still being charged, so the charging does not wait for a claim between batches (as a
+ * callback pass does). A later batch that cannot be claimed ends the pass; the first one's failure
+ * is the pass's.
  */
 export const runDueCharges = Traced.fn("Subscriptions.runDueCharges")(function*() {
   const config = yield* PaydeskConfig
-  const now = yield* Clock.currentTimeMillis
-  const claimed = yield* atomic((yield* SubscriptionRepository).claimDue(now, now + config.leaseMs, config.batchSize, yield* TestClock.Scope))
-  if (claimed.length === 0) return 0
+  const subscriptions = yield* SubscriptionRepository
+  const testClock = yield* TestClock.Scope
+  const claim = (batch: number) =>
+    Effect.map(
+      Effect.flatMap(Clock.currentTimeMillis, (now) => atomic(subscriptions.claimDue(now, now + config.leaseMs, config.batchSize, testClock))),
+      (claimed) => [claimed, claimed.length === config.batchSize && batch + 1 < chargeBatchesPerPass ? Option.some(batch + 1) : Option.none<number>()] as const
+    )
   // The pass's own resolvers, in its context (its test clock, its clock): no other pass shares them.
   const context = yield* Effect.context<
     Effect.Services<ReturnType<typeof recordLocked>> | Effect.Services<ReturnType<typeof prepareLocked>> | Transactions
@@ -256,18 +268,26 @@ export const runDueCharges = Traced.fn("Subscriptions.runDueCharges")(function*(
     // reuses its pending attempt's idempotency key under the subscription's row lock, so the
     // acquirer replays rather than charges again. A failure of one subscription leaves it leased
     // and retried later; the others go on.
-    const asked = yield* Effect.forEach(
-      claimed,
-      (sub) =>
-        Effect.gen(function*() {
-          const prepared = yield* Effect.request(new Preparing({ subscriptionId: sub.id }), preparer)
-          if (Option.isNone(prepared)) return false
-          const outcome = yield* ask(sub.id, prepared.value)
-          if (typeof outcome === "boolean") return outcome
-          const booked = Effect.request(new Booking({ outcome }), booker).pipe(Effect.flatMap(afterBooking), Effect.as(true), Effect.catchCause(failed))
-          return yield* Effect.forkIn(booked, scope)
-        }).pipe(Effect.catchCause(failed)),
-      { concurrency: chargeConcurrency }
+    const charge = (sub: Subscription.Subscription) =>
+      Effect.gen(function*() {
+        const prepared = yield* Effect.request(new Preparing({ subscriptionId: sub.id }), preparer)
+        if (Option.isNone(prepared)) return false
+        const outcome = yield* ask(sub.id, prepared.value)
+        if (typeof outcome === "boolean") return outcome
+        const booked = Effect.request(new Booking({ outcome }), booker).pipe(Effect.flatMap(afterBooking), Effect.as(true), Effect.catchCause(failed))
+        return yield* Effect.forkIn(booked, scope)
+      }).pipe(Effect.catchCause(failed))
+    const asked = yield* Stream.paginate(0, (batch: number) =>
+      batch === 0
+        ? claim(batch)
+        : claim(batch).pipe(Effect.catchCause((cause) =>
+          Cause.hasInterruptsOnly(cause)
+            ? Effect.failCause(cause)
+            : Effect.as(Effect.logError("due charges not claimed", cause), [[], Option.none<number>()] as const)
+        ))
+    ).pipe(
+      Stream.mapEffect(charge, { concurrency: chargeConcurrency, unordered: true }),
+      Stream.runCollect
     )
     const outcomes = yield* Effect.forEach(asked, (one) => typeof one === "boolean" ? Effect.succeed(one) : Fiber.join(one))
     return outcomes.filter(Boolean).length
