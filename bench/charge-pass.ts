@@ -1,0 +1,110 @@
+/**
+ * Benchmark of the charge job alone on PostgreSQL: `Subscriptions.runDueCharges` passes over
+ * `SUBSCRIPTIONS` due monthly subscriptions until none is left, with the process's CPU time per
+ * charge (user and kernel) and the rate. Their `payment.paid` callbacks are delivered afterwards
+ * through a transport that answers 200 after 0–2 ms without HTTP, and reported apart, so the
+ * charge job's own cost is not mixed with a receiver's or with sockets (`bench:work` measures a
+ * whole drain, callbacks over real HTTP included). A warm-up pass over `WARMUP_SUBSCRIPTIONS` due
+ * subscriptions comes first, unmeasured.
+ *
+ *   ./run pnpm exec tsx --conditions=@paydesk/source bench/charge-pass.ts          # embedded PostgreSQL (or DATABASE_URL)
+ *   SUBSCRIPTIONS=2000 ./run pnpm exec tsx --conditions=@paydesk/source bench/charge-pass.ts
+ *   PROFILE=1 ./run pnpm exec tsx --conditions=@paydesk/source bench/charge-pass.ts   # a CPU profile of the measured passes in bench/profiles/
+ */
+import { Clock, Effect, Layer, References } from "effect"
+import { CallbackTransport, Config, PaydeskConfig, Subscriptions, Work } from "@paydesk/core"
+import { ManualClock } from "@paydesk/emulators"
+import { NodeSecurity, PgStore } from "@paydesk/sql-pg"
+import { Kit } from "@paydesk/testkit"
+import { mkdirSync, writeFileSync } from "node:fs"
+import { Session } from "node:inspector/promises"
+import * as BenchDatabase from "./BenchDatabase.js"
+import * as BenchSubscriptions from "./Subscriptions.js"
+
+const subscriptions = Number(process.env.SUBSCRIPTIONS ?? 1000)
+const warmup = Number(process.env.WARMUP_SUBSCRIPTIONS ?? 300)
+
+/** A receiver that answers 200 after 0–2 ms, without HTTP. */
+const answering = Layer.succeed(CallbackTransport)(CallbackTransport.of({
+  post: () => Effect.promise(() => new Promise<{ statusCode: number; latencyMs: number }>((ok) => setTimeout(() => ok({ statusCode: 200, latencyMs: 1 }), Math.random() * 2)))
+}))
+
+/** `effect` with its wall time in seconds and this process's CPU time in µs (user, system). */
+const measured = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
+  Effect.suspend(() => {
+    const started = performance.now()
+    const cpu = process.cpuUsage()
+    return Effect.map(effect, (result) => ({ result, seconds: (performance.now() - started) / 1000, cpu: process.cpuUsage(cpu) }))
+  })
+
+/** Charge passes until one finds nothing due; how many charges they made. */
+const chargeAll = Effect.gen(function*() {
+  let total = 0
+  for (;;) {
+    const charged = yield* Subscriptions.runDueCharges()
+    if (charged === 0) return total
+    total += charged
+  }
+})
+
+const profiled = <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> => {
+  if (process.env.PROFILE !== "1") return effect
+  const session = new Session()
+  return Effect.acquireUseRelease(
+    Effect.promise(async () => {
+      session.connect()
+      await session.post("Profiler.enable")
+      await session.post("Profiler.start")
+    }),
+    () => effect,
+    () =>
+      Effect.promise(async () => {
+        const { profile } = await session.post("Profiler.stop")
+        session.disconnect()
+        const dir = new URL("./profiles/", import.meta.url)
+        mkdirSync(dir, { recursive: true })
+        writeFileSync(new URL("charge-pass.cpuprofile", dir), JSON.stringify(profile))
+      })
+  )
+}
+
+const main = async () => {
+  const { url, stop } = await BenchDatabase.open()
+  // The warm-up's subscriptions start two weeks before the measured ones, so their charges fall due first.
+  const manual = await Effect.runPromise(ManualClock.make(Date.parse("2026-01-15T07:00:00.000Z")))
+  const layer = Layer.mergeAll(
+    Kit.layerAround(PgStore.layer(url, { maxConnections: 10 })),
+    answering,
+    NodeSecurity.layerSyncDigest,
+    // No spans recorded, as in the reference server without an OTLP endpoint.
+    Layer.succeed(References.TracerEnabled)(false),
+    Layer.succeed(PaydeskConfig)({ ...Config.defaults, allowPrivateCallbacks: true })
+  )
+  const program = Effect.gen(function*() {
+    const merchant = yield* Kit.provisionMerchant({ callbackUrl: "https://shop.example/callbacks" })
+    const principal = yield* Kit.apiKeyPrincipal(merchant, crypto.randomUUID())
+    yield* BenchSubscriptions.paidUp(merchant, principal, warmup, "warm")
+    yield* manual.set(Date.parse("2026-01-31T07:00:00.000Z"))
+    yield* BenchSubscriptions.paidUp(merchant, principal, subscriptions)
+    yield* Work.drain(1000)
+    // The warm-up's charges (due on the 15th), their callbacks and the expiries, not measured.
+    yield* manual.set(Date.parse("2026-02-16T07:00:00.000Z"))
+    yield* Work.drain(1000)
+    yield* manual.set(Date.parse("2026-02-28T07:00:00.000Z"))
+    const charges = yield* profiled(measured(chargeAll))
+    const callbacks = yield* measured(Work.drain(1000))
+    return { charges, callbacks }
+  }).pipe(Effect.provideService(Clock.Clock, manual.clock), Effect.provide(layer))
+
+  const { charges, callbacks } = await Effect.runPromise(program)
+  const n = charges.result
+  const delivered = callbacks.result.callbacks
+  console.log(`charge job alone: ${(n / charges.seconds).toFixed(1)} charges/s (${n} charges at ${Subscriptions.chargeConcurrency} in flight), ${((charges.cpu.user + charges.cpu.system) / n).toFixed(0)} µs of CPU each (${(charges.cpu.system / n).toFixed(0)} in the kernel)`)
+  console.log(`their callbacks, without HTTP: ${(delivered / callbacks.seconds).toFixed(1)} delivered/s (${delivered}), ${((callbacks.cpu.user + callbacks.cpu.system) / delivered).toFixed(0)} µs of CPU each`)
+  await stop()
+}
+
+main().catch((error) => {
+  console.error(error)
+  process.exit(1)
+})
