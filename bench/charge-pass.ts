@@ -16,9 +16,8 @@ import { CallbackTransport, Config, PaydeskConfig, Subscriptions, Work } from "@
 import { ManualClock } from "@paydesk/emulators"
 import { NodeSecurity, PgStore } from "@paydesk/sql-pg"
 import { Kit } from "@paydesk/testkit"
-import { mkdirSync, writeFileSync } from "node:fs"
-import { Session } from "node:inspector/promises"
 import * as BenchDatabase from "./BenchDatabase.js"
+import { profiled } from "./Profiled.js"
 import * as BenchSubscriptions from "./Subscriptions.js"
 
 const subscriptions = Number(process.env.SUBSCRIPTIONS ?? 1000)
@@ -47,27 +46,6 @@ const chargeAll = Effect.gen(function*() {
   }
 })
 
-const profiled = <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> => {
-  if (process.env.PROFILE !== "1") return effect
-  const session = new Session()
-  return Effect.acquireUseRelease(
-    Effect.promise(async () => {
-      session.connect()
-      await session.post("Profiler.enable")
-      await session.post("Profiler.start")
-    }),
-    () => effect,
-    () =>
-      Effect.promise(async () => {
-        const { profile } = await session.post("Profiler.stop")
-        session.disconnect()
-        const dir = new URL("./profiles/", import.meta.url)
-        mkdirSync(dir, { recursive: true })
-        writeFileSync(new URL("charge-pass.cpuprofile", dir), JSON.stringify(profile))
-      })
-  )
-}
-
 const main = async () => {
   const { url, stop } = await BenchDatabase.open()
   // The warm-up's subscriptions start two weeks before the measured ones, so their charges fall due first.
@@ -91,7 +69,7 @@ const main = async () => {
     yield* manual.set(Date.parse("2026-02-16T07:00:00.000Z"))
     yield* Work.drain(1000)
     yield* manual.set(Date.parse("2026-02-28T07:00:00.000Z"))
-    const charges = yield* profiled(measured(chargeAll))
+    const charges = yield* profiled("charge-pass", measured(chargeAll))
     const callbacks = yield* measured(Work.drain(1000))
     return { charges, callbacks }
   }).pipe(Effect.provideService(Clock.Clock, manual.clock), Effect.provide(layer))

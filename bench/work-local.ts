@@ -19,39 +19,16 @@ import { Config, PaydeskConfig, Payments, Work } from "@paydesk/core"
 import { HttpCallbackTransport } from "@paydesk/server"
 import { NodeSecurity, PgStore } from "@paydesk/sql-pg"
 import * as BenchDatabase from "./BenchDatabase.js"
+import { profiled } from "./Profiled.js"
 import * as LoopbackReceiver from "./LoopbackReceiver.js"
 import * as BenchSubscriptions from "./Subscriptions.js"
 import { ManualClock } from "@paydesk/emulators"
-import { mkdirSync, writeFileSync } from "node:fs"
-import { Session } from "node:inspector/promises"
 import { Kit } from "@paydesk/testkit"
 
 const callbacks = Number(process.env.CALLBACKS ?? 1000)
 const subscriptions = Number(process.env.SUBSCRIPTIONS ?? 200)
 const warmup = Number(process.env.WARMUP ?? 1000)
 const warmupSubscriptions = Number(process.env.WARMUP_SUBSCRIPTIONS ?? 200)
-
-/** `effect` with a CPU profile of this process around it (`PROFILE=1`), written to bench/profiles/work-NAME.cpuprofile. */
-const profiled = <A, E, R>(name: string, effect: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> => {
-  if (process.env.PROFILE !== "1") return effect
-  const session = new Session()
-  return Effect.acquireUseRelease(
-    Effect.promise(async () => {
-      session.connect()
-      await session.post("Profiler.enable")
-      await session.post("Profiler.start")
-    }),
-    () => effect,
-    () =>
-      Effect.promise(async () => {
-        const { profile } = await session.post("Profiler.stop")
-        session.disconnect()
-        const dir = new URL("./profiles/", import.meta.url)
-        mkdirSync(dir, { recursive: true })
-        writeFileSync(new URL(`work-${name}.cpuprofile`, dir), JSON.stringify(profile))
-      })
-  )
-}
 
 /** `effect` with its wall time in seconds and this process's CPU time (user and system) in µs: the engine's, the receiver runs in its own process. */
 const measured = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
@@ -90,13 +67,12 @@ const main = async () => {
     const payments = (prefix: string, count: number) =>
       Effect.forEach(Array.from({ length: count }, (_, i) => i), (i) =>
         Payments.create(principal, { amount: "10", orderId: `${prefix}-${i}`, test: true }), { concurrency: 10, discard: true })
-    // The warm-up, not measured: subscriptions whose charges fall due before the measured ones, and callbacks.
-    yield* BenchSubscriptions.paidUp(merchant, principal, warmupSubscriptions, "warm")
-    yield* Work.drain(1000)
-    yield* Effect.promise(() => receiver.reset())
+    // The warm-up, not measured: callbacks (the process's first drain, reported as cold), and
+    // subscriptions whose charges fall due before the measured ones.
     yield* payments("warm", warmup)
     const coldDrain = yield* measured(Work.drain(1000))
     const cold = yield* Effect.promise(() => receiver.received())
+    yield* BenchSubscriptions.paidUp(merchant, principal, warmupSubscriptions, "warm")
     // The warm-up's payments expire (and their callbacks go) before the measured ones are made.
     yield* manual.set(Date.parse("2026-01-31T07:00:00.000Z"))
     yield* Work.drain(1000)
@@ -104,7 +80,7 @@ const main = async () => {
 
     yield* payments("cb", callbacks)
     // Measured inside the profile: its start, stop and file are not counted.
-    const callbacksDrain = yield* profiled("callbacks", measured(Work.drain(1000)))
+    const callbacksDrain = yield* profiled("work-callbacks", measured(Work.drain(1000)))
     const delivered = yield* Effect.promise(() => receiver.received())
 
     yield* BenchSubscriptions.paidUp(merchant, principal, subscriptions)
@@ -113,7 +89,7 @@ const main = async () => {
     yield* manual.set(Date.parse("2026-02-27T07:00:00.000Z"))
     yield* Work.drain(1000)
     yield* manual.set(Date.parse("2026-02-28T07:00:00.000Z"))
-    const chargesDrain = yield* profiled("charges", measured(Work.drain(1000)))
+    const chargesDrain = yield* profiled("work-charges", measured(Work.drain(1000)))
     return { cold, coldDrain, delivered, callbacksDrain, charges: chargesDrain.result.charges, chargesDrain }
   }).pipe(Effect.provideService(Clock.Clock, manual.clock), Effect.provide(kit))
 

@@ -1,5 +1,5 @@
 import { assert, describe, it } from "@effect/vitest"
-import { Effect, Option } from "effect"
+import { Cause, Deferred, Effect, Exit, Option } from "effect"
 import { TestClock } from "effect/testing"
 import {
   Acquirer,
@@ -279,6 +279,7 @@ describe("Subscriptions scenarios", () => {
     Effect.gen(function*() {
       const ids = yield* activeSubscriptions(13)
       const emulator = yield* AcquirerEmulator.AcquirerEmulator
+      const callsBefore = emulator.chargeCalls
       const claims: Array<number> = []
       const repository = yield* SubscriptionRepository
       const counting = SubscriptionRepository.of({
@@ -291,11 +292,12 @@ describe("Subscriptions scenarios", () => {
       const pass = Subscriptions.runDueCharges().pipe(Effect.provideService(SubscriptionRepository, counting))
       assert.strictEqual(yield* pass, 2 * Subscriptions.chargeBatchesPerPass)
       assert.deepStrictEqual(claims, [2, 2, 2, 2, 2])
-      assert.strictEqual(emulator.charges.length, 10)
+      assert.strictEqual(emulator.chargeCalls - callsBefore, 10)
       assert.strictEqual(yield* pass, 3)
       assert.deepStrictEqual(claims.slice(5), [2, 1])
       assert.strictEqual(yield* pass, 0)
-      assert.strictEqual(emulator.charges.length, 13)
+      // Each subscription's charge asked once.
+      assert.strictEqual(emulator.chargeCalls - callsBefore, 13)
       assert.strictEqual(new Set(emulator.charges.map((c) => c.idempotencyKey)).size, 13)
       for (const id of ids) assert.strictEqual((yield* reload(id)).successfulCycles, 2)
     }).pipe(Effect.provideService(PaydeskConfig, { ...Config.defaults, batchSize: 2 }), Effect.provide(Kit.layer)))
@@ -304,22 +306,93 @@ describe("Subscriptions scenarios", () => {
     Effect.gen(function*() {
       const ids = yield* activeSubscriptions(6)
       const emulator = yield* AcquirerEmulator.AcquirerEmulator
+      const callsBefore = emulator.chargeCalls
       const repository = yield* SubscriptionRepository
       let claims = 0
+      const lost = new Error("connection lost")
       const failingSecond = SubscriptionRepository.of({
         ...repository,
         claimDue: (now, leaseUntil, limit, testClockId) =>
-          ++claims === 2 ? Effect.die(new Error("connection lost")) : repository.claimDue(now, leaseUntil, limit, testClockId)
+          ++claims === 2 ? Effect.die(lost) : repository.claimDue(now, leaseUntil, limit, testClockId)
       })
       yield* TestClock.setTime(monthlyDates[0]!)
       assert.strictEqual(yield* Subscriptions.runDueCharges().pipe(Effect.provideService(SubscriptionRepository, failingSecond)), 2)
-      assert.strictEqual(emulator.charges.length, 2)
+      // The pass tried a second batch, which ended it.
+      assert.strictEqual(claims, 2)
+      assert.strictEqual(emulator.chargeCalls - callsBefore, 2)
       // The first claim failing is the pass's failure; the next pass takes the rest.
       claims = 1
       const failed = yield* Effect.exit(Subscriptions.runDueCharges().pipe(Effect.provideService(SubscriptionRepository, failingSecond)))
-      assert.isTrue(failed._tag === "Failure")
+      assert.isTrue(Exit.isFailure(failed) && Cause.hasDies(failed.cause) && Cause.squash(failed.cause) === lost)
+      assert.strictEqual(emulator.chargeCalls - callsBefore, 2)
       assert.strictEqual(yield* Subscriptions.runDueCharges(), 4)
-      assert.strictEqual(new Set(emulator.charges.map((c) => c.idempotencyKey)).size, 6)
+      assert.strictEqual(emulator.chargeCalls - callsBefore, 6)
       for (const id of ids) assert.strictEqual((yield* reload(id)).successfulCycles, 2)
+    }).pipe(Effect.provideService(PaydeskConfig, { ...Config.defaults, batchSize: 2 }), Effect.provide(Kit.layer)))
+
+  it.effect("a subscription the pass claims again after its lease ran out, while its charge is in flight, is charged once by the pass", () =>
+    Effect.gen(function*() {
+      const ids = yield* activeSubscriptions(2)
+      const emulator = yield* AcquirerEmulator.AcquirerEmulator
+      const callsBefore = emulator.chargeCalls
+      const repository = yield* SubscriptionRepository
+      // The acquirer holds its answers until the second claim, which comes after the leases ran out
+      // and so takes the same two subscriptions again.
+      const second = yield* Deferred.make<void>()
+      const claimed: Array<ReadonlyArray<string>> = []
+      const expiring = SubscriptionRepository.of({
+        ...repository,
+        claimDue: (now, leaseUntil, limit, testClockId) =>
+          Effect.gen(function*() {
+            if (claimed.length !== 1) {
+              const plain = yield* repository.claimDue(now, leaseUntil, limit, testClockId)
+              claimed.push(plain.map((s) => s.id))
+              return plain
+            }
+            yield* TestClock.adjust("61 seconds")
+            const later = now + 61_000
+            const again = yield* repository.claimDue(later, later + 60_000, limit, testClockId)
+            claimed.push(again.map((s) => s.id))
+            yield* Deferred.succeed(second, undefined)
+            return again
+          })
+      })
+      const held = Acquirer.of({
+        ...emulator.acquirer,
+        charge: (input) => Effect.andThen(Deferred.await(second), emulator.acquirer.charge(input))
+      })
+      yield* TestClock.setTime(monthlyDates[0]!)
+      const charged = yield* Subscriptions.runDueCharges().pipe(
+        Effect.provideService(SubscriptionRepository, expiring),
+        Effect.provideService(Acquirer, held)
+      )
+      // The second claim took both again (a full batch, so a third followed and found none).
+      assert.deepStrictEqual([...claimed[1]!].sort(), [...ids].sort())
+      assert.deepStrictEqual(claimed.map((c) => c.length), [2, 2, 0])
+      assert.strictEqual(charged, 2)
+      assert.strictEqual(emulator.chargeCalls - callsBefore, 2)
+      for (const id of ids) assert.strictEqual((yield* reload(id)).successfulCycles, 2)
+    }).pipe(Effect.provideService(PaydeskConfig, { ...Config.defaults, batchSize: 2 }), Effect.provide(Kit.layer)))
+
+  it.effect("the next batch of a charge pass is claimed and charged while the last charges of the one before are in flight", () =>
+    Effect.gen(function*() {
+      yield* activeSubscriptions(4)
+      const emulator = yield* AcquirerEmulator.AcquirerEmulator
+      // The acquirer holds the answers to the first batch until the second batch's calls have arrived.
+      const release = yield* Deferred.make<void>()
+      const arrived: Array<string> = []
+      const held = Acquirer.of({
+        ...emulator.acquirer,
+        charge: (input) =>
+          Effect.gen(function*() {
+            arrived.push(input.subscriptionId)
+            if (arrived.length === 4) yield* Deferred.succeed(release, undefined)
+            if (arrived.length <= 2) yield* Deferred.await(release)
+            return yield* emulator.acquirer.charge(input)
+          })
+      })
+      yield* TestClock.setTime(monthlyDates[0]!)
+      assert.strictEqual(yield* Subscriptions.runDueCharges().pipe(Effect.provideService(Acquirer, held)), 4)
+      assert.strictEqual(new Set(arrived).size, 4)
     }).pipe(Effect.provideService(PaydeskConfig, { ...Config.defaults, batchSize: 2 }), Effect.provide(Kit.layer)))
 })

@@ -9,7 +9,7 @@
  * crash cut short reuses a stamp younger than `Callback.stampReuseMs`, so it carries the same body,
  * `X-Timestamp` and signature.
  */
-import { Cause, Clock, Deferred, Effect, Option, Stream } from "effect"
+import { Clock, Deferred, Effect, Option, Stream } from "effect"
 import * as Callback from "../Callback.js"
 import { PaydeskConfig } from "../Config.js"
 import * as Access from "../Access.js"
@@ -26,6 +26,7 @@ import { SecretCipher } from "../ports/SecretCipher.js"
 import { TerminalRepository } from "../ports/TerminalRepository.js"
 import * as TestClock from "../TestClock.js"
 import { atomic, wakeup } from "./Atomic.js"
+import { claimedBatches } from "./Jobs.js"
 import * as Traced from "../Traced.js"
 
 /** Deliveries sent at once by one run (different payments; one payment's events stay in order). */
@@ -288,17 +289,9 @@ export const runDue = Traced.fn("Callbacks.runDue")(function*() {
         // One broken delivery must not stop the others; its lease makes it retry later.
         attempt(delivery, event, terminals.get(delivery.terminalId), stamps.get(delivery.id)).pipe(Effect.catchCause((cause) => Effect.logError("callback attempt failed", cause))), { discard: true })
     }).pipe(Effect.ensuring(Deferred.succeed(done, undefined)))
-  yield* Stream.paginate(0, (batch: number) =>
-    batch === 0
-      ? claim(batch)
-      // A later batch that cannot be claimed ends the pass (its deliveries are retried after their
-      // lease); the first one's failure is the pass's.
-      : claim(batch).pipe(Effect.catchCause((cause) =>
-        Cause.hasInterruptsOnly(cause)
-          ? Effect.failCause(cause)
-          : Effect.as(Effect.logError("callback batch not claimed", cause), [[], Option.none<number>()] as const)
-      ))
-  ).pipe(
+  // A later batch that cannot be claimed ends the pass (its deliveries are retried after their
+  // lease); the first one's failure is the pass's.
+  yield* claimedBatches("callback batch not claimed", claim).pipe(
     Stream.mapEffect(send, { concurrency, unordered: true }),
     Stream.runDrain,
     Effect.provideService(SecretCipher, decryptingOnce(yield* SecretCipher))

@@ -1,9 +1,30 @@
 /**
  * One job of a background pass: a failure is logged and counts as nothing done, so the jobs after
- * it still run (the record that failed stays due, or leased, and is retried later).
+ * it still run (the record that failed stays due, or leased, and is retried later). And the
+ * batches one pass claims.
  */
-import { Effect } from "effect"
+import { Cause, Effect, Option, Stream } from "effect"
 
 /** Runs `effect`, turning a failure into a logged error and 0. */
 export const job = <E, R>(name: string, effect: Effect.Effect<number, E, R>): Effect.Effect<number, never, R> =>
   effect.pipe(Effect.catchCause((cause) => Effect.as(Effect.logError(`background job ${name} failed`, cause), 0)))
+
+/**
+ * The items of the batches one pass claims, in order: `claim(n)` claims batch `n` (from 0) and says
+ * whether another may follow. A batch is claimed only when the stream is pulled past the one before
+ * (with `Stream.mapEffect`'s concurrency: once every item before it has started). A later batch that
+ * cannot be claimed ends the stream, logged as `notClaimed` (its records are taken after their
+ * lease); the first one's failure is the stream's.
+ */
+export const claimedBatches = <A, E, R>(
+  notClaimed: string,
+  claim: (batch: number) => Effect.Effect<readonly [ReadonlyArray<A>, Option.Option<number>], E, R>
+): Stream.Stream<A, E, R> =>
+  Stream.paginate(0, (batch: number) =>
+    batch === 0
+      ? claim(batch)
+      : claim(batch).pipe(Effect.catchCause((cause) =>
+        Cause.hasInterruptsOnly(cause)
+          ? Effect.failCause(cause)
+          : Effect.as(Effect.logError(notClaimed, cause), [[], Option.none<number>()] as const)
+      )))

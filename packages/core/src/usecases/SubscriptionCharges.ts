@@ -11,7 +11,7 @@
  * started"). An attempt that was written but not sent when the subscription stopped is voided at
  * the acquirer and booked `stop`, so no open attempt is left without a way to finish.
  */
-import { Cause, Clock, Effect, Fiber, Option, Request, Result, Stream } from "effect"
+import { type Cause, Clock, Effect, Fiber, Option, Request, Result, Stream } from "effect"
 import * as Batching from "../Batching.js"
 import * as Charge from "../Charge.js"
 import { PaydeskConfig } from "../Config.js"
@@ -27,6 +27,7 @@ import type { Transactions } from "../ports/Transactions.js"
 import * as TestClock from "../TestClock.js"
 import * as Acquirers from "./Acquirers.js"
 import { atomic, atomicEach } from "./Atomic.js"
+import { claimedBatches } from "./Jobs.js"
 import * as Payments from "./Payments.js"
 import * as Settlement from "./Settlement.js"
 import * as Lifecycle from "./SubscriptionLifecycle.js"
@@ -236,18 +237,25 @@ export const chargeBatchesPerPass = 5
  *
  * The next batch is claimed once every subscription of the one before has started, while the last of
  * them are still being charged, so the charging does not wait for a claim between batches (as a
- * callback pass does). A later batch that cannot be claimed ends the pass; the first one's failure
- * is the pass's.
+ * callback pass does). A subscription the pass claims again (its lease ran out meanwhile) is left to
+ * the claim that holds it. A later batch that cannot be claimed ends the pass; the first one's
+ * failure is the pass's.
  */
 export const runDueCharges = Traced.fn("Subscriptions.runDueCharges")(function*() {
   const config = yield* PaydeskConfig
   const subscriptions = yield* SubscriptionRepository
   const testClock = yield* TestClock.Scope
-  const claim = (batch: number) =>
-    Effect.map(
-      Effect.flatMap(Clock.currentTimeMillis, (now) => atomic(subscriptions.claimDue(now, now + config.leaseMs, config.batchSize, testClock))),
-      (claimed) => [claimed, claimed.length === config.batchSize && batch + 1 < chargeBatchesPerPass ? Option.some(batch + 1) : Option.none<number>()] as const
-    )
+  const taken = new Set<string>()
+  const claim = Traced.fn("Subscriptions.claimDueBatch")(function*(batch: number) {
+    const now = yield* Clock.currentTimeMillis
+    const all = yield* atomic(subscriptions.claimDue(now, now + config.leaseMs, config.batchSize, testClock))
+    // A subscription this pass claimed before (its lease ran out while it waited, or while the
+    // acquirer answered) is left to the claim that holds it, so one pass never asks twice.
+    const claimed = all.filter((sub) => !taken.has(sub.id))
+    for (const sub of claimed) taken.add(sub.id)
+    const more = all.length === config.batchSize && batch + 1 < chargeBatchesPerPass
+    return [claimed, more ? Option.some(batch + 1) : Option.none<number>()] as const
+  })
   // The pass's own resolvers, in its context (its test clock, its clock): no other pass shares them.
   const context = yield* Effect.context<
     Effect.Services<ReturnType<typeof recordLocked>> | Effect.Services<ReturnType<typeof prepareLocked>> | Transactions
@@ -277,15 +285,7 @@ export const runDueCharges = Traced.fn("Subscriptions.runDueCharges")(function*(
         const booked = Effect.request(new Booking({ outcome }), booker).pipe(Effect.flatMap(afterBooking), Effect.as(true), Effect.catchCause(failed))
         return yield* Effect.forkIn(booked, scope)
       }).pipe(Effect.catchCause(failed))
-    const asked = yield* Stream.paginate(0, (batch: number) =>
-      batch === 0
-        ? claim(batch)
-        : claim(batch).pipe(Effect.catchCause((cause) =>
-          Cause.hasInterruptsOnly(cause)
-            ? Effect.failCause(cause)
-            : Effect.as(Effect.logError("due charges not claimed", cause), [[], Option.none<number>()] as const)
-        ))
-    ).pipe(
+    const asked = yield* claimedBatches("due charges not claimed", claim).pipe(
       Stream.mapEffect(charge, { concurrency: chargeConcurrency, unordered: true }),
       Stream.runCollect
     )
