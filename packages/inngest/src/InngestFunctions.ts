@@ -77,38 +77,40 @@ export interface Functions {
 
 /** Builds every function over the host's runtime (a `ManagedRuntime`, or a `Runner` over its services). */
 export const makeFunctions = (client: Client, runtime: Runner.Runner): Functions => {
-  const triggers = [cron(sweepCron)]
+  // A sweep skips its minute while the one before still runs (a long pass of due charges, say): a
+  // second pass beside it would only find the first one's leased rows, or ask again after a lease ran out.
+  const sweep = { triggers: [cron(sweepCron)], singleton: { mode: "skip" as const } }
 
   const expirePayments = client.createFunction(
-    { id: "sweep-expire-payments", name: "Expire unpaid payments", triggers },
+    { id: "sweep-expire-payments", name: "Expire unpaid payments", ...sweep },
     ({ step }) => step.run("expire-payments", () => runStep(runtime, Payments.expireDue()))
   )
   const dueCharges = client.createFunction(
-    { id: "sweep-due-charges", name: "Charge due subscriptions", triggers },
+    { id: "sweep-due-charges", name: "Charge due subscriptions", ...sweep },
     ({ step }) => step.run("run-due-charges", () => runStep(runtime, Subscriptions.runDueCharges()))
   )
   const pendingStops = client.createFunction(
-    { id: "sweep-pending-stops", name: "Finish pending subscription stops", triggers },
+    { id: "sweep-pending-stops", name: "Finish pending subscription stops", ...sweep },
     ({ step }) => step.run("finish-pending-stops", () => runStep(runtime, SubscriptionLifecycle.finishPendingStops()))
   )
   const stoppedCharges = client.createFunction(
-    { id: "sweep-stopped-charges", name: "Settle open charges of stopped subscriptions", triggers },
+    { id: "sweep-stopped-charges", name: "Settle open charges of stopped subscriptions", ...sweep },
     ({ step }) => step.run("settle-stopped-charges", () => runStep(runtime, Subscriptions.settleStoppedCharges()))
   )
   const conversions = client.createFunction(
-    { id: "sweep-conversions", name: "Run due terminal conversions", triggers },
+    { id: "sweep-conversions", name: "Run due terminal conversions", ...sweep },
     ({ step }) => step.run("run-due-conversions", () => runStep(runtime, Terminals.runDueConversions()))
   )
   const payouts = client.createFunction(
-    { id: "sweep-payouts", name: "Send approved payouts", triggers },
+    { id: "sweep-payouts", name: "Send approved payouts", ...sweep },
     ({ step }) => step.run("run-due-payouts", () => runStep(runtime, Payouts.runDue()))
   )
   const callbacks = client.createFunction(
-    { id: "sweep-callbacks", name: "Deliver due callbacks", triggers },
+    { id: "sweep-callbacks", name: "Deliver due callbacks", ...sweep },
     ({ step }) => step.run("run-due-callbacks", () => runStep(runtime, Callbacks.runDue()))
   )
   const housekeeping = client.createFunction(
-    { id: "sweep-housekeeping", name: "Purge expired nonces and idempotency records", triggers },
+    { id: "sweep-housekeeping", name: "Purge expired nonces and idempotency records", ...sweep },
     ({ step }) => step.run("housekeeping", () => runStep(runtime, Work.housekeeping()))
   )
 
@@ -135,7 +137,7 @@ export const makeFunctions = (client: Client, runtime: Runner.Runner): Functions
   )
 
   const testClocks = client.createFunction(
-    { id: "sweep-test-clocks", name: "Continue test clock advances and their due work", triggers },
+    { id: "sweep-test-clocks", name: "Continue test clock advances and their due work", ...sweep },
     ({ step }) => step.run("run-test-clocks", () => runStep(runtime, TestClocks.runPending()))
   )
 

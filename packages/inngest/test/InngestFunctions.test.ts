@@ -258,6 +258,8 @@ for (const store of stores) {
         for (const [fn, id, stepId, expected] of sweeps) {
           assert.strictEqual(fn.opts.id, id)
           assert.deepStrictEqual(fn.opts.triggers, [{ cron: InngestFunctions.sweepCron }])
+          // One run at a time: a minute whose sweep finds the one before still running is skipped.
+          assert.deepStrictEqual(fn.opts.singleton, { mode: "skip" }, id)
           const out = await new InngestTestEngine({
             function: fn,
             events: [{ name: "inngest/scheduled.timer", data: { cron: InngestFunctions.sweepCron } }]
