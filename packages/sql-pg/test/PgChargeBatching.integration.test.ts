@@ -10,8 +10,10 @@ import { Clock, Effect, Exit, Option } from "effect"
 import {
   Atomic,
   ChargeRepository,
+  Config,
   LedgerRepository,
   OutboxRepository,
+  PaydeskConfig,
   Payments,
   Subscriptions,
   SubscriptionRepository,
@@ -83,6 +85,40 @@ for (const target of targets) {
             assert.deepStrictEqual((yield* ledger.entriesFor(paymentId)).map((e) => [e.kind, e.refId]), [["payment_credit", paymentId]])
             assert.deepStrictEqual((yield* outbox.listEvents({ paymentId })).map((e) => e.eventType), ["payment.paid"])
           }
+        })
+      ).pipe(Effect.provide(kitOn(target.url))), 60_000)
+
+    it.live("a subscription whose next cycle is due already when its charge is booked is charged again by a later batch of the same pass", () =>
+      timed((clock) =>
+        Effect.gen(function*() {
+          const ids = yield* liveSubscriptions(2)
+          const repository = yield* SubscriptionRepository
+          const cycles = (id: string) => Effect.map(repository.get(id), (s) => Option.getOrThrow(s).successfulCycles)
+          let claims = 0
+          // Batches of one: the third claim comes once both first charges are booked (their next
+          // cycles are due already), as a claim after slow calls of other subscriptions would.
+          const waiting = SubscriptionRepository.of({
+            ...repository,
+            claimDue: (now, leaseUntil, limit, testClockId) =>
+              Effect.gen(function*() {
+                if (++claims === 3) {
+                  for (let i = 0; i < 400 && (yield* cycles(ids[0]!)) + (yield* cycles(ids[1]!)) < 4; i++) yield* Effect.sleep("5 millis")
+                }
+                return yield* repository.claimDue(now, leaseUntil, limit, testClockId)
+              })
+          })
+          // Two months overdue: the cycles of 28 February and 31 March are both due.
+          yield* clock.set(Date.parse("2026-03-31T07:00:00.000Z"))
+          const charged = yield* Subscriptions.runDueCharges().pipe(
+            Effect.provideService(SubscriptionRepository, waiting),
+            Effect.provideService(PaydeskConfig, { ...Config.defaults, batchSize: 1 })
+          )
+          assert.strictEqual(charged, 4)
+          for (const id of ids) {
+            const sub = Option.getOrThrow(yield* repository.get(id))
+            assert.deepStrictEqual([sub.successfulCycles, sub.chargeLeaseUntil], [3, null])
+          }
+          assert.strictEqual(yield* Subscriptions.runDueCharges(), 0)
         })
       ).pipe(Effect.provide(kitOn(target.url))), 60_000)
 

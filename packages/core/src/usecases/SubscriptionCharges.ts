@@ -237,20 +237,24 @@ export const chargeBatchesPerPass = 5
  *
  * The next batch is claimed once every subscription of the one before has started, while the last of
  * them are still being charged, so the charging does not wait for a claim between batches (as a
- * callback pass does). A subscription the pass claims again (its lease ran out meanwhile) is left to
- * the claim that holds it. A later batch that cannot be claimed ends the pass; the first one's
- * failure is the pass's.
+ * callback pass does). A subscription the pass claims again while it still holds it (its lease ran
+ * out meanwhile) is left to the claim that holds it; one whose charge the pass has finished is
+ * charged again when its next cycle is due already. A later batch that cannot be claimed ends the
+ * pass; the first one's failure is the pass's.
  */
 export const runDueCharges = Traced.fn("Subscriptions.runDueCharges")(function*() {
   const config = yield* PaydeskConfig
   const subscriptions = yield* SubscriptionRepository
   const testClock = yield* TestClock.Scope
+  // The subscriptions this pass has claimed and not finished (charged and booked, or given up).
   const taken = new Set<string>()
+  const finished = (id: string) => Effect.sync(() => void taken.delete(id))
   const claim = Traced.fn("Subscriptions.claimDueBatch")(function*(batch: number) {
     const now = yield* Clock.currentTimeMillis
     const all = yield* atomic(subscriptions.claimDue(now, now + config.leaseMs, config.batchSize, testClock))
-    // A subscription this pass claimed before (its lease ran out while it waited, or while the
-    // acquirer answered) is left to the claim that holds it, so one pass never asks twice.
+    // One the pass still holds (its lease ran out while it waited, or while the acquirer answered)
+    // is left to the claim that holds it, so one pass never asks twice at once; one it finished and
+    // claims again (its next cycle is due already, after a catch-up) is charged again.
     const claimed = all.filter((sub) => !taken.has(sub.id))
     for (const sub of claimed) taken.add(sub.id)
     const more = all.length === config.batchSize && batch + 1 < chargeBatchesPerPass
@@ -283,8 +287,8 @@ export const runDueCharges = Traced.fn("Subscriptions.runDueCharges")(function*(
         const outcome = yield* ask(sub.id, prepared.value)
         if (typeof outcome === "boolean") return outcome
         const booked = Effect.request(new Booking({ outcome }), booker).pipe(Effect.flatMap(afterBooking), Effect.as(true), Effect.catchCause(failed))
-        return yield* Effect.forkIn(booked, scope)
-      }).pipe(Effect.catchCause(failed))
+        return yield* Effect.forkIn(Effect.ensuring(booked, finished(sub.id)), scope)
+      }).pipe(Effect.catchCause(failed), Effect.tap((result) => typeof result === "boolean" ? finished(sub.id) : Effect.void))
     const asked = yield* claimedBatches("due charges not claimed", claim).pipe(
       Stream.mapEffect(charge, { concurrency: chargeConcurrency, unordered: true }),
       Stream.runCollect
