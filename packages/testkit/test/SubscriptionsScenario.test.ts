@@ -23,6 +23,15 @@ const modes = [
   { mode: "fixed", body: (plans: Kit.Plans) => ({ planId: plans.fixedMonthly.id, payerId: "user-77" }), payer: 99_000n, merchant: 95_000n, firstCycle: 1 }
 ] as const
 
+/** `count` active subscriptions of a fresh merchant, the acquirer emulator, and its charge calls from now on. */
+const dueSubscriptions = (count: number) =>
+  Effect.gen(function*() {
+    const ids = yield* activeSubscriptions(count)
+    const emulator = yield* AcquirerEmulator.AcquirerEmulator
+    const before = emulator.chargeCalls
+    return { ids, emulator, calls: () => emulator.chargeCalls - before }
+  })
+
 describe("Subscriptions scenarios", () => {
   for (const m of modes) {
     it.effect(`${m.mode} mode: consent, first payment, thirteen monthly charges with clamped dates, failure to review, stop`, () =>
@@ -277,9 +286,7 @@ describe("Subscriptions scenarios", () => {
 
   it.effect("a pass charges its due subscriptions in batches of batchSize, at most chargeBatchesPerPass of them, each once", () =>
     Effect.gen(function*() {
-      const ids = yield* activeSubscriptions(13)
-      const emulator = yield* AcquirerEmulator.AcquirerEmulator
-      const callsBefore = emulator.chargeCalls
+      const { ids, emulator, calls } = yield* dueSubscriptions(13)
       const claims: Array<number> = []
       const repository = yield* SubscriptionRepository
       const counting = SubscriptionRepository.of({
@@ -292,21 +299,19 @@ describe("Subscriptions scenarios", () => {
       const pass = Subscriptions.runDueCharges().pipe(Effect.provideService(SubscriptionRepository, counting))
       assert.strictEqual(yield* pass, 2 * Subscriptions.chargeBatchesPerPass)
       assert.deepStrictEqual(claims, [2, 2, 2, 2, 2])
-      assert.strictEqual(emulator.chargeCalls - callsBefore, 10)
+      assert.strictEqual(calls(), 10)
       assert.strictEqual(yield* pass, 3)
       assert.deepStrictEqual(claims.slice(5), [2, 1])
       assert.strictEqual(yield* pass, 0)
       // Each subscription's charge asked once.
-      assert.strictEqual(emulator.chargeCalls - callsBefore, 13)
+      assert.strictEqual(calls(), 13)
       assert.strictEqual(new Set(emulator.charges.map((c) => c.idempotencyKey)).size, 13)
       for (const id of ids) assert.strictEqual((yield* reload(id)).successfulCycles, 2)
     }).pipe(Effect.provideService(PaydeskConfig, { ...Config.defaults, batchSize: 2 }), Effect.provide(Kit.layer)))
 
   it.effect("a later batch of a charge pass that cannot be claimed ends the pass; the charges of the batches before stand", () =>
     Effect.gen(function*() {
-      const ids = yield* activeSubscriptions(6)
-      const emulator = yield* AcquirerEmulator.AcquirerEmulator
-      const callsBefore = emulator.chargeCalls
+      const { ids, emulator, calls } = yield* dueSubscriptions(6)
       const repository = yield* SubscriptionRepository
       let claims = 0
       const lost = new Error("connection lost")
@@ -319,22 +324,20 @@ describe("Subscriptions scenarios", () => {
       assert.strictEqual(yield* Subscriptions.runDueCharges().pipe(Effect.provideService(SubscriptionRepository, failingSecond)), 2)
       // The pass tried a second batch, which ended it.
       assert.strictEqual(claims, 2)
-      assert.strictEqual(emulator.chargeCalls - callsBefore, 2)
+      assert.strictEqual(calls(), 2)
       // The first claim failing is the pass's failure; the next pass takes the rest.
       claims = 1
       const failed = yield* Effect.exit(Subscriptions.runDueCharges().pipe(Effect.provideService(SubscriptionRepository, failingSecond)))
       assert.isTrue(Exit.isFailure(failed) && Cause.hasDies(failed.cause) && Cause.squash(failed.cause) === lost)
-      assert.strictEqual(emulator.chargeCalls - callsBefore, 2)
+      assert.strictEqual(calls(), 2)
       assert.strictEqual(yield* Subscriptions.runDueCharges(), 4)
-      assert.strictEqual(emulator.chargeCalls - callsBefore, 6)
+      assert.strictEqual(calls(), 6)
       for (const id of ids) assert.strictEqual((yield* reload(id)).successfulCycles, 2)
     }).pipe(Effect.provideService(PaydeskConfig, { ...Config.defaults, batchSize: 2 }), Effect.provide(Kit.layer)))
 
   it.effect("a subscription the pass claims again after its lease ran out, while its charge is in flight, is charged once by the pass", () =>
     Effect.gen(function*() {
-      const ids = yield* activeSubscriptions(2)
-      const emulator = yield* AcquirerEmulator.AcquirerEmulator
-      const callsBefore = emulator.chargeCalls
+      const { ids, emulator, calls } = yield* dueSubscriptions(2)
       const repository = yield* SubscriptionRepository
       // The acquirer holds its answers until the second claim, which comes after the leases ran out
       // and so takes the same two subscriptions again.
@@ -370,7 +373,7 @@ describe("Subscriptions scenarios", () => {
       assert.deepStrictEqual([...claimed[1]!].sort(), [...ids].sort())
       assert.deepStrictEqual(claimed.map((c) => c.length), [2, 2, 0])
       assert.strictEqual(charged, 2)
-      assert.strictEqual(emulator.chargeCalls - callsBefore, 2)
+      assert.strictEqual(calls(), 2)
       for (const id of ids) assert.strictEqual((yield* reload(id)).successfulCycles, 2)
     }).pipe(Effect.provideService(PaydeskConfig, { ...Config.defaults, batchSize: 2 }), Effect.provide(Kit.layer)))
 
