@@ -17,7 +17,7 @@ import { ManualClock } from "@paydesk/emulators"
 import { NodeSecurity, PgStore } from "@paydesk/sql-pg"
 import { Kit } from "@paydesk/testkit"
 import * as BenchDatabase from "./BenchDatabase.js"
-import { profiled } from "./Profiled.js"
+import { measured, profiled } from "./Measure.js"
 import * as BenchSubscriptions from "./Subscriptions.js"
 
 const subscriptions = Number(process.env.SUBSCRIPTIONS ?? 1000)
@@ -27,14 +27,6 @@ const warmup = Number(process.env.WARMUP_SUBSCRIPTIONS ?? 300)
 const answering = Layer.succeed(CallbackTransport)(CallbackTransport.of({
   post: () => Effect.promise(() => new Promise<{ statusCode: number; latencyMs: number }>((ok) => setTimeout(() => ok({ statusCode: 200, latencyMs: 1 }), Math.random() * 2)))
 }))
-
-/** `effect` with its wall time in seconds and this process's CPU time in µs (user, system). */
-const measured = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
-  Effect.suspend(() => {
-    const started = performance.now()
-    const cpu = process.cpuUsage()
-    return Effect.map(effect, (result) => ({ result, seconds: (performance.now() - started) / 1000, cpu: process.cpuUsage(cpu) }))
-  })
 
 /** Charge passes until one finds nothing due; how many charges they made. */
 const chargeAll = Effect.gen(function*() {

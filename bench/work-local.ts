@@ -19,7 +19,7 @@ import { Config, PaydeskConfig, Payments, Work } from "@paydesk/core"
 import { HttpCallbackTransport } from "@paydesk/server"
 import { NodeSecurity, PgStore } from "@paydesk/sql-pg"
 import * as BenchDatabase from "./BenchDatabase.js"
-import { profiled } from "./Profiled.js"
+import { measured, profiled } from "./Measure.js"
 import * as LoopbackReceiver from "./LoopbackReceiver.js"
 import * as BenchSubscriptions from "./Subscriptions.js"
 import { ManualClock } from "@paydesk/emulators"
@@ -29,17 +29,6 @@ const callbacks = Number(process.env.CALLBACKS ?? 1000)
 const subscriptions = Number(process.env.SUBSCRIPTIONS ?? 200)
 const warmup = Number(process.env.WARMUP ?? 1000)
 const warmupSubscriptions = Number(process.env.WARMUP_SUBSCRIPTIONS ?? 200)
-
-/** `effect` with its wall time in seconds and this process's CPU time (user and system) in µs: the engine's, the receiver runs in its own process. */
-const measured = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
-  Effect.suspend(() => {
-    const started = performance.now()
-    const cpu = process.cpuUsage()
-    return Effect.map(effect, (result) => {
-      const used = process.cpuUsage(cpu)
-      return { result, seconds: (performance.now() - started) / 1000, cpuMicros: used.user + used.system }
-    })
-  })
 
 const main = async () => {
   const { url, stop } = await BenchDatabase.open()

@@ -1,0 +1,44 @@
+/**
+ * Measuring an effect in the engine benches: its wall time and this process's CPU time
+ * (`measured`), and a CPU profile around it (`profiled`).
+ */
+import { Effect } from "effect"
+import { mkdirSync, writeFileSync } from "node:fs"
+import { Session } from "node:inspector/promises"
+
+/** `effect` with its wall time in seconds and this process's CPU time in µs (user, system, and both as `cpuMicros`). */
+export const measured = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
+  Effect.suspend(() => {
+    const started = performance.now()
+    const cpu = process.cpuUsage()
+    return Effect.map(effect, (result) => {
+      const used = process.cpuUsage(cpu)
+      return { result, seconds: (performance.now() - started) / 1000, cpu: used, cpuMicros: used.user + used.system }
+    })
+  })
+
+/**
+ * A CPU profile of this process around `effect`, when `PROFILE=1`: started and stopped through the
+ * inspector (its start, stop and file are outside the effect, so a measurement inside it does not
+ * count them), written to `bench/profiles/NAME.cpuprofile` (Chrome DevTools opens it).
+ */
+export const profiled = <A, E, R>(name: string, effect: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> => {
+  if (process.env.PROFILE !== "1") return effect
+  const session = new Session()
+  return Effect.acquireUseRelease(
+    Effect.promise(async () => {
+      session.connect()
+      await session.post("Profiler.enable")
+      await session.post("Profiler.start")
+    }),
+    () => effect,
+    () =>
+      Effect.promise(async () => {
+        const { profile } = await session.post("Profiler.stop")
+        session.disconnect()
+        const dir = new URL("./profiles/", import.meta.url)
+        mkdirSync(dir, { recursive: true })
+        writeFileSync(new URL(`${name}.cpuprofile`, dir), JSON.stringify(profile))
+      })
+  )
+}
