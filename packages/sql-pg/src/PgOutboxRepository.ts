@@ -160,7 +160,7 @@ const toAttempt = (row: AttemptRow): Callback.Attempt => ({
  */
 const recordRows = (records: ReadonlyArray<AttemptRecord>) =>
   jsonRows(records.map(({ attempt: a, delivery, expectedAttempts }, ord) => ({
-    ord, expected: expectedAttempts,
+    ord, expected: expectedAttempts, expected_status: "pending",
     ...deliveryColumns(delivery),
     a_id: a.id, a_number: a.attemptNumber, a_at: time(a.at), a_url: a.url, a_status_code: a.statusCode, a_latency_ms: a.latencyMs,
     a_error: a.error, a_response_body: a.responseBody
@@ -175,12 +175,19 @@ export const layer: Layer.Layer<OutboxRepository, never, SqlClient.SqlClient> = 
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
 
-    /** Records of distinct deliveries in one statement: the guarded updates, and the attempts of those that matched. */
+    /**
+     * Records of distinct deliveries in one statement: the guarded updates, and the attempts of those that matched.
+     * Each delivery is read by its primary key, whatever the statistics say. Joined on the JSON rows alone
+     * (estimated at 100) with `status = 'pending'` written as a constant, the planner read every pending
+     * delivery through `deliveries_due` to hash-join them, so each statement grew with the backlog: the
+     * expected status now comes from the rows (no partial index matches it), and the ids are also an `IN`
+     * list, whose length the planner knows.
+     */
     const recordRound = (records: ReadonlyArray<AttemptRecord>) =>
       Effect.map(
         orDie(sql<{ readonly ord: number }>`WITH v AS (
             SELECT * FROM jsonb_to_recordset(${recordRows(records)}::jsonb) AS v(
-              ord int, expected int, id uuid, event_id uuid, terminal_id uuid, kind text, test_clock_id uuid, status text,
+              ord int, expected int, expected_status text, id uuid, event_id uuid, terminal_id uuid, kind text, test_clock_id uuid, status text,
               attempts int, next_attempt_at timestamptz, sending_at timestamptz, last_status_code int, last_error text,
               created_at timestamptz, updated_at timestamptz, delivered_at timestamptz,
               a_id uuid, a_number int, a_at timestamptz, a_url text, a_status_code int, a_latency_ms int, a_error text, a_response_body text)
@@ -190,7 +197,8 @@ export const layer: Layer.Layer<OutboxRepository, never, SqlClient.SqlClient> = 
               last_status_code = v.last_status_code, last_error = v.last_error, created_at = v.created_at,
               updated_at = v.updated_at, delivered_at = v.delivered_at
             FROM v
-            WHERE deliveries.id = v.id AND deliveries.status = 'pending' AND deliveries.attempts = v.expected
+            WHERE deliveries.id = v.id AND deliveries.status = v.expected_status AND deliveries.attempts = v.expected
+              AND deliveries.id IN ${sql.in(records.map(({ delivery }) => delivery.id))}
             RETURNING v.ord
           )
           INSERT INTO delivery_attempts (id, delivery_id, attempt_number, at, url, status_code, latency_ms, error, response_body)
@@ -286,6 +294,12 @@ export const layer: Layer.Layer<OutboxRepository, never, SqlClient.SqlClient> = 
       }),
 
       claimDue: Traced.fn("PgOutboxRepository.claimDue")(function*(now, leaseUntil, limit, testClockId) {
+        // The due deliveries are read in the order of `deliveries_due`, stopping at `limit`. The table
+        // changes faster than autovacuum analyses it, so under a backlog the planner (believing few
+        // rows pending) chose a bitmap scan that read and sorted every due delivery, the whole backlog,
+        // in each claim. Without bitmap scans and sorts (for the rest of the caller's transaction, in
+        // which the claim runs), the ordered index scan is the plan.
+        yield* orDie(sql`SELECT set_config('enable_bitmapscan', 'off', true), set_config('enable_sort', 'off', true)`)
         // The CTE keeps each delivery's due time, so the lease does not erase the claim order.
         const rows = yield* orDie(sql<DeliveryRow>`WITH due AS (
             SELECT id, next_attempt_at AS due_at FROM deliveries
