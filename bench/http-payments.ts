@@ -25,6 +25,7 @@
  *   ./run pnpm bench:http                        # builds first, then measures
  *   SECONDS=20 CONNECTIONS=32 ./run pnpm bench:http
  *   PROFILE=1 ./run pnpm bench:http               # also writes a CPU profile of the server (phase 1) to bench/profiles/
+ *   PROFILE=2 PHASES=2 ./run pnpm bench:http      # the same of the server with the engine (phase 2, its start and backlog drain included)
  *   PHASES=1 ./run pnpm bench:http                # phase 1 only (PHASES=2: phases 1 and 2)
  *   ALLOCATIONS=1 ./run pnpm bench:http           # also samples the server's allocations in phase 1 (inspector; KB per request, top sites; the profile to bench/profiles/)
  *   ALLOCATIONS=survivors ./run pnpm bench:http   # the same for what lived through a scavenge (the old generation's garbage)
@@ -49,6 +50,7 @@ const seconds = Number(process.env.SECONDS ?? 10)
 const connections = Number(process.env.CONNECTIONS ?? 32)
 const phases = Number(process.env.PHASES ?? 3)
 const profile = process.env.PROFILE === "1"
+const profileEngine = process.env.PROFILE === "2"
 const allocations = process.env.ALLOCATIONS === "1" || process.env.ALLOCATIONS === "survivors"
 const survivors = process.env.ALLOCATIONS === "survivors"
 const adminToken = "bench-admin-token-0123456789abcdef"
@@ -232,7 +234,8 @@ const main = async () => {
   const { url: databaseUrl, stop } = await BenchDatabase.open()
   const receiver = await LoopbackReceiver.start()
   const profileDir = profile ? join(root, "bench", "profiles") : undefined
-  if (profileDir !== undefined) mkdirSync(profileDir, { recursive: true })
+  const engineProfileDir = profileEngine ? join(root, "bench", "profiles") : undefined
+  for (const dir of [profileDir, engineProfileDir]) if (dir !== undefined) mkdirSync(dir, { recursive: true })
   try {
     console.log(`bench:http: ${connections} connections, ${seconds} s per phase, database ${databaseUrl.replace(/\/\/[^@]*@/, "//")}`)
     // Phase 1: the HTTP path alone.
@@ -265,7 +268,7 @@ const main = async () => {
     let withEngine: Measured | null = null
     if (phases >= 2) {
       // Phase 2: the local engine delivers every payment.created to the loopback receiver meanwhile.
-      const engine = await startServer(databaseUrl, { PAYDESK_ENGINE: "local", PAYDESK_CALLBACK_ALLOW_PRIVATE: "1" })
+      const engine = await startServer(databaseUrl, { PAYDESK_ENGINE: "local", PAYDESK_CALLBACK_ALLOW_PRIVATE: "1" }, engineProfileDir)
       try {
         // Earlier phases' events are delivered first, so the phase measures its own.
         const deadline = Date.now() + 120_000
@@ -322,7 +325,7 @@ const main = async () => {
     console.log(`ratio HTTP / pgbench: ${(alone.requestsPerSecond / tps).toFixed(2)} (target >= 1.0, p99 < 25 ms, 0 errors)`)
     if (withEngine !== null) console.log(`ratio HTTP with the engine delivering / pgbench: ${(withEngine.requestsPerSecond / tps).toFixed(2)} (target >= 0.7)`)
     if (together !== null) console.log(`ratio two processes together / pgbench: ${(together.requestsPerSecond / tps).toFixed(2)}`)
-    if (profileDir !== undefined) console.log(`CPU profile of the server in ${profileDir}`)
+    for (const dir of [profileDir, engineProfileDir]) if (dir !== undefined) console.log(`CPU profile of the server in ${dir}`)
   } finally {
     await receiver.close()
     await stop()
