@@ -325,7 +325,8 @@ const main = async () => {
     console.log(`ratio HTTP / pgbench: ${(alone.requestsPerSecond / tps).toFixed(2)} (target >= 1.0, p99 < 25 ms, 0 errors)`)
     if (withEngine !== null) console.log(`ratio HTTP with the engine delivering / pgbench: ${(withEngine.requestsPerSecond / tps).toFixed(2)} (target >= 0.7)`)
     if (together !== null) console.log(`ratio two processes together / pgbench: ${(together.requestsPerSecond / tps).toFixed(2)}`)
-    for (const dir of [profileDir, engineProfileDir]) if (dir !== undefined) console.log(`CPU profile of the server in ${dir}`)
+    if (profileDir !== undefined) console.log(`CPU profile of the server in ${profileDir}`)
+    if (engineProfileDir !== undefined && withEngine !== null) console.log(`CPU profile of the server with the engine in ${engineProfileDir}`)
   } finally {
     await receiver.close()
     await stop()

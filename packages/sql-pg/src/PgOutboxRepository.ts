@@ -180,8 +180,8 @@ export const layer: Layer.Layer<OutboxRepository, never, SqlClient.SqlClient> = 
      * Each delivery is read by its primary key, whatever the statistics say. Joined on the JSON rows alone
      * (estimated at 100) with `status = 'pending'` written as a constant, the planner read every pending
      * delivery through `deliveries_due` to hash-join them, so each statement grew with the backlog: the
-     * expected status now comes from the rows (no partial index matches it), and the ids are also an `IN`
-     * list, whose length the planner knows.
+     * expected status now comes from the rows (no partial index matches it), and the ids are also an
+     * array (one parameter, so one statement text), whose length the planner sees.
      */
     const recordRound = (records: ReadonlyArray<AttemptRecord>) =>
       Effect.map(
@@ -198,7 +198,7 @@ export const layer: Layer.Layer<OutboxRepository, never, SqlClient.SqlClient> = 
               updated_at = v.updated_at, delivered_at = v.delivered_at
             FROM v
             WHERE deliveries.id = v.id AND deliveries.status = v.expected_status AND deliveries.attempts = v.expected
-              AND deliveries.id IN ${sql.in(records.map(({ delivery }) => delivery.id))}
+              AND deliveries.id = ANY(${`{${records.map(({ delivery }) => delivery.id).join(",")}}`}::uuid[])
             RETURNING v.ord
           )
           INSERT INTO delivery_attempts (id, delivery_id, attempt_number, at, url, status_code, latency_ms, error, response_body)
@@ -297,12 +297,11 @@ export const layer: Layer.Layer<OutboxRepository, never, SqlClient.SqlClient> = 
         // The due deliveries are read in the order of `deliveries_due`, stopping at `limit`. The table
         // changes faster than autovacuum analyses it, so under a backlog the planner (believing few
         // rows pending) chose a bitmap scan that read and sorted every due delivery, the whole backlog,
-        // in each claim. Without bitmap scans (for the rest of the caller's transaction, in which the
-        // claim runs), the ordered index scan is the plan. (Not sorts too: the final ORDER BY needs one,
-        // and the penalty of a disabled sort made PostgreSQL 15 JIT-compile every claim, 120 ms each.)
-        yield* orDie(sql`SET LOCAL enable_bitmapscan = off`)
+        // in each claim. Without bitmap scans (for the rest of the transaction: the caller's, or one of
+        // its own), the ordered index scan is the plan. (Not sorts too: the final ORDER BY needs one, and
+        // the penalty of a disabled sort made PostgreSQL 15 JIT-compile every claim, 120 ms each.)
         // The CTE keeps each delivery's due time, so the lease does not erase the claim order.
-        const rows = yield* orDie(sql<DeliveryRow>`WITH due AS (
+        const rows = yield* inOneTransaction(sql, 2, Effect.andThen(orDie(sql`SET LOCAL enable_bitmapscan = off`), orDie(sql<DeliveryRow>`WITH due AS (
             SELECT id, next_attempt_at AS due_at FROM deliveries
             WHERE status = 'pending' AND next_attempt_at <= ${time(now)} AND ${ofClock(sql, testClockId)}
             ORDER BY next_attempt_at, seq
@@ -313,7 +312,7 @@ export const layer: Layer.Layer<OutboxRepository, never, SqlClient.SqlClient> = 
             FROM due WHERE d.id = due.id
             RETURNING d.*, due.due_at
           )
-          SELECT * FROM claimed ORDER BY due_at, seq`)
+          SELECT * FROM claimed ORDER BY due_at, seq`)))
         const deliveries = rows.map(toDelivery)
         if (deliveries.length === 0) return []
         const events = yield* orDie(
