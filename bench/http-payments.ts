@@ -26,6 +26,7 @@
  *   SECONDS=20 CONNECTIONS=32 ./run pnpm bench:http
  *   PROFILE=1 ./run pnpm bench:http               # also writes a CPU profile of the server (phase 1) to bench/profiles/
  *   PROFILE=2 PHASES=2 ./run pnpm bench:http      # the same of the server with the engine (phase 2, its start and backlog drain included)
+ *   ENGINE_APART=1 ./run pnpm bench:http          # also phase 2b: phase 2's load on a server without the engine, the engine in a second process
  *   PHASES=1 ./run pnpm bench:http                # phase 1 only (PHASES=2: phases 1 and 2)
  *   ALLOCATIONS=1 ./run pnpm bench:http           # also samples the server's allocations in phase 1 (inspector; KB per request, top sites; the profile to bench/profiles/)
  *   ALLOCATIONS=survivors ./run pnpm bench:http   # the same for what lived through a scavenge (the old generation's garbage)
@@ -51,6 +52,7 @@ const connections = Number(process.env.CONNECTIONS ?? 32)
 const phases = Number(process.env.PHASES ?? 3)
 const profile = process.env.PROFILE === "1"
 const profileEngine = process.env.PROFILE === "2"
+const engineApart = process.env.ENGINE_APART === "1"
 const allocations = process.env.ALLOCATIONS === "1" || process.env.ALLOCATIONS === "survivors"
 const survivors = process.env.ALLOCATIONS === "survivors"
 const adminToken = "bench-admin-token-0123456789abcdef"
@@ -230,6 +232,16 @@ const report = (name: string, m: Measured, alongside = false) => {
     : `  CPU per request: ${server}, PostgreSQL ${perRequest(m.cpu.postgres, m)} µs, autocannon ${perRequest(m.cpu.self, m)} µs; machine ${(100 * m.cpu.busy).toFixed(0)} % busy`)
 }
 
+/** Waits until the receiver got nothing for a second (earlier phases' events delivered), at most 2 minutes. */
+const drained = async (receiver: Awaited<ReturnType<typeof LoopbackReceiver.start>>) => {
+  const deadline = Date.now() + 120_000
+  while (Date.now() < deadline) {
+    const before = await receiver.received()
+    await sleep(1000)
+    if (await receiver.received() === before) return
+  }
+}
+
 const main = async () => {
   const { url: databaseUrl, stop } = await BenchDatabase.open()
   const receiver = await LoopbackReceiver.start()
@@ -270,13 +282,7 @@ const main = async () => {
       // Phase 2: the local engine delivers every payment.created to the loopback receiver meanwhile.
       const engine = await startServer(databaseUrl, { PAYDESK_ENGINE: "local", PAYDESK_CALLBACK_ALLOW_PRIVATE: "1" }, engineProfileDir)
       try {
-        // Earlier phases' events are delivered first, so the phase measures its own.
-        const deadline = Date.now() + 120_000
-        while (Date.now() < deadline) {
-          const before = await receiver.received()
-          await sleep(1000)
-          if (await receiver.received() === before) break
-        }
+        await drained(receiver)
         const delivered = await receiver.received()
         withEngine = await drive(engine, merchant.apiKey, "engine", seconds)
         report("HTTP, local engine delivering", withEngine)
@@ -284,6 +290,26 @@ const main = async () => {
         console.log(`callbacks delivered during the phase: ${during} (${(during / seconds).toFixed(0)}/s)`)
       } finally {
         await engine.stop()
+      }
+    }
+
+    let apart: Measured | null = null
+    if (engineApart && phases >= 2) {
+      // Phase 2b: the same load on an HTTP process without the engine, and the engine in a second
+      // process on the database (woken by its interval only: wakeups do not cross processes).
+      const http = await startServer(databaseUrl, { PAYDESK_ENGINE: "off", PAYDESK_CALLBACK_ALLOW_PRIVATE: "1" })
+      const worker = await startServer(databaseUrl, { PAYDESK_ENGINE: "local", PAYDESK_CALLBACK_ALLOW_PRIVATE: "1", PAYDESK_WORK_INTERVAL_MS: "50" })
+      try {
+        await drained(receiver)
+        const delivered = await receiver.received()
+        const engineCpu = ProcessCpu.start(worker.process.pid!)
+        apart = await drive(http, merchant!.apiKey, "apart", seconds)
+        const engineSpent = engineCpu.stop()
+        report("HTTP, engine in a second process (interval 50 ms)", apart)
+        const during = await receiver.received() - delivered
+        console.log(`callbacks delivered during the phase: ${during} (${(during / seconds).toFixed(0)}/s), the engine process's CPU ${(engineSpent.server / Math.max(1, during)).toFixed(0)} µs per callback`)
+      } finally {
+        await Promise.all([http.stop(), worker.stop()])
       }
     }
 
@@ -324,6 +350,7 @@ const main = async () => {
     console.log(`pgbench, the server's statements: ${tps.toFixed(0)} transactions/s (${connections} clients)`)
     console.log(`ratio HTTP / pgbench: ${(alone.requestsPerSecond / tps).toFixed(2)} (target >= 1.0, p99 < 25 ms, 0 errors)`)
     if (withEngine !== null) console.log(`ratio HTTP with the engine delivering / pgbench: ${(withEngine.requestsPerSecond / tps).toFixed(2)} (target >= 0.7)`)
+    if (apart !== null) console.log(`ratio HTTP with the engine in a second process / pgbench: ${(apart.requestsPerSecond / tps).toFixed(2)}`)
     if (together !== null) console.log(`ratio two processes together / pgbench: ${(together.requestsPerSecond / tps).toFixed(2)}`)
     if (profileDir !== undefined) console.log(`CPU profile of the server in ${profileDir}`)
     if (engineProfileDir !== undefined && withEngine !== null) console.log(`CPU profile of the server with the engine in ${engineProfileDir}`)
