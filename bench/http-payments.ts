@@ -25,7 +25,7 @@
  *   ./run pnpm bench:http                        # builds first, then measures
  *   SECONDS=20 CONNECTIONS=32 ./run pnpm bench:http
  *   PROFILE=1 ./run pnpm bench:http               # also writes a CPU profile of the server (phase 1) to bench/profiles/
- *   PROFILE=2 PHASES=2 ./run pnpm bench:http      # the same of the server with the engine (phase 2, its start and backlog drain included)
+ *   PROFILE=2 PHASES=2 ./run pnpm bench:http      # the same of the server with the engine (phase 2, its start and backlog drain included; with ENGINE_APART=1 also of phase 2b's engine process)
  *   ENGINE_APART=1 ./run pnpm bench:http          # also phase 2b: phase 2's load on a server without the engine, the engine in a second process
  *   PHASES=1 ./run pnpm bench:http                # phase 1 only (PHASES=2: phases 1 and 2)
  *   ALLOCATIONS=1 ./run pnpm bench:http           # also samples the server's allocations in phase 1 (inspector; KB per request, top sites; the profile to bench/profiles/)
@@ -298,7 +298,7 @@ const main = async () => {
       // Phase 2b: the same load on an HTTP process without the engine, and the engine in a second
       // process on the database (woken by its interval only: wakeups do not cross processes).
       const http = await startServer(databaseUrl, { PAYDESK_ENGINE: "off", PAYDESK_CALLBACK_ALLOW_PRIVATE: "1" })
-      const worker = await startServer(databaseUrl, { PAYDESK_ENGINE: "local", PAYDESK_CALLBACK_ALLOW_PRIVATE: "1", PAYDESK_WORK_INTERVAL_MS: "50" })
+      const worker = await startServer(databaseUrl, { PAYDESK_ENGINE: "local", PAYDESK_CALLBACK_ALLOW_PRIVATE: "1", PAYDESK_WORK_INTERVAL_MS: "50" }, engineProfileDir)
       try {
         await drained(receiver)
         const delivered = await receiver.received()
