@@ -111,7 +111,10 @@ const startServer = async (databaseUrl: string, env: Record<string, string>, cpu
   const url = `http://127.0.0.1:${port}`
   const deadline = Date.now() + 60_000
   for (;;) {
-    if (child.exitCode !== null || Date.now() > deadline) throw new Error(`the server did not start:\n${output}`)
+    if (child.exitCode !== null || Date.now() > deadline) {
+      if (child.exitCode === null) child.kill("SIGKILL")
+      throw new Error(`the server did not start:\n${output}`)
+    }
     const ready = await fetch(`${url}/health/ready`).then((r) => r.ok, () => false)
     if (ready) break
     await sleep(100)
@@ -240,6 +243,7 @@ const drained = async (receiver: Awaited<ReturnType<typeof LoopbackReceiver.star
     await sleep(1000)
     if (await receiver.received() === before) return
   }
+  console.log("(earlier callbacks still arriving after 2 minutes: the phase counts some of them)")
 }
 
 const main = async () => {
@@ -298,18 +302,19 @@ const main = async () => {
       // Phase 2b: the same load on an HTTP process without the engine, and the engine in a second
       // process on the database (woken by its interval only: wakeups do not cross processes).
       const http = await startServer(databaseUrl, { PAYDESK_ENGINE: "off", PAYDESK_CALLBACK_ALLOW_PRIVATE: "1" })
-      const worker = await startServer(databaseUrl, { PAYDESK_ENGINE: "local", PAYDESK_CALLBACK_ALLOW_PRIVATE: "1", PAYDESK_WORK_INTERVAL_MS: "50" }, engineProfileDir)
+      let worker: Running | undefined
       try {
+        worker = await startServer(databaseUrl, { PAYDESK_ENGINE: "local", PAYDESK_CALLBACK_ALLOW_PRIVATE: "1", PAYDESK_WORK_INTERVAL_MS: "50" }, engineProfileDir)
         await drained(receiver)
         const delivered = await receiver.received()
         const engineCpu = ProcessCpu.start(worker.process.pid!)
-        apart = await drive(http, merchant!.apiKey, "apart", seconds)
+        apart = await drive(http, merchant.apiKey, "apart", seconds)
         const engineSpent = engineCpu.stop()
         report("HTTP, engine in a second process (interval 50 ms)", apart)
         const during = await receiver.received() - delivered
         console.log(`callbacks delivered during the phase: ${during} (${(during / seconds).toFixed(0)}/s), the engine process's CPU ${(engineSpent.server / Math.max(1, during)).toFixed(0)} µs per callback`)
       } finally {
-        await Promise.all([http.stop(), worker.stop()])
+        await Promise.all([http.stop(), worker?.stop()])
       }
     }
 
@@ -353,7 +358,7 @@ const main = async () => {
     if (apart !== null) console.log(`ratio HTTP with the engine in a second process / pgbench: ${(apart.requestsPerSecond / tps).toFixed(2)}`)
     if (together !== null) console.log(`ratio two processes together / pgbench: ${(together.requestsPerSecond / tps).toFixed(2)}`)
     if (profileDir !== undefined) console.log(`CPU profile of the server in ${profileDir}`)
-    if (engineProfileDir !== undefined && withEngine !== null) console.log(`CPU profile of the server with the engine in ${engineProfileDir}`)
+    if (engineProfileDir !== undefined && withEngine !== null) console.log(`CPU profiles of the server with the engine${apart === null ? "" : " and of phase 2b's engine process"} in ${engineProfileDir}`)
   } finally {
     await receiver.close()
     await stop()

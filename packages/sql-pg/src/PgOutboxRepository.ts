@@ -3,8 +3,9 @@
  * (`deliveries`) and the attempt log (`delivery_attempts`).
  *
  * Insertion order is the `seq` column of events and deliveries. `claimDue` leases due pending
- * deliveries in one statement (oldest `next_attempt_at` first, ties by insertion), skipping rows
- * other transactions hold, then loads their events; it takes the deliveries of the given test clock
+ * deliveries in one statement (oldest `next_attempt_at` first, ties by insertion; read in the order
+ * of `deliveries_due`, bitmap scans off in its transaction), skipping rows other transactions hold,
+ * then loads their events; it takes the deliveries of the given test clock
  * only (of none by default), and `purge` keeps the events of test clocks. `recordAttempts` and
  * `stampSendingMany` are one statement each; concurrent `recordAttempt` calls outside a transaction
  * are batched into `recordAttempts` (Effect request batching: those made in the same scheduler turn,
@@ -181,7 +182,8 @@ export const layer: Layer.Layer<OutboxRepository, never, SqlClient.SqlClient> = 
      * (estimated at 100) with `status = 'pending'` written as a constant, the planner read every pending
      * delivery through `deliveries_due` to hash-join them, so each statement grew with the backlog: the
      * expected status now comes from the rows (no partial index matches it), and the ids are also an
-     * array (one parameter, so one statement text), whose length the planner sees.
+     * array (one parameter, so one statement text) matched on the primary key: a custom plan sees its
+     * length, a generic one estimates 10, and either reads by key.
      */
     const recordRound = (records: ReadonlyArray<AttemptRecord>) =>
       Effect.map(

@@ -99,7 +99,7 @@ for (const target of targets) {
         // planner chose a bitmap scan that read and sorted the whole backlog; these statistics do not lead
         // PostgreSQL 15 or 18 to it, so this checks the bound and the setting, and the bench the plan.)
         assert.isAtMost(dueEntries, 2 * limit)
-        // With the leases written by key: about three reads per claimed delivery, not the backlog.
+        // With the leases written by key: a few reads per claimed delivery (about two), not the backlog.
         assert.isAtMost(read, 4 * limit)
         // The rest are left to the next claim.
         const remaining = yield* repo.claimDue(now, now + 30_000, 2 * backlog)
