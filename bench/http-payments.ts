@@ -235,6 +235,24 @@ const report = (name: string, m: Measured, alongside = false) => {
     : `  CPU per request: ${server}, PostgreSQL ${perRequest(m.cpu.postgres, m)} µs, autocannon ${perRequest(m.cpu.self, m)} µs; machine ${(100 * m.cpu.busy).toFixed(0)} % busy`)
 }
 
+/**
+ * Drives `http` as `drive` does once earlier phases' callbacks are delivered, and reports it with the
+ * callbacks the receiver got meanwhile; `engine`, when the engine runs in another process, has its
+ * CPU per callback reported too.
+ */
+const driveDelivering = async (receiver: Awaited<ReturnType<typeof LoopbackReceiver.start>>, http: Running, apiKey: string, tag: string, title: string, engine?: Running) => {
+  await drained(receiver)
+  const delivered = await receiver.received()
+  const engineCpu = engine === undefined ? undefined : ProcessCpu.start(engine.process.pid!)
+  const measured = await drive(http, apiKey, tag, seconds)
+  const engineSpent = engineCpu?.stop()
+  report(title, measured)
+  const during = await receiver.received() - delivered
+  const engineShare = engineSpent === undefined ? "" : `, the engine process's CPU ${(engineSpent.server / Math.max(1, during)).toFixed(0)} µs per callback`
+  console.log(`callbacks delivered during the phase: ${during} (${(during / seconds).toFixed(0)}/s)${engineShare}`)
+  return measured
+}
+
 /** Waits until the receiver got nothing for a second (earlier phases' events delivered), at most 2 minutes. */
 const drained = async (receiver: Awaited<ReturnType<typeof LoopbackReceiver.start>>) => {
   const deadline = Date.now() + 120_000
@@ -286,12 +304,7 @@ const main = async () => {
       // Phase 2: the local engine delivers every payment.created to the loopback receiver meanwhile.
       const engine = await startServer(databaseUrl, { PAYDESK_ENGINE: "local", PAYDESK_CALLBACK_ALLOW_PRIVATE: "1" }, engineProfileDir)
       try {
-        await drained(receiver)
-        const delivered = await receiver.received()
-        withEngine = await drive(engine, merchant.apiKey, "engine", seconds)
-        report("HTTP, local engine delivering", withEngine)
-        const during = await receiver.received() - delivered
-        console.log(`callbacks delivered during the phase: ${during} (${(during / seconds).toFixed(0)}/s)`)
+        withEngine = await driveDelivering(receiver, engine, merchant.apiKey, "engine", "HTTP, local engine delivering")
       } finally {
         await engine.stop()
       }
@@ -305,14 +318,7 @@ const main = async () => {
       let worker: Running | undefined
       try {
         worker = await startServer(databaseUrl, { PAYDESK_ENGINE: "local", PAYDESK_CALLBACK_ALLOW_PRIVATE: "1", PAYDESK_WORK_INTERVAL_MS: "50" }, engineProfileDir)
-        await drained(receiver)
-        const delivered = await receiver.received()
-        const engineCpu = ProcessCpu.start(worker.process.pid!)
-        apart = await drive(http, merchant.apiKey, "apart", seconds)
-        const engineSpent = engineCpu.stop()
-        report("HTTP, engine in a second process (interval 50 ms)", apart)
-        const during = await receiver.received() - delivered
-        console.log(`callbacks delivered during the phase: ${during} (${(during / seconds).toFixed(0)}/s), the engine process's CPU ${(engineSpent.server / Math.max(1, during)).toFixed(0)} µs per callback`)
+        apart = await driveDelivering(receiver, http, merchant.apiKey, "apart", "HTTP, engine in a second process (interval 50 ms)", worker)
       } finally {
         await Promise.all([http.stop(), worker?.stop()])
       }

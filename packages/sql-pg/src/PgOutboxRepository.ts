@@ -18,7 +18,7 @@ import { OutboxRepository, Traced, type AttemptRecord } from "@paydesk/core"
 import type { Callback } from "@paydesk/core"
 import { SqlClient } from "effect/sql"
 import { Batching, Id } from "@paydesk/core"
-import { fromTime, fromTimeOrNull, groupCommitted, inOneTransaction, jsonRows, ofClock, orDie, rounds, time, timeOrNull } from "./PgSupport.js"
+import { fromTime, fromTimeOrNull, groupCommitted, inOneTransaction, jsonRows, ofClock, orDie, rounds, time, timeOrNull, together } from "./PgSupport.js"
 
 /** A delivery row read back from `to_jsonb` (times as ISO text). */
 const fromJson = (row: DeliveryRow): DeliveryRow => {
@@ -303,7 +303,7 @@ export const layer: Layer.Layer<OutboxRepository, never, SqlClient.SqlClient> = 
         // its own), the ordered index scan is the plan. (Not sorts too: the final ORDER BY needs one, and
         // the penalty of a disabled sort made PostgreSQL 15 JIT-compile every claim, 120 ms each.)
         // The CTE keeps each delivery's due time, so the lease does not erase the claim order.
-        const rows = yield* inOneTransaction(sql, 2, Effect.andThen(orDie(sql`SET LOCAL enable_bitmapscan = off`), orDie(sql<DeliveryRow>`WITH due AS (
+        const rows = yield* orDie(together(sql, 2, Effect.andThen(sql`SET LOCAL enable_bitmapscan = off`, sql<DeliveryRow>`WITH due AS (
             SELECT id, next_attempt_at AS due_at FROM deliveries
             WHERE status = 'pending' AND next_attempt_at <= ${time(now)} AND ${ofClock(sql, testClockId)}
             ORDER BY next_attempt_at, seq
