@@ -113,11 +113,11 @@ export const layer = (options: Options): Layer.Layer<Metrics, never, SqlClient.S
         async collect() {
           const rows = await query<{ kind: string; lag: number | null }>((sql, now) =>
             sql`SELECT 'charges' AS kind, extract(epoch FROM ${now}::timestamptz - min(next_charge_at))::float8 AS lag FROM subscriptions
-                WHERE provider_state = 'active' AND billing_status = 'enabled' AND next_charge_at <= ${now}
+                WHERE provider_state = 'active' AND billing_status = 'enabled' AND test_clock_id IS NULL AND next_charge_at <= ${now}
               UNION ALL SELECT 'deliveries', extract(epoch FROM ${now}::timestamptz - min(next_attempt_at))::float8 FROM deliveries
-                WHERE status = 'pending' AND next_attempt_at <= ${now}
+                WHERE status = 'pending' AND test_clock_id IS NULL AND next_attempt_at <= ${now}
               UNION ALL SELECT 'expiries', extract(epoch FROM ${now}::timestamptz - min(expires_at))::float8 FROM payments
-                WHERE status IN ('created', 'processing') AND expires_at <= ${now}
+                WHERE status IN ('created', 'processing') AND test_clock_id IS NULL AND expires_at <= ${now}
               UNION ALL SELECT 'conversions', extract(epoch FROM ${now}::timestamptz - min(next_conversion_at))::float8 FROM terminals
                 WHERE next_conversion_at <= ${now}`)
           for (const row of rows) this.set({ kind: row.kind }, Math.max(0, row.lag ?? 0))

@@ -108,6 +108,19 @@ describe("traces, metrics and readiness", () => {
     await srv.work()
   })
 
+  it("leaves a test clock's objects out of the lag: they are due on the clock's time", async () => {
+    await srv.work()
+    const m = await srv.merchant(receiver.url)
+    // A clock frozen 25 years ago: its payment expires, and its callback is due, on that time.
+    const clock = await m.api("POST", "/test-clocks", { frozen_time: "2001-01-01T00:00:00Z" })
+    expect(clock.status).toBe(201)
+    const created = await m.api("POST", "/payments", { amount: "10.00", order_id: "clock-lag-1", test: true, test_clock: clock.json.id })
+    expect([created.status, created.json.expires_at]).toEqual([201, "2001-01-01T00:30:00.000Z"])
+    const scraped = await srv.call("GET", "/metrics", { headers: { authorization: "Bearer test-admin" } })
+    const lag = (kind: string) => Number(scraped.text.split("\n").find((l) => l.startsWith(`paydesk_due_work_lag_seconds{kind="${kind}"}`))!.split(" ")[1])
+    expect([lag("expiries"), lag("deliveries"), lag("charges")]).toEqual([0, 0, 0])
+  })
+
   it("is ready with its migrations applied, and names one that is missing", async () => {
     const ready = await srv.call("GET", "/health/ready")
     expect(ready.status).toBe(200)

@@ -399,6 +399,25 @@ CREATE INDEX outbox_events_clock ON outbox_events (test_clock_id) WHERE test_clo
 CREATE INDEX deliveries_clock_due ON deliveries (test_clock_id, next_attempt_at) WHERE status = 'pending' AND test_clock_id IS NOT NULL
 `)
 
+/**
+ * The live passes' indexes without test clocks' objects. A clock keeps its objects' times on the
+ * clock (years 2000 to 2099), and only its own passes take them: frozen in the past, its pending
+ * deliveries, due subscriptions and open payments sorted first in these indexes, and every live
+ * claim (and the lag gauge) walked past all of them, read each row and dropped it. The clocks'
+ * passes have their own indexes (`*_clock*`).
+ */
+const liveDueIndexes = script(`
+DROP INDEX deliveries_due;
+CREATE INDEX deliveries_due ON deliveries (next_attempt_at, seq) WHERE status = 'pending' AND test_clock_id IS NULL;
+DROP INDEX subscriptions_due;
+CREATE INDEX subscriptions_due ON subscriptions (next_charge_at)
+  WHERE provider_state = 'active' AND billing_status = 'enabled' AND test_clock_id IS NULL;
+DROP INDEX subscriptions_stop_pending;
+CREATE INDEX subscriptions_stop_pending ON subscriptions (updated_at) WHERE billing_status = 'stop_pending' AND test_clock_id IS NULL;
+DROP INDEX payments_expiry;
+CREATE INDEX payments_expiry ON payments (expires_at) WHERE status IN ('created', 'processing') AND test_clock_id IS NULL
+`)
+
 /** Every migration, by `<id>_<name>`. */
 export const migrations: Record<string, Effect.Effect<void, unknown, SqlClient.SqlClient>> = {
   "0001_initial": initial,
@@ -408,5 +427,6 @@ export const migrations: Record<string, Effect.Effect<void, unknown, SqlClient.S
   "0005_events": events,
   "0006_sandbox_subscriptions": sandboxSubscriptions,
   "0007_merchant_conveniences": merchantConveniences,
-  "0008_test_clocks": testClocks
+  "0008_test_clocks": testClocks,
+  "0009_live_due_indexes": liveDueIndexes
 }

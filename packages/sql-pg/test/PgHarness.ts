@@ -45,3 +45,31 @@ export const countStatements = <K extends string>(kinds: Readonly<Record<K, stri
       return Object.fromEntries(Object.keys(kinds).map((kind) => [kind, rows.find((r) => r.kind === kind)?.n ?? 0])) as Record<K, number>
     }).pipe(Effect.orDie)
   }).pipe(Effect.orDie)
+
+/**
+ * `effect` in a transaction, with what its scans read of `table`: rows (by sequential scans and
+ * bitmap heap scans, and fetched through an index) and index entries (of every index of the table;
+ * `index`'s also apart, when given). The counters are the backend's, which PostgreSQL 15+ flushes at
+ * most once a second: they may still hold earlier transactions' counts on the connection, so the
+ * reading is the difference from one taken at the start.
+ */
+export const scanning = <A, E, R>(table: string, effect: Effect.Effect<A, E, R>, index = table) =>
+  Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const counters = sql<{ readonly rows: number; readonly entries: number; readonly ofIndex: number; readonly bitmap: string }>`SELECT
+        (pg_stat_get_xact_tuples_returned(${table}::regclass) + pg_stat_get_xact_tuples_fetched(${table}::regclass))::int AS rows,
+        (SELECT sum(pg_stat_get_xact_tuples_returned(indexrelid)) FROM pg_index WHERE indrelid = ${table}::regclass)::int AS entries,
+        pg_stat_get_xact_tuples_returned(${index}::regclass)::int AS "ofIndex",
+        current_setting('enable_bitmapscan') AS bitmap`
+    return yield* sql.withTransaction(Effect.gen(function*() {
+      const [before] = yield* counters
+      const result = yield* effect
+      const [after] = yield* counters
+      return {
+        result,
+        read: after!.rows - before!.rows + after!.entries - before!.entries,
+        indexEntries: after!.ofIndex - before!.ofIndex,
+        bitmapScans: after!.bitmap
+      }
+    }))
+  }).pipe(Effect.catchTag("SqlError", Effect.die))

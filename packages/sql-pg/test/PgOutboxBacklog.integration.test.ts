@@ -11,7 +11,7 @@ import { Effect } from "effect"
 import { SqlClient } from "effect/sql"
 import { Config, OutboxRepository } from "@paydesk/core"
 import { Fixtures } from "@paydesk/testkit"
-import { kitOn, targets } from "./PgHarness.js"
+import { kitOn, scanning, targets } from "./PgHarness.js"
 
 const backlog = 2000
 const history = 20_000
@@ -54,33 +54,9 @@ const staleBacklog = Effect.gen(function*() {
   return yield* insert(backlog)
 }).pipe(Effect.orDie)
 
-/**
- * `effect` in a transaction, with what its scans read of `deliveries`: rows (by sequential scans and
- * bitmap heap scans) and index entries (of every index of the table, `deliveries_due`'s also apart),
- * and whether bitmap scans were still enabled after it. The counters are the backend's, which
- * PostgreSQL 15+ flushes at most once a second: they may still hold earlier transactions' counts on
- * the connection, so the reading is the difference from one taken at the start.
- */
+/** `effect` in a transaction, with what its scans read of `deliveries` (see `scanning`). */
 const readingDeliveries = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
-  Effect.gen(function*() {
-    const sql = yield* SqlClient.SqlClient
-    const counters = sql<{ readonly rows: number; readonly entries: number; readonly due: number; readonly bitmap: string }>`SELECT
-        (pg_stat_get_xact_tuples_returned('deliveries'::regclass) + pg_stat_get_xact_tuples_fetched('deliveries'::regclass))::int AS rows,
-        (SELECT sum(pg_stat_get_xact_tuples_returned(indexrelid)) FROM pg_index WHERE indrelid = 'deliveries'::regclass)::int AS entries,
-        pg_stat_get_xact_tuples_returned('deliveries_due'::regclass)::int AS due,
-        current_setting('enable_bitmapscan') AS bitmap`
-    return yield* sql.withTransaction(Effect.gen(function*() {
-      const [before] = yield* counters
-      const result = yield* effect
-      const [after] = yield* counters
-      return {
-        result,
-        read: after!.rows - before!.rows + after!.entries - before!.entries,
-        dueEntries: after!.due - before!.due,
-        bitmapScans: after!.bitmap
-      }
-    }))
-  }).pipe(Effect.catchTag("SqlError", Effect.die))
+  Effect.map(scanning("deliveries", effect, "deliveries_due"), ({ indexEntries, ...rest }) => ({ ...rest, dueEntries: indexEntries }))
 
 for (const target of targets) {
   describe(`PgOutboxRepository under a backlog the statistics do not show (${target.name})`, () => {
