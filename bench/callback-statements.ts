@@ -4,7 +4,8 @@
  * `payment.created` deliveries due), then one `Callbacks.runDue` pass (the kit's recording transport:
  * no HTTP) between two marker statements. Prints the pass's statements by kind with the server's time
  * spent on them (`log_min_duration_statement = 0`), read from the log
- * (`LOG` = PostgreSQL's log file of that server, readable by this process).
+ * (`LOG` = PostgreSQL's log file of that server, readable by this process), and the write-ahead log
+ * it wrote per item (the server's: run it with nothing else writing to that server).
  *
  * With `KIND=charges`: `CHARGES` live monthly subscriptions whose second charge is due, and one
  * `Subscriptions.runDueCharges` pass (the kit's acquirer emulator) instead.
@@ -49,13 +50,18 @@ const main = async () => {
       yield* Effect.forEach(Array.from({ length: callbacks }, (_, i) => i), (i) =>
         Payments.create(principal, { amount: "10", orderId: `st-${i}`, test: true }), { concurrency: 10 })
     }
-    // The markers bracket the pass in the log.
+    // The markers bracket the pass in the log; the write-ahead log's position, what it wrote (the
+    // server's, so only with nothing else writing to it).
+    const wal = sql<{ readonly lsn: string }>`SELECT pg_current_wal_insert_lsn()::text AS lsn`
+    const [before] = yield* wal
     yield* sql.unsafe(`SELECT '${mark}-start'`)
     const done = kind === "charges" ? yield* Subscriptions.runDueCharges() : yield* Callbacks.runDue()
     yield* sql.unsafe(`SELECT '${mark}-end'`)
-    return done
+    const [after] = yield* wal
+    const [written] = yield* sql<{ readonly bytes: number }>`SELECT pg_wal_lsn_diff(${after!.lsn}::pg_lsn, ${before!.lsn}::pg_lsn)::float8 AS bytes`
+    return { done, walBytes: written!.bytes }
   }).pipe(Effect.provideService(Clock.Clock, manual.clock), Effect.provide(Kit.layerAround(PgStore.layer(url, { maxConnections: 10 }))))
-  const sent = await Effect.runPromise(program)
+  const { done: sent, walBytes } = await Effect.runPromise(program)
   await new Promise((resolve) => setTimeout(resolve, 500))
   const lines = readFileSync(log, "utf8").split("\n")
   const start = lines.findIndex((l) => l.includes(`${mark}-start`))
@@ -76,7 +82,7 @@ const main = async () => {
   const statements = timed.filter((t) => t.counts).length
   const serverMs = timed.reduce((sum, t) => sum + t.ms, 0)
   const unit = kind === "charges" ? "charge" : "delivery"
-  console.log(`one pass, ${sent} ${kind === "charges" ? "charges" : "deliveries"}: ${statements} statements (${(statements / Math.max(1, sent)).toFixed(2)} per ${unit}), ${serverMs.toFixed(1)} ms in the server`)
+  console.log(`one pass, ${sent} ${kind === "charges" ? "charges" : "deliveries"}: ${statements} statements (${(statements / Math.max(1, sent)).toFixed(2)} per ${unit}), ${serverMs.toFixed(1)} ms in the server, ${Math.round(walBytes / Math.max(1, sent))} bytes of write-ahead log per ${unit}`)
   for (const [kind, { n, ms }] of [...kinds.entries()].sort((a, b) => b[1].n - a[1].n)) console.log(`${String(n).padStart(5)} ${ms.toFixed(1).padStart(8)} ms  ${kind}`)
   await Effect.runPromise(PgStore.dropDatabases(serverUrl, name))
 }

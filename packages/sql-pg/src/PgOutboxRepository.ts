@@ -6,8 +6,8 @@
  * deliveries in one statement (oldest `next_attempt_at` first, ties by insertion; read in the order
  * of `deliveries_due`, bitmap scans off in its transaction), skipping rows other transactions hold,
  * then loads their events; it takes the deliveries of the given test clock
- * only (of none by default), and `purge` keeps the events of test clocks. `recordAttempts` and
- * `stampSendingMany` are one statement each; concurrent `recordAttempt` calls outside a transaction
+ * only (of none by default), and stamps them in the same statement when asked; `purge` keeps the
+ * events of test clocks. `recordAttempts` is one statement; concurrent `recordAttempt` calls outside a transaction
  * are batched into `recordAttempts` (Effect request batching: those made in the same scheduler turn,
  * such as a pass's deliveries answering together), so a pass records its attempts in a few statements
  * instead of one each. The ports here have no expected failure:
@@ -176,6 +176,10 @@ export const layer: Layer.Layer<OutboxRepository, never, SqlClient.SqlClient> = 
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
 
+    /** A delivery's stamp after stamping it at `now`: the one it holds when at or after `keepFrom`, else `now`. */
+    const stampedAt = (now: number, keepFrom: number) =>
+      sql`CASE WHEN sending_at IS NOT NULL AND sending_at >= ${time(keepFrom)} THEN sending_at ELSE ${time(now)} END`
+
     /**
      * Records of distinct deliveries in one statement: the guarded updates, and the attempts of those that matched.
      * Each delivery is read by its primary key, whatever the statistics say. Joined on the JSON rows alone
@@ -278,24 +282,13 @@ export const layer: Layer.Layer<OutboxRepository, never, SqlClient.SqlClient> = 
       }),
 
       stampSending: Traced.fn("PgOutboxRepository.stampSending")(function*(id, now, keepFrom) {
-        const rows = yield* orDie(sql<{ sending_at: Date }>`UPDATE deliveries
-          SET sending_at = CASE WHEN sending_at IS NOT NULL AND sending_at >= ${time(keepFrom)} THEN sending_at ELSE ${time(now)} END
+        const rows = yield* orDie(sql<{ sending_at: Date }>`UPDATE deliveries SET sending_at = ${stampedAt(now, keepFrom)}
           WHERE id = ${id}
           RETURNING sending_at`)
         return rows[0] === undefined ? now : fromTime(rows[0].sending_at)
       }),
 
-      stampSendingMany: Traced.fn("PgOutboxRepository.stampSendingMany")(function*(ids, now, keepFrom) {
-        const valid = ids.filter(Id.isUuid)
-        if (valid.length === 0) return new Map<string, number>()
-        const rows = yield* orDie(sql<{ id: string; sending_at: Date }>`UPDATE deliveries
-          SET sending_at = CASE WHEN sending_at IS NOT NULL AND sending_at >= ${time(keepFrom)} THEN sending_at ELSE ${time(now)} END
-          WHERE id IN ${sql.in(valid)}
-          RETURNING id, sending_at`)
-        return new Map(rows.map((row) => [row.id, fromTime(row.sending_at)] as const))
-      }),
-
-      claimDue: Traced.fn("PgOutboxRepository.claimDue")(function*(now, leaseUntil, limit, testClockId) {
+      claimDue: Traced.fn("PgOutboxRepository.claimDue")(function*(now, leaseUntil, limit, testClockId, stamp) {
         // The due deliveries are read in the order of `deliveries_due`, stopping at `limit`. The table
         // changes faster than autovacuum analyses it, so under a backlog the planner (believing few
         // rows pending) chose a bitmap scan that read and sorted every due delivery, the whole backlog,
@@ -310,7 +303,7 @@ export const layer: Layer.Layer<OutboxRepository, never, SqlClient.SqlClient> = 
             LIMIT ${Math.max(0, limit)}
             FOR UPDATE SKIP LOCKED
           ), claimed AS (
-            UPDATE deliveries AS d SET next_attempt_at = ${time(leaseUntil)}
+            UPDATE deliveries AS d SET next_attempt_at = ${time(leaseUntil)}${stamp === undefined ? sql`` : sql`, sending_at = ${stampedAt(now, stamp.keepFrom)}`}
             FROM due WHERE d.id = due.id
             RETURNING d.*, due.due_at
           )

@@ -15,7 +15,7 @@ const anchor = Date.parse("2026-01-31T07:00:00.000Z")
 
 for (const target of targets) {
   describe(`PgOutboxRepository batching (${target.name})`, () => {
-    it.live("a pass stamps its deliveries in one statement and records their attempts in a few", () =>
+    it.live("a pass claims and stamps its deliveries in one statement and records their attempts in a few", () =>
       Effect.gen(function*() {
         const clock = yield* ManualClock.make(anchor)
         yield* Effect.gen(function*() {
@@ -26,9 +26,9 @@ for (const target of targets) {
           const counted = yield* countStatements({ attempts: "INSERT ON delivery_attempts", updates: "UPDATE ON deliveries" })
           assert.strictEqual(yield* Callbacks.runDue(), count)
           const statements = yield* counted
-          // The claim and the stamps update deliveries; the records update them in the same statements as their inserts.
+          // The claim leases and stamps the deliveries in one update; the records update them in the same statements as their inserts.
           assert.isAtMost(statements.attempts, count / 4)
-          assert.strictEqual(statements.updates, 2 + statements.attempts)
+          assert.strictEqual(statements.updates, 1 + statements.attempts)
           const transport = yield* RecordingCallbackTransport.RecordingCallbackTransport
           assert.strictEqual(transport.requests.length, count)
           // Every delivery delivered once, with the X-Timestamp of its stamp.

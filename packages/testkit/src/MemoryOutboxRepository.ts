@@ -4,7 +4,7 @@
  * `claimDue` takes pending deliveries whose `nextAttemptAt` has come, oldest due first (ties in
  * insertion order), and moves their `nextAttemptAt` to the lease end so a second claim skips them
  * until a crashed attempt's lease runs out; it takes the deliveries of the given test clock only (of
- * none by default), and `purge` keeps the events of test clocks. `stampSending` (and `stampSendingMany`) keeps a stamp at or after `keepFrom`. Events are listed oldest first (ties in insertion
+ * none by default), and `purge` keeps the events of test clocks. `stampSending` (and a claim with `stamp`) keeps a stamp at or after `keepFrom`. Events are listed oldest first (ties in insertion
  * order), deliveries newest first, attempts oldest first. An event's deliveries keep their insertion
  * order (`deliveriesOf`; the latest is the last inserted).
  */
@@ -93,16 +93,7 @@ export const layer: Layer.Layer<OutboxRepository, never, MemoryDatabase> = Layer
           if (deliveries.has(delivery.id)) deliveries.set(delivery.id, delivery)
         })),
       stampSending: (id, now, keepFrom) => db.atomically(Effect.sync(() => stamp(id, now, keepFrom) ?? now)),
-      stampSendingMany: (ids, now, keepFrom) =>
-        db.atomically(Effect.sync(() => {
-          const stamps = new Map<string, number>()
-          for (const id of ids) {
-            const inForce = stamp(id, now, keepFrom)
-            if (inForce !== undefined) stamps.set(id, inForce)
-          }
-          return stamps
-        })),
-      claimDue: (now, leaseUntil, limit, testClockId) =>
+      claimDue: (now, leaseUntil, limit, testClockId, stamping) =>
         db.atomically(Effect.sync(() => {
           const due = [...deliveries.values()]
             .filter((d) => d.status === "pending" && d.nextAttemptAt !== null && d.nextAttemptAt <= now && d.testClockId === (testClockId ?? null))
@@ -114,7 +105,8 @@ export const layer: Layer.Layer<OutboxRepository, never, MemoryDatabase> = Layer
           for (const d of due) {
             const event = outboxEvents.get(d.eventId)
             if (event === undefined) continue
-            const delivery = { ...d, nextAttemptAt: leaseUntil }
+            const sendingAt = stamping === undefined ? d.sendingAt : stamp(d.id, now, stamping.keepFrom)!
+            const delivery = { ...d, nextAttemptAt: leaseUntil, sendingAt }
             deliveries.set(d.id, delivery)
             claimed.push({ delivery, event })
           }

@@ -6,12 +6,12 @@
  * statement where the store can). `claimDue(now, leaseUntil, limit)` takes `pending` deliveries with
  * `nextAttemptAt <= now` (oldest first; ties in the order the events were inserted), skipping rows other transactions hold, sets their
  * `nextAttemptAt` to `leaseUntil` (so a crashed attempt is retried after the lease) and returns
- * them with their events. `stampSending(id, now, keepFrom)` sets the delivery's `sendingAt` to
- * `now` unless it holds a stamp at or after `keepFrom` (the stamp of an attempt a crash cut
- * short, still fresh), and returns the stamp in force; it commits before the request is sent.
- * `stampSendingMany(ids, now, keepFrom)` does the same for several deliveries at once (one
- * statement where the store can) and returns the stamps in force by delivery id (an unknown id is
- * absent). `listEvents` is oldest first in insertion order (newest first with `newestFirst`; a cursor or `newestFirst` orders by insertion alone, whatever the timestamps), after the event `afterId` when given (none when that event is unknown), at most `limit`, only `test` ones when given; `listDeliveries` newest first; `listAttempts`
+ * them with their events. With `stamp`, the claim also stamps each delivery it takes as
+ * `stampSending(id, now, stamp.keepFrom)` would (in the same statement where the store can) and
+ * returns it with the stamp in force as its `sendingAt`. `stampSending(id, now, keepFrom)` sets the
+ * delivery's `sendingAt` to `now` unless it holds a stamp at or after `keepFrom` (the stamp of an
+ * attempt a crash cut short, still fresh), and returns the stamp in force; it commits before the
+ * request is sent. `listEvents` is oldest first in insertion order (newest first with `newestFirst`; a cursor or `newestFirst` orders by insertion alone, whatever the timestamps), after the event `afterId` when given (none when that event is unknown), at most `limit`, only `test` ones when given; `listDeliveries` newest first; `listAttempts`
  * oldest first. `recordAttempt(attempt, delivery, expectedAttempts)` stores `delivery` (its state
  * after the attempt) and inserts `attempt`, together and only when the stored delivery is still
  * `pending` with `expectedAttempts` attempts (else neither, and it answers false: another worker
@@ -101,8 +101,7 @@ export class OutboxRepository extends Context.Service<OutboxRepository, {
   getDelivery(id: string): Effect.Effect<Option.Option<Delivery>>
   updateDelivery(delivery: Delivery): Effect.Effect<void>
   stampSending(id: string, now: number, keepFrom: number): Effect.Effect<number>
-  stampSendingMany(ids: ReadonlyArray<string>, now: number, keepFrom: number): Effect.Effect<ReadonlyMap<string, number>>
-  claimDue(now: number, leaseUntil: number, limit: number, testClockId?: string | null): Effect.Effect<
+  claimDue(now: number, leaseUntil: number, limit: number, testClockId?: string | null, stamp?: { readonly keepFrom: number }): Effect.Effect<
     ReadonlyArray<{ readonly delivery: Delivery; readonly event: OutboxEvent }>
   >
   listDeliveries(filter: DeliveryFilter): Effect.Effect<ReadonlyArray<Delivery>>

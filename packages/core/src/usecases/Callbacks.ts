@@ -5,7 +5,7 @@
  *
  * A delivery is claimed with a lease before the HTTP call and recorded after it, so a worker
  * crash re-sends only deliveries that were in flight. Before the call the delivery is stamped
- * (committed; a pass stamps all of its deliveries in one statement); the re-send of an attempt a
+ * (committed; a pass stamps the deliveries of a batch in the statement that claims them); the re-send of an attempt a
  * crash cut short reuses a stamp younger than `Callback.stampReuseMs`, so it carries the same body,
  * `X-Timestamp` and signature.
  */
@@ -255,16 +255,14 @@ export const runDue = Traced.fn("Callbacks.runDue")(function*() {
   const lastOf = new Map<string, Deferred.Deferred<void>>()
   const claim = Traced.fn("Callbacks.claimBatch")(function*(batch: number) {
     const now = yield* Clock.currentTimeMillis
-    const all = yield* atomic(outbox.claimDue(now, now + config.leaseMs, config.batchSize, scope))
+    // Claimed and stamped in one statement (committed before any is sent): a delivery whose terminal
+    // has no callback URL keeps its stamp only until its attempt is recorded.
+    const all = yield* atomic(outbox.claimDue(now, now + config.leaseMs, config.batchSize, scope, { keepFrom: now - Callback.stampReuseMs }))
     const claimed = all.filter(({ delivery }) => !taken.has(delivery.id))
     // Each terminal of the batch is read once, now (its URL and secrets as of this batch).
     const terminalIds = [...new Set(claimed.map(({ delivery }) => delivery.terminalId))]
     const terminals = new Map(yield* Effect.forEach(terminalIds, (id) => Effect.map(terminalRepository.get(id), (t) => [id, t] as const)))
-    // The deliveries that will be sent (their terminal has a callback URL) are stamped in one statement.
-    const sendable = claimed.filter(({ delivery }) => Option.match(terminals.get(delivery.terminalId) ?? Option.none(), { onNone: () => false, onSome: (t) => t.callbackUrl !== null }))
-    const stamps = sendable.length === 0
-      ? new Map<string, number>()
-      : yield* outbox.stampSendingMany(sendable.map(({ delivery }) => delivery.id), now, now - Callback.stampReuseMs)
+    const stamps = new Map(claimed.flatMap(({ delivery }) => delivery.sendingAt === null ? [] : [[delivery.id, delivery.sendingAt] as const]))
     // Events of one payment (or payout) go out in order; different payments in parallel.
     const groups = new Map<string, Array<(typeof claimed)[number]>>()
     for (const item of claimed) {

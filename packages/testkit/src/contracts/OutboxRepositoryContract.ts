@@ -267,24 +267,25 @@ export const suite = <E>(name: string, layer_: Layer.Layer<Requirements, E>): vo
         assert.strictEqual(some(yield* repo.getDelivery(delivery.id)).sendingAt, 400_000)
       }))
 
-    it.effect("stampSendingMany stamps several at once as stampSending would each, and answers the stamps in force", () =>
+    it.effect("claimDue with stamp stamps what it takes as stampSending would each, and returns the stamps in force", () =>
       Effect.gen(function*() {
         const { repo, seed } = yield* setup
         const { delivery: fresh } = yield* seed({}, { nextAttemptAt: 1_000 })
         const { delivery: cutShort } = yield* seed({}, { nextAttemptAt: 1_000, sendingAt: 5_000 })
         const { delivery: stale } = yield* seed({}, { nextAttemptAt: 1_000, sendingAt: 4_000 })
-        const { delivery: untouched } = yield* seed({}, { nextAttemptAt: 1_000 })
-        const unknown = Fixtures.uuid()
-        const stamps = yield* repo.stampSendingMany([fresh.id, cutShort.id, stale.id, unknown], 65_000, 5_000)
+        const { delivery: notDue } = yield* seed({}, { nextAttemptAt: 65_001 })
+        const mine = [fresh, cutShort, stale]
+        const claimed = only((yield* repo.claimDue(65_000, 125_000, 10_000, null, { keepFrom: 5_000 })).map((c) => c.delivery), [...mine, notDue])
         assert.deepStrictEqual(
-          [...stamps.entries()].sort(([x], [y]) => x < y ? -1 : 1),
-          [[fresh.id, 65_000], [cutShort.id, 5_000], [stale.id, 65_000]].sort(([x], [y]) => (x as string) < (y as string) ? -1 : 1)
+          claimed.map((d) => [d.id, d.sendingAt, d.nextAttemptAt]),
+          [[fresh.id, 65_000, 125_000], [cutShort.id, 5_000, 125_000], [stale.id, 65_000, 125_000]]
         )
-        assert.strictEqual(some(yield* repo.getDelivery(fresh.id)).sendingAt, 65_000)
-        assert.strictEqual(some(yield* repo.getDelivery(cutShort.id)).sendingAt, 5_000)
-        assert.strictEqual(some(yield* repo.getDelivery(stale.id)).sendingAt, 65_000)
-        assert.strictEqual(some(yield* repo.getDelivery(untouched.id)).sendingAt, null)
-        assert.strictEqual((yield* repo.stampSendingMany([], 70_000, 0)).size, 0)
+        for (const d of claimed) assert.deepStrictEqual(some(yield* repo.getDelivery(d.id)), d)
+        // What the claim did not take keeps its stamp.
+        assert.strictEqual(some(yield* repo.getDelivery(notDue.id)).sendingAt, null)
+        // A claim without `stamp` leaves stamps alone.
+        const again = only((yield* repo.claimDue(125_000, 185_000, 10_000)).map((c) => c.delivery), mine)
+        assert.deepStrictEqual(again.map((d) => d.sendingAt), [65_000, 5_000, 65_000])
       }))
 
     it.effect("claimDue breaks ties of nextAttemptAt in the order the events were inserted", () =>
