@@ -7,8 +7,9 @@
  * - `paydesk_callback_attempts_total{result}` and `paydesk_callback_attempt_duration_seconds{result}`:
  *   callback attempts delivered (2xx) or failed, and their latency; `paydesk_callback_deliveries{status}`
  *   the deliveries by status (database);
- * - `paydesk_due_work_lag_seconds{kind}`: how long the oldest overdue work of each kind (charges,
- *   deliveries, expiries, conversions) has waited, 0 when none is overdue (database, server clock);
+ * - `paydesk_due_work_lag_seconds{kind}`: how long the oldest overdue live work of each kind (charges,
+ *   deliveries, expiries, conversions) has waited, 0 when none is overdue (database, server clock; a
+ *   test clock's objects are due on the clock's time, when it is advanced, and are left out);
  * - `paydesk_work_passes_total{result}` and `paydesk_work_items_total{kind}`: the local worker's passes;
  * - `paydesk_db_pool_connections{state}` (`in_use`, `idle`) and `paydesk_db_pool_max_connections`: the
  *   server's pool as PostgreSQL sees it (`pg_stat_activity` of the pool's application name);
@@ -107,7 +108,7 @@ export const layer = (options: Options): Layer.Layer<Metrics, never, SqlClient.S
       })
       new Gauge({
         name: "paydesk_due_work_lag_seconds",
-        help: "How long the oldest overdue work of each kind has waited (0: nothing overdue)",
+        help: "How long the oldest overdue live work of each kind has waited (0: nothing overdue; test clocks' objects left out)",
         labelNames: ["kind"],
         registers: [registry],
         async collect() {

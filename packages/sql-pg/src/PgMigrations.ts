@@ -404,18 +404,39 @@ CREATE INDEX deliveries_clock_due ON deliveries (test_clock_id, next_attempt_at)
  * clock (years 2000 to 2099), and only its own passes take them: frozen in the past, its pending
  * deliveries, due subscriptions and open payments sorted first in these indexes, and every live
  * claim (and the lag gauge) walked past all of them, read each row and dropped it. The clocks'
- * passes have their own indexes (`*_clock*`).
+ * subscription passes get ordered indexes of their own, as deliveries and payments have. Each
+ * index also holds its claim's tie-breaker (`seq` or `id`): objects due at the same instant (a
+ * clock's, or subscriptions charged at the same hour) were read and sorted all at once by each claim.
+ *
+ * The new indexes are built first, under new names: building holds writes to the table (reads go
+ * on). The old ones are dropped and the new renamed last, so the exclusive lock a drop takes is held
+ * only from there to the commit.
  */
 const liveDueIndexes = script(`
-DROP INDEX deliveries_due;
-CREATE INDEX deliveries_due ON deliveries (next_attempt_at, seq) WHERE status = 'pending' AND test_clock_id IS NULL;
-DROP INDEX subscriptions_due;
-CREATE INDEX subscriptions_due ON subscriptions (next_charge_at)
+CREATE INDEX deliveries_due_0009 ON deliveries (next_attempt_at, seq) WHERE status = 'pending' AND test_clock_id IS NULL;
+CREATE INDEX deliveries_clock_due_0009 ON deliveries (test_clock_id, next_attempt_at, seq) WHERE status = 'pending' AND test_clock_id IS NOT NULL;
+CREATE INDEX subscriptions_due_0009 ON subscriptions (next_charge_at, id)
   WHERE provider_state = 'active' AND billing_status = 'enabled' AND test_clock_id IS NULL;
+CREATE INDEX subscriptions_clock_due ON subscriptions (test_clock_id, next_charge_at, id)
+  WHERE provider_state = 'active' AND billing_status = 'enabled' AND test_clock_id IS NOT NULL;
+CREATE INDEX subscriptions_stop_pending_0009 ON subscriptions (updated_at, id) WHERE billing_status = 'stop_pending' AND test_clock_id IS NULL;
+CREATE INDEX subscriptions_clock_stop_pending ON subscriptions (test_clock_id, updated_at, id)
+  WHERE billing_status = 'stop_pending' AND test_clock_id IS NOT NULL;
+CREATE INDEX payments_expiry_0009 ON payments (expires_at, id) WHERE status IN ('created', 'processing') AND test_clock_id IS NULL;
+CREATE INDEX payments_clock_expiry_0009 ON payments (test_clock_id, expires_at, id)
+  WHERE status IN ('created', 'processing') AND test_clock_id IS NOT NULL;
+DROP INDEX deliveries_due;
+ALTER INDEX deliveries_due_0009 RENAME TO deliveries_due;
+DROP INDEX deliveries_clock_due;
+ALTER INDEX deliveries_clock_due_0009 RENAME TO deliveries_clock_due;
+DROP INDEX subscriptions_due;
+ALTER INDEX subscriptions_due_0009 RENAME TO subscriptions_due;
 DROP INDEX subscriptions_stop_pending;
-CREATE INDEX subscriptions_stop_pending ON subscriptions (updated_at) WHERE billing_status = 'stop_pending' AND test_clock_id IS NULL;
+ALTER INDEX subscriptions_stop_pending_0009 RENAME TO subscriptions_stop_pending;
 DROP INDEX payments_expiry;
-CREATE INDEX payments_expiry ON payments (expires_at) WHERE status IN ('created', 'processing') AND test_clock_id IS NULL
+ALTER INDEX payments_expiry_0009 RENAME TO payments_expiry;
+DROP INDEX payments_clock_expiry;
+ALTER INDEX payments_clock_expiry_0009 RENAME TO payments_clock_expiry
 `)
 
 /** Every migration, by `<id>_<name>`. */

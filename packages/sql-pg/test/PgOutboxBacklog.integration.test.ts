@@ -54,10 +54,6 @@ const staleBacklog = Effect.gen(function*() {
   return yield* insert(backlog)
 }).pipe(Effect.orDie)
 
-/** `effect` in a transaction, with what its scans read of `deliveries` (see `scanning`). */
-const readingDeliveries = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
-  Effect.map(scanning("deliveries", effect, "deliveries_due"), ({ indexEntries, ...rest }) => ({ ...rest, dueEntries: indexEntries }))
-
 for (const target of targets) {
   describe(`PgOutboxRepository under a backlog the statistics do not show (${target.name})`, () => {
     it.live("a claim reads about its limit of due entries, not the backlog", () =>
@@ -67,7 +63,7 @@ for (const target of targets) {
         const now = Fixtures.baseTime + 1000
         // A claim of the default batch size, more than the 50 pending the statistics show.
         const limit = Config.defaults.batchSize
-        const { result, read, dueEntries, bitmapScans } = yield* readingDeliveries(repo.claimDue(now, now + 30_000, limit))
+        const { result, read, indexEntries: dueEntries, bitmapScans } = yield* scanning("deliveries", repo.claimDue(now, now + 30_000, limit), "deliveries_due")
         assert.strictEqual(result.length, limit)
         // The claim turned bitmap scans off for its transaction, whatever the statistics say.
         assert.strictEqual(bitmapScans, "off")
@@ -89,11 +85,11 @@ for (const target of targets) {
         const deliveries = yield* staleBacklog
         const repo = yield* OutboxRepository
         const some = deliveries.slice(0, 20)
-        const { result, read, dueEntries } = yield* readingDeliveries(repo.recordAttempts(some.map((delivery) => ({
+        const { result, read, indexEntries: dueEntries } = yield* scanning("deliveries", repo.recordAttempts(some.map((delivery) => ({
           attempt: Fixtures.attempt(delivery.id, { statusCode: 200 }),
           delivery: { ...delivery, attempts: 1, status: "delivered" as const, nextAttemptAt: null, lastStatusCode: 200 },
           expectedAttempts: 0
-        }))))
+        }))), "deliveries_due")
         assert.deepStrictEqual(result, some.map(() => true))
         // About four reads per record (its key, and the attempt's foreign key check), not the pending ones.
         assert.isAtMost(read, 5 * some.length)

@@ -1,5 +1,5 @@
 import { assert, describe, it } from "@effect/vitest"
-import { Deferred, Effect, Option } from "effect"
+import { Clock, Deferred, Effect, Option } from "effect"
 import { TestClock } from "effect/testing"
 import { CallbackTransport, Callbacks, Config, IdempotencyStore, OutboxRepository, PaydeskConfig, TerminalRepository, PaymentRepository, Payments, Terminals, Work } from "@paydesk/core"
 import { Kit, RecordingCallbackTransport } from "@paydesk/testkit"
@@ -136,12 +136,12 @@ describe("Callback delivery", () => {
       let claims = 0
       const expiring = OutboxRepository.of({
         ...outbox,
-        claimDue: (now, leaseUntil, limit, testClockId) =>
+        claimDue: (now, leaseUntil, limit, testClockId, stamp) =>
           Effect.gen(function*() {
-            if (++claims < 5) return yield* outbox.claimDue(now, leaseUntil, limit, testClockId)
+            if (++claims < 5) return yield* outbox.claimDue(now, leaseUntil, limit, testClockId, stamp)
             yield* TestClock.adjust("61 seconds")
             const later = now + 61_000
-            const claimed = yield* outbox.claimDue(later, later + 60_000, limit, testClockId)
+            const claimed = yield* outbox.claimDue(later, later + 60_000, limit, testClockId, stamp)
             yield* Deferred.succeed(fifth, undefined)
             return claimed
           })
@@ -159,6 +159,25 @@ describe("Callback delivery", () => {
       const sent = transport.requests.map((r) => JSON.parse(r.body)).map((b) => `${b.order_id}.${b.event_type}`)
       assert.deepStrictEqual([...sent].sort(), ["a.payment.created", "a.payment.paid", "b.payment.created", "c.payment.created"], sent.join(", "))
     }).pipe(Effect.provideService(PaydeskConfig, { ...Config.defaults, batchSize: 1 }), Effect.provide(Kit.layer)))
+
+  it.effect("with an outbox that does not stamp in its claim, each delivery is stamped on its own before it is sent", () =>
+    Effect.gen(function*() {
+      const { principal, transport } = yield* setup
+      for (const orderId of ["a", "b", "c"]) yield* Payments.create(principal, { amount: "10", orderId, test: true })
+      const outbox = yield* OutboxRepository
+      const stamped: Array<string> = []
+      const older = OutboxRepository.of({
+        ...outbox,
+        claimDue: (now, leaseUntil, limit, testClockId) => outbox.claimDue(now, leaseUntil, limit, testClockId),
+        stampSending: (id, now, keepFrom) => Effect.andThen(Effect.sync(() => stamped.push(id)), outbox.stampSending(id, now, keepFrom))
+      })
+      const started = yield* Clock.currentTimeMillis
+      assert.strictEqual(yield* Callbacks.runDue().pipe(Effect.provideService(OutboxRepository, older)), 3)
+      const deliveries = yield* outbox.listDeliveries({ limit: 10 })
+      assert.sameMembers(stamped, deliveries.map((d) => d.id))
+      assert.isTrue(deliveries.every((d) => d.status === "delivered" && d.sendingAt === null))
+      assert.deepStrictEqual(transport.requests.map((r) => r.headers["x-timestamp"]), ["a", "b", "c"].map(() => String(Math.floor(started / 1000))))
+    }).pipe(Effect.provide(Kit.layer)))
 
   it.effect("the next batch is claimed and sent while the last deliveries of the one before are still in flight", () =>
     Effect.gen(function*() {

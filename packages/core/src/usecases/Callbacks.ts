@@ -109,7 +109,7 @@ export const attempt = Traced.fn("Callbacks.attempt")(function*(
   event: Callback.OutboxEvent,
   /** The delivery's terminal when the caller has just read it (a pass reads each terminal once). */
   known?: Option.Option<Terminal>,
-  /** The stamp in force when the caller has just stamped the delivery (a pass stamps its deliveries in one statement). */
+  /** The stamp in force when the caller has just stamped the delivery (a pass's claim stamps the deliveries it takes). */
   stamped?: number
 ) {
   const terminal = known ?? (yield* (yield* TerminalRepository).get(delivery.terminalId))
