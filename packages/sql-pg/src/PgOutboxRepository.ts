@@ -219,7 +219,7 @@ export const layer: Layer.Layer<OutboxRepository, never, SqlClient.SqlClient> = 
 
     const recordAttempts = Traced.fn("PgOutboxRepository.recordAttempts")(function*(records: ReadonlyArray<AttemptRecord>) {
       const results = new Array<boolean>(records.length).fill(false)
-      const all = rounds(records, (record) => record.delivery.id)
+      const all = rounds(records, (record) => record.delivery.id.toLowerCase())
       // Several rounds commit together, so a batch that dies and is redone records nothing twice.
       yield* inOneTransaction(sql, all.length, Effect.gen(function*() {
         for (const round of all) {

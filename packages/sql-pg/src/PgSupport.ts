@@ -120,7 +120,9 @@ const loneSurrogate = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\
 
 /**
  * Splits items into rounds in which each key appears once, keeping each key's items in order (as
- * indexes): running the rounds one after the other is running the items one after the other.
+ * indexes): running the rounds one after the other is running the items one after the other. A
+ * caller whose key is a uuid a statement matches as one gives it lowercased (PostgreSQL compares
+ * uuids whatever their case).
  */
 export const rounds = <A>(items: ReadonlyArray<A>, keyOf: (item: A) => string): Array<Array<number>> => {
   const result: Array<Array<number>> = []

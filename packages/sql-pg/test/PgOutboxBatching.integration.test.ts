@@ -70,6 +70,28 @@ for (const target of targets) {
         }
       }).pipe(Effect.provide(kitOn(target.url))))
 
+    it.live("two records of one delivery, its id spelled in either case, are made one after the other", () =>
+      Effect.gen(function*() {
+        const { terminal } = yield* Fixtures.seedTerminal({ callbackUrl: "https://shop.example/cb" })
+        const payment = yield* Fixtures.seedPayment(terminal.id)
+        const repo = yield* OutboxRepository
+        const event = Fixtures.outboxEvent(terminal.id, { paymentId: payment.id })
+        const delivery = Fixtures.delivery(event)
+        yield* repo.insertEvent(event, delivery)
+        const failed = { ...delivery, attempts: 1, lastStatusCode: 503, lastError: "HTTP 503" }
+        const results = yield* repo.recordAttempts([
+          { attempt: Fixtures.attempt(delivery.id, { statusCode: 503 }), delivery: failed, expectedAttempts: 0 },
+          {
+            attempt: Fixtures.attempt(delivery.id.toUpperCase(), { attemptNumber: 2, statusCode: 200 }),
+            delivery: { ...failed, id: delivery.id.toUpperCase(), attempts: 2, status: "delivered", nextAttemptAt: null, lastStatusCode: 200, lastError: null },
+            expectedAttempts: 1
+          }
+        ])
+        assert.deepStrictEqual(results, [true, true])
+        assert.deepStrictEqual((yield* repo.listAttempts(delivery.id)).map((a) => a.attemptNumber), [1, 2])
+        assert.strictEqual(Option.getOrThrow(yield* repo.getDelivery(delivery.id)).status, "delivered")
+      }).pipe(Effect.provide(kitOn(target.url))))
+
     it.live("inside a transaction an attempt is recorded in it, and rolls back with it", () =>
       Effect.gen(function*() {
         const { terminal } = yield* Fixtures.seedTerminal({ callbackUrl: "https://shop.example/cb" })
