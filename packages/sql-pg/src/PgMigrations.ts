@@ -408,11 +408,12 @@ CREATE INDEX deliveries_clock_due ON deliveries (test_clock_id, next_attempt_at)
  * index also holds its claim's tie-breaker (`seq` or `id`): objects due at the same instant (a
  * clock's, or subscriptions charged at the same hour) were read and sorted all at once by each claim.
  *
- * The new indexes are built first, under new names: building holds writes to the table (reads go
- * on). The old ones are dropped and the new renamed last, so the exclusive lock a drop takes is held
- * only from there to the commit.
+ * The three tables are locked against writes first, together (reads go on), and the new indexes
+ * built under new names. The old ones are dropped and the new renamed last, so the exclusive lock a
+ * drop takes is held only from there to the commit.
  */
 const liveDueIndexes = script(`
+LOCK TABLE deliveries, subscriptions, payments IN SHARE MODE;
 CREATE INDEX deliveries_due_0009 ON deliveries (next_attempt_at, seq) WHERE status = 'pending' AND test_clock_id IS NULL;
 CREATE INDEX deliveries_clock_due_0009 ON deliveries (test_clock_id, next_attempt_at, seq) WHERE status = 'pending' AND test_clock_id IS NOT NULL;
 CREATE INDEX subscriptions_due_0009 ON subscriptions (next_charge_at, id)

@@ -348,13 +348,13 @@ export const layerSubscriptionRepository: Layer.Layer<SubscriptionRepository, ne
       Effect.gen(function*() {
         const updated = new Set<number>()
         // One statement per round (a subscription written twice side by side goes in a later one).
-        const all = rounds(requests, (r) => r.subscription.id)
+        const all = rounds(requests, (r) => r.subscription.id.toLowerCase())
         const write = Effect.forEach(all, (round) =>
           Effect.map(
             updateRows(sql, "subscriptions", round.map((i) => subscriptionColumns(requests[i]!.subscription)), sql`t.version = r.version - 1`),
             (rows) => {
               const ids = new Set(rows.map((row) => row.id))
-              for (const i of round) if (ids.has(requests[i]!.subscription.id)) updated.add(i)
+              for (const i of round) if (ids.has(requests[i]!.subscription.id.toLowerCase())) updated.add(i)
             }
           ), { discard: true })
         return yield* together(sql, all.length, write).pipe(
@@ -458,7 +458,7 @@ export const layerChargeRepository: Layer.Layer<ChargeRepository, never, SqlClie
     const updateTogether = sideBySide(sql, (requests: ReadonlyArray<ChargeUpdate>) =>
       Effect.gen(function*() {
         // One statement per round (a charge written twice side by side goes in a later one).
-        const all = rounds(requests, (r) => r.charge.id)
+        const all = rounds(requests, (r) => r.charge.id.toLowerCase())
         const write = Effect.forEach(all, (round) => updateRows(sql, "charges", round.map((i) => chargeColumns(requests[i]!.charge))), { discard: true })
         yield* orDie(together(sql, all.length, write))
         return requests.map(() => Exit.void)

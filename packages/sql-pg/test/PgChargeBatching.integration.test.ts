@@ -198,6 +198,18 @@ for (const target of targets) {
         yield* charges.insert(charge)
         assert.strictEqual(Option.getOrThrow(yield* charges.get(charge.id.toUpperCase())).id, charge.id)
         assert.deepStrictEqual((yield* charges.listForCycle(a.id.toUpperCase(), 1)).map((c) => c.id), [charge.id])
+        // Written side by side with its id in capitals, then in small letters: two writes in order, each answered.
+        const twice = yield* Effect.all([
+          Effect.exit(repo.update({ ...a, id: a.id.toUpperCase(), description: "a capitals", version: 3 })),
+          Effect.exit(repo.update({ ...a, description: "a small", version: 4 }))
+        ], { concurrency: "unbounded" })
+        assert.deepStrictEqual(twice.map((e) => e._tag), ["Success", "Success"])
+        assert.deepStrictEqual(Option.map(yield* repo.get(a.id), (x) => [x.description, x.version]), Option.some(["a small", 4]))
+        yield* Effect.all([
+          charges.update({ ...charge, id: charge.id.toUpperCase(), status: "unconfirmed", updatedAt: charge.updatedAt + 1 }),
+          charges.update({ ...charge, status: "unconfirmed", updatedAt: charge.updatedAt + 2 })
+        ], { concurrency: "unbounded" })
+        assert.strictEqual(Option.getOrThrow(yield* charges.get(charge.id)).updatedAt, charge.updatedAt + 2)
       }).pipe(Effect.provide(kitOn(target.url))))
   })
 }

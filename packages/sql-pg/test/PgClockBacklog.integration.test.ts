@@ -107,6 +107,8 @@ for (const target of targets) {
         ]
         for (const { result, indexEntries } of clockClaims) {
           assert.strictEqual(result.length, limit)
+          // Read through that index (none read would mean another plan), up to its limit.
+          assert.isAtLeast(indexEntries, limit)
           assert.isAtMost(indexEntries, limit + 1)
         }
       }).pipe(Effect.provide(kitOn(target.url))))
