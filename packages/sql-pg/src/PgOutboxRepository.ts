@@ -7,8 +7,8 @@
  * of `deliveries_due`, bitmap scans off in its transaction), skipping rows other transactions hold,
  * then loads their events; it takes the deliveries of the given test clock
  * only (of none by default), and stamps them in the same statement when asked; `purge` keeps the
- * events of test clocks. `recordAttempts` is one statement; concurrent `recordAttempt` calls outside a transaction
- * are batched into `recordAttempts` (Effect request batching: those made in the same scheduler turn,
+ * events of test clocks. `recordAttempts` is one statement; concurrent `recordAttempt` calls outside
+ * a transaction are batched into `recordAttempts` (Effect request batching: those made in the same scheduler turn,
  * such as a pass's deliveries answering together), so a pass records its attempts in a few statements
  * instead of one each. The ports here have no expected failure:
  * a duplicate id or a delivery of an unknown event is a defect.

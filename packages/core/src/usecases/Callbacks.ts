@@ -5,9 +5,9 @@
  *
  * A delivery is claimed with a lease before the HTTP call and recorded after it, so a worker
  * crash re-sends only deliveries that were in flight. Before the call the delivery is stamped
- * (committed; a pass stamps the deliveries of a batch in the statement that claims them); the re-send of an attempt a
- * crash cut short reuses a stamp younger than `Callback.stampReuseMs`, so it carries the same body,
- * `X-Timestamp` and signature.
+ * (committed; a pass stamps the deliveries of a batch in the statement that claims them); the
+ * re-send of an attempt a crash cut short reuses a stamp younger than `Callback.stampReuseMs`, so it
+ * carries the same body, `X-Timestamp` and signature.
  */
 import { Clock, Deferred, Effect, Option, Stream } from "effect"
 import * as Callback from "../Callback.js"
