@@ -13,6 +13,17 @@ import { countStatements, kitOn, targets } from "./PgHarness.js"
 
 const anchor = Date.parse("2026-01-31T07:00:00.000Z")
 
+/** The outbox and one pending delivery of a fresh terminal's payment. */
+const oneDelivery = Effect.gen(function*() {
+  const { terminal } = yield* Fixtures.seedTerminal({ callbackUrl: "https://shop.example/cb" })
+  const payment = yield* Fixtures.seedPayment(terminal.id)
+  const repo = yield* OutboxRepository
+  const event = Fixtures.outboxEvent(terminal.id, { paymentId: payment.id })
+  const delivery = Fixtures.delivery(event)
+  yield* repo.insertEvent(event, delivery)
+  return { repo, delivery }
+})
+
 for (const target of targets) {
   describe(`PgOutboxRepository batching (${target.name})`, () => {
     it.live("a pass claims and stamps its deliveries in one statement and records their attempts in a few", () =>
@@ -72,12 +83,7 @@ for (const target of targets) {
 
     it.live("two records of one delivery, its id spelled in either case, are made one after the other", () =>
       Effect.gen(function*() {
-        const { terminal } = yield* Fixtures.seedTerminal({ callbackUrl: "https://shop.example/cb" })
-        const payment = yield* Fixtures.seedPayment(terminal.id)
-        const repo = yield* OutboxRepository
-        const event = Fixtures.outboxEvent(terminal.id, { paymentId: payment.id })
-        const delivery = Fixtures.delivery(event)
-        yield* repo.insertEvent(event, delivery)
+        const { repo, delivery } = yield* oneDelivery
         const failed = { ...delivery, attempts: 1, lastStatusCode: 503, lastError: "HTTP 503" }
         const results = yield* repo.recordAttempts([
           { attempt: Fixtures.attempt(delivery.id, { statusCode: 503 }), delivery: failed, expectedAttempts: 0 },
@@ -94,12 +100,7 @@ for (const target of targets) {
 
     it.live("inside a transaction an attempt is recorded in it, and rolls back with it", () =>
       Effect.gen(function*() {
-        const { terminal } = yield* Fixtures.seedTerminal({ callbackUrl: "https://shop.example/cb" })
-        const payment = yield* Fixtures.seedPayment(terminal.id)
-        const repo = yield* OutboxRepository
-        const event = Fixtures.outboxEvent(terminal.id, { paymentId: payment.id })
-        const delivery = Fixtures.delivery(event)
-        yield* repo.insertEvent(event, delivery)
+        const { repo, delivery } = yield* oneDelivery
         const attempt = Fixtures.attempt(delivery.id, { statusCode: 200 })
         const after = { ...delivery, attempts: 1, status: "delivered" as const, nextAttemptAt: null, lastStatusCode: 200 }
         const exit = yield* Effect.exit((yield* Transactions).run(Effect.gen(function*() {
