@@ -5,13 +5,13 @@
  * Insertion order is the `seq` column of events and deliveries. `claimDue` leases due pending
  * deliveries in one statement (oldest `next_attempt_at` first, ties by insertion; read in the order
  * of `deliveries_due`, bitmap scans off in its transaction), skipping rows other transactions hold,
- * then loads their events; it takes the deliveries of the given test clock
- * only (of none by default), and stamps them in the same statement when asked; `purge` keeps the
- * events of test clocks. `recordAttempts` is one statement; concurrent `recordAttempt` calls outside
- * a transaction are batched into `recordAttempts` (Effect request batching: those made in the same scheduler turn,
- * such as a pass's deliveries answering together), so a pass records its attempts in a few statements
- * instead of one each. The ports here have no expected failure:
- * a duplicate id or a delivery of an unknown event is a defect.
+ * and stamps them in the same statement when asked, then loads their events; it takes the
+ * deliveries of the given test clock only (of none by default), and `purge` keeps the events of test
+ * clocks. `recordAttempts` is one statement; concurrent `recordAttempt` calls outside a transaction
+ * are batched into `recordAttempts` (Effect request batching: those made in the same scheduler
+ * turn, such as a pass's deliveries answering together), so a pass records its attempts in a few
+ * statements instead of one each. The ports here have no expected failure: a duplicate id or a
+ * delivery of an unknown event is a defect.
  */
 import { Effect, Exit, Layer, Option, Request } from "effect"
 import { OutboxRepository, Traced, type AttemptRecord } from "@paydesk/core"

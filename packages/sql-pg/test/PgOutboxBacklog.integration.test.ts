@@ -1,10 +1,10 @@
 /**
  * The PostgreSQL outbox under a backlog the planner does not know of: statistics taken while 50
  * deliveries were pending among 20,000 delivered, then 2,000 more pending (as when the engine falls
- * behind a burst, or starts after a stop; the table changes faster than autovacuum analyses it). A claim reads about
- * `limit` entries of `deliveries_due`, not the backlog, and recording attempts reads none of them
- * (each delivery by its primary key). Counted with `pg_stat_get_xact_tuples_returned` and
- * `pg_stat_get_xact_tuples_fetched`, what this transaction's scans returned.
+ * behind a burst, or starts after a stop; the table changes faster than autovacuum analyses it). A
+ * claim reads about `limit` entries of `deliveries_due`, not the backlog, and recording attempts
+ * reads none of them (each delivery by its primary key). Counted with `scanning`: what this
+ * transaction's scans returned.
  */
 import { assert, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
