@@ -30,6 +30,7 @@
  *   PHASES=1 ./run pnpm bench:http                # phase 1 only (PHASES=2: phases 1 and 2)
  *   ALLOCATIONS=1 ./run pnpm bench:http           # also samples the server's allocations in phase 1 (inspector; KB per request, top sites; the profile to bench/profiles/)
  *   ALLOCATIONS=survivors ./run pnpm bench:http   # the same for what lived through a scavenge (the old generation's garbage)
+ *   ALLOCATIONS=1 ALLOCATIONS_PHASE=2 PHASES=2 ./run pnpm bench:http   # the same in phase 2 (KB per request, callbacks included)
  *   SERVER_MAIN=/elsewhere/packages/server/dist/main.js ./run pnpm bench:http   # another build (e.g. a worktree of an older commit)
  *   NODE_FLAGS="--max-semi-space-size=4" ./run pnpm bench:http   # the server's node flags (default: ./run start's, --max-semi-space-size=4 --max-old-space-size=192 --heap-growing-percent=100)
  *   SERVER_OUTPUT=/tmp/server.log NODE_FLAGS="--max-semi-space-size=4 --max-old-space-size=192 --heap-growing-percent=100 --trace-gc" ./run pnpm bench:http   # keeps each server's output (the last one's) in a file
@@ -55,6 +56,8 @@ const profileEngine = process.env.PROFILE === "2"
 const engineApart = process.env.ENGINE_APART === "1"
 const allocations = process.env.ALLOCATIONS === "1" || process.env.ALLOCATIONS === "survivors"
 const survivors = process.env.ALLOCATIONS === "survivors"
+/** The phase whose allocations are sampled: 1 (the HTTP path alone) or 2 (with the engine delivering). */
+const allocationPhase = process.env.ALLOCATIONS_PHASE === "2" ? 2 : 1
 const adminToken = "bench-admin-token-0123456789abcdef"
 
 const sleep = (ms: number) => new Promise((ok) => setTimeout(ok, ms))
@@ -240,16 +243,37 @@ const report = (name: string, m: Measured, alongside = false) => {
  * callbacks the receiver got meanwhile; `engine`, when the engine runs in another process, has its
  * CPU per callback reported too.
  */
-const driveDelivering = async (receiver: Awaited<ReturnType<typeof LoopbackReceiver.start>>, http: Running, apiKey: string, tag: string, title: string, engine?: Running) => {
+const driveDelivering = async (receiver: Awaited<ReturnType<typeof LoopbackReceiver.start>>, http: Running, apiKey: string, tag: string, title: string, engine?: Running, sample = false) => {
   await drained(receiver)
   const delivered = await receiver.received()
   const engineCpu = engine === undefined ? undefined : ProcessCpu.start(engine.process.pid!)
-  const measured = await drive(http, apiKey, tag, seconds)
+  const measured = await sampled(http, sample, () => drive(http, apiKey, tag, seconds))
   const engineSpent = engineCpu?.stop()
   report(title, measured)
   const during = await receiver.received() - delivered
   const engineShare = engineSpent === undefined ? "" : `, the engine process's CPU ${(engineSpent.server / Math.max(1, during)).toFixed(0)} µs per callback`
   console.log(`callbacks delivered during the phase: ${during} (${(during / seconds).toFixed(0)}/s)${engineShare}`)
+  return measured
+}
+
+/**
+ * Runs `phase` with the server's allocations sampled when `ALLOCATIONS` is set and `sample` holds,
+ * and prints what the sampling saw per request (the profile to bench/profiles/).
+ */
+const sampled = async (server: Running, sample: boolean, phase: () => Promise<Measured>): Promise<Measured> => {
+  const sampling = allocations && sample && server.inspector !== null ? await AllocationSampler.start(server.inspector, { survivors }) : null
+  const measured = await phase()
+  if (sampling === null) return measured
+  const seen = await sampling.stop()
+  const what = survivors
+    ? "allocated in the server during the phase and lived through a scavenge (sampled)"
+    : "allocated in the server during the phase (sampled, collected objects included)"
+  console.log(`${what}: ${(seen.bytes / 1e6).toFixed(0)} MB, ${(seen.bytes / 1024 / measured.total).toFixed(0)} KB per request; the sites with the most:`)
+  for (const { site, bytes } of seen.top) console.log(`  ${(100 * bytes / seen.bytes).toFixed(1).padStart(5)} %  ${site}`)
+  const file = join(root, "bench", "profiles", `http-${Date.now()}.heapprofile`)
+  mkdirSync(join(root, "bench", "profiles"), { recursive: true })
+  writeFileSync(file, JSON.stringify(seen.profile))
+  console.log(`  the whole sampled profile: ${file}`)
   return measured
 }
 
@@ -273,27 +297,14 @@ const main = async () => {
   try {
     console.log(`bench:http: ${connections} connections, ${seconds} s per phase, database ${databaseUrl.replace(/\/\/[^@]*@/, "//")}`)
     // Phase 1: the HTTP path alone.
-    const plain = await startServer(databaseUrl, { PAYDESK_ENGINE: "off", PAYDESK_CALLBACK_ALLOW_PRIVATE: "1" }, profileDir, allocations)
+    const plain = await startServer(databaseUrl, { PAYDESK_ENGINE: "off", PAYDESK_CALLBACK_ALLOW_PRIVATE: "1" }, profileDir, allocations && allocationPhase === 1)
     let merchant: Awaited<ReturnType<typeof provision>>
     let alone: Measured
     try {
       merchant = await provision(plain.url, receiver.url)
       await drive(plain, merchant.apiKey, "warm", 2)
-      const sampling = allocations && plain.inspector !== null ? await AllocationSampler.start(plain.inspector, { survivors }) : null
-      alone = await drive(plain, merchant.apiKey, "alone", seconds)
+      alone = await sampled(plain, allocationPhase === 1, () => drive(plain, merchant.apiKey, "alone", seconds))
       report("HTTP, engine off", alone)
-      if (sampling !== null) {
-        const seen = await sampling.stop()
-        const what = survivors
-          ? "allocated in the server during the phase and lived through a scavenge (sampled)"
-          : "allocated in the server during the phase (sampled, collected objects included)"
-        console.log(`${what}: ${(seen.bytes / 1e6).toFixed(0)} MB, ${(seen.bytes / 1024 / alone.total).toFixed(0)} KB per request; the sites with the most:`)
-        for (const { site, bytes } of seen.top) console.log(`  ${(100 * bytes / seen.bytes).toFixed(1).padStart(5)} %  ${site}`)
-        const file = join(root, "bench", "profiles", `http-${Date.now()}.heapprofile`)
-        mkdirSync(join(root, "bench", "profiles"), { recursive: true })
-        writeFileSync(file, JSON.stringify(seen.profile))
-        console.log(`  the whole sampled profile: ${file}`)
-      }
       await exports(plain, merchant.apiKey)
     } finally {
       await plain.stop()
@@ -302,9 +313,9 @@ const main = async () => {
     let withEngine: Measured | null = null
     if (phases >= 2) {
       // Phase 2: the local engine delivers every payment.created to the loopback receiver meanwhile.
-      const engine = await startServer(databaseUrl, { PAYDESK_ENGINE: "local", PAYDESK_CALLBACK_ALLOW_PRIVATE: "1" }, engineProfileDir)
+      const engine = await startServer(databaseUrl, { PAYDESK_ENGINE: "local", PAYDESK_CALLBACK_ALLOW_PRIVATE: "1" }, engineProfileDir, allocations && allocationPhase === 2)
       try {
-        withEngine = await driveDelivering(receiver, engine, merchant.apiKey, "engine", "HTTP, local engine delivering")
+        withEngine = await driveDelivering(receiver, engine, merchant.apiKey, "engine", "HTTP, local engine delivering", undefined, allocationPhase === 2)
       } finally {
         await engine.stop()
       }
