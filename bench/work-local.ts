@@ -13,6 +13,7 @@
  *   PROFILE=1 ./run pnpm bench:work       # also writes CPU profiles of the two measured drains to bench/profiles/
  *   BATCH=400 ./run pnpm bench:work       # PaydeskConfig.batchSize (records per claim; default 100)
  *   WARMUP=0 WARMUP_SUBSCRIPTIONS=0 ./run pnpm bench:work   # no warm-up (default 1000 and 200)
+ *   ANSWER_BYTES=4096 ./run pnpm bench:work   # the receiver answers with a body of that size (default none)
  */
 import { Clock, Effect, Layer, References } from "effect"
 import { Config, PaydeskConfig, Payments, Work } from "@paydesk/core"
@@ -33,7 +34,7 @@ const warmupSubscriptions = Number(process.env.WARMUP_SUBSCRIPTIONS ?? 200)
 const main = async () => {
   const { url, stop } = await BenchDatabase.open()
 
-  const receiver = await LoopbackReceiver.start()
+  const receiver = await LoopbackReceiver.start({ answerBytes: Number(process.env.ANSWER_BYTES ?? 0) })
   const callbackUrl = receiver.url
 
   // The warm-up's subscriptions start two weeks before the measured ones, so their charges fall due first.
@@ -71,6 +72,8 @@ const main = async () => {
     // Measured inside the profile: its start, stop and file are not counted.
     const callbacksDrain = yield* profiled("work-callbacks", measured(Work.drain(1000)))
     const delivered = yield* Effect.promise(() => receiver.received())
+    // Connections the receiver accepted during the drain (the pool's from the warm-up are kept).
+    const opened = yield* Effect.promise(() => receiver.connections())
 
     yield* BenchSubscriptions.paidUp(merchant, principal, subscriptions)
     // The first payments' callbacks, the expiry of the callback phase's payments and the warm-up's
@@ -79,12 +82,12 @@ const main = async () => {
     yield* Work.drain(1000)
     yield* manual.set(Date.parse("2026-02-28T07:00:00.000Z"))
     const chargesDrain = yield* profiled("work-charges", measured(Work.drain(1000)))
-    return { cold, coldDrain, delivered, callbacksDrain, charges: chargesDrain.result.charges, chargesDrain }
+    return { cold, coldDrain, delivered, opened, callbacksDrain, charges: chargesDrain.result.charges, chargesDrain }
   }).pipe(Effect.provideService(Clock.Clock, manual.clock), Effect.provide(kit))
 
-  const { cold, coldDrain, delivered, callbacksDrain, charges, chargesDrain } = await Effect.runPromise(program)
+  const { cold, coldDrain, delivered, opened, callbacksDrain, charges, chargesDrain } = await Effect.runPromise(program)
   if (cold > 0) console.log(`local engine, callbacks of the first drain (cold, the warm-up): ${(cold / coldDrain.seconds).toFixed(1)} delivered/s (${cold}), ${(coldDrain.cpuMicros / cold).toFixed(0)} µs of engine CPU each`)
-  console.log(`local engine, callbacks: ${(delivered / callbacksDrain.seconds).toFixed(1)} delivered/s (${delivered} signed POSTs to a loopback receiver), ${(callbacksDrain.cpuMicros / delivered).toFixed(0)} µs of engine CPU each`)
+  console.log(`local engine, callbacks: ${(delivered / callbacksDrain.seconds).toFixed(1)} delivered/s (${delivered} signed POSTs to a loopback receiver, ${opened} new connections), ${(callbacksDrain.cpuMicros / delivered).toFixed(0)} µs of engine CPU each`)
   console.log(`local engine, due charges: ${(charges / chargesDrain.seconds).toFixed(1)} charges/s (${charges} charges, each with its payment, ledger entries and callback), ${(chargesDrain.cpuMicros / charges).toFixed(0)} µs of engine CPU each`)
   await receiver.close()
   await stop()

@@ -1,8 +1,11 @@
 /**
  * `CallbackTransport` over undici's keep-alive pools (http and https): POSTs the exact body bytes
  * with the given headers to public hosts only, gives up after the timeout, follows no redirect, and
- * reads at most `Callback.responseExcerptBytes` of the answer before it drops the connection (a
- * receiver answering gigabytes costs one KiB).
+ * keeps the first `Callback.responseExcerptBytes` of the answer. The attempt is answered as soon as
+ * it has them; the rest of the body is read and dropped, up to `reuseBytes` in all, so that the
+ * connection goes back to the pool (a receiver answering with a page of a few KiB costs no new
+ * handshake per callback). A longer answer, or one not finished within the send's timeout, has its
+ * connection dropped (a receiver answering gigabytes costs at most `reuseBytes`).
  *
  * Destinations are checked with the core's `IpAddress` classifier when the request is sent: an IP
  * literal before connecting, a host name inside the socket's `lookup` (the pool's connector hands
@@ -101,27 +104,45 @@ export const describeFailure = (error: unknown): string => {
 }
 
 /**
- * The first `Callback.responseExcerptBytes` of an answer's body: read until the body ends, it fails
- * (cut off after the status line, which still counts) or the excerpt is full, when the rest is
- * dropped with the connection. (Listeners, not `for await`: an async iterator per answer cost more
- * than the rest of the read.)
+ * How much of an answer's body is read at most (the excerpt included) so that its connection is
+ * kept: the rest of a longer answer is not read, and its connection is dropped.
  */
-const excerptOf = (body: Dispatcher.ResponseData["body"]): Promise<string> =>
+export const reuseBytes = 64 * 1024
+
+/**
+ * The first `Callback.responseExcerptBytes` of an answer's body, resolved as soon as they came, the
+ * body ended or it failed (cut off after the status line, which still counts). The rest of the body
+ * is read and dropped until it ends (the connection then goes back to the pool) or passes
+ * `reuseBytes`, when the connection is dropped; `settled` runs once the body is done either way.
+ * (Listeners, not `for await`: an async iterator per answer cost more than the rest of the read.)
+ */
+const excerptOf = (body: Dispatcher.ResponseData["body"], settled: () => void): Promise<string> =>
   new Promise((resolve) => {
     const chunks: Array<Buffer> = []
+    let kept = 0
     let size = 0
-    let done = false
-    const finish = () => {
-      if (done) return
-      done = true
+    let answered = false
+    const answer = () => {
+      if (answered) return
+      answered = true
       resolve(Buffer.concat(chunks).subarray(0, Callback.responseExcerptBytes).toString("utf8"))
     }
-    body.on("data", (chunk: Buffer) => {
+    let done = false
+    const finish = () => {
+      answer()
       if (done) return
-      chunks.push(chunk)
+      done = true
+      settled()
+    }
+    body.on("data", (chunk: Buffer) => {
       size += chunk.length
-      // Enough for the log: stop reading and drop the connection, whatever the receiver still sends.
-      if (size >= Callback.responseExcerptBytes) {
+      if (kept < Callback.responseExcerptBytes) {
+        chunks.push(chunk)
+        kept += chunk.length
+        if (kept >= Callback.responseExcerptBytes) answer()
+      }
+      // Too long to be worth the connection: stop reading and drop it, whatever the receiver still sends.
+      if (size > reuseBytes) {
         finish()
         body.destroy()
       }
@@ -153,9 +174,11 @@ export const send = async (
   if (literal !== null && !IpAddress.isAllowed(literal, allowPrivate)) throw refusal(url.hostname, literal, url.hostname)
   const payload = Buffer.from(request.body, "utf8")
   const own = resolver === systemResolver ? undefined : poolOf(allowPrivate, resolver)
-  // One timer over the whole exchange, the body included (cheaper than `AbortSignal.timeout`).
+  // One timer over the whole exchange, the body included (cheaper than `AbortSignal.timeout`): it
+  // also bounds the reading of the rest of the body after the excerpt has been answered.
   const timeout = new AbortController()
   const timer = setTimeout(() => timeout.abort(), request.timeoutMs)
+  const settled = () => clearTimeout(timer)
   try {
     const response = await (own ?? (allowPrivate ? pools.private : pools.strict)).request({
       origin: url.origin,
@@ -165,11 +188,11 @@ export const send = async (
       body: payload,
       signal: timeout.signal
     })
-    return { statusCode: response.statusCode, body: await excerptOf(response.body) }
+    return { statusCode: response.statusCode, body: await excerptOf(response.body, settled) }
   } catch (error) {
+    settled()
     throw timeout.signal.aborted ? new Error(`timeout: no answer within ${request.timeoutMs} ms`) : error
   } finally {
-    clearTimeout(timer)
     if (own !== undefined) void own.destroy().catch(() => undefined)
   }
 }

@@ -124,4 +124,86 @@ describe("HttpCallbackTransport's keep-alive pool", () => {
       await new Promise<void>((ok) => receiver.close(() => ok()))
     }
   })
+
+  /**
+   * A receiver answering 200 with `body` in pieces of 1 KiB a few milliseconds apart (as an answer
+   * arrives over a network: in several reads), counting its connections, the ones closed, and the
+   * answers it finished.
+   */
+  const answering = async (body: Buffer, end = true) => {
+    const seen = { connections: 0, closed: 0, finished: 0 }
+    const receiver = createServer((request, response) => {
+      request.resume()
+      response.on("finish", () => seen.finished++)
+      request.on("end", () => {
+        response.writeHead(200, end ? { "content-length": String(body.length) } : {})
+        const piece = (at: number) => {
+          if (response.destroyed) return
+          if (at >= body.length) return void (end && response.end())
+          response.write(body.subarray(at, at + 1024))
+          setTimeout(() => piece(at + 1024), at < 8 * 1024 ? 3 : 0)
+        }
+        piece(0)
+      })
+    })
+    receiver.on("connection", (socket) => {
+      seen.connections++
+      socket.on("close", () => seen.closed++)
+    })
+    await new Promise<void>((ok) => receiver.listen(0, "127.0.0.1", ok))
+    return {
+      seen,
+      url: `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/cb`,
+      close: async () => {
+        receiver.closeAllConnections()
+        await new Promise<void>((ok) => receiver.close(() => ok()))
+      }
+    }
+  }
+
+  it("keeps the connection after an answer of a few KiB, whose first KiB it keeps", async () => {
+    // A framework's default page: 1 KiB of "a", then 3 KiB of "b".
+    const receiver = await answering(Buffer.from("a".repeat(1024) + "b".repeat(3072)))
+    try {
+      for (let i = 0; i < 10; i++) {
+        // Answered with the first KiB, while the rest is still on its way.
+        expect(await HttpCallbackTransport.send({ url: receiver.url, headers: {}, body: "{}", timeoutMs: 5_000 }, true)).toEqual({ statusCode: 200, body: "a".repeat(1024) })
+        // The next send once this answer is over: its connection is then free again.
+        await expect.poll(() => receiver.seen.finished).toBe(i + 1)
+        await new Promise((ok) => setTimeout(ok, 10))
+      }
+      // Dropped after the excerpt, each send would open a connection of its own.
+      expect(receiver.seen.connections).toBeLessThanOrEqual(2)
+      expect(receiver.seen.closed).toBe(0)
+    } finally {
+      await receiver.close()
+    }
+  })
+
+  it("drops the connection of an answer longer than reuseBytes", async () => {
+    const receiver = await answering(Buffer.alloc(HttpCallbackTransport.reuseBytes + 1, "x"))
+    try {
+      for (let i = 0; i < 3; i++) {
+        expect(await HttpCallbackTransport.send({ url: receiver.url, headers: {}, body: "{}", timeoutMs: 5_000 }, true)).toEqual({ statusCode: 200, body: "x".repeat(1024) })
+      }
+      expect(receiver.seen.connections).toBe(3)
+      await expect.poll(() => receiver.seen.closed).toBe(3)
+    } finally {
+      await receiver.close()
+    }
+  })
+
+  it("answers with the excerpt at once, and drops a connection whose answer does not end within the timeout", async () => {
+    // 2 KiB, then nothing more, never the end of the body.
+    const receiver = await answering(Buffer.alloc(2048, "y"), false)
+    try {
+      const answer = await HttpCallbackTransport.send({ url: receiver.url, headers: {}, body: "{}", timeoutMs: 1_000 }, true)
+      expect(answer).toEqual({ statusCode: 200, body: "y".repeat(1024) })
+      // The answer came before the timeout, which still bounds the rest of the body.
+      expect(receiver.seen.closed).toBe(0)
+      await expect.poll(() => receiver.seen.closed, { timeout: 5_000 }).toBe(1)
+    } finally {
+      await receiver.close()
+    }
+  })
 })

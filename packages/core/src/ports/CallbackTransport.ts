@@ -3,9 +3,10 @@
  *
  * Contract: `post` sends `body` byte for byte with `headers` to `url` and gives up after
  * `timeoutMs`. It succeeds with the status code of any answer (2xx or not), the latency and at most
- * `Callback.responseExcerptBytes` of the answer's body as text (it reads no more than that, then
- * drops the connection); it fails with `TransportFailure` when no answer came (connection error,
- * timeout, or a destination the deployment does not allow).
+ * `Callback.responseExcerptBytes` of the answer's body as text, as soon as it has them (what it reads
+ * beyond that, to keep a connection for the next send, is bounded and dropped); it fails with
+ * `TransportFailure` when no answer came (connection error, timeout, or a destination the
+ * deployment does not allow).
  */
 import { Context, type Effect, Schema } from "effect"
 
