@@ -15,8 +15,11 @@
  *      connections at the same time: the throughput of both together (on these 2-core machines the
  *      two processes, PostgreSQL and autocannon share the same cores).
  *
- * Then pgbench runs the statements one creation makes (the API key with its nonce, the terminal, the
- * payment, its outbox event and delivery, in the server's transactions) with `CONNECTIONS` clients.
+ * pgbench runs the statements one creation makes (the API key with its nonce, the terminal, the
+ * payment, its outbox event and delivery, in the server's transactions) with `CONNECTIONS` clients,
+ * for `SECONDS`, twice: before phase 1 (once the merchant is set up, the server idle) and after the
+ * last phase. Both are printed, and the ratios are to their mean: this machine's pgbench drifts by
+ * tens of percent within minutes, and the two runs show how much it did during the phases.
  * The server's resident memory is sampled during each phase, and the CPU time that the server,
  * PostgreSQL's processes and autocannon spent in it is reported per request (from /proc; steadier
  * than the rates). After phase 1, four CSV exports of the phase's payments (10,000 rows each, the
@@ -288,8 +291,14 @@ const drained = async (receiver: Awaited<ReturnType<typeof LoopbackReceiver.star
   console.log("(earlier callbacks still arriving after 2 minutes: the phase counts some of them)")
 }
 
+/** pgbench's transactions per second on the statements of `merchant`'s creations. */
+const creationTps = async (databaseUrl: string, merchant: { readonly terminalId: string; readonly apiKey: string }) =>
+  pgbench(databaseUrl, creationScript({ terminalId: merchant.terminalId, apiKeyHash: await sha256Hex(merchant.apiKey), description: "bench" }), seconds)
+
 const main = async () => {
   const { url: databaseUrl, stop } = await BenchDatabase.open()
+  /** pgbench before the phases and after them. */
+  const baseline: Array<number> = []
   const receiver = await LoopbackReceiver.start()
   const profileDir = profile ? join(root, "bench", "profiles") : undefined
   const engineProfileDir = profileEngine ? join(root, "bench", "profiles") : undefined
@@ -302,6 +311,7 @@ const main = async () => {
     let alone: Measured
     try {
       merchant = await provision(plain.url, receiver.url)
+      baseline.push(await creationTps(databaseUrl, merchant))
       await drive(plain, merchant.apiKey, "warm", 2)
       alone = await sampled(plain, allocationPhase === 1, () => drive(plain, merchant.apiKey, "alone", seconds))
       report("HTTP, engine off", alone)
@@ -368,8 +378,9 @@ const main = async () => {
       }
     }
 
-    const tps = pgbench(databaseUrl, creationScript({ terminalId: merchant.terminalId, apiKeyHash: await sha256Hex(merchant.apiKey), description: "bench" }), seconds)
-    console.log(`pgbench, the server's statements: ${tps.toFixed(0)} transactions/s (${connections} clients)`)
+    baseline.push(await creationTps(databaseUrl, merchant))
+    const tps = (baseline[0]! + baseline[1]!) / 2
+    console.log(`pgbench, the server's statements (${connections} clients): ${baseline[0]!.toFixed(0)} transactions/s before the phases, ${baseline[1]!.toFixed(0)} after; the ratios are to their mean, ${tps.toFixed(0)}`)
     console.log(`ratio HTTP / pgbench: ${(alone.requestsPerSecond / tps).toFixed(2)} (target >= 1.0, p99 < 25 ms, 0 errors)`)
     if (withEngine !== null) console.log(`ratio HTTP with the engine delivering / pgbench: ${(withEngine.requestsPerSecond / tps).toFixed(2)} (target >= 0.7)`)
     if (apart !== null) console.log(`ratio HTTP with the engine in a second process / pgbench: ${(apart.requestsPerSecond / tps).toFixed(2)}`)
