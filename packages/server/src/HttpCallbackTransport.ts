@@ -1,11 +1,12 @@
 /**
  * `CallbackTransport` over undici's keep-alive pools (http and https): POSTs the exact body bytes
  * with the given headers to public hosts only, gives up after the timeout, follows no redirect, and
- * keeps the first `Callback.responseExcerptBytes` of the answer. The attempt is answered as soon as
- * it has them; the rest of the body is read and dropped, up to `reuseBytes` in all, so that the
- * connection goes back to the pool (a receiver answering with a page of a few KiB costs no new
- * handshake per callback). A longer answer, or one not finished within the send's timeout, has its
- * connection dropped (a receiver answering gigabytes costs at most `reuseBytes`).
+ * keeps the first `Callback.responseExcerptBytes` of the answer. The rest of the body is read and
+ * dropped up to `reuseBytes` in all, within the send's timeout, so that the connection goes back to
+ * the pool (a receiver answering with a page of a few KiB costs no new handshake per callback); a
+ * longer answer (as announced, or as read), or one not finished within the timeout, has its
+ * connection dropped. The send ends when its body does, so a pass's bound on sends in flight
+ * (`Callbacks.concurrency`) bounds the connections and the reading too.
  *
  * Destinations are checked with the core's `IpAddress` classifier when the request is sent: an IP
  * literal before connecting, a host name inside the socket's `lookup` (the pool's connector hands
@@ -104,58 +105,53 @@ export const describeFailure = (error: unknown): string => {
 }
 
 /**
- * How much of an answer's body is read at most (the excerpt included) so that its connection is
- * kept: the rest of a longer answer is not read, and its connection is dropped.
+ * How much of an answer's body is read at most (about: a read past it is the last one) so that its
+ * connection is kept: a longer answer is not read further, and its connection is dropped.
  */
 export const reuseBytes = 64 * 1024
 
 /**
- * The first `Callback.responseExcerptBytes` of an answer's body, resolved as soon as they came, the
- * body ended or it failed (cut off after the status line, which still counts). The rest of the body
- * is read and dropped until it ends (the connection then goes back to the pool) or passes
- * `reuseBytes`, when the connection is dropped; `settled` runs once the body is done either way.
- * (Listeners, not `for await`: an async iterator per answer cost more than the rest of the read.)
+ * The first `Callback.responseExcerptBytes` of an answer's body, once the body is done: read to its
+ * end (the connection then goes back to the pool), cut off (timeout, reset: what arrived is kept,
+ * and it counts by its status), or stopped with its connection dropped once it is longer than
+ * `reuseBytes` (`announced`: its content-length, when it gave one: then only the excerpt is read).
+ * Only the excerpt's bytes are held. (Listeners, not `for await`: an async iterator per answer cost
+ * more than the rest of the read.)
  */
-const excerptOf = (body: Dispatcher.ResponseData["body"], settled: () => void): Promise<string> =>
+const excerptOf = (body: Dispatcher.ResponseData["body"], announced: number): Promise<string> =>
   new Promise((resolve) => {
     const chunks: Array<Buffer> = []
     let kept = 0
     let size = 0
-    let answered = false
-    const answer = () => {
-      if (answered) return
-      answered = true
-      resolve(Buffer.concat(chunks).subarray(0, Callback.responseExcerptBytes).toString("utf8"))
-    }
     let done = false
     const finish = () => {
-      answer()
       if (done) return
       done = true
-      settled()
+      resolve(Buffer.concat(chunks).toString("utf8"))
     }
     body.on("data", (chunk: Buffer) => {
+      if (done) return
       size += chunk.length
       if (kept < Callback.responseExcerptBytes) {
-        chunks.push(chunk)
-        kept += chunk.length
-        if (kept >= Callback.responseExcerptBytes) answer()
+        // A copy of the excerpt's part: a view would hold the whole read.
+        const part = Buffer.from(chunk.subarray(0, Callback.responseExcerptBytes - kept))
+        chunks.push(part)
+        kept += part.length
       }
       // Too long to be worth the connection: stop reading and drop it, whatever the receiver still sends.
-      if (size > reuseBytes) {
+      if (size > reuseBytes || (announced > reuseBytes && kept >= Callback.responseExcerptBytes)) {
         finish()
         body.destroy()
       }
     })
     body.on("end", finish)
-    // Cut off (timeout, reset): what arrived is kept.
     body.on("error", finish)
     body.on("close", finish)
   })
 
 /**
  * One POST over undici's keep-alive pool; resolves with the status and the first bytes of the body
- * once it has them, the body ended or the time ran out. A custom `resolver` (tests) gets a pool of
+ * once the body is done (`excerptOf`) or the time ran out. A custom `resolver` (tests) gets a pool of
  * its own, closed after the request, so its connections are its own.
  */
 export const send = async (
@@ -174,11 +170,9 @@ export const send = async (
   if (literal !== null && !IpAddress.isAllowed(literal, allowPrivate)) throw refusal(url.hostname, literal, url.hostname)
   const payload = Buffer.from(request.body, "utf8")
   const own = resolver === systemResolver ? undefined : poolOf(allowPrivate, resolver)
-  // One timer over the whole exchange, the body included (cheaper than `AbortSignal.timeout`): it
-  // also bounds the reading of the rest of the body after the excerpt has been answered.
+  // One timer over the whole exchange, the body included (cheaper than `AbortSignal.timeout`).
   const timeout = new AbortController()
   const timer = setTimeout(() => timeout.abort(), request.timeoutMs)
-  const settled = () => clearTimeout(timer)
   try {
     const response = await (own ?? (allowPrivate ? pools.private : pools.strict)).request({
       origin: url.origin,
@@ -188,11 +182,12 @@ export const send = async (
       body: payload,
       signal: timeout.signal
     })
-    return { statusCode: response.statusCode, body: await excerptOf(response.body, settled) }
+    const length = Number(response.headers["content-length"] ?? Number.NaN)
+    return { statusCode: response.statusCode, body: await excerptOf(response.body, Number.isFinite(length) ? length : 0) }
   } catch (error) {
-    settled()
     throw timeout.signal.aborted ? new Error(`timeout: no answer within ${request.timeoutMs} ms`) : error
   } finally {
+    clearTimeout(timer)
     if (own !== undefined) void own.destroy().catch(() => undefined)
   }
 }

@@ -127,16 +127,16 @@ describe("HttpCallbackTransport's keep-alive pool", () => {
 
   /**
    * A receiver answering 200 with `body` in pieces of 1 KiB a few milliseconds apart (as an answer
-   * arrives over a network: in several reads), counting its connections, the ones closed, and the
-   * answers it finished.
+   * arrives over a network: in several reads), with its content-length unless `chunked`, and to its
+   * end unless `end` is false; it counts its connections and the ones closed.
    */
-  const answering = async (body: Buffer, end = true) => {
-    const seen = { connections: 0, closed: 0, finished: 0 }
+  const answering = async (body: Buffer, options: { readonly chunked?: boolean; readonly end?: boolean } = {}) => {
+    const seen = { connections: 0, closed: 0 }
+    const end = options.end ?? true
     const receiver = createServer((request, response) => {
       request.resume()
-      response.on("finish", () => seen.finished++)
       request.on("end", () => {
-        response.writeHead(200, end ? { "content-length": String(body.length) } : {})
+        response.writeHead(200, options.chunked === true || !end ? {} : { "content-length": String(body.length) })
         const piece = (at: number) => {
           if (response.destroyed) return
           if (at >= body.length) return void (end && response.end())
@@ -153,7 +153,8 @@ describe("HttpCallbackTransport's keep-alive pool", () => {
     await new Promise<void>((ok) => receiver.listen(0, "127.0.0.1", ok))
     return {
       seen,
-      url: `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/cb`,
+      send: (timeoutMs = 10_000) =>
+        HttpCallbackTransport.send({ url: `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/cb`, headers: {}, body: "{}", timeoutMs }, true),
       close: async () => {
         receiver.closeAllConnections()
         await new Promise<void>((ok) => receiver.close(() => ok()))
@@ -165,13 +166,7 @@ describe("HttpCallbackTransport's keep-alive pool", () => {
     // A framework's default page: 1 KiB of "a", then 3 KiB of "b".
     const receiver = await answering(Buffer.from("a".repeat(1024) + "b".repeat(3072)))
     try {
-      for (let i = 0; i < 10; i++) {
-        // Answered with the first KiB, while the rest is still on its way.
-        expect(await HttpCallbackTransport.send({ url: receiver.url, headers: {}, body: "{}", timeoutMs: 5_000 }, true)).toEqual({ statusCode: 200, body: "a".repeat(1024) })
-        // The next send once this answer is over: its connection is then free again.
-        await expect.poll(() => receiver.seen.finished).toBe(i + 1)
-        await new Promise((ok) => setTimeout(ok, 10))
-      }
+      for (let i = 0; i < 10; i++) expect(await receiver.send()).toEqual({ statusCode: 200, body: "a".repeat(1024) })
       // Dropped after the excerpt, each send would open a connection of its own.
       expect(receiver.seen.connections).toBeLessThanOrEqual(2)
       expect(receiver.seen.closed).toBe(0)
@@ -180,28 +175,34 @@ describe("HttpCallbackTransport's keep-alive pool", () => {
     }
   })
 
-  it("drops the connection of an answer longer than reuseBytes", async () => {
-    const receiver = await answering(Buffer.alloc(HttpCallbackTransport.reuseBytes + 1, "x"))
+  it("reads answers of up to reuseBytes to keep their connection, and drops longer ones, announced or not", async () => {
+    const longest = await answering(Buffer.alloc(HttpCallbackTransport.reuseBytes, "x"))
+    const announced = await answering(Buffer.alloc(HttpCallbackTransport.reuseBytes + 1, "x"))
+    const chunked = await answering(Buffer.alloc(HttpCallbackTransport.reuseBytes + 1, "x"), { chunked: true })
     try {
       for (let i = 0; i < 3; i++) {
-        expect(await HttpCallbackTransport.send({ url: receiver.url, headers: {}, body: "{}", timeoutMs: 5_000 }, true)).toEqual({ statusCode: 200, body: "x".repeat(1024) })
+        for (const receiver of [longest, announced, chunked]) expect(await receiver.send()).toEqual({ statusCode: 200, body: "x".repeat(1024) })
       }
-      expect(receiver.seen.connections).toBe(3)
-      await expect.poll(() => receiver.seen.closed).toBe(3)
+      expect(longest.seen.connections).toBeLessThanOrEqual(2)
+      expect(longest.seen.closed).toBe(0)
+      for (const receiver of [announced, chunked]) {
+        expect(receiver.seen.connections).toBe(3)
+        await expect.poll(() => receiver.seen.closed).toBe(3)
+      }
     } finally {
-      await receiver.close()
+      await Promise.all([longest.close(), announced.close(), chunked.close()])
     }
   })
 
-  it("answers with the excerpt at once, and drops a connection whose answer does not end within the timeout", async () => {
+  it("an answer that does not end within the timeout ends the send then, with its excerpt, and its connection is dropped", async () => {
     // 2 KiB, then nothing more, never the end of the body.
-    const receiver = await answering(Buffer.alloc(2048, "y"), false)
+    const receiver = await answering(Buffer.alloc(2048, "y"), { end: false })
     try {
-      const answer = await HttpCallbackTransport.send({ url: receiver.url, headers: {}, body: "{}", timeoutMs: 1_000 }, true)
-      expect(answer).toEqual({ statusCode: 200, body: "y".repeat(1024) })
-      // The answer came before the timeout, which still bounds the rest of the body.
-      expect(receiver.seen.closed).toBe(0)
-      await expect.poll(() => receiver.seen.closed, { timeout: 5_000 }).toBe(1)
+      const started = performance.now()
+      expect(await receiver.send(1_000)).toEqual({ statusCode: 200, body: "y".repeat(1024) })
+      // The send held its connection (and its place among a pass's sends in flight) until the timeout.
+      expect(performance.now() - started).toBeGreaterThanOrEqual(990)
+      await expect.poll(() => receiver.seen.closed).toBe(1)
     } finally {
       await receiver.close()
     }

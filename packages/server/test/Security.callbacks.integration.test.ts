@@ -2,7 +2,7 @@
  * Security of callbacks against the real server (in process, PostgreSQL): the callback URL rule on
  * write through the merchant API and the operator API (SSRF matrix), the check of resolved addresses
  * at send time (a name resolving to loopback, DNS answers handed to the socket), and a receiver
- * answering 64 MiB read only up to a 1 KiB excerpt.
+ * answering 64 MiB, of which the server keeps a 1 KiB excerpt and reads little more.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { createServer } from "node:http"
@@ -183,7 +183,7 @@ describe("callback destinations checked at send time", () => {
   }, 30_000)
 })
 
-describe("callback answers are read up to 1 KiB", () => {
+describe("callback answers are kept up to 1 KiB", () => {
   let srv: Srv
   let receiver: ReturnType<typeof createServer>
   let url = ""
@@ -234,7 +234,8 @@ describe("callback answers are read up to 1 KiB", () => {
     expect(attempts).toHaveLength(1)
     expect(attempts[0].status_code).toBe(200)
     expect(attempts[0].response_body).toBe("x".repeat(1024))
-    // The connection was dropped after the excerpt: most of the 64 MiB was never sent (socket buffers hold a few MiB).
+    // The connection was dropped after the excerpt (the answer announced more than reuseBytes): most
+    // of the 64 MiB was never sent (socket buffers hold a few MiB).
     expect(written).toBeLessThan(size / 4)
     expect(peak - before.rss).toBeLessThan(size / 2)
   }, 60_000)
