@@ -1,0 +1,84 @@
+/**
+ * A deadlock inside a transaction is a `WriteConflict` (which `atomic` retries), also when the
+ * statement that lost it ran under an adapter's `orDie`, as batched reads and writes do: it used to
+ * reach the caller as a defect (a 500) after the rollback. Two transactions lock two rows in
+ * opposite orders; PostgreSQL aborts one of them after `deadlock_timeout` (1 s by default).
+ */
+import { assert, describe, it } from "@effect/vitest"
+import { Cause, Deferred, Effect, Exit, Layer } from "effect"
+import { Atomic, Transactions } from "@paydesk/core"
+import { SqlClient } from "effect/sql"
+import * as PgStore from "../src/PgStore.js"
+import { orDie } from "../src/PgSupport.js"
+import { freshDatabase, targets } from "./PgHarness.js"
+
+/** A fresh migrated database with two rows to lock (`id` 1 and 2, `v` 0). */
+const twoRows = (url: string) =>
+  Layer.unwrap(Effect.map(freshDatabase(url), (db) => PgStore.layer(db, { maxConnections: 4 })))
+
+const setup = Effect.gen(function*() {
+  const sql = yield* SqlClient.SqlClient
+  yield* sql`CREATE TABLE lock_pair (id int PRIMARY KEY, v int NOT NULL)`
+  yield* sql`INSERT INTO lock_pair VALUES (1, 0), (2, 0)`
+}).pipe(Effect.orDie)
+
+/**
+ * Two bodies: the first bumps row 1 then row 2, the second row 2 then row 1, each taking its second
+ * lock only once both hold their first. Each statement runs under `orDie`, as in the adapters.
+ */
+const crossed = Effect.gen(function*() {
+  const sql = yield* SqlClient.SqlClient
+  const holding = [yield* Deferred.make<void>(), yield* Deferred.make<void>()] as const
+  const bump = (id: number) => orDie(sql`UPDATE lock_pair SET v = v + 1 WHERE id = ${id}`)
+  const body = (first: number, second: number, mine: Deferred.Deferred<void>, other: Deferred.Deferred<void>) =>
+    Effect.gen(function*() {
+      yield* bump(first)
+      yield* Deferred.succeed(mine, undefined)
+      yield* Deferred.await(other)
+      yield* bump(second)
+    })
+  return [body(1, 2, holding[0], holding[1]), body(2, 1, holding[1], holding[0])] as const
+})
+
+const values = Effect.gen(function*() {
+  const sql = yield* SqlClient.SqlClient
+  return yield* sql<{ id: number; v: number }>`SELECT id, v FROM lock_pair ORDER BY id`
+}).pipe(Effect.orDie)
+
+for (const target of targets) {
+  describe(`PgTransactions: deadlocks (${target.name})`, () => {
+    it.live("the transaction that loses a deadlock in an orDie statement fails with WriteConflict, and the other commits", () =>
+      Effect.gen(function*() {
+        yield* setup
+        const tx = yield* Transactions
+        const [a, b] = yield* crossed
+        const exits = yield* Effect.all([Effect.exit(tx.run(a)), Effect.exit(tx.run(b))], { concurrency: 2 })
+        const failed = exits.filter(Exit.isFailure)
+        assert.strictEqual(failed.length, 1)
+        const cause = failed[0]!.cause
+        // A typed failure, not a defect.
+        assert.isFalse(Cause.hasDies(cause))
+        assert.strictEqual((Cause.findErrorOption(cause) as { value?: { _tag?: string } }).value?._tag, "WriteConflict")
+        // The loser's first update was rolled back; the winner's two stand.
+        const rows = yield* values
+        assert.deepStrictEqual(rows.map((r) => r.v).sort(), [1, 1])
+      }).pipe(Effect.provide(twoRows(target.url))), 30_000)
+
+    it.live("atomic retries the loser, and both bodies commit once each", () =>
+      Effect.gen(function*() {
+        yield* setup
+        const [a, b] = yield* crossed
+        const exits = yield* Effect.all([Effect.exit(Atomic.atomic(a)), Effect.exit(Atomic.atomic(b))], { concurrency: 2 })
+        assert.isTrue(exits.every(Exit.isSuccess))
+        assert.deepStrictEqual((yield* values).map((r) => r.v), [2, 2])
+      }).pipe(Effect.provide(twoRows(target.url))), 30_000)
+
+    it.live("another SQL error under orDie stays a defect", () =>
+      Effect.gen(function*() {
+        const sql = yield* SqlClient.SqlClient
+        const tx = yield* Transactions
+        const exit = yield* Effect.exit(tx.run(orDie(sql`SELECT 1 / 0`)))
+        assert.isTrue(Exit.isFailure(exit) && Cause.hasDies(exit.cause))
+      }).pipe(Effect.provide(twoRows(target.url))), 30_000)
+  })
+}
