@@ -89,6 +89,15 @@ interface Running {
   stop(): Promise<void>
 }
 
+/**
+ * The server's allocator settings, as `./run start` sets them (`SERVER_ENV="MALLOC_ARENA_MAX=8 …"`,
+ * space-separated, replaces them; `SERVER_ENV=` runs without).
+ */
+const serverEnv: Record<string, string> = Object.fromEntries(
+  (process.env.SERVER_ENV ?? "MALLOC_ARENA_MAX=2 GLIBC_TUNABLES=glibc.malloc.mmap_threshold=131072:glibc.malloc.trim_threshold=131072")
+    .split(" ").filter(Boolean).map((pair) => [pair.slice(0, pair.indexOf("=")), pair.slice(pair.indexOf("=") + 1)])
+)
+
 /** Starts the built server on `databaseUrl`; resolves once it listens. */
 const startServer = async (databaseUrl: string, env: Record<string, string>, cpuProfileDir?: string, inspect = false): Promise<Running> => {
   const port = await freePort()
@@ -106,6 +115,7 @@ const startServer = async (databaseUrl: string, env: Record<string, string>, cpu
       HOST: "127.0.0.1",
       PAYDESK_ADMIN_TOKEN: adminToken,
       LOG_LEVEL: "warn",
+      ...serverEnv,
       ...env
     },
     stdio: ["ignore", "pipe", "pipe"]

@@ -8,7 +8,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { Effect } from "effect"
 import { type ChildProcess, execFile, spawn } from "node:child_process"
-import { chmodSync, mkdtempSync, rmSync } from "node:fs"
+import { chmodSync, mkdtempSync, readFileSync, rmSync } from "node:fs"
 import { createServer, type Server } from "node:http"
 import { tmpdir } from "node:os"
 import { join, resolve } from "node:path"
@@ -113,6 +113,9 @@ beforeAll(async () => {
     PAYDESK_CALLBACK_ALLOW_PRIVATE: "1"
   }
   delete env.DATABASE_URL
+  // `./run start`'s own allocator settings, not the caller's.
+  delete env.MALLOC_ARENA_MAX
+  delete env.GLIBC_TUNABLES
   // `./run start` builds when needed, then execs node on the built server: this pid is the server's.
   server = spawn(join(root, "run"), ["start"], { cwd: root, env, stdio: ["ignore", "pipe", "pipe"] })
   server.stdout!.on("data", (chunk: Buffer) => (output += chunk.toString()))
@@ -143,6 +146,11 @@ describe("reference server end to end (./run start)", () => {
     const { stdout } = await new Promise<{ stdout: string }>((ok, fail) =>
       execFile("ps", ["-o", "args=", "-p", String(server.pid)], (error, out) => (error === null ? ok({ stdout: out }) : fail(error))))
     expect(stdout.trim()).toMatch(/node .*packages\/server\/dist\/main\.js$/)
+    // With glibc's allocator settings (two arenas, 128 KiB mapping and trim thresholds). glibc
+    // parses GLIBC_TUNABLES in place, so its separator may read as a NUL in the process's environ.
+    const environment = readFileSync(`/proc/${server.pid}/environ`, "utf8")
+    expect(environment.split("\0")).toContain("MALLOC_ARENA_MAX=2")
+    expect(environment.replaceAll("\0", ":")).toContain("GLIBC_TUNABLES=glibc.malloc.mmap_threshold=131072:glibc.malloc.trim_threshold=131072")
   })
 
   it("drives the CLI: help at every level, provisioning with --password-stdin, a list as a table", async () => {
