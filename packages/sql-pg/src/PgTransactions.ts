@@ -1,12 +1,13 @@
 /**
  * `Transactions` on `sql.withTransaction`: one connection and one PostgreSQL transaction for
  * the whole effect, savepoints for nested runs. Deadlocks, serialization failures and lock
- * timeouts become `WriteConflict`, which the core's `atomic` retries, whether the statement's
- * error reached the transaction as a failure or as the defect of an adapter's `orDie` (a batched
- * read or write of the transaction: its rows are locked in no order the adapter can promise);
- * other SQL failures are defects.
+ * timeouts become `WriteConflict`, which the core's `atomic` retries; other SQL failures are
+ * defects. Such an abort that reached the transaction as the defect of an adapter's `orDie` (a
+ * batched read or write of the transaction: its rows are locked in no order the adapter can promise)
+ * becomes `WriteConflict` at the outermost transaction only: a savepoint's retry would keep the
+ * outer transaction's locks, which the other transaction may be waiting for, and deadlock again.
  */
-import { Cause, Effect, Layer } from "effect"
+import { Cause, Effect, Layer, Option } from "effect"
 import { Transactions, WriteConflict } from "@paydesk/core"
 import { SqlClient } from "effect/sql"
 import type { SqlError } from "effect/sql/SqlError"
@@ -31,14 +32,16 @@ export const layer: Layer.Layer<Transactions, never, SqlClient.SqlClient> = Laye
     const sql = yield* SqlClient.SqlClient
     return Transactions.of({
       run: <A, E, R>(effect: Effect.Effect<A, E, R>) =>
-        sql.withTransaction(effect).pipe(
-          Effect.catchIf(
-            isSqlError,
-            (error) => isConcurrencyAbort(error) ? Effect.fail(aborted()) : Effect.die(error)
-          ),
-          // The transaction is rolled back already (or its savepoint): the retry starts afresh.
-          Effect.catchCauseIf(abortedByDefect, () => Effect.fail(aborted()))
-        ) as Effect.Effect<A, E | WriteConflict, R>
+        Effect.flatMap(Effect.serviceOption(sql.transactionService), (open) => {
+          const run = sql.withTransaction(effect).pipe(
+            Effect.catchIf(
+              isSqlError,
+              (error) => isConcurrencyAbort(error) ? Effect.fail(aborted()) : Effect.die(error)
+            )
+          )
+          // The transaction is rolled back already: the retry starts afresh.
+          return Option.isSome(open) ? run : Effect.catchCauseIf(run, abortedByDefect, () => Effect.fail(aborted()))
+        }) as Effect.Effect<A, E | WriteConflict, R>
     })
   })
 )

@@ -2,7 +2,8 @@
  * A deadlock inside a transaction is a `WriteConflict` (which `atomic` retries), also when the
  * statement that lost it ran under an adapter's `orDie`, as batched reads and writes do: it used to
  * reach the caller as a defect (a 500) after the rollback. Two transactions lock two rows in
- * opposite orders; PostgreSQL aborts one of them after `deadlock_timeout` (1 s by default).
+ * opposite orders; PostgreSQL aborts one of them after `deadlock_timeout` (1 s by default): the one
+ * whose wait began first.
  */
 import { assert, describe, it } from "@effect/vitest"
 import { Cause, Deferred, Effect, Exit, Layer } from "effect"
@@ -71,6 +72,36 @@ for (const target of targets) {
         const exits = yield* Effect.all([Effect.exit(Atomic.atomic(a)), Effect.exit(Atomic.atomic(b))], { concurrency: 2 })
         assert.isTrue(exits.every(Exit.isSuccess))
         assert.deepStrictEqual((yield* values).map((r) => r.v), [2, 2])
+      }).pipe(Effect.provide(twoRows(target.url))), 30_000)
+
+    it.live("a deadlock in a nested atomic is retried by the outermost one, which gives up the locks it held", () =>
+      Effect.gen(function*() {
+        yield* setup
+        const sql = yield* SqlClient.SqlClient
+        const holding = [yield* Deferred.make<void>(), yield* Deferred.make<void>()] as const
+        const bump = (id: number) => orDie(sql`UPDATE lock_pair SET v = v + 1 WHERE id = ${id}`)
+        let nestedRuns = 0
+        // Row 1 in the outer transaction, row 2 in a nested atomic (a savepoint); the other the other way round.
+        const a = Effect.gen(function*() {
+          yield* bump(1)
+          yield* Deferred.succeed(holding[0], undefined)
+          yield* Deferred.await(holding[1])
+          yield* Atomic.atomic(Effect.suspend(() => (nestedRuns++, bump(2))))
+        })
+        const b = Effect.gen(function*() {
+          yield* bump(2)
+          yield* Deferred.succeed(holding[1], undefined)
+          yield* Deferred.await(holding[0])
+          // The nested statement waits first, so its deadlock check fires first: it is the victim.
+          yield* Effect.sleep("300 millis")
+          yield* bump(1)
+        })
+        const exits = yield* Effect.all([Effect.exit(Atomic.atomic(a)), Effect.exit(Atomic.atomic(b))], { concurrency: 2 })
+        assert.isTrue(exits.every(Exit.isSuccess))
+        assert.deepStrictEqual((yield* values).map((r) => r.v), [2, 2])
+        // Once, and once more with its outer transaction's retry (not within its savepoint, whose
+        // retry would still hold the outer transaction's lock on row 1).
+        assert.strictEqual(nestedRuns, 2)
       }).pipe(Effect.provide(twoRows(target.url))), 30_000)
 
     it.live("another SQL error under orDie stays a defect", () =>
