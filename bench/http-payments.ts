@@ -19,7 +19,8 @@
  * payment, its outbox event and delivery, in the server's transactions) with `CONNECTIONS` clients,
  * for `SECONDS`, twice: before phase 1 (once the merchant is set up, the server idle) and after the
  * last phase. Both are printed, and the ratios are to their mean: this machine's pgbench drifts by
- * tens of percent within minutes, and the two runs show how much it did during the phases.
+ * tens of percent within minutes, and the two runs show how much it did during the phases. (The
+ * phases therefore run on tables holding the first run's payments too.)
  * The server's resident memory is sampled during each phase, and the CPU time that the server,
  * PostgreSQL's processes and autocannon spent in it is reported per request (from /proc; steadier
  * than the rates). After phase 1, four CSV exports of the phase's payments (10,000 rows each, the
@@ -93,10 +94,13 @@ interface Running {
  * The server's allocator settings, as `./run start` sets them (`SERVER_ENV="MALLOC_ARENA_MAX=8 …"`,
  * space-separated, replaces them; `SERVER_ENV=` runs without).
  */
-const serverEnv: Record<string, string> = Object.fromEntries(
-  (process.env.SERVER_ENV ?? "MALLOC_ARENA_MAX=2 GLIBC_TUNABLES=glibc.malloc.mmap_threshold=131072:glibc.malloc.trim_threshold=131072")
-    .split(" ").filter(Boolean).map((pair) => [pair.slice(0, pair.indexOf("=")), pair.slice(pair.indexOf("=") + 1)])
-)
+const serverEnv: Record<string, string> = process.env.SERVER_ENV !== undefined
+  ? Object.fromEntries(process.env.SERVER_ENV.split(" ").filter((pair) => pair.includes("=")).map((pair) => [pair.slice(0, pair.indexOf("=")), pair.slice(pair.indexOf("=") + 1)]))
+  // As `./run start`: the caller's own values win.
+  : Object.fromEntries(Object.entries({
+    MALLOC_ARENA_MAX: "2",
+    GLIBC_TUNABLES: "glibc.malloc.mmap_threshold=131072:glibc.malloc.trim_threshold=131072"
+  }).filter(([name]) => process.env[name] === undefined))
 
 /** Starts the built server on `databaseUrl`; resolves once it listens. */
 const startServer = async (databaseUrl: string, env: Record<string, string>, cpuProfileDir?: string, inspect = false): Promise<Running> => {
@@ -321,6 +325,8 @@ const main = async () => {
     let alone: Measured
     try {
       merchant = await provision(plain.url, receiver.url)
+      // Its payments stay (deleting them left the planner's statistics of near-empty tables: phase 1
+      // ran at half speed), and phase 2's engine delivers their callbacks before it is measured.
       baseline.push(await creationTps(databaseUrl, merchant))
       await drive(plain, merchant.apiKey, "warm", 2)
       alone = await sampled(plain, allocationPhase === 1, () => drive(plain, merchant.apiKey, "alone", seconds))

@@ -40,6 +40,11 @@ const main = Effect.gen(function*() {
     Effect.sync(() => process.stderr.write(`paydesk: ${error._tag === "SettingsError" ? error.message : `cannot start: ${error.message}`}\n`)))
 )
 
+// `./run start` sets glibc's allocator for this process (its C library read them when it started)
+// and names them here; the embedded PostgreSQL and any other child run with the caller's environment.
+for (const name of (process.env.PAYDESK_ALLOCATOR_ENV ?? "").split(" ")) if (name !== "") delete process.env[name]
+delete process.env.PAYDESK_ALLOCATOR_ENV
+
 // This process stops the embedded PostgreSQL itself when it stops.
 EmbeddedPostgres.leaveSignalsToHost()
 

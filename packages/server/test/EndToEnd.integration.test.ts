@@ -8,7 +8,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { Effect } from "effect"
 import { type ChildProcess, execFile, spawn } from "node:child_process"
-import { chmodSync, mkdtempSync, readFileSync, rmSync } from "node:fs"
+import { chmodSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs"
 import { createServer, type Server } from "node:http"
 import { tmpdir } from "node:os"
 import { join, resolve } from "node:path"
@@ -151,6 +151,13 @@ describe("reference server end to end (./run start)", () => {
     const environment = readFileSync(`/proc/${server.pid}/environ`, "utf8")
     expect(environment.split("\0")).toContain("MALLOC_ARENA_MAX=2")
     expect(environment.replaceAll("\0", ":")).toContain("GLIBC_TUNABLES=glibc.malloc.mmap_threshold=131072:glibc.malloc.trim_threshold=131072")
+    // Not the embedded PostgreSQL's: the server removed them before starting it.
+    const postmaster = readdirSync(dataDir, { recursive: true, encoding: "utf8" }).find((file) => file.endsWith("postmaster.pid"))
+    expect(postmaster).toBeDefined()
+    const postgresPid = readFileSync(join(dataDir, postmaster!), "utf8").split("\n")[0]!.trim()
+    const postgresEnvironment = readFileSync(`/proc/${postgresPid}/environ`, "utf8")
+    expect(postgresEnvironment).toContain("PAYDESK_DATA_DIR=")
+    expect(postgresEnvironment).not.toMatch(/MALLOC_ARENA_MAX|GLIBC_TUNABLES|PAYDESK_ALLOCATOR_ENV/)
   })
 
   it("drives the CLI: help at every level, provisioning with --password-stdin, a list as a table", async () => {
