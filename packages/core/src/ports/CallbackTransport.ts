@@ -5,9 +5,8 @@
  * `timeoutMs`. It succeeds with the status code of any answer (2xx or not), the latency and at most
  * `Callback.responseExcerptBytes` of the answer's body as text, once the body is done (read to its
  * end, cut off, or stopped past a bounded length: what it reads beyond the excerpt, to keep a
- * connection for the next send, is dropped); it fails with
- * `TransportFailure` when no answer came (connection error, timeout, or a destination the
- * deployment does not allow).
+ * connection for the next send, is dropped); it fails with `TransportFailure` when no answer came
+ * (connection error, timeout, or a destination the deployment does not allow).
  */
 import { Context, type Effect, Schema } from "effect"
 
