@@ -325,7 +325,7 @@ const main = async () => {
     let alone: Measured
     try {
       merchant = await provision(plain.url, receiver.url)
-      // Its payments stay (deleting them left the planner's statistics of near-empty tables: phase 1
+      // Its payments stay (deleted, and the tables analysed, the planner took them for near empty: phase 1
       // ran at half speed), and phase 2's engine delivers their callbacks before it is measured.
       baseline.push(await creationTps(databaseUrl, merchant))
       await drive(plain, merchant.apiKey, "warm", 2)
