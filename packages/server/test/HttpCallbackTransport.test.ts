@@ -9,7 +9,7 @@ import { CallbackTransport } from "@paydesk/core"
 import { Effect } from "effect"
 import { createServer, type Server } from "node:http"
 import type { AddressInfo } from "node:net"
-import { createServer as createTcpServer } from "node:net"
+import { createServer as createTcpServer, type Socket } from "node:net"
 import * as HttpCallbackTransport from "../src/HttpCallbackTransport.js"
 import { startServer } from "./ServerHarness.js"
 
@@ -55,6 +55,27 @@ describe("HttpCallbackTransport failures", () => {
         (hostname, done) => done(Object.assign(new Error(`getaddrinfo ENOTFOUND ${hostname}`), { code: "ENOTFOUND" }), [])
       ).then(() => fail(new Error("answered")), (error) => ok(HttpCallbackTransport.describeFailure(error))))
     expect(dns).toBe("getaddrinfo ENOTFOUND nowhere.invalid")
+  })
+
+  it("a request still waiting for its connection fails with the timeout when it runs out", async () => {
+    // Accepts TCP connections and says nothing: an https request never gets past the TLS handshake.
+    const sockets = new Set<Socket>()
+    const silent = createTcpServer((socket) => void sockets.add(socket))
+    await new Promise<void>((ok) => silent.listen(0, "127.0.0.1", ok))
+    try {
+      const started = performance.now()
+      const failure = await HttpCallbackTransport.send(
+        { url: `https://127.0.0.1:${(silent.address() as AddressInfo).port}/cb`, headers: {}, body: "{}", timeoutMs: 300 },
+        true
+      ).then(() => new Error("answered"), (error: Error) => error)
+      expect(HttpCallbackTransport.describeFailure(failure)).toBe("timeout: no answer within 300 ms")
+      // At the timeout, not at the pool's own connect timeout (10 s).
+      expect(performance.now() - started).toBeLessThan(3_000)
+    } finally {
+      // The connection the pool still holds open (it gives up after its own connect timeout) is cut.
+      for (const socket of sockets) socket.destroy()
+      await new Promise<void>((ok) => silent.close(() => ok()))
+    }
   })
 
   it("an answer cut off after its status line counts by its status, with what arrived of its body", async () => {
