@@ -10,23 +10,31 @@
  * With `KIND=charges`: `CHARGES` live monthly subscriptions whose second charge is due, and one
  * `Subscriptions.runDueCharges` pass (the kit's acquirer emulator) instead.
  *
+ * With `HTTP=1`: the callbacks go over real HTTP (the server's transport, keep-alive) to a loopback
+ * receiver in its own process, so the answers arrive one by one, as in a running server; the
+ * attempts' records are then batched only as far as the answers come together.
+ *
  *   DATABASE_URL=postgres://postgres@127.0.0.1:5432/postgres LOG=/var/log/postgresql/postgresql-15-main.log \
  *     ./run pnpm exec tsx --conditions=@paydesk/source bench/callback-statements.ts
  *   KIND=charges DATABASE_URL=... ./run pnpm exec tsx --conditions=@paydesk/source bench/callback-statements.ts
+ *   HTTP=1 CALLBACKS=500 DATABASE_URL=... ./run pnpm exec tsx --conditions=@paydesk/source bench/callback-statements.ts
  */
-import { Clock, Effect, Layer } from "effect"
-import { Callbacks, Payments, Subscriptions, Work } from "@paydesk/core"
-import { PgStore } from "@paydesk/sql-pg"
+import { Clock, Effect, Layer, References } from "effect"
+import { Callbacks, Config, PaydeskConfig, Payments, Subscriptions, Work } from "@paydesk/core"
+import { HttpCallbackTransport } from "@paydesk/server"
+import { NodeSecurity, PgStore } from "@paydesk/sql-pg"
 import { Kit, ManualClock } from "@paydesk/testkit"
 import { SqlClient } from "effect/sql"
 import { readFileSync } from "node:fs"
 import * as BenchSubscriptions from "./Subscriptions.js"
+import * as LoopbackReceiver from "./LoopbackReceiver.js"
 
 const serverUrl = process.env.DATABASE_URL
 const log = process.env.LOG ?? "/var/log/postgresql/postgresql-15-main.log"
 const callbacks = Number(process.env.CALLBACKS ?? 100)
 const kind = process.env.KIND === "charges" ? "charges" : "callbacks"
 const charges = Number(process.env.CHARGES ?? 100)
+const http = process.env.HTTP === "1"
 if (serverUrl === undefined) throw new Error("DATABASE_URL is required (a server whose log this process can read)")
 
 const main = async () => {
@@ -38,9 +46,20 @@ const main = async () => {
   await Effect.runPromise(Effect.flatMap(SqlClient.SqlClient, (sql) => sql.unsafe(`ALTER DATABASE ${name} SET log_min_duration_statement = 0`)).pipe(
     Effect.provide(PgStore.layerClient(serverUrl, { maxConnections: 1 }))
   ))
+  const receiver = http ? await LoopbackReceiver.start() : undefined
+  // Over HTTP: the server's transport and hashing, no spans, loopback allowed (as bench:work).
+  const layer = receiver === undefined
+    ? Kit.layerAround(PgStore.layer(url, { maxConnections: 10 }))
+    : Layer.mergeAll(
+      Kit.layerAround(PgStore.layer(url, { maxConnections: 10 })),
+      HttpCallbackTransport.layer,
+      NodeSecurity.layerSyncDigest,
+      Layer.succeed(References.TracerEnabled)(false),
+      Layer.succeed(PaydeskConfig)({ ...Config.defaults, allowPrivateCallbacks: true })
+    )
   const program = Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
-    const merchant = yield* Kit.provisionMerchant({ callbackUrl: "https://shop.example/callbacks" })
+    const merchant = yield* Kit.provisionMerchant({ callbackUrl: receiver?.url ?? "https://shop.example/callbacks" })
     const principal = yield* Kit.apiKeyPrincipal(merchant, crypto.randomUUID())
     if (kind === "charges") {
       yield* BenchSubscriptions.paidUp(merchant, principal, charges)
@@ -60,8 +79,10 @@ const main = async () => {
     const [after] = yield* wal
     const [written] = yield* sql<{ readonly bytes: number }>`SELECT pg_wal_lsn_diff(${after!.lsn}::pg_lsn, ${before!.lsn}::pg_lsn)::float8 AS bytes`
     return { done, walBytes: written!.bytes }
-  }).pipe(Effect.provideService(Clock.Clock, manual.clock), Effect.provide(Kit.layerAround(PgStore.layer(url, { maxConnections: 10 }))))
+  }).pipe(Effect.provideService(Clock.Clock, manual.clock), Effect.provide(layer))
   const { done: sent, walBytes } = await Effect.runPromise(program)
+  const received = receiver === undefined ? undefined : await receiver.received()
+  await receiver?.close()
   await new Promise((resolve) => setTimeout(resolve, 500))
   const lines = readFileSync(log, "utf8").split("\n")
   const start = lines.findIndex((l) => l.includes(`${mark}-start`))
@@ -82,6 +103,7 @@ const main = async () => {
   const statements = timed.filter((t) => t.counts).length
   const serverMs = timed.reduce((sum, t) => sum + t.ms, 0)
   const unit = kind === "charges" ? "charge" : "delivery"
+  if (received !== undefined) console.log(`over HTTP: the receiver got ${received} callbacks`)
   console.log(`one pass, ${sent} ${kind === "charges" ? "charges" : "deliveries"}: ${statements} statements (${(statements / Math.max(1, sent)).toFixed(2)} per ${unit}), ${serverMs.toFixed(1)} ms in the server, ${Math.round(walBytes / Math.max(1, sent))} bytes of write-ahead log per ${unit}`)
   for (const [kind, { n, ms }] of [...kinds.entries()].sort((a, b) => b[1].n - a[1].n)) console.log(`${String(n).padStart(5)} ${ms.toFixed(1).padStart(8)} ms  ${kind}`)
   await Effect.runPromise(PgStore.dropDatabases(serverUrl, name))

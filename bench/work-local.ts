@@ -11,6 +11,7 @@
  *   ./run pnpm bench:work                 # embedded PostgreSQL (or DATABASE_URL)
  *   CALLBACKS=2000 SUBSCRIPTIONS=300 ./run pnpm bench:work
  *   PROFILE=1 ./run pnpm bench:work       # also writes CPU profiles of the two measured drains to bench/profiles/
+ *   PROFILE=1 PROFILE_INTERVAL_US=100 ./run pnpm bench:work   # the same, sampled every 100 µs (default 1000)
  *   BATCH=400 ./run pnpm bench:work       # PaydeskConfig.batchSize (records per claim; default 100)
  *   WARMUP=0 WARMUP_SUBSCRIPTIONS=0 ./run pnpm bench:work   # no warm-up (default 1000 and 200)
  *   ANSWER_BYTES=4096 ./run pnpm bench:work   # the receiver answers with a body of that size (default none)
