@@ -1,11 +1,13 @@
 /**
- * CSV exports are built one at a time per app (each holds up to `Payments.exportLimit` payments in
- * memory); the others wait their turn and all are answered. Listings are not held up by them.
+ * CSV exports are built one at a time per app; the others wait their turn and all are answered.
+ * Listings are not held up by them. An export reads its payments in pages of
+ * `Payments.exportPageSize` from a keyset cursor: every payment once, newest first, up to
+ * `Payments.exportLimit`.
  */
 import { afterEach, describe, expect, it } from "vitest"
 import { Effect, Layer } from "effect"
 import { PaymentRepository, Payments } from "@paydesk/core"
-import { Kit } from "@paydesk/testkit"
+import { Fixtures, Kit } from "@paydesk/testkit"
 import * as MerchantPayments from "../src/MerchantPayments.js"
 import { keyHeaders, make, type TestApp } from "./TestApp.js"
 
@@ -16,17 +18,15 @@ const counting = () => {
     const repo = yield* PaymentRepository
     return PaymentRepository.of({
       ...repo,
-      list: (filter, page) =>
-        page.limit !== Payments.exportLimit
-          ? repo.list(filter, page)
-          : Effect.acquireUseRelease(
-            Effect.sync(() => {
-              state.exports++
-              state.most = Math.max(state.most, ++state.running)
-            }),
-            () => Effect.andThen(Effect.sleep(200), repo.list(filter, page)),
-            () => Effect.sync(() => void state.running--)
-          )
+      listAfter: (filter, after, limit) =>
+        Effect.acquireUseRelease(
+          Effect.sync(() => {
+            state.exports++
+            state.most = Math.max(state.most, ++state.running)
+          }),
+          () => Effect.andThen(Effect.sleep(200), repo.listAfter(filter, after, limit)),
+          () => Effect.sync(() => void state.running--)
+        )
     })
   })).pipe(Layer.provideMerge(Kit.layer))
   return { state, layer }
@@ -61,4 +61,28 @@ describe("CSV exports", () => {
     expect(state.most).toBe(1)
     expect(MerchantPayments.exportsAtOnce).toBe(1)
   })
+
+  it("reads pages of exportPageSize from a cursor: every payment once, newest first", async () => {
+    const reads: Array<number> = []
+    const layer = Layer.effect(PaymentRepository, Effect.gen(function*() {
+      const repo = yield* PaymentRepository
+      return PaymentRepository.of({
+        ...repo,
+        listAfter: (filter, after, limit) => Effect.tap(repo.listAfter(filter, after, limit), (page) => Effect.sync(() => void reads.push(page.length)))
+      })
+    })).pipe(Layer.provideMerge(Kit.layer))
+    t = await make({}, layer)
+    const merchant = await t.merchant()
+    // More than two pages, many payments sharing a millisecond (their order is by id).
+    const count = 2 * Payments.exportPageSize + 345
+    const seeded = await t.run(Effect.forEach(Array.from({ length: count }, (_, i) => i), (i) =>
+      Fixtures.seedPayment(merchant.terminal.id, { environment: "sandbox", orderId: `page-${i}`, createdAt: Fixtures.baseTime + Math.floor(i / 7) })))
+    const exported = await t.app.inject({ method: "GET", url: "/api/v1/payments?format=csv&environment=sandbox", headers: keyHeaders(merchant.apiKey) })
+    expect(exported.statusCode).toBe(200)
+    const rows = exported.body.split("\r\n").slice(1, -1).map((line) => line.split(",")[0])
+    const newestFirst = [...seeded].sort((a, b) => b.createdAt - a.createdAt || (b.id < a.id ? -1 : b.id > a.id ? 1 : 0))
+    expect(rows).toEqual(newestFirst.map((p) => `pay_${p.id}`))
+    expect(reads).toEqual([Payments.exportPageSize, Payments.exportPageSize, 345])
+  })
 })
+

@@ -265,6 +265,16 @@ export const layer: Layer.Layer<PaymentRepository, never, SqlClient.SqlClient> =
         return { items: rows.map(toEntity), total: counted[0]?.total ?? 0 }
       }),
 
+      listAfter: Traced.fn("PgPaymentRepository.listAfter")(function*(filter, after, limit) {
+        // The keyset of `payments_list` (terminal_id, created_at DESC, id DESC). The application writes
+        // created_at in whole milliseconds, so a listed payment's createdAt is its stored value.
+        const from = after === null ? sql`` : sql`AND (created_at, id) < (${time(after.createdAt)}, ${after.id}::uuid)`
+        const rows = yield* orDie(sql<PaymentRow>`SELECT * FROM payments WHERE ${where(filter)} ${from}
+          ORDER BY created_at DESC, id DESC
+          LIMIT ${Math.max(0, limit)}`)
+        return rows.map(toEntity)
+      }),
+
       stats: Traced.fn("PgPaymentRepository.stats")(function*(filter) {
         const rows = yield* orDie(sql<{ readonly status: Payment.Status; readonly count: number; readonly amount: string }>`
           SELECT status, count(*)::int AS count, sum(amount) AS amount FROM payments WHERE ${where(filter)}

@@ -98,6 +98,13 @@ export const layer: Layer.Layer<PaymentRepository, never, MemoryDatabase> = Laye
           const offset = Math.max(0, page.offset)
           return { items: all.slice(offset, offset + Math.max(0, page.limit)), total: all.length }
         })),
+      listAfter: (filter, after, limit) =>
+        db.atomically(Effect.sync(() =>
+          [...payments.values()].filter(matches(filter))
+            .filter((p) => after === null || newestFirst(after, p) < 0)
+            .sort(newestFirst)
+            .slice(0, Math.max(0, limit))
+        )),
       stats: (filter) =>
         db.atomically(Effect.sync(() => {
           const byStatus = new Map<Payment.Status, { count: number; amount: bigint }>()

@@ -8,7 +8,10 @@
  * it, it fails with `WriteConflict` and stores none of them. Outside a transaction an adapter may
  * commit concurrent calls together, but one call's conflict never fails another. `update` stores a record whose `version` is one above the stored one
  * and fails with `WriteConflict` otherwise (a concurrent writer won). `list` returns newest
- * first (`createdAt` desc, then id) with the total count of the filter; `daily` groups `stats` by
+ * first (`createdAt` desc, then id) with the total count of the filter; `listAfter` returns the same
+ * order from a keyset cursor (the `limit` payments that come after `after`, a listed payment's
+ * `createdAt` and id, or the first `limit` when it is `null`) without a count, so pages taken one
+ * after another neither repeat nor skip a payment while new ones come in; `daily` groups `stats` by
  * the calendar day of `createdAt` in a time zone. `claimExpired` returns,
  * locked and skipping rows other transactions hold, payments in `created` or `processing` whose
  * `expiresAt <= now`. `claimUnconverted` returns live paid payments of a terminal whose
@@ -62,6 +65,11 @@ export class PaymentRepository extends Context.Service<PaymentRepository, {
     filter: PaymentFilter,
     page: { readonly limit: number; readonly offset: number }
   ): Effect.Effect<{ readonly items: ReadonlyArray<Payment>; readonly total: number }>
+  listAfter(
+    filter: PaymentFilter,
+    after: { readonly createdAt: number; readonly id: string } | null,
+    limit: number
+  ): Effect.Effect<ReadonlyArray<Payment>>
   stats(filter: PaymentFilter): Effect.Effect<ReadonlyArray<StatusStats>>
   /**
    * `stats` per day of `createdAt` in the IANA `timeZone` (the caller checked the name against the

@@ -412,31 +412,46 @@ export const csvColumns = [
   "description"
 ] as const
 
-/** Exports the filtered payments as CSV (newest first, at most `exportLimit` rows). */
+/** Payments an export reads at once: it holds one such page and the CSV lines made so far. */
+export const exportPageSize = 1_000
+
+/**
+ * Exports the filtered payments as CSV (newest first, at most `exportLimit` rows), read in pages of
+ * `exportPageSize` from a keyset cursor, so that an export holds one page of payments at a time
+ * rather than all of them. A payment created during the export is newer than its first page and is
+ * not in it; none is listed twice or left out. Each row shows the payment as its page read it.
+ */
 export const exportCsv = Traced.fn("Payments.exportCsv")(function*(
   principal: Principal,
   query: ListQuery,
   formatTime: (ms: number) => string
 ) {
   const filter = yield* filterOf(principal, query)
-  const { items } = yield* (yield* PaymentRepository).list(filter, { limit: exportLimit, offset: 0 })
-  const lines = items.map((p) =>
-    [
-      `pay_${p.id}`,
-      p.orderId,
-      formatTime(p.createdAt),
-      p.status,
-      formatRub(p.amount),
-      p.currency,
-      p.environment,
-      p.subscriptionId === null ? "false" : "true",
-      p.subscriptionId ?? "",
-      p.paymentMethod,
-      p.paidAt === null ? "" : formatTime(p.paidAt),
-      p.description ?? ""
-    ].map(csvCell).join(",")
-  )
-  return [csvColumns.join(","), ...lines].join("\r\n") + "\r\n"
+  const repository = yield* PaymentRepository
+  const lines: Array<string> = [csvColumns.join(",")]
+  let after: Payment.Payment | null = null
+  while (lines.length - 1 < exportLimit) {
+    const page: ReadonlyArray<Payment.Payment> = yield* repository.listAfter(filter, after, Math.min(exportPageSize, exportLimit - (lines.length - 1)))
+    for (const p of page) {
+      lines.push([
+        `pay_${p.id}`,
+        p.orderId,
+        formatTime(p.createdAt),
+        p.status,
+        formatRub(p.amount),
+        p.currency,
+        p.environment,
+        p.subscriptionId === null ? "false" : "true",
+        p.subscriptionId ?? "",
+        p.paymentMethod,
+        p.paidAt === null ? "" : formatTime(p.paidAt),
+        p.description ?? ""
+      ].map(csvCell).join(","))
+    }
+    if (page.length < exportPageSize) break
+    after = page[page.length - 1]!
+  }
+  return lines.join("\r\n") + "\r\n"
 })
 
 /** The payment and terminal behind a public page token. */

@@ -143,6 +143,31 @@ export const suite = <E>(name: string, layer_: Layer.Layer<Requirements, E>): vo
         assert.deepStrictEqual(beyond, { items: [], total: 5 })
       }))
 
+    it.effect("listAfter pages from a keyset cursor in list's order, without repeating or skipping as payments come in", () =>
+      Effect.gen(function*() {
+        const { terminal, repo } = yield* setup
+        const seeded: Array<Payment.Payment> = []
+        // Seven payments, three of them created in the same millisecond (their order is by id).
+        for (const offset of [0, 1000, 1000, 1000, 2000, 3000, 4000]) {
+          seeded.push(yield* Fixtures.seedPayment(terminal.id, { createdAt: Fixtures.baseTime + offset }))
+        }
+        const filter: PaymentFilter = { terminalId: terminal.id, environment: "all", recurring: null }
+        const order = ids((yield* repo.list(filter, { limit: 100, offset: 0 })).items)
+        assert.strictEqual(order.length, 7)
+        const first = yield* repo.listAfter(filter, null, 3)
+        assert.deepStrictEqual(ids(first), order.slice(0, 3))
+        // A payment newer than every listed one arrives between two pages: it is not in the later ones.
+        yield* Fixtures.seedPayment(terminal.id, { createdAt: Fixtures.baseTime + 10_000 })
+        const second = yield* repo.listAfter(filter, first.at(-1)!, 3)
+        assert.deepStrictEqual(ids(second), order.slice(3, 6))
+        const third = yield* repo.listAfter(filter, second.at(-1)!, 3)
+        assert.deepStrictEqual(ids(third), order.slice(6))
+        assert.deepStrictEqual(yield* repo.listAfter(filter, third.at(-1)!, 3), [])
+        // The filter still applies, and the pages hold the payments as stored.
+        assert.deepStrictEqual(yield* repo.listAfter({ ...filter, environment: "sandbox" }, null, 10), [])
+        assert.deepStrictEqual(first[0], seeded.find((p) => p.id === order[0]))
+      }))
+
     it.effect("list breaks createdAt ties by id, descending", () =>
       Effect.gen(function*() {
         const { terminal, repo } = yield* setup
