@@ -57,6 +57,12 @@ export interface Spent {
   readonly busy: number
 }
 
+/** Starts counting the CPU of one process; `stop` answers its µs spent meanwhile. */
+export const startOne = (pid: number): { stop(): number } => {
+  const before = cpuOf(pid)
+  return { stop: () => cpuOf(pid) - before }
+}
+
 /** Starts counting; `stop` answers the CPU each side spent meanwhile. */
 export const start = (serverPid: number): { stop(): Spent } => {
   const server = timesOf(serverPid)

@@ -9,7 +9,9 @@
  *
  *   1. `PAYDESK_ENGINE=off`: the HTTP path alone;
  *   2. `PAYDESK_ENGINE=local` with the terminal's callbacks going to a loopback receiver: every
- *      `payment.created` is delivered while the requests come in (the count delivered is reported).
+ *      `payment.created` is delivered while the requests come in (the count delivered is reported,
+ *      with the receiver's CPU per callback: it stands in for the merchant's server, but shares
+ *      this machine's cores).
  *
  *   3. two server processes on the one database (`PAYDESK_ENGINE=off`), each driven with half the
  *      connections at the same time: the throughput of both together (on these 2-core machines the
@@ -264,12 +266,15 @@ const driveDelivering = async (receiver: Awaited<ReturnType<typeof LoopbackRecei
   await drained(receiver)
   const delivered = await receiver.received()
   const engineCpu = engine === undefined ? undefined : ProcessCpu.start(engine.process.pid!)
+  const receiverCpu = ProcessCpu.startOne(receiver.pid)
   const measured = await sampled(http, sample, () => drive(http, apiKey, tag, seconds))
   const engineSpent = engineCpu?.stop()
+  const receiverSpent = receiverCpu.stop()
   report(title, measured)
   const during = await receiver.received() - delivered
   const engineShare = engineSpent === undefined ? "" : `, the engine process's CPU ${(engineSpent.server / Math.max(1, during)).toFixed(0)} µs per callback`
-  console.log(`callbacks delivered during the phase: ${during} (${(during / seconds).toFixed(0)}/s)${engineShare}`)
+  // The receiver (a node:http server standing in for the merchant's) shares the machine's cores too.
+  console.log(`callbacks delivered during the phase: ${during} (${(during / seconds).toFixed(0)}/s)${engineShare}; the receiver's CPU ${(receiverSpent / Math.max(1, during)).toFixed(0)} µs per callback`)
   return measured
 }
 
