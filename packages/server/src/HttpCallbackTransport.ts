@@ -76,10 +76,13 @@ interface Answer {
  * checked address. HTTP/1.1 only (undici would offer h2 over TLS), and as many connections per
  * origin as requests in flight, as `node:http`'s agent did: a pass bounds its sends
  * (`Callbacks.concurrency`), and a request queued behind a pool limit would spend its answer time
- * unsent.
+ * unsent. A connection attempt (the lookup and the TLS handshake included) gives up after the
+ * callback's answer time, `Callback.timeoutMs` (undici's default is the same 10 s, but the two
+ * belong together): a send that ran out of time while its connection was being made (see `send`)
+ * leaves no attempt running much beyond it.
  */
 const poolOf = (allowPrivate: boolean, resolver: Resolver) =>
-  new Agent({ allowH2: false, connect: { lookup: guardedLookup(allowPrivate, resolver) } })
+  new Agent({ allowH2: false, connect: { lookup: guardedLookup(allowPrivate, resolver), timeout: Callback.timeoutMs } })
 
 /** The keep-alive pools of the system resolver (an `Agent` opens no connection until asked). */
 const pools = { strict: poolOf(false, systemResolver), private: poolOf(true, systemResolver) }
@@ -121,9 +124,12 @@ export const reuseBytes = 64 * 1024
  * `resolver` (tests) gets a pool of its own, closed after the request, so its connections are its own.
  *
  * Undici's `dispatch` with a handler of its own, not `request`: no body stream, abort signal or
- * promise per answer (about a third of the send's CPU on loopback). One timer covers the whole
- * exchange, the body included; a request still waiting for its connection when it fires ends the
- * send then, and is aborted once it has one.
+ * promise per answer (`./run pnpm bench:client`: 20–30 % less CPU per send on loopback). One timer
+ * covers the whole exchange, the body included. A request still waiting for its connection when it
+ * fires ends the send then; undici offers a handler no way to take it out of its queue, so its
+ * connection attempt goes on until it is made (the request is then aborted at once, and the
+ * connection dropped) or gives up after the pool's connect timeout, the same `Callback.timeoutMs`
+ * (`poolOf`). (`request` with a signal cancelled the attempt at once.)
  */
 export const send = (
   request: { readonly url: string; readonly headers: Readonly<Record<string, string>>; readonly body: string; readonly timeoutMs: number },
@@ -142,7 +148,8 @@ export const send = (
   const payload = Buffer.from(request.body, "utf8")
   const own = resolver === systemResolver ? undefined : poolOf(allowPrivate, resolver)
   return new Promise<Answer>((resolve, reject) => {
-    let controller: Dispatcher.DispatchController | null = null
+    // The request's controller once it has its connection.
+    let running: Dispatcher.DispatchController | null = null
     let settled = false
     // 0 until the answer's status line (an informational 1xx is not the answer).
     let statusCode = 0
@@ -161,13 +168,13 @@ export const send = (
     const timer = setTimeout(() => {
       const timeout = new Error(`timeout: no answer within ${request.timeoutMs} ms`)
       settle(timeout)
-      controller?.abort(timeout)
+      running?.abort(timeout)
     }, request.timeoutMs)
     const handler: Dispatcher.DispatchHandler = {
       onRequestStart: (started) => {
         // The send ended while the request waited for its connection.
         if (settled) return started.abort(new Error("callback send already ended"))
-        controller = started
+        running = started
       },
       onResponseStart: (_controller, status, headers) => {
         if (status < 200) return
@@ -175,7 +182,7 @@ export const send = (
         const length = Number(headers["content-length"] ?? Number.NaN)
         announced = Number.isFinite(length) ? length : 0
       },
-      onResponseData: (data, chunk) => {
+      onResponseData: (controller, chunk) => {
         if (settled || statusCode === 0) return
         size += chunk.length
         if (kept < Callback.responseExcerptBytes) {
@@ -187,7 +194,7 @@ export const send = (
         // Too long to be worth the connection: stop reading and drop it, whatever the receiver still sends.
         if (size > reuseBytes || (announced > reuseBytes && kept >= Callback.responseExcerptBytes)) {
           settle(undefined)
-          data.abort(new Error("answer longer than the connection is worth"))
+          controller.abort(new Error("answer longer than the connection is worth"))
         }
       },
       onResponseEnd: () => settle(undefined),

@@ -57,6 +57,22 @@ describe("HttpCallbackTransport failures", () => {
     expect(dns).toBe("getaddrinfo ENOTFOUND nowhere.invalid")
   })
 
+  it("an informational answer is not the answer: early hints and then a reset fail as a reset", async () => {
+    const hinting = createServer((request, response) => {
+      response.writeEarlyHints({ link: "</style.css>; rel=preload" }, () => request.socket.destroy())
+    })
+    await new Promise<void>((ok) => hinting.listen(0, "127.0.0.1", ok))
+    try {
+      const failure = await HttpCallbackTransport.send(
+        { url: `http://127.0.0.1:${(hinting.address() as AddressInfo).port}/cb`, headers: {}, body: "{}", timeoutMs: 5_000 },
+        true
+      ).then((answer) => new Error(`answered ${answer.statusCode}`), (error: Error) => error)
+      expect(HttpCallbackTransport.describeFailure(failure)).toBe("connection closed before an answer: other side closed")
+    } finally {
+      await new Promise<void>((ok) => hinting.close(() => ok()))
+    }
+  })
+
   it("a request still waiting for its connection fails with the timeout when it runs out", async () => {
     // Accepts TCP connections and says nothing: an https request never gets past the TLS handshake.
     const sockets = new Set<Socket>()
@@ -72,7 +88,7 @@ describe("HttpCallbackTransport failures", () => {
       // At the timeout, not at the pool's own connect timeout (10 s).
       expect(performance.now() - started).toBeLessThan(3_000)
     } finally {
-      // The connection the pool still holds open (it gives up after its own connect timeout) is cut.
+      // The TLS handshake still in progress (the pool gives up on it after its connect timeout) is cut.
       for (const socket of sockets) socket.destroy()
       await new Promise<void>((ok) => silent.close(() => ok()))
     }
