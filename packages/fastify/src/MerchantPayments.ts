@@ -73,14 +73,15 @@ const dailyView = (filter: PaymentFilter, timeZone: string, rows: ReadonlyArray<
   }
 }
 
-/** Registers the payment routes. */
 /**
- * CSV exports built at once by one app; the others wait their turn. An export holds up to
- * `Payments.exportLimit` payments in memory (tens of MB), so the server's peak memory stays bounded
- * whatever the number of merchants exporting at once (the reference server runs with a heap limit).
+ * CSV exports built at once by one app; the others wait their turn. An export holds one page of
+ * `Payments.exportPageSize` payments and the CSV lines of up to `Payments.exportLimit` rows (a few
+ * MB), so the server's peak memory stays bounded whatever the number of merchants exporting at once
+ * (the reference server runs with a heap limit).
  */
 export const exportsAtOnce = 1
 
+/** Registers the payment routes. */
 export const register = (app: FastifyInstance, ctx: Context): void => {
   const exporting = Semaphore.makeUnsafe(exportsAtOnce)
   const view = (payment: Payment.Payment) => Views.payment(payment, ctx.publicUrl)

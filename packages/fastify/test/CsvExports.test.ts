@@ -11,9 +11,9 @@ import { Fixtures, Kit } from "@paydesk/testkit"
 import * as MerchantPayments from "../src/MerchantPayments.js"
 import { keyHeaders, make, type TestApp } from "./TestApp.js"
 
-/** The kit with its `PaymentRepository` counting the exports' reads running at once (each held for a while). */
+/** The kit with its `PaymentRepository` counting the exports' page reads, and those running at once (each held for a while). */
 const counting = () => {
-  const state = { running: 0, most: 0, exports: 0 }
+  const state = { running: 0, most: 0, reads: 0 }
   const layer = Layer.effect(PaymentRepository, Effect.gen(function*() {
     const repo = yield* PaymentRepository
     return PaymentRepository.of({
@@ -21,7 +21,7 @@ const counting = () => {
       listAfter: (filter, after, limit) =>
         Effect.acquireUseRelease(
           Effect.sync(() => {
-            state.exports++
+            state.reads++
             state.most = Math.max(state.most, ++state.running)
           }),
           () => Effect.andThen(Effect.sleep(200), repo.listAfter(filter, after, limit)),
@@ -57,7 +57,8 @@ describe("CSV exports", () => {
     expect(state.running).toBeGreaterThan(0) // the listing was answered while exports still ran
     const answers = await Promise.all(exports)
     expect(answers.map((a) => [a.statusCode, a.body.split("\r\n").length - 2])).toEqual(Array.from({ length: 4 }, () => [200, 3]))
-    expect(state.exports).toBe(4)
+    // Three payments: one page each.
+    expect(state.reads).toBe(4)
     expect(state.most).toBe(1)
     expect(MerchantPayments.exportsAtOnce).toBe(1)
   })
@@ -83,6 +84,30 @@ describe("CSV exports", () => {
     const newestFirst = [...seeded].sort((a, b) => b.createdAt - a.createdAt || (b.id < a.id ? -1 : b.id > a.id ? 1 : 0))
     expect(rows).toEqual(newestFirst.map((p) => `pay_${p.id}`))
     expect(reads).toEqual([Payments.exportPageSize, Payments.exportPageSize, 345])
+  })
+
+  it("stops at exportLimit rows however many payments the filter matches", async () => {
+    const limits: Array<number> = []
+    let made = 0
+    // Every read answers a full page of payments not seen before, as a filter matching millions would.
+    const layer = Layer.effect(PaymentRepository, Effect.gen(function*() {
+      const repo = yield* PaymentRepository
+      return PaymentRepository.of({
+        ...repo,
+        listAfter: (filter, _after, limit) =>
+          Effect.sync(() => {
+            limits.push(limit)
+            return Array.from({ length: limit }, () => Fixtures.payment(filter.terminalId, { environment: "sandbox", orderId: `many-${made++}` }))
+          })
+      })
+    })).pipe(Layer.provideMerge(Kit.layer))
+    t = await make({}, layer)
+    const merchant = await t.merchant()
+    const exported = await t.app.inject({ method: "GET", url: "/api/v1/payments?format=csv&environment=sandbox", headers: keyHeaders(merchant.apiKey) })
+    expect(exported.statusCode).toBe(200)
+    expect(exported.body.split("\r\n").length - 2).toBe(Payments.exportLimit)
+    expect(limits.reduce((sum, limit) => sum + limit, 0)).toBe(Payments.exportLimit)
+    expect(Math.max(...limits)).toBe(Payments.exportPageSize)
   })
 })
 

@@ -266,9 +266,12 @@ export const layer: Layer.Layer<PaymentRepository, never, SqlClient.SqlClient> =
       }),
 
       listAfter: Traced.fn("PgPaymentRepository.listAfter")(function*(filter, after, limit) {
-        // The keyset of `payments_list` (terminal_id, created_at DESC, id DESC). The application writes
-        // created_at in whole milliseconds, so a listed payment's createdAt is its stored value.
-        const from = after === null ? sql`` : sql`AND (created_at, id) < (${time(after.createdAt)}, ${after.id}::uuid)`
+        // The keyset of `payments_list` (terminal_id, created_at DESC, id DESC), from the cursor
+        // payment's stored created_at: a row written in microseconds (by SQL of its own, as the
+        // benches' pgbench does) would otherwise compare past the entity's milliseconds and skip
+        // the rows after it in the same millisecond. Its createdAt stands in if it is gone.
+        const from = after === null ? sql`` : sql`AND (created_at, id) < (
+            COALESCE((SELECT created_at FROM payments WHERE id = ${after.id}::uuid), ${time(after.createdAt)}), ${after.id}::uuid)`
         const rows = yield* orDie(sql<PaymentRow>`SELECT * FROM payments WHERE ${where(filter)} ${from}
           ORDER BY created_at DESC, id DESC
           LIMIT ${Math.max(0, limit)}`)

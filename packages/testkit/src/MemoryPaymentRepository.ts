@@ -58,6 +58,9 @@ export const layer: Layer.Layer<PaymentRepository, never, MemoryDatabase> = Laye
 
     const get = (id: string) => db.atomically(Effect.sync(() => Option.fromUndefinedOr(payments.get(id))))
 
+    /** The payments of a listing filter, newest first (`list`'s and `listAfter`'s order). */
+    const listed = (filter: PaymentFilter) => [...payments.values()].filter(matches(filter)).sort(newestFirst)
+
     const findFirst = (predicate: (p: Payment.Payment) => boolean) =>
       db.atomically(Effect.sync(() => {
         for (const p of payments.values()) if (predicate(p)) return Option.some(p)
@@ -94,16 +97,13 @@ export const layer: Layer.Layer<PaymentRepository, never, MemoryDatabase> = Laye
       findByPayToken: (token) => findFirst((p) => p.payToken === token),
       list: (filter, page) =>
         db.atomically(Effect.sync(() => {
-          const all = [...payments.values()].filter(matches(filter)).sort(newestFirst)
+          const all = listed(filter)
           const offset = Math.max(0, page.offset)
           return { items: all.slice(offset, offset + Math.max(0, page.limit)), total: all.length }
         })),
       listAfter: (filter, after, limit) =>
         db.atomically(Effect.sync(() =>
-          [...payments.values()].filter(matches(filter))
-            .filter((p) => after === null || newestFirst(after, p) < 0)
-            .sort(newestFirst)
-            .slice(0, Math.max(0, limit))
+          listed(filter).filter((p) => after === null || newestFirst(after, p) < 0).slice(0, Math.max(0, limit))
         )),
       stats: (filter) =>
         db.atomically(Effect.sync(() => {

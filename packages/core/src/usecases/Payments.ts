@@ -418,8 +418,9 @@ export const exportPageSize = 1_000
 /**
  * Exports the filtered payments as CSV (newest first, at most `exportLimit` rows), read in pages of
  * `exportPageSize` from a keyset cursor, so that an export holds one page of payments at a time
- * rather than all of them. A payment created during the export is newer than its first page and is
- * not in it; none is listed twice or left out. Each row shows the payment as its page read it.
+ * rather than all of them. None is listed twice or left out; a payment created during the export at
+ * the current time is newer than its first page and is not in it (one on a test clock carries the
+ * clock's time, and may be). Each row shows the payment as its page read it.
  */
 export const exportCsv = Traced.fn("Payments.exportCsv")(function*(
   principal: Principal,

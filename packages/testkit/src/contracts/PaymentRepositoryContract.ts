@@ -154,15 +154,15 @@ export const suite = <E>(name: string, layer_: Layer.Layer<Requirements, E>): vo
         const filter: PaymentFilter = { terminalId: terminal.id, environment: "all", recurring: null }
         const order = ids((yield* repo.list(filter, { limit: 100, offset: 0 })).items)
         assert.strictEqual(order.length, 7)
-        const first = yield* repo.listAfter(filter, null, 3)
-        assert.deepStrictEqual(ids(first), order.slice(0, 3))
+        // Pages of two: the second and third split the three payments of one millisecond.
+        const first = yield* repo.listAfter(filter, null, 2)
+        assert.deepStrictEqual(ids(first), order.slice(0, 2))
         // A payment newer than every listed one arrives between two pages: it is not in the later ones.
         yield* Fixtures.seedPayment(terminal.id, { createdAt: Fixtures.baseTime + 10_000 })
-        const second = yield* repo.listAfter(filter, first.at(-1)!, 3)
-        assert.deepStrictEqual(ids(second), order.slice(3, 6))
-        const third = yield* repo.listAfter(filter, second.at(-1)!, 3)
-        assert.deepStrictEqual(ids(third), order.slice(6))
-        assert.deepStrictEqual(yield* repo.listAfter(filter, third.at(-1)!, 3), [])
+        const pages = [first]
+        // Then four more pages, each from the last payment of the one before; the last is empty.
+        for (let i = 0; i < 4; i++) pages.push(yield* repo.listAfter(filter, pages.at(-1)!.at(-1)!, 2))
+        assert.deepStrictEqual(pages.map(ids), [order.slice(0, 2), order.slice(2, 4), order.slice(4, 6), order.slice(6), []])
         // The filter still applies, and the pages hold the payments as stored.
         assert.deepStrictEqual(yield* repo.listAfter({ ...filter, environment: "sandbox" }, null, 10), [])
         assert.deepStrictEqual(first[0], seeded.find((p) => p.id === order[0]))
