@@ -53,7 +53,7 @@ export const start = async (options: { readonly answerBytes?: number } = {}) => 
   }
   return {
     url: `http://127.0.0.1:${port}/cb`,
-    /** The receiver's process (its CPU is the merchant's, not the engine's). */
+    /** The receiver's process. */
     pid: child.pid!,
     /** Callbacks received so far. */
     received: () => ask("count").then((counts) => counts.received!),

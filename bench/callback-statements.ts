@@ -19,14 +19,14 @@
  *   KIND=charges DATABASE_URL=... ./run pnpm exec tsx --conditions=@paydesk/source bench/callback-statements.ts
  *   HTTP=1 CALLBACKS=500 DATABASE_URL=... ./run pnpm exec tsx --conditions=@paydesk/source bench/callback-statements.ts
  */
-import { Clock, Effect, Layer, References } from "effect"
-import { Callbacks, Config, PaydeskConfig, Payments, Subscriptions, Work } from "@paydesk/core"
-import { HttpCallbackTransport } from "@paydesk/server"
-import { NodeSecurity, PgStore } from "@paydesk/sql-pg"
+import { Clock, Effect } from "effect"
+import { Callbacks, Payments, Subscriptions, Work } from "@paydesk/core"
+import { PgStore } from "@paydesk/sql-pg"
 import { Kit, ManualClock } from "@paydesk/testkit"
 import { SqlClient } from "effect/sql"
 import { readFileSync } from "node:fs"
 import * as BenchSubscriptions from "./Subscriptions.js"
+import * as EngineKit from "./EngineKit.js"
 import * as LoopbackReceiver from "./LoopbackReceiver.js"
 
 const serverUrl = process.env.DATABASE_URL
@@ -48,15 +48,7 @@ const main = async () => {
   ))
   const receiver = http ? await LoopbackReceiver.start() : undefined
   // Over HTTP: the server's transport and hashing, no spans, loopback allowed (as bench:work).
-  const layer = receiver === undefined
-    ? Kit.layerAround(PgStore.layer(url, { maxConnections: 10 }))
-    : Layer.mergeAll(
-      Kit.layerAround(PgStore.layer(url, { maxConnections: 10 })),
-      HttpCallbackTransport.layer,
-      NodeSecurity.layerSyncDigest,
-      Layer.succeed(References.TracerEnabled)(false),
-      Layer.succeed(PaydeskConfig)({ ...Config.defaults, allowPrivateCallbacks: true })
-    )
+  const layer = receiver === undefined ? Kit.layerAround(PgStore.layer(url, { maxConnections: 10 })) : EngineKit.layer(url)
   const program = Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const merchant = yield* Kit.provisionMerchant({ callbackUrl: receiver?.url ?? "https://shop.example/callbacks" })

@@ -11,12 +11,12 @@
  *   SUBSCRIPTIONS=2000 ./run pnpm exec tsx --conditions=@paydesk/source bench/charge-pass.ts
  *   PROFILE=1 ./run pnpm exec tsx --conditions=@paydesk/source bench/charge-pass.ts   # a CPU profile of the measured passes in bench/profiles/
  */
-import { Clock, Effect, Layer, References } from "effect"
-import { CallbackTransport, Config, PaydeskConfig, Subscriptions, Work } from "@paydesk/core"
+import { Clock, Effect, Layer } from "effect"
+import { CallbackTransport, Subscriptions, Work } from "@paydesk/core"
 import { ManualClock } from "@paydesk/emulators"
-import { NodeSecurity, PgStore } from "@paydesk/sql-pg"
 import { Kit } from "@paydesk/testkit"
 import * as BenchDatabase from "./BenchDatabase.js"
+import * as EngineKit from "./EngineKit.js"
 import { measured, profiled } from "./Measure.js"
 import * as BenchSubscriptions from "./Subscriptions.js"
 
@@ -42,14 +42,7 @@ const main = async () => {
   const { url, stop } = await BenchDatabase.open()
   // The warm-up's subscriptions start two weeks before the measured ones, so their charges fall due first.
   const manual = await Effect.runPromise(ManualClock.make(Date.parse("2026-01-15T07:00:00.000Z")))
-  const layer = Layer.mergeAll(
-    Kit.layerAround(PgStore.layer(url, { maxConnections: 10 })),
-    answering,
-    NodeSecurity.layerSyncDigest,
-    // No spans recorded, as in the reference server without an OTLP endpoint.
-    Layer.succeed(References.TracerEnabled)(false),
-    Layer.succeed(PaydeskConfig)({ ...Config.defaults, allowPrivateCallbacks: true })
-  )
+  const layer = EngineKit.layer(url, { transport: answering })
   const program = Effect.gen(function*() {
     const merchant = yield* Kit.provisionMerchant({ callbackUrl: "https://shop.example/callbacks" })
     const principal = yield* Kit.apiKeyPrincipal(merchant, crypto.randomUUID())

@@ -26,7 +26,8 @@
  * The server's resident memory is sampled during each phase, and the CPU time that the server,
  * PostgreSQL's processes and autocannon spent in it is reported per request (from /proc; steadier
  * than the rates). After phase 1, four CSV exports of the phase's payments (10,000 rows each, the
- * most one export holds) are asked at once from the same server, and its RSS during them is reported.
+ * most one export gives) are asked at once from the same server (which builds them one at a time),
+ * and its RSS during them is reported.
  *
  *   ./run pnpm bench:http                        # builds first, then measures
  *   SECONDS=20 CONNECTIONS=32 ./run pnpm bench:http
@@ -273,7 +274,6 @@ const driveDelivering = async (receiver: Awaited<ReturnType<typeof LoopbackRecei
   report(title, measured)
   const during = await receiver.received() - delivered
   const engineShare = engineSpent === undefined ? "" : `, the engine process's CPU ${(engineSpent.server / Math.max(1, during)).toFixed(0)} µs per callback`
-  // The receiver (a node:http server standing in for the merchant's) shares the machine's cores too.
   console.log(`callbacks delivered during the phase: ${during} (${(during / seconds).toFixed(0)}/s)${engineShare}; the receiver's CPU ${(receiverSpent / Math.max(1, during)).toFixed(0)} µs per callback`)
   return measured
 }

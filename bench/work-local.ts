@@ -16,11 +16,10 @@
  *   WARMUP=0 WARMUP_SUBSCRIPTIONS=0 ./run pnpm bench:work   # no warm-up (default 1000 and 200)
  *   ANSWER_BYTES=4096 ./run pnpm bench:work   # the receiver answers with a body of that size (default none)
  */
-import { Clock, Effect, Layer, References } from "effect"
-import { Config, PaydeskConfig, Payments, Work } from "@paydesk/core"
-import { HttpCallbackTransport } from "@paydesk/server"
-import { NodeSecurity, PgStore } from "@paydesk/sql-pg"
+import { Clock, Effect } from "effect"
+import { Payments, Work } from "@paydesk/core"
 import * as BenchDatabase from "./BenchDatabase.js"
+import * as EngineKit from "./EngineKit.js"
 import { measured, profiled } from "./Measure.js"
 import * as LoopbackReceiver from "./LoopbackReceiver.js"
 import * as BenchSubscriptions from "./Subscriptions.js"
@@ -41,16 +40,7 @@ const main = async () => {
   // The warm-up's subscriptions start two weeks before the measured ones, so their charges fall due first.
   const manual = await Effect.runPromise(ManualClock.make(Date.parse("2026-01-15T07:00:00.000Z")))
   // The kit's emulators, but callbacks over real HTTP (the later layer wins for CallbackTransport).
-  const kit = Layer.mergeAll(
-    Kit.layerAround(PgStore.layer(url, { maxConnections: 10 })),
-    HttpCallbackTransport.layer,
-    // The server's hashing: Node's synchronous SHA-256 and HMAC (callback signatures).
-    NodeSecurity.layerSyncDigest,
-    // No spans recorded, as in the reference server without an OTLP endpoint (server/Telemetry.ts).
-    Layer.succeed(References.TracerEnabled)(false),
-    // The receiver is on 127.0.0.1 (PAYDESK_CALLBACK_ALLOW_PRIVATE=1 in the reference server).
-    Layer.succeed(PaydeskConfig)({ ...Config.defaults, allowPrivateCallbacks: true, batchSize: Number(process.env.BATCH ?? 100) })
-  )
+  const kit = EngineKit.layer(url, { config: { batchSize: Number(process.env.BATCH ?? 100) } })
 
   const program = Effect.gen(function*() {
     const merchant = yield* Kit.provisionMerchant({ callbackUrl })
