@@ -412,6 +412,23 @@ export const csvColumns = [
   "description"
 ] as const
 
+/** One payment's CSV row, in `csvColumns`' order. */
+const csvRow = (p: Payment.Payment, formatTime: (ms: number) => string): string =>
+  [
+    `pay_${p.id}`,
+    p.orderId,
+    formatTime(p.createdAt),
+    p.status,
+    formatRub(p.amount),
+    p.currency,
+    p.environment,
+    p.subscriptionId === null ? "false" : "true",
+    p.subscriptionId ?? "",
+    p.paymentMethod,
+    p.paidAt === null ? "" : formatTime(p.paidAt),
+    p.description ?? ""
+  ].map(csvCell).join(",")
+
 /** Payments an export reads at once: it holds one such page and the CSV lines made so far. */
 export const exportPageSize = 1_000
 
@@ -429,30 +446,15 @@ export const exportCsv = Traced.fn("Payments.exportCsv")(function*(
 ) {
   const filter = yield* filterOf(principal, query)
   const repository = yield* PaymentRepository
-  const lines: Array<string> = [csvColumns.join(",")]
+  const rows: Array<string> = []
   let after: Payment.Payment | null = null
-  while (lines.length - 1 < exportLimit) {
-    const page: ReadonlyArray<Payment.Payment> = yield* repository.listAfter(filter, after, Math.min(exportPageSize, exportLimit - (lines.length - 1)))
-    for (const p of page) {
-      lines.push([
-        `pay_${p.id}`,
-        p.orderId,
-        formatTime(p.createdAt),
-        p.status,
-        formatRub(p.amount),
-        p.currency,
-        p.environment,
-        p.subscriptionId === null ? "false" : "true",
-        p.subscriptionId ?? "",
-        p.paymentMethod,
-        p.paidAt === null ? "" : formatTime(p.paidAt),
-        p.description ?? ""
-      ].map(csvCell).join(","))
-    }
+  while (rows.length < exportLimit) {
+    const page: ReadonlyArray<Payment.Payment> = yield* repository.listAfter(filter, after, Math.min(exportPageSize, exportLimit - rows.length))
+    for (const p of page) rows.push(csvRow(p, formatTime))
     if (page.length < exportPageSize) break
     after = page[page.length - 1]!
   }
-  return lines.join("\r\n") + "\r\n"
+  return [csvColumns.join(","), ...rows].join("\r\n") + "\r\n"
 })
 
 /** The payment and terminal behind a public page token. */
