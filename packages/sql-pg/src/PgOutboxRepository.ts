@@ -9,8 +9,8 @@
  * deliveries of the given test clock only (of none by default), and `purge` keeps the events of test
  * clocks. `recordAttempts` is one statement; concurrent `recordAttempt` calls outside a transaction
  * are batched into `recordAttempts` (Effect request batching: those made in the same scheduler
- * turn, such as a pass's deliveries answering together), so a pass records its attempts in a few
- * statements instead of one each. The ports here have no expected failure: a duplicate id or a
+ * turn, and those made while the batch before is being written, one at a time), so a pass records
+ * its attempts in a few statements instead of one each. The ports here have no expected failure: a duplicate id or a
  * delivery of an unknown event is a defect.
  */
 import { Effect, Exit, Layer, Option, Request } from "effect"
@@ -170,6 +170,16 @@ const recordRows = (records: ReadonlyArray<AttemptRecord>) =>
 /** One `recordAttempt` waiting to be batched. */
 class RecordAttempt extends Request.Class<AttemptRecord, boolean> {}
 
+/**
+ * `recordAttempts` statements of concurrent `recordAttempt`s running at once at most: the answers
+ * arriving meanwhile wait for the next one. A pass's answers come one by one (the receivers answer
+ * when they do); with one statement in flight they gather behind it, about 12 to a statement
+ * instead of 8, and each statement's planning and commit is shared by more of them.
+ */
+export const recordBatchesInFlight = 1
+/** Records in one `recordAttempts` statement at most. */
+export const maxRecordBatch = 200
+
 /** `OutboxRepository` on the `SqlClient` in context. */
 export const layer: Layer.Layer<OutboxRepository, never, SqlClient.SqlClient> = Layer.effect(
   OutboxRepository,
@@ -230,11 +240,16 @@ export const layer: Layer.Layer<OutboxRepository, never, SqlClient.SqlClient> = 
       return results
     })
 
-    // Concurrent `recordAttempt`s of the same scheduler turn become one `recordAttempts`. When the
-    // batch dies (text PostgreSQL refuses in one of them), each is recorded alone, so only its own fails.
+    // Concurrent `recordAttempt`s become one `recordAttempts`: those of one scheduler turn, and those
+    // made while the statement before is in flight (group commit). When the batch dies (text
+    // PostgreSQL refuses in one of them), each is recorded alone, so only its own fails.
     const recordBatch = (requests: ReadonlyArray<RecordAttempt>) =>
       Effect.map(recordAttempts(requests), (recorded) => recorded.map((value) => Exit.succeed(value)))
-    const recordTogether = groupCommitted(sql, recordBatch, Batching.batchResolver<RecordAttempt>(recordBatch))
+    const recordTogether = groupCommitted(
+      sql,
+      recordBatch,
+      Batching.batchResolver<RecordAttempt>(recordBatch, { maxInFlight: recordBatchesInFlight, maxBatch: maxRecordBatch })
+    )
 
     return OutboxRepository.of({
       insertEvent: Traced.fn("PgOutboxRepository.insertEvent")(function*(event, delivery) {

@@ -2,14 +2,16 @@
  * The PostgreSQL outbox's batching, observed in the database: a statement-level trigger counts
  * the statements that insert attempts and that stamp deliveries. A pass of the callback engine
  * stamps its deliveries in one statement and records its attempts in far fewer statements than
- * deliveries (concurrent `recordAttempt`s batched); a batch holding text PostgreSQL refuses fails
- * only that record; inside a transaction an attempt is recorded in it (and rolls back with it).
+ * deliveries (concurrent `recordAttempt`s batched); records made while a batch is being written wait
+ * and go together in the next; a batch holding text PostgreSQL refuses fails only that record; inside a transaction an attempt is recorded in it (and rolls back with it).
  */
 import { assert, describe, it } from "@effect/vitest"
-import { Clock, Effect, Exit, Option } from "effect"
+import { Clock, Deferred, Effect, Exit, Fiber, Option, Schedule } from "effect"
+import { SqlClient } from "effect/sql"
 import { Callbacks, OutboxRepository, Payments, Transactions } from "@paydesk/core"
 import { Fixtures, Kit, ManualClock, RecordingCallbackTransport } from "@paydesk/testkit"
 import { countStatements, kitOn, targets } from "./PgHarness.js"
+import { recordBatchesInFlight } from "../src/PgOutboxRepository.js"
 
 const anchor = Date.parse("2026-01-31T07:00:00.000Z")
 
@@ -51,6 +53,56 @@ for (const target of targets) {
           }
           assert.isTrue(transport.requests.every((r) => r.headers["x-timestamp"] === String(anchor / 1000)))
         }).pipe(Effect.provideService(Clock.Clock, clock.clock))
+      }).pipe(Effect.provide(kitOn(target.url))))
+
+    it.live("records made while a batch is being written wait, and go together in the next", () =>
+      Effect.gen(function*() {
+        assert.strictEqual(recordBatchesInFlight, 1)
+        const { terminal } = yield* Fixtures.seedTerminal({ callbackUrl: "https://shop.example/cb" })
+        const payment = yield* Fixtures.seedPayment(terminal.id)
+        const repo = yield* OutboxRepository
+        const sql = yield* SqlClient.SqlClient
+        const seeded: Array<ReturnType<typeof Fixtures.delivery>> = []
+        for (let i = 0; i < 6; i++) {
+          const event = Fixtures.outboxEvent(terminal.id, { paymentId: payment.id })
+          const delivery = Fixtures.delivery(event)
+          yield* repo.insertEvent(event, delivery)
+          seeded.push(delivery)
+        }
+        const record = (delivery: (typeof seeded)[number]) =>
+          repo.recordAttempt(Fixtures.attempt(delivery.id, { statusCode: 200 }), { ...delivery, attempts: 1, status: "delivered", nextAttemptAt: null, lastStatusCode: 200 }, 0)
+        const counted = yield* countStatements({ attempts: "INSERT ON delivery_attempts" })
+        // Another transaction holds the first delivery, so the first record's statement waits in PostgreSQL.
+        const locked = yield* Deferred.make<void>()
+        const release = yield* Deferred.make<void>()
+        const holder = yield* sql.withTransaction(Effect.gen(function*() {
+          yield* sql`SELECT 1 FROM deliveries WHERE id = ${seeded[0]!.id} FOR UPDATE`
+          yield* Deferred.succeed(locked, undefined)
+          yield* Deferred.await(release)
+        })).pipe(Effect.forkChild)
+        yield* Deferred.await(locked)
+        const rest: Array<Fiber.Fiber<boolean>> = []
+        // Released whatever happens, so that a failure here ends the test instead of holding it.
+        const whileHeld = yield* Effect.gen(function*() {
+          rest.push(yield* Effect.forkChild(record(seeded[0]!)))
+          yield* sql`SELECT 1 FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'`.pipe(
+            Effect.flatMap((rows) => rows.length === 1 ? Effect.void : Effect.fail("not waiting yet")),
+            Effect.retry({ schedule: Schedule.spaced("10 millis"), times: 500 })
+          )
+          // The other five arrive one by one (each in a scheduler turn of its own) while it waits.
+          for (const delivery of seeded.slice(1)) {
+            rest.push(yield* Effect.forkChild(record(delivery)))
+            yield* Effect.sleep("5 millis")
+          }
+          return (yield* counted).attempts
+        }).pipe(Effect.ensuring(Deferred.succeed(release, undefined)))
+        yield* Fiber.join(holder)
+        // Nothing was written while the first statement waited.
+        assert.strictEqual(whileHeld, 0)
+        assert.deepStrictEqual(yield* Fiber.joinAll(rest), [true, true, true, true, true, true])
+        // The first statement, then one for the five that waited behind it.
+        assert.strictEqual((yield* counted).attempts, 2)
+        for (const delivery of seeded) assert.strictEqual((yield* repo.listAttempts(delivery.id)).length, 1)
       }).pipe(Effect.provide(kitOn(target.url))))
 
     it.live("a batch with text PostgreSQL refuses fails only that record", () =>
