@@ -24,13 +24,12 @@ import { Callbacks, Payments, Subscriptions, Work } from "@paydesk/core"
 import { PgStore } from "@paydesk/sql-pg"
 import { Kit, ManualClock } from "@paydesk/testkit"
 import { SqlClient } from "effect/sql"
-import { readFileSync } from "node:fs"
 import * as BenchSubscriptions from "./Subscriptions.js"
 import * as EngineKit from "./EngineKit.js"
 import * as LoopbackReceiver from "./LoopbackReceiver.js"
+import * as StatementLog from "./StatementLog.js"
 
 const serverUrl = process.env.DATABASE_URL
-const log = process.env.LOG ?? "/var/log/postgresql/postgresql-15-main.log"
 const callbacks = Number(process.env.CALLBACKS ?? 100)
 const kind = process.env.KIND === "charges" ? "charges" : "callbacks"
 const charges = Number(process.env.CHARGES ?? 100)
@@ -43,9 +42,8 @@ const main = async () => {
   const manual = await Effect.runPromise(ManualClock.make(Date.parse("2026-01-31T07:00:00.000Z")))
   const mark = `paydesk-mark-${Date.now().toString(36)}`
   // Before the pool connects: every connection of the run logs its statements.
-  await Effect.runPromise(Effect.flatMap(SqlClient.SqlClient, (sql) => sql.unsafe(`ALTER DATABASE ${name} SET log_min_duration_statement = 0`)).pipe(
-    Effect.provide(PgStore.layerClient(serverUrl, { maxConnections: 1 }))
-  ))
+  await StatementLog.enable(serverUrl, name)
+  const logFrom = StatementLog.position()
   const receiver = http ? await LoopbackReceiver.start() : undefined
   // Over HTTP: the server's transport and hashing, no spans, loopback allowed (as bench:work).
   const layer = receiver === undefined ? Kit.layerAround(PgStore.layer(url, { maxConnections: 10 })) : EngineKit.layer(url)
@@ -76,28 +74,18 @@ const main = async () => {
   const received = receiver === undefined ? undefined : await receiver.received()
   await receiver?.close()
   await new Promise((resolve) => setTimeout(resolve, 500))
-  const lines = readFileSync(log, "utf8").split("\n")
+  const lines = StatementLog.since(logFrom)
   const start = lines.findIndex((l) => l.includes(`${mark}-start`))
   const end = lines.findIndex((l) => l.includes(`${mark}-end`))
-  // Each line: "LOG:  duration: 0.123 ms  parse|bind|execute <name>: SQL" (extended protocol: three
-  // lines per statement, counted once, their times added) or "... statement: SQL" (simple protocol).
-  const timed = lines.slice(start + 1, end)
-    .filter((l) => l.includes(`@${name} LOG:  duration:`))
-    .map((l) => {
-      const [, ms, step, text] = /duration: ([\d.]+) ms {2}(statement|parse|bind|execute)[^:]*: (.*)$/.exec(l) ?? []
-      return { ms: Number(ms ?? 0), counts: step === "statement" || step === "execute", kind: (text ?? "").replace(/\s+/g, " ").trim().slice(0, 60) }
-    })
-  const kinds = new Map<string, { n: number; ms: number }>()
-  for (const t of timed) {
-    const entry = kinds.get(t.kind) ?? { n: 0, ms: 0 }
-    kinds.set(t.kind, { n: entry.n + (t.counts ? 1 : 0), ms: entry.ms + t.ms })
-  }
-  const statements = timed.filter((t) => t.counts).length
+  // Extended protocol: three steps per statement, counted once, their times added.
+  const timed = StatementLog.steps(lines.slice(start + 1, end), name)
+  const kinds = StatementLog.byKind(timed)
+  const statements = timed.filter((t) => t.step === "statement" || t.step === "execute").length
   const serverMs = timed.reduce((sum, t) => sum + t.ms, 0)
   const unit = kind === "charges" ? "charge" : "delivery"
   if (received !== undefined) console.log(`over HTTP: the receiver got ${received} callbacks`)
   console.log(`one pass, ${sent} ${kind === "charges" ? "charges" : "deliveries"}: ${statements} statements (${(statements / Math.max(1, sent)).toFixed(2)} per ${unit}), ${serverMs.toFixed(1)} ms in the server, ${Math.round(walBytes / Math.max(1, sent))} bytes of write-ahead log per ${unit}`)
-  for (const [kind, { n, ms }] of [...kinds.entries()].sort((a, b) => b[1].n - a[1].n)) console.log(`${String(n).padStart(5)} ${ms.toFixed(1).padStart(8)} ms  ${kind}`)
+  for (const { kind: text, count, ms } of kinds.sort((a, b) => b.count - a.count)) console.log(`${String(count).padStart(5)} ${ms.toFixed(1).padStart(8)} ms  ${text}`)
   await Effect.runPromise(PgStore.dropDatabases(serverUrl, name))
 }
 

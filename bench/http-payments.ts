@@ -33,6 +33,7 @@
  *   SECONDS=20 CONNECTIONS=32 ./run pnpm bench:http
  *   PROFILE=1 ./run pnpm bench:http               # also writes a CPU profile of the server (phase 1) to bench/profiles/
  *   PROFILE=2 PHASES=2 ./run pnpm bench:http      # the same of the server with the engine (phase 2, its start and backlog drain included; with ENGINE_APART=1 also of phase 2b's engine process)
+ *   STATEMENTS=1 DATABASE_URL=... ./run pnpm bench:http   # also PostgreSQL's own times of the server's statements in phases 1 and 2, per request (from its log: LOG=, see StatementLog.ts)
  *   ENGINE_APART=1 ./run pnpm bench:http          # also phase 2b: phase 2's load on a server without the engine, the engine in a second process
  *   PHASES=1 ./run pnpm bench:http                # phase 1 only (PHASES=2: phases 1 and 2)
  *   ALLOCATIONS=1 ./run pnpm bench:http           # also samples the server's allocations in phase 1 (inspector; KB per request, top sites; the profile to bench/profiles/)
@@ -53,6 +54,7 @@ import { creationScript } from "./CreationScript.js"
 import * as AllocationSampler from "./AllocationSampler.js"
 import * as LoopbackReceiver from "./LoopbackReceiver.js"
 import * as ProcessCpu from "./ProcessCpu.js"
+import * as StatementLog from "./StatementLog.js"
 
 const root = resolve(import.meta.dirname, "..")
 const seconds = Number(process.env.SECONDS ?? 10)
@@ -61,6 +63,8 @@ const phases = Number(process.env.PHASES ?? 3)
 const profile = process.env.PROFILE === "1"
 const profileEngine = process.env.PROFILE === "2"
 const engineApart = process.env.ENGINE_APART === "1"
+const statements = process.env.STATEMENTS === "1"
+if (statements && process.env.DATABASE_URL === undefined) throw new Error("STATEMENTS=1 needs DATABASE_URL (a server whose log this process can read)")
 const allocations = process.env.ALLOCATIONS === "1" || process.env.ALLOCATIONS === "survivors"
 const survivors = process.env.ALLOCATIONS === "survivors"
 /** The phase whose allocations are sampled: 1 (the HTTP path alone) or 2 (with the engine delivering). */
@@ -249,6 +253,23 @@ const sha256Hex = async (text: string) =>
 
 const perRequest = (us: number, m: Measured) => (us / Math.max(1, m.total)).toFixed(0)
 
+/**
+ * With `STATEMENTS=1`: PostgreSQL's time for the statements the server's database logged since `from`
+ * (a phase: nothing else runs on it then), per request, by kind (the five longest), and how many rows
+ * each statement of a batch held (the batched authentications' and attempt records' JSON rows carry an `ord`).
+ */
+const statementReport = (from: number, databaseUrl: string, m: Measured) => {
+  const name = new URL(databaseUrl).pathname.slice(1)
+  const kinds = StatementLog.byKind(StatementLog.steps(StatementLog.since(from), name))
+  const total = kinds.reduce((sum, k) => sum + k.ms, 0)
+  console.log(`  PostgreSQL's statement time per request: ${perRequest(total * 1000, m)} µs, ${(100 * kinds.reduce((sum, k) => sum + k.bindMs, 0) / Math.max(1, total)).toFixed(0)} % of it in bind (planning); the longest kinds:`)
+  for (const k of kinds.slice(0, 5)) {
+    const rows = k.parameters.reduce((sum, p) => sum + p.split("\"ord\":").length - 1, 0)
+    const held = rows === 0 ? "" : `, ${(rows / Math.max(1, k.count)).toFixed(1)} rows each`
+    console.log(`    ${(k.count / Math.max(1, m.total)).toFixed(3)} per request, ${perRequest(k.ms * 1000, m)} µs (bind ${perRequest(k.bindMs * 1000, m)})${held}: ${k.kind}`)
+  }
+}
+
 /** `alongside`: another process ran at the same time, so PostgreSQL's and autocannon's CPU is not this one's alone. */
 const report = (name: string, m: Measured, alongside = false) => {
   console.log(`${name}: ${m.requestsPerSecond.toFixed(0)} requests/s, p50 ${m.p50} ms, p99 ${m.p99} ms, ${m.errors} errors, ${m.non2xx} non-2xx of ${m.total}, server RSS max ${m.rssMaxMb.toFixed(0)} MB`)
@@ -263,9 +284,10 @@ const report = (name: string, m: Measured, alongside = false) => {
  * callbacks the receiver got meanwhile; `engine`, when the engine runs in another process, has its
  * CPU per callback reported too.
  */
-const driveDelivering = async (receiver: Awaited<ReturnType<typeof LoopbackReceiver.start>>, http: Running, apiKey: string, tag: string, title: string, engine?: Running, sample = false) => {
+const driveDelivering = async (receiver: Awaited<ReturnType<typeof LoopbackReceiver.start>>, http: Running, apiKey: string, tag: string, title: string, databaseUrl: string, engine?: Running, sample = false) => {
   await drained(receiver)
   const delivered = await receiver.received()
+  const logFrom = statements ? StatementLog.position() : 0
   const engineCpu = engine === undefined ? undefined : ProcessCpu.start(engine.process.pid!)
   const receiverCpu = ProcessCpu.startOne(receiver.pid)
   const measured = await sampled(http, sample, () => drive(http, apiKey, tag, seconds))
@@ -275,6 +297,7 @@ const driveDelivering = async (receiver: Awaited<ReturnType<typeof LoopbackRecei
   const during = await receiver.received() - delivered
   const engineShare = engineSpent === undefined ? "" : `, the engine process's CPU ${(engineSpent.server / Math.max(1, during)).toFixed(0)} µs per callback`
   console.log(`callbacks delivered during the phase: ${during} (${(during / seconds).toFixed(0)}/s)${engineShare}; the receiver's CPU ${(receiverSpent / Math.max(1, during)).toFixed(0)} µs per callback`)
+  if (statements) statementReport(logFrom, databaseUrl, measured)
   return measured
 }
 
@@ -323,6 +346,8 @@ const main = async () => {
   const engineProfileDir = profileEngine ? join(root, "bench", "profiles") : undefined
   for (const dir of [profileDir, engineProfileDir]) if (dir !== undefined) mkdirSync(dir, { recursive: true })
   try {
+    // Before the servers connect: every connection to the database logs its statements.
+    if (statements) await StatementLog.enable(process.env.DATABASE_URL!, new URL(databaseUrl).pathname.slice(1))
     console.log(`bench:http: ${connections} connections, ${seconds} s per phase, database ${databaseUrl.replace(/\/\/[^@]*@/, "//")}`)
     // Phase 1: the HTTP path alone.
     const plain = await startServer(databaseUrl, { PAYDESK_ENGINE: "off", PAYDESK_CALLBACK_ALLOW_PRIVATE: "1" }, profileDir, allocations && allocationPhase === 1)
@@ -334,8 +359,10 @@ const main = async () => {
       // ran at half speed), and phase 2's engine delivers their callbacks before it is measured.
       baseline.push(await creationTps(databaseUrl, merchant))
       await drive(plain, merchant.apiKey, "warm", 2)
+      const logFrom = statements ? StatementLog.position() : 0
       alone = await sampled(plain, allocationPhase === 1, () => drive(plain, merchant.apiKey, "alone", seconds))
       report("HTTP, engine off", alone)
+      if (statements) statementReport(logFrom, databaseUrl, alone)
       await exports(plain, merchant.apiKey)
     } finally {
       await plain.stop()
@@ -346,7 +373,7 @@ const main = async () => {
       // Phase 2: the local engine delivers every payment.created to the loopback receiver meanwhile.
       const engine = await startServer(databaseUrl, { PAYDESK_ENGINE: "local", PAYDESK_CALLBACK_ALLOW_PRIVATE: "1" }, engineProfileDir, allocations && allocationPhase === 2)
       try {
-        withEngine = await driveDelivering(receiver, engine, merchant.apiKey, "engine", "HTTP, local engine delivering", undefined, allocationPhase === 2)
+        withEngine = await driveDelivering(receiver, engine, merchant.apiKey, "engine", "HTTP, local engine delivering", databaseUrl, undefined, allocationPhase === 2)
       } finally {
         await engine.stop()
       }
@@ -360,7 +387,7 @@ const main = async () => {
       let worker: Running | undefined
       try {
         worker = await startServer(databaseUrl, { PAYDESK_ENGINE: "local", PAYDESK_CALLBACK_ALLOW_PRIVATE: "1", PAYDESK_WORK_INTERVAL_MS: "50" }, engineProfileDir)
-        apart = await driveDelivering(receiver, http, merchant.apiKey, "apart", "HTTP, engine in a second process (interval 50 ms)", worker)
+        apart = await driveDelivering(receiver, http, merchant.apiKey, "apart", "HTTP, engine in a second process (interval 50 ms)", databaseUrl, worker)
       } finally {
         await Promise.all([http.stop(), worker?.stop()])
       }
