@@ -15,16 +15,24 @@ import { recordBatchesInFlight } from "../src/PgOutboxRepository.js"
 
 const anchor = Date.parse("2026-01-31T07:00:00.000Z")
 
+/** The outbox and `count` pending deliveries of one payment of a fresh terminal. */
+const pendingDeliveries = (count: number) =>
+  Effect.gen(function*() {
+    const { terminal } = yield* Fixtures.seedTerminal({ callbackUrl: "https://shop.example/cb" })
+    const payment = yield* Fixtures.seedPayment(terminal.id)
+    const repo = yield* OutboxRepository
+    const seeded: Array<ReturnType<typeof Fixtures.delivery>> = []
+    for (let i = 0; i < count; i++) {
+      const event = Fixtures.outboxEvent(terminal.id, { paymentId: payment.id })
+      const delivery = Fixtures.delivery(event)
+      yield* repo.insertEvent(event, delivery)
+      seeded.push(delivery)
+    }
+    return { repo, seeded }
+  })
+
 /** The outbox and one pending delivery of a fresh terminal's payment. */
-const oneDelivery = Effect.gen(function*() {
-  const { terminal } = yield* Fixtures.seedTerminal({ callbackUrl: "https://shop.example/cb" })
-  const payment = yield* Fixtures.seedPayment(terminal.id)
-  const repo = yield* OutboxRepository
-  const event = Fixtures.outboxEvent(terminal.id, { paymentId: payment.id })
-  const delivery = Fixtures.delivery(event)
-  yield* repo.insertEvent(event, delivery)
-  return { repo, delivery }
-})
+const oneDelivery = Effect.map(pendingDeliveries(1), ({ repo, seeded }) => ({ repo, delivery: seeded[0]! }))
 
 for (const target of targets) {
   describe(`PgOutboxRepository batching (${target.name})`, () => {
@@ -58,17 +66,8 @@ for (const target of targets) {
     it.live("records made while a batch is being written wait, and go together in the next", () =>
       Effect.gen(function*() {
         assert.strictEqual(recordBatchesInFlight, 1)
-        const { terminal } = yield* Fixtures.seedTerminal({ callbackUrl: "https://shop.example/cb" })
-        const payment = yield* Fixtures.seedPayment(terminal.id)
-        const repo = yield* OutboxRepository
+        const { repo, seeded } = yield* pendingDeliveries(6)
         const sql = yield* SqlClient.SqlClient
-        const seeded: Array<ReturnType<typeof Fixtures.delivery>> = []
-        for (let i = 0; i < 6; i++) {
-          const event = Fixtures.outboxEvent(terminal.id, { paymentId: payment.id })
-          const delivery = Fixtures.delivery(event)
-          yield* repo.insertEvent(event, delivery)
-          seeded.push(delivery)
-        }
         const record = (delivery: (typeof seeded)[number]) =>
           repo.recordAttempt(Fixtures.attempt(delivery.id, { statusCode: 200 }), { ...delivery, attempts: 1, status: "delivered", nextAttemptAt: null, lastStatusCode: 200 }, 0)
         const counted = yield* countStatements({ attempts: "INSERT ON delivery_attempts" })
@@ -107,16 +106,7 @@ for (const target of targets) {
 
     it.live("a batch with text PostgreSQL refuses fails only that record", () =>
       Effect.gen(function*() {
-        const { terminal } = yield* Fixtures.seedTerminal({ callbackUrl: "https://shop.example/cb" })
-        const payment = yield* Fixtures.seedPayment(terminal.id)
-        const repo = yield* OutboxRepository
-        const seeded: Array<ReturnType<typeof Fixtures.delivery>> = []
-        for (let i = 0; i < 6; i++) {
-          const event = Fixtures.outboxEvent(terminal.id, { paymentId: payment.id })
-          const delivery = Fixtures.delivery(event)
-          yield* repo.insertEvent(event, delivery)
-          seeded.push(delivery)
-        }
+        const { repo, seeded } = yield* pendingDeliveries(6)
         const counted = yield* countStatements({ attempts: "INSERT ON delivery_attempts", updates: "UPDATE ON deliveries" })
         const exits = yield* Effect.forEach(seeded, (delivery, i) => {
           const error = i === 2 ? "bad\u0000text" : "HTTP 503"
