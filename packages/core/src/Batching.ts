@@ -12,9 +12,9 @@ import { Array as Arr, type Context, Effect, Exit, type Request, RequestResolver
  * at fault fails (unless `redo` says otherwise for its key).
  *
  * Without `maxInFlight`, a batch is the requests of one scheduler turn. With it, at most that many
- * batches run at once: the requests arriving while they run wait and go together in the next batch
- * (group commit); a batch of more than `maxBatch` requests is run in parts of `maxBatch`, one after
- * the other.
+ * batches run at once (not counting those running longer than `stallMs`): the requests arriving
+ * while they run wait and go together in the next batch (group commit); a batch of more than
+ * `maxBatch` requests is run in parts of `maxBatch`, one after the other.
  */
 export const batchResolver = <A extends Request.Any>(
   /** Answers each request of a batch, in order; `key` is the batch's key (see `batchKey`). */
@@ -22,6 +22,12 @@ export const batchResolver = <A extends Request.Any>(
   options: {
     readonly maxInFlight?: number
     readonly maxBatch?: number
+    /**
+     * A batch still running after this long (real time: a timer, not the runtime's `Clock`) stops
+     * counting against `maxInFlight`, so a statement stuck on a lock holds back the others for this
+     * long at most; it still runs to its end. Default: never.
+     */
+    readonly stallMs?: number
     /** Requests of different keys never share a batch (`context`: the requester's services). */
     readonly batchKey?: (request: A, context: Context.Context<never>) => unknown
     /**
@@ -49,12 +55,12 @@ export const batchResolver = <A extends Request.Any>(
         slot
       )
   )
-  const release = Effect.sync(() => {
+  const free = () => {
     inFlight--
     const woken = [...waiting]
     waiting.clear()
     for (const wake of woken) wake()
-  })
+  }
   const key = {}
   const batchKey = options.batchKey
   return RequestResolver.makeWith<A>({
@@ -64,6 +70,18 @@ export const batchResolver = <A extends Request.Any>(
     runAll: (all, batch) =>
       Effect.suspend(() => {
         inFlight++
+        // The slot is freed once: when the batch ends, or when it stalls.
+        let holding = true
+        const letGo = () => {
+          if (!holding) return
+          holding = false
+          free()
+        }
+        const stalled = options.stallMs === undefined ? undefined : setTimeout(letGo, options.stallMs)
+        const release = Effect.sync(() => {
+          clearTimeout(stalled)
+          letGo()
+        })
         const redo = options.redo === undefined || options.redo(batch)
         return Effect.forEach(Arr.chunksOf(all, maxBatch), (entries) =>
           Effect.gen(function*() {
@@ -78,8 +96,8 @@ export const batchResolver = <A extends Request.Any>(
                 entry.completeUnsafe(Exit.isSuccess(alone) ? alone.value[0]! : Exit.failCause(alone.cause))
               }
             }
-          }), { discard: true })
-      }).pipe(Effect.ensuring(release))
+          }), { discard: true }).pipe(Effect.ensuring(release))
+      })
   })
 }
 

@@ -1,8 +1,8 @@
 /**
  * `batchResolver` without a database: requests arriving while batches run wait and go together in
  * the next batch, never more than `maxInFlight` batches at once and never more than `maxBatch`
- * requests in one run; a batch that dies is redone one request at a time; a waiting request that is
- * interrupted leaves the others alone.
+ * requests in one run; a batch running longer than `stallMs` no longer holds the others back; a batch
+ * that dies is redone one request at a time; a waiting request that is interrupted leaves the others alone.
  */
 import { assert, describe, it } from "@effect/vitest"
 import { Effect, Exit, Fiber, Request } from "effect"
@@ -11,7 +11,15 @@ import { batchResolver } from "../src/Batching.js"
 class Double extends Request.Class<{ readonly n: number }, number> {}
 
 /** A resolver whose runs take `ms` and are recorded (sizes, and how many ran at once). */
-const recorded = (options: { readonly maxInFlight: number; readonly maxBatch: number; readonly ms: number; readonly poison?: number }) => {
+const recorded = (options: {
+  readonly maxInFlight: number
+  readonly maxBatch: number
+  readonly ms: number
+  readonly poison?: number
+  readonly stallMs?: number
+  /** A request of this number takes this long instead of `ms`. */
+  readonly slow?: { readonly n: number; readonly ms: number }
+}) => {
   const runs: Array<ReadonlyArray<number>> = []
   let running = 0
   let mostAtOnce = 0
@@ -20,11 +28,11 @@ const recorded = (options: { readonly maxInFlight: number; readonly maxBatch: nu
       running++
       mostAtOnce = Math.max(mostAtOnce, running)
       runs.push(requests.map((r) => r.n))
-      yield* Effect.sleep(options.ms)
+      yield* Effect.sleep(requests.some((r) => r.n === options.slow?.n) ? options.slow!.ms : options.ms)
       running--
       if (requests.some((r) => r.n === options.poison)) return yield* Effect.die(new Error("refused"))
       return requests.map((r) => Exit.succeed(r.n * 2))
-    }), { maxInFlight: options.maxInFlight, maxBatch: options.maxBatch })
+    }), { maxInFlight: options.maxInFlight, maxBatch: options.maxBatch, ...(options.stallMs === undefined ? {} : { stallMs: options.stallMs }) })
   return { resolver, runs, mostAtOnce: () => mostAtOnce }
 }
 
@@ -44,6 +52,22 @@ describe("batchResolver", () => {
       // The 10 that waited went together, in parts of at most 4, one run at a time.
       assert.deepStrictEqual(runs.slice(1).map((r) => r.length), [4, 4, 2])
       assert.strictEqual(mostAtOnce(), 1)
+    }))
+
+  it.live("a batch running longer than stallMs no longer holds back the next", () =>
+    Effect.gen(function*() {
+      const { resolver, runs } = recorded({ maxInFlight: 1, maxBatch: 100, ms: 5, stallMs: 50, slow: { n: 0, ms: 1000 } })
+      const stuck = yield* Effect.forkChild(Effect.request(new Double({ n: 0 }), resolver))
+      yield* Effect.sleep(5)
+      const started = Date.now()
+      // These wait behind the stuck batch until it has run for 50 ms, then go, while it still runs.
+      const rest = yield* Effect.forEach([1, 2, 3], (n) => Effect.request(new Double({ n }), resolver), { concurrency: "unbounded" })
+      const waited = Date.now() - started
+      assert.deepStrictEqual(rest, [2, 4, 6])
+      assert.isAtLeast(waited, 30)
+      assert.isBelow(waited, 900)
+      assert.deepStrictEqual(runs, [[0], [1, 2, 3]])
+      assert.strictEqual(yield* Fiber.join(stuck), 0)
     }))
 
   it.live("a batch that dies is redone one request at a time: only the one at fault fails", () =>

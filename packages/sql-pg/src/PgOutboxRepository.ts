@@ -10,8 +10,8 @@
  * clocks. `recordAttempts` is one statement; concurrent `recordAttempt` calls outside a transaction
  * are batched into `recordAttempts` (Effect request batching: those made in the same scheduler
  * turn, and those made while the batch before is being written, one at a time), so a pass records
- * its attempts in a few statements instead of one each. The ports here have no expected failure: a duplicate id or a
- * delivery of an unknown event is a defect.
+ * its attempts in a few statements instead of one each. The ports here have no expected failure: a
+ * duplicate id or a delivery of an unknown event is a defect.
  */
 import { Effect, Exit, Layer, Option, Request } from "effect"
 import { OutboxRepository, Traced, type AttemptRecord } from "@paydesk/core"
@@ -179,6 +179,12 @@ class RecordAttempt extends Request.Class<AttemptRecord, boolean> {}
 export const recordBatchesInFlight = 1
 /** Records in one `recordAttempts` statement at most. */
 export const maxRecordBatch = 200
+/**
+ * A record statement still running after this long (waiting for a delivery's row lock, say) no longer
+ * holds back the next: the records of the other deliveries go on in their own statements, as they
+ * did before records waited for one another.
+ */
+export const recordStallMs = 2_000
 
 /** `OutboxRepository` on the `SqlClient` in context. */
 export const layer: Layer.Layer<OutboxRepository, never, SqlClient.SqlClient> = Layer.effect(
@@ -248,7 +254,7 @@ export const layer: Layer.Layer<OutboxRepository, never, SqlClient.SqlClient> = 
     const recordTogether = groupCommitted(
       sql,
       recordBatch,
-      Batching.batchResolver<RecordAttempt>(recordBatch, { maxInFlight: recordBatchesInFlight, maxBatch: maxRecordBatch })
+      Batching.batchResolver<RecordAttempt>(recordBatch, { maxInFlight: recordBatchesInFlight, maxBatch: maxRecordBatch, stallMs: recordStallMs })
     )
 
     return OutboxRepository.of({

@@ -2,8 +2,10 @@
  * The PostgreSQL outbox's batching, observed in the database: a statement-level trigger counts
  * the statements that insert attempts and that stamp deliveries. A pass of the callback engine
  * stamps its deliveries in one statement and records its attempts in far fewer statements than
- * deliveries (concurrent `recordAttempt`s batched); records made while a batch is being written wait
- * and go together in the next; a batch holding text PostgreSQL refuses fails only that record; inside a transaction an attempt is recorded in it (and rolls back with it).
+ * deliveries (concurrent `recordAttempt`s batched); records made while a batch is being written
+ * wait and go together in the next, unless it is stuck on a lock for `recordStallMs`; a batch
+ * holding text PostgreSQL refuses fails only that record; inside a transaction an attempt is
+ * recorded in it (and rolls back with it).
  */
 import { assert, describe, it } from "@effect/vitest"
 import { Clock, Deferred, Effect, Exit, Fiber, Option, Schedule } from "effect"
@@ -11,7 +13,7 @@ import { SqlClient } from "effect/sql"
 import { Callbacks, OutboxRepository, Payments, Transactions } from "@paydesk/core"
 import { Fixtures, Kit, ManualClock, RecordingCallbackTransport } from "@paydesk/testkit"
 import { countStatements, kitOn, targets } from "./PgHarness.js"
-import { recordBatchesInFlight } from "../src/PgOutboxRepository.js"
+import { recordBatchesInFlight, recordStallMs } from "../src/PgOutboxRepository.js"
 
 const anchor = Date.parse("2026-01-31T07:00:00.000Z")
 
@@ -29,6 +31,48 @@ const pendingDeliveries = (count: number) =>
       seeded.push(delivery)
     }
     return { repo, seeded }
+  })
+
+/**
+ * Six pending deliveries. Another transaction holds the first one's row, so the first record's
+ * statement waits in PostgreSQL; the other five are recorded one by one (each in a scheduler turn of
+ * its own) while it waits; then `meanwhile` runs, still under the lock. The lock is released
+ * whatever happens, so a failure ends the test instead of holding it. `records`: the six records.
+ */
+const behindALock = <A, E, R>(meanwhile: (setup: {
+  readonly repo: OutboxRepository["Service"]
+  readonly seeded: ReadonlyArray<ReturnType<typeof Fixtures.delivery>>
+  readonly counted: Effect.Effect<{ readonly attempts: number }>
+}) => Effect.Effect<A, E, R>) =>
+  Effect.gen(function*() {
+    const { repo, seeded } = yield* pendingDeliveries(6)
+    const sql = yield* SqlClient.SqlClient
+    const record = (delivery: (typeof seeded)[number]) =>
+      repo.recordAttempt(Fixtures.attempt(delivery.id, { statusCode: 200 }), { ...delivery, attempts: 1, status: "delivered", nextAttemptAt: null, lastStatusCode: 200 }, 0)
+    const counted = yield* countStatements({ attempts: "INSERT ON delivery_attempts" })
+    const locked = yield* Deferred.make<void>()
+    const release = yield* Deferred.make<void>()
+    const holder = yield* sql.withTransaction(Effect.gen(function*() {
+      yield* sql`SELECT 1 FROM deliveries WHERE id = ${seeded[0]!.id} FOR UPDATE`
+      yield* Deferred.succeed(locked, undefined)
+      yield* Deferred.await(release)
+    })).pipe(Effect.ensuring(Deferred.succeed(locked, undefined)), Effect.forkChild)
+    yield* Deferred.await(locked)
+    const records: Array<Fiber.Fiber<boolean>> = []
+    const seen = yield* Effect.gen(function*() {
+      records.push(yield* Effect.forkChild(record(seeded[0]!)))
+      yield* sql`SELECT 1 FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'`.pipe(
+        Effect.flatMap((rows) => rows.length === 1 ? Effect.void : Effect.fail("not waiting yet")),
+        Effect.retry({ schedule: Schedule.spaced("10 millis"), times: 500 })
+      )
+      for (const delivery of seeded.slice(1)) {
+        records.push(yield* Effect.forkChild(record(delivery)))
+        yield* Effect.sleep("5 millis")
+      }
+      return yield* meanwhile({ repo, seeded, counted })
+    }).pipe(Effect.ensuring(Deferred.succeed(release, undefined)))
+    yield* Fiber.join(holder)
+    return { repo, seeded, counted, records, seen }
   })
 
 /** The outbox and one pending delivery of a fresh terminal's payment. */
@@ -66,40 +110,30 @@ for (const target of targets) {
     it.live("records made while a batch is being written wait, and go together in the next", () =>
       Effect.gen(function*() {
         assert.strictEqual(recordBatchesInFlight, 1)
-        const { repo, seeded } = yield* pendingDeliveries(6)
-        const sql = yield* SqlClient.SqlClient
-        const record = (delivery: (typeof seeded)[number]) =>
-          repo.recordAttempt(Fixtures.attempt(delivery.id, { statusCode: 200 }), { ...delivery, attempts: 1, status: "delivered", nextAttemptAt: null, lastStatusCode: 200 }, 0)
-        const counted = yield* countStatements({ attempts: "INSERT ON delivery_attempts" })
-        // Another transaction holds the first delivery, so the first record's statement waits in PostgreSQL.
-        const locked = yield* Deferred.make<void>()
-        const release = yield* Deferred.make<void>()
-        const holder = yield* sql.withTransaction(Effect.gen(function*() {
-          yield* sql`SELECT 1 FROM deliveries WHERE id = ${seeded[0]!.id} FOR UPDATE`
-          yield* Deferred.succeed(locked, undefined)
-          yield* Deferred.await(release)
-        })).pipe(Effect.forkChild)
-        yield* Deferred.await(locked)
-        const rest: Array<Fiber.Fiber<boolean>> = []
-        // Released whatever happens, so that a failure here ends the test instead of holding it.
-        const whileHeld = yield* Effect.gen(function*() {
-          rest.push(yield* Effect.forkChild(record(seeded[0]!)))
-          yield* sql`SELECT 1 FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'`.pipe(
-            Effect.flatMap((rows) => rows.length === 1 ? Effect.void : Effect.fail("not waiting yet")),
-            Effect.retry({ schedule: Schedule.spaced("10 millis"), times: 500 })
-          )
-          // The other five arrive one by one (each in a scheduler turn of its own) while it waits.
-          for (const delivery of seeded.slice(1)) {
-            rest.push(yield* Effect.forkChild(record(delivery)))
-            yield* Effect.sleep("5 millis")
-          }
-          return (yield* counted).attempts
-        }).pipe(Effect.ensuring(Deferred.succeed(release, undefined)))
-        yield* Fiber.join(holder)
+        const { repo, seeded, counted, records, seen } = yield* behindALock(({ counted }) => Effect.map(counted, (c) => c.attempts))
         // Nothing was written while the first statement waited.
-        assert.strictEqual(whileHeld, 0)
-        assert.deepStrictEqual(yield* Fiber.joinAll(rest), [true, true, true, true, true, true])
+        assert.strictEqual(seen, 0)
+        assert.deepStrictEqual(yield* Fiber.joinAll(records), [true, true, true, true, true, true])
         // The first statement, then one for the five that waited behind it.
+        assert.strictEqual((yield* counted).attempts, 2)
+        for (const delivery of seeded) assert.strictEqual((yield* repo.listAttempts(delivery.id)).length, 1)
+      }).pipe(Effect.provide(kitOn(target.url))))
+
+    it.live("a record statement stuck on a lock holds the others back for recordStallMs, not longer", () =>
+      Effect.gen(function*() {
+        const { repo, seeded, counted, records, seen } = yield* behindALock(({ repo, seeded }) =>
+          Effect.gen(function*() {
+            // Still under the lock: the five are recorded once the first statement has stalled.
+            const started = Date.now()
+            yield* Effect.forEach(seeded.slice(1), (delivery) =>
+              Effect.flatMap(repo.listAttempts(delivery.id), (attempts) => attempts.length === 1 ? Effect.void : Effect.fail("not recorded yet")).pipe(
+                Effect.retry({ schedule: Schedule.spaced("20 millis"), times: 500 })
+              ), { discard: true })
+            return { waited: Date.now() - started, first: (yield* repo.listAttempts(seeded[0]!.id)).length }
+          }))
+        assert.strictEqual(seen.first, 0)
+        assert.isBelow(seen.waited, recordStallMs + 5_000)
+        assert.deepStrictEqual(yield* Fiber.joinAll(records), [true, true, true, true, true, true])
         assert.strictEqual((yield* counted).attempts, 2)
         for (const delivery of seeded) assert.strictEqual((yield* repo.listAttempts(delivery.id)).length, 1)
       }).pipe(Effect.provide(kitOn(target.url))))
