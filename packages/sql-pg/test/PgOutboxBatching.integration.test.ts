@@ -75,6 +75,14 @@ const behindALock = <A, E, R>(meanwhile: (setup: {
     return { repo, seeded, counted, records, seen }
   })
 
+/** After `behindALock`: every record stored once, in two statements (the first, then one for the five). */
+const recordedInTwo = (held: Effect.Success<ReturnType<typeof behindALock>>) =>
+  Effect.gen(function*() {
+    assert.deepStrictEqual(yield* Fiber.joinAll(held.records), [true, true, true, true, true, true])
+    assert.strictEqual((yield* held.counted).attempts, 2)
+    for (const delivery of held.seeded) assert.strictEqual((yield* held.repo.listAttempts(delivery.id)).length, 1)
+  })
+
 /** The outbox and one pending delivery of a fresh terminal's payment. */
 const oneDelivery = Effect.map(pendingDeliveries(1), ({ repo, seeded }) => ({ repo, delivery: seeded[0]! }))
 
@@ -110,18 +118,15 @@ for (const target of targets) {
     it.live("records made while a batch is being written wait, and go together in the next", () =>
       Effect.gen(function*() {
         assert.strictEqual(recordBatchesInFlight, 1)
-        const { repo, seeded, counted, records, seen } = yield* behindALock(({ counted }) => Effect.map(counted, (c) => c.attempts))
+        const held = yield* behindALock(({ counted }) => Effect.map(counted, (c) => c.attempts))
         // Nothing was written while the first statement waited.
-        assert.strictEqual(seen, 0)
-        assert.deepStrictEqual(yield* Fiber.joinAll(records), [true, true, true, true, true, true])
-        // The first statement, then one for the five that waited behind it.
-        assert.strictEqual((yield* counted).attempts, 2)
-        for (const delivery of seeded) assert.strictEqual((yield* repo.listAttempts(delivery.id)).length, 1)
+        assert.strictEqual(held.seen, 0)
+        yield* recordedInTwo(held)
       }).pipe(Effect.provide(kitOn(target.url))))
 
     it.live("a record statement stuck on a lock holds the others back for recordStallMs, not longer", () =>
       Effect.gen(function*() {
-        const { repo, seeded, counted, records, seen } = yield* behindALock(({ repo, seeded }) =>
+        const held = yield* behindALock(({ repo, seeded }) =>
           Effect.gen(function*() {
             // Still under the lock: the five are recorded once the first statement has stalled.
             const started = Date.now()
@@ -131,11 +136,9 @@ for (const target of targets) {
               ), { discard: true })
             return { waited: Date.now() - started, first: (yield* repo.listAttempts(seeded[0]!.id)).length }
           }))
-        assert.strictEqual(seen.first, 0)
-        assert.isBelow(seen.waited, recordStallMs + 5_000)
-        assert.deepStrictEqual(yield* Fiber.joinAll(records), [true, true, true, true, true, true])
-        assert.strictEqual((yield* counted).attempts, 2)
-        for (const delivery of seeded) assert.strictEqual((yield* repo.listAttempts(delivery.id)).length, 1)
+        assert.strictEqual(held.seen.first, 0)
+        assert.isBelow(held.seen.waited, recordStallMs + 5_000)
+        yield* recordedInTwo(held)
       }).pipe(Effect.provide(kitOn(target.url))))
 
     it.live("a batch with text PostgreSQL refuses fails only that record", () =>
