@@ -17,6 +17,9 @@ import { closeSync, openSync, readSync, statSync } from "node:fs"
 /** The server's log file. */
 export const file = process.env.LOG ?? "/var/log/postgresql/postgresql-15-main.log"
 
+/** The name of the database of `url`. */
+export const databaseOf = (url: string): string => new URL(url).pathname.slice(1)
+
 /** Logs every statement of database `name` from the next connection on (`serverUrl`: any database of that server). */
 export const enable = (serverUrl: string, name: string) =>
   Effect.runPromise(Effect.flatMap(SqlClient.SqlClient, (sql) => sql.unsafe(`ALTER DATABASE ${name} SET log_min_duration_statement = 0`)).pipe(

@@ -259,8 +259,7 @@ const perRequest = (us: number, m: Measured) => (us / Math.max(1, m.total)).toFi
  * each statement of a batch held (the batched authentications' and attempt records' JSON rows carry an `ord`).
  */
 const statementReport = (from: number, databaseUrl: string, m: Measured) => {
-  const name = new URL(databaseUrl).pathname.slice(1)
-  const kinds = StatementLog.byKind(StatementLog.steps(StatementLog.since(from), name))
+  const kinds = StatementLog.byKind(StatementLog.steps(StatementLog.since(from), StatementLog.databaseOf(databaseUrl)))
   const total = kinds.reduce((sum, k) => sum + k.ms, 0)
   console.log(`  PostgreSQL's statement time per request: ${perRequest(total * 1000, m)} µs, ${(100 * kinds.reduce((sum, k) => sum + k.bindMs, 0) / Math.max(1, total)).toFixed(0)} % of it in bind (planning); the longest kinds:`)
   for (const k of kinds.slice(0, 5)) {
@@ -347,7 +346,7 @@ const main = async () => {
   for (const dir of [profileDir, engineProfileDir]) if (dir !== undefined) mkdirSync(dir, { recursive: true })
   try {
     // Before the servers connect: every connection to the database logs its statements.
-    if (statements) await StatementLog.enable(process.env.DATABASE_URL!, new URL(databaseUrl).pathname.slice(1))
+    if (statements) await StatementLog.enable(process.env.DATABASE_URL!, StatementLog.databaseOf(databaseUrl))
     console.log(`bench:http: ${connections} connections, ${seconds} s per phase, database ${databaseUrl.replace(/\/\/[^@]*@/, "//")}`)
     // Phase 1: the HTTP path alone.
     const plain = await startServer(databaseUrl, { PAYDESK_ENGINE: "off", PAYDESK_CALLBACK_ALLOW_PRIVATE: "1" }, profileDir, allocations && allocationPhase === 1)
