@@ -106,6 +106,12 @@ class Authenticate extends Request.Class<{
 export const authenticationBatchesInFlight = 2
 /** Authentications in one batch at most. */
 export const maxAuthenticationBatch = 200
+/**
+ * An authentication batch still running after this long (an API key's row held by another session,
+ * say) no longer holds back the next: one key's stuck statement cannot stop every request of the
+ * process for longer than this.
+ */
+export const authenticationStallMs = 2_000
 
 interface SessionRow {
   readonly id: string
@@ -317,6 +323,7 @@ export const layerApiKeyRepository: Layer.Layer<ApiKeyRepository, never, SqlClie
       Batching.batchResolver<Authenticate>(authenticateMany, {
         maxInFlight: authenticationBatchesInFlight,
         maxBatch: maxAuthenticationBatch,
+        stallMs: authenticationStallMs,
         batchKey: lifetime
       }),
       lifetime

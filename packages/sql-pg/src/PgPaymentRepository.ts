@@ -138,6 +138,12 @@ class InsertCreated extends Request.Class<{
 export const creationBatchesInFlight = 2
 /** Creations in one batch at most. */
 export const maxCreationBatch = 200
+/**
+ * A creation batch still running after this long (its payments' terminal row held by another
+ * session, say) no longer holds back the next: one merchant's stuck statement cannot stop every
+ * creation of the process for longer than this.
+ */
+export const creationStallMs = 2_000
 
 /** The columns each row of a table is written with (a row of the same function's keys). */
 const columnList = (row: object): string => Object.keys(row).join(", ")
@@ -212,7 +218,11 @@ export const layer: Layer.Layer<PaymentRepository, never, SqlClient.SqlClient> =
     const createTogether = groupCommitted(
       sql,
       insertCreatedMany,
-      Batching.batchResolver<InsertCreated>(insertCreatedMany, { maxInFlight: creationBatchesInFlight, maxBatch: maxCreationBatch })
+      Batching.batchResolver<InsertCreated>(insertCreatedMany, {
+        maxInFlight: creationBatchesInFlight,
+        maxBatch: maxCreationBatch,
+        stallMs: creationStallMs
+      })
     )
 
     return PaymentRepository.of({

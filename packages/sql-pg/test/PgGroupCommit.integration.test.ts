@@ -4,13 +4,48 @@
  * fewer statements than creations, each answered after its commit with its event and delivery;
  * concurrent API-key authentications share statements too, and a nonce sent twice at once is
  * still claimed once. A creation whose text PostgreSQL refuses fails alone; a lone surrogate is
- * stored as a text parameter stores it.
+ * stored as a text parameter stores it. Batches stuck on a lock (a row another session holds) hold
+ * back the others for `creationStallMs` or `authenticationStallMs`, not until the lock is released.
  */
 import { assert, describe, it } from "@effect/vitest"
-import { Effect, Exit, Option } from "effect"
+import { Duration, Effect, Exit, Fiber, Option } from "effect"
 import { ApiKeyRepository, OutboxRepository, PaymentRepository, Payments } from "@paydesk/core"
 import { Fixtures, Kit } from "@paydesk/testkit"
-import { countStatements, kitOn, targets } from "./PgHarness.js"
+import { authenticationBatchesInFlight, authenticationStallMs } from "../src/PgIdentity.js"
+import { creationBatchesInFlight, creationStallMs } from "../src/PgPaymentRepository.js"
+import { countStatements, kitOn, lockWaits, targets, underLock } from "./PgHarness.js"
+
+/** A creation's payment with its event and delivery. */
+const created = (terminalId: string) => {
+  const payment = Fixtures.payment(terminalId)
+  const event = Fixtures.outboxEvent(terminalId, { paymentId: payment.id })
+  return { payment, event, delivery: Fixtures.delivery(event) }
+}
+
+/**
+ * Under `lock`, `stuck` calls are started one by one, each in a batch of its own that waits for the
+ * lock in PostgreSQL (every batch slot taken); then `other` runs, still under the lock. Answers how long
+ * `other` took (it fails after `stallMs` and 5 s more) and the stuck calls, joined after the release.
+ */
+const heldBack = <A, B, E>(
+  lock: Parameters<typeof underLock>[0],
+  stuck: ReadonlyArray<Effect.Effect<A, E>>,
+  other: Effect.Effect<B, E>,
+  stallMs: number
+) =>
+  Effect.gen(function*() {
+    const fibers: Array<Fiber.Fiber<A, E>> = []
+    const { waited, answer } = yield* underLock(lock, Effect.gen(function*() {
+      for (const [i, call] of stuck.entries()) {
+        fibers.push(yield* Effect.forkChild(call))
+        yield* lockWaits(i + 1)
+      }
+      const started = Date.now()
+      const answer = yield* other.pipe(Effect.timeout(Duration.millis(stallMs + 5_000)))
+      return { waited: Date.now() - started, answer }
+    }))
+    return { waited, answer, stuck: yield* Fiber.joinAll(fibers) }
+  })
 
 for (const target of targets) {
   describe(`PostgreSQL group commit (${target.name})`, () => {
@@ -94,6 +129,52 @@ for (const target of targets) {
         const stored = Option.getOrThrow(yield* repo.get(all[4]!.payment.id)).description
         assert.strictEqual(stored, "half \ufffd pair")
         assert.strictEqual(stored, Option.getOrThrow(yield* repo.get(plain.id)).description)
+      }).pipe(Effect.provide(kitOn(target.url))))
+
+    it.live("creations stuck on a terminal's lock hold back another terminal's for creationStallMs, not longer", () =>
+      Effect.gen(function*() {
+        const repo = yield* PaymentRepository
+        const { terminal: locked } = yield* Fixtures.seedTerminal({ callbackUrl: "https://shop.example/cb" })
+        const { terminal: other } = yield* Fixtures.seedTerminal({ callbackUrl: "https://other.example/cb" })
+        const insert = (c: ReturnType<typeof created>) => repo.insertCreated(c.payment, c.event, c.delivery)
+        const stuck = Array.from({ length: creationBatchesInFlight }, () => created(locked.id))
+        const free = created(other.id)
+        // The payments' foreign key reads their terminal's row, which another session holds.
+        const held = yield* heldBack(
+          (sql) => sql`SELECT 1 FROM terminals WHERE id = ${locked.id} FOR UPDATE`,
+          stuck.map(insert),
+          Effect.andThen(insert(free), repo.get(free.payment.id)),
+          creationStallMs
+        )
+        // Committed while the lock was still held, once the stuck batches had stalled.
+        assert.isTrue(Option.isSome(held.answer))
+        assert.isAtLeast(held.waited, creationStallMs - 500)
+        for (const c of [...stuck, free]) assert.isTrue(Option.isSome(yield* repo.get(c.payment.id)))
+        assert.strictEqual((yield* (yield* OutboxRepository).listDeliveries({ terminalId: locked.id, limit: 5 })).length, creationBatchesInFlight)
+      }).pipe(Effect.provide(kitOn(target.url))))
+
+    it.live("authentications stuck on a nonce's lock hold back another key's for authenticationStallMs, not longer", () =>
+      Effect.gen(function*() {
+        const repo = yield* ApiKeyRepository
+        const { terminal } = yield* Fixtures.seedTerminal()
+        const busy = Fixtures.apiKey(terminal.id)
+        const calm = Fixtures.apiKey(terminal.id)
+        yield* repo.insert(busy)
+        yield* repo.insert(calm)
+        const now = Date.now()
+        const lifetime = 600_000
+        // A claim of `busy`'s nonce that has expired: the next ones renew it, updating its row.
+        assert.isTrue(Option.getOrThrow(yield* repo.authenticate(busy.keyHash, "held", now - lifetime, now)).nonceClaimed)
+        const held = yield* heldBack(
+          (sql) => sql`SELECT 1 FROM nonces WHERE api_key_id = ${busy.id} AND nonce = 'held' FOR UPDATE`,
+          Array.from({ length: authenticationBatchesInFlight }, () => repo.authenticate(busy.keyHash, "held", now, now + lifetime)),
+          repo.authenticate(calm.keyHash, "fresh", now, now + lifetime),
+          authenticationStallMs
+        )
+        assert.isTrue(Option.getOrThrow(held.answer).nonceClaimed)
+        assert.isAtLeast(held.waited, authenticationStallMs - 500)
+        // The renewed claim is given once.
+        assert.deepStrictEqual(held.stuck.map((a) => Option.getOrThrow(a).nonceClaimed).sort(), [false, true])
       }).pipe(Effect.provide(kitOn(target.url))))
   })
 }

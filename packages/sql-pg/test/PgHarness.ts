@@ -1,10 +1,11 @@
 /**
  * Test harness of the Postgres suites: the run's targets (see globalSetup.ts), a fresh migrated
  * database per suite on a target (alone or with the kit around it), and statement counts taken by
- * statement-level triggers.
+ * statement-level triggers; rows held by another transaction while a test runs.
  */
-import { Effect, Layer } from "effect"
+import { Deferred, Effect, Fiber, Layer, Schedule } from "effect"
 import { SqlClient } from "effect/sql"
+import type { SqlError } from "effect/sql/SqlError"
 import { inject } from "vitest"
 import { Kit } from "@paydesk/testkit"
 import * as PgStore from "../src/PgStore.js"
@@ -73,3 +74,34 @@ export const scanning = <A, E, R>(table: string, effect: Effect.Effect<A, E, R>,
       }
     }))
   }).pipe(Effect.catchTag("SqlError", Effect.die))
+
+/**
+ * Runs `body` while another transaction holds the rows `lock` locks (a `SELECT ... FOR UPDATE`), so
+ * that statements needing them wait in PostgreSQL. The lock is released when `body` ends, whatever
+ * happens, so a failure ends the test instead of holding it.
+ */
+export const underLock = <A, E, R>(lock: (sql: SqlClient.SqlClient) => Effect.Effect<unknown, SqlError>, body: Effect.Effect<A, E, R>) =>
+  Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const locked = yield* Deferred.make<void>()
+    const release = yield* Deferred.make<void>()
+    const holder = yield* sql.withTransaction(Effect.gen(function*() {
+      yield* lock(sql)
+      yield* Deferred.succeed(locked, undefined)
+      yield* Deferred.await(release)
+    })).pipe(Effect.ensuring(Deferred.succeed(locked, undefined)), Effect.forkChild)
+    yield* Deferred.await(locked)
+    const result = yield* body.pipe(Effect.ensuring(Deferred.succeed(release, undefined)))
+    yield* Fiber.join(holder)
+    return result
+  })
+
+/** Waits (5 s at most) until `count` statements of this database wait for a lock. */
+export const lockWaits = (count: number) =>
+  Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    yield* sql<{ n: number }>`SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'`.pipe(
+      Effect.flatMap(([row]) => row!.n === count ? Effect.void : Effect.fail(`${row!.n} statements wait for a lock, not ${count}`)),
+      Effect.retry({ schedule: Schedule.spaced("10 millis"), times: 500 })
+    )
+  })

@@ -8,11 +8,10 @@
  * recorded in it (and rolls back with it).
  */
 import { assert, describe, it } from "@effect/vitest"
-import { Clock, Deferred, Effect, Exit, Fiber, Option, Schedule } from "effect"
-import { SqlClient } from "effect/sql"
+import { Clock, Effect, Exit, Fiber, Option, Schedule } from "effect"
 import { Callbacks, OutboxRepository, Payments, Transactions } from "@paydesk/core"
 import { Fixtures, Kit, ManualClock, RecordingCallbackTransport } from "@paydesk/testkit"
-import { countStatements, kitOn, targets } from "./PgHarness.js"
+import { countStatements, kitOn, lockWaits, targets, underLock } from "./PgHarness.js"
 import { recordBatchesInFlight, recordStallMs } from "../src/PgOutboxRepository.js"
 
 const anchor = Date.parse("2026-01-31T07:00:00.000Z")
@@ -46,32 +45,19 @@ const behindALock = <A, E, R>(meanwhile: (setup: {
 }) => Effect.Effect<A, E, R>) =>
   Effect.gen(function*() {
     const { repo, seeded } = yield* pendingDeliveries(6)
-    const sql = yield* SqlClient.SqlClient
     const record = (delivery: (typeof seeded)[number]) =>
       repo.recordAttempt(Fixtures.attempt(delivery.id, { statusCode: 200 }), { ...delivery, attempts: 1, status: "delivered", nextAttemptAt: null, lastStatusCode: 200 }, 0)
     const counted = yield* countStatements({ attempts: "INSERT ON delivery_attempts" })
-    const locked = yield* Deferred.make<void>()
-    const release = yield* Deferred.make<void>()
-    const holder = yield* sql.withTransaction(Effect.gen(function*() {
-      yield* sql`SELECT 1 FROM deliveries WHERE id = ${seeded[0]!.id} FOR UPDATE`
-      yield* Deferred.succeed(locked, undefined)
-      yield* Deferred.await(release)
-    })).pipe(Effect.ensuring(Deferred.succeed(locked, undefined)), Effect.forkChild)
-    yield* Deferred.await(locked)
     const records: Array<Fiber.Fiber<boolean>> = []
-    const seen = yield* Effect.gen(function*() {
+    const seen = yield* underLock((sql) => sql`SELECT 1 FROM deliveries WHERE id = ${seeded[0]!.id} FOR UPDATE`, Effect.gen(function*() {
       records.push(yield* Effect.forkChild(record(seeded[0]!)))
-      yield* sql`SELECT 1 FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'`.pipe(
-        Effect.flatMap((rows) => rows.length === 1 ? Effect.void : Effect.fail("not waiting yet")),
-        Effect.retry({ schedule: Schedule.spaced("10 millis"), times: 500 })
-      )
+      yield* lockWaits(1)
       for (const delivery of seeded.slice(1)) {
         records.push(yield* Effect.forkChild(record(delivery)))
         yield* Effect.sleep("5 millis")
       }
       return yield* meanwhile({ repo, seeded, counted })
-    }).pipe(Effect.ensuring(Deferred.succeed(release, undefined)))
-    yield* Fiber.join(holder)
+    }))
     return { repo, seeded, counted, records, seen }
   })
 
