@@ -36,6 +36,19 @@ const postgresPids = (): Array<number> =>
     }
   })
 
+/**
+ * A process's main thread (its event loop) from /proc/<pid>/task/<pid>/schedstat: ns on a CPU and ns
+ * runnable but waiting for one (zeros when it is gone or the kernel keeps no schedstats).
+ */
+const mainThreadOf = (pid: number): { readonly running: number; readonly waiting: number } => {
+  try {
+    const [running, waiting] = readFileSync(`/proc/${pid}/task/${pid}/schedstat`, "utf8").trim().split(" ").map(Number)
+    return { running: running!, waiting: waiting! }
+  } catch {
+    return { running: 0, waiting: 0 }
+  }
+}
+
 /** Whole-machine busy and total time in ticks, from /proc/stat's first line. */
 const machine = (): { readonly busy: number; readonly total: number } => {
   const values = readFileSync("/proc/stat", "utf8").split("\n")[0]!.trim().split(/\s+/).slice(1).map(Number)
@@ -55,6 +68,10 @@ export interface Spent {
   readonly self: number
   /** Share of the machine's CPU time that was busy, 0–1. */
   readonly busy: number
+  /** µs the server's main thread (its event loop) ran, and µs it was ready to run but waited for a CPU. */
+  readonly mainThread: { readonly running: number; readonly waiting: number }
+  /** µs of wall time from `start` to `stop`. */
+  readonly wall: number
 }
 
 /** Starts counting the CPU of one process; `stop` answers its µs spent meanwhile. */
@@ -66,6 +83,8 @@ export const startOne = (pid: number): { stop(): number } => {
 /** Starts counting; `stop` answers the CPU each side spent meanwhile. */
 export const start = (serverPid: number): { stop(): Spent } => {
   const server = timesOf(serverPid)
+  const thread = mainThreadOf(serverPid)
+  const started = performance.now()
   const pids = postgresPids()
   const postgres = new Map(pids.map((pid) => [pid, cpuOf(pid)]))
   const self = process.cpuUsage()
@@ -79,12 +98,15 @@ export const start = (serverPid: number): { stop(): Spent } => {
         spentByPostgres += cpuOf(pid) - (postgres.get(pid) ?? 0)
       }
       const serverNow = timesOf(serverPid)
+      const threadNow = mainThreadOf(serverPid)
       return {
         server: serverNow.user + serverNow.system - server.user - server.system,
         serverSystem: serverNow.system - server.system,
         postgres: spentByPostgres,
         self: used.user + used.system,
-        busy: (after.busy - before.busy) / Math.max(1, after.total - before.total)
+        busy: (after.busy - before.busy) / Math.max(1, after.total - before.total),
+        mainThread: { running: (threadNow.running - thread.running) / 1000, waiting: (threadNow.waiting - thread.waiting) / 1000 },
+        wall: (performance.now() - started) * 1000
       }
     }
   }

@@ -25,7 +25,10 @@
  * phases therefore run on tables holding the first run's payments too.)
  * The server's resident memory is sampled during each phase, and the CPU time that the server,
  * PostgreSQL's processes and autocannon spent in it is reported per request (from /proc; steadier
- * than the rates). After phase 1, four CSV exports of the phase's payments (10,000 rows each, the
+ * than the rates). The server's own view of each phase is printed beside autocannon's: the share of
+ * requests it took more than 25 ms to answer (its latency histogram on `/metrics`), its event-loop
+ * delay p99, and how much of the phase its main thread ran and waited for a CPU (/proc's schedstat:
+ * on these 2-core machines the tail is mostly that wait). After phase 1, four CSV exports of the phase's payments (10,000 rows each, the
  * most one export gives) are asked at once from the same server (which builds them one at a time),
  * and its RSS during them is reported.
  *
@@ -184,13 +187,42 @@ interface Measured {
   readonly non2xx: number
   readonly total: number
   readonly rssMaxMb: number
+  /** The server's own view of the phase (none for two processes together: each has its own). */
+  readonly view?: {
+    /** The share of the requests the server itself took more than 25 ms to answer (see `serverView`). */
+    readonly over25Ms: number
+    /** The server's event-loop delay p99 during the phase, in ms. */
+    readonly loopDelayP99Ms: number
+  }
   /** CPU spent during the phase (the server's, PostgreSQL's, autocannon's). */
   readonly cpu: ProcessCpu.Spent
+}
+
+/**
+ * The server's own view (`/metrics`): how many `POST /api/v1/payments` it answered and how many of
+ * those within 25 ms (its latency histogram: from the request's arrival in Fastify to the answer),
+ * and the event loop's delay p99 since the last scrape (prom-client resets it on each one).
+ */
+const serverView = async (server: Running) => {
+  const text = await (await fetch(`${server.url}/metrics`, { headers: { authorization: `Bearer ${adminToken}` } })).text()
+  // A metric's lines with every one of `labels` (in any order), summed.
+  const sum = (metric: string, ...labels: Array<string>) =>
+    text.split("\n")
+      .filter((line) => line.startsWith(`${metric}{`) || line.startsWith(`${metric} `))
+      .filter((line) => labels.every((label) => line.slice(0, line.lastIndexOf(" ")).includes(label)))
+      .reduce((total, line) => total + Number(line.slice(line.lastIndexOf(" ") + 1)), 0)
+  const creations = ['method="POST"', 'route="/api/v1/payments"']
+  return {
+    answered: sum("paydesk_http_request_duration_seconds_count", ...creations),
+    within25ms: sum("paydesk_http_request_duration_seconds_bucket", ...creations, 'le="0.025"'),
+    loopDelayP99Ms: 1000 * sum("nodejs_eventloop_lag_p99_seconds")
+  }
 }
 
 /** Drives `POST /api/v1/payments` for `duration` seconds; every request a new nonce and order_id. */
 const drive = async (server: Running, apiKey: string, tag: string, duration: number, clients = connections): Promise<Measured> => {
   let n = 0
+  const viewBefore = await serverView(server)
   const rss: Array<number> = []
   const sampler = setInterval(() => rss.push(rssMb(server.process.pid!)), 500)
   const cpu = ProcessCpu.start(server.process.pid!)
@@ -213,7 +245,13 @@ const drive = async (server: Running, apiKey: string, tag: string, duration: num
   })
   clearInterval(sampler)
   const spent = cpu.stop()
+  const viewAfter = await serverView(server)
+  const answered = viewAfter.answered - viewBefore.answered
   return {
+    view: {
+      over25Ms: answered === 0 ? 0 : 1 - (viewAfter.within25ms - viewBefore.within25ms) / answered,
+      loopDelayP99Ms: viewAfter.loopDelayP99Ms
+    },
     requestsPerSecond: result.requests.total / duration,
     p50: result.latency.p50,
     p99: result.latency.p99,
@@ -272,6 +310,10 @@ const statementReport = (from: number, databaseUrl: string, m: Measured) => {
 /** `alongside`: another process ran at the same time, so PostgreSQL's and autocannon's CPU is not this one's alone. */
 const report = (name: string, m: Measured, alongside = false) => {
   console.log(`${name}: ${m.requestsPerSecond.toFixed(0)} requests/s, p50 ${m.p50} ms, p99 ${m.p99} ms, ${m.errors} errors, ${m.non2xx} non-2xx of ${m.total}, server RSS max ${m.rssMaxMb.toFixed(0)} MB`)
+  const share = (us: number) => `${(100 * us / Math.max(1, m.cpu.wall)).toFixed(0)} %`
+  if (m.view !== undefined) {
+    console.log(`  in the server: ${(100 * m.view.over25Ms).toFixed(1)} % of the requests over 25 ms from arrival to answer, event-loop delay p99 ${m.view.loopDelayP99Ms.toFixed(1)} ms; its main thread ran ${share(m.cpu.mainThread.running)} of the phase and waited for a CPU ${share(m.cpu.mainThread.waiting)}`)
+  }
   const server = `server ${perRequest(m.cpu.server, m)} µs (${perRequest(m.cpu.serverSystem, m)} in the kernel)`
   console.log(alongside
     ? `  CPU per request: ${server}`
