@@ -52,6 +52,7 @@ const worker = new Worker(`
 await new Promise((resolve, reject) => {
   worker.once("message", resolve)
   worker.once("error", reject)
+  worker.once("exit", (code) => reject(new Error(`worker-rss: the worker exited with code ${code} (its error is above)`)))
 })
 await settle()
 const after = rssMb()

@@ -12,7 +12,7 @@ import { Array as Arr, type Context, Effect, Exit, type Request, RequestResolver
  * at fault fails (unless `redo` says otherwise for its key).
  *
  * Without `maxInFlight`, a batch is the requests of one scheduler turn. With it, at most that many
- * batches run at once (not counting those running longer than `stallMs`): the requests arriving
+ * batches run at once (not counting up to `maxStalled` running longer than `stallMs`): the requests arriving
  * while they run wait and go together in the next batch (group commit); a batch of more than
  * `maxBatch` requests is run in parts of `maxBatch`, one after the other.
  */
@@ -28,6 +28,12 @@ export const batchResolver = <A extends Request.Any>(
      * long at most; it still runs to its end. Default: never.
      */
     readonly stallMs?: number
+    /**
+     * Stalled batches that stop counting at once at most (default 1): past that, a batch running
+     * longer than `stallMs` keeps its slot until a stalled one ends. So at most `maxInFlight` +
+     * `maxStalled` batches run at once (each holding a connection, say), however many stall.
+     */
+    readonly maxStalled?: number
     /** Requests of different keys never share a batch (`context`: the requester's services). */
     readonly batchKey?: (request: A, context: Context.Context<never>) => unknown
     /**
@@ -61,6 +67,10 @@ export const batchResolver = <A extends Request.Any>(
     waiting.clear()
     for (const wake of woken) wake()
   }
+  const maxStalled = options.maxStalled ?? 1
+  let stalled = 0
+  // Batches past `stallMs` still counting, because `maxStalled` others had stalled: the first goes when one of those ends.
+  const overdue: Array<() => void> = []
   const key = {}
   const batchKey = options.batchKey
   return RequestResolver.makeWith<A>({
@@ -70,17 +80,31 @@ export const batchResolver = <A extends Request.Any>(
     runAll: (all, batch) =>
       Effect.suspend(() => {
         inFlight++
-        // The slot is freed once: when the batch ends, or when it stalls.
-        let holding = true
-        const letGo = () => {
-          if (!holding) return
-          holding = false
+        // The slot is freed once: when the batch ends, or when it stalls (while fewer than `maxStalled` have).
+        let state: "holding" | "stalled" | "ended" = "holding"
+        const stall = () => {
+          if (state !== "holding") return
+          if (stalled >= maxStalled) {
+            overdue.push(stall)
+            return
+          }
+          state = "stalled"
+          stalled++
           free()
         }
-        const stalled = options.stallMs === undefined ? undefined : setTimeout(letGo, options.stallMs)
+        const timer = options.stallMs === undefined ? undefined : setTimeout(stall, options.stallMs)
         const release = Effect.sync(() => {
-          clearTimeout(stalled)
-          letGo()
+          clearTimeout(timer)
+          const was = state
+          state = "ended"
+          if (was === "holding") {
+            const index = overdue.indexOf(stall)
+            if (index >= 0) overdue.splice(index, 1)
+            free()
+          } else if (was === "stalled") {
+            stalled--
+            overdue.shift()?.()
+          }
         })
         const redo = options.redo === undefined || options.redo(batch)
         return Effect.forEach(Arr.chunksOf(all, maxBatch), (entries) =>

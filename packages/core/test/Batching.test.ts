@@ -1,7 +1,8 @@
 /**
  * `batchResolver` without a database: requests arriving while batches run wait and go together in
  * the next batch, never more than `maxInFlight` batches at once and never more than `maxBatch`
- * requests in one run; a batch running longer than `stallMs` no longer holds the others back; a batch
+ * requests in one run; a batch running longer than `stallMs` no longer holds the others back, while
+ * fewer than `maxStalled` have stalled; a batch
  * that dies is redone one request at a time; a waiting request that is interrupted leaves the others alone.
  */
 import { assert, describe, it } from "@effect/vitest"
@@ -17,8 +18,9 @@ const recorded = (options: {
   readonly ms: number
   readonly poison?: number
   readonly stallMs?: number
-  /** A request of this number takes this long instead of `ms`. */
-  readonly slow?: { readonly n: number; readonly ms: number }
+  readonly maxStalled?: number
+  /** A batch with a request of one of these numbers takes this long instead of `ms`. */
+  readonly slow?: { readonly ns: ReadonlyArray<number>; readonly ms: number }
 }) => {
   const runs: Array<ReadonlyArray<number>> = []
   let running = 0
@@ -28,11 +30,16 @@ const recorded = (options: {
       running++
       mostAtOnce = Math.max(mostAtOnce, running)
       runs.push(requests.map((r) => r.n))
-      yield* Effect.sleep(requests.some((r) => r.n === options.slow?.n) ? options.slow!.ms : options.ms)
+      yield* Effect.sleep(requests.some((r) => options.slow?.ns.includes(r.n)) ? options.slow!.ms : options.ms)
       running--
       if (requests.some((r) => r.n === options.poison)) return yield* Effect.die(new Error("refused"))
       return requests.map((r) => Exit.succeed(r.n * 2))
-    }), { maxInFlight: options.maxInFlight, maxBatch: options.maxBatch, ...(options.stallMs === undefined ? {} : { stallMs: options.stallMs }) })
+    }), {
+      maxInFlight: options.maxInFlight,
+      maxBatch: options.maxBatch,
+      ...(options.stallMs === undefined ? {} : { stallMs: options.stallMs }),
+      ...(options.maxStalled === undefined ? {} : { maxStalled: options.maxStalled })
+    })
   return { resolver, runs, mostAtOnce: () => mostAtOnce }
 }
 
@@ -56,7 +63,7 @@ describe("batchResolver", () => {
 
   it.live("a batch running longer than stallMs no longer holds back the next", () =>
     Effect.gen(function*() {
-      const { resolver, runs } = recorded({ maxInFlight: 1, maxBatch: 100, ms: 5, stallMs: 50, slow: { n: 0, ms: 1000 } })
+      const { resolver, runs } = recorded({ maxInFlight: 1, maxBatch: 100, ms: 5, stallMs: 50, slow: { ns: [0], ms: 1000 } })
       const stuck = yield* Effect.forkChild(Effect.request(new Double({ n: 0 }), resolver))
       yield* Effect.sleep(5)
       const started = Date.now()
@@ -68,6 +75,25 @@ describe("batchResolver", () => {
       assert.isBelow(waited, 900)
       assert.deepStrictEqual(runs, [[0], [1, 2, 3]])
       assert.strictEqual(yield* Fiber.join(stuck), 0)
+    }))
+
+  it.live("past maxStalled stalled batches, a batch running longer than stallMs keeps its slot until a stalled one ends", () =>
+    Effect.gen(function*() {
+      const { resolver, runs, mostAtOnce } = recorded({ maxInFlight: 1, maxBatch: 100, ms: 5, stallMs: 50, maxStalled: 1, slow: { ns: [0, 1], ms: 600 } })
+      const first = yield* Effect.forkChild(Effect.request(new Double({ n: 0 }), resolver))
+      yield* Effect.sleep(5)
+      // Goes once the first has stalled (50 ms), and stalls in turn: the limit of one is reached.
+      const second = yield* Effect.forkChild(Effect.request(new Double({ n: 1 }), resolver))
+      yield* Effect.sleep(150)
+      const started = Date.now()
+      // Waits until the first ends (600 ms after it began) and the second stops counting.
+      assert.strictEqual(yield* Effect.request(new Double({ n: 2 }), resolver), 4)
+      const waited = Date.now() - started
+      assert.isAtLeast(waited, 300)
+      assert.deepStrictEqual(runs, [[0], [1], [2]])
+      // Never more than maxInFlight + maxStalled at once.
+      assert.strictEqual(mostAtOnce(), 2)
+      assert.deepStrictEqual([yield* Fiber.join(first), yield* Fiber.join(second)], [0, 2])
     }))
 
   it.live("a batch that dies is redone one request at a time: only the one at fault fails", () =>

@@ -107,9 +107,8 @@ export const authenticationBatchesInFlight = 2
 /** Authentications in one batch at most. */
 export const maxAuthenticationBatch = 200
 /**
- * An authentication batch still running after this long (an API key's row held by another session,
- * say) no longer holds back the next: one key's stuck statement cannot stop every request of the
- * process for longer than this.
+ * An authentication batch still running after this long (a nonce's row held by another session, say)
+ * no longer holds back the next (one such batch at a time: `Batching.batchResolver`'s `maxStalled`).
  */
 export const authenticationStallMs = 2_000
 

@@ -140,8 +140,8 @@ export const creationBatchesInFlight = 2
 export const maxCreationBatch = 200
 /**
  * A creation batch still running after this long (its payments' terminal row held by another
- * session, say) no longer holds back the next: one merchant's stuck statement cannot stop every
- * creation of the process for longer than this.
+ * session, say) no longer holds back the next (one such batch at a time: `Batching.batchResolver`'s
+ * `maxStalled`). The requests in it, and in any later batch that needs the same row, still wait.
  */
 export const creationStallMs = 2_000
 

@@ -149,6 +149,7 @@ for (const target of targets) {
         // Committed while the lock was still held, once the stuck batches had stalled.
         assert.isTrue(Option.isSome(held.answer))
         assert.isAtLeast(held.waited, creationStallMs - 500)
+        assert.isBelow(held.waited, creationStallMs + 1_500)
         for (const c of [...stuck, free]) assert.isTrue(Option.isSome(yield* repo.get(c.payment.id)))
         assert.strictEqual((yield* (yield* OutboxRepository).listDeliveries({ terminalId: locked.id, limit: 5 })).length, creationBatchesInFlight)
       }).pipe(Effect.provide(kitOn(target.url))))
@@ -173,6 +174,7 @@ for (const target of targets) {
         )
         assert.isTrue(Option.getOrThrow(held.answer).nonceClaimed)
         assert.isAtLeast(held.waited, authenticationStallMs - 500)
+        assert.isBelow(held.waited, authenticationStallMs + 1_500)
         // The renewed claim is given once.
         assert.deepStrictEqual(held.stuck.map((a) => Option.getOrThrow(a).nonceClaimed).sort(), [false, true])
       }).pipe(Effect.provide(kitOn(target.url))))
