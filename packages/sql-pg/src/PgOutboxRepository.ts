@@ -181,8 +181,9 @@ export const recordBatchesInFlight = 1
 export const maxRecordBatch = 200
 /**
  * A record statement still running after this long (waiting for a delivery's row lock, say) no longer
- * holds back the next: the records of the other deliveries go on in their own statements, as they
- * did before records waited for one another.
+ * holds back the next: the records of the other deliveries go on in the next statement. One such
+ * statement at a time (`Batching.batchResolver`'s `maxStalled`): a second one stuck holds the others
+ * back until one of the two ends.
  */
 export const recordStallMs = 2_000
 
