@@ -96,6 +96,57 @@ describe("batchResolver", () => {
       assert.deepStrictEqual([yield* Fiber.join(first), yield* Fiber.join(second)], [0, 2])
     }))
 
+  it.live("an overdue batch that ends before the stalled one frees its slot when it ends", () =>
+    Effect.gen(function*() {
+      // 0 stalls and runs 900 ms; 1 runs 300 ms, overdue once past stallMs (0 has stalled, the limit).
+      const durations = new Map([[0, 900], [1, 300]])
+      const runs: Array<number> = []
+      let running = 0
+      let mostAtOnce = 0
+      const resolver = batchResolver<Double>((requests) =>
+        Effect.gen(function*() {
+          running++
+          mostAtOnce = Math.max(mostAtOnce, running)
+          runs.push(requests[0]!.n)
+          yield* Effect.sleep(durations.get(requests[0]!.n) ?? 5)
+          running--
+          return requests.map((r) => Exit.succeed(r.n * 2))
+        }), { maxInFlight: 1, maxBatch: 1, stallMs: 50, maxStalled: 1 })
+      const request = (n: number) => Effect.forkChild(Effect.request(new Double({ n }), resolver))
+      const first = yield* request(0)
+      yield* Effect.sleep(80)
+      const second = yield* request(1)
+      // 3 waits: 1 still counts, and frees its slot when it ends (at about 300 ms), long before 0 ends.
+      yield* Effect.sleep(80)
+      const started = Date.now()
+      const third = yield* request(3)
+      assert.strictEqual(yield* Fiber.join(second), 2)
+      assert.strictEqual(yield* Fiber.join(third), 6)
+      // Answered when 1 ended, not when 0 did (about 740 ms from now).
+      assert.isBelow(Date.now() - started, 600)
+      // 3 ran after 1 ended (not beside it): 1 had not stopped counting, the limit being reached.
+      assert.deepStrictEqual(runs, [0, 1, 3])
+      assert.strictEqual(mostAtOnce, 2)
+      assert.strictEqual(yield* Fiber.join(first), 0)
+    }))
+
+  it.live("maxStalled 2: two stalled batches stop counting, a third keeps its slot", () =>
+    Effect.gen(function*() {
+      const { resolver, runs, mostAtOnce } = recorded({ maxInFlight: 1, maxBatch: 100, ms: 5, stallMs: 40, maxStalled: 2, slow: { ns: [0, 1, 2], ms: 700 } })
+      const stuck = []
+      for (const n of [0, 1, 2]) {
+        stuck.push(yield* Effect.forkChild(Effect.request(new Double({ n }), resolver)))
+        yield* Effect.sleep(100)
+      }
+      const started = Date.now()
+      // 0 and 1 have stalled; 2 has run for 100 ms, past stallMs, but keeps its slot until 0 ends (at about 700 ms).
+      assert.strictEqual(yield* Effect.request(new Double({ n: 3 }), resolver), 6)
+      assert.isAtLeast(Date.now() - started, 250)
+      assert.deepStrictEqual(runs, [[0], [1], [2], [3]])
+      assert.strictEqual(mostAtOnce(), 3)
+      assert.deepStrictEqual(yield* Fiber.joinAll(stuck), [0, 2, 4])
+    }))
+
   it.live("a batch that dies is redone one request at a time: only the one at fault fails", () =>
     Effect.gen(function*() {
       const { resolver, runs } = recorded({ maxInFlight: 2, maxBatch: 100, ms: 1, poison: 3 })
