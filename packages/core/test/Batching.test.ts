@@ -19,8 +19,8 @@ const recorded = (options: {
   readonly poison?: number
   readonly stallMs?: number
   readonly maxStalled?: number
-  /** A batch with a request of one of these numbers takes this long instead of `ms`. */
-  readonly slow?: { readonly ns: ReadonlyArray<number>; readonly ms: number }
+  /** A batch with a request of one of these numbers takes its time (ms) instead of `ms`. */
+  readonly slow?: ReadonlyMap<number, number>
 }) => {
   const runs: Array<ReadonlyArray<number>> = []
   let running = 0
@@ -30,7 +30,7 @@ const recorded = (options: {
       running++
       mostAtOnce = Math.max(mostAtOnce, running)
       runs.push(requests.map((r) => r.n))
-      yield* Effect.sleep(requests.some((r) => options.slow?.ns.includes(r.n)) ? options.slow!.ms : options.ms)
+      yield* Effect.sleep(requests.map((r) => options.slow?.get(r.n)).find((ms) => ms !== undefined) ?? options.ms)
       running--
       if (requests.some((r) => r.n === options.poison)) return yield* Effect.die(new Error("refused"))
       return requests.map((r) => Exit.succeed(r.n * 2))
@@ -63,7 +63,7 @@ describe("batchResolver", () => {
 
   it.live("a batch running longer than stallMs no longer holds back the next", () =>
     Effect.gen(function*() {
-      const { resolver, runs } = recorded({ maxInFlight: 1, maxBatch: 100, ms: 5, stallMs: 50, slow: { ns: [0], ms: 1000 } })
+      const { resolver, runs } = recorded({ maxInFlight: 1, maxBatch: 100, ms: 5, stallMs: 50, slow: new Map([[0, 1000]]) })
       const stuck = yield* Effect.forkChild(Effect.request(new Double({ n: 0 }), resolver))
       yield* Effect.sleep(5)
       const started = Date.now()
@@ -79,7 +79,7 @@ describe("batchResolver", () => {
 
   it.live("past maxStalled stalled batches, a batch running longer than stallMs keeps its slot until a stalled one ends", () =>
     Effect.gen(function*() {
-      const { resolver, runs, mostAtOnce } = recorded({ maxInFlight: 1, maxBatch: 100, ms: 5, stallMs: 50, maxStalled: 1, slow: { ns: [0, 1], ms: 600 } })
+      const { resolver, runs, mostAtOnce } = recorded({ maxInFlight: 1, maxBatch: 100, ms: 5, stallMs: 50, maxStalled: 1, slow: new Map([[0, 600], [1, 600]]) })
       const first = yield* Effect.forkChild(Effect.request(new Double({ n: 0 }), resolver))
       yield* Effect.sleep(5)
       // Goes once the first has stalled (50 ms), and stalls in turn: the limit of one is reached.
@@ -99,19 +99,7 @@ describe("batchResolver", () => {
   it.live("an overdue batch that ends before the stalled one frees its slot when it ends", () =>
     Effect.gen(function*() {
       // 0 stalls and runs 900 ms; 1 runs 300 ms, overdue once past stallMs (0 has stalled, the limit).
-      const durations = new Map([[0, 900], [1, 300]])
-      const runs: Array<number> = []
-      let running = 0
-      let mostAtOnce = 0
-      const resolver = batchResolver<Double>((requests) =>
-        Effect.gen(function*() {
-          running++
-          mostAtOnce = Math.max(mostAtOnce, running)
-          runs.push(requests[0]!.n)
-          yield* Effect.sleep(durations.get(requests[0]!.n) ?? 5)
-          running--
-          return requests.map((r) => Exit.succeed(r.n * 2))
-        }), { maxInFlight: 1, maxBatch: 1, stallMs: 50, maxStalled: 1 })
+      const { resolver, runs, mostAtOnce } = recorded({ maxInFlight: 1, maxBatch: 1, ms: 5, stallMs: 50, maxStalled: 1, slow: new Map([[0, 900], [1, 300]]) })
       const request = (n: number) => Effect.forkChild(Effect.request(new Double({ n }), resolver))
       const first = yield* request(0)
       yield* Effect.sleep(80)
@@ -125,14 +113,14 @@ describe("batchResolver", () => {
       // Answered when 1 ended, not when 0 did (about 740 ms from now).
       assert.isBelow(Date.now() - started, 600)
       // 3 ran after 1 ended (not beside it): 1 had not stopped counting, the limit being reached.
-      assert.deepStrictEqual(runs, [0, 1, 3])
-      assert.strictEqual(mostAtOnce, 2)
+      assert.deepStrictEqual(runs, [[0], [1], [3]])
+      assert.strictEqual(mostAtOnce(), 2)
       assert.strictEqual(yield* Fiber.join(first), 0)
     }))
 
   it.live("maxStalled 2: two stalled batches stop counting, a third keeps its slot", () =>
     Effect.gen(function*() {
-      const { resolver, runs, mostAtOnce } = recorded({ maxInFlight: 1, maxBatch: 100, ms: 5, stallMs: 40, maxStalled: 2, slow: { ns: [0, 1, 2], ms: 700 } })
+      const { resolver, runs, mostAtOnce } = recorded({ maxInFlight: 1, maxBatch: 100, ms: 5, stallMs: 40, maxStalled: 2, slow: new Map([[0, 700], [1, 700], [2, 700]]) })
       const stuck = []
       for (const n of [0, 1, 2]) {
         stuck.push(yield* Effect.forkChild(Effect.request(new Double({ n }), resolver)))
