@@ -28,9 +28,9 @@
  * than the rates). The server's own view of each phase is printed beside autocannon's: the share of
  * requests it took more than 25 ms to answer (its latency histogram on `/metrics`), its event-loop
  * delay p99, and how much of the phase its main thread ran and waited for a CPU (/proc's schedstat:
- * on these 2-core machines the tail is mostly that wait). After phase 1, four CSV exports of the phase's payments (10,000 rows each, the
- * most one export gives) are asked at once from the same server (which builds them one at a time),
- * and its RSS during them is reported.
+ * on these 2-core machines the tail is mostly that wait). After phase 1, four CSV exports of the
+ * phase's payments (10,000 rows each, the most one export gives) are asked at once from the same
+ * server (which builds them one at a time), and its RSS during them is reported.
  *
  *   ./run pnpm bench:http                        # builds first, then measures
  *   SECONDS=20 CONNECTIONS=32 ./run pnpm bench:http
@@ -310,8 +310,8 @@ const statementReport = (from: number, databaseUrl: string, m: Measured) => {
 /** `alongside`: another process ran at the same time, so PostgreSQL's and autocannon's CPU is not this one's alone. */
 const report = (name: string, m: Measured, alongside = false) => {
   console.log(`${name}: ${m.requestsPerSecond.toFixed(0)} requests/s, p50 ${m.p50} ms, p99 ${m.p99} ms, ${m.errors} errors, ${m.non2xx} non-2xx of ${m.total}, server RSS max ${m.rssMaxMb.toFixed(0)} MB`)
-  const share = (us: number) => `${(100 * us / Math.max(1, m.cpu.wall)).toFixed(0)} %`
   if (m.view !== undefined) {
+    const share = (us: number) => `${(100 * us / Math.max(1, m.cpu.wall)).toFixed(0)} %`
     console.log(`  in the server: ${(100 * m.view.over25Ms).toFixed(1)} % of the requests over 25 ms from arrival to answer, event-loop delay p99 ${m.view.loopDelayP99Ms.toFixed(1)} ms; its main thread ran ${share(m.cpu.mainThread.running)} of the phase and waited for a CPU ${share(m.cpu.mainThread.waiting)}`)
   }
   const server = `server ${perRequest(m.cpu.server, m)} µs (${perRequest(m.cpu.serverSystem, m)} in the kernel)`
