@@ -47,15 +47,15 @@
  *   SERVER_OUTPUT=/tmp/server.log NODE_FLAGS="--max-semi-space-size=4 --max-old-space-size=192 --heap-growing-percent=100 --trace-gc" ./run pnpm bench:http   # keeps each server's output (the last one's) in a file
  */
 import autocannon from "autocannon"
-import { execFileSync, spawn, type ChildProcess } from "node:child_process"
-import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs"
+import { spawn, type ChildProcess } from "node:child_process"
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs"
 import { createServer } from "node:net"
-import { tmpdir } from "node:os"
 import { join, resolve } from "node:path"
 import * as BenchDatabase from "./BenchDatabase.js"
 import { creationScript } from "./CreationScript.js"
 import * as AllocationSampler from "./AllocationSampler.js"
 import * as LoopbackReceiver from "./LoopbackReceiver.js"
+import * as Pgbench from "./Pgbench.js"
 import * as ProcessCpu from "./ProcessCpu.js"
 import * as StatementLog from "./StatementLog.js"
 
@@ -263,15 +263,6 @@ const drive = async (server: Running, apiKey: string, tag: string, duration: num
   }
 }
 
-const pgbench = (databaseUrl: string, script: string, duration: number): number => {
-  const file = join(mkdtempSync(join(tmpdir(), "paydesk-pgbench-")), "creation.sql")
-  writeFileSync(file, script)
-  const output = execFileSync("pgbench", ["-n", "-M", "prepared", "-c", String(connections), "-j", "2", "-T", String(duration), "-f", file, databaseUrl], { encoding: "utf8" })
-  const match = /tps = ([\d.]+) \(without initial connection time\)/.exec(output)
-  if (match === null) throw new Error(`pgbench said:\n${output}`)
-  return Number(match[1])
-}
-
 /** Four CSV exports at once (each up to 10,000 payments); all must succeed. */
 const exports = async (server: Running, apiKey: string) => {
   const rss: Array<number> = []
@@ -374,14 +365,14 @@ const drained = async (receiver: Awaited<ReturnType<typeof LoopbackReceiver.star
   console.log("(earlier callbacks still arriving after 2 minutes: the phase counts some of them)")
 }
 
-/** pgbench's transactions per second on the statements of `merchant`'s creations. */
+/** pgbench on the statements of `merchant`'s creations: its transactions per second and their latency. */
 const creationTps = async (databaseUrl: string, merchant: { readonly terminalId: string; readonly apiKey: string }) =>
-  pgbench(databaseUrl, creationScript({ terminalId: merchant.terminalId, apiKeyHash: await sha256Hex(merchant.apiKey), description: "bench" }), seconds)
+  Pgbench.run(databaseUrl, creationScript({ terminalId: merchant.terminalId, apiKeyHash: await sha256Hex(merchant.apiKey), description: "bench" }), { clients: connections, seconds })
 
 const main = async () => {
   const { url: databaseUrl, stop } = await BenchDatabase.open()
   /** pgbench before the phases and after them. */
-  const baseline: Array<number> = []
+  const baseline: Array<Pgbench.Run> = []
   const receiver = await LoopbackReceiver.start()
   const profileDir = profile ? join(root, "bench", "profiles") : undefined
   const engineProfileDir = profileEngine ? join(root, "bench", "profiles") : undefined
@@ -468,9 +459,11 @@ const main = async () => {
     }
 
     baseline.push(await creationTps(databaseUrl, merchant))
-    const tps = (baseline[0]! + baseline[1]!) / 2
-    console.log(`pgbench, the server's statements (${connections} clients): ${baseline[0]!.toFixed(0)} transactions/s before the phases, ${baseline[1]!.toFixed(0)} after; the ratios are to their mean, ${tps.toFixed(0)}`)
-    console.log(`ratio HTTP / pgbench: ${(alone.requestsPerSecond / tps).toFixed(2)} (target >= 1.0, p99 < 25 ms, 0 errors)`)
+    const tps = (baseline[0]!.tps + baseline[1]!.tps) / 2
+    console.log(`pgbench, the server's statements (${connections} clients): ${Pgbench.describe(baseline[0]!)} before the phases, ${Pgbench.describe(baseline[1]!)} after; the ratios are to their mean, ${tps.toFixed(0)}`)
+    // Little's law: at a fixed number of clients the mean latency is clients / throughput.
+    console.log(`latency floor at ${connections} connections (clients / throughput): HTTP engine off ${(1000 * connections / alone.requestsPerSecond).toFixed(1)} ms mean, pgbench ${(1000 * connections / tps).toFixed(1)} ms (its own mean ${baseline[0]!.meanMs.toFixed(1)} and ${baseline[1]!.meanMs.toFixed(1)} ms)`)
+    console.log(`ratio HTTP / pgbench: ${(alone.requestsPerSecond / tps).toFixed(2)} (target >= 1.0, p99 < 25 ms, 0 errors; p99 ${alone.p99} ms against pgbench's ${baseline[0]!.p99Ms.toFixed(0)} and ${baseline[1]!.p99Ms.toFixed(0)} ms)`)
     if (withEngine !== null) console.log(`ratio HTTP with the engine delivering / pgbench: ${(withEngine.requestsPerSecond / tps).toFixed(2)} (target >= 0.7)`)
     if (apart !== null) console.log(`ratio HTTP with the engine in a second process / pgbench: ${(apart.requestsPerSecond / tps).toFixed(2)}`)
     if (together !== null) console.log(`ratio two processes together / pgbench: ${(together.requestsPerSecond / tps).toFixed(2)}`)

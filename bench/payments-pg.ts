@@ -7,14 +7,11 @@
  *   PAYMENTS=5000 CONCURRENCY=16 SECONDS=10 ./run pnpm bench:payments
  */
 import { Effect, Layer, References } from "effect"
-import { execFileSync } from "node:child_process"
-import { mkdtempSync, writeFileSync } from "node:fs"
-import { tmpdir } from "node:os"
-import { join } from "node:path"
 import { Payments } from "@paydesk/core"
 import { PgStore } from "@paydesk/sql-pg"
 import * as BenchDatabase from "./BenchDatabase.js"
 import { creationScript } from "./CreationScript.js"
+import * as Pgbench from "./Pgbench.js"
 import { Kit } from "@paydesk/testkit"
 
 const payments = Number(process.env.PAYMENTS ?? 3000)
@@ -46,15 +43,11 @@ const main = async () => {
     }).pipe(Effect.provide(layer))
   )
 
-  const script = join(mkdtempSync(join(tmpdir(), "paydesk-pgbench-")), "payment.sql")
   // The use case's own statements (the principal is authenticated once, outside the measurement).
-  writeFileSync(script, creationScript({ terminalId, description: "bench" }))
-  const output = execFileSync("pgbench", [
-    "-n", "-M", "prepared", "-c", String(concurrency), "-j", "2", "-T", String(seconds), "-f", script, url
-  ], { encoding: "utf8" })
-  const tps = Number(/tps = ([0-9.]+)/.exec(output)?.[1] ?? NaN)
+  const baseline = Pgbench.run(url, creationScript({ terminalId, description: "bench" }), { clients: concurrency, seconds })
+  const tps = baseline.tps
   console.log(`core use case (Payments.create): ${rate.toFixed(1)} payments/s (${payments} payments, concurrency ${concurrency}), ${cpuPerPayment.toFixed(0)} µs of this process's CPU each`)
-  console.log(`pgbench, same SQL transaction:    ${tps.toFixed(1)} transactions/s (${seconds} s, ${concurrency} clients)`)
+  console.log(`pgbench, same SQL transaction:    ${tps.toFixed(1)} transactions/s (${seconds} s, ${concurrency} clients; p50 ${baseline.p50Ms.toFixed(1)} ms, p99 ${baseline.p99Ms.toFixed(1)} ms)`)
   console.log(`ratio use case / pgbench:          ${(rate / tps).toFixed(3)}`)
   await stop()
 }
