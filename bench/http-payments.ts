@@ -97,6 +97,8 @@ interface Running {
   readonly process: ChildProcess
   /** The inspector's address when started with `inspect`. */
   readonly inspector: string | null
+  /** Whether it is the reference server (with `/metrics`), not the bare route. */
+  readonly reference: boolean
   stop(): Promise<void>
 }
 
@@ -113,14 +115,15 @@ const serverEnv: Record<string, string> = process.env.SERVER_ENV !== undefined
   }).filter(([name]) => process.env[name] === undefined))
 
 /** Starts the built server on `databaseUrl`; resolves once it listens. */
-const startServer = async (databaseUrl: string, env: Record<string, string>, cpuProfileDir?: string, inspect = false): Promise<Running> => {
+const startServer = async (databaseUrl: string, env: Record<string, string>, cpuProfileDir?: string, inspect = false, bare = false): Promise<Running> => {
   const port = await freePort()
   const flags = [
     ...(process.env.NODE_FLAGS ?? "--max-semi-space-size=4 --max-old-space-size=192 --heap-growing-percent=100").split(" ").filter(Boolean),
     ...(cpuProfileDir === undefined ? [] : ["--cpu-prof", `--cpu-prof-dir=${cpuProfileDir}`]),
     ...(inspect ? ["--inspect=127.0.0.1:0"] : [])
   ]
-  const child = spawn(process.execPath, [...flags, process.env.SERVER_MAIN ?? join(root, "packages/server/dist/main.js")], {
+  const main = bare ? join(root, "bench", "bare-route.ts") : process.env.SERVER_MAIN ?? join(root, "packages/server/dist/main.js")
+  const child = spawn(process.execPath, [...flags, main], {
     cwd: root,
     env: {
       ...process.env,
@@ -153,6 +156,7 @@ const startServer = async (databaseUrl: string, env: Record<string, string>, cpu
     url,
     process: child,
     inspector: AllocationSampler.inspectorUrl(output),
+    reference: !bare,
     stop: async () => {
       if (child.exitCode === null) child.kill("SIGTERM")
       await exited
@@ -222,7 +226,7 @@ const serverView = async (server: Running) => {
 /** Drives `POST /api/v1/payments` for `duration` seconds; every request a new nonce and order_id. */
 const drive = async (server: Running, apiKey: string, tag: string, duration: number, clients = connections): Promise<Measured> => {
   let n = 0
-  const viewBefore = await serverView(server)
+  const viewBefore = server.reference ? await serverView(server) : null
   const rss: Array<number> = []
   const sampler = setInterval(() => rss.push(rssMb(server.process.pid!)), 500)
   const cpu = ProcessCpu.start(server.process.pid!)
@@ -245,13 +249,15 @@ const drive = async (server: Running, apiKey: string, tag: string, duration: num
   })
   clearInterval(sampler)
   const spent = cpu.stop()
-  const viewAfter = await serverView(server)
-  const answered = viewAfter.answered - viewBefore.answered
+  const viewAfter = viewBefore === null ? null : await serverView(server)
+  const answered = viewBefore === null || viewAfter === null ? 0 : viewAfter.answered - viewBefore.answered
   return {
-    view: {
-      over25Ms: answered === 0 ? 0 : 1 - (viewAfter.within25ms - viewBefore.within25ms) / answered,
-      loopDelayP99Ms: viewAfter.loopDelayP99Ms
-    },
+    ...(viewBefore === null || viewAfter === null ? {} : {
+      view: {
+        over25Ms: answered === 0 ? 0 : 1 - (viewAfter.within25ms - viewBefore.within25ms) / answered,
+        loopDelayP99Ms: viewAfter.loopDelayP99Ms
+      }
+    }),
     requestsPerSecond: result.requests.total / duration,
     p50: result.latency.p50,
     p99: result.latency.p99,
@@ -261,6 +267,18 @@ const drive = async (server: Running, apiKey: string, tag: string, duration: num
     rssMaxMb: Math.max(0, ...rss),
     cpu: spent
   }
+}
+
+/** The body of one creation's answer (201), as the bare route gives it back. */
+const created = async (server: Running, apiKey: string): Promise<string> => {
+  const response = await fetch(`${server.url}/api/v1/payments`, {
+    method: "POST",
+    headers: { "content-type": "application/json", "x-api-key": apiKey, "x-nonce": crypto.randomUUID() },
+    body: JSON.stringify({ amount: "1000.50", order_id: `answer-${crypto.randomUUID()}`, description: "bench", test: true })
+  })
+  const body = await response.text()
+  if (response.status !== 201) throw new Error(`a creation answered ${response.status}: ${body}`)
+  return body
 }
 
 /** Four CSV exports at once (each up to 10,000 payments); all must succeed. */
@@ -385,8 +403,10 @@ const main = async () => {
     const plain = await startServer(databaseUrl, { PAYDESK_ENGINE: "off", PAYDESK_CALLBACK_ALLOW_PRIVATE: "1" }, profileDir, allocations && allocationPhase === 1)
     let merchant: Awaited<ReturnType<typeof provision>>
     let alone: Measured
+    let answer: string
     try {
       merchant = await provision(plain.url, receiver.url)
+      answer = await created(plain, merchant.apiKey)
       // Its payments stay (deleted, and the tables analysed, the planner took them for near empty: phase 1
       // ran at half speed), and phase 2's engine delivers their callbacks before it is measured.
       baseline.push(await creationTps(databaseUrl, merchant))
@@ -398,6 +418,17 @@ const main = async () => {
       await exports(plain, merchant.apiKey)
     } finally {
       await plain.stop()
+    }
+
+    // The bare route: Node and Fastify answering the same requests with a real creation's answer, no work behind it.
+    const bareServer = await startServer(databaseUrl, { BARE_ANSWER: answer }, undefined, false, true)
+    let bare: Measured
+    try {
+      await drive(bareServer, merchant.apiKey, "bare-warm", 2)
+      bare = await drive(bareServer, merchant.apiKey, "bare", seconds)
+      report("bare route (the server's Fastify parsing the same requests, a canned 201, no database)", bare)
+    } finally {
+      await bareServer.stop()
     }
 
     let withEngine: Measured | null = null
@@ -463,6 +494,7 @@ const main = async () => {
     console.log(`pgbench, the server's statements (${connections} clients): ${Pgbench.describe(baseline[0]!)} before the phases, ${Pgbench.describe(baseline[1]!)} after; the ratios are to their mean, ${tps.toFixed(0)}`)
     // Little's law: at a fixed number of clients the mean latency is clients / throughput.
     console.log(`latency floor at ${connections} connections (clients / throughput): HTTP engine off ${(1000 * connections / alone.requestsPerSecond).toFixed(1)} ms mean, pgbench ${(1000 * connections / tps).toFixed(1)} ms (its own mean ${baseline[0]!.meanMs.toFixed(1)} and ${baseline[1]!.meanMs.toFixed(1)} ms)`)
+    console.log(`the server's own CPU per request beyond the bare route's, engine off: ${((alone.cpu.server / Math.max(1, alone.total)) - (bare.cpu.server / Math.max(1, bare.total))).toFixed(0)} µs; the bare route's rate / pgbench: ${(bare.requestsPerSecond / tps).toFixed(2)}`)
     console.log(`ratio HTTP / pgbench: ${(alone.requestsPerSecond / tps).toFixed(2)} (target >= 1.0, p99 < 25 ms, 0 errors; p99 ${alone.p99} ms against pgbench's ${baseline[0]!.p99Ms.toFixed(0)} and ${baseline[1]!.p99Ms.toFixed(0)} ms)`)
     if (withEngine !== null) console.log(`ratio HTTP with the engine delivering / pgbench: ${(withEngine.requestsPerSecond / tps).toFixed(2)} (target >= 0.7)`)
     if (apart !== null) console.log(`ratio HTTP with the engine in a second process / pgbench: ${(apart.requestsPerSecond / tps).toFixed(2)}`)
