@@ -44,12 +44,15 @@
  *   ALLOCATIONS=1 ALLOCATIONS_PHASE=2 PHASES=2 ./run pnpm bench:http   # the same in phase 2 (KB per request, callbacks included)
  *   SERVER_MAIN=/elsewhere/packages/server/dist/main.js ./run pnpm bench:http   # another build (e.g. a worktree of an older commit)
  *   NODE_FLAGS="--max-semi-space-size=4" ./run pnpm bench:http   # the server's node flags (default: ./run start's, --max-semi-space-size=4 --max-old-space-size=192 --heap-growing-percent=100)
+ *   SERVER_CPUS=0 ./run pnpm bench:http          # the servers (and the bare route) on CPU 0 only (taskset -c), e.g. with PostgreSQL moved to the other one
+ *   CLIENT_NICE=-10 ./run pnpm bench:http        # autocannon's thread at that nice value while it drives (below 0 as root): its latencies without its own wait for a CPU
  *   SERVER_OUTPUT=/tmp/server.log NODE_FLAGS="--max-semi-space-size=4 --max-old-space-size=192 --heap-growing-percent=100 --trace-gc" ./run pnpm bench:http   # keeps each server's output (the last one's) in a file
  */
 import autocannon from "autocannon"
 import { spawn, type ChildProcess } from "node:child_process"
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs"
 import { createServer } from "node:net"
+import { setPriority } from "node:os"
 import { join, resolve } from "node:path"
 import * as BenchDatabase from "./BenchDatabase.js"
 import { creationScript } from "./CreationScript.js"
@@ -72,6 +75,7 @@ const allocations = process.env.ALLOCATIONS === "1" || process.env.ALLOCATIONS =
 const survivors = process.env.ALLOCATIONS === "survivors"
 /** The phase whose allocations are sampled: 1 (the HTTP path alone) or 2 (with the engine delivering). */
 const allocationPhase = process.env.ALLOCATIONS_PHASE === "2" ? 2 : 1
+const clientNice = process.env.CLIENT_NICE === undefined ? undefined : Number(process.env.CLIENT_NICE)
 const adminToken = "bench-admin-token-0123456789abcdef"
 
 const sleep = (ms: number) => new Promise((ok) => setTimeout(ok, ms))
@@ -123,7 +127,9 @@ const startServer = async (databaseUrl: string, env: Record<string, string>, cpu
     ...(inspect ? ["--inspect=127.0.0.1:0"] : [])
   ]
   const main = bare ? join(root, "bench", "bare-route.ts") : process.env.SERVER_MAIN ?? join(root, "packages/server/dist/main.js")
-  const child = spawn(process.execPath, [...flags, main], {
+  // SERVER_CPUS: the servers on those CPUs only (taskset's list), to see the server with cores of its own.
+  const cpus = process.env.SERVER_CPUS
+  const child = spawn(cpus === undefined ? process.execPath : "taskset", [...(cpus === undefined ? [] : ["-c", cpus, process.execPath]), ...flags, main], {
     cwd: root,
     env: {
       ...process.env,
@@ -230,6 +236,8 @@ const drive = async (server: Running, apiKey: string, tag: string, duration: num
   const rss: Array<number> = []
   const sampler = setInterval(() => rss.push(rssMb(server.process.pid!)), 500)
   const cpu = ProcessCpu.start(server.process.pid!)
+  // CLIENT_NICE: autocannon's thread (this one) at that nice value while it drives (root may go below 0).
+  if (clientNice !== undefined) setPriority(clientNice)
   const result = await autocannon({
     url: `${server.url}/api/v1/payments`,
     connections: clients,
@@ -247,6 +255,7 @@ const drive = async (server: Running, apiKey: string, tag: string, duration: num
       })
     }]
   })
+  if (clientNice !== undefined) setPriority(0)
   clearInterval(sampler)
   const spent = cpu.stop()
   const viewAfter = viewBefore === null ? null : await serverView(server)
