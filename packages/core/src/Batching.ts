@@ -12,7 +12,7 @@ import { Array as Arr, type Context, Effect, Exit, type Request, RequestResolver
  * at fault fails (unless `redo` says otherwise for its key).
  *
  * Without `maxInFlight`, a batch is the requests of one scheduler turn. With it, at most that many
- * batches run at once (not counting up to `maxStalled` running longer than `stallMs`): the requests arriving
+ * batches run at once, of all keys together (not counting up to `maxStalled` running longer than `stallMs`): the requests arriving
  * while they run wait and go together in the next batch (group commit); a batch of more than
  * `maxBatch` requests is run in parts of `maxBatch`, one after the other.
  */
@@ -48,18 +48,16 @@ export const batchResolver = <A extends Request.Any>(
   const maxBatch = options.maxBatch ?? Number.POSITIVE_INFINITY
   let inFlight = 0
   const waiting = new Set<() => void>()
-  // The batch collects requests until a slot is free (always one scheduler turn at least).
+  /** Until a batch frees its slot. */
+  const freed: Effect.Effect<void> = Effect.callback<void>((resume) => {
+    const wake = () => resume(Effect.void)
+    waiting.add(wake)
+    return Effect.sync(() => waiting.delete(wake))
+  })
+  // The batch collects requests until a slot is free (always one scheduler turn at least). Batches
+  // of other keys may take it meanwhile: `runAll` takes it, or waits again.
   const slot: Effect.Effect<void> = Effect.suspend(() =>
-    inFlight < maxInFlight
-      ? Effect.yieldNow
-      : Effect.andThen(
-        Effect.callback<void>((resume) => {
-          const wake = () => resume(Effect.void)
-          waiting.add(wake)
-          return Effect.sync(() => waiting.delete(wake))
-        }),
-        slot
-      )
+    inFlight < maxInFlight ? Effect.yieldNow : Effect.andThen(freed, slot)
   )
   const free = () => {
     inFlight--
@@ -77,8 +75,11 @@ export const batchResolver = <A extends Request.Any>(
     batchKey: batchKey === undefined ? () => key : (entry) => batchKey(entry.request, entry.context),
     delay: slot,
     collectWhile: () => true,
-    runAll: (all, batch) =>
-      Effect.suspend(() => {
+    runAll: (all, batch) => {
+      // The slot is taken and its release set up with nothing between them (no interruption either).
+      const started: Effect.Effect<void> = Effect.uninterruptibleMask((restore) => {
+        // Taken by a batch of another key since `slot`: wait again (interruptibly, as `slot` does).
+        if (inFlight >= maxInFlight) return restore(Effect.andThen(freed, started))
         inFlight++
         // The slot is freed once: when the batch ends, or when it stalls (while fewer than `maxStalled` have).
         let state: "holding" | "stalled" | "ended" = "holding"
@@ -107,7 +108,7 @@ export const batchResolver = <A extends Request.Any>(
           }
         })
         const redo = options.redo === undefined || options.redo(batch)
-        return Effect.forEach(Arr.chunksOf(all, maxBatch), (entries) =>
+        return restore(Effect.forEach(Arr.chunksOf(all, maxBatch), (entries) =>
           Effect.gen(function*() {
             const answers = yield* Effect.exit(run(entries.map((entry) => entry.request), batch))
             if (Exit.isSuccess(answers)) {
@@ -120,8 +121,10 @@ export const batchResolver = <A extends Request.Any>(
                 entry.completeUnsafe(Exit.isSuccess(alone) ? alone.value[0]! : Exit.failCause(alone.cause))
               }
             }
-          }), { discard: true }).pipe(Effect.ensuring(release))
+          }), { discard: true })).pipe(Effect.ensuring(release))
       })
+      return started
+    }
   })
 }
 

@@ -1,6 +1,6 @@
 /**
  * `batchResolver` without a database: requests arriving while batches run wait and go together in
- * the next batch, never more than `maxInFlight` batches at once and never more than `maxBatch`
+ * the next batch, never more than `maxInFlight` batches at once (of all keys) and never more than `maxBatch`
  * requests in one run; a batch running longer than `stallMs` no longer holds the others back, while
  * fewer than `maxStalled` have stalled; a batch
  * that dies is redone one request at a time; a waiting request that is interrupted leaves the others alone.
@@ -21,6 +21,8 @@ const recorded = (options: {
   readonly maxStalled?: number
   /** A batch with a request of one of these numbers takes its time (ms) instead of `ms`. */
   readonly slow?: ReadonlyMap<number, number>
+  /** The batch key of a request (one key for all by default). */
+  readonly keyOf?: (n: number) => unknown
 }) => {
   const runs: Array<ReadonlyArray<number>> = []
   let running = 0
@@ -38,7 +40,8 @@ const recorded = (options: {
       maxInFlight: options.maxInFlight,
       maxBatch: options.maxBatch,
       ...(options.stallMs === undefined ? {} : { stallMs: options.stallMs }),
-      ...(options.maxStalled === undefined ? {} : { maxStalled: options.maxStalled })
+      ...(options.maxStalled === undefined ? {} : { maxStalled: options.maxStalled }),
+      ...(options.keyOf === undefined ? {} : { batchKey: (request: Double) => options.keyOf!(request.n) })
     })
   return { resolver, runs, mostAtOnce: () => mostAtOnce }
 }
@@ -58,6 +61,16 @@ describe("batchResolver", () => {
       assert.deepStrictEqual(runs[0], [0])
       // The 10 that waited went together, in parts of at most 4, one run at a time.
       assert.deepStrictEqual(runs.slice(1).map((r) => r.length), [4, 4, 2])
+      assert.strictEqual(mostAtOnce(), 1)
+    }))
+
+  it.live("batches of different keys count against the same maxInFlight, even when they start in the same turn", () =>
+    Effect.gen(function*() {
+      const { resolver, runs, mostAtOnce } = recorded({ maxInFlight: 1, maxBatch: 100, ms: 20, keyOf: (n) => n % 3 })
+      // Three keys' requests at once: three batches, one after the other.
+      const answers = yield* Effect.forEach([0, 1, 2, 3, 4, 5], (n) => Effect.request(new Double({ n }), resolver), { concurrency: "unbounded" })
+      assert.deepStrictEqual(answers, [0, 2, 4, 6, 8, 10])
+      assert.deepStrictEqual(runs.map((r) => [...r].sort()).sort(), [[0, 3], [1, 4], [2, 5]])
       assert.strictEqual(mostAtOnce(), 1)
     }))
 
