@@ -54,10 +54,13 @@ export const batchResolver = <A extends Request.Any>(
     waiting.add(wake)
     return Effect.sync(() => waiting.delete(wake))
   })
-  // The batch collects requests until a slot is free (always one scheduler turn at least). Batches
-  // of other keys may take it meanwhile: `runAll` takes it, or waits again.
+  // The batch collects requests until a slot is free (always one scheduler turn at least), and looks
+  // again after that turn, in which a batch of another key may have taken it: while it waits here it is
+  // still pending, so its requests can leave it and new ones join it.
   const slot: Effect.Effect<void> = Effect.suspend(() =>
-    inFlight < maxInFlight ? Effect.yieldNow : Effect.andThen(freed, slot)
+    inFlight < maxInFlight
+      ? Effect.andThen(Effect.yieldNow, Effect.suspend(() => inFlight < maxInFlight ? Effect.void : Effect.andThen(freed, slot)))
+      : Effect.andThen(freed, slot)
   )
   const free = () => {
     inFlight--
@@ -78,7 +81,7 @@ export const batchResolver = <A extends Request.Any>(
     runAll: (all, batch) => {
       // The slot is taken and its release set up with nothing between them (no interruption either).
       const started: Effect.Effect<void> = Effect.uninterruptibleMask((restore) => {
-        // Taken by a batch of another key since `slot`: wait again (interruptibly, as `slot` does).
+        // Taken since `slot` (the runtime yielded between them, say): wait again, interruptibly.
         if (inFlight >= maxInFlight) return restore(Effect.andThen(freed, started))
         inFlight++
         // The slot is freed once: when the batch ends, or when it stalls (while fewer than `maxStalled` have).

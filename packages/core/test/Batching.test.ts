@@ -74,6 +74,22 @@ describe("batchResolver", () => {
       assert.strictEqual(mostAtOnce(), 1)
     }))
 
+  it.live("a batch waiting for a slot another key's batch holds still takes new requests and lets interrupted ones go", () =>
+    Effect.gen(function*() {
+      const { resolver, runs } = recorded({ maxInFlight: 1, maxBatch: 100, ms: 40, keyOf: (n) => n % 2 })
+      // Key 0's batch takes the slot; key 1's waits for it.
+      const first = yield* Effect.forkChild(Effect.forEach([0, 1], (n) => Effect.request(new Double({ n }), resolver), { concurrency: "unbounded" }))
+      yield* Effect.sleep(10)
+      const gone = yield* Effect.forkChild(Effect.request(new Double({ n: 3 }), resolver))
+      const later = yield* Effect.forkChild(Effect.request(new Double({ n: 5 }), resolver))
+      yield* Effect.sleep(5)
+      yield* Fiber.interrupt(gone)
+      assert.deepStrictEqual(yield* Fiber.join(first), [0, 2])
+      assert.strictEqual(yield* Fiber.join(later), 10)
+      // Key 1's waiting batch took 5 and let 3 go: one run of [1, 5] after [0].
+      assert.deepStrictEqual(runs, [[0], [1, 5]])
+    }))
+
   it.live("a batch running longer than stallMs no longer holds back the next", () =>
     Effect.gen(function*() {
       const { resolver, runs } = recorded({ maxInFlight: 1, maxBatch: 100, ms: 5, stallMs: 50, slow: new Map([[0, 1000]]) })
