@@ -1,9 +1,11 @@
 /**
  * bench:http's bare route: the reference server's Fastify with one `POST /api/v1/payments` that
- * parses the JSON body and answers 201 with a canned body (`BARE_ANSWER`, a real creation's answer),
- * with no database, authentication or metrics: what Node, Fastify and the load generator cost per
- * request on this machine, the floor under the server's own work. Started by bench/http-payments.ts
- * (`node bench/bare-route.ts`, Node's type stripping) with the server's node flags; `PORT`, `HOST`.
+ * parses the JSON body (Fastify's own parser) and answers 201 with a canned body (`BARE_ANSWER`, a
+ * real creation's answer), with no database, authentication or metrics: what Node and Fastify cost
+ * per request on this machine, the floor under the server's own work. Everything the server adds is
+ * counted as its own: its strict body parser (UTF-8 and JSON checks), request ids, hooks and headers
+ * as well as the use case. Started by bench/http-payments.ts (`node bench/bare-route.ts`, Node's type
+ * stripping) with the server's node flags; `PORT`, `HOST`.
  */
 import { createRequire } from "node:module"
 import { join } from "node:path"
@@ -29,7 +31,7 @@ const answer = process.env.BARE_ANSWER ?? "{}"
 const app = Fastify({ logger: false })
 app.get("/health/ready", async () => ({ status: "ready" }))
 app.post("/api/v1/payments", async (request, reply) => {
-  // The body parsed as the server's is (Fastify's JSON parser), then the canned answer.
+  // The body as Fastify's JSON parser gives it, then the canned answer.
   if (typeof request.body !== "object" || request.body === null) return reply.code(400).send({ error: "bad body" })
   return reply.code(201).header("content-type", "application/json; charset=utf-8").send(answer)
 })

@@ -52,7 +52,7 @@ import autocannon from "autocannon"
 import { spawn, type ChildProcess } from "node:child_process"
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs"
 import { createServer } from "node:net"
-import { setPriority } from "node:os"
+import { getPriority, setPriority } from "node:os"
 import { join, resolve } from "node:path"
 import * as BenchDatabase from "./BenchDatabase.js"
 import { creationScript } from "./CreationScript.js"
@@ -146,10 +146,14 @@ const startServer = async (databaseUrl: string, env: Record<string, string>, cpu
   let output = ""
   child.stdout!.on("data", (chunk: Buffer) => (output += chunk.toString()))
   child.stderr!.on("data", (chunk: Buffer) => (output += chunk.toString()))
+  let failed: Error | undefined
+  // E.g. SERVER_CPUS without taskset on the machine.
+  child.once("error", (error) => (failed = error))
   const exited = new Promise<void>((ok) => child.once("exit", () => ok()))
   const url = `http://127.0.0.1:${port}`
   const deadline = Date.now() + 60_000
   for (;;) {
+    if (failed !== undefined) throw new Error(`the server could not be started: ${failed.message}`)
     if (child.exitCode !== null || Date.now() > deadline) {
       if (child.exitCode === null) child.kill("SIGKILL")
       throw new Error(`the server did not start:\n${output}`)
@@ -229,19 +233,46 @@ const serverView = async (server: Running) => {
   }
 }
 
+/**
+ * With `CLIENT_NICE`: `drive` runs autocannon with this thread at that nice value (root may go below
+ * 0; Linux sets a thread's own), and puts back the one before when the last of the drives running at
+ * once ends (phase 3 runs two).
+ */
+let nicedDrives = 0
+let niceBefore = 0
+const niced = async <A>(body: () => Promise<A>): Promise<A> => {
+  if (clientNice === undefined) return body()
+  if (nicedDrives++ === 0) {
+    niceBefore = getPriority()
+    setPriority(clientNice)
+  }
+  try {
+    return await body()
+  } finally {
+    if (--nicedDrives === 0) {
+      try {
+        setPriority(niceBefore)
+      } catch (error) {
+        // Lowering the value back needs root: say so, and go on at the value set.
+        console.log(`(CLIENT_NICE: the nice value ${niceBefore} could not be put back: ${String(error)})`)
+      }
+    }
+  }
+}
+
 /** Drives `POST /api/v1/payments` for `duration` seconds; every request a new nonce and order_id. */
-const drive = async (server: Running, apiKey: string, tag: string, duration: number, clients = connections): Promise<Measured> => {
+const drive = async (server: Running, apiKey: string, tag: string, duration: number, clients = connections, rate?: number): Promise<Measured> => {
   let n = 0
   const viewBefore = server.reference ? await serverView(server) : null
   const rss: Array<number> = []
   const sampler = setInterval(() => rss.push(rssMb(server.process.pid!)), 500)
   const cpu = ProcessCpu.start(server.process.pid!)
-  // CLIENT_NICE: autocannon's thread (this one) at that nice value while it drives (root may go below 0).
-  if (clientNice !== undefined) setPriority(clientNice)
-  const result = await autocannon({
+  const result = await niced(() => autocannon({
     url: `${server.url}/api/v1/payments`,
     connections: clients,
     duration,
+    // At most this many requests per second in all (the bare route at the reference's rate).
+    ...(rate === undefined ? {} : { overallRate: Math.max(1, Math.round(rate)) }),
     requests: [{
       method: "POST",
       setupRequest: (request) => ({
@@ -254,8 +285,7 @@ const drive = async (server: Running, apiKey: string, tag: string, duration: num
         body: `{"amount":"1000.50","order_id":"${tag}-${n++}","description":"bench","test":true}`
       })
     }]
-  })
-  if (clientNice !== undefined) setPriority(0)
+  }))
   clearInterval(sampler)
   const spent = cpu.stop()
   const viewAfter = viewBefore === null ? null : await serverView(server)
@@ -429,13 +459,14 @@ const main = async () => {
       await plain.stop()
     }
 
-    // The bare route: Node and Fastify answering the same requests with a real creation's answer, no work behind it.
+    // The bare route: Node and Fastify answering the same requests with a real creation's answer, no
+    // work behind it, at phase 1's rate (a CPU figure per request falls as the rate rises).
     const bareServer = await startServer(databaseUrl, { BARE_ANSWER: answer }, undefined, false, true)
     let bare: Measured
     try {
-      await drive(bareServer, merchant.apiKey, "bare-warm", 2)
-      bare = await drive(bareServer, merchant.apiKey, "bare", seconds)
-      report("bare route (the server's Fastify parsing the same requests, a canned 201, no database)", bare)
+      await drive(bareServer, merchant.apiKey, "bare-warm", 2, connections, alone.requestsPerSecond)
+      bare = await drive(bareServer, merchant.apiKey, "bare", seconds, connections, alone.requestsPerSecond)
+      report("bare route at phase 1's rate (Fastify taking the same requests, a canned 201, no database)", bare)
     } finally {
       await bareServer.stop()
     }
@@ -502,8 +533,11 @@ const main = async () => {
     const tps = (baseline[0]!.tps + baseline[1]!.tps) / 2
     console.log(`pgbench, the server's statements (${connections} clients): ${Pgbench.describe(baseline[0]!)} before the phases, ${Pgbench.describe(baseline[1]!)} after; the ratios are to their mean, ${tps.toFixed(0)}`)
     // Little's law: at a fixed number of clients the mean latency is clients / throughput.
-    console.log(`latency floor at ${connections} connections (clients / throughput): HTTP engine off ${(1000 * connections / alone.requestsPerSecond).toFixed(1)} ms mean, pgbench ${(1000 * connections / tps).toFixed(1)} ms (its own mean ${baseline[0]!.meanMs.toFixed(1)} and ${baseline[1]!.meanMs.toFixed(1)} ms)`)
-    console.log(`the server's own CPU per request beyond the bare route's, engine off: ${((alone.cpu.server / Math.max(1, alone.total)) - (bare.cpu.server / Math.max(1, bare.total))).toFixed(0)} µs; the bare route's rate / pgbench: ${(bare.requestsPerSecond / tps).toFixed(2)}`)
+    console.log(`mean latency at ${connections} connections (clients / throughput, Little's law): HTTP engine off ${(1000 * connections / alone.requestsPerSecond).toFixed(1)} ms mean, pgbench ${(1000 * connections / tps).toFixed(1)} ms (its own mean ${baseline[0]!.meanMs.toFixed(1)} and ${baseline[1]!.meanMs.toFixed(1)} ms)`)
+    // (Not with phase 1's server profiled or sampled: its CPU per request is inflated then.)
+    if (profileDir === undefined && !(allocations && allocationPhase === 1)) {
+      console.log(`the server's own CPU per request beyond the bare route's at the same rate, engine off: ${((alone.cpu.server / Math.max(1, alone.total)) - (bare.cpu.server / Math.max(1, bare.total))).toFixed(0)} µs`)
+    }
     console.log(`ratio HTTP / pgbench: ${(alone.requestsPerSecond / tps).toFixed(2)} (target >= 1.0, p99 < 25 ms, 0 errors; p99 ${alone.p99} ms against pgbench's ${baseline[0]!.p99Ms.toFixed(0)} and ${baseline[1]!.p99Ms.toFixed(0)} ms)`)
     if (withEngine !== null) console.log(`ratio HTTP with the engine delivering / pgbench: ${(withEngine.requestsPerSecond / tps).toFixed(2)} (target >= 0.7)`)
     if (apart !== null) console.log(`ratio HTTP with the engine in a second process / pgbench: ${(apart.requestsPerSecond / tps).toFixed(2)}`)
