@@ -22,7 +22,11 @@
  * for `SECONDS`, twice: before phase 1 (once the merchant is set up, the server idle) and after the
  * last phase. Both are printed, and the ratios are to their mean: this machine's pgbench drifts by
  * tens of percent within minutes, and the two runs show how much it did during the phases. (The
- * phases therefore run on tables holding the first run's payments too.)
+ * phases therefore run on tables holding the first run's payments too.) pgbench's latency (p50, p99,
+ * mean: bench/Pgbench.ts) is printed beside its rate, with the mean latency clients / throughput of
+ * both. After phase 1 a bare route (bench/bare-route.ts: the server's Fastify answering the same
+ * requests with a canned 201, no database) is driven at phase 1's rate: the floor under the server's
+ * own CPU per request.
  * The server's resident memory is sampled during each phase, and the CPU time that the server,
  * PostgreSQL's processes and autocannon spent in it is reported per request (from /proc; steadier
  * than the rates). The server's own view of each phase is printed beside autocannon's: the share of
@@ -201,7 +205,7 @@ interface Measured {
   readonly non2xx: number
   readonly total: number
   readonly rssMaxMb: number
-  /** The server's own view of the phase (none for two processes together: each has its own). */
+  /** The server's own view of the phase (none for the bare route, nor for two processes together: each has its own). */
   readonly view?: {
     /** The share of the requests the server itself took more than 25 ms to answer (see `serverView`). */
     readonly over25Ms: number
@@ -338,6 +342,8 @@ const sha256Hex = async (text: string) =>
   Buffer.from(await crypto.subtle.digest("SHA-256", new TextEncoder().encode(text))).toString("hex")
 
 const perRequest = (us: number, m: Measured) => (us / Math.max(1, m.total)).toFixed(0)
+/** The server's CPU per request in µs. */
+const serverCpuPerRequest = (m: Measured) => m.cpu.server / Math.max(1, m.total)
 
 /**
  * With `STATEMENTS=1`: PostgreSQL's time for the statements the server's database logged since `from`
@@ -536,7 +542,7 @@ const main = async () => {
     console.log(`mean latency at ${connections} connections (clients / throughput, Little's law): HTTP engine off ${(1000 * connections / alone.requestsPerSecond).toFixed(1)} ms mean, pgbench ${(1000 * connections / tps).toFixed(1)} ms (its own mean ${baseline[0]!.meanMs.toFixed(1)} and ${baseline[1]!.meanMs.toFixed(1)} ms)`)
     // (Not with phase 1's server profiled or sampled: its CPU per request is inflated then.)
     if (profileDir === undefined && !(allocations && allocationPhase === 1)) {
-      console.log(`the server's own CPU per request beyond the bare route's at the same rate, engine off: ${((alone.cpu.server / Math.max(1, alone.total)) - (bare.cpu.server / Math.max(1, bare.total))).toFixed(0)} µs`)
+      console.log(`the server's own CPU per request beyond the bare route's at the same rate, engine off: ${(serverCpuPerRequest(alone) - serverCpuPerRequest(bare)).toFixed(0)} µs`)
     }
     console.log(`ratio HTTP / pgbench: ${(alone.requestsPerSecond / tps).toFixed(2)} (target >= 1.0, p99 < 25 ms, 0 errors; p99 ${alone.p99} ms against pgbench's ${baseline[0]!.p99Ms.toFixed(0)} and ${baseline[1]!.p99Ms.toFixed(0)} ms)`)
     if (withEngine !== null) console.log(`ratio HTTP with the engine delivering / pgbench: ${(withEngine.requestsPerSecond / tps).toFixed(2)} (target >= 0.7)`)
