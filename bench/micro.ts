@@ -5,6 +5,9 @@
  * - a traced call (`Effect.fn("name")`) against an untraced one (`Effect.fnUntraced`), and with span
  *   recording off (as the server runs without an exporter) `Effect.fn` against `Traced.fn`;
  * - a 24-byte token from `randomBytes` against `NodeSecurity.pooledTokens`;
+ * - an instant as ISO 8601 text through Effect's `DateTime.formatIso` against `Instant.formatIso`
+ *   (each call a new instant), and 32 rows of a charge pass with four `Date` columns each as JSON
+ *   through `JSON.stringify` against `PgSupport.jsonRows` (the sixteenth round);
  * - a callback POST through `node:http` with a keep-alive agent against undici's pool, and against
  *   the transport's `send` (undici with the URL, destination and timeout checks), 32 at once, to a
  *   loopback receiver in another process (CPU time of this process per request);
@@ -13,13 +16,13 @@
  *   ./run pnpm exec tsx --conditions=@paydesk/source bench/micro.ts
  *   DATABASE_URL=postgres://postgres@127.0.0.1:5432/postgres ./run pnpm exec tsx --conditions=@paydesk/source bench/micro.ts
  */
-import { Effect, References } from "effect"
-import { Traced } from "@paydesk/core"
+import { DateTime, Effect, References } from "effect"
+import { Instant, Traced } from "@paydesk/core"
 import { createHmac, randomBytes } from "node:crypto"
 import * as http from "node:http"
 import { HttpCallbackTransport } from "@paydesk/server"
 import { Agent } from "undici"
-import { NodeSecurity, PgStore } from "@paydesk/sql-pg"
+import { NodeSecurity, PgStore, PgSupport } from "@paydesk/sql-pg"
 import { SqlClient } from "effect/sql"
 import * as LoopbackReceiver from "./LoopbackReceiver.js"
 
@@ -69,6 +72,32 @@ const main = async () => {
     "a call inside an Effect, span recording off",
     ["Effect.fn(name)", perCall(() => Effect.runSync(unrecorded(calls(traced))), 100) / 1000],
     ["Traced.fn(name)", perCall(() => Effect.runSync(unrecorded(calls(either))), 100) / 1000]
+  )
+
+  let instant = 1_772_262_000_000
+  report(
+    "an instant as ISO 8601 text",
+    ["DateTime.formatIso", perCall(() => DateTime.formatIso(DateTime.makeUnsafe(instant++)), 200_000)],
+    ["Instant.formatIso", perCall(() => Instant.formatIso(instant++), 200_000)]
+  )
+  const at = (ms: number) => new Date(ms)
+  const rows = Array.from({ length: 32 }, (_, i) => ({
+    id: crypto.randomUUID(),
+    terminal_id: crypto.randomUUID(),
+    order_id: `sub-${crypto.randomUUID()}-${i}`,
+    amount: "990.00",
+    status: "paid",
+    test_clock_id: null,
+    created_at: at(instant + i),
+    updated_at: at(instant + i),
+    paid_at: at(instant + i + 1),
+    settlement_converted_at: at(instant + i + 2),
+    version: 2
+  }))
+  report(
+    "32 rows with four Date columns as one JSON parameter",
+    ["JSON.stringify", perCall(() => JSON.stringify(rows), 5_000)],
+    ["PgSupport.jsonRows", perCall(() => PgSupport.jsonRows(rows), 5_000)]
   )
 
   const pooled = NodeSecurity.pooledTokens()

@@ -33,8 +33,39 @@ export interface CivilDate {
   readonly day: number
 }
 
-/** Formats epoch milliseconds as UTC ISO 8601 (`2026-02-28T07:00:00.000Z`). */
-export const formatIso = (ms: number): string => DateTime.formatIso(DateTime.makeUnsafe(ms))
+/** The last instant from 1970 that `formatIso` writes itself: 9999-12-31T23:59:59.999Z. */
+const LAST_FOUR_DIGIT_YEAR_MS = 253_402_300_799_999
+
+/** "00" to "99". */
+const twoDigits: ReadonlyArray<string> = Array.from({ length: 100 }, (_, n) => (n < 10 ? "0" : "") + n)
+
+/** The instant `formatIso` wrote last and its text: rows and views written together share their instants. */
+let lastMs = Number.NaN
+let lastIso = ""
+
+/**
+ * Formats epoch milliseconds as UTC ISO 8601 (`2026-02-28T07:00:00.000Z`), as
+ * `Date.prototype.toISOString` does. Whole milliseconds from 1970 to 9999 (all the instants the
+ * product stores) are written here with `civilFromDays`, in about a fifth of the time Effect's
+ * `DateTime.formatIso` takes (`bench/micro.ts`); others go through `DateTime`.
+ */
+export const formatIso = (ms: number): string => {
+  if (ms === lastMs) return lastIso
+  if (!(Number.isInteger(ms) && ms >= 0 && ms <= LAST_FOUR_DIGIT_YEAR_MS)) return DateTime.formatIso(DateTime.makeUnsafe(ms))
+  const days = Math.floor(ms / DAY_MS)
+  const { year, month, day } = civilFromDays(days)
+  const inDay = ms - days * DAY_MS
+  const hour = Math.floor(inDay / 3_600_000)
+  const minute = Math.floor(inDay / 60_000) % 60
+  const second = Math.floor(inDay / 1000) % 60
+  const millisecond = inDay % 1000
+  const milli = millisecond < 10 ? `00${millisecond}` : millisecond < 100 ? `0${millisecond}` : `${millisecond}`
+  const text = `${twoDigits[Math.floor(year / 100)]}${twoDigits[year % 100]}-${twoDigits[month]}-${twoDigits[day]}` +
+    `T${twoDigits[hour]}:${twoDigits[minute]}:${twoDigits[second]}.${milli}Z`
+  lastMs = ms
+  lastIso = text
+  return text
+}
 
 /** ISO 8601 in Moscow time with its offset (`2026-02-28T10:00:00.000+03:00`), for display. */
 export const formatMoscow = (ms: number): string => formatIso(ms + MOSCOW_OFFSET_MS).replace(/Z$/, "+03:00")

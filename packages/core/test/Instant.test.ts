@@ -15,6 +15,16 @@ describe("Instant", () => {
     assert.strictEqual(Instant.formatIso(1_763_712_000_123), "2025-11-21T08:00:00.123Z")
   })
 
+  it("formats as Date.prototype.toISOString does, whatever came before", () => {
+    // Whole milliseconds from 1970 to 9999 are written by hand, others by Effect's DateTime; the
+    // last instant written is remembered, so each instant comes after another (or the same).
+    const edges = [0, 1, 999, 86_399_999, 86_400_000, 951_782_400_000, 4_107_542_399_999, 253_402_300_799_999, 253_402_300_800_000, -1, -62_135_596_800_000, 0.5, 1_772_262_000_000.25]
+    const any = fc.oneof(instants, fc.integer({ min: 0, max: 253_402_300_799_999 }), fc.constantFrom(...edges))
+    fc.assert(fc.property(fc.array(any, { minLength: 1, maxLength: 4 }), (sequence) =>
+      sequence.every((ms) => Instant.formatIso(ms) === new Date(ms).toISOString())
+    ), { numRuns: 20_000 })
+  })
+
   describe("parseIso", () => {
     it.each([
       ["2026-02-28T07:00:00.000Z", 1_772_262_000_000],
