@@ -7,7 +7,7 @@
  * - a 24-byte token from `randomBytes` against `NodeSecurity.pooledTokens`;
  * - an instant as ISO 8601 text through Effect's `DateTime.formatIso` against `Instant.formatIso`
  *   (each call a new instant), and 32 rows of a charge pass with four `Date` columns each as JSON
- *   through `JSON.stringify` against `PgSupport.jsonRows` (the sixteenth round);
+ *   through `JSON.stringify` against `PgSupport.jsonRows` (the fifteenth round);
  * - a callback POST through `node:http` with a keep-alive agent against undici's pool, and against
  *   the transport's `send` (undici with the URL, destination and timeout checks), 32 at once, to a
  *   loopback receiver in another process (CPU time of this process per request);

@@ -118,14 +118,16 @@ export const jsonRows = (rows: ReadonlyArray<unknown>): string => {
 /**
  * A row whose `Date` values are ISO 8601 text, as `Date.prototype.toJSON` writes them (an invalid
  * one as null), through `Instant.formatIso`. `JSON.stringify` writes a `Date` through its `toJSON`,
- * slowly: 32 rows with four of them took 2.7 times as long (`bench/micro.ts`).
+ * slowly: 32 rows with four of them took 2.7 times as long (`bench/micro.ts`). Rows are the
+ * repositories' plain column records (no `toJSON` or getters of their own); a `Date` of a subclass,
+ * which may write itself otherwise, is left to `JSON.stringify`.
  */
 const datesAsText = (row: unknown): unknown => {
   if (typeof row !== "object" || row === null || Array.isArray(row)) return row
   let copy: Record<string, unknown> | undefined
   for (const key of Object.keys(row)) {
     const value = (row as Record<string, unknown>)[key]
-    if (value instanceof Date) {
+    if (value instanceof Date && Object.getPrototypeOf(value) === Date.prototype && !Object.hasOwn(value, "toJSON")) {
       copy ??= { ...row }
       copy[key] = Number.isNaN(value.getTime()) ? null : Instant.formatIso(value.getTime())
     }

@@ -10,7 +10,7 @@ import { PgClient } from "@effect/sql-pg"
 import { SqlClient } from "effect/sql"
 import { randomBytes } from "node:crypto"
 import { existsSync, lstatSync, readdirSync, realpathSync, statSync } from "node:fs"
-import { chmod, cp, mkdtemp, rm } from "node:fs/promises"
+import { chmod, cp, mkdtemp, rm, writeFile } from "node:fs/promises"
 import { tmpdir } from "node:os"
 import { dirname, join } from "node:path"
 import * as EmbeddedPostgres from "../src/EmbeddedPostgres.js"
@@ -94,14 +94,16 @@ describe.runIf(asRoot)("embedded PostgreSQL as root, out of the postgres user's 
       await cp(dirname(dirname((await Reach.binaries()).initdb)), native, { recursive: true, verbatimSymlinks: true })
       const user = Reach.postgresUser()
       expect(Reach.canReach(user, join(native, "bin", "postgres"))).toBe(false)
-      const stagesBefore = readdirSync(tmpdir()).filter((name) => name.startsWith("paydesk-postgres-"))
+      // A file of this copy's own marks its stage among those other test files' clusters make at the same time.
+      const marker = `marker-${randomBytes(8).toString("hex")}`
+      await writeFile(join(native, marker), "")
       const port = await EmbeddedPostgres.freePort()
       const password = randomBytes(16).toString("hex")
       const cluster = await Reach.staged({
         user, dataDir, port, password, native, persistent: false, log: () => undefined,
         postgresFlags: ["-c", "listen_addresses=127.0.0.1", "-c", "unix_socket_directories="]
       })
-      const stages = readdirSync(tmpdir()).filter((name) => name.startsWith("paydesk-postgres-") && !stagesBefore.includes(name))
+      const stages = readdirSync(tmpdir()).filter((name) => name.startsWith("paydesk-postgres-") && existsSync(join(tmpdir(), name, "native", marker)))
       expect(stages).toHaveLength(1)
       try {
         await cluster.initialise()
