@@ -45,8 +45,8 @@ let lastIso = ""
 
 /**
  * Formats epoch milliseconds as UTC ISO 8601 (`2026-02-28T07:00:00.000Z`), as
- * `Date.prototype.toISOString` does. Whole milliseconds from 1970 to 9999 (all the instants the
- * product stores) are written here with `civilFromDays`, in about a fifth of the time Effect's
+ * `Date.prototype.toISOString` does. Whole milliseconds from 1970 to 9999 (the instants the product
+ * makes) are written here with `civilFromDays`, in about a fifth of the time Effect's
  * `DateTime.formatIso` takes (`bench/micro.ts`); others go through `DateTime`, which fails on an
  * invalid instant (NaN, ±Infinity) as before.
  */

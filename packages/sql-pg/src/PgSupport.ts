@@ -118,7 +118,7 @@ export const jsonRows = (rows: ReadonlyArray<unknown>): string => {
 /**
  * A row whose `Date` values are ISO 8601 text, as `Date.prototype.toJSON` writes them (an invalid
  * one as null), through `Instant.formatIso`. `JSON.stringify` writes a `Date` through its `toJSON`,
- * slowly: 32 rows with four of them took 2.7 times as long (`bench/micro.ts`). Rows are the
+ * slowly: 32 rows with four of them took two to three times as long (`bench/micro.ts`). Rows are the
  * repositories' plain column records (no `toJSON` or getters of their own); a `Date` of a subclass,
  * which may write itself otherwise, is left to `JSON.stringify`.
  */
