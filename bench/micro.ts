@@ -80,7 +80,6 @@ const main = async () => {
     ["DateTime.formatIso", perCall(() => DateTime.formatIso(DateTime.makeUnsafe(instant++)), 200_000)],
     ["Instant.formatIso", perCall(() => Instant.formatIso(instant++), 200_000)]
   )
-  const at = (ms: number) => new Date(ms)
   const rows = Array.from({ length: 32 }, (_, i) => ({
     id: crypto.randomUUID(),
     terminal_id: crypto.randomUUID(),
@@ -88,10 +87,10 @@ const main = async () => {
     amount: "990.00",
     status: "paid",
     test_clock_id: null,
-    created_at: at(instant + i),
-    updated_at: at(instant + i),
-    paid_at: at(instant + i + 1),
-    settlement_converted_at: at(instant + i + 2),
+    created_at: new Date(instant + i),
+    updated_at: new Date(instant + i),
+    paid_at: new Date(instant + i + 1),
+    settlement_converted_at: new Date(instant + i + 2),
     version: 2
   }))
   report(
