@@ -3,13 +3,15 @@
  * `inngest` (Inngest functions served at `/api/inngest`, wakeups sent as events; loaded only when
  * chosen) or `off` (nothing runs by itself; the operator's `POST /admin/v1/work/run` does a pass).
  * Each provides the core's `Wakeups` port (or none) and `Engine`: how the operator runs due work now,
- * how readiness sees the engine, and what it mounts on the HTTP app.
+ * how readiness sees the engine, and what it mounts on the HTTP app. The local engine also provides
+ * the `DeliveryHandoff` port: it sends a new payment's first callback itself, after the commit.
  */
 import { Context, Effect, Layer } from "effect"
 import type { FastifyInstance } from "fastify"
 import { type Runner, Work } from "@paydesk/core"
 import type { HostRoutes } from "@paydesk/fastify"
-import type { Wakeups } from "@paydesk/core"
+import type { DeliveryHandoff, Wakeups } from "@paydesk/core"
+import * as LocalHandoff from "./LocalHandoff.js"
 import type { ServerConfig } from "./Config.js"
 import * as LocalWakeups from "./LocalWakeups.js"
 import * as LocalWorker from "./LocalWorker.js"
@@ -31,8 +33,8 @@ export class Engine extends Context.Service<Engine, {
 /** What running due work needs. */
 export type WorkServices = LocalWorker.WorkServices
 
-/** The local engine: the worker fiber, woken by `LocalWakeups`. */
-export const layerLocal = (intervalMs: number): Layer.Layer<Engine | Wakeups, never, Metrics | WorkServices> =>
+/** The local engine: the worker fiber, woken by `LocalWakeups`, and the callbacks handed off to it (`LocalHandoff`). */
+export const layerLocal = (intervalMs: number): Layer.Layer<Engine | Wakeups | DeliveryHandoff, never, Metrics | WorkServices> =>
   Layer.effect(
     Engine,
     Effect.gen(function*() {
@@ -47,7 +49,10 @@ export const layerLocal = (intervalMs: number): Layer.Layer<Engine | Wakeups, ne
       })
     })
   ).pipe(
+    // The worker sees the hand-off (its passes wait for a payment's handed-off first callback), and
+    // the hand-off the wakeups (a failed attempt's retry wakes the worker); closed in that order.
     Layer.provideMerge(LocalWorker.layer({ intervalMs })),
+    Layer.provideMerge(LocalHandoff.layer()),
     Layer.provideMerge(LocalWakeups.layer()),
     Layer.provideMerge(LocalWakeups.WakeSignal.layer)
   )

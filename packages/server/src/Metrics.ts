@@ -10,7 +10,8 @@
  * - `paydesk_due_work_lag_seconds{kind}`: how long the oldest overdue live work of each kind (charges,
  *   deliveries, expiries, conversions) has waited, 0 when none is overdue (database, server clock; a
  *   test clock's objects are due on the clock's time, when it is advanced, and are left out);
- * - `paydesk_work_passes_total{result}` and `paydesk_work_items_total{kind}`: the local worker's passes;
+ * - `paydesk_work_passes_total{result}` and `paydesk_work_items_total{kind}`: the local worker's passes
+ *   (and, as `callbacks` items, the callbacks handed off to the engine that it sent without a pass);
  * - `paydesk_db_pool_connections{state}` (`in_use`, `idle`) and `paydesk_db_pool_max_connections`: the
  *   server's pool as PostgreSQL sees it (`pg_stat_activity` of the pool's application name);
  * - Node's defaults (`nodejs_eventloop_lag_seconds` and percentiles, heap, GC, `process_*`).
@@ -29,6 +30,8 @@ export class Metrics extends Context.Service<Metrics, {
   observeAttempt(delivered: boolean, seconds: number): void
   /** A pass of the local worker and what it did (or that it failed). */
   observePass(report: Work.Report | null): void
+  /** A callback the local engine sent from a hand-off (without a pass). */
+  observeHandedOff(): void
 }>()("@paydesk/server/Metrics") {}
 
 /** Options of `layer`. */
@@ -150,7 +153,8 @@ export const layer = (options: Options): Layer.Layer<Metrics, never, SqlClient.S
         observePass: (report) => {
           passes.inc({ result: report === null ? "failed" : "ok" })
           if (report !== null) for (const [kind, count] of Object.entries(report)) if (count > 0) items.inc({ kind }, count)
-        }
+        },
+        observeHandedOff: () => items.inc({ kind: "callbacks" })
       })
     })
   )

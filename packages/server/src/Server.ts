@@ -4,6 +4,7 @@
  *   Telemetry (OpenTelemetry tracer when exporting)
  *   └ Http: the Fastify app over a `Runner` of the services below; listen on build, close on release
  *     └ Engine: local worker fiber | Inngest | off (chosen by swapping layers), with its `Wakeups`
+ *       (and the local engine's `DeliveryHandoff`)
  *       └ the core's ports: PostgreSQL store (migrated), rate, production security, the callback
  *         transport (measured and logged), the acquirer emulator on its PostgreSQL charge book (a pool
  *         of its own) and the sandbox acquirer on the same book, the payout network emulator, core settings, the initial rate, metrics
@@ -13,7 +14,8 @@
  *
  * Resources are acquired in that order from the bottom and released in reverse when the scope
  * closes: the HTTP server stops taking requests and drains the ones in flight (then cuts connections
- * after `PAYDESK_SHUTDOWN_TIMEOUT_MS`), the worker finishes its round, the pools close, the embedded
+ * after `PAYDESK_SHUTDOWN_TIMEOUT_MS`), the worker finishes its round, the callbacks handed off to
+ * the local engine are sent, the pools close, the embedded
  * database stops, the tracer flushes. `main.ts` runs the graph with `NodeRuntime.runMain`; `start`
  * builds it in a scope for tests and embedding.
  */

@@ -310,6 +310,13 @@ export const layer: Layer.Layer<OutboxRepository, never, SqlClient.SqlClient> = 
         return rows[0] === undefined ? now : fromTime(rows[0].sending_at)
       }),
 
+      renewLease: Traced.fn("PgOutboxRepository.renewLease")(function*(id, heldUntil, leaseUntil) {
+        const rows = yield* orDie(sql<{ id: string }>`UPDATE deliveries SET next_attempt_at = ${time(leaseUntil)}
+          WHERE id = ${id} AND status = 'pending' AND next_attempt_at = ${time(heldUntil)}
+          RETURNING id`)
+        return rows.length === 1
+      }),
+
       claimDue: Traced.fn("PgOutboxRepository.claimDue")(function*(now, leaseUntil, limit, testClockId, stamp) {
         // The due deliveries are read in the order of `deliveries_due`, stopping at `limit`. The table
         // changes faster than autovacuum analyses it, so under a backlog the planner (believing few

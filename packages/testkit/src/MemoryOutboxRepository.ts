@@ -93,6 +93,13 @@ export const layer: Layer.Layer<OutboxRepository, never, MemoryDatabase> = Layer
           if (deliveries.has(delivery.id)) deliveries.set(delivery.id, delivery)
         })),
       stampSending: (id, now, keepFrom) => db.atomically(Effect.sync(() => stamp(id, now, keepFrom) ?? now)),
+      renewLease: (id, heldUntil, leaseUntil) =>
+        db.atomically(Effect.sync(() => {
+          const d = deliveries.get(id)
+          if (d === undefined || d.status !== "pending" || d.nextAttemptAt !== heldUntil) return false
+          deliveries.set(id, { ...d, nextAttemptAt: leaseUntil })
+          return true
+        })),
       claimDue: (now, leaseUntil, limit, testClockId, stamping) =>
         db.atomically(Effect.sync(() => {
           const due = [...deliveries.values()]

@@ -11,7 +11,9 @@
  * returns it with the stamp in force as its `sendingAt`. `stampSending(id, now, keepFrom)` sets the
  * delivery's `sendingAt` to `now` unless it holds a stamp at or after `keepFrom` (the stamp of an
  * attempt a crash cut short, still fresh), and returns the stamp in force; it commits before the
- * request is sent. `listEvents` is oldest first in insertion order (newest first with `newestFirst`; a cursor or `newestFirst` orders by insertion alone, whatever the timestamps), after the event `afterId` when given (none when that event is unknown), at most `limit`, only `test` ones when given; `listDeliveries` newest first; `listAttempts`
+ * request is sent. `renewLease(id, heldUntil, leaseUntil)` moves a `pending` delivery's `nextAttemptAt`
+ * from `heldUntil` to `leaseUntil` and answers true, only while it still holds `heldUntil` (else
+ * nothing, false: a claim took it, or an attempt was recorded). `listEvents` is oldest first in insertion order (newest first with `newestFirst`; a cursor or `newestFirst` orders by insertion alone, whatever the timestamps), after the event `afterId` when given (none when that event is unknown), at most `limit`, only `test` ones when given; `listDeliveries` newest first; `listAttempts`
  * oldest first. `recordAttempt(attempt, delivery, expectedAttempts)` stores `delivery` (its state
  * after the attempt) and inserts `attempt`, together and only when the stored delivery is still
  * `pending` with `expectedAttempts` attempts (else neither, and it answers false: another worker
@@ -101,6 +103,7 @@ export class OutboxRepository extends Context.Service<OutboxRepository, {
   getDelivery(id: string): Effect.Effect<Option.Option<Delivery>>
   updateDelivery(delivery: Delivery): Effect.Effect<void>
   stampSending(id: string, now: number, keepFrom: number): Effect.Effect<number>
+  renewLease(id: string, heldUntil: number, leaseUntil: number): Effect.Effect<boolean>
   claimDue(now: number, leaseUntil: number, limit: number, testClockId?: string | null, stamp?: { readonly keepFrom: number }): Effect.Effect<
     ReadonlyArray<{ readonly delivery: Delivery; readonly event: OutboxEvent }>
   >

@@ -6,19 +6,25 @@
  * The due moments a transaction writes (`wakeup`) are collected while it runs and handed to the
  * optional `Wakeups` port once it has committed: never for an attempt that rolled back or was
  * retried, and once for a nested `atomic`, after the outermost commit. Work of a test clock's
- * objects wakes nothing: it is due on the clock's time, which only the clock's advances move.
+ * objects wakes nothing: it is due on the clock's time, which only the clock's advances move. The
+ * deliveries a transaction wrote leased for the `DeliveryHandoff` port (`handOff`) go to it the
+ * same way, after the commit.
  */
 import { Cause, Context, Effect, Exit } from "effect"
 import type { WriteConflict } from "../Errors.js"
 import { Transactions } from "../ports/Transactions.js"
 import * as TestClock from "../TestClock.js"
+import { DeliveryHandoff, type Handed } from "../ports/DeliveryHandoff.js"
 import { type Wakeup, Wakeups } from "../ports/Wakeups.js"
 
 /** Attempts of one use case before a `WriteConflict` is given up and reported. */
 export const maxAttempts = 5
 
-/** The wakeups of the transaction in progress; `null` outside `atomic`. */
-export const Collector = Context.Reference<Array<Wakeup> | null>("@paydesk/core/Atomic/Collector", {
+/** What a transaction hands on after its commit: a wakeup, or a delivery for the `DeliveryHandoff` port. */
+type AfterCommit = Wakeup | { readonly kind: "handoff"; readonly handed: Handed }
+
+/** What the transaction in progress hands on after its commit; `null` outside `atomic`. */
+export const Collector = Context.Reference<Array<AfterCommit> | null>("@paydesk/core/Atomic/Collector", {
   defaultValue: () => null
 })
 
@@ -33,7 +39,7 @@ const SideBySide = Context.Reference<{ failed: boolean } | null>("@paydesk/core/
 })
 
 /** Hands wakeups to the `Wakeups` port when the host provides one; never fails (they are hints). */
-const notify = (items: ReadonlyArray<Wakeup>): Effect.Effect<void> =>
+const notifyWakeups = (items: ReadonlyArray<Wakeup>): Effect.Effect<void> =>
   items.length === 0
     ? Effect.void
     : Effect.flatMap(Effect.serviceOption(Wakeups), (port) =>
@@ -42,6 +48,32 @@ const notify = (items: ReadonlyArray<Wakeup>): Effect.Effect<void> =>
         : port.value.notify(items).pipe(
           Effect.catchCause((cause) => Effect.logWarning("wakeups not sent (the sweeps will find the work)", cause))
         ))
+
+/**
+ * Hands committed leased deliveries to the `DeliveryHandoff` port; never fails (a delivery it does
+ * not take is sent by a pass once its lease has run out).
+ */
+const notifyHandoff = (items: ReadonlyArray<Handed>): Effect.Effect<void> =>
+  items.length === 0
+    ? Effect.void
+    : Effect.flatMap(Effect.serviceOption(DeliveryHandoff), (port) =>
+      port._tag === "None"
+        ? Effect.void
+        : port.value.take(items).pipe(
+          Effect.catchCause((cause) => Effect.logWarning("deliveries not handed off (sent after their lease)", cause))
+        ))
+
+/** Hands on what a committed transaction collected. */
+const notify = (items: ReadonlyArray<AfterCommit>): Effect.Effect<void> => {
+  if (items.length === 0) return Effect.void
+  const wakeups: Array<Wakeup> = []
+  const handed: Array<Handed> = []
+  for (const item of items) {
+    if (item.kind === "handoff") handed.push(item.handed)
+    else wakeups.push(item)
+  }
+  return Effect.andThen(notifyHandoff(handed), notifyWakeups(wakeups))
+}
 
 /** Records that a record becomes due at `w.at`: after the commit inside `atomic`, at once outside (never on a test clock). */
 export const wakeup = (w: Wakeup): Effect.Effect<void> => wakeups([w])
@@ -52,6 +84,18 @@ export const wakeups = (items: ReadonlyArray<Wakeup>): Effect.Effect<void> =>
     if (clock !== null) return Effect.void
     if (collector === null) return notify(items)
     collector.push(...items)
+    return Effect.void
+  })
+
+/**
+ * Hands a delivery written leased (`Outbox.prepareFirst`) to the `DeliveryHandoff` port: after the
+ * commit inside `atomic`, at once outside, where the write has committed (a store's own statement);
+ * a write inside a transaction that is not `atomic`'s must not hand off.
+ */
+export const handOff = (handed: Handed): Effect.Effect<void> =>
+  Effect.flatMap(Collector, (collector) => {
+    if (collector === null) return notifyHandoff([handed])
+    collector.push({ kind: "handoff", handed })
     return Effect.void
   })
 
@@ -80,7 +124,7 @@ const run = <A, E, R>(
     }
     return Effect.suspend(() => {
       // A fresh buffer per attempt: a retried attempt's wakeups are discarded with its writes.
-      const collected: Array<Wakeup> = []
+      const collected: Array<AfterCommit> = []
       return tx.run(Effect.provideService(effect, Collector, collected)).pipe(
         Effect.map((value) => ({ value, collected }))
       )

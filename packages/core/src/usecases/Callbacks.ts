@@ -20,6 +20,7 @@ import { sign } from "../Signature.js"
 import * as StandardWebhooks from "../StandardWebhooks.js"
 import type { Terminal } from "../Terminal.js"
 import { CallbackTransport } from "../ports/CallbackTransport.js"
+import { DeliveryHandoff, type Handed } from "../ports/DeliveryHandoff.js"
 import { Entropy } from "../ports/Entropy.js"
 import { type DeliveryFilter, OutboxRepository } from "../ports/OutboxRepository.js"
 import { SecretCipher } from "../ports/SecretCipher.js"
@@ -200,10 +201,37 @@ export const attempt = Traced.fn("Callbacks.attempt")(function*(
 })
 
 /**
+ * A delivery handed off with less of its lease left than this renews its lease before it is sent: its
+ * attempt (at most `Callback.timeoutMs`) and record must end before a pass may claim it.
+ */
+export const handoffMarginMs = 2 * Callback.timeoutMs
+
+/**
+ * Sends a delivery handed off after the commit that wrote it leased (`DeliveryHandoff`), as a pass
+ * sends one it claimed, with the terminal and the stamp its writer had; answers whether it was sent.
+ * One whose lease is nearly over (it waited long in the engine) first renews its lease, only while it
+ * still holds it (`OutboxRepository.renewLease`); one a pass has claimed meanwhile is left to that pass
+ * (which sends the payment's events in order), so it is never sent twice at once.
+ */
+export const sendHanded = Traced.fn("Callbacks.sendHanded")(function*(handed: Handed) {
+  const config = yield* PaydeskConfig
+  const now = yield* Clock.currentTimeMillis
+  let delivery = handed.delivery
+  if (delivery.nextAttemptAt === null) return false
+  if (now > delivery.nextAttemptAt - handoffMarginMs) {
+    const leaseUntil = now + config.leaseMs
+    if (!(yield* (yield* OutboxRepository).renewLease(delivery.id, delivery.nextAttemptAt, leaseUntil))) return false
+    delivery = { ...delivery, nextAttemptAt: leaseUntil }
+  }
+  yield* attempt(delivery, handed.event, Option.some(handed.terminal), delivery.sendingAt ?? undefined)
+  return true
+})
+
+/**
  * `cipher` decrypting each ciphertext once: a pass signs many callbacks with the secrets of a few
  * terminals (as read at the start of the pass), so each is decrypted once per pass, not per attempt.
  */
-const decryptingOnce = (cipher: SecretCipher["Service"]): SecretCipher["Service"] => {
+export const decryptingOnce = (cipher: SecretCipher["Service"]): SecretCipher["Service"] => {
   const decrypted = new Map<string, Effect.Effect<string>>()
   return SecretCipher.of({
     encrypt: cipher.encrypt,
@@ -220,6 +248,9 @@ const decryptingOnce = (cipher: SecretCipher["Service"]): SecretCipher["Service"
       })
   })
 }
+
+/** What a pass groups deliveries by: one payment's (or payout's) go out in order. */
+const groupKey = (event: Callback.OutboxEvent): string => event.paymentId ?? event.payoutId ?? event.id
 
 /** Batches of `batchSize` deliveries one pass claims at most. */
 export const batchesPerPass = 5
@@ -253,12 +284,15 @@ export const runDue = Traced.fn("Callbacks.runDue")(function*() {
   let attempted = 0
   const taken = new Set<string>()
   const lastOf = new Map<string, Deferred.Deferred<void>>()
+  // A payment's first delivery handed off to this process's engine goes out before the pass sends its later ones.
+  const handoff = yield* Effect.serviceOption(DeliveryHandoff)
   const claim = Traced.fn("Callbacks.claimBatch")(function*(batch: number) {
     const now = yield* Clock.currentTimeMillis
     // Claimed and stamped in one statement (committed before any is sent): a delivery whose terminal
     // has no callback URL keeps its stamp only until its attempt is recorded.
     const all = yield* atomic(outbox.claimDue(now, now + config.leaseMs, config.batchSize, scope, { keepFrom: now - Callback.stampReuseMs }))
-    const claimed = all.filter(({ delivery }) => !taken.has(delivery.id))
+    // Nor one this process's engine is still sending from a hand-off (its lease ran out meanwhile).
+    const claimed = all.filter(({ delivery }) => !taken.has(delivery.id) && !(handoff._tag === "Some" && handoff.value.holds(delivery.id)))
     // Each terminal of the batch is read once, now (its URL and secrets as of this batch).
     const terminalIds = [...new Set(claimed.map(({ delivery }) => delivery.terminalId))]
     const terminals = new Map(yield* Effect.forEach(terminalIds, (id) => Effect.map(terminalRepository.get(id), (t) => [id, t] as const)))
@@ -266,7 +300,7 @@ export const runDue = Traced.fn("Callbacks.runDue")(function*() {
     // Events of one payment (or payout) go out in order; different payments in parallel.
     const groups = new Map<string, Array<(typeof claimed)[number]>>()
     for (const item of claimed) {
-      const key = item.event.paymentId ?? item.event.payoutId ?? item.event.id
+      const key = groupKey(item.event)
       groups.set(key, [...(groups.get(key) ?? []), item])
     }
     for (const { delivery } of claimed) taken.add(delivery.id)
@@ -283,6 +317,7 @@ export const runDue = Traced.fn("Callbacks.runDue")(function*() {
   const send = ({ items, terminals, stamps, after, done }: Group) =>
     Effect.gen(function*() {
       if (after !== undefined) yield* Deferred.await(after)
+      else if (handoff._tag === "Some") yield* handoff.value.settled(groupKey(items[0]!.event))
       yield* Effect.forEach(items, ({ delivery, event }) =>
         // One broken delivery must not stop the others; its lease makes it retry later.
         attempt(delivery, event, terminals.get(delivery.terminalId), stamps.get(delivery.id)).pipe(Effect.catchCause((cause) => Effect.logError("callback attempt failed", cause))), { discard: true })

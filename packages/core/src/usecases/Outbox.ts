@@ -8,13 +8,16 @@
  */
 import { Clock, Effect } from "effect"
 import { formatRub, formatUsdt } from "../Amount.js"
+import { PaydeskConfig } from "../Config.js"
 import type { Delivery, DeliveryKind, EventType, OutboxEvent } from "../Callback.js"
 import { paymentId as prefixedPaymentId, payoutId as prefixedPayoutId } from "../Id.js"
 import type { CallbackEventType, Payment } from "../Payment.js"
 import type { Payout } from "../Payout.js"
 import type { Terminal } from "../Terminal.js"
+import { DeliveryHandoff, type Handed } from "../ports/DeliveryHandoff.js"
 import { Entropy } from "../ports/Entropy.js"
 import { OutboxRepository } from "../ports/OutboxRepository.js"
+import * as TestClock from "../TestClock.js"
 import { wakeup } from "./Atomic.js"
 import { nowOf } from "./TestClockScope.js"
 import * as Traced from "../Traced.js"
@@ -114,6 +117,27 @@ export const prepare = Effect.fnUntraced(function*(input: EventInput) {
   const event = yield* newEvent(input)
   const delivery = input.terminal.callbackUrl === null ? undefined : yield* newDelivery(event, "scheduled")
   return { event, delivery }
+})
+
+/**
+ * As `prepare`, for the first event of a payment the caller's transaction creates: while the
+ * `DeliveryHandoff` port accepts (and the payment is on no test clock), its delivery is written
+ * leased and stamped, as a pass's claim would leave it, and `handed` is what the caller hands off
+ * (`Atomic.handOff`) once it is stored, instead of the delivery's wakeup. A later event of a payment
+ * is never handed off: its earlier ones may still be waiting for a pass, and one payment's events go
+ * out in order.
+ */
+export const prepareFirst = Effect.fnUntraced(function*(input: EventInput) {
+  const { event, delivery } = yield* prepare(input)
+  const port = yield* Effect.serviceOption(DeliveryHandoff)
+  if (delivery === undefined || port._tag === "None" || event.testClockId !== null || (yield* TestClock.Scope) !== null) {
+    return { event, delivery, handed: undefined }
+  }
+  if (!(yield* port.value.accepting)) return { event, delivery, handed: undefined }
+  const { leaseMs } = yield* PaydeskConfig
+  const leased: Delivery = { ...delivery, nextAttemptAt: delivery.createdAt + leaseMs, sendingAt: delivery.createdAt }
+  const handed: Handed = { delivery: leased, event, terminal: input.terminal }
+  return { event, delivery: leased, handed }
 })
 
 /** The event of `input`, numbered after the earlier events of its object (unless the caller numbered it). */

@@ -28,7 +28,7 @@ import { PaymentRepository, type PaymentFilter } from "../ports/PaymentRepositor
 import { TerminalRepository } from "../ports/TerminalRepository.js"
 import { TestClockRepository } from "../ports/TestClockRepository.js"
 import * as TestClock from "../TestClock.js"
-import { atomic, wakeups } from "./Atomic.js"
+import { atomic, handOff, wakeups } from "./Atomic.js"
 import * as Outbox from "./Outbox.js"
 import * as Settlement from "./Settlement.js"
 import * as Lifecycle from "./SubscriptionLifecycle.js"
@@ -147,18 +147,21 @@ export const testClockOf = Traced.fn("Payments.testClockOf")(function*(terminalI
  * Stores a new payment with its first event (`payment.created` of an unpaid one, `payment.paid` of a
  * recurring charge booked paid) and that event's delivery in one write, in the caller's transaction
  * if there is one, else atomically on its own; then its expiry (if it has one) and delivery wakeups
- * (after the caller's commit, or at once). A taken `order_id` is a `WriteConflict` and stores nothing.
+ * (after the caller's commit, or at once), or the delivery's hand-off to the engine in this process
+ * (`Outbox.prepareFirst`). A taken `order_id` is a `WriteConflict` and stores nothing.
  */
 export const insertNew = Effect.fnUntraced(function*(
   terminal: Terminal,
   payment: Payment.Payment,
   eventType: Payment.CallbackEventType = "payment.created"
 ) {
-  const { event, delivery } = yield* Outbox.prepare(Outbox.paymentEvent(terminal, payment, eventType, 1))
+  const { event, delivery, handed } = yield* Outbox.prepareFirst(Outbox.paymentEvent(terminal, payment, eventType, 1))
   yield* (yield* PaymentRepository).insertCreated(payment, event, delivery)
+  // A delivery handed off is sent by the engine after the commit; any other wakes a pass.
+  if (handed !== undefined) yield* handOff(handed)
   yield* wakeups([
     ...(payment.expiresAt === null ? [] : [{ kind: "expiry", paymentId: payment.id, at: payment.expiresAt } as const]),
-    ...(delivery === undefined ? [] : [{ kind: "delivery", deliveryId: delivery.id, at: delivery.createdAt } as const])
+    ...(delivery === undefined || handed !== undefined ? [] : [{ kind: "delivery", deliveryId: delivery.id, at: delivery.createdAt } as const])
   ])
 })
 

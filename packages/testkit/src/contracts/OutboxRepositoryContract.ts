@@ -267,6 +267,24 @@ export const suite = <E>(name: string, layer_: Layer.Layer<Requirements, E>): vo
         assert.strictEqual(some(yield* repo.getDelivery(delivery.id)).sendingAt, 400_000)
       }))
 
+    it.effect("renewLease moves a lease only while the delivery still holds it", () =>
+      Effect.gen(function*() {
+        const { repo, seed } = yield* setup
+        const { delivery } = yield* seed({}, { nextAttemptAt: 61_000 })
+        assert.isFalse(yield* repo.renewLease(delivery.id, 60_000, 120_000))
+        assert.strictEqual(some(yield* repo.getDelivery(delivery.id)).nextAttemptAt, 61_000)
+        assert.isTrue(yield* repo.renewLease(delivery.id, 61_000, 121_000))
+        assert.strictEqual(some(yield* repo.getDelivery(delivery.id)).nextAttemptAt, 121_000)
+        // A claim after the lease took it: the old lease is no longer held.
+        assert.strictEqual((yield* repo.claimDue(121_000, 181_000, 10_000)).filter((x) => x.delivery.id === delivery.id).length, 1)
+        assert.isFalse(yield* repo.renewLease(delivery.id, 121_000, 200_000))
+        assert.strictEqual(some(yield* repo.getDelivery(delivery.id)).nextAttemptAt, 181_000)
+        // A recorded delivery is no longer pending.
+        yield* repo.updateDelivery({ ...some(yield* repo.getDelivery(delivery.id)), status: "delivered", nextAttemptAt: null })
+        assert.isFalse(yield* repo.renewLease(delivery.id, 181_000, 300_000))
+        assert.isFalse(yield* repo.renewLease(crypto.randomUUID(), 181_000, 300_000))
+      }))
+
     it.effect("claimDue with stamp stamps what it takes as stampSending would each, and returns the stamps in force", () =>
       Effect.gen(function*() {
         const { repo, seed } = yield* setup

@@ -1,0 +1,121 @@
+/**
+ * The core's `DeliveryHandoff` port for the local engine: a new payment's first delivery, written
+ * leased by the transaction that created the payment, is sent from here right after its commit,
+ * instead of waiting for a pass to claim it (one statement less per callback, and no wait behind a
+ * pass in progress).
+ *
+ * At most `concurrency` deliveries are sent at once, each as a pass sends one (`Callbacks.sendHanded`:
+ * signed, posted, its attempt recorded), uninterruptibly, so a shutdown never cuts one in half.
+ * `accepting` answers false once `limit` deliveries are taken and not yet finished, so a burst
+ * beyond what this process sends keeps going through the passes, which every process shares. The
+ * terminals' signing secrets are decrypted once per `cacheMs` window. With the server's `Metrics` in
+ * context, each callback sent counts in `paydesk_work_items_total{kind="callbacks"}`, as a pass's do.
+ * When the layer's scope closes,
+ * it takes nothing more and sends what it has taken; a crash loses nothing either: a delivery it
+ * held is pending with a lease, and a pass sends it once the lease has run out.
+ */
+import { Cause, Deferred, Effect, Fiber, Layer, Queue, Stream } from "effect"
+import { Callbacks, DeliveryHandoff, type Handed, SecretCipher } from "@paydesk/core"
+import type { WorkServices } from "./LocalWorker.js"
+import { Metrics } from "./Metrics.js"
+
+/** Options of `layer`. */
+export interface Options {
+  /** Deliveries taken and not yet finished, at most (default 256). */
+  readonly limit?: number
+  /** Deliveries sent at once (default `Callbacks.concurrency`, as a pass). */
+  readonly concurrency?: number
+  /** How long a decrypted signing secret is reused (default 60 s). */
+  readonly cacheMs?: number
+}
+
+/** The port, sending in the layer's scope with the services in context. */
+export const layer = (options: Options = {}): Layer.Layer<DeliveryHandoff, never, WorkServices> =>
+  Layer.effect(
+    DeliveryHandoff,
+    Effect.gen(function*() {
+      const services = yield* Effect.context<WorkServices>()
+      const metrics = yield* Effect.serviceOption(Metrics)
+      const limit = options.limit ?? 256
+      const concurrency = options.concurrency ?? Callbacks.concurrency
+      const cacheMs = options.cacheMs ?? 60_000
+      const cipher = yield* SecretCipher
+      const queue = yield* Queue.unbounded<Handed, Cause.Done>()
+      const state = { open: true, taken: 0 }
+      /** Per payment (or payout): its deliveries taken and not finished, and a signal for when none is left. */
+      const objects = new Map<string, { count: number; readonly settled: Deferred.Deferred<void> }>()
+      /** The deliveries taken and not finished. */
+      const held = new Set<string>()
+      let secrets = { since: Number.NEGATIVE_INFINITY, cipher }
+
+      const keyOf = (handed: Handed) => handed.event.paymentId ?? handed.event.payoutId ?? handed.event.id
+      const cipherNow = () => {
+        const now = Date.now()
+        if (now - secrets.since > cacheMs) secrets = { since: now, cipher: Callbacks.decryptingOnce(cipher) }
+        return secrets.cipher
+      }
+      const finished = (handed: Handed) =>
+        Effect.sync(() => {
+          state.taken--
+          held.delete(handed.delivery.id)
+          const key = keyOf(handed)
+          const object = objects.get(key)
+          if (object === undefined) return
+          object.count--
+          if (object.count > 0) return
+          objects.delete(key)
+          Deferred.doneUnsafe(object.settled, Effect.void)
+        })
+      const send = (handed: Handed) =>
+        Effect.suspend(() => Callbacks.sendHanded(handed).pipe(Effect.provideService(SecretCipher, cipherNow()))).pipe(
+          Effect.tap((sent) => Effect.sync(() => sent && metrics._tag === "Some" && metrics.value.observeHandedOff())),
+          Effect.catchCause((cause) => Effect.logError("handed-off callback failed (a pass sends it after its lease)", cause)),
+          Effect.ensuring(finished(handed)),
+          Effect.provideContext(services),
+          Effect.uninterruptible
+        )
+      const sender = yield* Stream.fromQueue(queue).pipe(
+        Stream.mapEffect(send, { concurrency, unordered: true }),
+        Stream.runDrain,
+        Effect.forkScoped
+      )
+      // Closing: nothing more is taken, and what was taken is sent before the services go. Whatever
+      // is left then (none, unless the sender died) no longer holds back a pass.
+      yield* Effect.addFinalizer(() =>
+        Effect.andThen(
+          Effect.sync(() => {
+            state.open = false
+            Queue.endUnsafe(queue)
+          }),
+          Effect.andThen(Fiber.await(sender), Effect.sync(() => {
+            for (const object of objects.values()) Deferred.doneUnsafe(object.settled, Effect.void)
+            objects.clear()
+            held.clear()
+          }))
+        )
+      )
+
+      return DeliveryHandoff.of({
+        accepting: Effect.sync(() => state.open && state.taken < limit),
+        take: (items) =>
+          Effect.sync(() => {
+            if (!state.open) return
+            for (const handed of items) {
+              const key = keyOf(handed)
+              const object = objects.get(key)
+              if (object === undefined) objects.set(key, { count: 1, settled: Deferred.makeUnsafe<void>() })
+              else object.count++
+              state.taken++
+              held.add(handed.delivery.id)
+              Queue.offerUnsafe(queue, handed)
+            }
+          }),
+        settled: (objectId) =>
+          Effect.suspend(() => {
+            const object = objects.get(objectId)
+            return object === undefined ? Effect.void : Deferred.await(object.settled)
+          }),
+        holds: (deliveryId) => held.has(deliveryId)
+      })
+    })
+  )
