@@ -44,8 +44,8 @@ export const layer = (options: Options = {}): Layer.Layer<DeliveryHandoff, never
       const state = { open: true, taken: 0 }
       /** Per payment (or payout): its deliveries taken and not finished, and a signal for when none is left. */
       const objects = new Map<string, { count: number; readonly settled: Deferred.Deferred<void> }>()
-      /** The deliveries taken and not finished. */
-      const held = new Set<string>()
+      /** The deliveries being sent now (attempt started, not yet recorded). */
+      const sending = new Set<string>()
       let secrets = { since: Number.NEGATIVE_INFINITY, cipher }
 
       const keyOf = (handed: Handed) => handed.event.paymentId ?? handed.event.payoutId ?? handed.event.id
@@ -57,7 +57,7 @@ export const layer = (options: Options = {}): Layer.Layer<DeliveryHandoff, never
       const finished = (handed: Handed) =>
         Effect.sync(() => {
           state.taken--
-          held.delete(handed.delivery.id)
+          sending.delete(handed.delivery.id)
           const key = keyOf(handed)
           const object = objects.get(key)
           if (object === undefined) return
@@ -67,7 +67,9 @@ export const layer = (options: Options = {}): Layer.Layer<DeliveryHandoff, never
           Deferred.doneUnsafe(object.settled, Effect.void)
         })
       const send = (handed: Handed) =>
-        Effect.suspend(() => Callbacks.sendHanded(handed).pipe(Effect.provideService(SecretCipher, cipherNow()))).pipe(
+        Effect.suspend(() =>
+          Callbacks.sendHanded(handed, Effect.sync(() => void sending.add(handed.delivery.id))).pipe(Effect.provideService(SecretCipher, cipherNow()))
+        ).pipe(
           Effect.tap((sent) => Effect.sync(() => sent && metrics._tag === "Some" && metrics.value.observeHandedOff())),
           Effect.catchCause((cause) => Effect.logError("handed-off callback failed (a pass sends it after its lease)", cause)),
           Effect.ensuring(finished(handed)),
@@ -90,7 +92,7 @@ export const layer = (options: Options = {}): Layer.Layer<DeliveryHandoff, never
           Effect.andThen(Fiber.await(sender), Effect.sync(() => {
             for (const object of objects.values()) Deferred.doneUnsafe(object.settled, Effect.void)
             objects.clear()
-            held.clear()
+            sending.clear()
           }))
         )
       )
@@ -106,7 +108,6 @@ export const layer = (options: Options = {}): Layer.Layer<DeliveryHandoff, never
               if (object === undefined) objects.set(key, { count: 1, settled: Deferred.makeUnsafe<void>() })
               else object.count++
               state.taken++
-              held.add(handed.delivery.id)
               Queue.offerUnsafe(queue, handed)
             }
           }),
@@ -115,7 +116,7 @@ export const layer = (options: Options = {}): Layer.Layer<DeliveryHandoff, never
             const object = objects.get(objectId)
             return object === undefined ? Effect.void : Deferred.await(object.settled)
           }),
-        holds: (deliveryId) => held.has(deliveryId)
+        sending: () => new Set(sending)
       })
     })
   )

@@ -30,7 +30,7 @@ class Recorded extends Context.Service<Recorded, {
   accepting: boolean
   /** `settled` of these objects waits for the deferred. */
   readonly holding: Map<string, Deferred.Deferred<void>>
-  /** The deliveries `holds` answers true for. */
+  /** The deliveries `sending` answers. */
   readonly held: Set<string>
 }>()("test/RecordedHandoff") {}
 
@@ -50,7 +50,7 @@ const recording = Layer.effectContext(Effect.gen(function*() {
         state.taken.push({ items: [...items], inTransaction: yield* db.inTransaction, stored: yield* Effect.forEach(items, storedAsHanded) })
       }),
     settled: (objectId) => Effect.suspend(() => state.holding.get(objectId) === undefined ? Effect.void : Deferred.await(state.holding.get(objectId)!)),
-    holds: (deliveryId) => state.held.has(deliveryId)
+    sending: () => new Set(state.held)
   })
   return Context.make(DeliveryHandoff, port).pipe(Context.add(Recorded, state))
 }))
@@ -153,7 +153,7 @@ describe("DeliveryHandoff", () => {
       assert.strictEqual(left!.attempts, 0)
     }).pipe(Effect.provide(kit)))
 
-  it.effect("a pass leaves a delivery the engine still holds when its lease has run out", () =>
+  it.effect("a pass leaves a delivery the engine is sending when its lease has run out", () =>
     Effect.gen(function*() {
       const { principal, transport, recorded } = yield* setup
       const { payment } = yield* Payments.create(principal, { amount: "10", orderId: "o-1", test: true })
@@ -169,6 +169,19 @@ describe("DeliveryHandoff", () => {
       assert.deepStrictEqual(eventTypes(transport), ["payment.created"])
       const [delivery] = yield* deliveriesOf(payment.id)
       assert.strictEqual(delivery!.status, "delivered")
+    }).pipe(Effect.provide(kit)))
+
+  it.effect("one left waiting in the engine past its lease is sent by the pass that claims it, in order with the payment's later events, and not by the engine", () =>
+    Effect.gen(function*() {
+      const { principal, transport, recorded } = yield* setup
+      const { payment } = yield* Payments.create(principal, { amount: "10", orderId: "o-1" })
+      const handed = recorded.taken[0]!.items[0]!
+      yield* Payments.settle(payment.id, "paid")
+      yield* TestClock.setTime(start + lease)
+      assert.strictEqual(yield* Callbacks.runDue(), 2)
+      assert.deepStrictEqual(eventTypes(transport), ["payment.created", "payment.paid"])
+      assert.isFalse(yield* Callbacks.sendHanded(handed))
+      assert.deepStrictEqual(eventTypes(transport), ["payment.created", "payment.paid"])
     }).pipe(Effect.provide(kit)))
 
   it.effect("while the engine does not accept, the delivery is due at once and a pass sends it", () =>

@@ -13,9 +13,10 @@
  * (an engine answers false when it has enough waiting): transactions that asked at the same time
  * may hand over a few more. Deliveries of a test clock are never handed off. `settled(objectId)`
  * waits until no delivery handed off for that payment (or payout) is still to be sent or recorded,
- * so a pass in the same process sends a payment's later events after its first one; `holds` tells a
- * pass in the same process which claimed deliveries the engine is still sending (their lease ran out
- * meanwhile), so it does not send them again.
+ * so a pass in the same process sends a payment's later events after its first one; `sending` tells
+ * such a pass which deliveries the engine is sending now, so it does not send one again when its lease
+ * ran out during the attempt. (One still waiting in the engine when its lease ran out is the pass's to
+ * send: the engine renews a lease only while the delivery still holds it.)
  */
 import { Context, type Effect } from "effect"
 import type { Delivery, OutboxEvent } from "../Callback.js"
@@ -35,6 +36,9 @@ export class DeliveryHandoff extends Context.Service<DeliveryHandoff, {
   take(items: ReadonlyArray<Handed>): Effect.Effect<void>
   /** Done once the deliveries handed off for this payment (or payout) are sent and recorded, or at once when there are none. */
   settled(objectId: string): Effect.Effect<void>
-  /** Whether the engine still holds this delivery (taken, not yet recorded): a pass that claims it (its lease ran out) leaves it. */
-  holds(deliveryId: string): boolean
+  /**
+   * The deliveries the engine is sending now (their attempt started, not yet recorded; a copy): a pass
+   * in the same process that claims one of them (its lease ran out during the attempt) leaves it.
+   */
+  sending(): ReadonlySet<string>
 }>()("@paydesk/core/DeliveryHandoff") {}

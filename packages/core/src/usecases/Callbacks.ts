@@ -213,7 +213,11 @@ export const handoffMarginMs = 2 * Callback.timeoutMs
  * still holds it (`OutboxRepository.renewLease`); one a pass has claimed meanwhile is left to that pass
  * (which sends the payment's events in order), so it is never sent twice at once.
  */
-export const sendHanded = Traced.fn("Callbacks.sendHanded")(function*(handed: Handed) {
+export const sendHanded = Traced.fn("Callbacks.sendHanded")(function*(
+  handed: Handed,
+  /** Runs once the lease is sure and just before the attempt starts (the engine's `sending` set). */
+  starting: Effect.Effect<void> = Effect.void
+) {
   const config = yield* PaydeskConfig
   const now = yield* Clock.currentTimeMillis
   let delivery = handed.delivery
@@ -223,6 +227,7 @@ export const sendHanded = Traced.fn("Callbacks.sendHanded")(function*(handed: Ha
     if (!(yield* (yield* OutboxRepository).renewLease(delivery.id, delivery.nextAttemptAt, leaseUntil))) return false
     delivery = { ...delivery, nextAttemptAt: leaseUntil }
   }
+  yield* starting
   yield* attempt(delivery, handed.event, Option.some(handed.terminal), delivery.sendingAt ?? undefined)
   return true
 })
@@ -288,11 +293,16 @@ export const runDue = Traced.fn("Callbacks.runDue")(function*() {
   const handoff = yield* Effect.serviceOption(DeliveryHandoff)
   const claim = Traced.fn("Callbacks.claimBatch")(function*(batch: number) {
     const now = yield* Clock.currentTimeMillis
+    // What this process's engine is sending from hand-offs, before the claim and after it (one it
+    // finishes in between was sent all the same).
+    const sendingBefore = handoff._tag === "Some" ? handoff.value.sending() : undefined
     // Claimed and stamped in one statement (committed before any is sent): a delivery whose terminal
     // has no callback URL keeps its stamp only until its attempt is recorded.
     const all = yield* atomic(outbox.claimDue(now, now + config.leaseMs, config.batchSize, scope, { keepFrom: now - Callback.stampReuseMs }))
-    // Nor one this process's engine is still sending from a hand-off (its lease ran out meanwhile).
-    const claimed = all.filter(({ delivery }) => !taken.has(delivery.id) && !(handoff._tag === "Some" && handoff.value.holds(delivery.id)))
+    const sendingAfter = handoff._tag === "Some" ? handoff.value.sending() : undefined
+    // Nor one the engine is sending (its lease ran out during the attempt).
+    const claimed = all.filter(({ delivery }) =>
+      !taken.has(delivery.id) && !(sendingBefore?.has(delivery.id) ?? false) && !(sendingAfter?.has(delivery.id) ?? false))
     // Each terminal of the batch is read once, now (its URL and secrets as of this batch).
     const terminalIds = [...new Set(claimed.map(({ delivery }) => delivery.terminalId))]
     const terminals = new Map(yield* Effect.forEach(terminalIds, (id) => Effect.map(terminalRepository.get(id), (t) => [id, t] as const)))
@@ -303,6 +313,9 @@ export const runDue = Traced.fn("Callbacks.runDue")(function*() {
       const key = groupKey(item.event)
       groups.set(key, [...(groups.get(key) ?? []), item])
     }
+    // In the order of their events (the claim's is by due time: an earlier event whose lease ran out
+    // sorts after a later one due since).
+    for (const items of groups.values()) items.sort((a, b) => a.event.sequence - b.event.sequence)
     for (const { delivery } of claimed) taken.add(delivery.id)
     attempted += claimed.length
     const ready = [...groups].map(([key, items]): Group => {
