@@ -10,9 +10,9 @@
  * beyond what this process sends keeps going through the passes, which every process shares. The
  * terminals' signing secrets are decrypted once per `cacheMs` window. With the server's `Metrics` in
  * context, each callback sent counts in `paydesk_work_items_total{kind="callbacks"}`, as a pass's do.
- * When the layer's scope closes,
- * it takes nothing more and sends what it has taken; a crash loses nothing either: a delivery it
- * held is pending with a lease, and a pass sends it once the lease has run out.
+ * When the layer's scope closes, it takes nothing more and sends what it has taken; a crash loses
+ * nothing either: a delivery it held is pending with a lease, and a pass sends it once the lease has
+ * run out. `sending` names the deliveries whose attempt has started, for the passes of this process.
  */
 import { Cause, Deferred, Effect, Fiber, Layer, Queue, Stream } from "effect"
 import { Callbacks, DeliveryHandoff, type Handed, SecretCipher } from "@paydesk/core"

@@ -38,30 +38,25 @@ const SideBySide = Context.Reference<{ failed: boolean } | null>("@paydesk/core/
   defaultValue: () => null
 })
 
-/** Hands wakeups to the `Wakeups` port when the host provides one; never fails (they are hints). */
-const notifyWakeups = (items: ReadonlyArray<Wakeup>): Effect.Effect<void> =>
+/** `items` to an optional port, when the host provides it and there are any; never fails (a warning instead). */
+const toOptionalPort = <I, S, A>(
+  key: Context.Key<I, S>,
+  items: ReadonlyArray<A>,
+  send: (port: S, items: ReadonlyArray<A>) => Effect.Effect<void>,
+  warning: string
+): Effect.Effect<void> =>
   items.length === 0
     ? Effect.void
-    : Effect.flatMap(Effect.serviceOption(Wakeups), (port) =>
-      port._tag === "None"
-        ? Effect.void
-        : port.value.notify(items).pipe(
-          Effect.catchCause((cause) => Effect.logWarning("wakeups not sent (the sweeps will find the work)", cause))
-        ))
+    : Effect.flatMap(Effect.serviceOption(key), (port) =>
+      port._tag === "None" ? Effect.void : send(port.value, items).pipe(Effect.catchCause((cause) => Effect.logWarning(warning, cause))))
 
-/**
- * Hands committed leased deliveries to the `DeliveryHandoff` port; never fails (a delivery it does
- * not take is sent by a pass once its lease has run out).
- */
+/** Hands wakeups to the `Wakeups` port (they are hints: the sweeps find the work). */
+const notifyWakeups = (items: ReadonlyArray<Wakeup>): Effect.Effect<void> =>
+  toOptionalPort(Wakeups, items, (port, wakeups) => port.notify(wakeups), "wakeups not sent (the sweeps will find the work)")
+
+/** Hands committed leased deliveries to the `DeliveryHandoff` port (one it does not take is sent by a pass after its lease). */
 const notifyHandoff = (items: ReadonlyArray<Handed>): Effect.Effect<void> =>
-  items.length === 0
-    ? Effect.void
-    : Effect.flatMap(Effect.serviceOption(DeliveryHandoff), (port) =>
-      port._tag === "None"
-        ? Effect.void
-        : port.value.take(items).pipe(
-          Effect.catchCause((cause) => Effect.logWarning("deliveries not handed off (sent after their lease)", cause))
-        ))
+  toOptionalPort(DeliveryHandoff, items, (port, handed) => port.take(handed), "deliveries not handed off (sent after their lease)")
 
 /** Hands on what a committed transaction collected. */
 const notify = (items: ReadonlyArray<AfterCommit>): Effect.Effect<void> => {
