@@ -440,6 +440,16 @@ DROP INDEX payments_clock_expiry;
 ALTER INDEX payments_clock_expiry_0009 RENAME TO payments_clock_expiry
 `)
 
+/**
+ * The outbox's purge (`Work.housekeeping`, at the start of every pass of the local engine) looks for
+ * events older than the retention, of no test clock. Without an index on `created_at` it read the
+ * whole table each time to find none: 4.8 ms for 22,000 events, so seconds for the millions a
+ * retention of weeks keeps. With this one it reads only the events it may purge.
+ */
+const outboxPurgeIndex = script(`
+CREATE INDEX outbox_events_purge ON outbox_events (created_at) WHERE test_clock_id IS NULL
+`)
+
 /** Every migration, by `<id>_<name>`. */
 export const migrations: Record<string, Effect.Effect<void, unknown, SqlClient.SqlClient>> = {
   "0001_initial": initial,
@@ -450,5 +460,6 @@ export const migrations: Record<string, Effect.Effect<void, unknown, SqlClient.S
   "0006_sandbox_subscriptions": sandboxSubscriptions,
   "0007_merchant_conveniences": merchantConveniences,
   "0008_test_clocks": testClocks,
-  "0009_live_due_indexes": liveDueIndexes
+  "0009_live_due_indexes": liveDueIndexes,
+  "0010_outbox_purge_index": outboxPurgeIndex
 }

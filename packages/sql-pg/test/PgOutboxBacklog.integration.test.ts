@@ -80,6 +80,24 @@ for (const target of targets) {
         assert.isTrue(remaining.every(({ delivery }) => !claimed.has(delivery.id)))
       }).pipe(Effect.provide(kitOn(target.url))))
 
+    it.live("a purge with nothing past the retention reads no event, and one with some reads about those", () =>
+      Effect.gen(function*() {
+        yield* staleBacklog
+        const sql = yield* SqlClient.SqlClient
+        yield* sql`ANALYZE outbox_events`.pipe(Effect.orDie)
+        const repo = yield* OutboxRepository
+        const nothingOld = yield* scanning("outbox_events", repo.purge(Fixtures.baseTime - 30 * 86_400_000))
+        assert.strictEqual(nothingOld.result, 0)
+        // Not the 22,000 events of the table (a sequential scan read them all).
+        assert.isAtMost(nothingOld.read, 10)
+        // 100 events of the delivered history made old: the purge reads about those.
+        yield* sql`UPDATE outbox_events SET created_at = created_at - interval '400 days'
+          WHERE id IN (SELECT event_id FROM deliveries WHERE status = 'delivered' ORDER BY seq LIMIT 100)`.pipe(Effect.orDie)
+        const some = yield* scanning("outbox_events", repo.purge(Fixtures.baseTime - 30 * 86_400_000))
+        assert.strictEqual(some.result, 100)
+        assert.isAtMost(some.read, 10 * 100)
+      }).pipe(Effect.provide(kitOn(target.url))))
+
     it.live("recording attempts reads each delivery by its key, not the pending ones", () =>
       Effect.gen(function*() {
         const deliveries = yield* staleBacklog
