@@ -48,7 +48,7 @@ export const layer = (options: Options = {}): Layer.Layer<DeliveryHandoff, never
       const sending = new Set<string>()
       let secrets = { since: Number.NEGATIVE_INFINITY, cipher }
 
-      const keyOf = (handed: Handed) => handed.event.paymentId ?? handed.event.payoutId ?? handed.event.id
+      const keyOf = (handed: Handed) => Callbacks.groupKey(handed.event)
       const cipherNow = () => {
         const now = Date.now()
         if (now - secrets.since > cacheMs) secrets = { since: now, cipher: Callbacks.decryptingOnce(cipher) }

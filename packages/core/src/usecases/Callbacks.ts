@@ -254,8 +254,8 @@ export const decryptingOnce = (cipher: SecretCipher["Service"]): SecretCipher["S
   })
 }
 
-/** What a pass groups deliveries by: one payment's (or payout's) go out in order. */
-const groupKey = (event: Callback.OutboxEvent): string => event.paymentId ?? event.payoutId ?? event.id
+/** What a pass groups deliveries by: one payment's (or payout's) go out in order (also `DeliveryHandoff.settled`'s key). */
+export const groupKey = (event: Callback.OutboxEvent): string => event.paymentId ?? event.payoutId ?? event.id
 
 /** Batches of `batchSize` deliveries one pass claims at most. */
 export const batchesPerPass = 5
