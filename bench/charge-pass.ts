@@ -18,6 +18,7 @@ import { Kit } from "@paydesk/testkit"
 import * as BenchDatabase from "./BenchDatabase.js"
 import * as EngineKit from "./EngineKit.js"
 import { measured, profiled } from "./Measure.js"
+import * as ProcessCpu from "./ProcessCpu.js"
 import * as BenchSubscriptions from "./Subscriptions.js"
 
 const subscriptions = Number(process.env.SUBSCRIPTIONS ?? 1000)
@@ -54,15 +55,18 @@ const main = async () => {
     yield* manual.set(Date.parse("2026-02-16T07:00:00.000Z"))
     yield* Work.drain(1000)
     yield* manual.set(Date.parse("2026-02-28T07:00:00.000Z"))
+    const cpu = ProcessCpu.start(process.pid)
     const charges = yield* profiled("charge-pass", measured(chargeAll))
+    const spent = cpu.stop()
     const callbacks = yield* measured(Work.drain(1000))
-    return { charges, callbacks }
+    return { charges, callbacks, spent }
   }).pipe(Effect.provideService(Clock.Clock, manual.clock), Effect.provide(layer))
 
-  const { charges, callbacks } = await Effect.runPromise(program)
+  const { charges, callbacks, spent } = await Effect.runPromise(program)
   const n = charges.result
   const delivered = callbacks.result.callbacks
   console.log(`charge job alone: ${(n / charges.seconds).toFixed(1)} charges/s (${n} charges at ${Subscriptions.chargeConcurrency} in flight), ${((charges.cpu.user + charges.cpu.system) / n).toFixed(0)} µs of CPU each (${(charges.cpu.system / n).toFixed(0)} in the kernel)`)
+  console.log(`beside it: PostgreSQL ${(spent.postgres / n).toFixed(0)} µs of CPU per charge, the machine ${(100 * spent.busy).toFixed(0)} % busy, the main thread waiting for a CPU ${(100 * spent.mainThread.waiting / spent.wall).toFixed(0)} % of the time`)
   console.log(`their callbacks, without HTTP: ${(delivered / callbacks.seconds).toFixed(1)} delivered/s (${delivered}), ${((callbacks.cpu.user + callbacks.cpu.system) / delivered).toFixed(0)} µs of CPU each`)
   await stop()
 }

@@ -11,11 +11,11 @@
  * started"). An attempt that was written but not sent when the subscription stopped is voided at
  * the acquirer and booked `stop`, so no open attempt is left without a way to finish.
  */
-import { type Cause, Clock, Effect, Fiber, Option, Request, Result, Stream } from "effect"
+import { type Cause, Clock, Effect, type Exit, Fiber, Option, Request, Result, Stream } from "effect"
 import * as Batching from "../Batching.js"
 import * as Charge from "../Charge.js"
 import { PaydeskConfig } from "../Config.js"
-import { NotFound, OperationNotAllowed } from "../Errors.js"
+import { NotFound, OperationNotAllowed, type WriteConflict } from "../Errors.js"
 import * as Payment from "../Payment.js"
 import * as StateMachine from "../StateMachine.js"
 import * as Subscription from "../Subscription.js"
@@ -215,9 +215,6 @@ export const chargeOne = Traced.fn("Subscriptions.chargeOne")(function*(subscrip
 /** Claimed subscriptions charged at once by one run. */
 export const chargeConcurrency = 32
 
-/** A claimed subscription whose attempt waits to be written with the others of its pass. */
-class Preparing extends Request.Class<{ readonly subscriptionId: string }, Option.Option<Charge.Charge>, Effect.Error<ReturnType<typeof prepareLocked>>> {}
-
 /** An outcome waiting to be booked with the others of its pass. */
 class Booking extends Request.Class<{ readonly outcome: Outcome }, Subscription.Subscription, Effect.Error<ReturnType<typeof recordLocked>>> {}
 
@@ -228,12 +225,14 @@ export const chargeBatchesPerPass = 5
  * Runs every scheduled charge due now (of the test clock in scope, or of none), in batches of
  * `batchSize` (at most `chargeBatchesPerPass`); returns how many charges were attempted. Idempotent.
  *
- * At most `chargeConcurrency` claimed subscriptions are charged at once, each as `chargeOne` does: its
- * attempt written just before the acquirer is asked, its answer booked after. The writes are shared:
- * the attempts (and the answers) waiting while one transaction of them commits are written together
- * in the next, and an answer's booking does not hold a call's place. An item that cannot be written
- * with the others is written alone, so one subscription's failure never holds back the rest; it stays
- * leased and is retried after its lease.
+ * The attempts of a claimed batch are written together, in one transaction right after the claim's,
+ * before any of them is sent. Then at most `chargeConcurrency` of its subscriptions are charged at
+ * once: the acquirer is asked with the attempt's key (or the attempt is voided when the subscription
+ * stopped meanwhile) and the answer booked after, as `chargeOne` does. The answers waiting while one
+ * transaction of them commits are written together in the next, and an answer's booking does not hold
+ * a call's place. An item that cannot be written with the others is written alone, so one
+ * subscription's failure never holds back the rest; it stays leased and is retried after its lease
+ * (an attempt written but not sent is found and sent with the same key then).
  *
  * The next batch is claimed once every subscription of the one before has started, while the last of
  * them are still being charged, so the charging does not wait for a claim between batches (as a
@@ -257,17 +256,14 @@ export const runDueCharges = Traced.fn("Subscriptions.runDueCharges")(function*(
     // claims again (its next cycle is due already, after a catch-up) is charged again.
     const claimed = all.filter((sub) => !taken.has(sub.id))
     for (const sub of claimed) taken.add(sub.id)
+    // The batch's attempts, written together in one transaction before any of them is sent (one
+    // that cannot be written with the others is written alone; its failure is that subscription's).
+    const prepared = yield* atomicEach(claimed, (sub) => prepareLocked(sub.id))
     const more = all.length === config.batchSize && batch + 1 < chargeBatchesPerPass
-    return [claimed, more ? Option.some(batch + 1) : Option.none<number>()] as const
+    return [claimed.map((sub, i) => ({ sub, prepared: prepared[i]! })), more ? Option.some(batch + 1) : Option.none<number>()] as const
   })
   // The pass's own resolvers, in its context (its test clock, its clock): no other pass shares them.
-  const context = yield* Effect.context<
-    Effect.Services<ReturnType<typeof recordLocked>> | Effect.Services<ReturnType<typeof prepareLocked>> | Transactions
-  >()
-  const preparer = Batching.batchResolver<Preparing>(
-    (waiting) => Effect.provideContext(atomicEach(waiting, (one) => prepareLocked(one.subscriptionId)), context),
-    { maxInFlight: 1 }
-  )
+  const context = yield* Effect.context<Effect.Services<ReturnType<typeof recordLocked>> | Transactions>()
   const booker = Batching.batchResolver<Booking>(
     (bookings) => Effect.provideContext(atomicEach(bookings, (booking) => recordLocked(booking.outcome)), context),
     { maxInFlight: 1 }
@@ -280,9 +276,9 @@ export const runDueCharges = Traced.fn("Subscriptions.runDueCharges")(function*(
     // reuses its pending attempt's idempotency key under the subscription's row lock, so the
     // acquirer replays rather than charges again. A failure of one subscription leaves it leased
     // and retried later; the others go on.
-    const charge = (sub: Subscription.Subscription) =>
+    const charge = ({ sub, prepared: written }: { readonly sub: Subscription.Subscription; readonly prepared: Exit.Exit<Option.Option<Charge.Charge>, Effect.Error<ReturnType<typeof prepareLocked>> | WriteConflict> }) =>
       Effect.gen(function*() {
-        const prepared = yield* Effect.request(new Preparing({ subscriptionId: sub.id }), preparer)
+        const prepared = yield* written
         if (Option.isNone(prepared)) return false
         const outcome = yield* ask(sub.id, prepared.value)
         if (typeof outcome === "boolean") return outcome
