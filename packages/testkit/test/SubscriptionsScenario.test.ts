@@ -1,8 +1,9 @@
 import { assert, describe, it } from "@effect/vitest"
-import { Cause, Deferred, Effect, Exit, Option } from "effect"
+import { Cause, Clock, Deferred, Effect, Exit, Option } from "effect"
 import { TestClock } from "effect/testing"
 import {
   Acquirer,
+  ChargeRepository,
   Config,
   Instant,
   LedgerRepository,
@@ -282,6 +283,52 @@ describe("Subscriptions scenarios", () => {
       assert.isAtMost(most, Subscriptions.chargeConcurrency)
       for (const id of ids) assert.strictEqual((yield* reload(id)).successfulCycles, 2)
       assert.strictEqual(emulator.charges.length, count)
+    }).pipe(Effect.provide(Kit.layer)))
+
+  it.effect("an attempt that waited behind slow calls is touched before its own call, and one booked meanwhile is not sent", () =>
+    Effect.gen(function*() {
+      // More due subscriptions than the calls in flight: the last 8 wait for calls of the first 32.
+      const count = Subscriptions.chargeConcurrency + 8
+      const ids = yield* activeSubscriptions(count)
+      const config = yield* PaydeskConfig
+      const charges = yield* ChargeRepository
+      const emulator = yield* AcquirerEmulator.AcquirerEmulator
+      // How long before each call its attempt was last written, by subscription.
+      const ages = new Map<string, number>()
+      // Claimed in the order of their due time, then id: the last one is among the 8 that wait.
+      const last = [...ids].sort().at(-1)!
+      // The first calls are held until half a lease (what the acquirer's contract allows a call)
+      // has passed, while the last 8 attempts, written with their batch, wait for a free place.
+      const slowStretch = yield* Deferred.make<void>()
+      let calls = 0
+      const slow = Acquirer.of({
+        ...emulator.acquirer,
+        charge: (input) =>
+          Effect.gen(function*() {
+            const [attempt] = yield* charges.listForCycle(input.subscriptionId, input.cycleNumber)
+            ages.set(input.subscriptionId, (yield* Clock.currentTimeMillis) - attempt!.updatedAt)
+            if (++calls === 1) {
+              // Another worker books the last subscription's attempt (it failed there) while it waits.
+              const [waiting] = yield* charges.listForCycle(last, attempt!.cycleNumber)
+              assert.strictEqual(waiting?.status, "pending")
+              yield* charges.update({ ...waiting!, status: "fail" })
+              yield* TestClock.adjust(config.leaseMs / 2)
+              yield* Deferred.succeed(slowStretch, undefined)
+            } else if (calls <= Subscriptions.chargeConcurrency) {
+              yield* Deferred.await(slowStretch)
+            }
+            return yield* emulator.acquirer.charge(input)
+          })
+      })
+      yield* TestClock.setTime(monthlyDates[0]!)
+      const attempted = yield* Subscriptions.runDueCharges().pipe(Effect.provideService(Acquirer, slow))
+      assert.strictEqual(attempted, count - 1)
+      // Every call started within a quarter of a lease of its attempt's last write, the late ones included.
+      assert.strictEqual(ages.size, count - 1)
+      for (const age of ages.values()) assert.isBelow(age, config.leaseMs / 4)
+      assert.isFalse(ages.has(last))
+      assert.isFalse(emulator.charges.some((c) => c.subscriptionId === last))
+      assert.strictEqual(emulator.charges.length, count - 1)
     }).pipe(Effect.provide(Kit.layer)))
 
   it.effect("a pass charges its due subscriptions in batches of batchSize, at most chargeBatchesPerPass of them, each once", () =>

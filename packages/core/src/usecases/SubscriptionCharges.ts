@@ -198,6 +198,35 @@ const ask = Traced.fn("Subscriptions.ask")(function*(subscriptionId: string, cha
   return { subscriptionId, chargeId: charge.id, answer, resume: false } satisfies Outcome
 })
 
+/**
+ * Touches a pending attempt (its `updatedAt` set to now) under its subscription's lock; none when it
+ * is no longer pending. Inside the caller's transaction.
+ */
+const touchLocked = Traced.fn("Subscriptions.touchLocked")(function*(subscriptionId: string, chargeId: string) {
+  yield* Lifecycle.locked(subscriptionId)
+  const repo = yield* ChargeRepository
+  const found = yield* repo.get(chargeId)
+  if (Option.isNone(found) || found.value.status !== "pending") return Option.none()
+  const touched = { ...found.value, updatedAt: yield* Clock.currentTimeMillis }
+  yield* repo.update(touched)
+  return Option.some(touched)
+})
+
+/**
+ * The attempt to send now: as it is when it was written or touched less than a quarter of a lease
+ * ago, else touched first (none when it is no longer pending). The settling of stopped
+ * subscriptions' attempts takes only attempts untouched for a lease, so it never voids an attempt
+ * during a call that starts within a quarter of a lease of its last touch and keeps to the
+ * acquirer's contract (at most half a lease). An attempt waits that long only behind slow calls
+ * (it is written with its batch, before the calls of the batch) or when a crashed worker left it.
+ */
+const freshAttempt = Effect.fnUntraced(function*(subscriptionId: string, charge: Charge.Charge) {
+  const config = yield* PaydeskConfig
+  const now = yield* Clock.currentTimeMillis
+  if (now - charge.updatedAt < config.leaseMs / 4) return Option.some(charge)
+  return yield* atomic(touchLocked(subscriptionId, charge.id))
+})
+
 /** After a booked answer: a subscription that reached its last cycle (or stopped during the call) completes its stop. */
 const afterBooking = (sub: Subscription.Subscription) =>
   sub.billingStatus === "stop_pending" ? Effect.ignore(Lifecycle.completeStop(sub.id)) : Effect.void
@@ -206,7 +235,9 @@ const afterBooking = (sub: Subscription.Subscription) =>
 export const chargeOne = Traced.fn("Subscriptions.chargeOne")(function*(subscriptionId: string) {
   const prepared = yield* atomic(prepareLocked(subscriptionId))
   if (Option.isNone(prepared)) return false
-  const asked = yield* ask(subscriptionId, prepared.value)
+  const attempt = yield* freshAttempt(subscriptionId, prepared.value)
+  if (Option.isNone(attempt)) return false
+  const asked = yield* ask(subscriptionId, attempt.value)
   if (typeof asked === "boolean") return asked
   yield* afterBooking(yield* atomic(recordLocked(asked)))
   return true
@@ -232,7 +263,8 @@ export const chargeBatchesPerPass = 5
  * transaction of them commits are written together in the next, and an answer's booking does not hold
  * a call's place. An item that cannot be written with the others is written alone, so one
  * subscription's failure never holds back the rest; it stays leased and is retried after its lease
- * (an attempt written but not sent is found and sent with the same key then).
+ * (an attempt written but not sent is found and sent with the same key then). An attempt that waited
+ * behind slow calls is touched before its own (`freshAttempt`).
  *
  * The next batch is claimed once every subscription of the one before has started, while the last of
  * them are still being charged, so the charging does not wait for a claim between batches (as a
@@ -280,7 +312,9 @@ export const runDueCharges = Traced.fn("Subscriptions.runDueCharges")(function*(
       Effect.gen(function*() {
         const prepared = yield* written
         if (Option.isNone(prepared)) return false
-        const outcome = yield* ask(sub.id, prepared.value)
+        const attempt = yield* freshAttempt(sub.id, prepared.value)
+        if (Option.isNone(attempt)) return false
+        const outcome = yield* ask(sub.id, attempt.value)
         if (typeof outcome === "boolean") return outcome
         const booked = Effect.request(new Booking({ outcome }), booker).pipe(Effect.flatMap(afterBooking), Effect.as(true), Effect.catchCause(failed))
         return yield* Effect.forkIn(Effect.ensuring(booked, finished(sub.id)), scope)
