@@ -6,7 +6,7 @@
  * a stale version fails only its own write and one subscription written twice is written in order.
  */
 import { assert, describe, it } from "@effect/vitest"
-import { Clock, Effect, Exit, Option } from "effect"
+import { Clock, Deferred, Effect, Exit, Option } from "effect"
 import {
   Acquirer,
   Atomic,
@@ -100,6 +100,47 @@ for (const target of targets) {
             assert.deepStrictEqual((yield* ledger.entriesFor(paymentId)).map((e) => [e.kind, e.refId]), [["payment_credit", paymentId]])
             assert.deepStrictEqual((yield* outbox.listEvents({ paymentId })).map((e) => e.eventType), ["payment.paid"])
           }
+        })
+      ).pipe(Effect.provide(kitOn(target.url))), 60_000)
+
+    it.live("attempts that waited behind slow calls are touched in the database before their own calls", () =>
+      timed((clock) =>
+        Effect.gen(function*() {
+          // The last 8 attempts wait while the first 32 calls take half a lease.
+          const count = Subscriptions.chargeConcurrency + 8
+          const ids = yield* liveSubscriptions(count)
+          yield* clock.set(Date.parse("2026-02-28T07:00:00.000Z"))
+          const config = yield* PaydeskConfig
+          const charges = yield* ChargeRepository
+          const acquirer = yield* Acquirer
+          const allInFlight = yield* Deferred.make<void>()
+          const slowStretch = yield* Deferred.make<void>()
+          // How long before each call its attempt was last written, as the database has it.
+          const ages: Array<number> = []
+          let calls = 0
+          const slow = Acquirer.of({
+            ...acquirer,
+            charge: (input) =>
+              Effect.gen(function*() {
+                const [attempt] = yield* charges.listForCycle(input.subscriptionId, input.cycleNumber)
+                ages.push((yield* Clock.currentTimeMillis) - attempt!.updatedAt)
+                const call = ++calls
+                if (call === Subscriptions.chargeConcurrency) yield* Deferred.succeed(allInFlight, undefined)
+                if (call === 1) {
+                  // Once the first 32 calls are all in flight, half a lease passes.
+                  yield* Deferred.await(allInFlight)
+                  yield* clock.set(Date.parse("2026-02-28T07:00:00.000Z") + config.leaseMs / 2)
+                  yield* Deferred.succeed(slowStretch, undefined)
+                } else if (call <= Subscriptions.chargeConcurrency) {
+                  yield* Deferred.await(slowStretch)
+                }
+                return yield* acquirer.charge(input)
+              })
+          })
+          assert.strictEqual(yield* Subscriptions.runDueCharges().pipe(Effect.provideService(Acquirer, slow)), count)
+          assert.strictEqual(ages.length, count)
+          for (const age of ages) assert.isBelow(age, config.leaseMs / 4)
+          for (const id of ids) assert.strictEqual((yield* charges.listForCycle(id, 1))[0]?.status, "payed")
         })
       ).pipe(Effect.provide(kitOn(target.url))), 60_000)
 

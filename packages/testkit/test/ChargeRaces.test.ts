@@ -336,6 +336,46 @@ describe("Charges and review", () => {
       assert.strictEqual((yield* latest(id!)).status, "payed")
     }).pipe(Effect.provide(Kit.layer)))
 
+  it.effect("resume touches an attempt left open for a lease before its call: a stop during the call does not let the settling void it", () =>
+    Effect.gen(function*() {
+      const { ids: [id], merchant } = yield* activeMerchant(1)
+      const emulator = yield* AcquirerEmulator.AcquirerEmulator
+      const config = yield* PaydeskConfig
+      yield* TestClock.setTime(monthlyDates[0]!)
+      // An attempt left open by a call that never happened: the subscription went to review first.
+      const reviewOnRead = Effect.map(SubscriptionRepository, (subs) =>
+        SubscriptionRepository.of({
+          ...subs,
+          get: (subscriptionId) => Effect.map(subs.get(subscriptionId), (found) => Option.map(found, (s) => ({ ...s, billingStatus: "review" as const })))
+        }))
+      assert.isTrue(yield* Subscriptions.chargeOne(id!).pipe(Effect.provideService(SubscriptionRepository, yield* reviewOnRead)))
+      const open = yield* latest(id!)
+      yield* emulator.programStop(id!, "failed")
+      yield* Effect.flip(Subscriptions.stop(yield* principalOf(merchant), id!))
+      // The operator resumes more than a lease later; during the bank call the merchant stops the
+      // subscription and a settling pass runs.
+      yield* TestClock.adjust(config.leaseMs + 1_000)
+      yield* emulator.programStop(id!, "stopped")
+      let settled = -1
+      const stopDuringCall = Acquirer.of({
+        ...emulator.acquirer,
+        charge: (input) =>
+          Effect.gen(function*() {
+            const answer = yield* emulator.acquirer.charge(input)
+            yield* Subscriptions.stop(yield* principalOf(merchant), id!)
+            settled = yield* Subscriptions.settleStoppedCharges()
+            return answer
+          })
+      })
+      yield* Subscriptions.resume(id!).pipe(Effect.provideService(Acquirer, stopDuringCall))
+      // The settling found the attempt touched by resume and left it to the call's own booking.
+      assert.strictEqual(settled, 0)
+      assert.deepStrictEqual(emulator.voids, [])
+      assert.deepStrictEqual(emulator.charges.map((c) => c.idempotencyKey), [open.idempotencyKey])
+      assert.strictEqual((yield* latest(id!)).status, "payed")
+      assert.strictEqual(Subscription.stateOf(yield* reload(id!)), "stop/stopped")
+    }).pipe(Effect.provide(Kit.layer)))
+
   it.effect("two resumes at once: one resumes, the other is refused with OperationNotAllowed", () =>
     Effect.gen(function*() {
       const { ids: [id] } = yield* activeMerchant(1)

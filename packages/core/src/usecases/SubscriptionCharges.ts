@@ -199,32 +199,39 @@ const ask = Traced.fn("Subscriptions.ask")(function*(subscriptionId: string, cha
 })
 
 /**
- * Touches a pending attempt (its `updatedAt` set to now) under its subscription's lock; none when it
- * is no longer pending. Inside the caller's transaction.
+ * Touches an attempt (its `updatedAt` set to now) under its subscription's lock while its status is
+ * one `sendable` accepts; none when it is not (another worker booked it meanwhile). Inside the
+ * caller's transaction.
  */
-const touchLocked = Traced.fn("Subscriptions.touchLocked")(function*(subscriptionId: string, chargeId: string) {
+const touchLocked = Traced.fn("Subscriptions.touchLocked")(function*(
+  subscriptionId: string,
+  chargeId: string,
+  sendable: (status: Charge.Status) => boolean
+) {
   yield* Lifecycle.locked(subscriptionId)
   const repo = yield* ChargeRepository
   const found = yield* repo.get(chargeId)
-  if (Option.isNone(found) || found.value.status !== "pending") return Option.none()
+  if (Option.isNone(found) || !sendable(found.value.status)) return Option.none()
   const touched = { ...found.value, updatedAt: yield* Clock.currentTimeMillis }
   yield* repo.update(touched)
   return Option.some(touched)
 })
 
 /**
- * The attempt to send now: as it is when it was written or touched less than a quarter of a lease
- * ago, else touched first (none when it is no longer pending). The settling of stopped
+ * The pending attempt to send now: as it is when it was written or touched less than a quarter of a
+ * lease ago, else touched first (none when it is no longer pending). The settling of stopped
  * subscriptions' attempts takes only attempts untouched for a lease, so it never voids an attempt
  * during a call that starts within a quarter of a lease of its last touch and keeps to the
- * acquirer's contract (at most half a lease). An attempt waits that long only behind slow calls
- * (it is written with its batch, before the calls of the batch) or when a crashed worker left it.
+ * acquirer's contract (at most half a lease); the quarter left covers the subscription's read
+ * before the call and the clocks of the processes differing by seconds, not more. An attempt waits
+ * that long only behind slow calls (it is written with its batch, before the calls of the batch) or
+ * when a crashed worker left it.
  */
 const freshAttempt = Effect.fnUntraced(function*(subscriptionId: string, charge: Charge.Charge) {
   const config = yield* PaydeskConfig
   const now = yield* Clock.currentTimeMillis
   if (now - charge.updatedAt < config.leaseMs / 4) return Option.some(charge)
-  return yield* atomic(touchLocked(subscriptionId, charge.id))
+  return yield* atomic(touchLocked(subscriptionId, charge.id, (status) => status === "pending"))
 })
 
 /** After a booked answer: a subscription that reached its last cycle (or stopped during the call) completes its stop. */
@@ -262,7 +269,7 @@ export const chargeBatchesPerPass = 5
  * stopped meanwhile) and the answer booked after, as `chargeOne` does. The answers waiting while one
  * transaction of them commits are written together in the next, and an answer's booking does not hold
  * a call's place. An item that cannot be written with the others is written alone, so one
- * subscription's failure never holds back the rest; it stays leased and is retried after its lease
+ * subscription's failure fails only its own charge; it stays leased and is retried after its lease
  * (an attempt written but not sent is found and sent with the same key then). An attempt that waited
  * behind slow calls is touched before its own (`freshAttempt`).
  *
@@ -368,18 +375,23 @@ const resumeLoaded = Traced.fn("Subscriptions.resumeLoaded")(function*(sub: Subs
   }
   const cycle = Lifecycle.cycleNumberOf(sub, sub.nextCycleIndex)
   const attempts = yield* (yield* ChargeRepository).listForCycle(sub.id, cycle)
-  const last = attempts.at(-1)
-  if (last !== undefined && Charge.isOpen(last.status)) {
+  const open = attempts.at(-1)
+  // Touched first, however old it is (resume is rare), so that a stop committed during the call does
+  // not let the settling take it as untouched for a lease and void it under the call.
+  const last = open !== undefined && Charge.isOpen(open.status)
+    ? yield* atomic(touchLocked(sub.id, open.id, Charge.isOpen))
+    : Option.none()
+  if (Option.isSome(last)) {
     const answer = yield* (yield* Acquirers.acquirerFor(sub.environment)).charge({
       subscriptionId: sub.id,
       cycleNumber: cycle,
-      idempotencyKey: last.idempotencyKey,
-      amount: last.amount
+      idempotencyKey: last.value.idempotencyKey,
+      amount: last.value.amount
     })
     if (answer._tag === "Unknown") {
       return yield* new OperationNotAllowed({ message: "the last charge is still unconfirmed by the acquirer" })
     }
-    const booked = yield* recordOutcome(sub.id, last.id, answer, { resume: true })
+    const booked = yield* recordOutcome(sub.id, last.value.id, answer, { resume: true })
     if (answer._tag === "Paid" || Subscription.stateOf(booked) !== "active/review") return booked
   }
   return yield* atomic(Effect.gen(function*() {
