@@ -357,13 +357,17 @@ describe("Charges and review", () => {
       yield* TestClock.adjust(config.leaseMs + 1_000)
       yield* emulator.programStop(id!, "stopped")
       let settled = -1
+      const stopAndSettle = Effect.gen(function*() {
+        yield* Subscriptions.stop(yield* principalOf(merchant), id!)
+        settled = yield* Subscriptions.settleStoppedCharges()
+      })
+      const services = yield* Effect.context<Effect.Services<typeof stopAndSettle>>()
       const stopDuringCall = Acquirer.of({
         ...emulator.acquirer,
         charge: (input) =>
           Effect.gen(function*() {
             const answer = yield* emulator.acquirer.charge(input)
-            yield* Subscriptions.stop(yield* principalOf(merchant), id!)
-            settled = yield* Subscriptions.settleStoppedCharges()
+            yield* stopAndSettle.pipe(Effect.orDie, Effect.provideContext(services))
             return answer
           })
       })

@@ -301,6 +301,7 @@ describe("Subscriptions scenarios", () => {
       // has passed, while the last 8 attempts, written with their batch, wait for a free place.
       const allInFlight = yield* Deferred.make<void>()
       const slowStretch = yield* Deferred.make<void>()
+      const services = yield* Effect.context<Effect.Services<ReturnType<typeof Subscriptions.chargeOne>>>()
       let calls = 0
       const slow = Acquirer.of({
         ...emulator.acquirer,
@@ -315,7 +316,7 @@ describe("Subscriptions scenarios", () => {
               // attempt waits here: it finds that attempt, sends its key and books it paid.
               const [waiting] = yield* charges.listForCycle(last, attempt!.cycleNumber)
               assert.strictEqual(waiting?.status, "pending")
-              assert.isTrue(yield* Subscriptions.chargeOne(last).pipe(Effect.provideService(Acquirer, emulator.acquirer)))
+              assert.isTrue(yield* Subscriptions.chargeOne(last).pipe(Effect.provideService(Acquirer, emulator.acquirer), Effect.orDie, Effect.provideContext(services)))
               assert.strictEqual((yield* charges.get(waiting!.id)).pipe(Option.getOrThrow).status, "payed")
               // Once the first 32 calls are all in flight, half a lease passes.
               yield* Deferred.await(allInFlight)
