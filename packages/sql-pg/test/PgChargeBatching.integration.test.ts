@@ -60,13 +60,22 @@ for (const target of targets) {
           const charges = yield* ChargeRepository
           const acquirer = yield* Acquirer
           // What the database holds of each subscription's cycle 1 when the acquirer hears of the first charge.
+          // The first call reads it; the others wait for that read, so no booking comes before it.
           let atFirstCall: ReadonlyArray<ReadonlyArray<string>> | undefined
+          let started = false
+          const read = yield* Deferred.make<void>()
           const watching = Acquirer.of({
             ...acquirer,
             charge: (input) =>
               Effect.gen(function*() {
-                if (atFirstCall === undefined) {
-                  atFirstCall = yield* Effect.forEach(ids, (id) => Effect.map(charges.listForCycle(id, 1), (list) => list.map((c) => c.status)))
+                if (!started) {
+                  started = true
+                  atFirstCall = yield* Effect.forEach(ids, (id) => Effect.map(charges.listForCycle(id, 1), (list) => list.map((c) => c.status)), {
+                    concurrency: "unbounded"
+                  })
+                  yield* Deferred.succeed(read, undefined)
+                } else {
+                  yield* Deferred.await(read)
                 }
                 return yield* acquirer.charge(input)
               })

@@ -303,6 +303,8 @@ describe("Subscriptions scenarios", () => {
       const slowStretch = yield* Deferred.make<void>()
       const services = yield* Effect.context<Effect.Services<ReturnType<typeof Subscriptions.chargeOne>>>()
       let calls = 0
+      let waitingBefore: string | undefined
+      let otherWorkerCharged = false
       const slow = Acquirer.of({
         ...emulator.acquirer,
         charge: (input) =>
@@ -315,9 +317,12 @@ describe("Subscriptions scenarios", () => {
               // Another worker (an Inngest function, say) charges the last subscription while its
               // attempt waits here: it finds that attempt, sends its key and books it paid.
               const [waiting] = yield* charges.listForCycle(last, attempt!.cycleNumber)
-              assert.strictEqual(waiting?.status, "pending")
-              assert.isTrue(yield* Subscriptions.chargeOne(last).pipe(Effect.provideService(Acquirer, emulator.acquirer), Effect.orDie, Effect.provideContext(services)))
-              assert.strictEqual((yield* charges.get(waiting!.id)).pipe(Option.getOrThrow).status, "payed")
+              waitingBefore = waiting?.status
+              otherWorkerCharged = yield* Subscriptions.chargeOne(last).pipe(
+                Effect.provideService(Acquirer, emulator.acquirer),
+                Effect.orDie,
+                Effect.provideContext(services)
+              )
               // Once the first 32 calls are all in flight, half a lease passes.
               yield* Deferred.await(allInFlight)
               yield* TestClock.adjust(config.leaseMs / 2)
@@ -330,6 +335,8 @@ describe("Subscriptions scenarios", () => {
       })
       yield* TestClock.setTime(monthlyDates[0]!)
       const attempted = yield* Subscriptions.runDueCharges().pipe(Effect.provideService(Acquirer, slow))
+      // The other worker found the last subscription's attempt pending, sent it and booked it.
+      assert.deepStrictEqual([waitingBefore, otherWorkerCharged], ["pending", true])
       assert.strictEqual(attempted, count - 1)
       // Every call of the pass started within a quarter of a lease of its attempt's last write, the
       // late ones included; the pass did not send the key the other worker had booked (it would
@@ -337,7 +344,6 @@ describe("Subscriptions scenarios", () => {
       assert.strictEqual(ages.size, count - 1)
       for (const age of ages.values()) assert.isBelow(age, config.leaseMs / 4)
       assert.isFalse(ages.has(last))
-      assert.strictEqual(emulator.charges.filter((c) => c.subscriptionId === last).length, 1)
       assert.strictEqual(emulator.chargeCalls, count)
       for (const id of ids) assert.strictEqual((yield* reload(id)).successfulCycles, 2)
     }).pipe(Effect.provide(Kit.layer)))
