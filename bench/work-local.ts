@@ -28,6 +28,7 @@ import { LocalHandoff } from "@paydesk/server"
 import * as BenchDatabase from "./BenchDatabase.js"
 import * as EngineKit from "./EngineKit.js"
 import { measured, profiled } from "./Measure.js"
+import * as ProcessCpu from "./ProcessCpu.js"
 import * as LoopbackReceiver from "./LoopbackReceiver.js"
 import * as BenchSubscriptions from "./Subscriptions.js"
 import { ManualClock } from "@paydesk/emulators"
@@ -92,14 +93,17 @@ const main = async () => {
       }
       return report
     })
+    const cpu = ProcessCpu.start(process.pid)
     const chargesDrain = yield* profiled("work-charges", measured(port === null ? chargesAndCallbacks : Effect.provideService(chargesAndCallbacks, DeliveryHandoff, port)))
-    return { cold, coldDrain, delivered, opened, callbacksDrain, charges: chargesDrain.result.charges, chargesDrain }
+    const spent = cpu.stop()
+    return { cold, coldDrain, delivered, opened, callbacksDrain, charges: chargesDrain.result.charges, chargesDrain, spent }
   }).pipe(Effect.scoped, Effect.provideService(Clock.Clock, manual.clock), Effect.provide(kit))
 
-  const { cold, coldDrain, delivered, opened, callbacksDrain, charges, chargesDrain } = await Effect.runPromise(program)
+  const { cold, coldDrain, delivered, opened, callbacksDrain, charges, chargesDrain, spent } = await Effect.runPromise(program)
   if (cold > 0) console.log(`local engine, callbacks of the first drain (cold, the warm-up): ${(cold / coldDrain.seconds).toFixed(1)} delivered/s (${cold}), ${(coldDrain.cpuMicros / cold).toFixed(0)} µs of engine CPU each`)
   console.log(`local engine, callbacks: ${(delivered / callbacksDrain.seconds).toFixed(1)} delivered/s (${delivered} signed POSTs to a loopback receiver, ${opened} new connections), ${(callbacksDrain.cpuMicros / delivered).toFixed(0)} µs of engine CPU each`)
   console.log(`local engine, due charges: ${(charges / chargesDrain.seconds).toFixed(1)} charges/s (${charges} charges, each with its payment, ledger entries and callback${handoff ? ", handed off" : ", through the passes"}), ${(chargesDrain.cpuMicros / charges).toFixed(0)} µs of engine CPU each`)
+  console.log(`  beside them: PostgreSQL ${(spent.postgres / charges).toFixed(0)} µs of CPU per charge (every postgres process on the machine), the machine ${(100 * spent.busy).toFixed(0)} % busy, the engine's main thread waiting for a CPU ${(100 * spent.mainThread.waiting / spent.wall).toFixed(0)} % of the drain`)
   await receiver.close()
   await stop()
 }
