@@ -111,3 +111,12 @@ export const start = (serverPid: number): { stop(): Spent } => {
     }
   }
 }
+
+/**
+ * What `spent` says beside an engine bench's own figures, per `unit` of `count`: PostgreSQL's CPU
+ * (every `postgres` process on the machine), how busy the machine was, and how long this process's
+ * main thread waited for a CPU.
+ */
+export const besideEngine = (spent: Spent, count: number, unit: string): string =>
+  `PostgreSQL ${(spent.postgres / count).toFixed(0)} µs of CPU per ${unit} (every postgres process on the machine), ` +
+  `the machine ${(100 * spent.busy).toFixed(0)} % busy, the main thread waiting for a CPU ${(100 * spent.mainThread.waiting / spent.wall).toFixed(0)} % of the time`

@@ -66,7 +66,7 @@ const main = async () => {
   const n = charges.result
   const delivered = callbacks.result.callbacks
   console.log(`charge job alone: ${(n / charges.seconds).toFixed(1)} charges/s (${n} charges at ${Subscriptions.chargeConcurrency} in flight), ${((charges.cpu.user + charges.cpu.system) / n).toFixed(0)} µs of CPU each (${(charges.cpu.system / n).toFixed(0)} in the kernel)`)
-  console.log(`beside it: PostgreSQL ${(spent.postgres / n).toFixed(0)} µs of CPU per charge, the machine ${(100 * spent.busy).toFixed(0)} % busy, the main thread waiting for a CPU ${(100 * spent.mainThread.waiting / spent.wall).toFixed(0)} % of the time`)
+  console.log(`beside it: ${ProcessCpu.besideEngine(spent, n, "charge")}`)
   console.log(`their callbacks, without HTTP: ${(delivered / callbacks.seconds).toFixed(1)} delivered/s (${delivered}), ${((callbacks.cpu.user + callbacks.cpu.system) / delivered).toFixed(0)} µs of CPU each`)
   await stop()
 }

@@ -103,7 +103,7 @@ const main = async () => {
   if (cold > 0) console.log(`local engine, callbacks of the first drain (cold, the warm-up): ${(cold / coldDrain.seconds).toFixed(1)} delivered/s (${cold}), ${(coldDrain.cpuMicros / cold).toFixed(0)} µs of engine CPU each`)
   console.log(`local engine, callbacks: ${(delivered / callbacksDrain.seconds).toFixed(1)} delivered/s (${delivered} signed POSTs to a loopback receiver, ${opened} new connections), ${(callbacksDrain.cpuMicros / delivered).toFixed(0)} µs of engine CPU each`)
   console.log(`local engine, due charges: ${(charges / chargesDrain.seconds).toFixed(1)} charges/s (${charges} charges, each with its payment, ledger entries and callback${handoff ? ", handed off" : ", through the passes"}), ${(chargesDrain.cpuMicros / charges).toFixed(0)} µs of engine CPU each`)
-  console.log(`  beside them: PostgreSQL ${(spent.postgres / charges).toFixed(0)} µs of CPU per charge (every postgres process on the machine), the machine ${(100 * spent.busy).toFixed(0)} % busy, the engine's main thread waiting for a CPU ${(100 * spent.mainThread.waiting / spent.wall).toFixed(0)} % of the drain`)
+  console.log(`  beside them: ${ProcessCpu.besideEngine(spent, charges, "charge")}`)
   await receiver.close()
   await stop()
 }
