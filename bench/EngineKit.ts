@@ -1,7 +1,8 @@
 /**
  * The kit on PostgreSQL as the reference server runs its engine, for the engine benches: the kit's
  * emulators, callbacks over real HTTP (`HttpCallbackTransport`, the later layer winning for
- * `CallbackTransport`; or `transport`), Node's synchronous SHA-256 and HMAC (callback signatures),
+ * `CallbackTransport`; or `transport`), the server's entropy (Node's `randomUUID` and pooled tokens,
+ * not the kit's Web Crypto ones), Node's synchronous SHA-256 and HMAC (callback signatures),
  * no spans recorded (as without an OTLP endpoint, server/Telemetry.ts), and private destinations
  * allowed (the benches' receivers are on 127.0.0.1: PAYDESK_CALLBACK_ALLOW_PRIVATE=1 in the server).
  */
@@ -19,6 +20,7 @@ export const layer = (
     Kit.layerAround(PgStore.layer(url, { maxConnections: 10 })),
     options.transport ?? HttpCallbackTransport.layer,
     NodeSecurity.layerSyncDigest,
+    NodeSecurity.layerCryptoEntropy,
     Layer.succeed(References.TracerEnabled)(false),
     Layer.succeed(PaydeskConfig)({ ...Config.defaults, allowPrivateCallbacks: true, ...options.config })
   )
