@@ -5,6 +5,8 @@
  * With `survivors`, the objects a minor collection freed are left out: what remains is what lived
  * through a scavenge into the old generation, whose garbage costs mark-compacts.
  * `bench:http` uses it with `ALLOCATIONS=1` (or `ALLOCATIONS=survivors`) around its first phase.
+ * `startCpu` does the same with V8's CPU profiler (`bench:http`'s `CPU_WINDOW`): a profile of a
+ * phase's measured seconds, without the process's start or the backlog it drained before them.
  */
 
 /** The inspector's WebSocket address from the process's output (`Debugger listening on ws://…`). */
@@ -24,8 +26,8 @@ export interface Allocations {
   readonly profile: unknown
 }
 
-/** Starts sampling in the process at `url`; `stop` ends it and sums the samples. */
-export const start = async (url: string, options: { readonly survivors?: boolean; readonly samplingInterval?: number } = {}) => {
+/** A session with the inspector at `url`: `call` sends a method and resolves with its result. */
+const connect = async (url: string) => {
   const socket = new WebSocket(url)
   await new Promise<void>((ok, fail) => {
     socket.addEventListener("open", () => ok(), { once: true })
@@ -43,6 +45,12 @@ export const start = async (url: string, options: { readonly survivors?: boolean
       waiting.set(n, ok)
       socket.send(JSON.stringify({ id: n, method, params }))
     })
+  return { call, close: () => socket.close() }
+}
+
+/** Starts sampling in the process at `url`; `stop` ends it and sums the samples. */
+export const start = async (url: string, options: { readonly survivors?: boolean; readonly samplingInterval?: number } = {}) => {
+  const { call, close } = await connect(url)
   await call("HeapProfiler.enable")
   await call("HeapProfiler.startSampling", {
     samplingInterval: options.samplingInterval ?? 16384,
@@ -52,7 +60,7 @@ export const start = async (url: string, options: { readonly survivors?: boolean
   return {
     stop: async (topCount = 12): Promise<Allocations> => {
       const { profile } = await call("HeapProfiler.stopSampling") as { profile: { head: ProfileNode } }
-      socket.close()
+      close()
       const sites = new Map<string, number>()
       let bytes = 0
       const walk = (node: ProfileNode) => {
@@ -65,6 +73,24 @@ export const start = async (url: string, options: { readonly survivors?: boolean
       walk(profile.head)
       const top = [...sites].sort((a, b) => b[1] - a[1]).slice(0, topCount).map(([site, n]) => ({ site, bytes: n }))
       return { bytes, top, profile }
+    }
+  }
+}
+
+/**
+ * Starts V8's CPU profiler in the process at `url`, sampling every `intervalUs`; `stop` ends it and
+ * answers the profile (a `.cpuprofile`, as `--cpu-prof` writes one, but of this window only).
+ */
+export const startCpu = async (url: string, intervalUs = 1000) => {
+  const { call, close } = await connect(url)
+  await call("Profiler.enable")
+  await call("Profiler.setSamplingInterval", { interval: intervalUs })
+  await call("Profiler.start")
+  return {
+    stop: async (): Promise<unknown> => {
+      const { profile } = await call("Profiler.stop")
+      close()
+      return profile
     }
   }
 }

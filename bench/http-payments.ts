@@ -46,6 +46,8 @@
  *   ALLOCATIONS=1 ./run pnpm bench:http           # also samples the server's allocations in phase 1 (inspector; KB per request, top sites; the profile to bench/profiles/)
  *   ALLOCATIONS=survivors ./run pnpm bench:http   # the same for what lived through a scavenge (the old generation's garbage)
  *   ALLOCATIONS=1 ALLOCATIONS_PHASE=2 PHASES=2 ./run pnpm bench:http   # the same in phase 2 (KB per request, callbacks included)
+ *   CPU_WINDOW=2 PHASES=2 ./run pnpm bench:http   # a CPU profile of the server over phase 2's measured seconds only (inspector, sampled every
+ *                                                 # PROFILE_INTERVAL_US, default 1000; to bench/profiles/): PROFILE=2's includes the backlog drained before them
  *   SERVER_MAIN=/elsewhere/packages/server/dist/main.js ./run pnpm bench:http   # another build (e.g. a worktree of an older commit)
  *   NODE_FLAGS="--max-semi-space-size=4" ./run pnpm bench:http   # the server's node flags (default: ./run start's, --max-semi-space-size=4 --max-old-space-size=192 --heap-growing-percent=100)
  *   SERVER_CPUS=0 ./run pnpm bench:http          # the servers (and the bare route) on CPU 0 only (taskset -c), e.g. with PostgreSQL moved to the other one
@@ -82,6 +84,10 @@ const allocations = process.env.ALLOCATIONS === "1" || process.env.ALLOCATIONS =
 const survivors = process.env.ALLOCATIONS === "survivors"
 /** The phase whose allocations are sampled: 1 (the HTTP path alone) or 2 (with the engine delivering). */
 const allocationPhase = process.env.ALLOCATIONS_PHASE === "2" ? 2 : 1
+/** The phase whose measured seconds are CPU-profiled through the inspector (`CPU_WINDOW`: 1 or 2), if any. */
+const cpuWindow = process.env.CPU_WINDOW === "1" ? 1 : process.env.CPU_WINDOW === "2" ? 2 : null
+/** Whether phase `n`'s server is started with its inspector open (allocations or a CPU window sampled). */
+const inspected = (n: 1 | 2) => (allocations && allocationPhase === n) || cpuWindow === n
 const clientNice = process.env.CLIENT_NICE === undefined ? undefined : Number(process.env.CLIENT_NICE)
 const adminToken = "bench-admin-token-0123456789abcdef"
 
@@ -382,13 +388,13 @@ const report = (name: string, m: Measured, alongside = false) => {
  * callbacks the receiver got meanwhile; `engine`, when the engine runs in another process, has its
  * CPU per callback reported too.
  */
-const driveDelivering = async (receiver: Awaited<ReturnType<typeof LoopbackReceiver.start>>, http: Running, apiKey: string, tag: string, title: string, databaseUrl: string, engine?: Running, sample = false) => {
+const driveDelivering = async (receiver: Awaited<ReturnType<typeof LoopbackReceiver.start>>, http: Running, apiKey: string, tag: string, title: string, databaseUrl: string, engine?: Running, phase?: 2) => {
   await drained(receiver, databaseUrl)
   const delivered = await receiver.received()
   const logFrom = statements ? StatementLog.position() : 0
   const engineCpu = engine === undefined ? undefined : ProcessCpu.start(engine.process.pid!)
   const receiverCpu = ProcessCpu.startOne(receiver.pid)
-  const measured = await sampled(http, sample, () => drive(http, apiKey, tag, seconds))
+  const measured = await sampled(http, phase, () => drive(http, apiKey, tag, seconds))
   const engineSpent = engineCpu?.stop()
   const receiverSpent = receiverCpu.stop()
   report(title, measured)
@@ -400,12 +406,21 @@ const driveDelivering = async (receiver: Awaited<ReturnType<typeof LoopbackRecei
 }
 
 /**
- * Runs `phase` with the server's allocations sampled when `ALLOCATIONS` is set and `sample` holds,
- * and prints what the sampling saw per request (the profile to bench/profiles/).
+ * Runs `phase` (phase `n` of the bench) with the server's allocations sampled when `ALLOCATIONS` names
+ * it, and its CPU profiled when `CPU_WINDOW` does, and prints what the sampling saw per request (the
+ * profiles to bench/profiles/).
  */
-const sampled = async (server: Running, sample: boolean, phase: () => Promise<Measured>): Promise<Measured> => {
-  const sampling = allocations && sample && server.inspector !== null ? await AllocationSampler.start(server.inspector, { survivors }) : null
+const sampled = async (server: Running, n: 1 | 2 | undefined, phase: () => Promise<Measured>): Promise<Measured> => {
+  const inspector = n === undefined ? null : server.inspector
+  const sampling = inspector !== null && allocations && allocationPhase === n ? await AllocationSampler.start(inspector, { survivors }) : null
+  const profiling = inspector !== null && cpuWindow === n ? await AllocationSampler.startCpu(inspector, Number(process.env.PROFILE_INTERVAL_US ?? 1000)) : null
   const measured = await phase()
+  mkdirSync(join(root, "bench", "profiles"), { recursive: true })
+  if (profiling !== null) {
+    const file = join(root, "bench", "profiles", `http-phase${n}-${Date.now()}.cpuprofile`)
+    writeFileSync(file, JSON.stringify(await profiling.stop()))
+    console.log(`the server's CPU profile over the phase's measured seconds: ${file}`)
+  }
   if (sampling === null) return measured
   const seen = await sampling.stop()
   const what = survivors
@@ -414,7 +429,6 @@ const sampled = async (server: Running, sample: boolean, phase: () => Promise<Me
   console.log(`${what}: ${(seen.bytes / 1e6).toFixed(0)} MB, ${(seen.bytes / 1024 / measured.total).toFixed(0)} KB per request; the sites with the most:`)
   for (const { site, bytes } of seen.top) console.log(`  ${(100 * bytes / seen.bytes).toFixed(1).padStart(5)} %  ${site}`)
   const file = join(root, "bench", "profiles", `http-${Date.now()}.heapprofile`)
-  mkdirSync(join(root, "bench", "profiles"), { recursive: true })
   writeFileSync(file, JSON.stringify(seen.profile))
   console.log(`  the whole sampled profile: ${file}`)
   return measured
@@ -460,7 +474,7 @@ const main = async () => {
     if (statements) await StatementLog.enable(process.env.DATABASE_URL!, StatementLog.databaseOf(databaseUrl))
     console.log(`bench:http: ${connections} connections, ${seconds} s per phase, database ${databaseUrl.replace(/\/\/[^@]*@/, "//")}`)
     // Phase 1: the HTTP path alone.
-    const plain = await startServer(databaseUrl, { PAYDESK_ENGINE: "off", PAYDESK_CALLBACK_ALLOW_PRIVATE: "1" }, profileDir, allocations && allocationPhase === 1)
+    const plain = await startServer(databaseUrl, { PAYDESK_ENGINE: "off", PAYDESK_CALLBACK_ALLOW_PRIVATE: "1" }, profileDir, inspected(1))
     let merchant: Awaited<ReturnType<typeof provision>>
     let alone: Measured
     let answer: string
@@ -472,7 +486,7 @@ const main = async () => {
       baseline.push(await creationTps(databaseUrl, merchant))
       await drive(plain, merchant.apiKey, "warm", 2)
       const logFrom = statements ? StatementLog.position() : 0
-      alone = await sampled(plain, allocationPhase === 1, () => drive(plain, merchant.apiKey, "alone", seconds))
+      alone = await sampled(plain, 1, () => drive(plain, merchant.apiKey, "alone", seconds))
       report("HTTP, engine off", alone)
       if (statements) statementReport(logFrom, databaseUrl, alone)
       await exports(plain, merchant.apiKey)
@@ -495,9 +509,9 @@ const main = async () => {
     let withEngine: Measured | null = null
     if (phases >= 2) {
       // Phase 2: the local engine delivers every payment.created to the loopback receiver meanwhile.
-      const engine = await startServer(databaseUrl, { PAYDESK_ENGINE: "local", PAYDESK_CALLBACK_ALLOW_PRIVATE: "1" }, engineProfileDir, allocations && allocationPhase === 2)
+      const engine = await startServer(databaseUrl, { PAYDESK_ENGINE: "local", PAYDESK_CALLBACK_ALLOW_PRIVATE: "1" }, engineProfileDir, inspected(2))
       try {
-        withEngine = await driveDelivering(receiver, engine, merchant.apiKey, "engine", "HTTP, local engine delivering", databaseUrl, undefined, allocationPhase === 2)
+        withEngine = await driveDelivering(receiver, engine, merchant.apiKey, "engine", "HTTP, local engine delivering", databaseUrl, undefined, 2)
       } finally {
         await engine.stop()
       }
@@ -556,7 +570,7 @@ const main = async () => {
     // Little's law: at a fixed number of clients the mean latency is clients / throughput.
     console.log(`mean latency at ${connections} connections (clients / throughput, Little's law): HTTP engine off ${(1000 * connections / alone.requestsPerSecond).toFixed(1)} ms mean, pgbench ${(1000 * connections / tps).toFixed(1)} ms (its own mean ${baseline[0]!.meanMs.toFixed(1)} and ${baseline[1]!.meanMs.toFixed(1)} ms)`)
     // (Not with phase 1's server profiled or sampled: its CPU per request is inflated then.)
-    if (profileDir === undefined && !(allocations && allocationPhase === 1)) {
+    if (profileDir === undefined && !inspected(1)) {
       console.log(`the server's own CPU per request beyond the bare route's at the same rate, engine off: ${(serverCpuPerRequest(alone) - serverCpuPerRequest(bare)).toFixed(0)} µs`)
     }
     console.log(`ratio HTTP / pgbench: ${(alone.requestsPerSecond / tps).toFixed(2)} (target >= 1.0, p99 < 25 ms, 0 errors; p99 ${alone.p99} ms against pgbench's ${baseline[0]!.p99Ms.toFixed(0)} and ${baseline[1]!.p99Ms.toFixed(0)} ms)`)
