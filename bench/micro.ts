@@ -1,13 +1,16 @@
 /**
  * Micro-benchmarks behind the fifth round of docs/performance.md, each a ratio of two ways run in
  * this process (a warm-up, then a timed loop of each):
- * - HMAC-SHA256 of a callback body with a raw key against a prepared `KeyObject` (`NodeSecurity.hmacKeys`);
+ * - HMAC-SHA256 of a callback body with a raw key (a `Buffer`, then a string) against a prepared
+ *   `KeyObject` (`NodeSecurity.hmacKeys`);
  * - a traced call (`Effect.fn("name")`) against an untraced one (`Effect.fnUntraced`), and with span
  *   recording off (as the server runs without an exporter) `Effect.fn` against `Traced.fn`;
  * - a 24-byte token from `randomBytes` against `NodeSecurity.pooledTokens`;
  * - an instant as ISO 8601 text through Effect's `DateTime.formatIso` against `Instant.formatIso`
  *   (each call a new instant), and 32 rows of a charge pass with four `Date` columns each as JSON
  *   through `JSON.stringify` against `PgSupport.jsonRows` (the fifteenth round);
+ * - an amount read back from `numeric` text: the power of ten and product per call that
+ *   `PgSupport.fromNumeric` made before the eighteenth round (copied here) against `fromNumeric`;
  * - a callback POST through `node:http` with a keep-alive agent against undici's pool, and against
  *   the transport's `send` (undici with the URL, destination and timeout checks), 32 at once, to a
  *   loopback receiver in another process (CPU time of this process per request);
@@ -43,7 +46,13 @@ const main = async () => {
   const keyOf = NodeSecurity.hmacKeys()
   report(
     "HMAC-SHA256 of a callback body",
-    ["raw key", perCall(() => createHmac("sha256", Buffer.from(secret, "utf8")).update(body, "utf8").digest(), 100_000)],
+    ["raw key as a Buffer", perCall(() => createHmac("sha256", Buffer.from(secret, "utf8")).update(body, "utf8").digest(), 100_000)],
+    ["KeyObject", perCall(() => createHmac("sha256", keyOf(secret)).update(body, "utf8").digest(), 100_000)]
+  )
+  // A string key is not the slow path a Buffer is (measured after both are warm).
+  report(
+    "the same, a string key",
+    ["string", perCall(() => createHmac("sha256", secret).update(body, "utf8").digest(), 100_000)],
     ["KeyObject", perCall(() => createHmac("sha256", keyOf(secret)).update(body, "utf8").digest(), 100_000)]
   )
 
@@ -97,6 +106,22 @@ const main = async () => {
     "32 rows with four Date columns as one JSON parameter",
     ["JSON.stringify", perCall(() => JSON.stringify(rows), 5_000)],
     ["PgSupport.jsonRows", perCall(() => PgSupport.jsonRows(rows), 5_000)]
+  )
+
+  /** `PgSupport.fromNumeric` before the eighteenth round. */
+  const powerOfTen = (value: string, scale: number): bigint => {
+    const negative = value.startsWith("-")
+    const [whole = "0", fraction = ""] = (negative ? value.slice(1) : value).split(".")
+    const padded = (fraction + "0".repeat(scale)).slice(0, scale)
+    const minor = BigInt(whole) * 10n ** BigInt(scale) + (scale === 0 ? 0n : BigInt(padded))
+    return negative ? -minor : minor
+  }
+  const amounts = ["990.00", "1000.50", "0.01", "12345678.123456", "-5.5", "7"]
+  let next = 0
+  report(
+    "an amount read back from numeric text (scales 2 and 6)",
+    ["power of ten", perCall(() => powerOfTen(amounts[next++ % 6]!, next & 1 ? 2 : 6), 1_000_000)],
+    ["PgSupport.fromNumeric", perCall(() => PgSupport.fromNumeric(amounts[next++ % 6]!, next & 1 ? 2 : 6), 1_000_000)]
   )
 
   const pooled = NodeSecurity.pooledTokens()
