@@ -46,13 +46,23 @@ const recorded = (options: {
   return { resolver, runs, mostAtOnce: () => mostAtOnce }
 }
 
+/**
+ * Waits until `count` batches have started. A sleep of a few milliseconds after forking a request is
+ * not enough on a loaded machine: the timer can fire before the forked fiber's batch has started, and
+ * the requests meant for the next batch then join that one.
+ */
+const untilRuns = (runs: ReadonlyArray<unknown>, count: number) =>
+  Effect.gen(function*() {
+    while (runs.length < count) yield* Effect.sleep(1)
+  })
+
 describe("batchResolver", () => {
   it.live("requests arriving during a batch form the next; at most maxInFlight run at once, each run at most maxBatch", () =>
     Effect.gen(function*() {
       const { resolver, runs, mostAtOnce } = recorded({ maxInFlight: 1, maxBatch: 4, ms: 20 })
       // One request, then 10 more while its batch runs.
       const first = yield* Effect.forkChild(Effect.request(new Double({ n: 0 }), resolver))
-      yield* Effect.sleep(5)
+      yield* untilRuns(runs, 1)
       const rest = yield* Effect.forEach(Array.from({ length: 10 }, (_, i) => i + 1), (n) => Effect.request(new Double({ n }), resolver), {
         concurrency: "unbounded"
       })
@@ -79,7 +89,7 @@ describe("batchResolver", () => {
       const { resolver, runs } = recorded({ maxInFlight: 1, maxBatch: 100, ms: 40, keyOf: (n) => n % 2 })
       // Key 0's batch takes the slot; key 1's waits for it.
       const first = yield* Effect.forkChild(Effect.forEach([0, 1], (n) => Effect.request(new Double({ n }), resolver), { concurrency: "unbounded" }))
-      yield* Effect.sleep(10)
+      yield* untilRuns(runs, 1)
       const gone = yield* Effect.forkChild(Effect.request(new Double({ n: 3 }), resolver))
       const later = yield* Effect.forkChild(Effect.request(new Double({ n: 5 }), resolver))
       yield* Effect.sleep(5)
@@ -94,7 +104,7 @@ describe("batchResolver", () => {
     Effect.gen(function*() {
       const { resolver, runs } = recorded({ maxInFlight: 1, maxBatch: 100, ms: 5, stallMs: 50, slow: new Map([[0, 1000]]) })
       const stuck = yield* Effect.forkChild(Effect.request(new Double({ n: 0 }), resolver))
-      yield* Effect.sleep(5)
+      yield* untilRuns(runs, 1)
       const started = Date.now()
       // These wait behind the stuck batch until it has run for 50 ms, then go, while it still runs.
       const rest = yield* Effect.forEach([1, 2, 3], (n) => Effect.request(new Double({ n }), resolver), { concurrency: "unbounded" })
@@ -110,10 +120,11 @@ describe("batchResolver", () => {
     Effect.gen(function*() {
       const { resolver, runs, mostAtOnce } = recorded({ maxInFlight: 1, maxBatch: 100, ms: 5, stallMs: 50, maxStalled: 1, slow: new Map([[0, 600], [1, 600]]) })
       const first = yield* Effect.forkChild(Effect.request(new Double({ n: 0 }), resolver))
-      yield* Effect.sleep(5)
+      yield* untilRuns(runs, 1)
       // Goes once the first has stalled (50 ms), and stalls in turn: the limit of one is reached.
       const second = yield* Effect.forkChild(Effect.request(new Double({ n: 1 }), resolver))
-      yield* Effect.sleep(150)
+      yield* untilRuns(runs, 2)
+      yield* Effect.sleep(100)
       const started = Date.now()
       // Waits until the first ends (600 ms after it began) and the second stops counting.
       assert.strictEqual(yield* Effect.request(new Double({ n: 2 }), resolver), 4)
@@ -131,8 +142,10 @@ describe("batchResolver", () => {
       const { resolver, runs, mostAtOnce } = recorded({ maxInFlight: 1, maxBatch: 1, ms: 5, stallMs: 50, maxStalled: 1, slow: new Map([[0, 900], [1, 300]]) })
       const request = (n: number) => Effect.forkChild(Effect.request(new Double({ n }), resolver))
       const first = yield* request(0)
+      yield* untilRuns(runs, 1)
       yield* Effect.sleep(80)
       const second = yield* request(1)
+      yield* untilRuns(runs, 2)
       // 3 waits: 1 still counts, and frees its slot when it ends (at about 300 ms), long before 0 ends.
       yield* Effect.sleep(80)
       const started = Date.now()
@@ -153,6 +166,7 @@ describe("batchResolver", () => {
       const stuck = []
       for (const n of [0, 1, 2]) {
         stuck.push(yield* Effect.forkChild(Effect.request(new Double({ n }), resolver)))
+        yield* untilRuns(runs, n + 1)
         yield* Effect.sleep(100)
       }
       const started = Date.now()
@@ -178,7 +192,7 @@ describe("batchResolver", () => {
     Effect.gen(function*() {
       const { resolver, runs } = recorded({ maxInFlight: 1, maxBatch: 100, ms: 30 })
       const busy = yield* Effect.forkChild(Effect.request(new Double({ n: 0 }), resolver))
-      yield* Effect.sleep(5)
+      yield* untilRuns(runs, 1)
       const gone = yield* Effect.forkChild(Effect.request(new Double({ n: 1 }), resolver))
       const kept = yield* Effect.forkChild(Effect.request(new Double({ n: 2 }), resolver))
       yield* Effect.sleep(5)
