@@ -4,7 +4,8 @@
  * collections freed included, so the samples add up to what was allocated, not to what survived.
  * With `survivors`, the objects a minor collection freed are left out: what remains is what lived
  * through a scavenge into the old generation, whose garbage costs mark-compacts.
- * `bench:http` uses it with `ALLOCATIONS=1` (or `ALLOCATIONS=survivors`) around its first phase.
+ * `bench:http` uses it with `ALLOCATIONS=1` (or `ALLOCATIONS=survivors`) around its first phase (or
+ * its second, `ALLOCATIONS_PHASE=2`).
  * `startCpu` does the same with V8's CPU profiler (`bench:http`'s `CPU_WINDOW`): a profile of a
  * phase's measured seconds, without the process's start or the backlog it drained before them.
  */
@@ -34,15 +35,19 @@ const connect = async (url: string) => {
     socket.addEventListener("error", () => fail(new Error(`no inspector at ${url}`)), { once: true })
   })
   let id = 0
-  const waiting = new Map<number, (result: Record<string, unknown>) => void>()
+  const waiting = new Map<number, { ok: (result: Record<string, unknown>) => void; fail: (error: Error) => void }>()
   socket.addEventListener("message", (message) => {
-    const data = JSON.parse(String(message.data)) as { id?: number; result?: Record<string, unknown> }
-    if (data.id !== undefined) waiting.get(data.id)?.(data.result ?? {})
+    const data = JSON.parse(String(message.data)) as { id?: number; result?: Record<string, unknown>; error?: { message?: string } }
+    if (data.id === undefined) return
+    const call = waiting.get(data.id)
+    waiting.delete(data.id)
+    if (data.error !== undefined) call?.fail(new Error(`inspector: ${data.error.message ?? "error"}`))
+    else call?.ok(data.result ?? {})
   })
   const call = (method: string, params: Record<string, unknown> = {}) =>
-    new Promise<Record<string, unknown>>((ok) => {
+    new Promise<Record<string, unknown>>((ok, fail) => {
       const n = ++id
-      waiting.set(n, ok)
+      waiting.set(n, { ok, fail })
       socket.send(JSON.stringify({ id: n, method, params }))
     })
   return { call, close: () => socket.close() }

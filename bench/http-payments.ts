@@ -86,6 +86,10 @@ const survivors = process.env.ALLOCATIONS === "survivors"
 const allocationPhase = process.env.ALLOCATIONS_PHASE === "2" ? 2 : 1
 /** The phase whose measured seconds are CPU-profiled through the inspector (`CPU_WINDOW`: 1 or 2), if any. */
 const cpuWindow = process.env.CPU_WINDOW === "1" ? 1 : process.env.CPU_WINDOW === "2" ? 2 : null
+/** `CPU_WINDOW`'s sampling interval, µs (`PROFILE_INTERVAL_US`, as bench:work's; `PROFILE=1|2` use Node's default). */
+const cpuIntervalUs = Number(process.env.PROFILE_INTERVAL_US ?? 1000)
+if (!Number.isInteger(cpuIntervalUs) || cpuIntervalUs < 1) throw new Error("PROFILE_INTERVAL_US must be a whole number of microseconds, 1 or more")
+if (cpuWindow === 2 && phases < 2) throw new Error("CPU_WINDOW=2 needs phase 2 (PHASES=2 or more)")
 /** Whether phase `n`'s server is started with its inspector open (allocations or a CPU window sampled). */
 const inspected = (n: 1 | 2) => (allocations && allocationPhase === n) || cpuWindow === n
 const clientNice = process.env.CLIENT_NICE === undefined ? undefined : Number(process.env.CLIENT_NICE)
@@ -388,13 +392,13 @@ const report = (name: string, m: Measured, alongside = false) => {
  * callbacks the receiver got meanwhile; `engine`, when the engine runs in another process, has its
  * CPU per callback reported too.
  */
-const driveDelivering = async (receiver: Awaited<ReturnType<typeof LoopbackReceiver.start>>, http: Running, apiKey: string, tag: string, title: string, databaseUrl: string, engine?: Running, phase?: 2) => {
+const driveDelivering = async (receiver: Awaited<ReturnType<typeof LoopbackReceiver.start>>, http: Running, apiKey: string, tag: string, title: string, databaseUrl: string, engine?: Running, n?: 2) => {
   await drained(receiver, databaseUrl)
   const delivered = await receiver.received()
   const logFrom = statements ? StatementLog.position() : 0
   const engineCpu = engine === undefined ? undefined : ProcessCpu.start(engine.process.pid!)
   const receiverCpu = ProcessCpu.startOne(receiver.pid)
-  const measured = await sampled(http, phase, () => drive(http, apiKey, tag, seconds))
+  const measured = await sampled(http, n, () => drive(http, apiKey, tag, seconds))
   const engineSpent = engineCpu?.stop()
   const receiverSpent = receiverCpu.stop()
   report(title, measured)
@@ -413,22 +417,24 @@ const driveDelivering = async (receiver: Awaited<ReturnType<typeof LoopbackRecei
 const sampled = async (server: Running, n: 1 | 2 | undefined, phase: () => Promise<Measured>): Promise<Measured> => {
   const inspector = n === undefined ? null : server.inspector
   const sampling = inspector !== null && allocations && allocationPhase === n ? await AllocationSampler.start(inspector, { survivors }) : null
-  const profiling = inspector !== null && cpuWindow === n ? await AllocationSampler.startCpu(inspector, Number(process.env.PROFILE_INTERVAL_US ?? 1000)) : null
+  const profiling = inspector !== null && cpuWindow === n ? await AllocationSampler.startCpu(inspector, cpuIntervalUs) : null
   const measured = await phase()
+  // Both stopped at once, before anything is written: the engine goes on delivering meanwhile.
+  const [profile, seen] = await Promise.all([profiling?.stop(), sampling?.stop()])
+  if (profile === undefined && seen === undefined) return measured
   mkdirSync(join(root, "bench", "profiles"), { recursive: true })
-  if (profiling !== null) {
+  if (profile !== undefined) {
     const file = join(root, "bench", "profiles", `http-phase${n}-${Date.now()}.cpuprofile`)
-    writeFileSync(file, JSON.stringify(await profiling.stop()))
+    writeFileSync(file, JSON.stringify(profile))
     console.log(`the server's CPU profile over the phase's measured seconds: ${file}`)
   }
-  if (sampling === null) return measured
-  const seen = await sampling.stop()
+  if (seen === undefined) return measured
   const what = survivors
     ? "allocated in the server during the phase and lived through a scavenge (sampled)"
     : "allocated in the server during the phase (sampled, collected objects included)"
   console.log(`${what}: ${(seen.bytes / 1e6).toFixed(0)} MB, ${(seen.bytes / 1024 / measured.total).toFixed(0)} KB per request; the sites with the most:`)
   for (const { site, bytes } of seen.top) console.log(`  ${(100 * bytes / seen.bytes).toFixed(1).padStart(5)} %  ${site}`)
-  const file = join(root, "bench", "profiles", `http-${Date.now()}.heapprofile`)
+  const file = join(root, "bench", "profiles", `http-phase${n}-${Date.now()}.heapprofile`)
   writeFileSync(file, JSON.stringify(seen.profile))
   console.log(`  the whole sampled profile: ${file}`)
   return measured

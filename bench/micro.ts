@@ -116,12 +116,13 @@ const main = async () => {
     const minor = BigInt(whole) * 10n ** BigInt(scale) + (scale === 0 ? 0n : BigInt(padded))
     return negative ? -minor : minor
   }
-  const amounts = ["990.00", "1000.50", "0.01", "12345678.123456", "-5.5", "7"]
+  // The amounts of a charge's rows (scale 2) and of rates and USDT (scale 6), in turn.
+  const amounts: ReadonlyArray<readonly [string, number]> = [["990.00", 2], ["1000.50", 2], ["0.01", 2], ["12345678.123456", 6], ["-5.500000", 6], ["7.000000", 6]]
   let next = 0
   report(
     "an amount read back from numeric text (scales 2 and 6)",
-    ["power of ten", perCall(() => powerOfTen(amounts[next++ % 6]!, next & 1 ? 2 : 6), 1_000_000)],
-    ["PgSupport.fromNumeric", perCall(() => PgSupport.fromNumeric(amounts[next++ % 6]!, next & 1 ? 2 : 6), 1_000_000)]
+    ["power of ten", perCall(() => powerOfTen(...amounts[next++ % amounts.length]!), 1_000_000)],
+    ["PgSupport.fromNumeric", perCall(() => PgSupport.fromNumeric(...amounts[next++ % amounts.length]!), 1_000_000)]
   )
 
   const pooled = NodeSecurity.pooledTokens()
