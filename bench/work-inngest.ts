@@ -17,7 +17,7 @@ import { Clock, Effect, Layer, ManagedRuntime, Option, References } from "effect
 import { Config, PaydeskConfig, Payments, type Services, Subscriptions } from "@paydesk/core"
 import { InngestClient, InngestFunctions } from "@paydesk/inngest"
 import { HttpCallbackTransport } from "@paydesk/server"
-import { PgStore } from "@paydesk/sql-pg"
+import { NodeSecurity, PgStore } from "@paydesk/sql-pg"
 import { ManualClock } from "@paydesk/emulators"
 import { Kit } from "@paydesk/testkit"
 import * as BenchDatabase from "./BenchDatabase.js"
@@ -41,6 +41,9 @@ const main = async () => {
   const layer = Layer.mergeAll(
     Kit.layerAround(PgStore.layer(url, { maxConnections: 10 })),
     HttpCallbackTransport.layer,
+    // The server's SHA-256 and HMAC (callback signatures) and entropy, not the kit's Web Crypto ones.
+    NodeSecurity.layerSyncDigest,
+    NodeSecurity.layerCryptoEntropy,
     Layer.succeed(Clock.Clock)(manual.clock),
     // No spans recorded, as in the reference server without an OTLP endpoint (server/Telemetry.ts).
     Layer.succeed(References.TracerEnabled)(false),
