@@ -253,6 +253,12 @@ export const chargeOne = Traced.fn("Subscriptions.chargeOne")(function*(subscrip
 /** Claimed subscriptions charged at once by one run. */
 export const chargeConcurrency = 32
 
+/** A subscription a pass claimed, with how writing its attempt (with the others of its batch) ended. */
+interface Claimed {
+  readonly sub: Subscription.Subscription
+  readonly prepared: Exit.Exit<Option.Option<Charge.Charge>, Effect.Error<ReturnType<typeof prepareLocked>> | WriteConflict>
+}
+
 /** An outcome waiting to be booked with the others of its pass. */
 class Booking extends Request.Class<{ readonly outcome: Outcome }, Subscription.Subscription, Effect.Error<ReturnType<typeof recordLocked>>> {}
 
@@ -299,7 +305,7 @@ export const runDueCharges = Traced.fn("Subscriptions.runDueCharges")(function*(
     // that cannot be written with the others is written alone; its failure is that subscription's).
     const prepared = yield* atomicEach(claimed, (sub) => prepareLocked(sub.id))
     const more = all.length === config.batchSize && batch + 1 < chargeBatchesPerPass
-    return [claimed.map((sub, i) => ({ sub, prepared: prepared[i]! })), more ? Option.some(batch + 1) : Option.none<number>()] as const
+    return [claimed.map((sub, i): Claimed => ({ sub, prepared: prepared[i]! })), more ? Option.some(batch + 1) : Option.none<number>()] as const
   })
   // The pass's own resolvers, in its context (its test clock, its clock): no other pass shares them.
   const context = yield* Effect.context<Effect.Services<ReturnType<typeof recordLocked>> | Transactions>()
@@ -315,7 +321,7 @@ export const runDueCharges = Traced.fn("Subscriptions.runDueCharges")(function*(
     // reuses its pending attempt's idempotency key under the subscription's row lock, so the
     // acquirer replays rather than charges again. A failure of one subscription leaves it leased
     // and retried later; the others go on.
-    const charge = ({ sub, prepared: written }: { readonly sub: Subscription.Subscription; readonly prepared: Exit.Exit<Option.Option<Charge.Charge>, Effect.Error<ReturnType<typeof prepareLocked>> | WriteConflict> }) =>
+    const charge = ({ sub, prepared: written }: Claimed) =>
       Effect.gen(function*() {
         const prepared = yield* written
         if (Option.isNone(prepared)) return false
