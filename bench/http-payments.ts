@@ -5,7 +5,8 @@
  * The server is the built JavaScript (`node packages/server/dist/main.js`, as `./run start` runs it)
  * on a fresh database (`DATABASE_URL`'s server, else an embedded PostgreSQL started for the run).
  * autocannon drives it with `CONNECTIONS` connections for `SECONDS` seconds, each request a sandbox
- * payment with a fresh `X-Nonce` and `order_id`. Two phases:
+ * payment with a fresh `X-Nonce` and `order_id`, after 2 s of the same load unmeasured (each phase's
+ * server is a fresh process, whose code runs unoptimized at first). Three phases:
  *
  *   1. `PAYDESK_ENGINE=off`: the HTTP path alone;
  *   2. `PAYDESK_ENGINE=local` with the terminal's callbacks going to a loopback receiver: every
@@ -517,6 +518,9 @@ const main = async () => {
       // Phase 2: the local engine delivers every payment.created to the loopback receiver meanwhile.
       const engine = await startServer(databaseUrl, { PAYDESK_ENGINE: "local", PAYDESK_CALLBACK_ALLOW_PRIVATE: "1" }, engineProfileDir, inspected(2))
       try {
+        // Warmed as phases 1 and 3 are: a fresh process's request path runs unoptimized at first (the
+        // engine's is warmed by the backlog it drains, these payments' callbacks included, before the phase).
+        await drive(engine, merchant.apiKey, "engine-warm", 2)
         withEngine = await driveDelivering(receiver, engine, merchant.apiKey, "engine", "HTTP, local engine delivering", databaseUrl, undefined, 2)
       } finally {
         await engine.stop()
@@ -531,6 +535,7 @@ const main = async () => {
       let worker: Running | undefined
       try {
         worker = await startServer(databaseUrl, { PAYDESK_ENGINE: "local", PAYDESK_CALLBACK_ALLOW_PRIVATE: "1", PAYDESK_WORK_INTERVAL_MS: "50" }, engineProfileDir)
+        await drive(http, merchant.apiKey, "apart-warm", 2)
         apart = await driveDelivering(receiver, http, merchant.apiKey, "apart", "HTTP, engine in a second process (interval 50 ms)", databaseUrl, worker)
       } finally {
         await Promise.all([http.stop(), worker?.stop()])

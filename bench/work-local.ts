@@ -21,9 +21,13 @@
  * the local engine does: each charge's `payment.paid` is sent right after its booking commits, beside
  * the charging, and the drain is measured until the receiver has every one of them. The callbacks'
  * drain measures the passes alone (its payments are made before it, without the port).
+ *
+ * After it, as many callbacks again are drained through a transport that answers 200 at once without
+ * HTTP (`CallbackTransport` replaced for that drain only): the engine's CPU per callback without the
+ * send, so the difference is what the HTTP send costs the engine (undici, the sockets, their wakeups).
  */
 import { Clock, Context, Effect, Layer } from "effect"
-import { DeliveryHandoff, Payments, Work } from "@paydesk/core"
+import { CallbackTransport, DeliveryHandoff, Payments, Work } from "@paydesk/core"
 import { LocalHandoff } from "@paydesk/server"
 import * as BenchDatabase from "./BenchDatabase.js"
 import * as EngineKit from "./EngineKit.js"
@@ -39,6 +43,9 @@ const subscriptions = Number(process.env.SUBSCRIPTIONS ?? 200)
 const warmup = Number(process.env.WARMUP ?? 1000)
 const warmupSubscriptions = Number(process.env.WARMUP_SUBSCRIPTIONS ?? 200)
 const handoff = process.env.HANDOFF !== "0"
+
+/** A receiver's 200 at once, without HTTP. */
+const answeringAtOnce = CallbackTransport.of({ post: () => Effect.succeed({ statusCode: 200, latencyMs: 0 }) })
 
 const main = async () => {
   const { url, stop } = await BenchDatabase.open()
@@ -74,6 +81,9 @@ const main = async () => {
     const delivered = yield* Effect.promise(() => receiver.received())
     // Connections the receiver accepted during the drain (the pool's from the warm-up are kept).
     const opened = yield* Effect.promise(() => receiver.connections())
+    // The same drain again, the send replaced by an answer at once (no HTTP).
+    yield* payments("cb-no-http", callbacks)
+    const noHttp = yield* measured(Effect.provideService(Work.drain(1000), CallbackTransport, answeringAtOnce))
 
     yield* BenchSubscriptions.paidUp(merchant, principal, subscriptions)
     // The first payments' callbacks, the expiry of the callback phase's payments and the warm-up's
@@ -96,12 +106,15 @@ const main = async () => {
     const cpu = ProcessCpu.start(process.pid)
     const chargesDrain = yield* profiled("work-charges", measured(port === null ? chargesAndCallbacks : Effect.provideService(chargesAndCallbacks, DeliveryHandoff, port)))
     const spent = cpu.stop()
-    return { cold, coldDrain, delivered, opened, callbacksDrain, charges: chargesDrain.result.charges, chargesDrain, spent }
+    return { cold, coldDrain, delivered, opened, callbacksDrain, noHttp, charges: chargesDrain.result.charges, chargesDrain, spent }
   }).pipe(Effect.scoped, Effect.provideService(Clock.Clock, manual.clock), Effect.provide(kit))
 
-  const { cold, coldDrain, delivered, opened, callbacksDrain, charges, chargesDrain, spent } = await Effect.runPromise(program)
+  const { cold, coldDrain, delivered, opened, callbacksDrain, noHttp, charges, chargesDrain, spent } = await Effect.runPromise(program)
   if (cold > 0) console.log(`local engine, callbacks of the first drain (cold, the warm-up): ${(cold / coldDrain.seconds).toFixed(1)} delivered/s (${cold}), ${(coldDrain.cpuMicros / cold).toFixed(0)} µs of engine CPU each`)
   console.log(`local engine, callbacks: ${(delivered / callbacksDrain.seconds).toFixed(1)} delivered/s (${delivered} signed POSTs to a loopback receiver, ${opened} new connections), ${(callbacksDrain.cpuMicros / delivered).toFixed(0)} µs of engine CPU each`)
+  const bare = Math.max(1, noHttp.result.callbacks)
+  const kernel = (drain: { readonly cpu: { readonly system: number } }, n: number) => drain.cpu.system / Math.max(1, n)
+  console.log(`  the same without HTTP (a transport answering 200 at once): ${(bare / noHttp.seconds).toFixed(1)} callbacks/s (${bare}), ${(noHttp.cpuMicros / bare).toFixed(0)} µs of engine CPU each (${kernel(noHttp, bare).toFixed(0)} in the kernel); the send's share ${(callbacksDrain.cpuMicros / Math.max(1, delivered) - noHttp.cpuMicros / bare).toFixed(0)} µs (${(kernel(callbacksDrain, delivered) - kernel(noHttp, bare)).toFixed(0)} in the kernel)`)
   console.log(`local engine, due charges: ${(charges / chargesDrain.seconds).toFixed(1)} charges/s (${charges} charges, each with its payment, ledger entries and callback${handoff ? ", handed off" : ", through the passes"}), ${(chargesDrain.cpuMicros / charges).toFixed(0)} µs of engine CPU each`)
   console.log(`  beside them: ${ProcessCpu.besideEngine(spent, charges, "charge")}`)
   await receiver.close()
