@@ -10,7 +10,7 @@
  *
  *   ./run pnpm bench:work                 # embedded PostgreSQL (or DATABASE_URL)
  *   CALLBACKS=2000 SUBSCRIPTIONS=300 ./run pnpm bench:work
- *   PROFILE=1 ./run pnpm bench:work       # also writes CPU profiles of the two measured drains to bench/profiles/
+ *   PROFILE=1 ./run pnpm bench:work       # also writes CPU profiles of the measured drains to bench/profiles/ (callbacks, callbacks without HTTP, charges)
  *   PROFILE=1 PROFILE_INTERVAL_US=100 ./run pnpm bench:work   # the same, sampled every 100 µs (default 1000)
  *   BATCH=400 ./run pnpm bench:work       # PaydeskConfig.batchSize (records per claim; default 100)
  *   WARMUP=0 WARMUP_SUBSCRIPTIONS=0 ./run pnpm bench:work   # no warm-up (default 1000 and 200)
@@ -22,9 +22,11 @@
  * the charging, and the drain is measured until the receiver has every one of them. The callbacks'
  * drain measures the passes alone (its payments are made before it, without the port).
  *
- * After it, as many callbacks again are drained through a transport that answers 200 at once without
- * HTTP (`CallbackTransport` replaced for that drain only): the engine's CPU per callback without the
- * send, so the difference is what the HTTP send costs the engine (undici, the sockets, their wakeups).
+ * After it, as many callbacks again are drained through a transport that answers 200 after 0–2 ms
+ * without HTTP (`CallbackTransport` replaced for that drain only; a timer, so the answers come back
+ * spread over turns of the loop and the attempts' records are batched much as over HTTP): the
+ * engine's CPU per callback without the send, so the difference is about what the HTTP send costs
+ * the engine (undici, the sockets, their wakeups).
  */
 import { Clock, Context, Effect, Layer } from "effect"
 import { CallbackTransport, DeliveryHandoff, Payments, Work } from "@paydesk/core"
@@ -44,8 +46,10 @@ const warmup = Number(process.env.WARMUP ?? 1000)
 const warmupSubscriptions = Number(process.env.WARMUP_SUBSCRIPTIONS ?? 200)
 const handoff = process.env.HANDOFF !== "0"
 
-/** A receiver's 200 at once, without HTTP. */
-const answeringAtOnce = CallbackTransport.of({ post: () => Effect.succeed({ statusCode: 200, latencyMs: 0 }) })
+/** A receiver's 200 after 0–2 ms, without HTTP (as bench/charge-pass.ts's). */
+const answeringSoon = CallbackTransport.of({
+  post: () => Effect.promise(() => new Promise<{ statusCode: number; latencyMs: number }>((ok) => setTimeout(() => ok({ statusCode: 200, latencyMs: 1 }), Math.random() * 2)))
+})
 
 const main = async () => {
   const { url, stop } = await BenchDatabase.open()
@@ -81,12 +85,13 @@ const main = async () => {
     const delivered = yield* Effect.promise(() => receiver.received())
     // Connections the receiver accepted during the drain (the pool's from the warm-up are kept).
     const opened = yield* Effect.promise(() => receiver.connections())
-    // The same drain again, the send replaced by an answer at once (no HTTP).
+    // The same drain again, the send replaced by an answer without HTTP (profiled as the first, when
+    // PROFILE=1, so that the difference holds no profiler).
     yield* payments("cb-no-http", callbacks)
-    const noHttp = yield* measured(Effect.provideService(Work.drain(1000), CallbackTransport, answeringAtOnce))
+    const noHttp = yield* profiled("work-callbacks-no-http", measured(Effect.provideService(Work.drain(1000), CallbackTransport, answeringSoon)))
 
     yield* BenchSubscriptions.paidUp(merchant, principal, subscriptions)
-    // The first payments' callbacks, the expiry of the callback phase's payments and the warm-up's
+    // The first payments' callbacks, the expiry of the callback phases' payments (with their callbacks) and the warm-up's
     // charges (due on the 15th), outside the measurement.
     yield* manual.set(Date.parse("2026-02-27T07:00:00.000Z"))
     yield* Work.drain(1000)
@@ -112,9 +117,15 @@ const main = async () => {
   const { cold, coldDrain, delivered, opened, callbacksDrain, noHttp, charges, chargesDrain, spent } = await Effect.runPromise(program)
   if (cold > 0) console.log(`local engine, callbacks of the first drain (cold, the warm-up): ${(cold / coldDrain.seconds).toFixed(1)} delivered/s (${cold}), ${(coldDrain.cpuMicros / cold).toFixed(0)} µs of engine CPU each`)
   console.log(`local engine, callbacks: ${(delivered / callbacksDrain.seconds).toFixed(1)} delivered/s (${delivered} signed POSTs to a loopback receiver, ${opened} new connections), ${(callbacksDrain.cpuMicros / delivered).toFixed(0)} µs of engine CPU each`)
-  const bare = Math.max(1, noHttp.result.callbacks)
-  const kernel = (drain: { readonly cpu: { readonly system: number } }, n: number) => drain.cpu.system / Math.max(1, n)
-  console.log(`  the same without HTTP (a transport answering 200 at once): ${(bare / noHttp.seconds).toFixed(1)} callbacks/s (${bare}), ${(noHttp.cpuMicros / bare).toFixed(0)} µs of engine CPU each (${kernel(noHttp, bare).toFixed(0)} in the kernel); the send's share ${(callbacksDrain.cpuMicros / Math.max(1, delivered) - noHttp.cpuMicros / bare).toFixed(0)} µs (${(kernel(callbacksDrain, delivered) - kernel(noHttp, bare)).toFixed(0)} in the kernel)`)
+  const bare = noHttp.result.callbacks
+  const attempted = callbacksDrain.result.callbacks
+  if (bare > 0 && attempted > 0) {
+    const perCallback = (drain: { readonly cpu: { readonly user: number; readonly system: number } }, n: number) =>
+      ({ all: (drain.cpu.user + drain.cpu.system) / n, kernel: drain.cpu.system / n })
+    const withHttp = perCallback(callbacksDrain, attempted)
+    const without = perCallback(noHttp, bare)
+    console.log(`  the same without HTTP (a transport answering 200 after 0–2 ms): ${(bare / noHttp.seconds).toFixed(1)} callbacks/s (${bare}), ${without.all.toFixed(0)} µs of engine CPU each (${without.kernel.toFixed(0)} in the kernel); the send's share ${(withHttp.all - without.all).toFixed(0)} µs (${(withHttp.kernel - without.kernel).toFixed(0)} in the kernel)`)
+  }
   console.log(`local engine, due charges: ${(charges / chargesDrain.seconds).toFixed(1)} charges/s (${charges} charges, each with its payment, ledger entries and callback${handoff ? ", handed off" : ", through the passes"}), ${(chargesDrain.cpuMicros / charges).toFixed(0)} µs of engine CPU each`)
   console.log(`  beside them: ${ProcessCpu.besideEngine(spent, charges, "charge")}`)
   await receiver.close()
