@@ -2,8 +2,9 @@
  * Benchmark: `POST /api/v1/payments` over HTTP against the built reference server, next to `pgbench`
  * running the server's own SQL transaction on the same database in the same run, as a ratio.
  *
- * The server is the built JavaScript (`node packages/server/dist/main.js`, as `./run start` runs it)
- * on a fresh database (`DATABASE_URL`'s server, else an embedded PostgreSQL started for the run).
+ * The server is the built JavaScript (`node packages/server/dist/main.js`, as `./run start` runs it:
+ * its node flags, allocator settings and log level, `info` with a line per request, unless `LOG_LEVEL`
+ * is set) on a fresh database (`DATABASE_URL`'s server, else an embedded PostgreSQL started for the run).
  * autocannon drives it with `CONNECTIONS` connections for `SECONDS` seconds, each request a sandbox
  * payment with a fresh `X-Nonce` and `order_id`, after 2 s of the same load unmeasured (each phase's
  * server is a fresh process, whose code runs unoptimized at first). Three phases:
@@ -155,15 +156,27 @@ const startServer = async (databaseUrl: string, env: Record<string, string>, cpu
       PORT: String(port),
       HOST: "127.0.0.1",
       PAYDESK_ADMIN_TOKEN: adminToken,
-      LOG_LEVEL: "warn",
       ...serverEnv,
       ...env
     },
     stdio: ["ignore", "pipe", "pipe"]
   })
-  let output = ""
-  child.stdout!.on("data", (chunk: Buffer) => (output += chunk.toString()))
-  child.stderr!.on("data", (chunk: Buffer) => (output += chunk.toString()))
+  // The server's output: its start (the inspector's address, a failure to start) and its last lines, or
+  // all of it for SERVER_OUTPUT. At `./run start`'s log level (info, unless LOG_LEVEL says otherwise)
+  // it writes a line per request, tens of MB per phase, that this process should not hold.
+  let head = ""
+  let tail = ""
+  const keepAll = process.env.SERVER_OUTPUT !== undefined
+  const take = (chunk: Buffer) => {
+    if (head.length < 64 * 1024) head += chunk.toString()
+    else {
+      tail += chunk.toString()
+      if (!keepAll && tail.length > 512 * 1024) tail = tail.slice(-256 * 1024)
+    }
+  }
+  child.stdout!.on("data", take)
+  child.stderr!.on("data", take)
+  const output = () => head + tail
   let failed: Error | undefined
   // E.g. SERVER_CPUS without taskset on the machine.
   child.once("error", (error) => (failed = error))
@@ -174,7 +187,7 @@ const startServer = async (databaseUrl: string, env: Record<string, string>, cpu
     if (failed !== undefined) throw new Error(`the server could not be started: ${failed.message}`)
     if (child.exitCode !== null || Date.now() > deadline) {
       if (child.exitCode === null) child.kill("SIGKILL")
-      throw new Error(`the server did not start:\n${output}`)
+      throw new Error(`the server did not start:\n${output()}`)
     }
     const ready = await fetch(`${url}/health/ready`).then((r) => r.ok, () => false)
     if (ready) break
@@ -183,12 +196,12 @@ const startServer = async (databaseUrl: string, env: Record<string, string>, cpu
   return {
     url,
     process: child,
-    inspector: AllocationSampler.inspectorUrl(output),
+    inspector: AllocationSampler.inspectorUrl(output()),
     reference: !bare,
     stop: async () => {
       if (child.exitCode === null) child.kill("SIGTERM")
       await exited
-      if (process.env.SERVER_OUTPUT) writeFileSync(process.env.SERVER_OUTPUT, output)
+      if (process.env.SERVER_OUTPUT) writeFileSync(process.env.SERVER_OUTPUT, output())
     }
   }
 }

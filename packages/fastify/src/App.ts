@@ -13,7 +13,7 @@
  * `observe` receives each request's route, status and duration (for metrics).
  * `/health/live`, `/health/ready` and `/metrics` come from `HostRoutes`.
  */
-import Fastify, { type FastifyInstance, type FastifyRequest, type FastifyServerOptions } from "fastify"
+import Fastify, { type FastifyInstance, LogController, type FastifyRequest, type FastifyServerOptions } from "fastify"
 import formbody from "@fastify/formbody"
 import rateLimit from "@fastify/rate-limit"
 import { randomUUID } from "node:crypto"
@@ -117,6 +117,20 @@ const withRedaction = (logger: FastifyServerOptions["logger"]): NonNullable<Fast
   return { ...options, serializers: { ...options.serializers, req: requestLog as never } }
 }
 
+/**
+ * The request log in one line per request, written when it is answered: the request (method, path,
+ * host, client), the status and the time taken. Fastify writes two (one on arrival, one at the
+ * answer), each a write to stdout; Fastify's other lines (errors, 404s, aborted streams) are kept.
+ */
+class OneLineRequestLog extends LogController {
+  override incomingRequest(): void {}
+  override requestCompleted(error: Error | null | undefined, request: FastifyRequest, reply: { readonly log: FastifyRequest["log"]; readonly elapsedTime: number }): void {
+    if (this.isLogDisabled(request)) return
+    if (error) reply.log.error({ req: request, res: reply, err: error, responseTime: reply.elapsedTime }, "request errored")
+    else reply.log.info({ req: request, res: reply, responseTime: reply.elapsedTime }, "request completed")
+  }
+}
+
 const invalidBody = (message: string) => Object.assign(new Error(message), { statusCode: 400, code: "invalid_json_body" })
 
 
@@ -126,6 +140,7 @@ export const build = async (options: Options): Promise<FastifyInstance> => {
   const trustProxy = options.trustProxy === undefined || options.trustProxy.length === 0 ? false : [...options.trustProxy]
   const app = Fastify({
     logger: withRedaction(options.logger),
+    logController: new OneLineRequestLog(),
     bodyLimit,
     genReqId: () => `req_${randomUUID().replaceAll("-", "")}`,
     return503OnClosing: true,

@@ -33,6 +33,28 @@ describe("request log", () => {
     expect(log).not.toContain(token)
     expect(log).not.toContain("some-secret-token")
   })
+
+  it("is one line per request, written at the answer, with the request, its status and time", async () => {
+    const lines: Array<string> = []
+    t = await make({ logger: { level: "info", stream: { write: (line: string) => void lines.push(line) } } })
+    const merchant = await t.merchant()
+    lines.length = 0
+    const created = await t.app.inject({ method: "POST", url: "/api/v1/payments", headers: keyHeaders(merchant.apiKey), payload: { amount: "10", order_id: "one-line", test: true } })
+    expect(created.statusCode).toBe(201)
+    const entries = lines.map((line) => JSON.parse(line) as Record<string, any>)
+    const mine = entries.filter((entry) => entry.reqId === created.headers["x-request-id"])
+    expect(mine).toHaveLength(1)
+    expect(mine[0]).toMatchObject({ level: 30, msg: "request completed", req: { method: "POST", url: "/api/v1/payments" }, res: { statusCode: 201 } })
+    expect(mine[0]!.responseTime).toBeGreaterThan(0)
+    expect(entries.some((entry) => entry.msg === "incoming request")).toBe(false)
+    // A refused request has its line too, with its status.
+    lines.length = 0
+    const missing = await t.app.inject({ method: "GET", url: "/no/such/route" })
+    expect(missing.statusCode).toBe(404)
+    const notFound = lines.map((line) => JSON.parse(line) as Record<string, any>).filter((entry) => entry.reqId === missing.headers["x-request-id"])
+    expect(notFound).toHaveLength(1)
+    expect(notFound[0]).toMatchObject({ msg: "request completed", req: { method: "GET", url: "/no/such/route" }, res: { statusCode: 404 } })
+  })
 })
 
 describe("login limits", () => {
