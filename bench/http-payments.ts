@@ -61,9 +61,9 @@ import { Effect } from "effect"
 import { SqlClient } from "effect/sql"
 import { PgStore } from "@paydesk/sql-pg"
 import { spawn, type ChildProcess } from "node:child_process"
-import { mkdirSync, readFileSync, writeFileSync } from "node:fs"
+import { closeSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { createServer } from "node:net"
-import { getPriority, setPriority } from "node:os"
+import { getPriority, setPriority, tmpdir } from "node:os"
 import { join, resolve } from "node:path"
 import * as BenchDatabase from "./BenchDatabase.js"
 import { creationScript } from "./CreationScript.js"
@@ -148,6 +148,9 @@ const startServer = async (databaseUrl: string, env: Record<string, string>, cpu
   const main = bare ? join(root, "bench", "bare-route.ts") : process.env.SERVER_MAIN ?? join(root, "packages/server/dist/main.js")
   // SERVER_CPUS: the servers on those CPUs only (taskset's list), to see the server with cores of its own.
   const cpus = process.env.SERVER_CPUS
+  const logDir = mkdtempSync(join(tmpdir(), "paydesk-bench-server-"))
+  const logFile = join(logDir, "stdout.log")
+  const logFd = openSync(logFile, "w")
   const child = spawn(cpus === undefined ? process.execPath : "taskset", [...(cpus === undefined ? [] : ["-c", cpus, process.execPath]), ...flags, main], {
     cwd: root,
     env: {
@@ -159,24 +162,22 @@ const startServer = async (databaseUrl: string, env: Record<string, string>, cpu
       ...serverEnv,
       ...env
     },
-    stdio: ["ignore", "pipe", "pipe"]
+    // stdout (the server's log: at `./run start`'s level, info unless LOG_LEVEL says otherwise, a line
+    // per request, tens of MB a phase) to a file, so that no reader in this process (autocannon's)
+    // spends its CPU on it; stderr (the inspector's address, warnings) to this process.
+    stdio: ["ignore", logFd, "pipe"]
   })
-  // The server's output: its start (the inspector's address, a failure to start) and its last lines, or
-  // all of it for SERVER_OUTPUT. At `./run start`'s log level (info, unless LOG_LEVEL says otherwise)
-  // it writes a line per request, tens of MB per phase, that this process should not hold.
-  let head = ""
-  let tail = ""
-  const keepAll = process.env.SERVER_OUTPUT !== undefined
-  const take = (chunk: Buffer) => {
-    if (head.length < 64 * 1024) head += chunk.toString()
-    else {
-      tail += chunk.toString()
-      if (!keepAll && tail.length > 512 * 1024) tail = tail.slice(-256 * 1024)
-    }
+  closeSync(logFd)
+  let errors = ""
+  child.stderr!.on("data", (chunk: Buffer) => (errors += chunk.toString()))
+  /** stderr, and the log's first 64 KiB and last 256 KiB (all of it when `whole`). */
+  const output = (whole = false) => {
+    const log = readFileSync(logFile)
+    const text = whole || log.length <= 320 * 1024
+      ? log.toString()
+      : `${log.subarray(0, 64 * 1024).toString()}\n[… ${log.length - 320 * 1024} bytes of the log left out …]\n${log.subarray(-256 * 1024).toString()}`
+    return errors + text
   }
-  child.stdout!.on("data", take)
-  child.stderr!.on("data", take)
-  const output = () => head + tail
   let failed: Error | undefined
   // E.g. SERVER_CPUS without taskset on the machine.
   child.once("error", (error) => (failed = error))
@@ -196,12 +197,13 @@ const startServer = async (databaseUrl: string, env: Record<string, string>, cpu
   return {
     url,
     process: child,
-    inspector: AllocationSampler.inspectorUrl(output()),
+    inspector: AllocationSampler.inspectorUrl(errors),
     reference: !bare,
     stop: async () => {
       if (child.exitCode === null) child.kill("SIGTERM")
       await exited
-      if (process.env.SERVER_OUTPUT) writeFileSync(process.env.SERVER_OUTPUT, output())
+      if (process.env.SERVER_OUTPUT) writeFileSync(process.env.SERVER_OUTPUT, output(true))
+      rmSync(logDir, { recursive: true, force: true })
     }
   }
 }

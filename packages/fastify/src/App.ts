@@ -13,7 +13,7 @@
  * `observe` receives each request's route, status and duration (for metrics).
  * `/health/live`, `/health/ready` and `/metrics` come from `HostRoutes`.
  */
-import Fastify, { type FastifyInstance, LogController, type FastifyRequest, type FastifyServerOptions } from "fastify"
+import Fastify, { type FastifyInstance, type FastifyReply, LogController, type FastifyRequest, type FastifyServerOptions } from "fastify"
 import formbody from "@fastify/formbody"
 import rateLimit from "@fastify/rate-limit"
 import { randomUUID } from "node:crypto"
@@ -120,11 +120,19 @@ const withRedaction = (logger: FastifyServerOptions["logger"]): NonNullable<Fast
 /**
  * The request log in one line per request, written when it is answered: the request (method, path,
  * host, client), the status and the time taken. Fastify writes two (one on arrival, one at the
- * answer), each a write to stdout; Fastify's other lines (errors, 404s, aborted streams) are kept.
+ * answer), each a write to stdout; its other lines (errors, aborted streams) are kept, and a request
+ * whose client leaves before the answer gets a line of its own (the `onRequestAbort` hook in `build`).
+ * (With a controller of its own, Fastify ignores its `disableRequestLogging` and `requestIdLogLabel`
+ * options: set them on this controller instead.)
  */
 class OneLineRequestLog extends LogController {
-  override incomingRequest(): void {}
-  override requestCompleted(error: Error | null | undefined, request: FastifyRequest, reply: { readonly log: FastifyRequest["log"]; readonly elapsedTime: number }): void {
+  override incomingRequest(request: FastifyRequest): void {
+    // The client's address is read while the connection is open: Node keeps it on the socket, so a
+    // line written after the socket is gone (a client that left, a connection closed with the answer)
+    // still names the client.
+    void request.raw.socket?.remoteAddress
+  }
+  override requestCompleted(error: Error | null | undefined, request: FastifyRequest, reply: FastifyReply): void {
     if (this.isLogDisabled(request)) return
     if (error) reply.log.error({ req: request, res: reply, err: error, responseTime: reply.elapsedTime }, "request errored")
     else reply.log.info({ req: request, res: reply, responseTime: reply.elapsedTime }, "request completed")
@@ -207,6 +215,12 @@ export const build = async (options: Options): Promise<FastifyInstance> => {
     options.observe?.({ method: request.method, route: request.routeOptions.url ?? "unmatched", status: reply.statusCode, seconds: reply.elapsedTime / 1000 })
     if (closed === undefined) return done()
     Promise.resolve(closed).then(() => done(), done)
+  })
+
+  // A request whose client left before its answer: no answer, so no line from the log controller.
+  app.addHook("onRequestAbort", (request, done) => {
+    request.log.info({ req: request }, "request aborted")
+    done()
   })
 
   app.addHook("onSend", (request, reply, payload, done) => {

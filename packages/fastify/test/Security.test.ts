@@ -3,8 +3,10 @@
  * log, login limits that lift when their window ends (no long lock-out), the strict JSON scanner,
  * constant-time `csrf_token` checks, and the documented shapes of the credential answers.
  */
-import { afterEach, describe, expect, it } from "vitest"
+import { afterEach, describe, expect, it, vi } from "vitest"
 import { readdirSync, readFileSync } from "node:fs"
+import * as http from "node:http"
+import * as net from "node:net"
 import { join } from "node:path"
 import { Kit } from "@paydesk/testkit"
 import * as StrictJson from "../src/StrictJson.js"
@@ -54,6 +56,41 @@ describe("request log", () => {
     const notFound = lines.map((line) => JSON.parse(line) as Record<string, any>).filter((entry) => entry.reqId === missing.headers["x-request-id"])
     expect(notFound).toHaveLength(1)
     expect(notFound[0]).toMatchObject({ msg: "request completed", req: { method: "GET", url: "/no/such/route" }, res: { statusCode: 404 } })
+  })
+
+  it("names the client over a connection closed with the answer, and logs a request its client left", async () => {
+    const lines: Array<string> = []
+    t = await make({ logger: { level: "info", stream: { write: (line: string) => void lines.push(line) } } })
+    const merchant = await t.merchant()
+    const address = await t.app.listen({ port: 0, host: "127.0.0.1" })
+    const { port } = new URL(address)
+    // Connection: close (as a reverse proxy's requests often are): the line still names the client.
+    const body = JSON.stringify({ amount: "10", order_id: "closed-1", test: true })
+    const answered = await new Promise<{ status: number; id: string }>((resolve, reject) => {
+      const request = http.request({ host: "127.0.0.1", port, method: "POST", path: "/api/v1/payments", agent: false,
+        headers: { ...keyHeaders(merchant.apiKey), "content-type": "application/json", "content-length": Buffer.byteLength(body), connection: "close" } }, (response) => {
+        response.resume()
+        response.on("end", () => resolve({ status: response.statusCode!, id: String(response.headers["x-request-id"]) }))
+      })
+      request.on("error", reject)
+      request.end(body)
+    })
+    expect(answered.status).toBe(201)
+    await vi.waitFor(() => expect(lines.some((line) => line.includes(answered.id))).toBe(true))
+    const line = lines.map((l) => JSON.parse(l) as Record<string, any>).find((entry) => entry.reqId === answered.id)!
+    expect(line).toMatchObject({ msg: "request completed", req: { method: "POST", url: "/api/v1/payments", remoteAddress: "127.0.0.1" }, res: { statusCode: 201 } })
+    expect(line.req.remotePort).toBeGreaterThan(0)
+    // A client that leaves before its body is in: no answer, and a line saying so, which names the
+    // client although its socket is gone by then (read on arrival).
+    lines.length = 0
+    const socket = net.connect({ host: "127.0.0.1", port: Number(port) })
+    await new Promise<void>((resolve) => socket.once("connect", () => resolve()))
+    socket.write(`POST /api/v1/payments HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-type: application/json\r\ncontent-length: 1000\r\n\r\n{"amount":`)
+    await new Promise((resolve) => setTimeout(resolve, 50))
+    socket.destroy()
+    await vi.waitFor(() => expect(lines.some((l) => l.includes("request aborted"))).toBe(true))
+    expect(JSON.parse(lines.find((l) => l.includes("request aborted"))!)).toMatchObject({ level: 30, req: { method: "POST", url: "/api/v1/payments", remoteAddress: "127.0.0.1" } })
+    expect(lines.some((l) => l.includes("request completed"))).toBe(false)
   })
 })
 
