@@ -5,7 +5,8 @@
  * `StrictJson.maxDepth` levels, no duplicate keys); no text with a NUL character reaches a use case
  * (body, path or query: 400). Every response carries `x-request-id` and
  * `x-content-type-options: nosniff`; API answers carry `cache-control: no-store`. The request log
- * shows payer-page paths with their token replaced (`/public/payments/[redacted]`).
+ * is one line per request, at its answer (`OneLineRequestLog`), and shows payer-page paths with their
+ * token replaced (`/public/payments/[redacted]`).
  *
  * Every request is a server span on the host's tracer (`METHOD route`, with the OpenTelemetry HTTP
  * attributes; a W3C `traceparent` header continues the caller's trace), the parent of the spans of
