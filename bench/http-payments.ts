@@ -185,10 +185,15 @@ const startServer = async (databaseUrl: string, env: Record<string, string>, cpu
   const url = `http://127.0.0.1:${port}`
   const deadline = Date.now() + 60_000
   for (;;) {
-    if (failed !== undefined) throw new Error(`the server could not be started: ${failed.message}`)
+    if (failed !== undefined) {
+      rmSync(logDir, { recursive: true, force: true })
+      throw new Error(`the server could not be started: ${failed.message}`)
+    }
     if (child.exitCode !== null || Date.now() > deadline) {
       if (child.exitCode === null) child.kill("SIGKILL")
-      throw new Error(`the server did not start:\n${output()}`)
+      const text = output()
+      rmSync(logDir, { recursive: true, force: true })
+      throw new Error(`the server did not start:\n${text}`)
     }
     const ready = await fetch(`${url}/health/ready`).then((r) => r.ok, () => false)
     if (ready) break

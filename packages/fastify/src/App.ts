@@ -121,20 +121,34 @@ const withRedaction = (logger: FastifyServerOptions["logger"]): NonNullable<Fast
 /**
  * The request log in one line per request, written when it is answered: the request (method, path,
  * host, client), the status and the time taken. Fastify writes two (one on arrival, one at the
- * answer), each a write to stdout; its other lines (errors, aborted streams) are kept, and a request
- * whose client leaves before the answer gets a line of its own (the `onRequestAbort` hook in `build`).
+ * answer), each a write to stdout; its other lines (errors, aborted streams) are kept. A request
+ * that ends without its answer (the client left while its body came in or while it was handled, the
+ * connection broke) gets a line of its own, `request aborted`, when its connection closes.
  * (With a controller of its own, Fastify ignores its `disableRequestLogging` and `requestIdLogLabel`
  * options: set them on this controller instead.)
  */
 class OneLineRequestLog extends LogController {
-  override incomingRequest(request: FastifyRequest): void {
+  /** The requests whose answer (or its failure) was logged. */
+  readonly #answered = new WeakSet<FastifyRequest>()
+  override incomingRequest(request: FastifyRequest, reply: FastifyReply): void {
     // The client's address is read while the connection is open: Node keeps it on the socket, so a
     // line written after the socket is gone (a client that left, a connection closed with the answer)
     // still names the client.
     void request.raw.socket?.remoteAddress
+    if (this.isLogDisabled(request)) return
+    reply.raw.once("close", () => {
+      if (reply.raw.writableFinished) return
+      // Not sent in full when its connection closed. An answer that is finishing (Fastify's `inject`
+      // closes before it finishes) is logged by `requestCompleted` first; a request left without its
+      // answer is logged here, once the turn is over.
+      setImmediate(() => {
+        if (!this.#answered.has(request)) request.log.info({ req: request, responseTime: reply.elapsedTime }, "request aborted")
+      })
+    })
   }
   override requestCompleted(error: Error | null | undefined, request: FastifyRequest, reply: FastifyReply): void {
     if (this.isLogDisabled(request)) return
+    this.#answered.add(request)
     if (error) reply.log.error({ req: request, res: reply, err: error, responseTime: reply.elapsedTime }, "request errored")
     else reply.log.info({ req: request, res: reply, responseTime: reply.elapsedTime }, "request completed")
   }
@@ -216,12 +230,6 @@ export const build = async (options: Options): Promise<FastifyInstance> => {
     options.observe?.({ method: request.method, route: request.routeOptions.url ?? "unmatched", status: reply.statusCode, seconds: reply.elapsedTime / 1000 })
     if (closed === undefined) return done()
     Promise.resolve(closed).then(() => done(), done)
-  })
-
-  // A request whose client left before its answer: no answer, so no line from the log controller.
-  app.addHook("onRequestAbort", (request, done) => {
-    request.log.info({ req: request }, "request aborted")
-    done()
   })
 
   app.addHook("onSend", (request, reply, payload, done) => {

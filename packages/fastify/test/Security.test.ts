@@ -61,10 +61,16 @@ describe("request log", () => {
   it("names the client over a connection closed with the answer, and logs a request its client left", async () => {
     const lines: Array<string> = []
     t = await make({ logger: { level: "info", stream: { write: (line: string) => void lines.push(line) } } })
+    // A route that takes its time, for a client that leaves while it is handled.
+    t.app.post("/test-only/slow", async (_request, reply) => {
+      await new Promise((resolve) => setTimeout(resolve, 300))
+      return reply.code(204).send()
+    })
     const merchant = await t.merchant()
     const address = await t.app.listen({ port: 0, host: "127.0.0.1" })
     const { port } = new URL(address)
-    // Connection: close (as a reverse proxy's requests often are): the line still names the client.
+    // Connection: close (as a reverse proxy's requests often are): the line names the client. (Here the
+    // line is written before the socket closes; the lines after it test the address read on arrival.)
     const body = JSON.stringify({ amount: "10", order_id: "closed-1", test: true })
     const answered = await new Promise<{ status: number; id: string }>((resolve, reject) => {
       const request = http.request({ host: "127.0.0.1", port, method: "POST", path: "/api/v1/payments", agent: false,
@@ -91,6 +97,18 @@ describe("request log", () => {
     await vi.waitFor(() => expect(lines.some((l) => l.includes("request aborted"))).toBe(true))
     expect(JSON.parse(lines.find((l) => l.includes("request aborted"))!)).toMatchObject({ level: 30, req: { method: "POST", url: "/api/v1/payments", remoteAddress: "127.0.0.1" } })
     expect(lines.some((l) => l.includes("request completed"))).toBe(false)
+    // A client that sent its whole request and leaves while it is handled: a line too, once.
+    lines.length = 0
+    const impatient = net.connect({ host: "127.0.0.1", port: Number(port) })
+    await new Promise<void>((resolve) => impatient.once("connect", () => resolve()))
+    impatient.write("POST /test-only/slow HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-type: application/json\r\ncontent-length: 2\r\n\r\n{}")
+    await new Promise((resolve) => setTimeout(resolve, 50))
+    impatient.destroy()
+    await vi.waitFor(() => expect(lines.some((l) => l.includes("request aborted"))).toBe(true))
+    await new Promise((resolve) => setTimeout(resolve, 400))
+    const left = lines.map((l) => JSON.parse(l) as Record<string, any>).filter((entry) => entry.req?.url === "/test-only/slow")
+    expect(left.map((entry) => entry.msg)).toEqual(["request aborted"])
+    expect(left[0]).toMatchObject({ level: 30, req: { method: "POST", remoteAddress: "127.0.0.1" } })
   })
 })
 
