@@ -151,6 +151,7 @@ const startServer = async (databaseUrl: string, env: Record<string, string>, cpu
   const logDir = mkdtempSync(join(tmpdir(), "paydesk-bench-server-"))
   const logFile = join(logDir, "stdout.log")
   const logFd = openSync(logFile, "w")
+  const removeLog = () => rmSync(logDir, { recursive: true, force: true })
   const child = spawn(cpus === undefined ? process.execPath : "taskset", [...(cpus === undefined ? [] : ["-c", cpus, process.execPath]), ...flags, main], {
     cwd: root,
     env: {
@@ -186,13 +187,13 @@ const startServer = async (databaseUrl: string, env: Record<string, string>, cpu
   const deadline = Date.now() + 60_000
   for (;;) {
     if (failed !== undefined) {
-      rmSync(logDir, { recursive: true, force: true })
+      removeLog()
       throw new Error(`the server could not be started: ${failed.message}`)
     }
     if (child.exitCode !== null || Date.now() > deadline) {
       if (child.exitCode === null) child.kill("SIGKILL")
       const text = output()
-      rmSync(logDir, { recursive: true, force: true })
+      removeLog()
       throw new Error(`the server did not start:\n${text}`)
     }
     const ready = await fetch(`${url}/health/ready`).then((r) => r.ok, () => false)
@@ -208,7 +209,7 @@ const startServer = async (databaseUrl: string, env: Record<string, string>, cpu
       if (child.exitCode === null) child.kill("SIGTERM")
       await exited
       if (process.env.SERVER_OUTPUT) writeFileSync(process.env.SERVER_OUTPUT, output(true))
-      rmSync(logDir, { recursive: true, force: true })
+      removeLog()
     }
   }
 }
