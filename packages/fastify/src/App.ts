@@ -11,7 +11,9 @@
  * Every request is a server span on the host's tracer (`METHOD route`, with the OpenTelemetry HTTP
  * attributes; a W3C `traceparent` header continues the caller's trace), the parent of the spans of
  * the use case it runs, when the host records spans (Effect's `TracerEnabled`, asked once);
- * `observe` receives each request's route, status and duration (for metrics).
+ * `observe` receives each request's route, status and duration (for metrics), once: at its answer, or
+ * with status 499 when its client left before the answer was sent (the span then ends too, with
+ * `error.type` `aborted`). `requestsInFlight(app)` counts the requests arrived and not yet so ended.
  * `/health/live`, `/health/ready` and `/metrics` come from `HostRoutes`.
  */
 import Fastify, { type FastifyInstance, type FastifyReply, LogController, type FastifyRequest, type FastifyServerOptions } from "fastify"
@@ -51,9 +53,17 @@ export interface Sample {
   readonly method: string
   /** The route's pattern (`/api/v1/payments/:paymentID`), or `unmatched`. */
   readonly route: string
+  /** The answer's status, or `abortedStatus` for a request its client left before the answer was sent. */
   readonly status: number
   readonly seconds: number
 }
+
+/**
+ * The status a request is observed with when its connection closed before its answer was sent (the
+ * client left, or the connection broke): nginx's "client closed request", so that such requests show
+ * in the request metrics apart from the answered ones.
+ */
+export const abortedStatus = 499
 
 /** Options of `build`. */
 export interface Options {
@@ -99,6 +109,14 @@ const registered = new WeakMap<FastifyInstance, Array<RouteEntry>>()
 
 /** The routes `build` registered on `app` (without Fastify's automatic HEAD routes), for the contract tests. */
 export const routesOf = (app: FastifyInstance): ReadonlyArray<RouteEntry> => registered.get(app) ?? []
+
+const inFlight = new WeakMap<FastifyInstance, { count: number }>()
+
+/**
+ * The requests `app` (made by `build`) is handling now: arrived (past routing) and not yet answered
+ * or left by their client (for the host's metrics).
+ */
+export const requestsInFlight = (app: FastifyInstance): number => inFlight.get(app)?.count ?? 0
 
 /** A request path with the payer pages' tokens replaced, for logs. */
 export const redactUrl = (url: string): string => url.replace(/\/public\/(payments|subscriptions)\/[^/?#]+/g, "/public/$1/[redacted]")
@@ -181,6 +199,11 @@ export const build = async (options: Options): Promise<FastifyInstance> => {
 
   // The request's server span, opened on the host's tracer and clock, closed with the status.
   app.decorateRequest("paydeskSpan", null)
+  // Where the request is: 0 not arrived (an answer before `onRequest`, such as a 503 while closing),
+  // 1 arrived and counted in flight, 2 ended (answered or left by its client; observed once).
+  app.decorateRequest("paydeskStage", 0)
+  const counter = { count: 0 }
+  inFlight.set(app, counter)
   // Whether the host records spans, asked of its runner at the first request. When it does not, no
   // request span is opened: a span nobody records would cost every request two fibers and garbage.
   let tracing: boolean | undefined
@@ -192,6 +215,12 @@ export const build = async (options: Options): Promise<FastifyInstance> => {
       tracing = Exit.isFailure(enabled) || enabled.value
     }
     return tracing
+  }
+  const endSpan = (span: Tracer.Span, status: number | null) => {
+    if (status === null) span.attribute("error.type", "aborted")
+    else span.attribute("http.response.status_code", status)
+    const exit = status !== null && status >= 500 ? Exit.fail(`HTTP ${status}`) : Exit.void
+    return Runner.runExit(options.runtime, Effect.clockWith((clock) => Effect.sync(() => span.end(clock.currentTimeNanosUnsafe(), exit))))
   }
   const openSpan = async (request: FastifyRequest) => {
     if (!(await recordsSpans())) return
@@ -209,25 +238,46 @@ export const build = async (options: Options): Promise<FastifyInstance> => {
         "paydesk.request_id": request.id
       }
     }))
-    if (Exit.isSuccess(opened)) request.paydeskSpan = opened.value
+    if (Exit.isFailure(opened)) return
+    // A client that left while the span was being opened (the first request asks the runner first).
+    if (request.paydeskStage === 2) await endSpan(opened.value, null)
+    else request.paydeskSpan = opened.value
   }
-  const closeSpan = (span: Tracer.Span, status: number) => {
-    span.attribute("http.response.status_code", status)
-    const exit = status >= 500 ? Exit.fail(`HTTP ${status}`) : Exit.void
-    return Runner.runExit(options.runtime, Effect.clockWith((clock) => Effect.sync(() => span.end(clock.currentTimeNanosUnsafe(), exit))))
+  /** Ends the request once (status null: its client left before the answer): its span, the count in flight, `observe`. */
+  const ended = (request: FastifyRequest, status: number | null, seconds: number) => {
+    if (request.paydeskStage === 2) return undefined
+    if (request.paydeskStage === 1) counter.count--
+    request.paydeskStage = 2
+    // The span is ended first: an observer that throws leaves no span open.
+    const span = request.paydeskSpan
+    request.paydeskSpan = null
+    const closed = span === null ? undefined : endSpan(span, status)
+    options.observe?.({ method: request.method, route: request.routeOptions.url ?? "unmatched", status: status ?? abortedStatus, seconds })
+    return closed
   }
   // The hooks every request passes take Fastify's callback form: an async hook costs a promise and
   // a microtask turn per request even when it has nothing to wait for.
-  app.addHook("onRequest", (request, _reply, done) => {
+  app.addHook("onRequest", (request, reply, done) => {
+    request.paydeskStage = 1
+    counter.count++
+    // A request whose connection closes before its answer is sent never reaches `onResponse`. An
+    // answer that is finishing (Fastify's `inject` closes before it finishes) reaches it first.
+    reply.raw.once("close", () => {
+      if (reply.raw.writableFinished) return
+      setImmediate(() => {
+        try {
+          const closed = ended(request, null, reply.elapsedTime / 1000)
+          if (closed !== undefined) Promise.resolve(closed).catch((cause) => request.log.error({ err: cause }, "request span not ended"))
+        } catch (cause) {
+          request.log.error({ err: cause }, "observing an aborted request failed")
+        }
+      })
+    })
     if (tracing === false) return done()
     openSpan(request).then(() => done(), done)
   })
   app.addHook("onResponse", (request, reply, done) => {
-    // The span is ended first: an observer that throws (Fastify logs it) leaves no span open.
-    const span = request.paydeskSpan
-    request.paydeskSpan = null
-    const closed = span === null ? undefined : closeSpan(span, reply.statusCode)
-    options.observe?.({ method: request.method, route: request.routeOptions.url ?? "unmatched", status: reply.statusCode, seconds: reply.elapsedTime / 1000 })
+    const closed = ended(request, reply.statusCode, reply.elapsedTime / 1000)
     if (closed === undefined) return done()
     Promise.resolve(closed).then(() => done(), done)
   })

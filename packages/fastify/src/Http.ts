@@ -14,6 +14,8 @@ declare module "fastify" {
   interface FastifyRequest {
     /** The request's server span (the parent of its use case's spans), once the app opened it. */
     paydeskSpan: Tracer.Span | null
+    /** 0 before `onRequest`, 1 arrived (counted in flight), 2 ended: answered or left by its client (see `App`). */
+    paydeskStage: 0 | 1 | 2
   }
 }
 

@@ -1,11 +1,14 @@
 /**
  * The deployment's routes and request tracing: liveness, readiness from the host's checks (503
  * naming the failed one, or the probe's error), `/metrics` behind the operator token, every
- * request observed with its route pattern, and each request a server span that parents its use
- * case's spans (a `traceparent` header continues the caller's trace) when the host records spans,
- * and none when it does not.
+ * request observed once with its route pattern (499 when its client left before the answer), the
+ * requests in flight counted, and each request a server span that parents its use case's spans (a
+ * `traceparent` header continues the caller's trace) when the host records spans, and none when it
+ * does not.
  */
-import { afterEach, describe, expect, it } from "vitest"
+import { afterEach, describe, expect, it, vi } from "vitest"
+import * as net from "node:net"
+import type { FastifyInstance } from "fastify"
 import { Layer, ManagedRuntime, Option, References, Tracer } from "effect"
 import { Kit, RecordingTracer } from "@paydesk/testkit"
 import * as App from "../src/App.js"
@@ -22,6 +25,26 @@ const fresh = async (options: Partial<App.Options>): Promise<TestApp> => {
   const t = await make(options)
   closers.push(t.close)
   return t
+}
+
+/** A route answering after `ms` (for a client that leaves while it is handled); `started` resolves as it runs. */
+const slowRoute = (app: FastifyInstance, ms: number) => {
+  let started = Promise.withResolvers<void>()
+  app.post("/test-only/slow", async (_request, reply) => {
+    started.resolve()
+    await new Promise((resolve) => setTimeout(resolve, ms))
+    return reply.code(204).send()
+  })
+  return { started: () => started.promise, reset: () => void (started = Promise.withResolvers<void>()) }
+}
+
+/** Sends `head` (and no more) on a fresh connection to `app` (listening), and returns the socket. */
+const rawRequest = async (address: string, head: string) => {
+  const { port } = new URL(address)
+  const socket = net.connect({ host: "127.0.0.1", port: Number(port) })
+  await new Promise<void>((resolve) => socket.once("connect", () => resolve()))
+  socket.write(head)
+  return socket
 }
 
 describe("health and metrics routes", () => {
@@ -64,6 +87,46 @@ describe("health and metrics routes", () => {
       { method: "GET", route: "unmatched", status: 404 }
     ])
     for (const s of samples) expect(s.seconds).toBeGreaterThanOrEqual(0)
+  })
+
+  it("observes a request its client left once, with status 499, and counts the requests in flight", async () => {
+    const samples: Array<App.Sample> = []
+    const t = await fresh({ observe: (sample) => samples.push(sample) })
+    const slow = slowRoute(t.app, 300)
+    const address = await t.app.listen({ port: 0, host: "127.0.0.1" })
+    expect(App.requestsInFlight(t.app)).toBe(0)
+    const answered = await fetch(`${address}/health/live`)
+    expect(answered.status).toBe(200)
+    await vi.waitFor(() => expect(samples).toHaveLength(1))
+    expect(App.requestsInFlight(t.app)).toBe(0)
+
+    // Left while it is handled: in flight until the client leaves, then one sample, 499.
+    const impatient = await rawRequest(address, "POST /test-only/slow HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-type: application/json\r\ncontent-length: 2\r\n\r\n{}")
+    await slow.started()
+    expect(App.requestsInFlight(t.app)).toBe(1)
+    impatient.destroy()
+    await vi.waitFor(() => expect(samples).toHaveLength(2))
+    expect(samples[1]).toMatchObject({ method: "POST", route: "/test-only/slow", status: App.abortedStatus })
+    expect(samples[1]!.seconds).toBeGreaterThanOrEqual(0)
+    expect(App.requestsInFlight(t.app)).toBe(0)
+    // The handler ends later and answers a closed connection: not observed again.
+    await new Promise((resolve) => setTimeout(resolve, 400))
+    expect(samples).toHaveLength(2)
+
+    // Left while its body comes in: the same.
+    const halfway = await rawRequest(address, "POST /api/v1/payments HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-type: application/json\r\ncontent-length: 1000\r\n\r\n{\"amount\":")
+    await vi.waitFor(() => expect(App.requestsInFlight(t.app)).toBe(1))
+    halfway.destroy()
+    await vi.waitFor(() => expect(samples).toHaveLength(3))
+    expect(samples[2]).toMatchObject({ method: "POST", route: "/api/v1/payments", status: 499 })
+    expect(App.requestsInFlight(t.app)).toBe(0)
+
+    // Answered requests, over inject too, are observed once with their status, and none stays in flight.
+    const injected = await Promise.all([1, 2, 3].map(() => t.app.inject({ method: "GET", url: "/nowhere" })))
+    expect(injected.map((answer) => answer.statusCode)).toEqual([404, 404, 404])
+    await new Promise((resolve) => setImmediate(resolve))
+    expect(samples.slice(3).map((sample) => sample.status)).toEqual([404, 404, 404])
+    expect(App.requestsInFlight(t.app)).toBe(0)
   })
 })
 
@@ -124,5 +187,24 @@ describe("request spans", () => {
     expect((await observed.inject({ method: "GET", url: "/health/live" })).statusCode).toBe(200)
     const live = spans.find((s) => s.name === "GET /health/live")!
     expect(live.status._tag).toBe("Ended")
+  })
+
+  it("ends the span of a request its client left, marked aborted", async () => {
+    const { spans, layer } = recording()
+    const runtime = ManagedRuntime.make(Layer.merge(Kit.layer, layer))
+    const app = await App.build({ runtime, publicUrl })
+    const slow = slowRoute(app, 300)
+    closers.push(() => app.close(), () => runtime.dispose())
+    const address = await app.listen({ port: 0, host: "127.0.0.1" })
+    const impatient = await rawRequest(address, "POST /test-only/slow HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-type: application/json\r\ncontent-length: 2\r\n\r\n{}")
+    await slow.started()
+    const span = spans.find((s) => s.name === "POST /test-only/slow")!
+    expect(span.status._tag).toBe("Started")
+    impatient.destroy()
+    await vi.waitFor(() => expect(span.status._tag).toBe("Ended"))
+    const attributes = Object.fromEntries(span.attributes)
+    expect(attributes["error.type"]).toBe("aborted")
+    expect(attributes["http.response.status_code"]).toBeUndefined()
+    expect(App.requestsInFlight(app)).toBe(0)
   })
 })

@@ -2,7 +2,9 @@
  * Prometheus metrics of the server (prom-client, its own registry), served at `/metrics` behind the
  * operator token:
  *
- * - `paydesk_http_request_duration_seconds{method,route,status}`: request latency by route pattern;
+ * - `paydesk_http_request_duration_seconds{method,route,status}`: request latency by route pattern
+ *   (a request its client left before the answer was sent: status 499, the time until it left);
+ * - `paydesk_http_requests_in_flight`: the requests being handled now (arrived, not yet answered or left);
  * - `paydesk_payments{status,environment}`: payments by status (read from the database at scrape);
  * - `paydesk_callback_attempts_total{result}` and `paydesk_callback_attempt_duration_seconds{result}`:
  *   callback attempts delivered (2xx) or failed, and their latency; `paydesk_callback_deliveries{status}`
@@ -26,6 +28,8 @@ export class Metrics extends Context.Service<Metrics, {
   readonly registry: Registry
   /** A finished HTTP request. */
   observeRequest(sample: { readonly method: string; readonly route: string; readonly status: number; readonly seconds: number }): void
+  /** Where `paydesk_http_requests_in_flight` is read from at each scrape (the HTTP app, once it is built). */
+  countInFlight(read: () => number): void
   /** A callback attempt: delivered (2xx) or failed, and how long it took. */
   observeAttempt(delivered: boolean, seconds: number): void
   /** A pass of the local worker and what it did (or that it failed). */
@@ -80,6 +84,15 @@ export const layer = (options: Options): Layer.Layer<Metrics, never, SqlClient.S
         labelNames: ["result"],
         buckets: latencyBuckets,
         registers: [registry]
+      })
+      let requestsInFlight = (): number => 0
+      new Gauge({
+        name: "paydesk_http_requests_in_flight",
+        help: "HTTP requests being handled now (arrived, not yet answered or left by their client)",
+        registers: [registry],
+        collect() {
+          this.set(requestsInFlight())
+        }
       })
       const passes = new Counter({ name: "paydesk_work_passes_total", help: "Passes of the local worker by result", labelNames: ["result"], registers: [registry] })
       const items = new Counter({ name: "paydesk_work_items_total", help: "Records the local worker handled, by kind", labelNames: ["kind"], registers: [registry] })
@@ -145,6 +158,9 @@ export const layer = (options: Options): Layer.Layer<Metrics, never, SqlClient.S
       return Metrics.of({
         registry,
         observeRequest: (sample) => http.observe({ method: sample.method, route: sample.route, status: String(sample.status) }, sample.seconds),
+        countInFlight: (read) => {
+          requestsInFlight = read
+        },
         observeAttempt: (delivered, seconds) => {
           const result = delivered ? "delivered" : "failed"
           attempts.inc({ result })

@@ -303,6 +303,7 @@ export const layerHttp = (config: ServerConfig) =>
         }),
         (app) => close(app, config.shutdownTimeoutMs)
       )
+      metrics.countInFlight(() => App.requestsInFlight(app))
       yield* Effect.tryPromise({ try: () => Dashboard.register(app), catch: (cause) => new StartError({ step: "dashboard", cause }) })
       engine.mount(app, runner)
       const url = yield* Effect.tryPromise({

@@ -28,6 +28,7 @@ describe("LocalHandoff", () => {
       const metrics = Metrics.of({
         registry: new Registry(),
         observeRequest: () => {},
+        countInFlight: () => {},
         observeAttempt: () => {},
         observePass: () => {},
         observeHandedOff: () => void counted++
