@@ -141,34 +141,27 @@ const withRedaction = (logger: FastifyServerOptions["logger"]): NonNullable<Fast
  * host, client), the status and the time taken. Fastify writes two (one on arrival, one at the
  * answer), each a write to stdout; its other lines (errors, aborted streams) are kept. A request
  * that ends without its answer (the client left while its body came in or while it was handled, the
- * connection broke) gets a line of its own, `request aborted`, when its connection closes.
+ * connection broke) gets a line of its own, `request aborted`, when its connection closes (written
+ * by `build`'s hooks, which see that close for the metrics too).
  * (With a controller of its own, Fastify ignores its `disableRequestLogging` and `requestIdLogLabel`
  * options: set them on this controller instead.)
  */
 class OneLineRequestLog extends LogController {
-  /** The requests whose answer (or its failure) was logged. */
-  readonly #answered = new WeakSet<FastifyRequest>()
-  override incomingRequest(request: FastifyRequest, reply: FastifyReply): void {
+  override incomingRequest(request: FastifyRequest): void {
     // The client's address is read while the connection is open: Node keeps it on the socket, so a
     // line written after the socket is gone (a client that left, a connection closed with the answer)
     // still names the client.
     void request.raw.socket?.remoteAddress
-    if (this.isLogDisabled(request)) return
-    reply.raw.once("close", () => {
-      if (reply.raw.writableFinished) return
-      // Not sent in full when its connection closed. An answer that is finishing (Fastify's `inject`
-      // closes before it finishes) is logged by `requestCompleted` first; a request left without its
-      // answer is logged here, once the turn is over.
-      setImmediate(() => {
-        if (!this.#answered.has(request)) request.log.info({ req: request, responseTime: reply.elapsedTime }, "request aborted")
-      })
-    })
   }
   override requestCompleted(error: Error | null | undefined, request: FastifyRequest, reply: FastifyReply): void {
     if (this.isLogDisabled(request)) return
-    this.#answered.add(request)
     if (error) reply.log.error({ req: request, res: reply, err: error, responseTime: reply.elapsedTime }, "request errored")
     else reply.log.info({ req: request, res: reply, responseTime: reply.elapsedTime }, "request completed")
+  }
+  /** A request whose connection closed before its answer was sent. */
+  requestAborted(request: FastifyRequest, reply: FastifyReply): void {
+    if (this.isLogDisabled(request)) return
+    request.log.info({ req: request, responseTime: reply.elapsedTime }, "request aborted")
   }
 }
 
@@ -179,9 +172,10 @@ const invalidBody = (message: string) => Object.assign(new Error(message), { sta
 export const build = async (options: Options): Promise<FastifyInstance> => {
   const bodyLimit = options.bodyLimit ?? 64 * 1024
   const trustProxy = options.trustProxy === undefined || options.trustProxy.length === 0 ? false : [...options.trustProxy]
+  const requestLog = new OneLineRequestLog()
   const app = Fastify({
     logger: withRedaction(options.logger),
-    logController: new OneLineRequestLog(),
+    logController: requestLog,
     bodyLimit,
     genReqId: () => `req_${randomUUID().replaceAll("-", "")}`,
     return503OnClosing: true,
@@ -239,47 +233,56 @@ export const build = async (options: Options): Promise<FastifyInstance> => {
       }
     }))
     if (Exit.isFailure(opened)) return
-    // A client that left while the span was being opened (the first request asks the runner first).
-    if (request.paydeskStage === 2) await endSpan(opened.value, null)
-    else request.paydeskSpan = opened.value
+    request.paydeskSpan = opened.value
+    // A client that left while the span was being opened (the first request asks the runner first):
+    // ended now, still the parent of what the handler runs.
+    if (request.paydeskStage === 2) {
+      await Promise.resolve(endSpan(opened.value, null)).catch((cause) => request.log.error({ err: cause }, "request span not ended"))
+    }
   }
-  /** Ends the request once (status null: its client left before the answer): its span, the count in flight, `observe`. */
-  const ended = (request: FastifyRequest, status: number | null, seconds: number) => {
+  /**
+   * Ends the request once: its span, the count in flight, `observe`; with status null (its client
+   * left before the answer was sent) also its `request aborted` line.
+   */
+  const ended = (request: FastifyRequest, reply: FastifyReply, status: number | null) => {
     if (request.paydeskStage === 2) return undefined
     if (request.paydeskStage === 1) counter.count--
     request.paydeskStage = 2
     // The span is ended first: an observer that throws leaves no span open.
     const span = request.paydeskSpan
     request.paydeskSpan = null
-    const closed = span === null ? undefined : endSpan(span, status)
-    options.observe?.({ method: request.method, route: request.routeOptions.url ?? "unmatched", status: status ?? abortedStatus, seconds })
+    const closed = span === null
+      ? undefined
+      : Promise.resolve(endSpan(span, status)).then(() => undefined, (cause) => void request.log.error({ err: cause }, "request span not ended"))
+    if (status === null) requestLog.requestAborted(request, reply)
+    options.observe?.({ method: request.method, route: request.routeOptions.url ?? "unmatched", status: status ?? abortedStatus, seconds: reply.elapsedTime / 1000 })
     return closed
+  }
+  const aborted = (request: FastifyRequest, reply: FastifyReply) => {
+    try {
+      ended(request, reply, null)
+    } catch (cause) {
+      request.log.error({ err: cause }, "observing an aborted request failed")
+    }
   }
   // The hooks every request passes take Fastify's callback form: an async hook costs a promise and
   // a microtask turn per request even when it has nothing to wait for.
   app.addHook("onRequest", (request, reply, done) => {
     request.paydeskStage = 1
     counter.count++
-    // A request whose connection closes before its answer is sent never reaches `onResponse`. An
-    // answer that is finishing (Fastify's `inject` closes before it finishes) reaches it first.
-    reply.raw.once("close", () => {
-      if (reply.raw.writableFinished) return
-      setImmediate(() => {
-        try {
-          const closed = ended(request, null, reply.elapsedTime / 1000)
-          if (closed !== undefined) Promise.resolve(closed).catch((cause) => request.log.error({ err: cause }, "request span not ended"))
-        } catch (cause) {
-          request.log.error({ err: cause }, "observing an aborted request failed")
-        }
-      })
+    // A request whose connection closes before its answer was sent never reaches `onResponse`. An
+    // answer that is finishing (Fastify's `inject` closes before it finishes) reaches it within the
+    // turn. (A response emits `close` once.)
+    reply.raw.on("close", () => {
+      if (request.paydeskStage !== 2) setImmediate(aborted, request, reply)
     })
     if (tracing === false) return done()
     openSpan(request).then(() => done(), done)
   })
   app.addHook("onResponse", (request, reply, done) => {
-    const closed = ended(request, reply.statusCode, reply.elapsedTime / 1000)
+    const closed = ended(request, reply, reply.statusCode)
     if (closed === undefined) return done()
-    Promise.resolve(closed).then(() => done(), done)
+    closed.then(() => done())
   })
 
   app.addHook("onSend", (request, reply, payload, done) => {

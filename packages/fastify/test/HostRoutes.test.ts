@@ -27,15 +27,22 @@ const fresh = async (options: Partial<App.Options>): Promise<TestApp> => {
   return t
 }
 
-/** A route answering after `ms` (for a client that leaves while it is handled); `started` resolves as it runs. */
+/** A route answering after `ms` (for a client that leaves while it is handled): when it started, when its handler returned. */
 const slowRoute = (app: FastifyInstance, ms: number) => {
-  let started = Promise.withResolvers<void>()
+  const signal = () => {
+    let resolve = () => {}
+    const promise = new Promise<void>((ok) => void (resolve = ok))
+    return { promise, resolve }
+  }
+  const started = signal()
+  const finished = signal()
   app.post("/test-only/slow", async (_request, reply) => {
     started.resolve()
     await new Promise((resolve) => setTimeout(resolve, ms))
+    setImmediate(finished.resolve)
     return reply.code(204).send()
   })
-  return { started: () => started.promise, reset: () => void (started = Promise.withResolvers<void>()) }
+  return { started: () => started.promise, finished: () => finished.promise }
 }
 
 /** Sends `head` (and no more) on a fresh connection to `app` (listening), and returns the socket. */
@@ -110,7 +117,8 @@ describe("health and metrics routes", () => {
     expect(samples[1]!.seconds).toBeGreaterThanOrEqual(0)
     expect(App.requestsInFlight(t.app)).toBe(0)
     // The handler ends later and answers a closed connection: not observed again.
-    await new Promise((resolve) => setTimeout(resolve, 400))
+    await slow.finished()
+    await new Promise((resolve) => setTimeout(resolve, 50))
     expect(samples).toHaveLength(2)
 
     // Left while its body comes in: the same.
@@ -127,6 +135,23 @@ describe("health and metrics routes", () => {
     await new Promise((resolve) => setImmediate(resolve))
     expect(samples.slice(3).map((sample) => sample.status)).toEqual([404, 404, 404])
     expect(App.requestsInFlight(t.app)).toBe(0)
+  })
+
+  it("an observer that throws on a request its client left is logged, and the request leaves the count in flight", async () => {
+    const lines: Array<string> = []
+    const t = await fresh({
+      observe: () => { throw new Error("observer broke") },
+      logger: { level: "info", stream: { write: (line: string) => void lines.push(line) } }
+    })
+    const slow = slowRoute(t.app, 200)
+    const address = await t.app.listen({ port: 0, host: "127.0.0.1" })
+    const impatient = await rawRequest(address, "POST /test-only/slow HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-type: application/json\r\ncontent-length: 2\r\n\r\n{}")
+    await slow.started()
+    impatient.destroy()
+    await vi.waitFor(() => expect(lines.some((line) => line.includes("observing an aborted request failed"))).toBe(true))
+    expect(lines.filter((line) => line.includes("request aborted"))).toHaveLength(1)
+    expect(App.requestsInFlight(t.app)).toBe(0)
+    await slow.finished()
   })
 })
 
