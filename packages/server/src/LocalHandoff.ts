@@ -73,12 +73,14 @@ export const layer = (options: Options = {}): Layer.Layer<DeliveryHandoff, never
           Effect.tap((sent) => Effect.sync(() => sent && metrics._tag === "Some" && metrics.value.observeHandedOff())),
           Effect.catchCause((cause) => Effect.logError("handed-off callback failed (a pass sends it after its lease)", cause)),
           Effect.ensuring(finished(handed)),
-          Effect.provideContext(services),
           Effect.uninterruptible
         )
+      // The services are given to the sender once: its sends' fibers inherit them (giving them to
+      // each send copied the whole context per callback).
       const sender = yield* Stream.fromQueue(queue).pipe(
         Stream.mapEffect(send, { concurrency, unordered: true }),
         Stream.runDrain,
+        Effect.provideContext(services),
         Effect.forkScoped
       )
       // Closing: nothing more is taken, and what was taken is sent before the services go. Whatever
