@@ -20,7 +20,7 @@ import Fastify, { type FastifyInstance, type FastifyReply, LogController, type F
 import formbody from "@fastify/formbody"
 import rateLimit from "@fastify/rate-limit"
 import { randomUUID } from "node:crypto"
-import { Effect, Exit, References, Tracer } from "effect"
+import { Cause, Effect, Exit, References, Tracer } from "effect"
 import { Runner } from "@paydesk/core"
 import * as AdminRoutes from "./AdminRoutes.js"
 import * as Contract from "./Contract.js"
@@ -193,7 +193,7 @@ export const build = async (options: Options): Promise<FastifyInstance> => {
 
   // The request's server span, opened on the host's tracer and clock, closed with the status.
   app.decorateRequest("paydeskSpan", null)
-  // Where the request is: 0 not arrived (an answer before `onRequest`, such as a 503 while closing),
+  // Where the request is: 0 not arrived (not past our `onRequest`, the first hook of every request),
   // 1 arrived and counted in flight, 2 ended (answered or left by its client; observed once).
   app.decorateRequest("paydeskStage", 0)
   const counter = { count: 0 }
@@ -210,11 +210,14 @@ export const build = async (options: Options): Promise<FastifyInstance> => {
     }
     return tracing
   }
-  const endSpan = (span: Tracer.Span, status: number | null) => {
+  /** Ends `span` (status null: its client left before the answer); a failure to end it is logged. */
+  const endSpan = (request: FastifyRequest, span: Tracer.Span, status: number | null): Promise<void> => {
     if (status === null) span.attribute("error.type", "aborted")
     else span.attribute("http.response.status_code", status)
     const exit = status !== null && status >= 500 ? Exit.fail(`HTTP ${status}`) : Exit.void
-    return Runner.runExit(options.runtime, Effect.clockWith((clock) => Effect.sync(() => span.end(clock.currentTimeNanosUnsafe(), exit))))
+    const failed = (cause: unknown) => void request.log.error({ err: cause }, "request span not ended")
+    return Promise.resolve(Runner.runExit(options.runtime, Effect.clockWith((clock) => Effect.sync(() => span.end(clock.currentTimeNanosUnsafe(), exit)))))
+      .then((ended) => Exit.isFailure(ended) ? failed(Cause.squash(ended.cause)) : undefined, failed)
   }
   const openSpan = async (request: FastifyRequest) => {
     if (!(await recordsSpans())) return
@@ -236,9 +239,7 @@ export const build = async (options: Options): Promise<FastifyInstance> => {
     request.paydeskSpan = opened.value
     // A client that left while the span was being opened (the first request asks the runner first):
     // ended now, still the parent of what the handler runs.
-    if (request.paydeskStage === 2) {
-      await Promise.resolve(endSpan(opened.value, null)).catch((cause) => request.log.error({ err: cause }, "request span not ended"))
-    }
+    if (request.paydeskStage === 2) await endSpan(request, opened.value, null)
   }
   /**
    * Ends the request once: its span, the count in flight, `observe`; with status null (its client
@@ -251,9 +252,7 @@ export const build = async (options: Options): Promise<FastifyInstance> => {
     // The span is ended first: an observer that throws leaves no span open.
     const span = request.paydeskSpan
     request.paydeskSpan = null
-    const closed = span === null
-      ? undefined
-      : Promise.resolve(endSpan(span, status)).then(() => undefined, (cause) => void request.log.error({ err: cause }, "request span not ended"))
+    const closed = span === null ? undefined : endSpan(request, span, status)
     if (status === null) requestLog.requestAborted(request, reply)
     options.observe?.({ method: request.method, route: request.routeOptions.url ?? "unmatched", status: status ?? abortedStatus, seconds: reply.elapsedTime / 1000 })
     return closed
