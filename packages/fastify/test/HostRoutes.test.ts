@@ -7,13 +7,11 @@
  * does not.
  */
 import { afterEach, describe, expect, it, vi } from "vitest"
-import * as net from "node:net"
-import type { FastifyInstance } from "fastify"
 import { Layer, ManagedRuntime, Option, References, Tracer } from "effect"
 import { Kit, RecordingTracer } from "@paydesk/testkit"
 import * as App from "../src/App.js"
 import type { Readiness } from "../src/HostRoutes.js"
-import { adminToken, json, keyHeaders, make, publicUrl, type TestApp } from "./TestApp.js"
+import { adminToken, halfBodyHead, json, keyHeaders, make, publicUrl, rawRequest, slowRequestHead, slowRoute, type TestApp } from "./TestApp.js"
 
 let closers: Array<() => Promise<unknown>> = []
 afterEach(async () => {
@@ -25,33 +23,6 @@ const fresh = async (options: Partial<App.Options>): Promise<TestApp> => {
   const t = await make(options)
   closers.push(t.close)
   return t
-}
-
-/** A route answering after `ms` (for a client that leaves while it is handled): when it started, when its handler returned. */
-const slowRoute = (app: FastifyInstance, ms: number) => {
-  const signal = () => {
-    let resolve = () => {}
-    const promise = new Promise<void>((ok) => void (resolve = ok))
-    return { promise, resolve }
-  }
-  const started = signal()
-  const finished = signal()
-  app.post("/test-only/slow", async (_request, reply) => {
-    started.resolve()
-    await new Promise((resolve) => setTimeout(resolve, ms))
-    setImmediate(finished.resolve)
-    return reply.code(204).send()
-  })
-  return { started: () => started.promise, finished: () => finished.promise }
-}
-
-/** Sends `head` (and no more) on a fresh connection to `app` (listening), and returns the socket. */
-const rawRequest = async (address: string, head: string) => {
-  const { port } = new URL(address)
-  const socket = net.connect({ host: "127.0.0.1", port: Number(port) })
-  await new Promise<void>((resolve) => socket.once("connect", () => resolve()))
-  socket.write(head)
-  return socket
 }
 
 describe("health and metrics routes", () => {
@@ -108,7 +79,7 @@ describe("health and metrics routes", () => {
     expect(App.requestsInFlight(t.app)).toBe(0)
 
     // Left while it is handled: in flight until the client leaves, then one sample, 499.
-    const impatient = await rawRequest(address, "POST /test-only/slow HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-type: application/json\r\ncontent-length: 2\r\n\r\n{}")
+    const impatient = await rawRequest(address, slowRequestHead)
     await slow.started()
     expect(App.requestsInFlight(t.app)).toBe(1)
     impatient.destroy()
@@ -122,7 +93,7 @@ describe("health and metrics routes", () => {
     expect(samples).toHaveLength(2)
 
     // Left while its body comes in: the same.
-    const halfway = await rawRequest(address, "POST /api/v1/payments HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-type: application/json\r\ncontent-length: 1000\r\n\r\n{\"amount\":")
+    const halfway = await rawRequest(address, halfBodyHead)
     await vi.waitFor(() => expect(App.requestsInFlight(t.app)).toBe(1))
     halfway.destroy()
     await vi.waitFor(() => expect(samples).toHaveLength(3))
@@ -145,7 +116,7 @@ describe("health and metrics routes", () => {
     })
     const slow = slowRoute(t.app, 200)
     const address = await t.app.listen({ port: 0, host: "127.0.0.1" })
-    const impatient = await rawRequest(address, "POST /test-only/slow HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-type: application/json\r\ncontent-length: 2\r\n\r\n{}")
+    const impatient = await rawRequest(address, slowRequestHead)
     await slow.started()
     impatient.destroy()
     await vi.waitFor(() => expect(lines.some((line) => line.includes("observing an aborted request failed"))).toBe(true))
@@ -221,7 +192,7 @@ describe("request spans", () => {
     const slow = slowRoute(app, 300)
     closers.push(() => app.close(), () => runtime.dispose())
     const address = await app.listen({ port: 0, host: "127.0.0.1" })
-    const impatient = await rawRequest(address, "POST /test-only/slow HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-type: application/json\r\ncontent-length: 2\r\n\r\n{}")
+    const impatient = await rawRequest(address, slowRequestHead)
     await slow.started()
     const span = spans.find((s) => s.name === "POST /test-only/slow")!
     expect(span.status._tag).toBe("Started")

@@ -6,11 +6,10 @@
 import { afterEach, describe, expect, it, vi } from "vitest"
 import { readdirSync, readFileSync } from "node:fs"
 import * as http from "node:http"
-import * as net from "node:net"
 import { join } from "node:path"
 import { Kit } from "@paydesk/testkit"
 import * as StrictJson from "../src/StrictJson.js"
-import { expectError, json, keyHeaders, make, shape, type TestApp } from "./TestApp.js"
+import { expectError, halfBodyHead, json, keyHeaders, make, rawRequest, shape, slowRequestHead, slowRoute, type TestApp } from "./TestApp.js"
 
 let t: TestApp | undefined
 afterEach(async () => {
@@ -62,10 +61,7 @@ describe("request log", () => {
     const lines: Array<string> = []
     t = await make({ logger: { level: "info", stream: { write: (line: string) => void lines.push(line) } } })
     // A route that takes its time, for a client that leaves while it is handled.
-    t.app.post("/test-only/slow", async (_request, reply) => {
-      await new Promise((resolve) => setTimeout(resolve, 300))
-      return reply.code(204).send()
-    })
+    slowRoute(t.app, 300)
     const merchant = await t.merchant()
     const address = await t.app.listen({ port: 0, host: "127.0.0.1" })
     const { port } = new URL(address)
@@ -89,9 +85,7 @@ describe("request log", () => {
     // A client that leaves before its body is in: no answer, and a line saying so, which names the
     // client although its socket is gone by then (read on arrival).
     lines.length = 0
-    const socket = net.connect({ host: "127.0.0.1", port: Number(port) })
-    await new Promise<void>((resolve) => socket.once("connect", () => resolve()))
-    socket.write(`POST /api/v1/payments HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-type: application/json\r\ncontent-length: 1000\r\n\r\n{"amount":`)
+    const socket = await rawRequest(address, halfBodyHead)
     await new Promise((resolve) => setTimeout(resolve, 50))
     socket.destroy()
     await vi.waitFor(() => expect(lines.some((l) => l.includes("request aborted"))).toBe(true))
@@ -99,9 +93,7 @@ describe("request log", () => {
     expect(lines.some((l) => l.includes("request completed"))).toBe(false)
     // A client that sent its whole request and leaves while it is handled: a line too, once.
     lines.length = 0
-    const impatient = net.connect({ host: "127.0.0.1", port: Number(port) })
-    await new Promise<void>((resolve) => impatient.once("connect", () => resolve()))
-    impatient.write("POST /test-only/slow HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-type: application/json\r\ncontent-length: 2\r\n\r\n{}")
+    const impatient = await rawRequest(address, slowRequestHead)
     await new Promise((resolve) => setTimeout(resolve, 50))
     impatient.destroy()
     await vi.waitFor(() => expect(lines.some((l) => l.includes("request aborted"))).toBe(true))

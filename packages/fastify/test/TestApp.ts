@@ -3,6 +3,7 @@
  * request helpers. Each `make()` is a fresh service.
  */
 import { Effect, type Layer, ManagedRuntime, Schema } from "effect"
+import * as net from "node:net"
 import { expect } from "vitest"
 import type { FastifyInstance } from "fastify"
 import { Kit } from "@paydesk/testkit"
@@ -61,6 +62,39 @@ export const expectError = (
   if (typeof message === "string") expect(body.error.message).toBe(message)
   if (message instanceof RegExp) expect(body.error.message).toMatch(message)
   return body.error as { code: string; message: string; field?: string }
+}
+
+/** A route answering after `ms` (for a client that leaves while it is handled): when it started, when its handler returned. */
+export const slowRoute = (app: FastifyInstance, ms: number) => {
+  const signal = () => {
+    let resolve = () => {}
+    const promise = new Promise<void>((ok) => void (resolve = ok))
+    return { promise, resolve }
+  }
+  const started = signal()
+  const finished = signal()
+  app.post("/test-only/slow", async (_request, reply) => {
+    started.resolve()
+    await new Promise((resolve) => setTimeout(resolve, ms))
+    setImmediate(finished.resolve)
+    return reply.code(204).send()
+  })
+  return { started: () => started.promise, finished: () => finished.promise }
+}
+
+/** The whole request of `slowRoute`. */
+export const slowRequestHead = "POST /test-only/slow HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-type: application/json\r\ncontent-length: 2\r\n\r\n{}"
+
+/** A payment creation whose body stops after its first bytes (a client leaving mid-body). */
+export const halfBodyHead = "POST /api/v1/payments HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-type: application/json\r\ncontent-length: 1000\r\n\r\n{\"amount\":"
+
+/** Sends `head` (and no more) on a fresh connection to the app listening at `address`, and returns the socket. */
+export const rawRequest = async (address: string, head: string) => {
+  const { port } = new URL(address)
+  const socket = net.connect({ host: "127.0.0.1", port: Number(port) })
+  await new Promise<void>((resolve) => socket.once("connect", () => resolve()))
+  socket.write(head)
+  return socket
 }
 
 export type TestApp = Awaited<ReturnType<typeof make>>
