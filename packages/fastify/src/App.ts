@@ -65,6 +65,17 @@ export interface Sample {
  */
 export const abortedStatus = 499
 
+/**
+ * The answer to a request that arrives while the app closes: 503 `service_unavailable` in the API's
+ * error body, with `Retry-After: 1` (Fastify has set `Connection: close`, so a retry goes to a new
+ * connection, another process's behind a balancer). It is in the request log, the metrics and the
+ * traces like any other answer.
+ */
+const shuttingDown = (request: FastifyRequest, reply: FastifyReply) => {
+  reply.header("retry-after", "1")
+  sendError(request, reply, 503, "service_unavailable", "the server is shutting down: retry the request")
+}
+
 /** Options of `build`. */
 export interface Options {
   /** Runs the core's use cases: a `ManagedRuntime`, or a `Runner` over the host's services. */
@@ -178,7 +189,8 @@ export const build = async (options: Options): Promise<FastifyInstance> => {
     logController: requestLog,
     bodyLimit,
     genReqId: () => `req_${randomUUID().replaceAll("-", "")}`,
-    return503OnClosing: true,
+    // Answered by the `onRequest` hook instead (see `closing`).
+    return503OnClosing: false,
     trustProxy
   })
   const ctx: Context = { runtime: options.runtime, publicUrl: options.publicUrl.replace(/\/+$/, "") }
@@ -266,6 +278,15 @@ export const build = async (options: Options): Promise<FastifyInstance> => {
   }
   // The hooks every request passes take Fastify's callback form: an async hook costs a promise and
   // a microtask turn per request even when it has nothing to wait for.
+  // Set when the app starts closing (`preClose` comes before the server stops listening). A request
+  // that still arrives then, on a kept-alive connection busy with another one, is answered 503 here
+  // rather than by Fastify (`return503OnClosing`), whose answer skips the hooks and has a body of its
+  // own: so it has the API's error body and headers, its log line, its metrics sample and its span.
+  let closing = false
+  app.addHook("preClose", (done) => {
+    closing = true
+    done()
+  })
   app.addHook("onRequest", (request, reply, done) => {
     request.paydeskStage = 1
     counter.count++
@@ -275,8 +296,9 @@ export const build = async (options: Options): Promise<FastifyInstance> => {
     reply.raw.on("close", () => {
       if (request.paydeskStage !== 2) setImmediate(aborted, request, reply)
     })
-    if (tracing === false) return done()
-    openSpan(request).then(() => done(), done)
+    const proceed = () => closing ? shuttingDown(request, reply) : done()
+    if (tracing === false) return proceed()
+    openSpan(request).then(proceed, done)
   })
   app.addHook("onResponse", (request, reply, done) => {
     const closed = ended(request, reply, reply.statusCode)

@@ -126,6 +126,41 @@ describe("health and metrics routes", () => {
   })
 })
 
+describe("while the server closes", () => {
+  it("answers a request arriving on a busy kept-alive connection 503 in the API's error body, observed, logged and counted like any answer", async () => {
+    const samples: Array<App.Sample> = []
+    const lines: Array<string> = []
+    const t = await make({
+      observe: (sample) => samples.push(sample),
+      logger: { level: "info", stream: { write: (line: string) => void lines.push(line) } }
+    })
+    const slow = slowRoute(t.app, 300)
+    const address = await t.app.listen({ port: 0, host: "127.0.0.1" })
+    const socket = await rawRequest(address, slowRequestHead)
+    let received = ""
+    socket.on("data", (chunk) => void (received += chunk.toString("latin1")))
+    await slow.started()
+    // The connection is busy, so closing does not drop it: the next request on it arrives while the server closes.
+    const closed = t.close()
+    await vi.waitFor(() => expect(t.app.server.listening).toBe(false))
+    socket.write("GET /api/v1/payments HTTP/1.1\r\nhost: 127.0.0.1\r\n\r\n")
+    await closed
+    await vi.waitFor(() => expect(received).toMatch(/HTTP\/1\.1 503[^]*\r\n\r\n\{[^]*\}$/))
+    socket.destroy()
+
+    expect(received.startsWith("HTTP/1.1 204")).toBe(true)
+    const answer = received.slice(received.indexOf("HTTP/1.1 503"))
+    const [head, body] = answer.split("\r\n\r\n") as [string, string]
+    const header = (name: string) => new RegExp(`^${name}: (.*)$`, "im").exec(head)?.[1]
+    const error = JSON.parse(body).error
+    expect([error.code, error.message, error.request_id]).toEqual(["service_unavailable", "the server is shutting down: retry the request", header("x-request-id")])
+    expect([header("connection"), header("retry-after"), header("cache-control"), header("x-content-type-options")]).toEqual(["close", "1", "no-store", "nosniff"])
+    expect(samples.map((sample) => [sample.route, sample.status])).toEqual([["/test-only/slow", 204], ["/api/v1/payments", 503]])
+    expect(lines.filter((line) => line.includes("request completed")).map((line) => JSON.parse(line).res.statusCode)).toEqual([204, 503])
+    expect(App.requestsInFlight(t.app)).toBe(0)
+  })
+})
+
 describe("request spans", () => {
   const recording = RecordingTracer.make
 
