@@ -41,6 +41,7 @@ export type ApiErrorCode =
   | "operation_not_allowed"
   | "too_many_requests"
   | "service_busy"
+  | "service_unavailable"
   | "internal_error"
   | (string & {})
 

@@ -65,12 +65,7 @@ export interface Sample {
  */
 export const abortedStatus = 499
 
-/**
- * The answer to a request that arrives while the app closes: 503 `service_unavailable` in the API's
- * error body, with `Retry-After: 1` (Fastify has set `Connection: close`, so a retry goes to a new
- * connection, another process's behind a balancer). It is in the request log, the metrics and the
- * traces like any other answer.
- */
+/** The answer to a request that arrives while the app closes (Fastify has set `Connection: close`). */
 const shuttingDown = (request: FastifyRequest, reply: FastifyReply) => {
   reply.header("retry-after", "1")
   sendError(request, reply, 503, "service_unavailable", "the server is shutting down: retry the request")
@@ -276,17 +271,17 @@ export const build = async (options: Options): Promise<FastifyInstance> => {
       request.log.error({ err: cause }, "observing an aborted request failed")
     }
   }
-  // The hooks every request passes take Fastify's callback form: an async hook costs a promise and
-  // a microtask turn per request even when it has nothing to wait for.
-  // Set when the app starts closing (`preClose` comes before the server stops listening). A request
-  // that still arrives then, on a kept-alive connection busy with another one, is answered 503 here
-  // rather than by Fastify (`return503OnClosing`), whose answer skips the hooks and has a body of its
-  // own: so it has the API's error body and headers, its log line, its metrics sample and its span.
+  // Set when the app starts closing (`preClose`, right after Fastify marks its router closing and
+  // before the server stops listening). A request that still arrives, on a kept-alive connection busy
+  // with another one, is answered 503 by `onRequest` rather than by Fastify (`return503OnClosing`),
+  // whose answer skips the hooks and has a body of its own.
   let closing = false
   app.addHook("preClose", (done) => {
     closing = true
     done()
   })
+  // The hooks every request passes take Fastify's callback form: an async hook costs a promise and
+  // a microtask turn per request even when it has nothing to wait for.
   app.addHook("onRequest", (request, reply, done) => {
     request.paydeskStage = 1
     counter.count++
@@ -296,9 +291,11 @@ export const build = async (options: Options): Promise<FastifyInstance> => {
     reply.raw.on("close", () => {
       if (request.paydeskStage !== 2) setImmediate(aborted, request, reply)
     })
-    const proceed = () => closing ? shuttingDown(request, reply) : done()
-    if (tracing === false) return proceed()
-    openSpan(request).then(proceed, done)
+    // Decided on arrival, as Fastify decides its `Connection: close`: a request that arrived before
+    // the close is handled even if the close starts while its span opens.
+    const late = closing
+    if (tracing === false) return late ? shuttingDown(request, reply) : done()
+    openSpan(request).then(() => late ? shuttingDown(request, reply) : done(), done)
   })
   app.addHook("onResponse", (request, reply, done) => {
     const closed = ended(request, reply, reply.statusCode)

@@ -242,9 +242,9 @@ export const make = () => {
         "Payments, recurring subscriptions, payouts, balance and rate of a merchant's terminals (`/api/v1`), the payer pages (`/public`) " +
         "and the operator API (`/admin/v1`). Every merchant request except login, refresh and logout carries `X-API-Key` and a fresh " +
         "`X-Nonce` (a UUID; a retry carries a new one), or `Authorization: Bearer <access token>`. Errors have the body " +
-        "`{ error: { code, message, request_id, field? } }` and every response carries `x-request-id`. A request that reaches a " +
-        "server while it shuts down gets 503 `service_unavailable` with `Retry-After: 1` and `Connection: close`: send it again " +
-        "(on a new connection). The TypeScript SDK is " +
+        "`{ error: { code, message, request_id, field? } }` and every response carries `x-request-id`. A request sent on an " +
+        "open connection to a server that is shutting down gets 503 `service_unavailable` with `Retry-After: 1` and " +
+        "`Connection: close`: send it again (on a new connection, with a new nonce). The TypeScript SDK is " +
         "`@paydesk/client`.\n\n" + CallbacksGuide.markdown
     },
     servers: [{ url: "http://127.0.0.1:8080", description: "the reference server (`./run start`)" }],
