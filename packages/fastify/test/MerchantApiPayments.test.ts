@@ -199,6 +199,9 @@ describe("MerchantApi payments", () => {
       // A surrogate without its pair (JSON allows the escape; no JSON store keeps it), in a value or a key.
       [{ amount: "1", order_id: "x", metadata: { note: "half \ud800 pair" } }, "invalid_request", "metadata", "metadata must be valid Unicode text (a surrogate without its pair was sent)"],
       [{ amount: "1", order_id: "x", metadata: { ["\udc00key"]: 1 } }, "invalid_request", "metadata", "metadata must be valid Unicode text (a surrogate without its pair was sent)"],
+      // The payment's key, which a store would write with U+FFFD for the lone half (so two keys would meet).
+      [{ amount: "1", order_id: "x\udfffy" }, "invalid_request", "order_id", "order_id must be valid Unicode text (a surrogate without its pair was sent)"],
+      [{ amount: "1", order_id: "\ud800", test: true }, "invalid_request", "order_id", "order_id must be valid Unicode text (a surrogate without its pair was sent)"],
       // A type error says what is expected.
       [{ amount: 100.5, order_id: "x" }, "amount_malformed", "", "amount must be a string like \"1000.50\" (roubles, at most two decimals)"],
       [{ amount: "1.234", order_id: "x" }, "amount_malformed", "", "amount malformed: rubles with at most two decimals"],

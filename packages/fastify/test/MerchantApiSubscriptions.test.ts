@@ -173,6 +173,11 @@ describe("MerchantApi subscription creation", () => {
     expect(expectError(await create(fixed({ amount: "990" })), 400, "invalid_request").field).toBe("amount")
     expect(expectError(await create(fixed({ payer_id: undefined })), 400, "invalid_request").field).toBe("payer_id")
     expect(expectError(await create(fixed({ payer_id: "я".repeat(17) })), 400, "invalid_request").field).toBe("payer_id")
+    // Keys a store would write with U+FFFD for a lone surrogate (so two of them would meet).
+    const unicode = (field: string) => `${field} must be valid Unicode text (a surrogate without its pair was sent)`
+    expect(expectError(await create(fixed({ payer_id: "payer-\udc00" })), 400, "invalid_request", unicode("payer_id")).field).toBe("payer_id")
+    expect(expectError(await create(ceiling({ merchant_subscription_ref: "\ud800ref" })), 400, "invalid_request", unicode("merchant_subscription_ref")).field)
+      .toBe("merchant_subscription_ref")
     await t.run(Effect.flatMap(AcquirerEmulator.AcquirerEmulator, (a) => a.setRecurringUnavailable(true)))
     const h2h = await t.merchant({ h2h: true })
     const h2hPlans = await t.plans(h2h.terminal.id)

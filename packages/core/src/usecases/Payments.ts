@@ -9,7 +9,7 @@ import { Clock, Effect, Option, Result } from "effect"
 import * as Access from "../Access.js"
 import type { Principal } from "../Access.js"
 import { formatRub, parseRub } from "../Amount.js"
-import { hasLoneSurrogateEscape } from "../Bytes.js"
+import { hasLoneSurrogate, hasLoneSurrogateEscape } from "../Bytes.js"
 import { PaydeskConfig } from "../Config.js"
 import { CsrfRejected, InvalidRequest, NotFound, OperationNotAllowed, OrderIdConflict } from "../Errors.js"
 import * as Idempotency from "../Idempotency.js"
@@ -67,6 +67,9 @@ export interface CreateInput {
 
 const invalid = (field: string, message: string) => new InvalidRequest({ field, message })
 
+/** The message of a field holding a surrogate without its other half (docs/decisions.md "Lone surrogates"). */
+export const unicodeOnly = (field: string) => `${field} must be valid Unicode text (a surrogate without its pair was sent)`
+
 /** Deepest nesting of `metadata` (the object itself is level 1). */
 export const maxMetadataDepth = 8
 
@@ -95,6 +98,8 @@ const validate = Effect.fnUntraced(function*(input: CreateInput) {
   if (orderId.length > maxOrderIdLength || /[\u0000-\u001f\u007f]/.test(orderId)) {
     return yield* invalid("order_id", `order_id must be at most ${maxOrderIdLength} characters without control characters`)
   }
+  // The payment's key: stored as sent, or refused (a store would write the lone half as U+FFFD).
+  if (hasLoneSurrogate(orderId)) return yield* invalid("order_id", unicodeOnly("order_id"))
   const description = input.description ?? null
   if (description !== null && description.length > maxDescriptionLength) {
     return yield* invalid("description", `description must be at most ${maxDescriptionLength} characters`)
@@ -110,7 +115,7 @@ const validate = Effect.fnUntraced(function*(input: CreateInput) {
   }
   // Text no JSON store keeps (PostgreSQL's jsonb refuses it).
   if (metadataJson !== null && hasLoneSurrogateEscape(metadataJson)) {
-    return yield* invalid("metadata", "metadata must be valid Unicode text (a surrogate without its pair was sent)")
+    return yield* invalid("metadata", unicodeOnly("metadata"))
   }
   const sandbox = input.test === true
   const method = input.paymentMethod ?? "sbp"

@@ -11,6 +11,7 @@ import { Clock, Effect, Option, Result } from "effect"
 import * as Access from "../Access.js"
 import type { Principal } from "../Access.js"
 import { formatRub, parseRub } from "../Amount.js"
+import { hasLoneSurrogate } from "../Bytes.js"
 import { PaydeskConfig } from "../Config.js"
 import {
   AmountExceedsCeiling,
@@ -118,6 +119,7 @@ const termsFor = Traced.fn("Subscriptions.termsFor")(function*(plan: Plan, comma
     return yield* invalid("payer_id", "payer_id is required for a fixed-tariff plan")
   }
   if (bytes(command.payerId) > maxPayerIdBytes) return yield* invalid("payer_id", `payer_id must be at most ${maxPayerIdBytes} bytes`)
+  if (hasLoneSurrogate(command.payerId)) return yield* invalid("payer_id", Payments.unicodeOnly("payer_id"))
   if (command.description !== undefined && bytes(command.description) > maxDescriptionBytes) {
     return yield* invalid("description", `description must be at most ${maxDescriptionBytes} bytes`)
   }
@@ -171,6 +173,9 @@ export const create = Traced.fn("Subscriptions.create")(function*(principal: Pri
   if (Result.isFailure(validKey)) return yield* validKey.failure
   if (command.merchantSubscriptionRef !== undefined && bytes(command.merchantSubscriptionRef) > maxReferenceBytes) {
     return yield* invalid("merchant_subscription_ref", `merchant_subscription_ref must be at most ${maxReferenceBytes} bytes`)
+  }
+  if (command.merchantSubscriptionRef !== undefined && hasLoneSurrogate(command.merchantSubscriptionRef)) {
+    return yield* invalid("merchant_subscription_ref", Payments.unicodeOnly("merchant_subscription_ref"))
   }
   const planId = (command.planId ?? "").toLowerCase()
   const found = isUuid(planId) ? yield* plans.get(planId) : Option.none<Plan>()
