@@ -72,9 +72,17 @@ export const parseUsdt = (input: unknown): Result.Result<bigint, UsdtAmountMalfo
 /** Formats micro-USDT with exactly six decimals (`12.500000`, `0.000000`, `-1.000000`). */
 export const formatUsdt = (micro: bigint): string => formatScaled(micro, 6)
 
-/** Parses a positive USDT/RUB rate (`95.5`, point only, at most six decimals) into micro-RUB per USDT. */
-export const parseRate = (input: unknown): Result.Result<bigint, UsdtAmountMalformed | AmountNotPositive> =>
-  parseUsdt(input)
+/** The highest USDT/RUB rate taken, in micro-RUB per USDT (1 000 000 RUB; the store holds 14 digits before the point). */
+export const maxRateMicro = 1_000_000_000_000n
+
+/**
+ * Parses a positive USDT/RUB rate (`95.5`, point only, at most six decimals, at most `maxRateMicro`)
+ * into micro-RUB per USDT; a higher one is malformed.
+ */
+export const parseRate = (input: unknown): Result.Result<bigint, UsdtAmountMalformed | AmountNotPositive> => {
+  const rate = parseUsdt(input)
+  return Result.isSuccess(rate) && rate.success > maxRateMicro ? Result.fail(UsdtAmountMalformed.of()) : rate
+}
 
 /** Formats a rate with two to six decimals, dropping trailing zeros beyond the second (`95.50`, `95.123456`). */
 export const formatRate = (micro: bigint): string => formatScaled(micro, 6).replace(/(\.\d\d\d*?)0+$/, "$1")

@@ -176,6 +176,12 @@ describe("Amount", () => {
       assert.strictEqual(failTag(Amount.parseRate("0.0")), "AmountNotPositive")
     })
 
+    it("takes rates up to 1000000 only (the store holds 14 digits before the point)", () => {
+      assert.strictEqual(ok(Amount.parseRate("1000000")), Amount.maxRateMicro)
+      assert.strictEqual(failTag(Amount.parseRate("1000000.000001")), "UsdtAmountMalformed")
+      assert.strictEqual(failTag(Amount.parseRate("99999999999999")), "UsdtAmountMalformed")
+    })
+
     it.each([
       [95_500_000n, "95.50"],
       [95_000_000n, "95.00"],
@@ -190,7 +196,7 @@ describe("Amount", () => {
 
     it("round-trips", () => {
       fc.assert(
-        fc.property(fc.bigInt({ min: 1n, max: 10n ** 15n }), (micro) =>
+        fc.property(fc.bigInt({ min: 1n, max: Amount.maxRateMicro }), (micro) =>
           ok(Amount.parseRate(Amount.formatRate(micro))) === micro)
       )
     })

@@ -340,7 +340,7 @@ export const PayoutReject = Schema.Struct({
 }).annotate({ identifier: "PayoutReject", title: "PayoutReject" })
 
 /** `PUT /admin/v1/rate`. */
-export const RateSet = Schema.Struct({ rate: text("USDT/RUB, a decimal greater than zero with at most six decimals", "a decimal string like \"95.50\"") })
+export const RateSet = Schema.Struct({ rate: text("USDT/RUB, a decimal greater than zero and at most 1000000, with at most six decimals", "a decimal string like \"95.50\"") })
   .annotate({ identifier: "RateSet", title: "RateSet" })
 
 /** `POST /admin/v1/clock`. */

@@ -211,6 +211,15 @@ describe("AdminApi: provisioning", () => {
     expect(json(notArray).error).toMatchObject({ field: "terminal_ids", message: "terminal_ids must be an array of strings" })
     const cycles = await admin(t.app, "POST", "/plans", { ...common, code: "x", name: "X", interval: "month", schedule: "calendar", cap_amount_rub: "10", max_cycles: "3" })
     expect(json(cycles).error.field).toBe("max_cycles")
+    // Each charge is a payment: within a payment's bounds, and the merchant gets at most what the payer pays.
+    const plan = (amounts: Record<string, string>) => admin(t.app, "POST", "/plans", { ...common, code: "big", name: "Big", interval: "month", schedule: "fixed_days", ...amounts })
+    const tooMuch = "must not exceed 1000000.00"
+    expect(json(await plan({ payer_amount_rub: "99999999999999999", merchant_amount_rub: "1" })).error).toMatchObject({ field: "payer_amount_rub", message: `payer_amount_rub ${tooMuch}` })
+    expect(json(await plan({ payer_amount_rub: "1".padEnd(30, "9"), merchant_amount_rub: "1".padEnd(30, "9") })).error).toMatchObject({ field: "payer_amount_rub", message: `payer_amount_rub ${tooMuch}` })
+    expect(json(await plan({ payer_amount_rub: "10", merchant_amount_rub: "1000000.01" })).error).toMatchObject({ field: "merchant_amount_rub", message: `merchant_amount_rub ${tooMuch}` })
+    expect(json(await plan({ payer_amount_rub: "100", merchant_amount_rub: "100.01" })).error).toMatchObject({ field: "merchant_amount_rub", message: "merchant_amount_rub must not exceed payer_amount_rub" })
+    expect(json(await plan({ cap_amount_rub: "1000000.01", interval: "half_year" })).error).toMatchObject({ field: "cap_amount_rub" })
+    expect(json(await plan({ payer_amount_rub: "1000000", merchant_amount_rub: "1000000" }))).toMatchObject({ code: "big", payer_amount_rub: "1000000.00" })
   })
 })
 
@@ -321,11 +330,15 @@ describe("AdminApi: deployment hooks", () => {
     expect(json(response)).toEqual({ rate: "90.50" })
     const current = await operated.run(Effect.flatMap(rateSource, (r) => r.current(null)))
     expect(current.rate).toBe(90_500_000n)
-    for (const rate of ["0", "-1", "90.1234567", "abc", 90]) {
+    // Up to 1000000 (PostgreSQL's column holds 14 digits before the point: a larger rate was a 500 there).
+    expect(json(await admin(operated.app, "PUT", "/rate", { rate: "1000000" }))).toEqual({ rate: "1000000.00" })
+    for (const rate of ["0", "-1", "90.1234567", "abc", 90, "1000000.000001", "999999999999999"]) {
       const bad = await admin(operated.app, "PUT", "/rate", { rate })
       expect(bad.statusCode).toBe(400)
       expect(json(bad).error.field).toBe("rate")
+      if (typeof rate === "string") expect(json(bad).error.message).toBe("rate must be a decimal greater than zero and at most 1000000, with at most six decimals")
     }
+    expect((await operated.run(Effect.flatMap(rateSource, (r) => r.current(null)))).rate).toBe(1_000_000_000_000n)
     expect((await admin(operated.app, "PUT", "/rate", {})).statusCode).toBe(400)
   })
 

@@ -74,7 +74,7 @@ describe("Config", () => {
       "PAYDESK_CLOCK must be one of: system, manual",
       "PAYDESK_CLOCK_START must be an ISO 8601 date-time",
       "PAYDESK_ENGINE must be one of: local, inngest, off",
-      "PAYDESK_INITIAL_RATE must be a decimal greater than zero with at most six decimals",
+      "PAYDESK_INITIAL_RATE must be a decimal greater than zero and at most 1000000, with at most six decimals",
       "PAYDESK_WORK_INTERVAL_MS must be an integer of at least 10 (milliseconds)",
       "PAYDESK_WORK_BATCH_SIZE must be an integer from 1 to 10000",
       "PAYDESK_SIGNING_SECRET_OVERLAP_HOURS must be an integer from 0 to 720 (hours)",

@@ -18,6 +18,7 @@ import { PlanRepository } from "../ports/PlanRepository.js"
 import { SecretCipher } from "../ports/SecretCipher.js"
 import { TerminalRepository } from "../ports/TerminalRepository.js"
 import { atomic } from "./Atomic.js"
+import { maxAmount } from "./Payments.js"
 import * as Credentials from "./Credentials.js"
 import * as Traced from "../Traced.js"
 
@@ -138,11 +139,12 @@ export interface PlanInput {
   readonly policyVersion: string
 }
 
+/** A plan's amount: each charge is a payment, within a payment's bounds (`Payments.maxAmount`). */
 const amountField = (field: string, value: string) => {
   const parsed = parseRub(value)
-  return Result.isSuccess(parsed)
-    ? Effect.succeed(parsed.success)
-    : Effect.fail(invalid(field, `${field}: ${parsed.failure.message}`))
+  if (Result.isFailure(parsed)) return Effect.fail(invalid(field, `${field}: ${parsed.failure.message}`))
+  if (parsed.success > maxAmount) return Effect.fail(invalid(field, `${field} must not exceed ${formatRub(maxAmount)}`))
+  return Effect.succeed(parsed.success)
 }
 
 /** The schedule kind the spec pairs with a plan mode: calendar periods for a ceiling, fixed days for a fixed tariff. */
@@ -184,6 +186,8 @@ export const createPlan = Traced.fn("Operator.createPlan")(function*(input: Plan
     mode = "fixed"
     payerAmount = yield* amountField("payer_amount_rub", payer)
     merchantAmount = yield* amountField("merchant_amount_rub", merchant)
+    // The merchant is credited at most what the payer pays (the difference is the payer's commission).
+    if (merchantAmount > payerAmount) return yield* invalid("merchant_amount_rub", "merchant_amount_rub must not exceed payer_amount_rub")
   }
   const schedule: ScheduleKind = requested ?? defaultSchedule(mode)
   if (schedule === "calendar" && interval === "half_year") {
