@@ -42,6 +42,7 @@ export type ApiErrorCode =
   | "too_many_requests"
   | "service_busy"
   | "service_unavailable"
+  | "uri_too_long"
   | "internal_error"
   | (string & {})
 

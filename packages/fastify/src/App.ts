@@ -71,6 +71,17 @@ const shuttingDown = (request: FastifyRequest, reply: FastifyReply) => {
   sendError(request, reply, 503, "service_unavailable", "the server is shutting down: retry the request")
 }
 
+/** The headers of every answer. */
+const commonHeaders = (request: FastifyRequest, reply: FastifyReply) => {
+  reply.header("x-request-id", request.id)
+  reply.header("x-content-type-options", "nosniff")
+  // Answers of the APIs are per caller and often carry secrets (keys, tokens): never cached.
+  if (/^\/(api|admin)\//.test(request.url) && !reply.hasHeader("cache-control")) reply.header("cache-control", "no-store")
+}
+
+/** The longest path parameter routed (Fastify's default is 100); longer is 414 `uri_too_long`. */
+const maxPathParameter = 2048
+
 /** Options of `build`. */
 export interface Options {
   /** Runs the core's use cases: a `ManagedRuntime`, or a `Runner` over the host's services. */
@@ -186,6 +197,23 @@ export const build = async (options: Options): Promise<FastifyInstance> => {
     genReqId: () => `req_${randomUUID().replaceAll("-", "")}`,
     // Answered by the `onRequest` hook instead (see `closing`).
     return503OnClosing: false,
+    // A path parameter of any length reaches its route, whose answer for an id that is no id is its 404.
+    routerOptions: { maxParamLength: maxPathParameter },
+    // What Fastify refuses before routing: no hook runs for it, so it is given here what the hooks give
+    // every answer (the API's error body, the common headers, its log line and `observe` sample).
+    frameworkErrors: (error, request, reply) => {
+      // Fastify's plain request here, without the decorations: not arrived, no span.
+      request.paydeskStage = 0
+      request.paydeskSpan = null
+      reply.raw.once("finish", () => {
+        requestLog.requestCompleted(null, request, reply)
+        ended(request, reply, reply.statusCode)
+      })
+      commonHeaders(request, reply)
+      if (error.code === "FST_ERR_BAD_URL") return sendError(request, reply, 400, "invalid_request", "the path is not valid percent-encoded UTF-8")
+      if (error.code === "FST_ERR_MAX_PARAM_LENGTH") return sendError(request, reply, 414, "uri_too_long", `a path segment is longer than ${maxPathParameter} characters`)
+      return sendError(request, reply, 500, "internal_error", "internal error")
+    },
     trustProxy
   })
   const ctx: Context = { runtime: options.runtime, publicUrl: options.publicUrl.replace(/\/+$/, "") }
@@ -304,10 +332,7 @@ export const build = async (options: Options): Promise<FastifyInstance> => {
   })
 
   app.addHook("onSend", (request, reply, payload, done) => {
-    reply.header("x-request-id", request.id)
-    reply.header("x-content-type-options", "nosniff")
-    // Answers of the APIs are per caller and often carry secrets (keys, tokens): never cached.
-    if (/^\/(api|admin)\//.test(request.url) && !reply.hasHeader("cache-control")) reply.header("cache-control", "no-store")
+    commonHeaders(request, reply)
     done(null, payload)
   })
 

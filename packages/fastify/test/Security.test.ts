@@ -57,6 +57,29 @@ describe("request log", () => {
     expect(notFound[0]).toMatchObject({ msg: "request completed", req: { method: "GET", url: "/no/such/route" }, res: { statusCode: 404 } })
   })
 
+  it("answers what Fastify refuses before routing in the API's error body, with its headers, line and sample", async () => {
+    const lines: Array<string> = []
+    const samples: Array<{ route: string; status: number }> = []
+    t = await make({ observe: (sample) => samples.push(sample), logger: { level: "info", stream: { write: (line: string) => void lines.push(line) } } })
+    const merchant = await t.merchant()
+    lines.length = 0
+    const get = (url: string) => t!.app.inject({ method: "GET", url, headers: keyHeaders(merchant.apiKey) })
+    expectError(await get("/api/v1/payments/%ZZ"), 400, "invalid_request", "the path is not valid percent-encoded UTF-8")
+    expectError(await get("/public/payments/%C0%AF"), 400, "invalid_request", "the path is not valid percent-encoded UTF-8")
+    expectError(await get(`/api/v1/payments/${"a".repeat(2049)}`), 414, "uri_too_long", "a path segment is longer than 2048 characters")
+    // A long id that is no id reaches its route, which does not know it (Fastify's own limit was 100 characters: a 414 of its own).
+    expectError(await get(`/api/v1/payments/${"a".repeat(101)}`), 404, "not_found")
+    const bad = await get("/api/v1/payments/%ZZ")
+    expect([bad.headers["x-content-type-options"], bad.headers["cache-control"]]).toEqual(["nosniff", "no-store"])
+    const entries = lines.map((line) => JSON.parse(line) as Record<string, any>).filter((entry) => entry.msg === "request completed")
+    expect(entries.map((entry) => [entry.req.url.slice(0, 24), entry.res.statusCode])).toEqual([
+      ["/api/v1/payments/%ZZ", 400], ["/public/payments/[redact", 400], ["/api/v1/payments/aaaaaaa", 414], ["/api/v1/payments/aaaaaaa", 404], ["/api/v1/payments/%ZZ", 400]
+    ])
+    expect(samples.slice(-5).map((sample) => [sample.route, sample.status])).toEqual([
+      ["unmatched", 400], ["unmatched", 400], ["unmatched", 414], ["/api/v1/payments/:paymentID", 404], ["unmatched", 400]
+    ])
+  })
+
   it("names the client over a connection closed with the answer, and logs a request its client left", async () => {
     const lines: Array<string> = []
     t = await make({ logger: { level: "info", stream: { write: (line: string) => void lines.push(line) } } })
