@@ -43,6 +43,8 @@ export type ApiErrorCode =
   | "service_busy"
   | "service_unavailable"
   | "uri_too_long"
+  | "request_timeout"
+  | "headers_too_large"
   | "internal_error"
   | (string & {})
 

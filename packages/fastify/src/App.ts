@@ -20,6 +20,8 @@ import Fastify, { type FastifyInstance, type FastifyReply, LogController, type F
 import formbody from "@fastify/formbody"
 import rateLimit from "@fastify/rate-limit"
 import { randomUUID } from "node:crypto"
+import { STATUS_CODES } from "node:http"
+import type { Duplex } from "node:stream"
 import { Cause, Effect, Exit, References, Tracer } from "effect"
 import { Runner } from "@paydesk/core"
 import * as AdminRoutes from "./AdminRoutes.js"
@@ -27,6 +29,7 @@ import * as Contract from "./Contract.js"
 import * as HostRoutes from "./HostRoutes.js"
 import type { Context } from "./Http.js"
 import { sendError } from "./Http.js"
+import { errorResponse } from "./HttpErrors.js"
 import * as MerchantRoutes from "./MerchantRoutes.js"
 import * as OpenApi from "./OpenApi.js"
 import * as PublicRoutes from "./PublicRoutes.js"
@@ -106,6 +109,37 @@ export interface Options {
   readonly host?: HostRoutes.Hooks
   /** Receives every finished request (route, status, duration). */
   readonly observe?: (sample: Sample) => void
+  /** How long a request may take to arrive whole, headers and body (default 30 s; then 408 `request_timeout`). */
+  readonly requestTimeoutMs?: number
+}
+
+/** A request id, as Fastify's `genReqId` makes them. */
+const requestId = () => `req_${randomUUID().replaceAll("-", "")}`
+
+/**
+ * Malformed HTTP, which Node refuses before any request exists (Fastify's `clientErrorHandler`): the
+ * API's error body with a request id and the common headers, the connection closed, and a line in the
+ * log (`request refused`, with the client and Node's error code). No metrics sample: there is no
+ * method or route to count it under.
+ */
+const clientError = (requestTimeoutMs: number) => function(this: FastifyInstance, error: Error & { code?: string }, socket: Duplex) {
+  // A connection reset leaves nothing to answer.
+  if (error.code === "ECONNRESET" || socket.destroyed) return
+  const [status, code, message] = error.code === "ERR_HTTP_REQUEST_TIMEOUT"
+    ? [408, "request_timeout", `the request did not arrive whole within ${requestTimeoutMs} ms`] as const
+    : error.code === "HPE_HEADER_OVERFLOW"
+    ? [431, "headers_too_large", "the request's headers are larger than 16 KiB"] as const
+    : [400, "invalid_request", "malformed HTTP request"] as const
+  const id = requestId()
+  const body = JSON.stringify(errorResponse(status, code, message, id).body)
+  const client = socket as Duplex & { remoteAddress?: string; remotePort?: number }
+  // (Not under `req`, whose serializer takes a request.)
+  this.log.info({ reqId: id, client: { remoteAddress: client.remoteAddress, remotePort: client.remotePort }, res: { statusCode: status }, code: error.code }, "request refused")
+  // Nothing is written into an answer already under way on this connection (as Node's own handler).
+  const answering = (socket as Duplex & { _httpMessage?: { headersSent?: boolean } })._httpMessage
+  if (!socket.writable || answering?.headersSent === true) return void socket.destroy()
+  socket.end(`HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\ncontent-type: application/json; charset=utf-8\r\ncontent-length: ${Buffer.byteLength(body)}\r\n` +
+    `x-request-id: ${id}\r\nx-content-type-options: nosniff\r\ncache-control: no-store\r\nconnection: close\r\n\r\n${body}`)
 }
 
 /** The W3C `traceparent` of a request as the parent of its span, when valid. */
@@ -190,11 +224,18 @@ export const build = async (options: Options): Promise<FastifyInstance> => {
   const bodyLimit = options.bodyLimit ?? 64 * 1024
   const trustProxy = options.trustProxy === undefined || options.trustProxy.length === 0 ? false : [...options.trustProxy]
   const requestLog = new OneLineRequestLog()
+  const requestTimeoutMs = options.requestTimeoutMs ?? 30_000
   const app = Fastify({
     logger: withRedaction(options.logger),
     logController: requestLog,
     bodyLimit,
-    genReqId: () => `req_${randomUUID().replaceAll("-", "")}`,
+    genReqId: requestId,
+    // The whole request within this (Fastify's default is no limit: a body sent a byte a minute would hold its connection for ever).
+    requestTimeout: requestTimeoutMs,
+    // Node looks for requests past their time every 30 s by default: at half the limit here. Its
+    // headers' limit (60 s) must not exceed the whole request's, or the latter is never applied.
+    http: { connectionsCheckingInterval: Math.max(100, Math.min(30_000, Math.floor(requestTimeoutMs / 2))), headersTimeout: Math.min(60_000, requestTimeoutMs) },
+    clientErrorHandler: clientError(requestTimeoutMs),
     // Answered by the `onRequest` hook instead (see `closing`).
     return503OnClosing: false,
     // A path parameter of any length reaches its route, whose answer for an id that is no id is its 404.

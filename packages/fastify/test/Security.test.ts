@@ -80,6 +80,36 @@ describe("request log", () => {
     ])
   })
 
+  it("answers malformed HTTP, oversized headers and a request too slow to arrive in the API's error body, logged, the connection closed", async () => {
+    const lines: Array<string> = []
+    t = await make({ requestTimeoutMs: 600, logger: { level: "info", stream: { write: (line: string) => void lines.push(line) } } })
+    const address = await t.app.listen({ port: 0, host: "127.0.0.1" })
+    /** What the server answers to `head` before it closes the connection. */
+    const answer = async (head: string) => {
+      const socket = await rawRequest(address, head)
+      let received = ""
+      socket.on("data", (chunk) => void (received += chunk.toString("latin1")))
+      await new Promise((resolve) => socket.once("close", resolve))
+      const [top, body] = received.split("\r\n\r\n") as [string, string]
+      const header = (name: string) => new RegExp(`^${name}: (.*)$`, "im").exec(top)?.[1]
+      return { status: Number(top.split(" ")[1]), error: JSON.parse(body).error, header }
+    }
+    const cases = [
+      // A DEL byte in a header value (a sloppy client), a request without a well-formed line, a header of 20 KiB, a body that stops.
+      ["GET /health/live HTTP/1.1\r\nhost: x\r\nx-nonce: a\x7fb\r\n\r\n", 400, "invalid_request", "malformed HTTP request"],
+      ["GET /health live HTTP/1.1\r\nhost: x\r\n\r\n", 400, "invalid_request", "malformed HTTP request"],
+      [`GET /health/live HTTP/1.1\r\nhost: x\r\nx-big: ${"a".repeat(20 * 1024)}\r\n\r\n`, 431, "headers_too_large", "the request's headers are larger than 16 KiB"],
+      [halfBodyHead, 408, "request_timeout", "the request did not arrive whole within 600 ms"]
+    ] as const
+    for (const [head, status, code, message] of cases) {
+      const got = await answer(head)
+      expect([got.status, got.error.code, got.error.message]).toEqual([status, code, message])
+      expect([got.header("x-request-id"), got.header("connection"), got.header("x-content-type-options")]).toEqual([got.error.request_id, "close", "nosniff"])
+      const line = lines.map((l) => JSON.parse(l) as Record<string, any>).find((entry) => entry.reqId === got.error.request_id)
+      expect(line).toMatchObject({ msg: "request refused", res: { statusCode: status }, client: { remoteAddress: "127.0.0.1" } })
+    }
+  })
+
   it("names the client over a connection closed with the answer, and logs a request its client left", async () => {
     const lines: Array<string> = []
     t = await make({ logger: { level: "info", stream: { write: (line: string) => void lines.push(line) } } })
