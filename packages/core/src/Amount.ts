@@ -75,6 +75,9 @@ export const formatUsdt = (micro: bigint): string => formatScaled(micro, 6)
 /** The highest USDT/RUB rate taken, in micro-RUB per USDT (1 000 000 RUB; the store holds 14 digits before the point). */
 export const maxRateMicro = 1_000_000_000_000n
 
+/** What a rate must be, for messages. */
+export const rateRule = `a decimal greater than zero and at most ${maxRateMicro / 1_000_000n}, with at most six decimals`
+
 /**
  * Parses a positive USDT/RUB rate (`95.5`, point only, at most six decimals, at most `maxRateMicro`)
  * into micro-RUB per USDT; a higher one is malformed.

@@ -258,7 +258,7 @@ export const register = async (
       const { body } = yield* decoded
       const parsed = Amount.parseRate(body.rate)
       if (parsed._tag === "Failure") {
-        return yield* new InvalidRequest({ field: "rate", message: "rate must be a decimal greater than zero and at most 1000000, with at most six decimals" })
+        return yield* new InvalidRequest({ field: "rate", message: `rate must be ${Amount.rateRule}` })
       }
       yield* Effect.promise(() => setRate(parsed.success))
       return { rate: Amount.formatRate(parsed.success) }

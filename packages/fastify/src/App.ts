@@ -21,7 +21,7 @@ import formbody from "@fastify/formbody"
 import rateLimit from "@fastify/rate-limit"
 import { randomUUID } from "node:crypto"
 import { STATUS_CODES } from "node:http"
-import type { Duplex } from "node:stream"
+import type { Socket } from "node:net"
 import { Cause, Effect, Exit, References, Tracer } from "effect"
 import { Runner } from "@paydesk/core"
 import * as AdminRoutes from "./AdminRoutes.js"
@@ -109,7 +109,10 @@ export interface Options {
   readonly host?: HostRoutes.Hooks
   /** Receives every finished request (route, status, duration). */
   readonly observe?: (sample: Sample) => void
-  /** How long a request may take to arrive whole, headers and body (default 30 s; then 408 `request_timeout`). */
+  /**
+   * How long a request may take to arrive whole, headers and body (default 30 s; then 408
+   * `request_timeout`; Node looks every half of it); 0: no limit but Node's 60 s for the headers.
+   */
   readonly requestTimeoutMs?: number
 }
 
@@ -122,7 +125,7 @@ const requestId = () => `req_${randomUUID().replaceAll("-", "")}`
  * log (`request refused`, with the client and Node's error code). No metrics sample: there is no
  * method or route to count it under.
  */
-const clientError = (requestTimeoutMs: number) => function(this: FastifyInstance, error: Error & { code?: string }, socket: Duplex) {
+const clientError = (requestTimeoutMs: number) => function(this: FastifyInstance, error: Error & { code?: string }, socket: Socket) {
   // A connection reset leaves nothing to answer.
   if (error.code === "ECONNRESET" || socket.destroyed) return
   const [status, code, message] = error.code === "ERR_HTTP_REQUEST_TIMEOUT"
@@ -132,14 +135,16 @@ const clientError = (requestTimeoutMs: number) => function(this: FastifyInstance
     : [400, "invalid_request", "malformed HTTP request"] as const
   const id = requestId()
   const body = JSON.stringify(errorResponse(status, code, message, id).body)
-  const client = socket as Duplex & { remoteAddress?: string; remotePort?: number }
   // (Not under `req`, whose serializer takes a request.)
-  this.log.info({ reqId: id, client: { remoteAddress: client.remoteAddress, remotePort: client.remotePort }, res: { statusCode: status }, code: error.code }, "request refused")
+  this.log.info({ reqId: id, client: { remoteAddress: socket.remoteAddress, remotePort: socket.remotePort }, res: { statusCode: status }, code: error.code }, "request refused")
   // Nothing is written into an answer already under way on this connection (as Node's own handler).
-  const answering = (socket as Duplex & { _httpMessage?: { headersSent?: boolean } })._httpMessage
+  const answering = (socket as Socket & { _httpMessage?: { headersSent?: boolean } })._httpMessage
   if (!socket.writable || answering?.headersSent === true) return void socket.destroy()
-  socket.end(`HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\ncontent-type: application/json; charset=utf-8\r\ncontent-length: ${Buffer.byteLength(body)}\r\n` +
+  // Written, then the connection destroyed (not only ended: a client that keeps its side open would
+  // keep it, and with it a request whose body timed out and could still complete).
+  socket.write(`HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\ncontent-type: application/json; charset=utf-8\r\ncontent-length: ${Buffer.byteLength(body)}\r\n` +
     `x-request-id: ${id}\r\nx-content-type-options: nosniff\r\ncache-control: no-store\r\nconnection: close\r\n\r\n${body}`)
+  socket.destroySoon()
 }
 
 /** The W3C `traceparent` of a request as the parent of its span, when valid. */
@@ -225,6 +230,7 @@ export const build = async (options: Options): Promise<FastifyInstance> => {
   const trustProxy = options.trustProxy === undefined || options.trustProxy.length === 0 ? false : [...options.trustProxy]
   const requestLog = new OneLineRequestLog()
   const requestTimeoutMs = options.requestTimeoutMs ?? 30_000
+  if (!Number.isSafeInteger(requestTimeoutMs) || requestTimeoutMs < 0) throw new RangeError(`requestTimeoutMs must be a whole number of ms, 0 or more: ${requestTimeoutMs}`)
   const app = Fastify({
     logger: withRedaction(options.logger),
     logController: requestLog,
@@ -233,8 +239,8 @@ export const build = async (options: Options): Promise<FastifyInstance> => {
     // The whole request within this (Fastify's default is no limit: a body sent a byte a minute would hold its connection for ever).
     requestTimeout: requestTimeoutMs,
     // Node looks for requests past their time every 30 s by default: at half the limit here. Its
-    // headers' limit (60 s) must not exceed the whole request's, or the latter is never applied.
-    http: { connectionsCheckingInterval: Math.max(100, Math.min(30_000, Math.floor(requestTimeoutMs / 2))), headersTimeout: Math.min(60_000, requestTimeoutMs) },
+    // headers' limit (60 s) is kept within the whole request's (Node would apply the longer to both).
+    http: requestTimeoutMs === 0 ? {} : { connectionsCheckingInterval: Math.max(100, Math.min(30_000, Math.floor(requestTimeoutMs / 2))), headersTimeout: Math.min(60_000, requestTimeoutMs) },
     clientErrorHandler: clientError(requestTimeoutMs),
     // Answered by the `onRequest` hook instead (see `closing`).
     return503OnClosing: false,

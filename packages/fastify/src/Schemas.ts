@@ -7,7 +7,7 @@
  * Each field says what it expects (`expected`), which is the message of a 400 for it.
  */
 import { Schema, SchemaTransformation } from "effect"
-import { Callbacks, Events, Idempotency, Paging, Payment, Payments, Payouts, Subscriptions } from "@paydesk/core"
+import { Amount, Callbacks, Events, Idempotency, Paging, Payment, Payments, Payouts, Subscriptions } from "@paydesk/core"
 
 const text = (description: string, expected = "a string") => Schema.String.annotate({ description, expected })
 const nullableText = (description: string, expected = "a string or null") => Schema.NullOr(Schema.String).annotate({ description, expected })
@@ -302,9 +302,9 @@ export const PlanCreate = Schema.Struct({
   name: text("plan name"),
   interval: text("`day`, `month`, `quarter`, `half_year` (fixed days only) or `year`"),
   schedule: optionalNullable(text("`calendar` or `fixed_days` (default: by mode)")),
-  cap_amount_rub: optionalNullable(text("ceiling mode: maximum amount of one charge")),
-  payer_amount_rub: optionalNullable(text("fixed tariff: what the payer pays")),
-  merchant_amount_rub: optionalNullable(text("fixed tariff: what the merchant gets (default: the payer amount)")),
+  cap_amount_rub: optionalNullable(text("ceiling mode: maximum amount of one charge (at most 1000000.00)")),
+  payer_amount_rub: optionalNullable(text("fixed tariff: what the payer pays (at most 1000000.00)")),
+  merchant_amount_rub: optionalNullable(text("fixed tariff: what the merchant gets, at most the payer amount (the rest is the payer's commission)")),
   max_cycles: optionalNullable(Schema.Int.annotate({ description: "limit of successful cycles", expected: "an integer" })),
   consent_text: text("the text the payer consents to"),
   policy_version: text("version of the policy the consent refers to")
@@ -340,7 +340,7 @@ export const PayoutReject = Schema.Struct({
 }).annotate({ identifier: "PayoutReject", title: "PayoutReject" })
 
 /** `PUT /admin/v1/rate`. */
-export const RateSet = Schema.Struct({ rate: text("USDT/RUB, a decimal greater than zero and at most 1000000, with at most six decimals", "a decimal string like \"95.50\"") })
+export const RateSet = Schema.Struct({ rate: text(`USDT/RUB, ${Amount.rateRule}`, "a decimal string like \"95.50\"") })
   .annotate({ identifier: "RateSet", title: "RateSet" })
 
 /** `POST /admin/v1/clock`. */

@@ -122,6 +122,9 @@ describe("AdminApi: provisioning", () => {
     expect(json(missing).error).toMatchObject({ code: "invalid_request", field: "owner_email", message: "owner_email is required" })
     const badEmail = await admin(t.app, "POST", "/accounts", { name: "Shop", owner_email: "nope", owner_password: "password-1" })
     expect(json(badEmail).error.field).toBe("owner_email")
+    // A lone surrogate would be stored as U+FFFD, where another address could meet it.
+    const halfEmail = await admin(t.app, "POST", "/accounts", { name: "Shop", owner_email: "a\ud800@example.com", owner_password: "password-1" })
+    expect(json(halfEmail).error).toMatchObject({ field: "owner_email", message: "owner_email must be an e-mail address" })
     const unknown = await admin(t.app, "POST", "/accounts", { name: "Shop", owner_email: "x@example.com", owner_password: "password-1", role: "admin" })
     expect(unknown.statusCode).toBe(400)
     expect(json(unknown).error.field).toBe("role")

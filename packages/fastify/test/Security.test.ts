@@ -6,6 +6,7 @@
 import { afterEach, describe, expect, it, vi } from "vitest"
 import { readdirSync, readFileSync } from "node:fs"
 import * as http from "node:http"
+import * as net from "node:net"
 import { join } from "node:path"
 import { Kit } from "@paydesk/testkit"
 import * as StrictJson from "../src/StrictJson.js"
@@ -86,10 +87,17 @@ describe("request log", () => {
     const address = await t.app.listen({ port: 0, host: "127.0.0.1" })
     /** What the server answers to `head` before it closes the connection. */
     const answer = async (head: string) => {
-      const socket = await rawRequest(address, head)
+      // A client that keeps its side open: the server closes the connection itself.
+      const socket = net.connect({ host: "127.0.0.1", port: Number(new URL(address).port), allowHalfOpen: true })
+      await new Promise((resolve) => socket.once("connect", resolve))
+      socket.write(head)
       let received = ""
       socket.on("data", (chunk) => void (received += chunk.toString("latin1")))
-      await new Promise((resolve) => socket.once("close", resolve))
+      await new Promise((resolve) => socket.once("end", resolve))
+      // The server's side is gone, though this client has not ended its own.
+      const connections = () => new Promise<number>((resolve, reject) => t!.app.server.getConnections((error, count) => error ? reject(error) : resolve(count)))
+      await vi.waitFor(async () => expect(await connections()).toBe(0))
+      socket.destroy()
       const [top, body] = received.split("\r\n\r\n") as [string, string]
       const header = (name: string) => new RegExp(`^${name}: (.*)$`, "im").exec(top)?.[1]
       return { status: Number(top.split(" ")[1]), error: JSON.parse(body).error, header }

@@ -178,7 +178,7 @@ const settings = {
   initialRate: setting(
     "PAYDESK_INITIAL_RATE",
     (n) => text((v) => Result.isSuccess(Amount.parseRate(v)))(n).pipe(Config.withDefault("95.00"), Config.map((v) => Result.getOrThrow(Amount.parseRate(v)))),
-    "must be a decimal greater than zero and at most 1000000, with at most six decimals"
+    `must be ${Amount.rateRule}`
   ),
   workIntervalMs: setting("PAYDESK_WORK_INTERVAL_MS", (n) => integer(10, 3_600_000)(n).pipe(Config.withDefault(1000)), "must be an integer of at least 10 (milliseconds)"),
   workBatchSize: setting("PAYDESK_WORK_BATCH_SIZE", (n) => integer(1, 10_000)(n).pipe(Config.withDefault(100)), "must be an integer from 1 to 10000"),

@@ -4,6 +4,7 @@
  */
 import { Clock, Effect, Option, Result } from "effect"
 import { formatRub, parseRub } from "../Amount.js"
+import { hasLoneSurrogate } from "../Bytes.js"
 import * as CallbackUrl from "../CallbackUrl.js"
 import { PaydeskConfig } from "../Config.js"
 import { InvalidRequest, NotFound } from "../Errors.js"
@@ -33,7 +34,8 @@ export const createAccount = Traced.fn("Operator.createAccount")(function*(input
   const name = input.name.trim()
   if (name.length === 0 || name.length > 128) return yield* invalid("name", "name must be 1 to 128 characters")
   const email = input.ownerEmail.trim().toLowerCase()
-  if (!/^[^\s@]+@[^\s@]+\.[^\s@]+$/.test(email) || email.length > 254) {
+  // (A lone surrogate would be stored as U+FFFD: two addresses would meet.)
+  if (!/^[^\s@]+@[^\s@]+\.[^\s@]+$/.test(email) || email.length > 254 || hasLoneSurrogate(email)) {
     return yield* invalid("owner_email", "owner_email must be an e-mail address")
   }
   if (input.ownerPassword.length < 8 || input.ownerPassword.length > 256) {
