@@ -248,7 +248,11 @@ describe("MerchantConveniences: events feed", () => {
     expect(JSON.parse(all.items[0].body).payment_id).toBe(before.id)
     expect(json(await call("GET", "/events/feed?environment=prod")).items).toEqual([])
     expectError(await call("GET", "/events/feed?after=nope"), 400, "invalid_request")
+    // A cursor that is no event of this terminal gets a 400, not an empty feed for ever.
+    const cursor = "after must be latest or the id of an event of this feed (next_after of the last answer)"
+    expect(expectError(await call("GET", `/events/feed?after=evt_${crypto.randomUUID()}`), 400, "invalid_request", cursor).field).toBe("after")
     const other = await t.merchant()
     expect(json(await call("GET", "/events/feed", undefined, {}, other.apiKey)).items).toEqual([])
+    expectError(await call("GET", `/events/feed?after=${feed.next_after}`, undefined, {}, other.apiKey), 400, "invalid_request", cursor)
   })
 })

@@ -376,11 +376,14 @@ export const feed = Traced.fn("Callbacks.feed")(function*(
     return yield* new InvalidRequest({ field: "limit", message: `limit must be an integer from 1 to ${maxFeedLimit}` })
   }
   const after = query.after === undefined || query.after === null ? null : query.after.toLowerCase() === "latest" ? "latest" : Callback.parseEventId(query.after)
-  if (after === null && query.after !== undefined && query.after !== null) {
+  const outbox = yield* OutboxRepository
+  // A cursor that is no event of this terminal (made up, another terminal's, or purged by the
+  // retention) is refused: a listener would otherwise get nothing after it, for ever, and not know.
+  const known = after === null || after === "latest" ? true : Option.exists(yield* outbox.getEvent(after), (event) => event.terminalId === terminal.id)
+  if ((after === null && query.after !== undefined && query.after !== null) || !known) {
     return yield* new InvalidRequest({ field: "after", message: "after must be latest or the id of an event of this feed (next_after of the last answer)" })
   }
   const environment = query.environment ?? "sandbox"
-  const outbox = yield* OutboxRepository
   const scope = { terminalId: terminal.id, ...(environment === "all" ? {} : { test: environment === "sandbox" }) }
   if (after === "latest") {
     const newest = yield* outbox.listEvents({ terminalId: terminal.id, newestFirst: true, limit: 1 })
