@@ -246,7 +246,7 @@ describe("events API over HTTP", () => {
     const payment = await paidPayment(m, "bad-1")
     const cases: ReadonlyArray<readonly [string, string, unknown, string]> = [
       ["GET", "/events?created_from=yesterday", undefined, "created_from"],
-      ["GET", "/events?created_from=2026-10-01T00:00:00Z&created_to=2026-09-30T00:00:00Z", undefined, "created_to"],
+      ["GET", "/events?created_from=2026-10-01T00:00:00Z&created_to=2026-09-30T23:59:59Z", undefined, "created_to"],
       ["GET", "/events?cursor=nonsense", undefined, "cursor"],
       ["GET", "/events?type=payment.lost", undefined, "type"],
       ["GET", "/events?delivery_status=lost", undefined, "delivery_status"],

@@ -35,11 +35,12 @@ describe("Events: ids, order and signatures", () => {
       assert.deepStrictEqual(sent.map((r) => JSON.parse(r.body).event_type), ["payment.created", "payment.paid"])
       const listed = yield* Events.list(principal, { environment: "sandbox" })
       assert.deepStrictEqual(listed.items.map((i) => [i.event.eventType, i.event.sequence]), [["payment.paid", 2], ["payment.created", 1]])
-      // A reversed or empty range is refused (as the payments' lists), not an empty page.
-      for (const createdTo of [listed.items[1]!.event.createdAt, listed.items[1]!.event.createdAt - 1]) {
-        const reversed = yield* Effect.flip(Events.list(principal, { environment: "sandbox", createdFrom: listed.items[1]!.event.createdAt, createdTo }))
-        assert.deepStrictEqual([reversed._tag, (reversed as { field?: string }).field, reversed.message], ["InvalidRequest", "created_to", "created_to must be later than created_from"])
-      }
+      // A reversed range is refused, not an empty page; equal bounds (created_to is inclusive) are the events of that instant.
+      const at = listed.items[1]!.event.createdAt
+      const reversed = yield* Effect.flip(Events.list(principal, { environment: "sandbox", createdFrom: at, createdTo: at - 1 }))
+      assert.deepStrictEqual([reversed._tag, (reversed as { field?: string }).field, reversed.message], ["InvalidRequest", "created_to", "created_to must not be earlier than created_from"])
+      const instant = yield* Events.list(principal, { environment: "sandbox", createdFrom: at, createdTo: at })
+      assert.isTrue(instant.items.some((i) => i.event.id === listed.items[1]!.event.id))
       const webhook = new Webhook(StandardWebhooks.whsecOf(merchant.signingSecret))
       for (const [i, request] of sent.entries()) {
         const event = listed.items[1 - i]!.event

@@ -99,9 +99,9 @@ export const list = Traced.fn("Events.list")(function*(principal: Principal, que
   }
   const limit = query.limit ?? defaultLimit
   if (!Number.isInteger(limit) || limit < 1 || limit > maxLimit) return yield* invalid("limit", `limit must be an integer from 1 to ${maxLimit}`)
-  // As the payments' lists: an empty or reversed range is a mistake, not an empty page.
-  if (query.createdFrom !== undefined && query.createdTo !== undefined && query.createdTo <= query.createdFrom) {
-    return yield* invalid("created_to", "created_to must be later than created_from")
+  // A reversed range is a mistake, not an empty page (`created_to` is inclusive here: equal bounds are one instant).
+  if (query.createdFrom !== undefined && query.createdTo !== undefined && query.createdTo < query.createdFrom) {
+    return yield* invalid("created_to", "created_to must not be earlier than created_from")
   }
   const before = query.cursor === undefined ? undefined : decodeCursor(query.cursor)
   if (before === null) return yield* invalid("cursor", "cursor must be a next_cursor of an earlier page")
