@@ -55,12 +55,16 @@ export const constantTimeEqual = (a: Uint8Array, b: Uint8Array): boolean => {
 
 /** A UTF-16 surrogate without its other half. */
 const loneSurrogate = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/
+const loneSurrogates = new RegExp(loneSurrogate.source, "g")
 
 /**
  * Whether `text` holds a surrogate without its other half: not Unicode text, and a store writes it
  * as U+FFFD (so two such texts can be stored alike, and an answer would not show what was stored).
  */
 export const hasLoneSurrogate = (text: string): boolean => loneSurrogate.test(text)
+
+/** `text` with each surrogate without its other half as U+FFFD, as UTF-8 encoding writes it. */
+export const withoutLoneSurrogates = (text: string): string => text.replace(loneSurrogates, "\ufffd")
 
 /** A `\uD800`-`\uDFFF` escape (not an escaped backslash followed by `u`). */
 const loneSurrogateEscape = /(?<!\\)(?:\\\\)*\\u[dD][89a-fA-F][0-9a-fA-F]{2}/

@@ -11,7 +11,7 @@ import { Layer, ManagedRuntime, Option, References, Tracer } from "effect"
 import { Kit, RecordingTracer } from "@paydesk/testkit"
 import * as App from "../src/App.js"
 import type { Readiness } from "../src/HostRoutes.js"
-import { adminToken, halfBodyHead, json, keyHeaders, make, publicUrl, rawRequest, slowRequestHead, slowRoute, type TestApp } from "./TestApp.js"
+import { adminToken, halfBodyHead, json, keyHeaders, make, publicUrl, rawAnswer, rawRequest, slowRequestHead, slowRoute, type TestApp } from "./TestApp.js"
 
 let closers: Array<() => Promise<unknown>> = []
 afterEach(async () => {
@@ -150,10 +150,7 @@ describe("while the server closes", () => {
     socket.destroy()
 
     expect(received.startsWith("HTTP/1.1 204")).toBe(true)
-    const answer = received.slice(received.indexOf("HTTP/1.1 503"))
-    const [head, body] = answer.split("\r\n\r\n") as [string, string]
-    const header = (name: string) => new RegExp(`^${name}: (.*)$`, "im").exec(head)?.[1]
-    const error = JSON.parse(body).error
+    const { header, error } = rawAnswer(received, received.indexOf("HTTP/1.1 503"))
     expect([error.code, error.message, error.request_id]).toEqual(["service_unavailable", "the server is shutting down: retry the request", header("x-request-id")])
     expect([header("connection"), header("retry-after"), header("cache-control"), header("x-content-type-options")]).toEqual(["close", "1", "no-store", "nosniff"])
     expect(samples.map((sample) => [sample.route, sample.status])).toEqual([["/test-only/slow", 204], ["/api/v1/payments", 503]])

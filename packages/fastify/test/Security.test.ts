@@ -10,7 +10,7 @@ import * as net from "node:net"
 import { join } from "node:path"
 import { Kit } from "@paydesk/testkit"
 import * as StrictJson from "../src/StrictJson.js"
-import { expectError, halfBodyHead, json, keyHeaders, make, rawRequest, shape, slowRequestHead, slowRoute, type TestApp } from "./TestApp.js"
+import { expectError, halfBodyHead, json, keyHeaders, make, rawAnswer, rawRequest, shape, slowRequestHead, slowRoute, type TestApp } from "./TestApp.js"
 
 let t: TestApp | undefined
 afterEach(async () => {
@@ -98,9 +98,7 @@ describe("request log", () => {
       const connections = () => new Promise<number>((resolve, reject) => t!.app.server.getConnections((error, count) => error ? reject(error) : resolve(count)))
       await vi.waitFor(async () => expect(await connections()).toBe(0))
       socket.destroy()
-      const [top, body] = received.split("\r\n\r\n") as [string, string]
-      const header = (name: string) => new RegExp(`^${name}: (.*)$`, "im").exec(top)?.[1]
-      return { status: Number(top.split(" ")[1]), error: JSON.parse(body).error, header }
+      return rawAnswer(received)
     }
     const cases = [
       // A DEL byte in a header value (a sloppy client), a request without a well-formed line, a header of 20 KiB, a body that stops.

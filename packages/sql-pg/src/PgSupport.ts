@@ -119,7 +119,7 @@ export const jsonRows = (rows: ReadonlyArray<unknown>): string => {
   // with one are written again, replacing it (a replacer function would slow every row down).
   const text = JSON.stringify(rows.map(datesAsText))
   return Bytes.hasLoneSurrogateEscape(text)
-    ? JSON.stringify(rows, (_key, value: unknown) => typeof value === "string" ? value.replace(loneSurrogate, "\ufffd") : value)
+    ? JSON.stringify(rows, (_key, value: unknown) => typeof value === "string" ? Bytes.withoutLoneSurrogates(value) : value)
     : text
 }
 
@@ -142,9 +142,6 @@ const datesAsText = (row: unknown): unknown => {
   }
   return copy ?? row
 }
-
-/** A UTF-16 surrogate without its other half. */
-const loneSurrogate = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g
 
 /**
  * Splits items into rounds in which each key appears once, keeping each key's items in order (as

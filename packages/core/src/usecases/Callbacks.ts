@@ -377,11 +377,12 @@ export const feed = Traced.fn("Callbacks.feed")(function*(
   }
   const after = query.after === undefined || query.after === null ? null : query.after.toLowerCase() === "latest" ? "latest" : Callback.parseEventId(query.after)
   const outbox = yield* OutboxRepository
+  const badCursor = new InvalidRequest({ field: "after", message: "after must be latest or the id of an event of this feed (next_after of the last answer)" })
+  if (after === null && query.after !== undefined && query.after !== null) return yield* badCursor
   // A cursor that is no event of this terminal (made up, another terminal's, or purged by the
-  // retention) is refused: a listener would otherwise get nothing after it, for ever, and not know.
-  const known = after === null || after === "latest" ? true : Option.exists(yield* outbox.getEvent(after), (event) => event.terminalId === terminal.id)
-  if ((after === null && query.after !== undefined && query.after !== null) || !known) {
-    return yield* new InvalidRequest({ field: "after", message: "after must be latest or the id of an event of this feed (next_after of the last answer)" })
+  // retention) is refused too: a listener would otherwise get nothing after it, for ever, and not know.
+  if (after !== null && after !== "latest" && !Option.exists(yield* outbox.getEvent(after), (event) => event.terminalId === terminal.id)) {
+    return yield* badCursor
   }
   const environment = query.environment ?? "sandbox"
   const scope = { terminalId: terminal.id, ...(environment === "all" ? {} : { test: environment === "sandbox" }) }
