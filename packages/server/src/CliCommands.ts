@@ -117,9 +117,15 @@ export const register = (program: Command, send: Send, readStdin: ReadStdin): vo
   // API keys
   const apiKeys = group("api-keys", "API keys of a terminal")
   apiKeys.command("create").description("issue an API key (shown once)").requiredOption("--terminal <terminal_id>", "the terminal")
-    .option("--read-only", "without subscription write access")
-    .action((options: { terminal: string; readOnly?: boolean }) =>
-      send({ method: "POST", path: `/terminals/${id(options.terminal)}/api-keys`, body: { subscription_write: options.readOnly !== true } }))
+    .option("--no-subscription-write", "a key that cannot create, cancel, pause or resume subscriptions (it can still create payments and payouts)")
+    // The option's first name, kept working: it named a key that was never read-only.
+    .addOption(new Option("--read-only").hideHelp())
+    .action((options: { terminal: string; subscriptionWrite: boolean; readOnly?: boolean }) =>
+      send({
+        method: "POST",
+        path: `/terminals/${id(options.terminal)}/api-keys`,
+        body: { subscription_write: options.subscriptionWrite && options.readOnly !== true }
+      }))
   apiKeys.command("list").description("the terminal's keys (prefixes only)").requiredOption("--terminal <terminal_id>", "the terminal")
     .action((options: { terminal: string }) => send({ method: "GET", path: `/terminals/${id(options.terminal)}/api-keys` }))
   apiKeys.command("revoke").description("revoke a key at once").argument("<key_id>").requiredOption("--terminal <terminal_id>", "the terminal")

@@ -61,6 +61,9 @@ describe("paydesk CLI: help and usage", () => {
     const leaf = await cli(["accounts", "create", "--help"])
     expect([leaf.code, leaf.stdout]).toEqual([0, expect.stringContaining("--password-stdin")])
     expect((await cli(["help", "terminals"])).stdout).toContain("update [options] <terminal_id>")
+    // The key option says what it withholds; its first name (--read-only) still works, unlisted.
+    const keys = (await cli(["api-keys", "create", "--help"])).stdout
+    expect([keys.includes("--no-subscription-write"), keys.includes("--read-only")]).toEqual([true, false])
     expect(top.sent).toEqual([])
   })
 
@@ -101,6 +104,8 @@ describe("paydesk CLI: commands", () => {
         { callback_url: null, conversion_mode: "scheduled", conversion_time: "10:00", show_platform_branding: false }],
       [["terminals", "status", "t1", "disabled"], "POST", "/terminals/t1/status", { status: "disabled" }],
       [["terminals", "rotate-secret", "t1"], "POST", "/terminals/t1/signing-secret/rotate", {}],
+      [["api-keys", "create", "--terminal", "t1"], "POST", "/terminals/t1/api-keys", { subscription_write: true }],
+      [["api-keys", "create", "--terminal", "t1", "--no-subscription-write"], "POST", "/terminals/t1/api-keys", { subscription_write: false }],
       [["api-keys", "create", "--terminal", "t1", "--read-only"], "POST", "/terminals/t1/api-keys", { subscription_write: false }],
       [["api-keys", "list", "--terminal", "t1"], "GET", "/terminals/t1/api-keys"],
       [["api-keys", "revoke", "k1", "--terminal", "t1"], "POST", "/terminals/t1/api-keys/k1/revoke", {}],
