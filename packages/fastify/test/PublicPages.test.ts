@@ -208,6 +208,19 @@ describe("PublicPages: sandbox simulation", () => {
     expect(again.statusCode).toBe(409)
   })
 
+  it("on a terminal disabled after the payment: the payer still pays (as live), the merchant's own simulate is refused", async () => {
+    const { merchant, principal, token, payment } = await paymentOf()
+    const other = await paymentOf()
+    await t.run(Operator.setTerminalStatus(merchant.terminal.id, "disabled"))
+    await t.run(Operator.setTerminalStatus(other.merchant.terminal.id, "disabled"))
+    const byMerchant = await t.run(Effect.flip(Payments.simulateAsMerchant(other.principal, other.payment.id, "paid")))
+    expect(byMerchant).toMatchObject({ _tag: "TerminalUnavailable" })
+    expect((await t.run(Payments.findPublic(other.token))).payment.status).toBe("created")
+    const byPayer = await postJson(`/public/payments/${token}/simulate`, { outcome: "paid", csrf_token: payment.csrfToken })
+    expect([byPayer.statusCode, json(byPayer).status]).toEqual([200, "paid"])
+    expect((await t.run(Payments.get(principal, payment.id))).status).toBe("paid")
+  })
+
   it("answers 404 for an unknown token", async () => {
     const response = await postJson("/public/payments/nope/simulate", { outcome: "paid", csrf_token: "x" })
     expect(response.statusCode).toBe(404)
