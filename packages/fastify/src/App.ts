@@ -68,8 +68,13 @@ export interface Sample {
  */
 export const abortedStatus = 499
 
-/** The answer to a request that arrives while the app closes (Fastify has set `Connection: close`). */
-const shuttingDown = (request: FastifyRequest, reply: FastifyReply) => {
+/**
+ * The answer to a request that arrives while the app closes (Fastify has set `Connection: close`):
+ * 503 `service_unavailable`, except the health probes (`HostRoutes.whileClosing`: readiness 503 in
+ * its own body, liveness handled as usual, `handle`).
+ */
+const shuttingDown = (request: FastifyRequest, reply: FastifyReply, handle: () => void) => {
+  if (HostRoutes.whileClosing(request, reply, handle)) return
   reply.header("retry-after", "1")
   sendError(request, reply, 503, "service_unavailable", "the server is shutting down: retry the request")
 }
@@ -132,6 +137,9 @@ const clientError = (requestTimeoutMs: number) => function(this: FastifyInstance
     ? [408, "request_timeout", `the request did not arrive whole within ${requestTimeoutMs} ms`] as const
     : error.code === "HPE_HEADER_OVERFLOW"
     ? [431, "headers_too_large", "the request's headers are larger than 16 KiB"] as const
+    // Chunk extensions are part of a chunked body: the code of a body over its limit, at Node's own status.
+    : error.code === "HPE_CHUNK_EXTENSIONS_OVERFLOW"
+    ? [413, "body_too_large", "the request's chunk extensions are larger than 16 KiB"] as const
     : [400, "invalid_request", "malformed HTTP request"] as const
   const id = requestId()
   const body = JSON.stringify(errorResponse(status, code, message, id).body)
@@ -349,7 +357,7 @@ export const build = async (options: Options): Promise<FastifyInstance> => {
   // Set when the app starts closing (`preClose`, right after Fastify marks its router closing and
   // before the server stops listening). A request that still arrives, on a kept-alive connection busy
   // with another one, is answered 503 by `onRequest` rather than by Fastify (`return503OnClosing`),
-  // whose answer skips the hooks and has a body of its own.
+  // whose answer skips the hooks and has a body of its own (the health probes: see `shuttingDown`).
   let closing = false
   app.addHook("preClose", (done) => {
     closing = true
@@ -369,8 +377,8 @@ export const build = async (options: Options): Promise<FastifyInstance> => {
     // Decided on arrival, as Fastify decides its `Connection: close`: a request that arrived before
     // the close is handled even if the close starts while its span opens.
     const late = closing
-    if (tracing === false) return late ? shuttingDown(request, reply) : done()
-    openSpan(request).then(() => late ? shuttingDown(request, reply) : done(), done)
+    if (tracing === false) return late ? shuttingDown(request, reply, done) : done()
+    openSpan(request).then(() => late ? shuttingDown(request, reply, done) : done(), done)
   })
   app.addHook("onResponse", (request, reply, done) => {
     const closed = ended(request, reply, reply.statusCode)

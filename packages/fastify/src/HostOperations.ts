@@ -14,7 +14,7 @@ export const liveness = operation({
   summary: "Liveness: the process serves HTTP",
   query: S.NoQuery,
   queryExample: {},
-  responses: [{ status: 200, description: "alive", schema: R.Liveness, example: { status: "ok" } }],
+  responses: [{ status: 200, description: "alive (also while the server shuts down: a drain is no reason to restart it)", schema: R.Liveness, example: { status: "ok" } }],
   errors: [[400, "`invalid_request`: `unknown query parameter …` (it takes none)"]]
 })
 
@@ -32,7 +32,7 @@ export const readiness = operation({
     },
     {
       status: 503,
-      description: "not ready: the body names the failing check",
+      description: "not ready: the body names the failing check (`server` while the server shuts down)",
       schema: R.Readiness,
       example: { status: "not_ready", checks: { database: { ok: false, detail: "no answer within 3000 ms" } } }
     }

@@ -2,9 +2,10 @@
  * Routes of the deployment around the APIs: liveness and readiness for orchestrators
  * (`GET /health/live`, `GET /health/ready`, no credentials, not logged at info level) and the
  * Prometheus scrape (`GET /metrics`, behind the operator token; 501 when the host exports no
- * metrics). Declared in `HostOperations`.
+ * metrics). Declared in `HostOperations`. While the app closes, readiness is 503 `not_ready` (see
+ * `whileClosing`) and liveness still 200.
  */
-import type { FastifyInstance } from "fastify"
+import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify"
 import { Effect } from "effect"
 import { operatorAuth } from "./AdminRoutes.js"
 import { route } from "./Contract.js"
@@ -29,6 +30,25 @@ export interface Hooks {
   readonly ready?: () => Promise<Readiness>
   /** Metrics in the Prometheus text format; absent: `/metrics` answers 501. */
   readonly metrics?: { readonly contentType: string; render(): Promise<string> }
+}
+
+/**
+ * Answers a probe that arrives while the app closes, which the app answers otherwise with its 503
+ * `service_unavailable` (Fastify has set `Connection: close`): readiness 503 in its own body, `not_ready`
+ * with the `server` check failing, so that an orchestrator or load balancer takes the instance out of
+ * rotation; liveness as at any time (`handle`: 200), since a drain is no reason to restart the process.
+ * False for any other request.
+ */
+export const whileClosing = (request: FastifyRequest, reply: FastifyReply, handle: () => void): boolean => {
+  const id = request.routeOptions.config?.operationId
+  if (id === Ops.liveness.id) {
+    handle()
+    return true
+  }
+  if (id !== Ops.readiness.id) return false
+  // The host's checks are not asked: whatever they say, the server is leaving.
+  reply.code(503).header("cache-control", "no-store").send({ status: "not_ready", checks: { server: { ok: false, detail: "the server is shutting down" } } })
+  return true
 }
 
 /** A failed decode of a host route (unknown query parameters): its error answer; null when it decoded. */

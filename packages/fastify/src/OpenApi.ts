@@ -244,9 +244,11 @@ export const make = () => {
         "`X-Nonce` (a UUID; a retry carries a new one), or `Authorization: Bearer <access token>`. Errors have the body " +
         "`{ error: { code, message, request_id, field? } }` and every response carries `x-request-id`. A request sent on an " +
         "open connection to a server that is shutting down gets 503 `service_unavailable` with `Retry-After: 1` and " +
-        "`Connection: close`: send it again (on a new connection, with a new nonce). A request that does not arrive whole within 30 s " +
-        "is 408 `request_timeout`, malformed HTTP 400 `invalid_request` and headers over 16 KiB 431 `headers_too_large`, each " +
-        "closing the connection; a path segment over 2048 characters is 414 `uri_too_long`. The TypeScript SDK is " +
+        "`Connection: close`: send it again (on a new connection, with a new nonce); the health probes answer for themselves then " +
+        "(readiness 503 `not_ready` with the `server` check failing, liveness 200). A request that does not arrive whole within the server's " +
+        "limit (30 s by default) is 408 `request_timeout`, malformed HTTP 400 `invalid_request`, headers over 16 KiB 431 " +
+        "`headers_too_large` and chunk extensions over 16 KiB 413 `body_too_large`, each closing the connection; a path segment " +
+        "over 2048 characters is 414 `uri_too_long`. The TypeScript SDK is " +
         "`@paydesk/client`.\n\n" + CallbacksGuide.markdown
     },
     servers: [{ url: "http://127.0.0.1:8080", description: "the reference server (`./run start`)" }],

@@ -158,6 +158,46 @@ describe("while the server closes", () => {
     expect(App.requestsInFlight(t.app)).toBe(0)
   })
 
+  it("answers a readiness probe arriving then 503 in its own body (the server check failing), and liveness 200, each observed and closing the connection", async () => {
+    const samples: Array<App.Sample> = []
+    const lines: Array<string> = []
+    let asked = 0
+    const t = await make({
+      host: { ready: async () => (asked++, { checks: { database: { ok: true, detail: "reachable" } } }) },
+      observe: (sample) => samples.push(sample),
+      logger: { level: "info", stream: { write: (line: string) => void lines.push(line) } }
+    })
+    slowRoute(t.app, 300)
+    const address = await t.app.listen({ port: 0, host: "127.0.0.1" })
+    // Two connections kept busy, so that closing drops neither: a probe arrives on each while the server closes.
+    const sockets = await Promise.all([rawRequest(address, slowRequestHead), rawRequest(address, slowRequestHead)])
+    const received = ["", ""]
+    sockets.forEach((socket, i) => socket.on("data", (chunk) => void (received[i] += chunk.toString("latin1"))))
+    await vi.waitFor(() => expect(App.requestsInFlight(t.app)).toBe(2))
+    const closed = t.close()
+    await vi.waitFor(() => expect(t.app.server.listening).toBe(false))
+    sockets[0]!.write("GET /health/ready HTTP/1.1\r\nhost: 127.0.0.1\r\n\r\n")
+    sockets[1]!.write("GET /health/live HTTP/1.1\r\nhost: 127.0.0.1\r\n\r\n")
+    await closed
+    await Promise.all(sockets.map((socket) => new Promise((resolve) => socket.once("end", resolve))))
+    for (const socket of sockets) socket.destroy()
+
+    // Each after its connection's 204.
+    const answerOf = (text: string) => rawAnswer(text, text.indexOf("HTTP/1.1", 1))
+    expect(received.map((text) => text.startsWith("HTTP/1.1 204"))).toEqual([true, true])
+    const ready = answerOf(received[0]!)
+    expect([ready.status, ready.body]).toEqual([503, { status: "not_ready", checks: { server: { ok: false, detail: "the server is shutting down" } } }])
+    expect([ready.header("connection"), ready.header("cache-control"), ready.header("retry-after")]).toEqual(["close", "no-store", undefined])
+    // The host's checks are not asked: the answer is the same whatever they would say.
+    expect(asked).toBe(0)
+    const live = answerOf(received[1]!)
+    expect([live.status, live.body, live.header("connection"), live.header("cache-control")]).toEqual([200, { status: "ok" }, "close", "no-store"])
+    expect(samples.map((sample) => `${sample.route} ${sample.status}`).sort()).toEqual(["/health/live 200", "/health/ready 503", "/test-only/slow 204", "/test-only/slow 204"])
+    // Probes are logged at `warn` only, during a close as at any time.
+    expect(lines.filter((line) => line.includes("request completed")).map((line) => JSON.parse(line).res.statusCode)).toEqual([204, 204])
+    expect(App.requestsInFlight(t.app)).toBe(0)
+  })
+
   it("handles a request that arrived before the close, even when the close starts while its span opens", async () => {
     const runtime = ManagedRuntime.make(Kit.layer)
     // A runner without `runSyncExit`: the span opens through a promise, a turn of the loop later.

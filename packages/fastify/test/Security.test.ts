@@ -81,7 +81,7 @@ describe("request log", () => {
     ])
   })
 
-  it("answers malformed HTTP, oversized headers and a request too slow to arrive in the API's error body, logged, the connection closed", async () => {
+  it("answers malformed HTTP, oversized headers or chunk extensions and a request too slow to arrive in the API's error body, logged, the connection closed", async () => {
     const lines: Array<string> = []
     t = await make({ requestTimeoutMs: 600, logger: { level: "info", stream: { write: (line: string) => void lines.push(line) } } })
     const address = await t.app.listen({ port: 0, host: "127.0.0.1" })
@@ -105,6 +105,9 @@ describe("request log", () => {
       ["GET /health/live HTTP/1.1\r\nhost: x\r\nx-nonce: a\x7fb\r\n\r\n", 400, "invalid_request", "malformed HTTP request"],
       ["GET /health live HTTP/1.1\r\nhost: x\r\n\r\n", 400, "invalid_request", "malformed HTTP request"],
       [`GET /health/live HTTP/1.1\r\nhost: x\r\nx-big: ${"a".repeat(20 * 1024)}\r\n\r\n`, 431, "headers_too_large", "the request's headers are larger than 16 KiB"],
+      // A chunk extension of 20 KiB (Node's own answer to it is a bare 413).
+      [`POST /api/v1/payments HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\ntransfer-encoding: chunked\r\n\r\n2;x=${"a".repeat(20 * 1024)}\r\n{}\r\n0\r\n\r\n`,
+        413, "body_too_large", "the request's chunk extensions are larger than 16 KiB"],
       [halfBodyHead, 408, "request_timeout", "the request did not arrive whole within 600 ms"]
     ] as const
     for (const [head, status, code, message] of cases) {

@@ -97,13 +97,15 @@ export const rawRequest = async (address: string, head: string) => {
   return socket
 }
 
-/** One raw HTTP answer (the last of `received` from `from` on): its status, a header by name, and its JSON error. */
+/** One raw HTTP answer (the last of `received` from `from` on): its status, a header by name, its JSON body and error. */
 export const rawAnswer = (received: string, from = 0) => {
   const [head, body] = received.slice(from).split("\r\n\r\n") as [string, string]
+  const json = JSON.parse(body)
   return {
     status: Number(head.split(" ")[1]),
     header: (name: string) => new RegExp(`^${name}: (.*)$`, "im").exec(head)?.[1],
-    error: JSON.parse(body).error as { code: string; message: string; request_id: string; field?: string }
+    body: json as unknown,
+    error: json.error as { code: string; message: string; request_id: string; field?: string }
   }
 }
 

@@ -19,6 +19,7 @@
  * | `PAYDESK_SIGNING_SECRET_OVERLAP_HOURS` | hours a rotated-out signing secret still signs `X-Signature` (0: none) | `24` |
  * | `PAYDESK_EVENT_RETENTION_DAYS` | days callback events (and their delivery history) are kept for the events API | `30` |
  * | `PAYDESK_SHUTDOWN_TIMEOUT_MS` | how long shutdown waits for in-flight requests | `10000` |
+ * | `PAYDESK_REQUEST_TIMEOUT_MS` | how long a request may take to arrive whole, headers and body (then 408; 0: no limit) | `30000` |
  * | `PAYDESK_CALLBACK_ALLOW_PRIVATE` | `1`: callbacks may go to loopback and private addresses (development) | `0` |
  * | `PAYDESK_LOGIN_LIMIT_PER_EMAIL`, `_PER_ADDRESS` | login attempts per minute | `10`, `30` |
  * | `PAYDESK_TRUST_PROXY` | reverse proxies whose `X-Forwarded-For` is believed: addresses and CIDR ranges (`loopback`, `linklocal`, `uniquelocal`) | unset: none, the client is the TCP peer |
@@ -67,6 +68,8 @@ export interface ServerConfig {
   readonly eventRetentionDays: number
   /** How long shutdown waits for in-flight requests before closing their connections. */
   readonly shutdownTimeoutMs: number
+  /** How long a request may take to arrive whole (then 408 `request_timeout`); 0: no limit (`App.Options.requestTimeoutMs`). */
+  readonly requestTimeoutMs: number
   readonly inngest: {
     readonly isDev: boolean
     readonly signingKey: Option.Option<Redacted.Redacted<string>>
@@ -152,6 +155,10 @@ const filtered = (predicate: (value: string) => boolean) => Schema.String.check(
 const integer = (minimum: number, maximum: number) => (name: string) =>
   Config.schema(Schema.FiniteFromString.check(Schema.isInt(), Schema.isBetween({ minimum, maximum })), name)
 
+/** 0 (off), or an integer from `minimum` to `maximum`. */
+const zeroOrInteger = (minimum: number, maximum: number) => (name: string) =>
+  Config.schema(Schema.FiniteFromString.check(Schema.isInt(), Schema.makeFilter((n: number) => n === 0 || (n >= minimum && n <= maximum) ? undefined : "invalid")), name)
+
 const text = (predicate: (value: string) => boolean) => (name: string) => Config.schema(filtered(predicate), name)
 
 const secret = (predicate: (value: string) => boolean) => (name: string) => Config.schema(Schema.Redacted(filtered(predicate)), name)
@@ -185,6 +192,12 @@ const settings = {
   signingSecretOverlapHours: setting("PAYDESK_SIGNING_SECRET_OVERLAP_HOURS", (n) => integer(0, 720)(n).pipe(Config.withDefault(24)), "must be an integer from 0 to 720 (hours)"),
   eventRetentionDays: setting("PAYDESK_EVENT_RETENTION_DAYS", (n) => integer(1, 3650)(n).pipe(Config.withDefault(30)), "must be an integer from 1 to 3650 (days)"),
   shutdownTimeoutMs: setting("PAYDESK_SHUTDOWN_TIMEOUT_MS", (n) => integer(0, 600_000)(n).pipe(Config.withDefault(10_000)), "must be an integer from 0 to 600000 (milliseconds)"),
+  // At least a second: a shorter limit would cut off ordinary clients on slow links (Node looks every half of it).
+  requestTimeoutMs: setting(
+    "PAYDESK_REQUEST_TIMEOUT_MS",
+    (n) => zeroOrInteger(1000, 600_000)(n).pipe(Config.withDefault(30_000)),
+    "must be 0 (no limit) or an integer from 1000 to 600000 (milliseconds)"
+  ),
   callbackAllowPrivate: setting("PAYDESK_CALLBACK_ALLOW_PRIVATE", (n) => flag(n).pipe(Config.withDefault(false)), "must be 1 or 0"),
   loginPerEmail: setting("PAYDESK_LOGIN_LIMIT_PER_EMAIL", (n) => integer(1, 100_000)(n).pipe(Config.withDefault(10)), "must be an integer from 1 to 100000 (attempts per minute)"),
   loginPerAddress: setting("PAYDESK_LOGIN_LIMIT_PER_ADDRESS", (n) => integer(1, 100_000)(n).pipe(Config.withDefault(30)), "must be an integer from 1 to 100000 (attempts per minute)"),
@@ -244,6 +257,7 @@ export const read = (provider: ConfigProvider.ConfigProvider): Effect.Effect<Ser
       eventRetentionDays: v.eventRetentionDays,
       signingSecretOverlapHours: v.signingSecretOverlapHours,
       shutdownTimeoutMs: v.shutdownTimeoutMs,
+      requestTimeoutMs: v.requestTimeoutMs,
       inngest: { isDev: v.inngestDev, signingKey: v.inngestSigningKey, eventKey: v.inngestEventKey, baseUrl: v.inngestBaseUrl },
       otel: { endpoint: v.otelEndpoint, serviceName: v.otelServiceName },
       logLevel: v.logLevel,

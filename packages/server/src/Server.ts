@@ -280,6 +280,7 @@ export const layerHttp = (config: ServerConfig) =>
               adminToken: Redacted.value(secrets.adminToken),
               loginLimits: config.loginLimits,
               trustProxy: config.trustProxy,
+              requestTimeoutMs: config.requestTimeoutMs,
               logger: config.logLevel === "silent" ? false : {
                 level: config.logLevel,
                 redact: ["req.headers.authorization", "req.headers[\"x-api-key\"]", "req.headers[\"x-nonce\"]"]

@@ -23,7 +23,7 @@ describe("Config", () => {
     const config = load({})
     expect(config).toMatchObject({
       port: 8080, host: "127.0.0.1", dataDir: resolve(".data"), dbPool: 10, clock: "system", engine: "local",
-      initialRate: 95_000_000n, workIntervalMs: 1000, workBatchSize: 100, eventRetentionDays: 30, signingSecretOverlapHours: 24, shutdownTimeoutMs: 10_000, logLevel: "info",
+      initialRate: 95_000_000n, workIntervalMs: 1000, workBatchSize: 100, eventRetentionDays: 30, signingSecretOverlapHours: 24, shutdownTimeoutMs: 10_000, requestTimeoutMs: 30_000, logLevel: "info",
       callbackAllowPrivate: false, loginLimits: { perEmail: 10, perAddress: 30 }, trustProxy: [], warnings: [],
       otel: { serviceName: "paydesk" }, inngest: { isDev: false }
     })
@@ -38,13 +38,14 @@ describe("Config", () => {
       PAYDESK_DB_POOL: "25", PAYDESK_PUBLIC_URL: "https://pay.example/", PAYDESK_ADMIN_TOKEN: "adm-0123456789abcdef0123456789abcdef",
       PAYDESK_SECRET_KEY: key, PAYDESK_CLOCK: "manual", PAYDESK_CLOCK_START: "2027-01-31T07:00:00.000Z", PAYDESK_ENGINE: "off",
       PAYDESK_INITIAL_RATE: "90.5", PAYDESK_WORK_INTERVAL_MS: "250", PAYDESK_WORK_BATCH_SIZE: "5", PAYDESK_EVENT_RETENTION_DAYS: "90", PAYDESK_SIGNING_SECRET_OVERLAP_HOURS: "2", PAYDESK_SHUTDOWN_TIMEOUT_MS: "2000",
+      PAYDESK_REQUEST_TIMEOUT_MS: "5000",
       PAYDESK_CALLBACK_ALLOW_PRIVATE: "1", PAYDESK_LOGIN_LIMIT_PER_EMAIL: "3", PAYDESK_LOGIN_LIMIT_PER_ADDRESS: "4",
       INNGEST_DEV: "true", INNGEST_SIGNING_KEY: "s", INNGEST_EVENT_KEY: "e", INNGEST_BASE_URL: "http://inngest:8288",
       OTEL_EXPORTER_OTLP_ENDPOINT: "http://collector:4318", OTEL_SERVICE_NAME: "paydesk-eu", LOG_LEVEL: "warn"
     })
     expect(config).toMatchObject({
       port: 9000, host: "0.0.0.0", dataDir: "/tmp/pd", dbPool: 25, clock: "manual", engine: "off", initialRate: 90_500_000n,
-      workIntervalMs: 250, workBatchSize: 5, eventRetentionDays: 90, signingSecretOverlapHours: 2, shutdownTimeoutMs: 2000, callbackAllowPrivate: true, loginLimits: { perEmail: 3, perAddress: 4 },
+      workIntervalMs: 250, workBatchSize: 5, eventRetentionDays: 90, signingSecretOverlapHours: 2, shutdownTimeoutMs: 2000, requestTimeoutMs: 5000, callbackAllowPrivate: true, loginLimits: { perEmail: 3, perAddress: 4 },
       logLevel: "warn", otel: { serviceName: "paydesk-eu" }, inngest: { isDev: true }
     })
     expect(config.publicUrl).toEqual(Option.some("https://pay.example"))
@@ -87,6 +88,15 @@ describe("Config", () => {
     expect(() => load({ PAYDESK_SECRET_KEY: "not-a-key-but-secret" })).toThrow(/invalid configuration:\n {2}- PAYDESK_SECRET_KEY must be/)
     expect(() => load({ PAYDESK_SECRET_KEY: "not-a-key-but-secret" })).not.toThrow(/not-a-key-but-secret/)
     expect(problemsOf({ PAYDESK_DB_POOL: "1.5" })).toEqual(["PAYDESK_DB_POOL must be an integer from 1 to 200 (connections)"])
+  })
+
+  it("PAYDESK_REQUEST_TIMEOUT_MS: 0 (no limit), or whole milliseconds from 1000 to 600000", () => {
+    expect([load({ PAYDESK_REQUEST_TIMEOUT_MS: "0" }), load({ PAYDESK_REQUEST_TIMEOUT_MS: "1000" }), load({ PAYDESK_REQUEST_TIMEOUT_MS: "600000" })].map((c) => c.requestTimeoutMs))
+      .toEqual([0, 1000, 600_000])
+    const rule = "PAYDESK_REQUEST_TIMEOUT_MS must be 0 (no limit) or an integer from 1000 to 600000 (milliseconds)"
+    for (const bad of ["-1", "1", "999", "600001", "1.5", "30s", "soon", "Infinity"]) {
+      expect(problemsOf({ PAYDESK_REQUEST_TIMEOUT_MS: bad }), bad).toEqual([rule])
+    }
   })
 
   it("PAYDESK_TRUST_PROXY: off, or proxy addresses and CIDR ranges; never everyone, never a bare hop count", () => {
