@@ -239,6 +239,67 @@ describe("Client: the development loop", () => {
   }, 60_000)
 })
 
+describe("Client: the development loop after the event retention", () => {
+  it("listen resumes from the feed's oldest event when the retention purged its cursor, and forwards what comes next once", async () => {
+    // A server of its own: its clock moves past the retention, which purges every old event.
+    const own = await startServer()
+    const forwardedTo: Array<string> = []
+    const local: Server = createServer((request, response) => {
+      const chunks: Array<Buffer> = []
+      request.on("data", (c: Buffer) => chunks.push(c))
+      request.on("end", () => {
+        forwardedTo.push(Buffer.concat(chunks).toString("utf8"))
+        response.writeHead(204).end()
+      })
+    })
+    const stop = new AbortController()
+    try {
+      await own.setClock("2026-03-01T10:00:00.000Z")
+      const shop = await own.merchant(receiver.url)
+      const sandbox = new Paydesk({ apiKey: shop.apiKey, baseUrl: own.base, sandbox: true })
+      const before = await sandbox.payments.create({ amount: "1", order_id: `before-${crypto.randomUUID()}` })
+      await new Promise<void>((ok) => local.listen(0, "127.0.0.1", ok))
+      const address = local.address()
+      const forwardTo = `http://127.0.0.1:${typeof address === "object" && address !== null ? address.port : 0}/webhooks`
+      const lost: Array<string> = []
+      let ready!: () => void
+      const started = new Promise<void>((ok) => (ready = ok))
+      const running = listen({
+        apiKey: shop.apiKey, baseUrl: own.base, forwardTo, intervalMs: 50, settleMs: 200, signal: stop.signal,
+        onReady: ready, onCursorLost: (cursor) => lost.push(cursor)
+      })
+      await started
+      // The listener's cursor is the event of `before`; 31 days later the retention (30) purges it.
+      const [cursor] = (await sandbox.events.list({ environment: "sandbox" })).items
+      expect(cursor).toMatchObject({ type: "payment.created", object_id: before.id })
+      await own.setClock("2026-04-01T10:00:00.000Z")
+      await own.work()
+      await own.work()
+      await expect(sandbox.events.get(cursor!.id)).rejects.toMatchObject({ status: 404 })
+      const until = async (done: () => boolean) => {
+        const deadline = Date.now() + 30_000
+        while (!done() && Date.now() < deadline) await new Promise((ok) => setTimeout(ok, 50))
+      }
+      await until(() => lost.length > 0)
+      expect(lost).toEqual([cursor!.id])
+      const after = await sandbox.payments.create({ amount: "2", order_id: `after-${crypto.randomUUID()}` })
+      await until(() => forwardedTo.length >= 2)
+      // A few more polls: nothing is forwarded twice, and the cursor is not lost again.
+      await new Promise((ok) => setTimeout(ok, 500))
+      stop.abort()
+      // What the feed held after the purge: the expiry of `before` (at the new time), then `after`.
+      expect(forwardedTo.map((body) => JSON.parse(body) as { event_type: string; payment_id: string }).map((e) => [e.event_type, e.payment_id]))
+        .toEqual([["payment.expired", before.id], ["payment.created", after.id]])
+      expect(await running).toBe(2)
+      expect(lost).toHaveLength(1)
+    } finally {
+      stop.abort()
+      local.close()
+      await own.stop()
+    }
+  }, 90_000)
+})
+
 describe("Client: the owner's session and credentials", () => {
   it("signs in, manages API keys, rotates the signing secret (verify takes both secrets), retires the previous one, refreshes and logs out", async () => {
     // Access tokens expire by the server's clock; the session renews them by the real one.
