@@ -78,6 +78,9 @@ export const maxRateMicro = 1_000_000_000_000n
 /** What a rate must be, for messages. */
 export const rateRule = `a decimal greater than zero and at most ${maxRateMicro / 1_000_000n}, with at most six decimals`
 
+/** Whether a rate in micro-RUB per USDT is within `rateRule`: above zero and at most `maxRateMicro`. */
+export const isRate = (micro: bigint): boolean => micro > 0n && micro <= maxRateMicro
+
 /**
  * Parses a positive USDT/RUB rate (`95.5`, point only, at most six decimals, at most `maxRateMicro`)
  * into micro-RUB per USDT; a higher one is malformed.

@@ -6,7 +6,7 @@
  * `current` fails with `ProviderUnavailable`.
  */
 import { Effect, Layer } from "effect"
-import { ProviderUnavailable, RateSource, Traced } from "@paydesk/core"
+import { Amount, InvalidRequest, ProviderUnavailable, RateSource, Traced } from "@paydesk/core"
 import type { Rate } from "@paydesk/core"
 import { SqlClient } from "effect/sql"
 import { fromMicro, fromTime, micro, orDie, time } from "./PgSupport.js"
@@ -43,9 +43,14 @@ export const layer: Layer.Layer<RateSource, never, SqlClient.SqlClient> = Layer.
   })
 )
 
-/** Sets the rate (micro-RUB per USDT, > 0) of `scope` (`"general"` or a terminal id) as updated at `at`. */
-export const setRate = (scope: string, rate: bigint, at: number): Effect.Effect<void, never, SqlClient.SqlClient> =>
+/**
+ * Sets the rate (micro-RUB per USDT) of `scope` (`"general"` or a terminal id) as updated at `at`.
+ * A rate outside `Amount.rateRule` (not above zero, or above `Amount.maxRateMicro`) is refused with
+ * the operator route's 400 (`rate must be …`) and stores nothing.
+ */
+export const setRate = (scope: string, rate: bigint, at: number): Effect.Effect<void, InvalidRequest, SqlClient.SqlClient> =>
   Effect.gen(function*() {
+    if (!Amount.isRate(rate)) return yield* new InvalidRequest({ field: "rate", message: `rate must be ${Amount.rateRule}` })
     const sql = yield* SqlClient.SqlClient
     yield* orDie(sql`INSERT INTO rates (scope, rate, updated_at) VALUES (${scope}, ${micro(rate)}, ${time(at)})
       ON CONFLICT (scope) DO UPDATE SET rate = EXCLUDED.rate, updated_at = EXCLUDED.updated_at`)

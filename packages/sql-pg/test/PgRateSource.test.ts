@@ -1,11 +1,12 @@
 /**
  * `PgRateSource` on every Postgres target: no rate is `ProviderUnavailable`, the general rate
- * applies to every terminal, a terminal's own rate overrides it for that terminal only, and
- * `setRate` replaces a scope's rate.
+ * applies to every terminal, a terminal's own rate overrides it for that terminal only,
+ * `setRate` replaces a scope's rate, and refuses a rate outside `Amount.rateRule` as the operator
+ * route does (not above zero, or above `Amount.maxRateMicro`), storing nothing.
  */
 import { assert, describe, layer } from "@effect/vitest"
 import { Effect, Layer } from "effect"
-import { RateSource } from "@paydesk/core"
+import { Amount, RateSource } from "@paydesk/core"
 import * as PgRateSource from "../src/PgRateSource.js"
 import { store, targets } from "./PgHarness.js"
 
@@ -42,8 +43,26 @@ describe("PgRateSource", () => {
           Effect.gen(function*() {
             const rates = yield* RateSource
             yield* PgRateSource.setRate("general", 100_000_000n, at + 10)
-            yield* PgRateSource.setRate("general", 9_007_199_254_740_993n, at + 20)
-            assert.deepStrictEqual(yield* rates.current(null), { rate: 9_007_199_254_740_993n, updatedAt: at + 20 })
+            yield* PgRateSource.setRate("general", Amount.maxRateMicro, at + 20)
+            assert.deepStrictEqual(yield* rates.current(null), { rate: Amount.maxRateMicro, updatedAt: at + 20 })
+            yield* PgRateSource.setRate("general", 1n, at + 30)
+            assert.deepStrictEqual(yield* rates.current(null), { rate: 1n, updatedAt: at + 30 })
+          }))
+
+        it.effect("setRate refuses a rate outside the operator's rule (not above zero, above the maximum) and stores nothing", () =>
+          Effect.gen(function*() {
+            const rates = yield* RateSource
+            const terminal = crypto.randomUUID()
+            yield* PgRateSource.setRate(terminal, 95_000_000n, at)
+            for (const bad of [0n, -1n, -95_000_000n, Amount.maxRateMicro + 1n, 9_007_199_254_740_993n]) {
+              const refused = yield* Effect.flip(PgRateSource.setRate(terminal, bad, at + 1))
+              assert.deepStrictEqual(
+                [refused._tag, refused.field, refused.message],
+                ["InvalidRequest", "rate", `rate must be ${Amount.rateRule}`],
+                String(bad)
+              )
+              assert.deepStrictEqual(yield* rates.current(terminal), { rate: 95_000_000n, updatedAt: at })
+            }
           }))
       }
     )
