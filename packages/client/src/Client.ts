@@ -237,9 +237,9 @@ export class Paydesk {
     /** Count and amount per status for each calendar day (in `time_zone`) of a range that has payments. */
     dailyStats: (query: DailyStatsQuery): Promise<PaymentDailyStats> =>
       this.#call({ method: "GET", path: "/api/v1/payments/stats/daily", query: { ...this.#filterQuery(query), time_zone: query.time_zone }, safe: true }),
-    /** The payments as CSV (at most 10 000 rows). */
+    /** Every payment matching the filter as CSV, newest first (at most 10 000 rows; the server refuses paging with it). */
     exportCsv: (filter: PaymentFilter = {}): Promise<string> =>
-      this.#call({ method: "GET", path: "/api/v1/payments", query: { ...this.#paymentQuery(filter), format: "csv" }, safe: true, text: true }),
+      this.#call({ method: "GET", path: "/api/v1/payments", query: { ...this.#filterQuery(filter), format: "csv" }, safe: true, text: true }),
     /** Sandbox only: answers as the payer's bank would (`paid` sends `payment.paid`). */
     simulate: (paymentId: string, outcome: SimulateOutcome): Promise<Payment> =>
       this.#call({ method: "POST", path: `/api/v1/payments/${enc(paymentId)}/simulate`, body: { outcome }, safe: true })

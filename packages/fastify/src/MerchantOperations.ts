@@ -12,7 +12,7 @@ import { responses as R } from "./ResponseSchemas.js"
 import * as S from "./Schemas.js"
 
 const common: ReadonlyArray<readonly [number, string]> = [
-  [400, "`invalid_request`: a wrong type, missing or unknown field, named in `field`, with what it expects; `invalid_json_body`: malformed JSON, invalid UTF-8 or a body that is not an object; `body_too_large` (over 64 KiB)"],
+  [400, "`invalid_request`: a wrong type, missing or unknown field, or an empty `terminal_id` (never taken as absent), named in `field`, with what it expects; `invalid_json_body`: malformed JSON, invalid UTF-8 or a body that is not an object; `body_too_large` (over 64 KiB)"],
   [401, "`X-API-Key header is required`, `invalid api key`, `X-Nonce header is required`, `nonce already used`, invalid or expired access token"],
   [403, "`terminal access denied` (API key of another terminal), `account access denied` (terminal of another account)"]
 ]
@@ -98,11 +98,13 @@ export const listPayments = operation({
   id: "listPayments", surface: "merchant", method: "GET", path: "/payments", tag: "Payments", auth: "merchant",
   summary: "List payments (newest first) or export CSV",
   description: "Pages of 50 with `page`, or `limit` records after a `cursor` (`next_cursor` of the last answer). " +
-    "`status`, `order_id` and the created range narrow the list, the CSV export and the statistics alike.",
+    "`status`, `order_id` and the created range narrow the list, the CSV export and the statistics alike. " +
+    "`format=csv` exports every payment the filters select, newest first, at most 10 000 rows: it is never a page, so `page`, `limit` and `cursor` " +
+    "are refused with it (400 naming the parameter) rather than ignored; narrow an export with `created_from` and `created_to`.",
   query: S.PaymentListQuery,
   queryExample: { environment: "sandbox", limit: "20" },
   responses: [{ status: 200, description: "a page of payments, or `text/csv` with `format=csv`", schema: R.PaymentPage, example: Examples.paymentPage, csv: true }],
-  errors: common
+  errors: [...common, [400, "`page`, `limit` or `cursor` with `format=csv` (named in `field`); `created_to` not later than `created_from`; an empty `order_id`"]]
 })
 
 export const paymentStats = operation({
@@ -265,7 +267,7 @@ export const listPayouts = operation({
 export const listPlans = operation({
   id: "listPlans", surface: "merchant", method: "GET", path: "/subscription-plans", tag: "Subscriptions", auth: "merchant",
   summary: "Active plans of a terminal",
-  query: S.TerminalQuery,
+  query: S.PlanListQuery,
   queryExample: { terminal_id: Examples.ids.terminal },
   responses: [{ status: 200, description: "plans", schema: R.PlanList, example: { items: [Examples.plan] } }],
   errors: [...common, [400, "`terminal_id is required`"], [503, "`recurring plans not configured`"]]

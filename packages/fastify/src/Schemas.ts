@@ -7,7 +7,7 @@
  * Each field says what it expects (`expected`), which is the message of a 400 for it.
  */
 import { Schema, SchemaTransformation } from "effect"
-import { Amount, Callbacks, Events, Idempotency, Paging, Payment, Payments, Payouts, Subscriptions } from "@paydesk/core"
+import { Access, Amount, Callbacks, Events, Idempotency, Paging, Payment, Payments, Payouts, Subscriptions } from "@paydesk/core"
 
 const text = (description: string, expected = "a string") => Schema.String.annotate({ description, expected })
 const nullableText = (description: string, expected = "a string or null") => Schema.NullOr(Schema.String).annotate({ description, expected })
@@ -15,10 +15,12 @@ const flag = (description: string) => Schema.Boolean.annotate({ description, exp
 const oneOf = <const L extends ReadonlyArray<string>>(values: L, description: string) =>
   Schema.Literals(values).annotate({ description, expected: `one of: ${values.join(", ")}` })
 
+/** A `terminal_id` that may be omitted: an empty one is refused, never taken as absent (`Access.emptyTerminalId`). */
+const someTerminal = (description: string) =>
+  Schema.String.check(Schema.isMinLength(1)).annotate({ description, format: "uuid", expected: Access.terminalIdExpected })
+
 /** A UUID of a terminal; optional with an API key. */
-const terminalId = Schema.optionalKey(
-  Schema.String.annotate({ description: "UUID of the terminal; optional with an API key (taken from the key)", format: "uuid", expected: "a terminal UUID" })
-)
+const terminalId = Schema.optionalKey(someTerminal("UUID of the terminal; optional with an API key (taken from the key); not empty"))
 
 /** An integer query parameter from `min` to `max`: plain decimal digits on the wire (no sign, exponent, hex or spaces). */
 const intParam = (min: number, max: number, description: string) =>
@@ -149,18 +151,27 @@ export const ApiKeyCreate = Schema.Struct({
 // ---------------------------------------------------------------------------------------------
 // Merchant query strings
 
-/** `?terminal_id` (balance, rate, payout creation, plans). */
+/** `?terminal_id` (balance, rate, payout creation). */
 export const TerminalQuery = Schema.Struct({ terminal_id: terminalId })
+
+/** `GET /subscription-plans`: `terminal_id` is required, also with an API key (absent or empty: the spec's `terminal_id is required`). */
+export const PlanListQuery = Schema.Struct({
+  terminal_id: Schema.optionalKey(Schema.String.annotate({ description: "UUID of the terminal (required, also with an API key)", format: "uuid", expected: Access.terminalIdExpected }))
+})
 
 const environment = Schema.optionalKey(oneOf(["sandbox", "all", "prod"], "`sandbox` only, `all`, or live only (`prod`, the default)"))
 const recurring = Schema.optionalKey(oneOf(["true", "false"], "`true`: subscription charges only; `false`: one-off payments only"))
 
 const isoTime = (description: string) => text(`${description}: ISO 8601 with \`Z\` or an offset`, "an ISO 8601 date-time with Z or an offset")
 
+/** An `order_id` to look up or filter by: no payment has an empty one, so an empty value is refused. */
+const orderIdQuery = (description: string) =>
+  Schema.String.check(Schema.isMinLength(1)).annotate({ description, expected: Payments.orderIdQueryExpected })
+
 /** The narrowing filters of the payments list, stats and export (beyond the spec's). */
 const paymentFilters = {
   status: Schema.optionalKey(oneOf(Payment.statuses, "payments in this status only")),
-  order_id: Schema.optionalKey(text("the payment of this `order_id` only (an empty list when there is none)")),
+  order_id: Schema.optionalKey(orderIdQuery("the payment of this `order_id` only (an empty list when there is none); not empty")),
   created_from: Schema.optionalKey(isoTime("payments created at or after this time")),
   created_to: Schema.optionalKey(isoTime("payments created before this time (exclusive)"))
 }
@@ -172,7 +183,10 @@ export const PaymentListQuery = Schema.Struct({
   recurring,
   ...paymentFilters,
   ...paging,
-  format: Schema.optionalKey(oneOf(["json", "csv"], "`csv` exports up to 10 000 rows as CSV"))
+  format: Schema.optionalKey(oneOf(
+    ["json", "csv"],
+    `\`csv\` exports every payment the filters select as CSV (newest first, at most ${Payments.exportLimit} rows); \`page\`, \`limit\` and \`cursor\` are refused with it (400 naming the parameter)`
+  ))
 })
 
 /** `GET /payments/stats`. */
@@ -194,7 +208,7 @@ export const NoQuery = Schema.Struct({})
 
 /** `GET /payments/by-order`. */
 export const PaymentByOrderQuery = Schema.Struct({
-  order_id: text("the merchant's `order_id` of the payment"),
+  order_id: orderIdQuery("the merchant's `order_id` of the payment"),
   terminal_id: terminalId,
   environment: Schema.optionalKey(oneOf(["sandbox", "prod"], "the payment's environment (`prod`, the default, or `sandbox`)"))
 })
@@ -204,9 +218,7 @@ export const PayoutListQuery = Schema.Struct({ terminal_id: terminalId, ...pagin
 
 /** `GET /subscriptions`. */
 export const SubscriptionListQuery = Schema.Struct({
-  terminal_id: Schema.optionalKey(
-    Schema.String.annotate({ description: "filter by terminal (UUID); a dashboard user without it lists all terminals of the account", format: "uuid" })
-  ),
+  terminal_id: Schema.optionalKey(someTerminal("filter by terminal (UUID); a dashboard user without it lists all terminals of the account; not empty")),
   state: Schema.optionalKey(oneOf(["new", "active", "stop"], "filter by binding state (`provider_state`)")),
   environment,
   ...paging
@@ -223,9 +235,7 @@ export const EventFeedQuery = Schema.Struct({
 
 /** `GET /events`. */
 export const EventListQuery = Schema.Struct({
-  terminal_id: Schema.optionalKey(
-    Schema.String.annotate({ description: "filter by terminal (UUID); a dashboard user without it lists all terminals of the account", format: "uuid", expected: "a terminal UUID" })
-  ),
+  terminal_id: Schema.optionalKey(someTerminal("filter by terminal (UUID); a dashboard user without it lists all terminals of the account; not empty")),
   environment: Schema.optionalKey(oneOf(["prod", "sandbox", "all"], "live events only (`prod`, the default), `sandbox`, or `all`")),
   type: Schema.optionalKey(oneOf(Events.eventTypes as ReadonlyArray<string>, "the event type")),
   object_id: Schema.optionalKey(text("a payment (`pay_<uuid>`) or payout (`po_<uuid>`): its events only", "a payment id (pay_<uuid>) or a payout id (po_<uuid>)")),
@@ -250,9 +260,7 @@ export const UpcomingQuery = Schema.Struct({
 
 /** `GET /test-clocks`. */
 export const TestClockListQuery = Schema.Struct({
-  terminal_id: Schema.optionalKey(
-    Schema.String.annotate({ description: "filter by terminal (UUID); a dashboard user without it lists all terminals of the account", format: "uuid", expected: "a terminal UUID" })
-  ),
+  terminal_id: Schema.optionalKey(someTerminal("filter by terminal (UUID); a dashboard user without it lists all terminals of the account; not empty")),
   page: Schema.optionalKey(intParam(1, 999_999_999, "page number from 1 (50 records a page)"))
 })
 

@@ -2,14 +2,14 @@
  * CSV exports are built one at a time per app; the others wait their turn and all are answered.
  * Listings are not held up by them. An export reads its payments in pages of
  * `Payments.exportPageSize` from a keyset cursor: every payment once, newest first, up to
- * `Payments.exportLimit`.
+ * `Payments.exportLimit`. The list's `page`, `limit` and `cursor` are refused with an export.
  */
 import { afterEach, describe, expect, it } from "vitest"
 import { Effect, Layer } from "effect"
 import { PaymentRepository, Payments } from "@paydesk/core"
 import { Fixtures, Kit } from "@paydesk/testkit"
 import * as MerchantPayments from "../src/MerchantPayments.js"
-import { keyHeaders, make, type TestApp } from "./TestApp.js"
+import { expectError, keyHeaders, make, type TestApp } from "./TestApp.js"
 
 /** The kit with its `PaymentRepository` counting the exports' page reads, and those running at once (each held for a while). */
 const counting = () => {
@@ -109,5 +109,29 @@ describe("CSV exports", () => {
     expect(limits.reduce((sum, limit) => sum + limit, 0)).toBe(Payments.exportLimit)
     expect(Math.max(...limits)).toBe(Payments.exportPageSize)
   })
+
+  it("refuses the list's page, limit and cursor (400 naming the parameter) instead of ignoring them", async () => {
+    t = await make()
+    const merchant = await t.merchant()
+    const get = (query: string) => t!.app.inject({ method: "GET", url: `/api/v1/payments?environment=sandbox&${query}`, headers: keyHeaders(merchant.apiKey) })
+    for (let i = 0; i < 3; i++) {
+      const created = await t.app.inject({ method: "POST", url: "/api/v1/payments", headers: keyHeaders(merchant.apiKey), payload: { amount: "10", order_id: `paged-${i}`, test: true } })
+      expect(created.statusCode).toBe(201)
+    }
+    const cursor: string = expectOk(await get("limit=1")).next_cursor
+    for (const [query, field] of [["cursor=" + cursor, "cursor"], ["limit=1", "limit"], ["page=2", "page"], ["limit=1&cursor=" + cursor, "limit"]] as const) {
+      const refused = expectError(await get(`format=csv&${query}`), 400, "invalid_request")
+      expect([query, refused.field, refused.message]).toEqual([query, field,
+        `${field} is not accepted by a CSV export (format=csv): an export holds every payment the filters select, newest first, at most ${Payments.exportLimit} rows; narrow it with created_from and created_to`])
+    }
+    // Without them, every payment the filters select; the JSON list still pages.
+    expect((await get("format=csv")).body.split("\r\n").length - 2).toBe(3)
+    expect(expectOk(await get("limit=1&cursor=" + cursor)).items).toHaveLength(1)
+  })
 })
+
+const expectOk = (answer: { statusCode: number; body: string }) => {
+  expect(answer.statusCode, answer.body).toBe(200)
+  return JSON.parse(answer.body)
+}
 

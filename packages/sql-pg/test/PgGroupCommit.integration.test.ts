@@ -4,12 +4,12 @@
  * fewer statements than creations, each answered after its commit with its event and delivery;
  * concurrent API-key authentications share statements too, and a nonce sent twice at once is
  * still claimed once. A creation whose text PostgreSQL refuses fails alone; a lone surrogate is
- * stored as a text parameter stores it. Batches stuck on a lock (a row another session holds) hold
+ * stored as a text parameter stores it, and the use cases answer what is stored. Batches stuck on a lock (a row another session holds) hold
  * back the others for `creationStallMs` or `authenticationStallMs`, not until the lock is released.
  */
 import { assert, describe, it } from "@effect/vitest"
 import { Duration, Effect, Exit, Fiber, Option } from "effect"
-import { ApiKeyRepository, OutboxRepository, PaymentRepository, Payments } from "@paydesk/core"
+import { ApiKeyRepository, OutboxRepository, PaymentRepository, Payments, Subscriptions } from "@paydesk/core"
 import { Fixtures, Kit } from "@paydesk/testkit"
 import { authenticationBatchesInFlight, authenticationStallMs } from "../src/PgIdentity.js"
 import { creationBatchesInFlight, creationStallMs } from "../src/PgPaymentRepository.js"
@@ -129,6 +129,29 @@ for (const target of targets) {
         const stored = Option.getOrThrow(yield* repo.get(all[4]!.payment.id)).description
         assert.strictEqual(stored, "half \ufffd pair")
         assert.strictEqual(stored, Option.getOrThrow(yield* repo.get(plain.id)).description)
+      }).pipe(Effect.provide(kitOn(target.url))))
+
+    it.live("a lone surrogate in a description: the creation answers U+FFFD, what PostgreSQL stores and reads answer; a repeat replays", () =>
+      Effect.gen(function*() {
+        const merchant = yield* Kit.provisionMerchant({ callbackUrl: "https://shop.example/cb" })
+        const principal = yield* Kit.apiKeyPrincipal(merchant, crypto.randomUUID())
+        const input = { amount: "10", orderId: `ls-${crypto.randomUUID()}`, description: "half \ud800 pair", test: true }
+        const { payment } = yield* Payments.create(principal, input)
+        assert.strictEqual(payment.description, "half \ufffd pair")
+        assert.strictEqual(Option.getOrThrow(yield* (yield* PaymentRepository).get(payment.id)).description, payment.description)
+        const again = yield* Payments.create(principal, input)
+        assert.deepStrictEqual([again.created, again.payment.id], [false, payment.id])
+
+        const plans = yield* Kit.provisionPlans(merchant.terminal.id)
+        const { subscription } = yield* Subscriptions.create(principal, {
+          idempotencyKey: `ls-${crypto.randomUUID()}`,
+          terminalId: merchant.terminal.id,
+          planId: plans.fixedMonthly.id,
+          payerId: "payer-1",
+          description: "d\udc00"
+        })
+        assert.strictEqual(subscription.description, "d\ufffd")
+        assert.strictEqual((yield* Subscriptions.get(principal, subscription.id)).description, subscription.description)
       }).pipe(Effect.provide(kitOn(target.url))))
 
     it.live("creations stuck on a terminal's lock hold back another terminal's for creationStallMs, not longer", () =>

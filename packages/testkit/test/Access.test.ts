@@ -1,7 +1,7 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
-import { Fixtures, MemoryStore } from "@paydesk/testkit"
-import { Access } from "@paydesk/core"
+import { Fixtures, Kit, MemoryStore } from "@paydesk/testkit"
+import { Access, Callbacks, Events, Payments, Payouts, Subscriptions, Terminals, TestClocks } from "@paydesk/core"
 import type { Terminal as TerminalModule } from "@paydesk/core"
 type Terminal = TerminalModule.Terminal
 
@@ -36,7 +36,7 @@ describe("Access", () => {
           const { terminal } = yield* Fixtures.seedTerminal()
           const key = apiKeyOf(terminal)
           for (const purpose of purposes) {
-            for (const omitted of [undefined, null, ""]) {
+            for (const omitted of [undefined, null]) {
               const resolved = yield* Access.resolveTerminal(key, omitted, purpose)
               assert.strictEqual(resolved.id, terminal.id)
             }
@@ -94,7 +94,7 @@ describe("Access", () => {
         Effect.gen(function*() {
           const { account } = yield* Fixtures.seedTerminal()
           for (const purpose of purposes) {
-            for (const omitted of [undefined, null, ""]) {
+            for (const omitted of [undefined, null]) {
               assert.deepStrictEqual(yield* denied(userOf(account.id), omitted, purpose), [
                 "TerminalIdRequired",
                 "terminal_id is required"
@@ -131,6 +131,21 @@ describe("Access", () => {
           }
         }))
     })
+
+    it.effect("refuses an empty terminal_id with 400 on terminal_id: never taken as absent (the key's terminal)", () =>
+      Effect.gen(function*() {
+        const { account, terminal } = yield* Fixtures.seedTerminal()
+        for (const principal of [apiKeyOf(terminal), userOf(account.id)]) {
+          for (const purpose of [...purposes, "subscription_owner"] as const) {
+            const error = yield* Effect.flip(Access.resolveTerminal(principal, "", purpose))
+            assert.deepStrictEqual(
+              [error._tag, error.message, "field" in error ? error.field : undefined],
+              ["InvalidRequest", "terminal_id must be a terminal UUID", "terminal_id"],
+              `${principal._tag} ${purpose}`
+            )
+          }
+        }
+      }))
 
     it.effect("denies a terminal_id that is not a UUID like any other terminal (403, spec rule 3)", () =>
       Effect.gen(function*() {
@@ -185,6 +200,46 @@ describe("Access", () => {
         assert.isTrue(yield* Access.canSee(userOf(account.id), terminal.id))
         assert.isFalse(yield* Access.canSee(userOf(account.id), other.terminal.id))
         assert.isFalse(yield* Access.canSee(userOf(account.id), Fixtures.uuid()))
+      }))
+  })
+
+  it.layer(Kit.layer)("use cases", (it) => {
+    it.effect("refuse an empty terminal_id where absent means the key's terminal or all the account's (never taken as absent)", () =>
+      Effect.gen(function*() {
+        const merchant = yield* Kit.provisionMerchant()
+        const key = yield* Kit.apiKeyPrincipal(merchant, crypto.randomUUID())
+        const user = userOf(merchant.accountId)
+        for (const principal of [key, user]) {
+          const calls = {
+            "Payments.list": Payments.list(principal, { terminalId: "" }),
+            "Payments.exportCsv": Payments.exportCsv(principal, { terminalId: "" }, String),
+            "Payments.getByOrderId": Payments.getByOrderId(principal, { terminalId: "", orderId: "o-1" }),
+            "Payments.create": Payments.create(principal, { terminalId: "", amount: "10", orderId: "o-1" }),
+            "Terminals.balance": Terminals.balance(principal, ""),
+            "Terminals.rate": Terminals.rate(principal, ""),
+            "Payouts.list": Payouts.list(principal, { terminalId: "" }),
+            "Payouts.create": Payouts.create(principal, { terminalId: "", amountUsdt: "1", walletAddress: "TWallet1", network: "TRC-20" }),
+            "Subscriptions.list": Subscriptions.list(principal, { terminalId: "" }),
+            "Events.list": Events.list(principal, { terminalId: "" }),
+            "Callbacks.feed": Callbacks.feed(principal, { terminalId: "" }),
+            "TestClocks.list": TestClocks.list(principal, { terminalId: "" }),
+            "TestClocks.create": TestClocks.create(principal, { terminalId: "", frozenTime: "2026-01-31T10:00:00Z" })
+          }
+          for (const [name, call] of Object.entries(calls)) {
+            const error = yield* Effect.flip(call as Effect.Effect<unknown, { readonly _tag: string; readonly message: string }, Kit.Services>)
+            assert.deepStrictEqual([name, error._tag, error.message], [name, "InvalidRequest", "terminal_id must be a terminal UUID"], principal._tag)
+          }
+        }
+      }))
+
+    it.effect("refuse an empty order_id to look up or filter by", () =>
+      Effect.gen(function*() {
+        const merchant = yield* Kit.provisionMerchant()
+        const key = yield* Kit.apiKeyPrincipal(merchant, crypto.randomUUID())
+        for (const call of [Payments.list(key, { orderId: "" }), Payments.stats(key, { orderId: "" }), Payments.getByOrderId(key, { orderId: "" })]) {
+          const error = yield* Effect.flip(call as Effect.Effect<unknown, { readonly _tag: string; readonly message: string }, Kit.Services>)
+          assert.deepStrictEqual([error._tag, error.message], ["InvalidRequest", "order_id must be a non-empty string"])
+        }
       }))
   })
 })

@@ -4,7 +4,7 @@
  */
 import { Clock, Effect, Option, Result } from "effect"
 import { formatRub, parseRub } from "../Amount.js"
-import { hasLoneSurrogate } from "../Bytes.js"
+import { hasLoneSurrogate, withoutLoneSurrogates } from "../Bytes.js"
 import * as CallbackUrl from "../CallbackUrl.js"
 import { PaydeskConfig } from "../Config.js"
 import { InvalidRequest, NotFound } from "../Errors.js"
@@ -31,7 +31,7 @@ export const createAccount = Traced.fn("Operator.createAccount")(function*(input
   readonly ownerEmail: string
   readonly ownerPassword: string
 }) {
-  const name = input.name.trim()
+  const name = withoutLoneSurrogates(input.name.trim())
   if (name.length === 0 || name.length > 128) return yield* invalid("name", "name must be 1 to 128 characters")
   const email = input.ownerEmail.trim().toLowerCase()
   // (A lone surrogate would be stored as U+FFFD: two addresses would meet.)
@@ -63,7 +63,7 @@ export const createTerminal = Traced.fn("Operator.createTerminal")(function*(inp
   readonly h2h?: boolean | undefined
   readonly callbackUrl?: string | null | undefined
 }) {
-  const name = input.name.trim()
+  const name = withoutLoneSurrogates(input.name.trim())
   if (name.length === 0 || name.length > 128) return yield* invalid("name", "name must be 1 to 128 characters")
   if (input.callbackUrl !== undefined && input.callbackUrl !== null) {
     const checked = CallbackUrl.check(input.callbackUrl, { allowPrivate: (yield* PaydeskConfig).allowPrivateCallbacks })
@@ -157,7 +157,12 @@ export const createPlan = Traced.fn("Operator.createPlan")(function*(input: Plan
   if (!/^[a-z0-9][a-z0-9_.-]{0,63}$/.test(input.code)) {
     return yield* invalid("code", "code must be 1 to 64 lowercase letters, digits, '.', '_' or '-'")
   }
-  if (input.name.trim().length === 0 || input.name.length > 128) return yield* invalid("name", "name must be 1 to 128 characters")
+  // Free text (names, consent text, policy version): a lone surrogate becomes U+FFFD, as a store
+  // writes it, so what the operator is answered is what is stored (docs/decisions.md "Lone surrogates").
+  const name = withoutLoneSurrogates(input.name.trim())
+  const consentText = withoutLoneSurrogates(input.consentText)
+  const policyVersion = withoutLoneSurrogates(input.policyVersion)
+  if (name.length === 0 || input.name.length > 128) return yield* invalid("name", "name must be 1 to 128 characters")
   if (!isInterval(input.interval)) return yield* invalid("interval", "interval must be day, month, quarter, half_year or year")
   const interval: Interval = input.interval
   const requested = input.schedule ?? null
@@ -199,10 +204,10 @@ export const createPlan = Traced.fn("Operator.createPlan")(function*(input: Plan
   if (maxCycles !== null && (!Number.isInteger(maxCycles) || maxCycles < 1 || maxCycles > 10_000)) {
     return yield* invalid("max_cycles", "max_cycles must be an integer from 1 to 10000")
   }
-  if (input.consentText.trim().length === 0 || input.consentText.length > 4000) {
+  if (consentText.trim().length === 0 || consentText.length > 4000) {
     return yield* invalid("consent_text", "consent_text must be 1 to 4000 characters")
   }
-  if (input.policyVersion.trim().length === 0 || input.policyVersion.length > 64) {
+  if (policyVersion.trim().length === 0 || policyVersion.length > 64) {
     return yield* invalid("policy_version", "policy_version must be 1 to 64 characters")
   }
   if (input.terminalIds.length === 0) return yield* invalid("terminal_ids", "terminal_ids must name at least one terminal")
@@ -222,7 +227,7 @@ export const createPlan = Traced.fn("Operator.createPlan")(function*(input: Plan
     const plan: Plan = {
       id,
       code: input.code,
-      name: input.name.trim(),
+      name,
       version,
       interval,
       schedule,
@@ -231,8 +236,8 @@ export const createPlan = Traced.fn("Operator.createPlan")(function*(input: Plan
       payerAmount,
       merchantAmount,
       maxCycles,
-      consentText: input.consentText,
-      policyVersion: input.policyVersion,
+      consentText,
+      policyVersion,
       active: true,
       terminalIds,
       createdAt: yield* Clock.currentTimeMillis

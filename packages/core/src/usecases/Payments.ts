@@ -9,7 +9,7 @@ import { Clock, Effect, Option, Result } from "effect"
 import * as Access from "../Access.js"
 import type { Principal } from "../Access.js"
 import { formatRub, parseRub } from "../Amount.js"
-import { hasLoneSurrogate, hasLoneSurrogateEscape } from "../Bytes.js"
+import { hasLoneSurrogate, hasLoneSurrogateEscape, withoutLoneSurrogates } from "../Bytes.js"
 import { PaydeskConfig } from "../Config.js"
 import { CsrfRejected, InvalidRequest, NotFound, OperationNotAllowed, OrderIdConflict } from "../Errors.js"
 import * as Idempotency from "../Idempotency.js"
@@ -100,7 +100,9 @@ const validate = Effect.fnUntraced(function*(input: CreateInput) {
   }
   // The payment's key: stored as sent, or refused (a store would write the lone half as U+FFFD).
   if (hasLoneSurrogate(orderId)) return yield* invalid("order_id", unicodeOnly("order_id"))
-  const description = input.description ?? null
+  // Free text: a lone surrogate becomes U+FFFD here, as a store would write it, so the answer,
+  // the stored payment and later reads say the same (same length in UTF-16 units).
+  const description = input.description === undefined || input.description === null ? null : withoutLoneSurrogates(input.description)
   if (description !== null && description.length > maxDescriptionLength) {
     return yield* invalid("description", `description must be at most ${maxDescriptionLength} characters`)
   }
@@ -300,12 +302,19 @@ export const get = Traced.fn("Payments.get")(function*(principal: Principal, pay
   return found.value
 })
 
+/** What an `order_id` to look up or filter by must be, for messages (the HTTP schemas say the same). */
+export const orderIdQueryExpected = "a non-empty string"
+
+/** The 400 of an empty `order_id` to look up or filter by: no payment has one, so it is a client's bug, not a search. */
+const emptyOrderId = () => invalid("order_id", `order_id must be ${orderIdQueryExpected}`)
+
 /** Loads the principal's payment of an `order_id` (live unless `environment` is `sandbox`). */
 export const getByOrderId = Traced.fn("Payments.getByOrderId")(function*(
   principal: Principal,
   input: { readonly orderId: string; readonly terminalId?: string | null | undefined; readonly environment?: Payment.Environment | null | undefined }
 ) {
   const terminal = yield* Access.resolveTerminal(principal, input.terminalId, "read")
+  if (input.orderId === "") return yield* emptyOrderId()
   const found = yield* (yield* PaymentRepository).findByOrderId(terminal.id, input.environment ?? "prod", input.orderId)
   if (Option.isNone(found)) return yield* NotFound.of("payment")
   return found.value
@@ -329,6 +338,7 @@ export const exportLimit = 10_000
 
 const filterOf = Traced.fn("Payments.filterOf")(function*(principal: Principal, query: ListQuery) {
   const terminal = yield* Access.resolveTerminal(principal, query.terminalId, "read")
+  if (query.orderId === "") return yield* emptyOrderId()
   const from = query.createdFrom ?? undefined
   const to = query.createdTo ?? undefined
   if (from !== undefined && to !== undefined && to <= from) {
@@ -441,11 +451,24 @@ const csvRow = (p: Payment.Payment, formatTime: (ms: number) => string): string 
 export const exportPageSize = 1_000
 
 /**
+ * The 400 of a list's paging (`page`, `limit`, `cursor`) on an export: an export is every payment
+ * the filters select (up to `exportLimit`), never a page of them, so a paging parameter is refused
+ * rather than ignored (docs/decisions.md "CSV export and paging").
+ */
+export const exportPagingRefused = (field: "page" | "limit" | "cursor") =>
+  invalid(
+    field,
+    `${field} is not accepted by a CSV export (format=csv): an export holds every payment the filters select, newest first, ` +
+      `at most ${exportLimit} rows; narrow it with created_from and created_to`
+  )
+
+/**
  * Exports the filtered payments as CSV (newest first, at most `exportLimit` rows), read in pages of
  * `exportPageSize` from a keyset cursor, so that an export holds one page of payments at a time
  * rather than all of them. None is listed twice or left out; a payment created during the export at
  * the current time is newer than its first page and is not in it (one on a test clock carries the
- * clock's time, and may be). Each row shows the payment as its page read it.
+ * clock's time, and may be). Each row shows the payment as its page read it. The list's paging
+ * (`page`, `limit`, `cursor`) is refused (`exportPagingRefused`).
  */
 export const exportCsv = Traced.fn("Payments.exportCsv")(function*(
   principal: Principal,
@@ -453,6 +476,9 @@ export const exportCsv = Traced.fn("Payments.exportCsv")(function*(
   formatTime: (ms: number) => string
 ) {
   const filter = yield* filterOf(principal, query)
+  for (const field of ["page", "limit", "cursor"] as const) {
+    if (query[field] !== undefined && query[field] !== null) return yield* exportPagingRefused(field)
+  }
   const repository = yield* PaymentRepository
   const rows: Array<string> = []
   let after: Payment.Payment | null = null

@@ -10,6 +10,7 @@ import { Clock, Effect, Option, Result } from "effect"
 import * as Access from "../Access.js"
 import type { Principal } from "../Access.js"
 import { parseUsdt } from "../Amount.js"
+import { withoutLoneSurrogates } from "../Bytes.js"
 import { PaydeskConfig } from "../Config.js"
 import { InsufficientBalance, InvalidRequest, InvalidTransition, MaxActivePayouts, NotFound, TerminalIdRequired } from "../Errors.js"
 import * as Idempotency from "../Idempotency.js"
@@ -46,7 +47,7 @@ const invalid = (field: string, message: string) => new InvalidRequest({ field, 
 
 /** Creates a payout in `created`, holding its amount; replays a repeated idempotency key. */
 export const create = Traced.fn("Payouts.create")(function*(principal: Principal, input: CreateInput) {
-  if (principal._tag === "User" && (input.terminalId === undefined || input.terminalId === null || input.terminalId === "")) {
+  if (principal._tag === "User" && (input.terminalId === undefined || input.terminalId === null)) {
     return yield* TerminalIdRequired.of()
   }
   const terminal = yield* Access.resolveTerminal(principal, input.terminalId, "write")
@@ -124,7 +125,7 @@ export const list = Traced.fn("Payouts.list")(function*(
   principal: Principal,
   query: Paging.Request & { readonly terminalId?: string | null | undefined }
 ) {
-  if (principal._tag === "User" && (query.terminalId === undefined || query.terminalId === null || query.terminalId === "")) {
+  if (principal._tag === "User" && (query.terminalId === undefined || query.terminalId === null)) {
     return yield* TerminalIdRequired.of()
   }
   const terminal = yield* Access.resolveTerminal(principal, query.terminalId, "read")
@@ -213,7 +214,8 @@ export const reject = Traced.fn("Payouts.reject")(function*(payoutId: string, re
         event: "reject"
       })
     }
-    return yield* apply(payout, ["reject"], { rejectReason: reason ?? "rejected by operator" })
+    // Free text: a lone surrogate becomes U+FFFD, as a store writes it, so the answer is what is stored.
+    return yield* apply(payout, ["reject"], { rejectReason: reason === null ? "rejected by operator" : withoutLoneSurrogates(reason) })
   }))
 })
 

@@ -11,7 +11,7 @@ import { Clock, Effect, Option, Result } from "effect"
 import * as Access from "../Access.js"
 import type { Principal } from "../Access.js"
 import { formatRub, parseRub } from "../Amount.js"
-import { hasLoneSurrogate } from "../Bytes.js"
+import { hasLoneSurrogate, withoutLoneSurrogates } from "../Bytes.js"
 import { PaydeskConfig } from "../Config.js"
 import {
   AmountExceedsCeiling,
@@ -57,6 +57,7 @@ const invalid = (field: string, message: string) => new InvalidRequest({ field, 
 
 /** Plans of a terminal; 503 when the terminal has no recurring configuration at all. */
 export const listPlans = Traced.fn("Subscriptions.listPlans")(function*(principal: Principal, terminalId: string | null | undefined) {
+  // Required by the spec even with an API key: absent or empty is its `terminal_id is required`.
   if (terminalId === undefined || terminalId === null || terminalId === "") {
     return yield* TerminalIdRequired.of()
   }
@@ -133,7 +134,11 @@ const termsFor = Traced.fn("Subscriptions.termsFor")(function*(plan: Plan, comma
  * after a timeout gets its subscription even if the plan was replaced or the terminal disabled
  * since, so the merchant never needs a new key (which would create a duplicate).
  */
-export const create = Traced.fn("Subscriptions.create")(function*(principal: Principal, command: CreateCommand) {
+export const create = Traced.fn("Subscriptions.create")(function*(principal: Principal, input: CreateCommand) {
+  // Free text: a lone surrogate becomes U+FFFD, as a store writes it, so the answer, the stored
+  // subscription, later reads and the request's fingerprint all hold the same description.
+  const command: CreateCommand = input.description === undefined ? input : { ...input, description: withoutLoneSurrogates(input.description) }
+  // Required by the spec even with an API key: absent or empty is its `terminal_id is required`.
   if (command.terminalId === undefined || command.terminalId === "") return yield* TerminalIdRequired.of()
   // Ownership and write access only; the terminal's status is checked after the replay.
   const terminal = yield* Access.resolveTerminal(principal, command.terminalId, "subscription_owner")

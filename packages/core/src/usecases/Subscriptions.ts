@@ -95,7 +95,8 @@ export const list = Traced.fn("Subscriptions.list")(function*(
   }
   const window = yield* Paging.resolve(query, pageSize)
   let terminalIds: ReadonlyArray<string>
-  if (principal._tag === "User" && (query.terminalId === undefined || query.terminalId === null || query.terminalId === "")) {
+  // An empty terminal_id is a 400 (Access.emptyTerminalId), not the account's terminals.
+  if (principal._tag === "User" && (query.terminalId === undefined || query.terminalId === null)) {
     terminalIds = (yield* (yield* TerminalRepository).listByAccount(principal.accountId)).map((t) => t.id)
   } else {
     terminalIds = [(yield* Access.resolveTerminal(principal, query.terminalId, "read")).id]

@@ -59,8 +59,8 @@ export const balance = Traced.fn("Terminals.balance")(function*(principal: Princ
 
 /** The current rate, or the rate of a terminal. */
 export const rate = Traced.fn("Terminals.rate")(function*(principal: Principal, terminalId: string | null | undefined) {
-  const given = terminalId === undefined || terminalId === null || terminalId === "" ? null : terminalId
-  const terminal = given === null ? null : yield* Access.resolveTerminal(principal, given, "read")
+  // Absent: the current rate; empty: a 400 (Access.emptyTerminalId), not the current rate.
+  const terminal = terminalId === undefined || terminalId === null ? null : yield* Access.resolveTerminal(principal, terminalId, "read")
   return yield* (yield* RateSource).current(terminal === null ? null : terminal.id)
 })
 

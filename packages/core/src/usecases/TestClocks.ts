@@ -12,6 +12,7 @@
 import { Effect, Option } from "effect"
 import * as Access from "../Access.js"
 import type { Principal } from "../Access.js"
+import { withoutLoneSurrogates } from "../Bytes.js"
 import { PaydeskConfig } from "../Config.js"
 import { InvalidRequest, NotFound, TestClockAdvancing } from "../Errors.js"
 import { isUuid } from "../Id.js"
@@ -51,7 +52,8 @@ export const create = Traced.fn("TestClocks.create")(function*(
 ) {
   const terminal = yield* Access.resolveTerminal(principal, input.terminalId, "write")
   const frozenTime = yield* parseFrozenTime(input.frozenTime)
-  const name = input.name ?? null
+  // Free text: a lone surrogate becomes U+FFFD, as a store writes it, so the answer is what is stored.
+  const name = input.name === undefined || input.name === null ? null : withoutLoneSurrogates(input.name)
   if (name !== null && (name.length > TestClock.maxNameLength || /[\u0000-\u001f\u007f]/.test(name))) {
     return yield* invalid("name", `name must be at most ${TestClock.maxNameLength} characters without control characters`)
   }
@@ -75,7 +77,8 @@ export const list = Traced.fn("TestClocks.list")(function*(
 ) {
   const page = query.page ?? 1
   if (!Number.isInteger(page) || page < 1) return yield* invalid("page", "page must be a positive integer")
-  const terminalIds = principal._tag === "User" && (query.terminalId === undefined || query.terminalId === null || query.terminalId === "")
+  // An empty terminal_id is a 400 (Access.emptyTerminalId), not the account's terminals.
+  const terminalIds = principal._tag === "User" && (query.terminalId === undefined || query.terminalId === null)
     ? (yield* (yield* TerminalRepository).listByAccount(principal.accountId)).map((t) => t.id)
     : [(yield* Access.resolveTerminal(principal, query.terminalId, "read")).id]
   const result = yield* (yield* TestClockRepository).list(terminalIds, { limit: pageSize, offset: (page - 1) * pageSize })
