@@ -10,7 +10,7 @@
  * window (`settleMs`) and forwarding only events not forwarded yet.
  */
 import { Paydesk, type ClientOptions } from "./Client.js"
-import { PaydeskApiError } from "./Errors.js"
+import { ListenerCursorLost, PaydeskApiError } from "./Errors.js"
 import type { FeedEvent, Payment, SimulateOutcome } from "./Types.js"
 
 /** Options of `listen`. */
@@ -29,12 +29,6 @@ export interface ListenOptions extends ClientOptions {
   readonly onForward?: (event: FeedEvent, result: { readonly status: number } | { readonly error: string }) => void
   /** Called once the listener is ready (its start cursor read). */
   readonly onReady?: () => void
-  /**
-   * Called when the server no longer knows the listener's cursor (the event was purged by the
-   * retention, which takes a whole retention without an event); the listener then reads the
-   * feed from its oldest event, all of which came after the lost cursor.
-   */
-  readonly onCursorLost?: (cursor: string) => void
 }
 
 const sleep = (ms: number, signal?: AbortSignal) =>
@@ -66,6 +60,7 @@ const forward = async (event: FeedEvent, url: string, fetcher: typeof fetch): Pr
 /** The feed's answer to a cursor it does not know (400 on `after`). */
 const isLostCursor = (error: unknown): boolean => error instanceof PaydeskApiError && error.status === 400 && error.field === "after"
 
+
 /** Forwards the terminal's events from now on until `signal` aborts; resolves then with how many were forwarded. */
 export const listen = async (options: ListenOptions): Promise<number> => {
   const client = new Paydesk(options)
@@ -85,18 +80,8 @@ export const listen = async (options: ListenOptions): Promise<number> => {
       const cursor = after
       const page = await client.events.feed({ ...(cursor === null ? {} : { after: cursor }), limit: 100, environment })
         .catch((error: unknown) => {
-          // Every cursor sent came from the server, so a refused one was purged: what the feed
-          // still holds is all newer. Events already forwarded and not yet settled are skipped below.
-          if (cursor === null || !isLostCursor(error)) throw error
-          options.onCursorLost?.(cursor)
-          return null
+          throw cursor !== null && isLostCursor(error) ? new ListenerCursorLost(cursor, { cause: error }) : error
         })
-      if (page === null) {
-        settled = null
-        after = null
-        read.length = 0
-        continue
-      }
       read.push(...page.items)
       if (page.items.length < 100) break
       after = page.next_after

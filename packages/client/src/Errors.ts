@@ -2,7 +2,7 @@
  * The errors the client throws: `PaydeskApiError` for an answer of the API (its status, stable
  * `code`, message, `request_id` and the field at fault), `PaydeskConnectionError` when no answer
  * came (after the retries that were safe), and `WebhookVerificationError` for a callback that does
- * not verify. All extend `PaydeskError`.
+ * not verify, and `ListenerCursorLost` when `listen` cannot go on. All extend `PaydeskError`.
  */
 
 /** Every error of the client. */
@@ -70,6 +70,23 @@ export class PaydeskConnectionError extends PaydeskError {
   override readonly name = "PaydeskConnectionError"
   constructor(message: string, readonly attempts: number, options?: { readonly cause?: unknown }) {
     super(message, options)
+  }
+}
+
+/**
+ * Every cursor the listener sends came from the server, so a refused one is gone from it: purged by
+ * the event retention (a listener left that long without an event), or the server's data was reset
+ * or restored. Where to go on from is then unknown (the feed's start would forward old events again,
+ * its end skip any in between), so the listener stops and says why.
+ */
+export class ListenerCursorLost extends PaydeskError {
+  override readonly name = "ListenerCursorLost"
+  constructor(readonly cursor: string, options: { readonly cause: unknown }) {
+    super(
+      `the server no longer holds event ${cursor}, where this listener stood (purged by the event retention after a long time ` +
+        "without events, or the server's data was reset): start the listener again (the events list, `paydesk events list`, shows what happened meanwhile)",
+      options
+    )
   }
 }
 

@@ -81,8 +81,6 @@ export const register = (program: Command, context: Context, signals: Signals = 
         environment,
         signal: stop.signal,
         onReady: () => io.stdout(`Ready: forwarding ${environment} events of the terminal to ${given.forwardTo} (Ctrl-C to stop)\n`),
-        onCursorLost: (cursor) =>
-          io.stderr(`The server no longer holds event ${cursor} (purged by the event retention): reading from its oldest event\n`),
         onForward: (event, result) =>
           io.stdout(`${event.created_at}  ${event.event_type.padEnd(24)} ${event.id}  -> ${"status" in result ? result.status : `failed: ${result.error}`}\n`)
       })
