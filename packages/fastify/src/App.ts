@@ -130,11 +130,14 @@ const requestId = () => `req_${randomUUID().replaceAll("-", "")}`
  * log (`request refused`, with the client and Node's error code). No metrics sample: there is no
  * method or route to count it under.
  */
+/** Node's limit for a request's headers, kept (lowered to the whole request's when that is shorter). */
+const maxHeadersTimeoutMs = 60_000
+
 const clientError = (requestTimeoutMs: number) => function(this: FastifyInstance, error: Error & { code?: string }, socket: Socket) {
   // A connection reset leaves nothing to answer.
   if (error.code === "ECONNRESET" || socket.destroyed) return
   const [status, code, message] = error.code === "ERR_HTTP_REQUEST_TIMEOUT"
-    ? [408, "request_timeout", `the request did not arrive whole within ${requestTimeoutMs} ms`] as const
+    ? [408, "request_timeout", `the request did not arrive whole within ${requestTimeoutMs} ms${requestTimeoutMs > maxHeadersTimeoutMs ? ` (its headers within ${maxHeadersTimeoutMs} ms)` : ""}`] as const
     : error.code === "HPE_HEADER_OVERFLOW"
     ? [431, "headers_too_large", "the request's headers are larger than 16 KiB"] as const
     // Chunk extensions are part of a chunked body: the code of a body over its limit, at Node's own status.
@@ -248,7 +251,7 @@ export const build = async (options: Options): Promise<FastifyInstance> => {
     requestTimeout: requestTimeoutMs,
     // Node looks for requests past their time every 30 s by default: at half the limit here. Its
     // headers' limit (60 s) is kept within the whole request's (Node would apply the longer to both).
-    http: requestTimeoutMs === 0 ? {} : { connectionsCheckingInterval: Math.max(100, Math.min(30_000, Math.floor(requestTimeoutMs / 2))), headersTimeout: Math.min(60_000, requestTimeoutMs) },
+    http: requestTimeoutMs === 0 ? {} : { connectionsCheckingInterval: Math.max(100, Math.min(30_000, Math.floor(requestTimeoutMs / 2))), headersTimeout: Math.min(maxHeadersTimeoutMs, requestTimeoutMs) },
     clientErrorHandler: clientError(requestTimeoutMs),
     // Answered by the `onRequest` hook instead (see `closing`).
     return503OnClosing: false,

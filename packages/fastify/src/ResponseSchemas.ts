@@ -544,7 +544,7 @@ export const responses = {
   Readiness: Schema.Struct({
     status: Schema.Literals(["ready", "not_ready"]),
     checks: Schema.Record(Schema.String, Schema.Struct({ ok: Schema.Boolean, detail: Schema.String }))
-      .annotate({ description: "`database` (reachable), `migrations` (all applied), `worker` (the local engine's loop runs, or the engine in use)" })
+      .annotate({ description: "`database` (reachable), `migrations` (all applied), `worker` (the local engine's loop runs, or the engine in use), `probe` (the host's checks could not be run), `server` (failing while the server shuts down)" })
   }).annotate({ identifier: "Readiness", title: "Readiness" }),
   Error: ErrorBody
 } as const

@@ -117,7 +117,7 @@ export const register = (program: Command, send: Send, readStdin: ReadStdin): vo
   // API keys
   const apiKeys = group("api-keys", "API keys of a terminal")
   apiKeys.command("create").description("issue an API key (shown once)").requiredOption("--terminal <terminal_id>", "the terminal")
-    .option("--no-subscription-write", "a key that cannot create, cancel, pause or resume subscriptions (it can still create payments and payouts)")
+    .option("--no-subscription-write", "a key that cannot create or stop subscriptions or program sandbox charge outcomes (it can still create payments and payouts)")
     // The option's first name, kept working: it named a key that was never read-only.
     .addOption(new Option("--read-only").hideHelp())
     .action((options: { terminal: string; subscriptionWrite: boolean; readOnly?: boolean }) =>

@@ -6,6 +6,7 @@
  */
 import { assert, describe, layer } from "@effect/vitest"
 import { Effect, Layer } from "effect"
+import { SqlClient } from "effect/sql"
 import { Amount, RateSource } from "@paydesk/core"
 import * as PgRateSource from "../src/PgRateSource.js"
 import { store, targets } from "./PgHarness.js"
@@ -47,6 +48,14 @@ describe("PgRateSource", () => {
             assert.deepStrictEqual(yield* rates.current(null), { rate: Amount.maxRateMicro, updatedAt: at + 20 })
             yield* PgRateSource.setRate("general", 1n, at + 30)
             assert.deepStrictEqual(yield* rates.current(null), { rate: 1n, updatedAt: at + 30 })
+          }))
+
+        it.effect("reads a rate stored before the bound exactly, beyond 2^53 micro-RUB", () =>
+          Effect.gen(function*() {
+            const sql = yield* SqlClient.SqlClient
+            const terminal = crypto.randomUUID()
+            yield* sql`INSERT INTO rates (scope, rate, updated_at) VALUES (${terminal}, ${"9007199254.740993"}, ${new Date(at)})`
+            assert.deepStrictEqual(yield* (yield* RateSource).current(terminal), { rate: 9_007_199_254_740_993n, updatedAt: at })
           }))
 
         it.effect("setRate refuses a rate outside the operator's rule (not above zero, above the maximum) and stores nothing", () =>
