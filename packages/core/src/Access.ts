@@ -7,7 +7,7 @@
  * and must name one (`terminal_id is required`); any other terminal is `account access denied`.
  */
 import { Context, Effect, Option } from "effect"
-import { AccessDenied, InvalidRequest, TerminalIdRequired, TerminalUnavailable } from "./Errors.js"
+import { AccessDenied, TerminalIdRequired, TerminalUnavailable } from "./Errors.js"
 import { isUuid } from "./Id.js"
 import type { Terminal } from "./Terminal.js"
 import { TerminalRepository } from "./ports/TerminalRepository.js"
@@ -56,23 +56,19 @@ export type Purpose = "read" | "write" | "subscription_write" | "subscription_ow
 export const terminalIdExpected = "a terminal UUID"
 
 /**
- * The 400 of an empty `terminal_id` (`?terminal_id=`): almost always a client's template bug, so it
- * is never taken as absent, which would fall back to an API key's terminal or all of an account's.
- */
-export const emptyTerminalId = () => new InvalidRequest({ field: "terminal_id", message: `terminal_id must be ${terminalIdExpected}` })
-
-/**
  * Resolves the terminal a request acts on, applying the access rule. `terminal_id` absent
- * (`undefined` or `null`) takes the API key's terminal; empty is `emptyTerminalId`.
+ * (`undefined` or `null`) takes the API key's terminal. An empty one is given, not absent (spec
+ * rule 3: when given it must match the key's terminal): it names no terminal, so it is the 403 of
+ * any other; taken as absent, a client's template bug (`?terminal_id=`) would act on a scope it did
+ * not name (a dashboard user's lists: every terminal of the account).
  */
 export const resolveTerminal = Effect.fnUntraced(function*(
   principal: Principal,
   requested: string | null | undefined,
   purpose: Purpose
 ) {
-  if (requested === "") return yield* emptyTerminalId()
   const terminals = yield* TerminalRepository
-  // A terminal_id that is not a UUID names no terminal the principal has: 403 like any other (spec rule 3).
+  // A terminal_id that is not a UUID (or empty) names no terminal the principal has: 403 like any other (spec rule 3).
   const given = requested === undefined || requested === null ? null : requested.toLowerCase()
   const subscriptionWrite = purpose === "subscription_write" || purpose === "subscription_owner"
   let terminal: Terminal

@@ -63,6 +63,9 @@ const loneSurrogates = new RegExp(loneSurrogate.source, "g")
  */
 export const hasLoneSurrogate = (text: string): boolean => loneSurrogate.test(text)
 
+/** The message refusing a field with a lone surrogate (keys and URLs, which are never rewritten). */
+export const unicodeOnly = (field: string) => `${field} must be valid Unicode text (a surrogate without its pair was sent)`
+
 /** `text` with each surrogate without its other half as U+FFFD, as UTF-8 encoding writes it. */
 export const withoutLoneSurrogates = (text: string): string => text.replace(loneSurrogates, "\ufffd")
 

@@ -15,12 +15,11 @@ const flag = (description: string) => Schema.Boolean.annotate({ description, exp
 const oneOf = <const L extends ReadonlyArray<string>>(values: L, description: string) =>
   Schema.Literals(values).annotate({ description, expected: `one of: ${values.join(", ")}` })
 
-/** A `terminal_id` that may be omitted: an empty one is refused, never taken as absent (`Access.emptyTerminalId`). */
-const someTerminal = (description: string) =>
-  Schema.String.check(Schema.isMinLength(1)).annotate({ description, format: "uuid", expected: Access.terminalIdExpected })
+/** A `terminal_id` that may be omitted: an empty one is given, not absent (the 403 of another terminal, `Access.resolveTerminal`). */
+const someTerminal = (description: string) => Schema.String.annotate({ description, format: "uuid", expected: Access.terminalIdExpected })
 
 /** A UUID of a terminal; optional with an API key. */
-const terminalId = Schema.optionalKey(someTerminal("UUID of the terminal; optional with an API key (taken from the key); not empty"))
+const terminalId = Schema.optionalKey(someTerminal("UUID of the terminal; optional with an API key (taken from the key); an empty value is not absent"))
 
 /** An integer query parameter from `min` to `max`: plain decimal digits on the wire (no sign, exponent, hex or spaces). */
 const intParam = (min: number, max: number, description: string) =>
@@ -218,7 +217,7 @@ export const PayoutListQuery = Schema.Struct({ terminal_id: terminalId, ...pagin
 
 /** `GET /subscriptions`. */
 export const SubscriptionListQuery = Schema.Struct({
-  terminal_id: Schema.optionalKey(someTerminal("filter by terminal (UUID); a dashboard user without it lists all terminals of the account; not empty")),
+  terminal_id: Schema.optionalKey(someTerminal("filter by terminal (UUID); a dashboard user without it lists all terminals of the account; an empty value is not absent")),
   state: Schema.optionalKey(oneOf(["new", "active", "stop"], "filter by binding state (`provider_state`)")),
   environment,
   ...paging
@@ -235,7 +234,7 @@ export const EventFeedQuery = Schema.Struct({
 
 /** `GET /events`. */
 export const EventListQuery = Schema.Struct({
-  terminal_id: Schema.optionalKey(someTerminal("filter by terminal (UUID); a dashboard user without it lists all terminals of the account; not empty")),
+  terminal_id: Schema.optionalKey(someTerminal("filter by terminal (UUID); a dashboard user without it lists all terminals of the account; an empty value is not absent")),
   environment: Schema.optionalKey(oneOf(["prod", "sandbox", "all"], "live events only (`prod`, the default), `sandbox`, or `all`")),
   type: Schema.optionalKey(oneOf(Events.eventTypes as ReadonlyArray<string>, "the event type")),
   object_id: Schema.optionalKey(text("a payment (`pay_<uuid>`) or payout (`po_<uuid>`): its events only", "a payment id (pay_<uuid>) or a payout id (po_<uuid>)")),
@@ -260,7 +259,7 @@ export const UpcomingQuery = Schema.Struct({
 
 /** `GET /test-clocks`. */
 export const TestClockListQuery = Schema.Struct({
-  terminal_id: Schema.optionalKey(someTerminal("filter by terminal (UUID); a dashboard user without it lists all terminals of the account; not empty")),
+  terminal_id: Schema.optionalKey(someTerminal("filter by terminal (UUID); a dashboard user without it lists all terminals of the account; an empty value is not absent")),
   page: Schema.optionalKey(intParam(1, 999_999_999, "page number from 1 (50 records a page)"))
 })
 

@@ -39,7 +39,7 @@ afterEach(async () => {
 })
 
 describe("CSV exports", () => {
-  it("run one at a time; the others wait and are all answered, and a listing meanwhile is not held up", async () => {
+  it("run one at a time; the others wait and are all answered, and a listing or a refused export meanwhile is not held up", async () => {
     const { state, layer } = counting()
     t = await make({}, layer)
     const { app } = t
@@ -55,6 +55,10 @@ describe("CSV exports", () => {
     const listing = await app.inject({ method: "GET", url: "/api/v1/payments?environment=sandbox", headers: keyHeaders(merchant.apiKey) })
     expect(listing.statusCode).toBe(200)
     expect(state.running).toBeGreaterThan(0) // the listing was answered while exports still ran
+    // An export the query refuses is answered at once, not after the exports ahead of it.
+    const refused = await app.inject({ method: "GET", url: "/api/v1/payments?format=csv&environment=sandbox&limit=1", headers: keyHeaders(merchant.apiKey) })
+    expect([refused.statusCode, JSON.parse(refused.body).error.field]).toEqual([400, "limit"])
+    expect(state.running).toBeGreaterThan(0)
     const answers = await Promise.all(exports)
     expect(answers.map((a) => [a.statusCode, a.body.split("\r\n").length - 2])).toEqual(Array.from({ length: 4 }, () => [200, 3]))
     // Three payments: one page each.

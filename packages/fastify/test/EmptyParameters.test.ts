@@ -1,10 +1,12 @@
 /**
  * An empty parameter (`?terminal_id=`, `"terminal_id": ""`) is a client's template bug, never an
- * absent one: an empty `terminal_id` is 400 on `terminal_id` wherever it is accepted, for an API
- * key (which would otherwise fall back to its terminal) and a dashboard user (all the account's
- * terminals) alike, and writes nothing; where the spec requires it (plans, subscription creation)
- * it stays the spec's `terminal_id is required`. An empty `order_id` to look up or filter by is
- * 400, not an empty answer; every other parameter already refused an empty value.
+ * absent one. An empty `terminal_id` is given (spec rule 3: when given it must match the key's
+ * terminal, otherwise 403), so it is the 403 of a terminal not the caller's, wherever it is
+ * accepted, for an API key (which would otherwise fall back to its terminal) and a dashboard user
+ * (all the account's terminals) alike, and writes nothing; where the spec names the error of a
+ * missing one (plans, subscription creation, a dashboard user's payouts) it is the spec's
+ * `terminal_id is required`. An empty `order_id` to look up or filter by is 400, not an empty
+ * answer; every other parameter already refused an empty value.
  */
 import { afterEach, beforeEach, describe, expect, it } from "vitest"
 import { Kit } from "@paydesk/testkit"
@@ -59,19 +61,24 @@ const reads = [
   "/test-clocks?terminal_id="
 ]
 
-const emptyTerminal = (answer: { statusCode: number; body: string; headers: Record<string, unknown> }, where: string) => {
-  expect([where, answer.statusCode]).toEqual([where, 400])
-  const error = expectError(answer, 400, "invalid_request", "terminal_id must be a terminal UUID")
-  expect([where, error.field]).toEqual([where, "terminal_id"])
+/** What an empty terminal_id gets: the 403 of another terminal, or (a dashboard user's payouts) the spec's `terminal_id is required`. */
+const emptyTerminal = (answer: { statusCode: number; body: string; headers: Record<string, unknown> }, where: string, who: Who) => {
+  const [status, code, message] = who === "key"
+    ? [403, "access_denied", "terminal access denied"]
+    : /\/payouts/.test(where)
+    ? [400, "terminal_id_required", "terminal_id is required"]
+    : [403, "access_denied", "account access denied"]
+  expect([where, answer.statusCode, json(answer).error?.message]).toEqual([where, status, message])
+  expectError(answer, status, code, message)
 }
 
 describe("Empty query parameters and fields", () => {
   for (const who of ["key", "user"] as const) {
-    it(`an empty terminal_id is 400 on terminal_id on every read (${who === "key" ? "API key: not its terminal" : "dashboard user: not every terminal"})`, async () => {
-      for (const url of reads) emptyTerminal(await call(who, "GET", url), `${who} GET ${url}`)
+    it(`an empty terminal_id is given, not absent, on every read (${who === "key" ? "API key: 403, not its terminal" : "dashboard user: 403, not every terminal"})`, async () => {
+      for (const url of reads) emptyTerminal(await call(who, "GET", url), `${who} GET ${url}`, who)
     })
 
-    it(`an empty terminal_id is 400 on every write and writes nothing (${who})`, async () => {
+    it(`an empty terminal_id is given, not absent, on every write, and writes nothing (${who})`, async () => {
       const since = new Date(Date.now() - 60_000).toISOString()
       const writes: ReadonlyArray<readonly [string, object]> = [
         ["/payments", { amount: "10", order_id: "empty-1", test: true, terminal_id: "" }],
@@ -79,7 +86,7 @@ describe("Empty query parameters and fields", () => {
         ["/test-clocks", { frozen_time: "2026-01-31T10:00:00Z", terminal_id: "" }],
         ["/events/recover", { since, terminal_id: "" }]
       ]
-      for (const [url, body] of writes) emptyTerminal(await call(who, "POST", url, body, { "idempotency-key": crypto.randomUUID() }), `${who} POST ${url}`)
+      for (const [url, body] of writes) emptyTerminal(await call(who, "POST", url, body, { "idempotency-key": crypto.randomUUID() }), `${who} POST ${url}`, who)
       expect([await total("/payments?environment=all"), await total("/payouts"), await total("/test-clocks")]).toEqual([0, 0, 0])
     })
   }

@@ -2,7 +2,7 @@
  * A lone surrogate in free text (a payment's or a subscription's `description`, the names of
  * accounts, terminals, plans and test clocks, a plan's consent text and policy version, a payout's
  * reject reason) becomes U+FFFD when the request is validated, as PostgreSQL stores it: the answer,
- * the stored record and later reads agree, and a repeated request is the same request
+ * the stored record and later reads agree, and a retry of the request as sent replays it
  * (docs/decisions.md "Lone surrogates"). Keys (`order_id`, `payer_id`, …) are refused instead.
  */
 import { afterEach, beforeEach, describe, expect, it } from "vitest"
@@ -20,7 +20,7 @@ beforeEach(async () => {
 })
 afterEach(() => t.close())
 
-const api = (method: "GET" | "POST", url: string, body?: object, headers: Record<string, string> = {}) =>
+const api = (method: "GET" | "POST" | "PUT", url: string, body?: object, headers: Record<string, string> = {}) =>
   t.app.inject({ method, url: `/api/v1${url}`, headers: keyHeaders(merchant.apiKey, headers), ...(body === undefined ? {} : { payload: body }) })
 const admin = (method: "GET" | "POST", url: string, body?: object) =>
   t.app.inject({ method, url: `/admin/v1${url}`, headers: { authorization: `Bearer ${adminToken}` }, ...(body === undefined ? {} : { payload: body }) })
@@ -42,9 +42,10 @@ describe("Lone surrogates in free text", () => {
     expect((await ok(api("GET", `/payments/${created.id}`))).description).toBe(created.description)
     expect((await ok(api("GET", "/payments?environment=sandbox"))).items[0].description).toBe(created.description)
     expect((await api("GET", "/payments?environment=sandbox&format=csv")).body).toContain(`,${stored}\r\n`)
-    // The request as sent and as stored are the same request: both replay the payment.
+    // The fingerprint is the request's as sent (as before the replacement, so payments stored
+    // earlier replay too): the same body replays; the stored text is another body (409).
     expect((await ok(api("POST", "/payments", body))).id).toBe(created.id)
-    expect((await ok(api("POST", "/payments", { ...body, description: stored }))).id).toBe(created.id)
+    expect((await api("POST", "/payments", { ...body, description: stored })).statusCode).toBe(409)
   })
 
   it("a fixed-tariff subscription's description: the 201 and a later read agree; the same body replays", async () => {
@@ -80,6 +81,19 @@ describe("Lone surrogates in free text", () => {
     expect([saved.name, saved.consentText, saved.policyVersion]).toEqual([stored, stored, "v \ufffd"])
     const listed = await ok(api("GET", `/subscription-plans?terminal_id=${merchant.terminal.id}`))
     expect(listed.items.find((p: { id: string }) => p.id === plan.id).name).toBe(stored)
+  })
+
+  it("URLs are not free text: a terminal's callback and redirect URLs with a lone surrogate are 400 and change nothing", async () => {
+    const put = (body: object) => api("PUT", `/terminals/${merchant.terminal.id}`, body)
+    const before = await ok(api("GET", `/terminals/${merchant.terminal.id}`))
+    for (const field of ["callback_url", "success_redirect_url", "fail_redirect_url"]) {
+      const refused = await put({ [field]: "https://shop.example/p\ud800ath" })
+      expect([field, refused.statusCode, json(refused).error.field, json(refused).error.message])
+        .toEqual([field, 400, field, `${field} must be valid Unicode text (a surrogate without its pair was sent)`])
+    }
+    expect(await ok(api("GET", `/terminals/${merchant.terminal.id}`))).toEqual(before)
+    const created = await admin("POST", "/terminals", { account_id: merchant.accountId, name: "Shop", callback_url: "https://shop.example/\udc00" })
+    expect([created.statusCode, json(created).error.field]).toEqual([400, "callback_url"])
   })
 
   it("a payout's reject reason: the answer and a later read agree", async () => {

@@ -132,17 +132,18 @@ describe("Access", () => {
         }))
     })
 
-    it.effect("refuses an empty terminal_id with 400 on terminal_id: never taken as absent (the key's terminal)", () =>
+    it.effect("takes an empty terminal_id as given, not absent: the 403 of a terminal not the caller's (spec rule 3)", () =>
       Effect.gen(function*() {
         const { account, terminal } = yield* Fixtures.seedTerminal()
         for (const principal of [apiKeyOf(terminal), userOf(account.id)]) {
           for (const purpose of [...purposes, "subscription_owner"] as const) {
             const error = yield* Effect.flip(Access.resolveTerminal(principal, "", purpose))
-            assert.deepStrictEqual(
-              [error._tag, error.message, "field" in error ? error.field : undefined],
-              ["InvalidRequest", "terminal_id must be a terminal UUID", "terminal_id"],
-              `${principal._tag} ${purpose}`
-            )
+            const expected = principal._tag === "User"
+              ? "account access denied"
+              : purpose === "subscription_write" || purpose === "subscription_owner"
+              ? "subscription write access required"
+              : "terminal access denied"
+            assert.deepStrictEqual([error._tag, error.message], ["AccessDenied", expected], `${principal._tag} ${purpose}`)
           }
         }
       }))
@@ -204,7 +205,7 @@ describe("Access", () => {
   })
 
   it.layer(Kit.layer)("use cases", (it) => {
-    it.effect("refuse an empty terminal_id where absent means the key's terminal or all the account's (never taken as absent)", () =>
+    it.effect("take an empty terminal_id as given where absent means the key's terminal or all the account's: 403, or the spec's terminal_id is required", () =>
       Effect.gen(function*() {
         const merchant = yield* Kit.provisionMerchant()
         const key = yield* Kit.apiKeyPrincipal(merchant, crypto.randomUUID())
@@ -227,7 +228,12 @@ describe("Access", () => {
           }
           for (const [name, call] of Object.entries(calls)) {
             const error = yield* Effect.flip(call as Effect.Effect<unknown, { readonly _tag: string; readonly message: string }, Kit.Services>)
-            assert.deepStrictEqual([name, error._tag, error.message], [name, "InvalidRequest", "terminal_id must be a terminal UUID"], principal._tag)
+            const expected = principal._tag === "ApiKey"
+              ? ["AccessDenied", "terminal access denied"]
+              : name.startsWith("Payouts.")
+              ? ["TerminalIdRequired", "terminal_id is required"]
+              : ["AccessDenied", "account access denied"]
+            assert.deepStrictEqual([name, error._tag, error.message], [name, ...expected], principal._tag)
           }
         }
       }))

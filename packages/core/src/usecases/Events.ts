@@ -76,7 +76,7 @@ const decodeCursor = (cursor: string): { readonly createdAt: number; readonly se
 
 /** The terminals a principal acts on for events: the key's, the one named, or all of the user's account. */
 const terminalsOf = Traced.fn("Events.terminalsOf")(function*(principal: Principal, terminalId: string | undefined) {
-  // An empty terminal_id is a 400 (Access.emptyTerminalId), not the account's terminals.
+  // An empty terminal_id is given, not absent: a 403 (Access.resolveTerminal), not the account's terminals.
   if (principal._tag === "User" && terminalId === undefined) {
     return (yield* (yield* TerminalRepository).listByAccount(principal.accountId)).map((t) => t.id)
   }

@@ -9,7 +9,7 @@ import { Clock, Effect, Option, Result } from "effect"
 import * as Access from "../Access.js"
 import type { Principal } from "../Access.js"
 import { formatRub, parseRub } from "../Amount.js"
-import { hasLoneSurrogate, hasLoneSurrogateEscape, withoutLoneSurrogates } from "../Bytes.js"
+import { hasLoneSurrogate, hasLoneSurrogateEscape, unicodeOnly, withoutLoneSurrogates } from "../Bytes.js"
 import { PaydeskConfig } from "../Config.js"
 import { CsrfRejected, InvalidRequest, NotFound, OperationNotAllowed, OrderIdConflict } from "../Errors.js"
 import * as Idempotency from "../Idempotency.js"
@@ -68,7 +68,7 @@ export interface CreateInput {
 const invalid = (field: string, message: string) => new InvalidRequest({ field, message })
 
 /** The message of a field holding a surrogate without its other half (docs/decisions.md "Lone surrogates"). */
-export const unicodeOnly = (field: string) => `${field} must be valid Unicode text (a surrogate without its pair was sent)`
+export { unicodeOnly }
 
 /** Deepest nesting of `metadata` (the object itself is level 1). */
 export const maxMetadataDepth = 8
@@ -181,7 +181,9 @@ export const create = Traced.fn("Payments.create")(function*(principal: Principa
     const valid = Idempotency.validateKey(key)
     if (Result.isFailure(valid)) return yield* valid.failure
   }
-  const print = yield* fingerprint({ ...request, amount: request.amount.toString() })
+  // The request as sent: its description before the lone-surrogate replacement (`validate`), so a
+  // retry (the same text again) replays, also for payments stored before that replacement.
+  const print = yield* fingerprint({ ...request, description: input.description ?? null, amount: request.amount.toString() })
   const payments = yield* PaymentRepository
   const store = yield* IdempotencyStore
   const keyed = Effect.fnUntraced(function*() {
@@ -463,6 +465,17 @@ export const exportPagingRefused = (field: "page" | "limit" | "cursor") =>
   )
 
 /**
+ * The export's own check of its query (the list's paging refused), which `exportCsv` makes first;
+ * a host that limits concurrent exports can make it before waiting for its turn.
+ */
+export const checkExportQuery = (query: ListQuery): Effect.Effect<void, InvalidRequest> => {
+  for (const field of ["page", "limit", "cursor"] as const) {
+    if (query[field] !== undefined && query[field] !== null) return Effect.fail(exportPagingRefused(field))
+  }
+  return Effect.void
+}
+
+/**
  * Exports the filtered payments as CSV (newest first, at most `exportLimit` rows), read in pages of
  * `exportPageSize` from a keyset cursor, so that an export holds one page of payments at a time
  * rather than all of them. None is listed twice or left out; a payment created during the export at
@@ -475,10 +488,8 @@ export const exportCsv = Traced.fn("Payments.exportCsv")(function*(
   query: ListQuery,
   formatTime: (ms: number) => string
 ) {
+  yield* checkExportQuery(query)
   const filter = yield* filterOf(principal, query)
-  for (const field of ["page", "limit", "cursor"] as const) {
-    if (query[field] !== undefined && query[field] !== null) return yield* exportPagingRefused(field)
-  }
   const repository = yield* PaymentRepository
   const rows: Array<string> = []
   let after: Payment.Payment | null = null

@@ -47,7 +47,7 @@ const invalid = (field: string, message: string) => new InvalidRequest({ field, 
 
 /** Creates a payout in `created`, holding its amount; replays a repeated idempotency key. */
 export const create = Traced.fn("Payouts.create")(function*(principal: Principal, input: CreateInput) {
-  if (principal._tag === "User" && (input.terminalId === undefined || input.terminalId === null)) {
+  if (principal._tag === "User" && (input.terminalId === undefined || input.terminalId === null || input.terminalId === "")) {
     return yield* TerminalIdRequired.of()
   }
   const terminal = yield* Access.resolveTerminal(principal, input.terminalId, "write")
@@ -125,7 +125,7 @@ export const list = Traced.fn("Payouts.list")(function*(
   principal: Principal,
   query: Paging.Request & { readonly terminalId?: string | null | undefined }
 ) {
-  if (principal._tag === "User" && (query.terminalId === undefined || query.terminalId === null)) {
+  if (principal._tag === "User" && (query.terminalId === undefined || query.terminalId === null || query.terminalId === "")) {
     return yield* TerminalIdRequired.of()
   }
   const terminal = yield* Access.resolveTerminal(principal, query.terminalId, "read")

@@ -136,7 +136,8 @@ const termsFor = Traced.fn("Subscriptions.termsFor")(function*(plan: Plan, comma
  */
 export const create = Traced.fn("Subscriptions.create")(function*(principal: Principal, input: CreateCommand) {
   // Free text: a lone surrogate becomes U+FFFD, as a store writes it, so the answer, the stored
-  // subscription, later reads and the request's fingerprint all hold the same description.
+  // subscription and later reads hold the same description. The fingerprint stays the request's
+  // as sent (`input`): a retry resends the same text, also for keys stored before this replacement.
   const command: CreateCommand = input.description === undefined ? input : { ...input, description: withoutLoneSurrogates(input.description) }
   // Required by the spec even with an API key: absent or empty is its `terminal_id is required`.
   if (command.terminalId === undefined || command.terminalId === "") return yield* TerminalIdRequired.of()
@@ -149,7 +150,7 @@ export const create = Traced.fn("Subscriptions.create")(function*(principal: Pri
   if (command.testClock !== undefined && environment !== "sandbox") return yield* invalid("test_clock", Payments.testClockSandboxOnly)
   const clock = command.testClock === undefined ? null : yield* Payments.testClockOf(terminal.id, command.testClock)
   const key = command.idempotencyKey ?? ""
-  const print = yield* fingerprintOf(terminal.id, command)
+  const print = yield* fingerprintOf(terminal.id, input)
   const store = yield* IdempotencyStore
   const subs = yield* SubscriptionRepository
   const replay = Traced.fn("Subscriptions.replay")(function*(resourceId: string) {

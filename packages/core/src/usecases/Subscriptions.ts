@@ -95,7 +95,7 @@ export const list = Traced.fn("Subscriptions.list")(function*(
   }
   const window = yield* Paging.resolve(query, pageSize)
   let terminalIds: ReadonlyArray<string>
-  // An empty terminal_id is a 400 (Access.emptyTerminalId), not the account's terminals.
+  // An empty terminal_id is given, not absent: a 403 (Access.resolveTerminal), not the account's terminals.
   if (principal._tag === "User" && (query.terminalId === undefined || query.terminalId === null)) {
     terminalIds = (yield* (yield* TerminalRepository).listByAccount(principal.accountId)).map((t) => t.id)
   } else {

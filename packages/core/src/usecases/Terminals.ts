@@ -5,6 +5,7 @@
 import { Clock, Effect, Option, Result } from "effect"
 import * as Access from "../Access.js"
 import type { Principal } from "../Access.js"
+import { hasLoneSurrogate, unicodeOnly } from "../Bytes.js"
 import * as CallbackUrl from "../CallbackUrl.js"
 import { PaydeskConfig } from "../Config.js"
 import { InvalidRequest, NotFound } from "../Errors.js"
@@ -59,7 +60,7 @@ export const balance = Traced.fn("Terminals.balance")(function*(principal: Princ
 
 /** The current rate, or the rate of a terminal. */
 export const rate = Traced.fn("Terminals.rate")(function*(principal: Principal, terminalId: string | null | undefined) {
-  // Absent: the current rate; empty: a 400 (Access.emptyTerminalId), not the current rate.
+  // Absent: the current rate; empty: given, so the 403 of a terminal not the caller's (Access.resolveTerminal).
   const terminal = terminalId === undefined || terminalId === null ? null : yield* Access.resolveTerminal(principal, terminalId, "read")
   return yield* (yield* RateSource).current(terminal === null ? null : terminal.id)
 })
@@ -107,10 +108,13 @@ const applySettings = Effect.fnUntraced(function*(targetId: string, settings: Se
   }
   for (const field of ["callbackUrl", "successRedirectUrl", "failRedirectUrl"] as const) {
     const value = settings[field]
-    if (value !== undefined && value !== null && !isHttpUrl(value)) {
-      const name = field === "callbackUrl" ? "callback_url" : field === "successRedirectUrl" ? "success_redirect_url" : "fail_redirect_url"
+    if (value === undefined || value === null) continue
+    const name = field === "callbackUrl" ? "callback_url" : field === "successRedirectUrl" ? "success_redirect_url" : "fail_redirect_url"
+    if (!isHttpUrl(value)) {
       return yield* new InvalidRequest({ field: name, message: `${name} must be an http or https URL of at most 2048 characters` })
     }
+    // Stored as sent, or refused: a store would write the lone half as U+FFFD, another URL than the one answered.
+    if (hasLoneSurrogate(value)) return yield* new InvalidRequest({ field: name, message: unicodeOnly(name) })
   }
   if (settings.conversionTime !== undefined && settings.conversionTime !== null && parseConversionTime(settings.conversionTime) === null) {
     return yield* new InvalidRequest({ field: "conversion_time", message: "conversion_time must be HH:MM (Moscow time)" })

@@ -77,7 +77,7 @@ export const list = Traced.fn("TestClocks.list")(function*(
 ) {
   const page = query.page ?? 1
   if (!Number.isInteger(page) || page < 1) return yield* invalid("page", "page must be a positive integer")
-  // An empty terminal_id is a 400 (Access.emptyTerminalId), not the account's terminals.
+  // An empty terminal_id is given, not absent: a 403 (Access.resolveTerminal), not the account's terminals.
   const terminalIds = principal._tag === "User" && (query.terminalId === undefined || query.terminalId === null)
     ? (yield* (yield* TerminalRepository).listByAccount(principal.accountId)).map((t) => t.id)
     : [(yield* Access.resolveTerminal(principal, query.terminalId, "read")).id]
