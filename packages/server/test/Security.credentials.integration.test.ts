@@ -6,8 +6,10 @@
  * refresh family, and access tokens refused as soon as their family is revoked.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { Effect } from "effect"
-import { randomBytes } from "node:crypto"
+import { Effect, ManagedRuntime } from "effect"
+import { SqlClient } from "effect/sql"
+import { createHash, randomBytes } from "node:crypto"
+import { PgStore } from "@paydesk/sql-pg"
 import { Signature } from "@paydesk/core"
 import { type Receiver, startReceiver, startServer } from "./ServerHarness.js"
 
@@ -148,6 +150,49 @@ describe("credential lifecycle", () => {
     expect(replay.status).toBe(401)
     const after = await balance(next.access_token)
     expect([after.status, after.json.error.message]).toEqual([401, "invalid or expired access token"])
+  }, 60_000)
+
+  it("two exchanges of one refresh token at once: one may win, and the loser revokes the family, the winner's new pair included", async () => {
+    const m = await merchant()
+    const balance = (token: string) => m.owner("GET", `/balance?terminal_id=${m.terminalId}`, undefined, token)
+    const refresh = () => srv.call("POST", "/api/v1/auth/refresh", { body: { refresh_token: m.session.refresh_token } })
+    // The session's row held by a transaction of our own, so that both exchanges read it unrevoked
+    // and then wait on it; released, one takes the token and the other finds it taken.
+    const db = ManagedRuntime.make(PgStore.layerClient(srv.databaseUrl, { maxConnections: 2 }))
+    try {
+      const query = <A extends object>(text: string, params: ReadonlyArray<unknown> = []) =>
+        db.runPromise(Effect.orDie(Effect.flatMap(SqlClient.SqlClient, (sql) => sql.unsafe<A>(text, params as Array<unknown>))))
+      const hash = createHash("sha256").update(m.session.refresh_token, "utf8").digest("hex")
+      let release!: () => void
+      const released = new Promise<void>((ok) => (release = ok))
+      let locked!: () => void
+      const holding = new Promise<void>((ok) => (locked = ok))
+      const holder = db.runPromise(Effect.flatMap(SqlClient.SqlClient, (sql) =>
+        sql.withTransaction(Effect.gen(function*() {
+          yield* sql.unsafe("SELECT id FROM sessions WHERE token_hash = $1 FOR UPDATE", [hash])
+          locked()
+          yield* Effect.promise(() => released)
+        }))))
+      await holding
+      const exchanges = [refresh(), refresh()]
+      for (let waited = 0; ; waited += 20) {
+        const [row] = await query<{ n: number }>("SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'")
+        if (row!.n >= 2) break
+        if (waited > 10_000) throw new Error("the two exchanges never waited on the session's row")
+        await new Promise((ok) => setTimeout(ok, 20))
+      }
+      release()
+      await holder
+      const answers = await Promise.all(exchanges)
+      expect(answers.map((a) => a.status).sort()).toEqual([200, 401])
+      const winner = answers.find((a) => a.status === 200)!.json
+      expect((await balance(winner.access_token)).status).toBe(401)
+      expect((await srv.call("POST", "/api/v1/auth/refresh", { body: { refresh_token: winner.refresh_token } })).status).toBe(401)
+      const [live] = await query<{ n: number }>("SELECT count(*)::int AS n FROM sessions WHERE family_id = (SELECT family_id FROM sessions WHERE token_hash = $1) AND revoked_at IS NULL", [hash])
+      expect(live!.n).toBe(0)
+    } finally {
+      await db.dispose()
+    }
   }, 60_000)
 
   it("the operator ends every session of a user", async () => {

@@ -122,27 +122,33 @@ export const login = Traced.fn("Auth.login")(function*(email: string, password: 
   return yield* atomic(issuePair(user.value, null))
 })
 
-/** Exchanges a refresh token for a new pair; the old token stops working. */
+/**
+ * Exchanges a refresh token for a new pair; the old token stops working. Presenting a token already
+ * exchanged is reuse (a stolen copy, or the thief's after the owner's): the whole family is revoked,
+ * also when the two exchanges run at once and this one loses the race for the token.
+ */
 export const refresh = Traced.fn("Auth.refresh")(function*(refreshToken: string) {
   const invalid = () => new Unauthenticated({ message: "invalid or expired refresh token" })
   const hash = yield* (yield* Digest).sha256Hex(refreshToken)
   const sessions = yield* SessionRepository
+  /** Reuse: the family revoked in a transaction of its own (the exchange's rolls back with its 401). */
+  const reused = (familyId: string) =>
+    Effect.flatMap(Clock.currentTimeMillis, (now) => Effect.andThen(atomic(sessions.revokeFamily(familyId, now)), Effect.fail(invalid())))
   const presented = yield* sessions.findByHash(hash)
-  if (Option.isSome(presented) && presented.value.revokedAt !== null) {
-    const now = yield* Clock.currentTimeMillis
-    yield* atomic(sessions.revokeFamily(presented.value.familyId, now))
-    return yield* invalid()
-  }
-  return yield* atomic(Effect.gen(function*() {
+  if (Option.isSome(presented) && presented.value.revokedAt !== null) return yield* reused(presented.value.familyId)
+  const exchanged = yield* atomic(Effect.gen(function*() {
     const session = yield* sessions.findByHash(hash)
-    if (Option.isNone(session) || session.value.revokedAt !== null) return yield* invalid()
+    if (Option.isNone(session)) return yield* invalid()
+    // Revoked since the check above: another exchange of the same token won.
+    if (session.value.revokedAt !== null) return { _tag: "Reused" as const, familyId: session.value.familyId }
     const now = yield* Clock.currentTimeMillis
     if (session.value.expiresAt <= now) return yield* invalid()
-    if (!(yield* sessions.revoke(session.value.id, now))) return yield* invalid()
+    if (!(yield* sessions.revoke(session.value.id, now))) return { _tag: "Reused" as const, familyId: session.value.familyId }
     const user = yield* (yield* AccountRepository).getUser(session.value.userId)
     if (Option.isNone(user)) return yield* invalid()
-    return yield* issuePair(user.value, session.value.familyId)
+    return { _tag: "Issued" as const, pair: yield* issuePair(user.value, session.value.familyId) }
   }))
+  return exchanged._tag === "Issued" ? exchanged.pair : yield* reused(exchanged.familyId)
 })
 
 /**
