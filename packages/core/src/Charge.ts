@@ -85,6 +85,20 @@ export const machine: Machine<Status, Event, never> = {
 export const isOpen = (status: Status): boolean => status === "pending" || status === "unconfirmed"
 
 /**
+ * How long an open attempt of a stopping subscription rests between two asks to the acquirer: as
+ * long as it has been open (so the asks thin out as the acquirer keeps not knowing), at least
+ * `minMs` (a lease: an attempt still in its call is never settled under it) and at most `maxMs`.
+ */
+export interface VoidBackoff {
+  readonly minMs: number
+  readonly maxMs: number
+}
+
+/** When the open attempt is next asked about (`updatedAt` is its last ask, or its call). */
+export const nextVoidAt = (charge: Pick<Charge, "createdAt" | "updatedAt">, backoff: VoidBackoff): number =>
+  charge.updatedAt + Math.min(Math.max(charge.updatedAt - charge.createdAt, backoff.minMs), backoff.maxMs)
+
+/**
  * The event an acquirer answer means for an open attempt; `null` when it changes nothing (an
  * unconfirmed attempt still unconfirmed). `stopping` is true when the subscription is stopping
  * or stopped: a refused or voided charge then "fell on a stopped subscription" (`stop`).

@@ -265,6 +265,11 @@ const chargeColumns = (c: Charge.Charge) => ({
 
 const compareText = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0)
 
+/** `Charge.nextVoidAt` of the attempt `c`, in SQL. */
+const nextVoidAt = (sql: SqlClient.SqlClient, backoff: Charge.VoidBackoff): Fragment =>
+  sql`(c.updated_at + LEAST(GREATEST(c.updated_at - c.created_at, ${backoff.minMs}::float8 * interval '1 millisecond'),
+    ${backoff.maxMs}::float8 * interval '1 millisecond'))`
+
 /** `PlanRepository` on the `SqlClient` in context. */
 export const layerPlanRepository: Layer.Layer<PlanRepository, never, SqlClient.SqlClient> = Layer.effect(
   PlanRepository,
@@ -491,19 +496,20 @@ export const layerChargeRepository: Layer.Layer<ChargeRepository, never, SqlClie
               ORDER BY created_at DESC, cycle_number DESC, attempt DESC
               LIMIT ${Math.max(0, limit)}`).pipe(Effect.map((rows) => rows.map(toCharge)))
           : Effect.succeed([]),
-      claimOpenOfStopped: (now, staleBefore, limit, testClockId) =>
+      claimOpenOfStopped: (now, backoff, limit, testClockId) =>
         orDie(sql<ChargeRow>`UPDATE charges SET updated_at = ${time(now)}
           WHERE id IN (
             SELECT c.id FROM charges c JOIN subscriptions s ON s.id = c.subscription_id
-            WHERE c.status IN ('pending', 'unconfirmed') AND c.updated_at <= ${time(staleBefore)}
+            WHERE c.status IN ('pending', 'unconfirmed') AND c.updated_at <= ${time(now - backoff.minMs)}
+              AND ${nextVoidAt(sql, backoff)} <= ${time(now)}
               AND s.billing_status IN ('stop_pending', 'stopped') AND ${ofClock(sql, testClockId, sql`s.test_clock_id`)}
             ORDER BY c.updated_at, c.id
             LIMIT ${Math.max(0, limit)}
             FOR UPDATE OF c SKIP LOCKED)
           RETURNING *`).pipe(Effect.map((rows) => rows.map(toCharge).sort((a, b) => a.createdAt - b.createdAt))),
-      earliestOpenOfStopped: (testClockId) =>
+      earliestOpenOfStopped: (testClockId, backoff) =>
         Id.isUuid(testClockId)
-          ? orDie(sql<{ readonly at: Date | null }>`SELECT min(c.updated_at) AS at
+          ? orDie(sql<{ readonly at: Date | null }>`SELECT min(${nextVoidAt(sql, backoff)}) AS at
               FROM charges c JOIN subscriptions s ON s.id = c.subscription_id
               WHERE s.test_clock_id = ${testClockId} AND c.status IN ('pending', 'unconfirmed')
                 AND s.billing_status IN ('stop_pending', 'stopped')`).pipe(Effect.map((rows) => fromTimeOrNull(rows[0]?.at ?? null)))

@@ -8,8 +8,8 @@
  * until the lease ends. Claims take the rows of the given test clock only (of none by default).
  */
 import { Effect, Layer, Option } from "effect"
-import { ChargeRepository, PlanRepository, SubscriptionRepository } from "@paydesk/core"
-import type { Charge, Subscription } from "@paydesk/core"
+import { Charge, ChargeRepository, PlanRepository, SubscriptionRepository } from "@paydesk/core"
+import type { Subscription } from "@paydesk/core"
 import { compareText, earliest, MemoryDatabase, newestFirst, writeConflict } from "./MemoryDatabase.js"
 
 /** Memory `PlanRepository`. */
@@ -197,18 +197,18 @@ export const layerChargeRepository: Layer.Layer<ChargeRepository, never, MemoryD
             .sort((a, b) => b.createdAt - a.createdAt || b.cycleNumber - a.cycleNumber || b.attempt - a.attempt)
             .slice(0, Math.max(0, limit))
         )),
-      claimOpenOfStopped: (now, staleBefore, limit, testClockId) =>
+      claimOpenOfStopped: (now, backoff, limit, testClockId) =>
         db.atomically(Effect.sync(() => {
           const claimed = openOfStopping(testClockId ?? null)
-            .filter((c) => c.updatedAt <= staleBefore)
+            .filter((c) => Charge.nextVoidAt(c, backoff) <= now)
             .sort((a, b) => a.updatedAt - b.updatedAt || compareText(a.id, b.id))
             .slice(0, Math.max(0, limit))
             .map((c) => ({ ...c, updatedAt: now }))
           for (const c of claimed) charges.set(c.id, c)
           return claimed
         })),
-      earliestOpenOfStopped: (testClockId) =>
-        db.atomically(Effect.sync(() => earliest(openOfStopping(testClockId).map((c) => c.updatedAt))))
+      earliestOpenOfStopped: (testClockId, backoff) =>
+        db.atomically(Effect.sync(() => earliest(openOfStopping(testClockId).map((c) => Charge.nextVoidAt(c, backoff)))))
     })
   })
 )

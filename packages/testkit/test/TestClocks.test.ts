@@ -141,6 +141,23 @@ describe("Test clocks", () => {
       assert.deepStrictEqual([Subscription.stateOf(stopped), stopped.stoppedAt], ["stop/stopped", Date.parse("2026-04-15T00:00:00+03:00")])
     }).pipe(Effect.provide(Kit.layer)))
 
+  it.effect("a stopped subscription whose charge the bank never confirms is asked about ever less often: a year's advance ends in one call", () =>
+    Effect.gen(function*() {
+      const s = yield* setup
+      const { subscription } = yield* activeOnClock(s, s.clock.id, "unknown")
+      yield* Subscriptions.programSandboxCharges(s.principal, subscription.id, ["unknown"])
+      yield* TestClocks.advance(s.principal, s.clock.id, "2026-03-01T00:00:00+03:00")
+      yield* Subscriptions.stop(s.principal, subscription.id)
+      const open = (yield* Subscriptions.charges(s.principal, subscription.id))[0]!
+      assert.strictEqual(open.status, "unconfirmed")
+      // Asked every minute, a year is 525 600 steps, past one call's 1 000: the clock stayed advancing.
+      // Resting as long as the attempt has been open (at most a day), it is about 380.
+      const year = yield* TestClocks.advance(s.principal, s.clock.id, "2027-03-01T00:00:00+03:00")
+      assert.deepStrictEqual([year.status, year.frozenTime], ["ready", Date.parse("2027-03-01T00:00:00+03:00")])
+      const still = (yield* Subscriptions.charges(s.principal, subscription.id))[0]!
+      assert.deepStrictEqual([still.id, still.status], [open.id, "unconfirmed"])
+    }).pipe(Effect.provide(Kit.layer)))
+
   it.effect("advances are checked, and two at once: one wins, the other is 409", () =>
     Effect.gen(function*() {
       const s = yield* setup
@@ -199,6 +216,24 @@ describe("Test clocks", () => {
       yield* Work.drain()
       assert.strictEqual(Option.getOrThrow(yield* repo.get(s.clock.id)).status, "ready")
       assert.strictEqual((yield* reload(subscription.id)).successfulCycles, 4)
+    }).pipe(Effect.provide(Kit.layer)))
+
+  it.effect("the background worker takes a few clocks per pass, sharing its budget, and the others at later passes", () =>
+    Effect.gen(function*() {
+      const s = yield* setup
+      const repo = yield* TestClockRepository
+      const clocks = [s.clock, ...yield* Effect.forEach([1, 2, 3, 4, 5], (n) => TestClocks.create(s.principal, { frozenTime: january, name: `c${n}` }))]
+      // Six advances left to the background (as after a spent request budget).
+      for (const created of clocks) {
+        const clock = Option.getOrThrow(yield* repo.get(created.id))
+        yield* repo.update({ ...clock, status: "advancing", targetTime: anchor + Instant.DAY_MS, leaseUntil: null, version: clock.version + 1 })
+      }
+      const statuses = Effect.forEach(clocks, (c) => Effect.map(repo.get(c.id), (found) => Option.getOrThrow(found).status))
+      assert.strictEqual(yield* TestClocks.runPending(), TestClocks.clocksPerPass)
+      assert.deepStrictEqual((yield* statuses).filter((status) => status === "ready").length, TestClocks.clocksPerPass)
+      assert.strictEqual(yield* TestClocks.runPending(), clocks.length - TestClocks.clocksPerPass)
+      assert.deepStrictEqual(yield* statuses, clocks.map(() => "ready"))
+      assert.strictEqual(yield* TestClocks.runPending(), 0)
     }).pipe(Effect.provide(Kit.layer)))
 
   it.effect("objects are attached to a clock of their own terminal, in sandbox only", () =>

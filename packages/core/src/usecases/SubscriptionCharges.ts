@@ -341,18 +341,29 @@ export const runDueCharges = Traced.fn("Subscriptions.runDueCharges")(function*(
   }))
 })
 
+/** The longest rest between two asks about an open attempt of a stopping subscription (see `voidBackoff`). */
+export const maxVoidWaitMs = 86_400_000
+
+/**
+ * How often an open attempt of a stopping subscription is asked about (`Charge.nextVoidAt`): first a
+ * lease after its call, then after resting as long as it has been open, at most a day. An acquirer
+ * that keeps not knowing is asked about 11 times in the first day and daily after, not every minute
+ * for ever (on a test clock, a year's advance would otherwise step through every minute of it).
+ */
+export const voidBackoff = (leaseMs: number): Charge.VoidBackoff => ({ minMs: leaseMs, maxMs: Math.max(leaseMs, maxVoidWaitMs) })
+
 /**
  * Settles attempts left open on stopping or stopped subscriptions (a crash between writing an
  * attempt and booking its answer, or an unconfirmed answer): the acquirer is asked to void each
  * key, which books the charge paid if it was performed, `stop` if it was not (or was refused), and
- * leaves it for a later pass while the acquirer still cannot tell. Only attempts untouched for a
- * lease are taken, so a charge still in its call is never settled under it. Returns how many
- * attempts were booked. Idempotent.
+ * leaves it for a later pass while the acquirer still cannot tell (`voidBackoff`). Only attempts
+ * untouched for a lease are taken, so a charge still in its call is never settled under it. Returns
+ * how many attempts were booked. Idempotent.
  */
 export const settleStoppedCharges = Traced.fn("Subscriptions.settleStoppedCharges")(function*() {
   const config = yield* PaydeskConfig
   const now = yield* Clock.currentTimeMillis
-  const claimed = yield* atomic((yield* ChargeRepository).claimOpenOfStopped(now, now - config.leaseMs, config.batchSize, yield* TestClock.Scope))
+  const claimed = yield* atomic((yield* ChargeRepository).claimOpenOfStopped(now, voidBackoff(config.leaseMs), config.batchSize, yield* TestClock.Scope))
   let booked = 0
   for (const charge of claimed) {
     // One attempt that cannot be booked now (say the rate is missing) is retried after its lease; the others go on.

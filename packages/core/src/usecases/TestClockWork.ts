@@ -24,7 +24,7 @@ import { atomic } from "./Atomic.js"
 import * as Callbacks from "./Callbacks.js"
 import { job } from "./Jobs.js"
 import * as Payments from "./Payments.js"
-import { runDueCharges, settleStoppedCharges } from "./SubscriptionCharges.js"
+import { runDueCharges, settleStoppedCharges, voidBackoff } from "./SubscriptionCharges.js"
 import * as Lifecycle from "./SubscriptionLifecycle.js"
 import * as Traced from "../Traced.js"
 
@@ -32,8 +32,13 @@ import * as Traced from "../Traced.js"
 export const maxStepsPerCall = 1_000
 /** Wall time an advance request spends at most (the rest continues in the background). */
 export const requestBudgetMs = 20_000
-/** Wall time the background worker spends on one clock per pass (live work is not held up behind it). */
+/**
+ * Wall time the background worker spends on test clocks per pass, shared by the clocks it takes
+ * (live work waits behind at most this, plus a step of each, however many clocks wait).
+ */
 export const backgroundBudgetMs = 1_000
+/** Clocks the background worker takes per pass at most; the others wait for later passes, least recently worked first. */
+export const clocksPerPass = 4
 /** Passes of the clock's jobs at one moment at most (each pass finishes what the previous produced). */
 export const maxPassesPerMoment = 20
 
@@ -65,12 +70,11 @@ export const runAt = Traced.fn("TestClocks.runAt")(function*(clockId: string, ti
 /** The earliest moment at which some object of the clock is due (`null`: none is). */
 export const earliestDue = Traced.fn("TestClocks.earliestDue")(function*(clockId: string) {
   const { leaseMs } = yield* PaydeskConfig
-  const openSince = yield* (yield* ChargeRepository).earliestOpenOfStopped(clockId)
   const moments = [
     yield* (yield* PaymentRepository).earliestExpiry(clockId),
     yield* (yield* SubscriptionRepository).earliestDue(clockId),
-    // An open attempt of a stopped subscription is settled once untouched for a lease.
-    openSince === null ? null : openSince + leaseMs,
+    // An open attempt of a stopped subscription is asked about again after its rest.
+    yield* (yield* ChargeRepository).earliestOpenOfStopped(clockId, voidBackoff(leaseMs)),
     yield* (yield* OutboxRepository).earliestDelivery(clockId)
   ].filter((m): m is number => m !== null)
   return moments.length === 0 ? null : Math.min(...moments)
@@ -134,18 +138,21 @@ export const steps = Traced.fn("TestClocks.steps")(function*(held: TestClock.Tes
 /**
  * Background work of test clocks: continues advances that wait (a spent request budget, or a
  * process that died: its lease ran out) and runs the work due at the time of ready clocks that
- * asked for it (`workDue`). Returns how many clocks it worked on.
+ * asked for it (`workDue`). At most `clocksPerPass` clocks, the advances sharing
+ * `backgroundBudgetMs`, so that many clocks (a sandbox merchant's) do not hold up the pass's live
+ * work for longer than one would. Returns how many clocks it worked on.
  */
 export const runPending = Traced.fn("TestClocks.runPending")(function*() {
   const config = yield* PaydeskConfig
   const repo = yield* TestClockRepository
   const now = yield* TestClock.wallTime
-  const claimed = yield* atomic(repo.claimPending(now, now + config.leaseMs, config.batchSize))
+  const claimed = yield* atomic(repo.claimPending(now, now + config.leaseMs, Math.min(config.batchSize, clocksPerPass)))
+  const budgetMs = Math.floor(backgroundBudgetMs / Math.max(1, claimed.length))
   for (const clock of claimed) {
     yield* job(
       `test clock ${clock.id}`,
       clock.status === "advancing"
-        ? Effect.as(steps(clock, backgroundBudgetMs), 1)
+        ? Effect.as(steps(clock, budgetMs), 1)
         : Effect.gen(function*() {
           yield* runAt(clock.id, clock.frozenTime)
           // Let go of the clock unless an advance took it meanwhile.

@@ -7,6 +7,7 @@ import { assert, layer } from "@effect/vitest"
 import { Effect, Layer } from "effect"
 import {
   AccountRepository,
+  Charge,
   ChargeRepository,
   PaymentRepository,
   PlanRepository,
@@ -14,7 +15,6 @@ import {
   TerminalRepository,
   Transactions
 } from "@paydesk/core"
-import type { Charge } from "@paydesk/core"
 import * as Fixtures from "../Fixtures.js"
 import { expectWriteConflict, ids, none, some } from "./Support.js"
 
@@ -176,11 +176,42 @@ export const suite = <E>(name: string, layer_: Layer.Layer<Requirements, E>): vo
         yield* insert(review, { cycleNumber: 1, status: "unconfirmed", updatedAt: t })
         const tx = yield* Transactions
         const now = t + 2_000
-        const claimed = yield* tx.run(repo.claimOpenOfStopped(now, t + 500, 10))
+        // A fixed rest (min = max): untouched for 1.5 s, then for 1 s.
+        const claimed = yield* tx.run(repo.claimOpenOfStopped(now, { minMs: 1_500, maxMs: 1_500 }, 10))
         assert.sameMembers(ids(claimed), ids([oldPending, oldUnconfirmed]))
         for (const c of claimed) assert.strictEqual(c.updatedAt, now)
         assert.strictEqual(some(yield* repo.get(oldPending.id)).updatedAt, now)
-        assert.deepStrictEqual(yield* tx.run(repo.claimOpenOfStopped(now, t + 500, 10)), [])
-        assert.strictEqual((yield* tx.run(repo.claimOpenOfStopped(now, t + 1_000, 1))).length, 1)
+        assert.deepStrictEqual(yield* tx.run(repo.claimOpenOfStopped(now, { minMs: 1_500, maxMs: 1_500 }, 10)), [])
+        assert.strictEqual((yield* tx.run(repo.claimOpenOfStopped(now, { minMs: 1_000, maxMs: 1_000 }, 1))).length, 1)
+      }))
+
+    it.effect("claimOpenOfStopped rests an attempt as long as it has been open, within the backoff's bounds (Charge.nextVoidAt)", () =>
+      Effect.gen(function*() {
+        const { terminal, repo } = yield* setup
+        const t = Fixtures.baseTime
+        const stopped = yield* Fixtures.seedSubscription(terminal.id, { providerState: "stop", billingStatus: "stopped", nextChargeAt: null })
+        const insert = (cycleNumber: number, createdAt: number, updatedAt: number) =>
+          Effect.tap(Effect.succeed(Fixtures.charge(stopped, { cycleNumber, status: "unconfirmed", createdAt, updatedAt })), (c) => repo.insert(c))
+        const backoff = { minMs: 1_000, maxMs: 60_000 }
+        const young = yield* insert(1, t, t + 200) // open 0.2 s at its last ask: rests the minimum, 1 s
+        const middle = yield* insert(2, t, t + 10_000) // open 10 s: rests 10 s
+        const old = yield* insert(3, t, t + 100_000) // open 100 s: rests the maximum, 60 s
+        const tx = yield* Transactions
+        // (Other attempts of the store, the other tests' and those already asked, are claimed too: only `of` is looked at.)
+        const claim = (now: number, of: ReadonlyArray<Charge.Charge>) =>
+          Effect.map(tx.run(repo.claimOpenOfStopped(now, backoff, 100)), (claimed) => ids(claimed).filter((id) => of.some((c) => c.id === id)))
+        assert.deepStrictEqual(
+          [young, middle, old].map((c) => Charge.nextVoidAt(c, backoff)),
+          [t + 1_200, t + 20_000, t + 160_000]
+        )
+        assert.deepStrictEqual(yield* claim(t + 1_199, [young]), [])
+        assert.deepStrictEqual(yield* claim(t + 1_200, [young]), [young.id])
+        // Asked at t + 1.2 s, it rests 1.2 s more: it has been open that long.
+        assert.deepStrictEqual(yield* claim(t + 2_399, [young]), [])
+        assert.deepStrictEqual(yield* claim(t + 2_400, [young]), [young.id])
+        assert.deepStrictEqual(yield* claim(t + 19_999, [middle, old]), [])
+        assert.deepStrictEqual(yield* claim(t + 20_000, [middle, old]), [middle.id])
+        assert.deepStrictEqual(yield* claim(t + 159_999, [old]), [])
+        assert.deepStrictEqual(yield* claim(t + 160_000, [old]), [old.id])
       }))
   })

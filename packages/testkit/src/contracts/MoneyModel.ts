@@ -834,8 +834,10 @@ const finish = async (real: Real): Promise<void> => {
   }
   const emulator = await real.run(AcquirerEmulator.AcquirerEmulator)
   await real.run(emulator.setUnavailable(false))
+  // Long enough for every open attempt of a stopping subscription to be asked again: one the bank
+  // did not know about for long rests up to a day (`Subscriptions.voidBackoff`).
   const settle = async () => {
-    await real.run(real.clock.adjust(leaseMs + 1_000))
+    await real.run(real.clock.adjust(Subscriptions.maxVoidWaitMs + leaseMs))
     await real.run(Work.drain())
   }
   await settle()

@@ -182,14 +182,16 @@ export const suite = <E>(name: string, layer_: Layer.Layer<Requirements, E>): vo
         const mine = yield* seed(mineSub, 3_000, "unconfirmed")
         yield* seed(mineSub, 2_000, "payed", 2)
         const theirs = yield* seed(theirsSub, 1_000)
-        assert.strictEqual(yield* charges.earliestOpenOfStopped(clock.id), 3_000)
-        assert.strictEqual(yield* charges.earliestOpenOfStopped(other.id), 1_000)
+        // Each rests as long as it has been open (all opened at 0), from 1 s to 5 s.
+        const backoff = { minMs: 1_000, maxMs: 5_000 }
+        assert.strictEqual(yield* charges.earliestOpenOfStopped(clock.id, backoff), 6_000)
+        assert.strictEqual(yield* charges.earliestOpenOfStopped(other.id, backoff), 2_000)
         const all = [live, mine, theirs]
-        assert.deepStrictEqual(ids(only(yield* charges.claimOpenOfStopped(10_000, 5_000, 10_000), all)), [live.id])
-        assert.deepStrictEqual(ids(yield* charges.claimOpenOfStopped(10_000, 5_000, 10_000, clock.id)), [mine.id])
-        // Claiming touches the attempt: it is due again a lease later.
-        assert.strictEqual(yield* charges.earliestOpenOfStopped(clock.id), 10_000)
-        assert.strictEqual(yield* charges.earliestOpenOfStopped(Fixtures.uuid()), null)
+        assert.deepStrictEqual(ids(only(yield* charges.claimOpenOfStopped(10_000, backoff, 10_000), all)), [live.id])
+        assert.deepStrictEqual(ids(yield* charges.claimOpenOfStopped(10_000, backoff, 10_000, clock.id)), [mine.id])
+        // Claiming touches the attempt: open 10 s, it rests the maximum, 5 s.
+        assert.strictEqual(yield* charges.earliestOpenOfStopped(clock.id, backoff), 15_000)
+        assert.strictEqual(yield* charges.earliestOpenOfStopped(Fixtures.uuid(), backoff), null)
       }))
 
     it.effect("deliveries: claimDue keeps to its scope; earliestDelivery; purge keeps a clock's events", () =>
