@@ -85,9 +85,11 @@ export const machine: Machine<Status, Event, never> = {
 export const isOpen = (status: Status): boolean => status === "pending" || status === "unconfirmed"
 
 /**
- * How long an open attempt of a stopping subscription rests between two asks to the acquirer: as
- * long as it has been open (so the asks thin out as the acquirer keeps not knowing), at least
- * `minMs` (a lease: an attempt still in its call is never settled under it) and at most `maxMs`.
+ * How long an open attempt of a stopping subscription rests between two asks to the acquirer: a
+ * `pending` one (never answered: a crash between the call and its booking, or asks that failed)
+ * `minMs` (a lease: an attempt still in its call is never settled under it); an `unconfirmed` one
+ * (the acquirer answered that it does not know) as long as it has been open, so the asks thin out
+ * as the acquirer keeps not knowing, at least `minMs` and at most `maxMs`.
  */
 export interface VoidBackoff {
   readonly minMs: number
@@ -95,8 +97,10 @@ export interface VoidBackoff {
 }
 
 /** When the open attempt is next asked about (`updatedAt` is its last ask, or its call). */
-export const nextVoidAt = (charge: Pick<Charge, "createdAt" | "updatedAt">, backoff: VoidBackoff): number =>
-  charge.updatedAt + Math.min(Math.max(charge.updatedAt - charge.createdAt, backoff.minMs), backoff.maxMs)
+export const nextVoidAt = (charge: Pick<Charge, "status" | "createdAt" | "updatedAt">, backoff: VoidBackoff): number =>
+  charge.updatedAt + (charge.status === "unconfirmed"
+    ? Math.min(Math.max(charge.updatedAt - charge.createdAt, backoff.minMs), backoff.maxMs)
+    : backoff.minMs)
 
 /**
  * The event an acquirer answer means for an open attempt; `null` when it changes nothing (an

@@ -124,20 +124,26 @@ export interface Options {
 /** A request id, as Fastify's `genReqId` makes them. */
 const requestId = () => `req_${randomUUID().replaceAll("-", "")}`
 
+/** Node's limit for a request's headers, kept (lowered to the whole request's when that is shorter). */
+const maxHeadersTimeoutMs = 60_000
+
+/** What a request too slow to arrive is told: the limit it passed (with no limit, or a longer one, the headers' own). */
+const timeoutMessage = (requestTimeoutMs: number) =>
+  requestTimeoutMs === 0
+    ? `the request's headers did not arrive within ${maxHeadersTimeoutMs} ms`
+    : `the request did not arrive whole within ${requestTimeoutMs} ms${requestTimeoutMs > maxHeadersTimeoutMs ? ` (its headers within ${maxHeadersTimeoutMs} ms)` : ""}`
+
 /**
  * Malformed HTTP, which Node refuses before any request exists (Fastify's `clientErrorHandler`): the
  * API's error body with a request id and the common headers, the connection closed, and a line in the
  * log (`request refused`, with the client and Node's error code). No metrics sample: there is no
  * method or route to count it under.
  */
-/** Node's limit for a request's headers, kept (lowered to the whole request's when that is shorter). */
-const maxHeadersTimeoutMs = 60_000
-
 const clientError = (requestTimeoutMs: number) => function(this: FastifyInstance, error: Error & { code?: string }, socket: Socket) {
   // A connection reset leaves nothing to answer.
   if (error.code === "ECONNRESET" || socket.destroyed) return
   const [status, code, message] = error.code === "ERR_HTTP_REQUEST_TIMEOUT"
-    ? [408, "request_timeout", `the request did not arrive whole within ${requestTimeoutMs} ms${requestTimeoutMs > maxHeadersTimeoutMs ? ` (its headers within ${maxHeadersTimeoutMs} ms)` : ""}`] as const
+    ? [408, "request_timeout", timeoutMessage(requestTimeoutMs)] as const
     : error.code === "HPE_HEADER_OVERFLOW"
     ? [431, "headers_too_large", "the request's headers are larger than 16 KiB"] as const
     // Chunk extensions are part of a chunked body: the code of a body over its limit, at Node's own status.

@@ -159,12 +159,13 @@ describe("credential lifecycle", () => {
     // The session's row held by a transaction of our own, so that both exchanges read it unrevoked
     // and then wait on it; released, one takes the token and the other finds it taken.
     const db = ManagedRuntime.make(PgStore.layerClient(srv.databaseUrl, { maxConnections: 2 }))
+    // Released in any case, so that a failure before the release leaves no transaction waiting.
+    let release = () => {}
+    const released = new Promise<void>((ok) => (release = ok))
     try {
       const query = <A extends object>(text: string, params: ReadonlyArray<unknown> = []) =>
         db.runPromise(Effect.orDie(Effect.flatMap(SqlClient.SqlClient, (sql) => sql.unsafe<A>(text, params as Array<unknown>))))
       const hash = createHash("sha256").update(m.session.refresh_token, "utf8").digest("hex")
-      let release!: () => void
-      const released = new Promise<void>((ok) => (release = ok))
       let locked!: () => void
       const holding = new Promise<void>((ok) => (locked = ok))
       const holder = db.runPromise(Effect.flatMap(SqlClient.SqlClient, (sql) =>
@@ -173,7 +174,7 @@ describe("credential lifecycle", () => {
           locked()
           yield* Effect.promise(() => released)
         }))))
-      await holding
+      await Promise.race([holding, holder]) // (a holder that failed before locking fails the test here)
       const exchanges = [refresh(), refresh()]
       for (let waited = 0; ; waited += 20) {
         const [row] = await query<{ n: number }>("SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'")
@@ -191,6 +192,7 @@ describe("credential lifecycle", () => {
       const [live] = await query<{ n: number }>("SELECT count(*)::int AS n FROM sessions WHERE family_id = (SELECT family_id FROM sessions WHERE token_hash = $1) AND revoked_at IS NULL", [hash])
       expect(live!.n).toBe(0)
     } finally {
+      release()
       await db.dispose()
     }
   }, 60_000)

@@ -267,8 +267,9 @@ const compareText = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 
 
 /** `Charge.nextVoidAt` of the attempt `c`, in SQL. */
 const nextVoidAt = (sql: SqlClient.SqlClient, backoff: Charge.VoidBackoff): Fragment =>
-  sql`(c.updated_at + LEAST(GREATEST(c.updated_at - c.created_at, ${backoff.minMs}::float8 * interval '1 millisecond'),
-    ${backoff.maxMs}::float8 * interval '1 millisecond'))`
+  sql`(c.updated_at + CASE WHEN c.status = 'unconfirmed'
+    THEN LEAST(GREATEST(c.updated_at - c.created_at, ${backoff.minMs}::float8 * interval '1 millisecond'), ${backoff.maxMs}::float8 * interval '1 millisecond')
+    ELSE ${backoff.minMs}::float8 * interval '1 millisecond' END)`
 
 /** `PlanRepository` on the `SqlClient` in context. */
 export const layerPlanRepository: Layer.Layer<PlanRepository, never, SqlClient.SqlClient> = Layer.effect(

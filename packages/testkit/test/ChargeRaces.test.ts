@@ -206,7 +206,7 @@ describe("Open attempts of stopped subscriptions", () => {
       assert.deepStrictEqual([Subscription.stateOf(sub), sub.successfulCycles], ["stop/stopped", 2])
     }).pipe(Effect.provide(Kit.layer)))
 
-  it.effect("an unconfirmed charge on a stopped subscription is asked again each lease until the bank knows", () =>
+  it.effect("an unconfirmed charge on a stopped subscription is asked again after its rest (Charge.nextVoidAt) until the bank knows", () =>
     Effect.gen(function*() {
       const { ids: [id], merchant } = yield* activeMerchant(1)
       const emulator = yield* AcquirerEmulator.AcquirerEmulator

@@ -218,17 +218,28 @@ describe("Test clocks", () => {
       assert.strictEqual((yield* reload(subscription.id)).successfulCycles, 4)
     }).pipe(Effect.provide(Kit.layer)))
 
-  it.effect("the background worker takes a few clocks per pass, sharing its budget, and the others at later passes", () =>
+  /** Six advances left to the background (as after a spent request budget), and their clocks' statuses. */
+  const sixAdvancing = (s: Setup) =>
     Effect.gen(function*() {
-      const s = yield* setup
       const repo = yield* TestClockRepository
       const clocks = [s.clock, ...yield* Effect.forEach([1, 2, 3, 4, 5], (n) => TestClocks.create(s.principal, { frozenTime: january, name: `c${n}` }))]
-      // Six advances left to the background (as after a spent request budget).
       for (const created of clocks) {
         const clock = Option.getOrThrow(yield* repo.get(created.id))
         yield* repo.update({ ...clock, status: "advancing", targetTime: anchor + Instant.DAY_MS, leaseUntil: null, version: clock.version + 1 })
       }
-      const statuses = Effect.forEach(clocks, (c) => Effect.map(repo.get(c.id), (found) => Option.getOrThrow(found).status))
+      return { clocks, statuses: Effect.forEach(clocks, (c) => Effect.map(repo.get(c.id), (found) => Option.getOrThrow(found).status)) }
+    })
+
+  it.effect("a run of their own (the Inngest sweep) takes clocks a few at a time until none waits or its budget is spent", () =>
+    Effect.gen(function*() {
+      const { clocks, statuses } = yield* sixAdvancing(yield* setup)
+      assert.strictEqual(yield* TestClocks.runPendingFor(20_000), clocks.length)
+      assert.deepStrictEqual(yield* statuses, clocks.map(() => "ready"))
+    }).pipe(Effect.provide(Kit.layer)))
+
+  it.effect("the background worker takes a few clocks per pass, sharing its budget, and the others at later passes", () =>
+    Effect.gen(function*() {
+      const { clocks, statuses } = yield* sixAdvancing(yield* setup)
       assert.strictEqual(yield* TestClocks.runPending(), TestClocks.clocksPerPass)
       assert.deepStrictEqual((yield* statuses).filter((status) => status === "ready").length, TestClocks.clocksPerPass)
       assert.strictEqual(yield* TestClocks.runPending(), clocks.length - TestClocks.clocksPerPass)

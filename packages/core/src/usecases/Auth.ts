@@ -131,7 +131,7 @@ export const refresh = Traced.fn("Auth.refresh")(function*(refreshToken: string)
   const invalid = () => new Unauthenticated({ message: "invalid or expired refresh token" })
   const hash = yield* (yield* Digest).sha256Hex(refreshToken)
   const sessions = yield* SessionRepository
-  /** Reuse: the family revoked in a transaction of its own (the exchange's rolls back with its 401). */
+  /** Reuse: the family revoked in a transaction of its own, after the exchange's, which wrote nothing. */
   const reused = (familyId: string) =>
     Effect.flatMap(Clock.currentTimeMillis, (now) => Effect.andThen(atomic(sessions.revokeFamily(familyId, now)), Effect.fail(invalid())))
   const presented = yield* sessions.findByHash(hash)

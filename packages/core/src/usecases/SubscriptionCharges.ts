@@ -345,10 +345,11 @@ export const runDueCharges = Traced.fn("Subscriptions.runDueCharges")(function*(
 export const maxVoidWaitMs = 86_400_000
 
 /**
- * How often an open attempt of a stopping subscription is asked about (`Charge.nextVoidAt`): first a
- * lease after its call, then after resting as long as it has been open, at most a day. An acquirer
- * that keeps not knowing is asked about 11 times in the first day and daily after, not every minute
- * for ever (on a test clock, a year's advance would otherwise step through every minute of it).
+ * How often an open attempt of a stopping subscription is asked about (`Charge.nextVoidAt`): a
+ * `pending` one (never answered) every lease; an `unconfirmed` one (the acquirer does not know)
+ * after resting as long as it has been open, at least a lease, at most a day. An acquirer that keeps
+ * not knowing is asked about 11 times in the first day and daily after, not every minute for ever
+ * (on a test clock, a year's advance would otherwise step through every minute of it).
  */
 export const voidBackoff = (leaseMs: number): Charge.VoidBackoff => ({ minMs: leaseMs, maxMs: Math.max(leaseMs, maxVoidWaitMs) })
 
@@ -366,7 +367,8 @@ export const settleStoppedCharges = Traced.fn("Subscriptions.settleStoppedCharge
   const claimed = yield* atomic((yield* ChargeRepository).claimOpenOfStopped(now, voidBackoff(config.leaseMs), config.batchSize, yield* TestClock.Scope))
   let booked = 0
   for (const charge of claimed) {
-    // One attempt that cannot be booked now (say the rate is missing) is retried after its lease; the others go on.
+    // One attempt that cannot be booked now (say the rate is missing) is retried after its rest
+    // (`Charge.nextVoidAt`: a lease while pending, up to a day once unconfirmed); the others go on.
     const settled = yield* Effect.gen(function*() {
       const sub = yield* Lifecycle.load(charge.subscriptionId)
       const acquirer = yield* Acquirers.acquirerFor(sub.environment)

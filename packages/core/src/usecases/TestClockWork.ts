@@ -136,6 +136,21 @@ export const steps = Traced.fn("TestClocks.steps")(function*(held: TestClock.Tes
 })
 
 /**
+ * `runPending` again while it takes a full `clocksPerPass` and `budgetMs` of wall time is not spent:
+ * for a host that gives test clocks a run of their own (the Inngest sweep, once a minute), where
+ * no live work waits behind them. Returns how many clocks it worked on.
+ */
+export const runPendingFor = Traced.fn("TestClocks.runPendingFor")(function*(budgetMs: number) {
+  const started = yield* TestClock.wallTime
+  let total = 0
+  for (;;) {
+    const worked = yield* runPending()
+    total += worked
+    if (worked < clocksPerPass || (yield* TestClock.wallTime) - started >= budgetMs) return total
+  }
+})
+
+/**
  * Background work of test clocks: continues advances that wait (a spent request budget, or a
  * process that died: its lease ran out) and runs the work due at the time of ready clocks that
  * asked for it (`workDue`). At most `clocksPerPass` clocks, the advances sharing

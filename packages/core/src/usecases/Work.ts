@@ -91,16 +91,17 @@ export const runDue = Traced.fn("Work.runDue")(function*(only?: ReadonlySet<Job>
 })
 
 /**
- * The jobs the round after `report` runs: after a round that did live work, only the jobs that did
- * (test clocks too) and the callbacks (which every other job feeds), so a busy job's next batch does
- * not wait behind the queries of idle ones; after a round restricted so that found nothing, every job again
+ * The jobs the round after `report` runs: after a round that did live work, only the live jobs that
+ * did and the callbacks (which every other job feeds), so a busy job's next batch does not wait
+ * behind the queries of idle ones; test clocks only in whole rounds (about once a pass), so that a
+ * sandbox's clocks hold up busy live work by one share of `TestClocks.backgroundBudgetMs` a pass; after a round restricted so that found nothing, every job again
  * (`undefined`), which finds what came in meanwhile; after a whole round that found nothing, none
  * (`null`: the pass is over).
  */
 export const nextRound = (report: Report, ran: ReadonlySet<Job> | undefined): ReadonlySet<Job> | undefined | null => {
   if (didWork(report)) {
     const busy = new Set<Job>(["callbacks"])
-    for (const [name, n] of Object.entries(report) as Array<[Job, number]>) if (n > 0) busy.add(name)
+    for (const [name, n] of Object.entries(report) as Array<[Job, number]>) if (n > 0 && name !== "testClocks") busy.add(name)
     return busy
   }
   return ran === undefined ? null : undefined

@@ -185,7 +185,7 @@ export const suite = <E>(name: string, layer_: Layer.Layer<Requirements, E>): vo
         assert.strictEqual((yield* tx.run(repo.claimOpenOfStopped(now, { minMs: 1_000, maxMs: 1_000 }, 1))).length, 1)
       }))
 
-    it.effect("claimOpenOfStopped rests an attempt as long as it has been open, within the backoff's bounds (Charge.nextVoidAt)", () =>
+    it.effect("claimOpenOfStopped rests an unconfirmed attempt as long as it has been open, within the backoff's bounds, a pending one the minimum (Charge.nextVoidAt)", () =>
       Effect.gen(function*() {
         const { terminal, repo } = yield* setup
         const t = Fixtures.baseTime
@@ -196,13 +196,18 @@ export const suite = <E>(name: string, layer_: Layer.Layer<Requirements, E>): vo
         const young = yield* insert(1, t, t + 200) // open 0.2 s at its last ask: rests the minimum, 1 s
         const middle = yield* insert(2, t, t + 10_000) // open 10 s: rests 10 s
         const old = yield* insert(3, t, t + 100_000) // open 100 s: rests the maximum, 60 s
+        // Never answered (asks that failed, or a crash after the call): the minimum, however old.
+        const unanswered = yield* Effect.tap(
+          Effect.succeed(Fixtures.charge(stopped, { cycleNumber: 4, status: "pending", createdAt: t, updatedAt: t + 100_000 })),
+          (c) => repo.insert(c)
+        )
         const tx = yield* Transactions
         // (Other attempts of the store, the other tests' and those already asked, are claimed too: only `of` is looked at.)
         const claim = (now: number, of: ReadonlyArray<Charge.Charge>) =>
           Effect.map(tx.run(repo.claimOpenOfStopped(now, backoff, 100)), (claimed) => ids(claimed).filter((id) => of.some((c) => c.id === id)))
         assert.deepStrictEqual(
-          [young, middle, old].map((c) => Charge.nextVoidAt(c, backoff)),
-          [t + 1_200, t + 20_000, t + 160_000]
+          [young, middle, old, unanswered].map((c) => Charge.nextVoidAt(c, backoff)),
+          [t + 1_200, t + 20_000, t + 160_000, t + 101_000]
         )
         assert.deepStrictEqual(yield* claim(t + 1_199, [young]), [])
         assert.deepStrictEqual(yield* claim(t + 1_200, [young]), [young.id])
@@ -211,6 +216,8 @@ export const suite = <E>(name: string, layer_: Layer.Layer<Requirements, E>): vo
         assert.deepStrictEqual(yield* claim(t + 2_400, [young]), [young.id])
         assert.deepStrictEqual(yield* claim(t + 19_999, [middle, old]), [])
         assert.deepStrictEqual(yield* claim(t + 20_000, [middle, old]), [middle.id])
+        assert.deepStrictEqual(yield* claim(t + 100_999, [unanswered]), [])
+        assert.deepStrictEqual(yield* claim(t + 101_000, [unanswered]), [unanswered.id])
         assert.deepStrictEqual(yield* claim(t + 159_999, [old]), [])
         assert.deepStrictEqual(yield* claim(t + 160_000, [old]), [old.id])
       }))
