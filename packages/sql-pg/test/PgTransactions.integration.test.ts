@@ -89,11 +89,13 @@ for (const target of targets) {
           yield* Atomic.atomic(Effect.suspend(() => (nestedRuns++, bump(2))))
         })
         const b = Effect.gen(function*() {
+          // The nested statement must be the victim: its session checks for a deadlock after the
+          // default 1 s, this one only after 20 s. (A race of two 1 s checks, the nested one waiting
+          // 300 ms earlier, once made both victims under load, and the nested atomic ran a third time.)
+          yield* orDie(sql`SET LOCAL deadlock_timeout = '20s'`)
           yield* bump(2)
           yield* Deferred.succeed(holding[1], undefined)
           yield* Deferred.await(holding[0])
-          // The nested statement waits first, so its deadlock check fires first: it is the victim.
-          yield* Effect.sleep("300 millis")
           yield* bump(1)
         })
         const exits = yield* Effect.all([Effect.exit(Atomic.atomic(a)), Effect.exit(Atomic.atomic(b))], { concurrency: 2 })
