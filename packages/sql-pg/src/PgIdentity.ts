@@ -356,11 +356,23 @@ export const layerApiKeyRepository: Layer.Layer<ApiKeyRepository, never, SqlClie
   })
 )
 
-/** `SessionRepository` on the `SqlClient` in context. */
+/** The first key of the advisory locks of refresh families (the second is the family id's hash). */
+const familyLockSpace = 72_261_702
+
+/**
+ * `SessionRepository` on the `SqlClient` in context. `revoke`, `revokeFamily` and `revokeUser` first
+ * lock the families concerned until the caller's transaction ends (`pg_advisory_xact_lock`),
+ * so that the exchanges and revocations of one family run one after another. Without it a
+ * revocation racing an exchange (reuse detected, or a logout) could miss the session the exchange
+ * was inserting: its `UPDATE` reads the family as of its start.
+ */
 export const layerSessionRepository: Layer.Layer<SessionRepository, never, SqlClient.SqlClient> = Layer.effect(
   SessionRepository,
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
+    const lockFamilyOf = (id: string) =>
+      sql`SELECT pg_advisory_xact_lock(${familyLockSpace}, hashtext(family_id::text)) FROM sessions WHERE id = ${id}`
+    const lockFamily = (familyId: string) => sql`SELECT pg_advisory_xact_lock(${familyLockSpace}, hashtext(${familyId}::uuid::text))`
     return SessionRepository.of({
       insert: (s) =>
         orDie(sql`INSERT INTO sessions (id, user_id, family_id, token_hash, expires_at, revoked_at, created_at)
@@ -372,18 +384,29 @@ export const layerSessionRepository: Layer.Layer<SessionRepository, never, SqlCl
         ),
       revoke: (id, at) =>
         Id.isUuid(id)
-          ? orDie(sql<{ readonly id: string }>`UPDATE sessions SET revoked_at = ${time(at)}
-              WHERE id = ${id} AND revoked_at IS NULL RETURNING id`).pipe(Effect.map((rows) => rows.length > 0))
+          ? orDie(Effect.andThen(
+            lockFamilyOf(id),
+            sql<{ readonly id: string }>`UPDATE sessions SET revoked_at = ${time(at)}
+              WHERE id = ${id} AND revoked_at IS NULL RETURNING id`
+          )).pipe(Effect.map((rows) => rows.length > 0))
           : Effect.succeed(false),
       revokeFamily: (familyId, at) =>
         Id.isUuid(familyId)
-          ? orDie(sql`UPDATE sessions SET revoked_at = ${time(at)}
-              WHERE family_id = ${familyId} AND revoked_at IS NULL`).pipe(Effect.asVoid)
+          ? orDie(Effect.andThen(
+            lockFamily(familyId),
+            sql`UPDATE sessions SET revoked_at = ${time(at)}
+              WHERE family_id = ${familyId} AND revoked_at IS NULL`
+          )).pipe(Effect.asVoid)
           : Effect.void,
       revokeUser: (userId, at) =>
         Id.isUuid(userId)
-          ? orDie(sql`UPDATE sessions SET revoked_at = ${time(at)}
-              WHERE user_id = ${userId} AND revoked_at IS NULL`).pipe(Effect.asVoid)
+          ? orDie(Effect.andThen(
+            // Each live family of the user, in one order (two such calls never wait on each other in a circle).
+            sql`SELECT pg_advisory_xact_lock(${familyLockSpace}, hashtext(f.family_id::text))
+              FROM (SELECT DISTINCT family_id FROM sessions WHERE user_id = ${userId} AND revoked_at IS NULL ORDER BY family_id) f`,
+            sql`UPDATE sessions SET revoked_at = ${time(at)}
+              WHERE user_id = ${userId} AND revoked_at IS NULL`
+          )).pipe(Effect.asVoid)
           : Effect.void,
       isFamilyLive: (familyId, now) =>
         Id.isUuid(familyId)
