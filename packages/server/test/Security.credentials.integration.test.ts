@@ -157,7 +157,8 @@ describe("credential lifecycle", () => {
     const balance = (token: string) => m.owner("GET", `/balance?terminal_id=${m.terminalId}`, undefined, token)
     const refresh = () => srv.call("POST", "/api/v1/auth/refresh", { body: { refresh_token: m.session.refresh_token } })
     // The session's row held by a transaction of our own, so that both exchanges read it unrevoked
-    // and then wait on it; released, one takes the token and the other finds it taken.
+    // and then wait (one on the row, the other on its family's lock); released, one takes the token
+    // and the other finds it taken.
     const db = ManagedRuntime.make(PgStore.layerClient(srv.databaseUrl, { maxConnections: 2 }))
     // Released in any case, so that a failure before the release leaves no transaction waiting.
     let release = () => {}

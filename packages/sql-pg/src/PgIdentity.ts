@@ -4,7 +4,8 @@
  * E-mails are lowercased by PostgreSQL's `lower` on the way in and on lookup, so the `users`
  * check constraint and the unique index see the same text. `getForUpdate` and
  * `claimDueConversions` take row locks that last until the caller's transaction ends; the
- * claim skips rows other transactions hold. Lookups by a string that is not a UUID are empty.
+ * claim skips rows other transactions hold. The sessions' revocations lock their refresh families
+ * (advisory locks, also until the transaction ends; see `layerSessionRepository`). Lookups by a string that is not a UUID are empty.
  */
 import { Effect, Exit, Layer, Option, Request } from "effect"
 import { AccountRepository, ApiKeyRepository, Batching, Id, SessionRepository, TerminalRepository, Traced } from "@paydesk/core"
@@ -371,8 +372,8 @@ export const layerSessionRepository: Layer.Layer<SessionRepository, never, SqlCl
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const lockFamilyOf = (id: string) =>
-      sql`SELECT pg_advisory_xact_lock(${familyLockSpace}, hashtext(family_id::text)) FROM sessions WHERE id = ${id}`
-    const lockFamily = (familyId: string) => sql`SELECT pg_advisory_xact_lock(${familyLockSpace}, hashtext(${familyId}::uuid::text))`
+      sql`SELECT pg_advisory_xact_lock(${familyLockSpace}::int4, hashtext(family_id::text)) FROM sessions WHERE id = ${id}`
+    const lockFamily = (familyId: string) => sql`SELECT pg_advisory_xact_lock(${familyLockSpace}::int4, hashtext(${familyId}::uuid::text))`
     return SessionRepository.of({
       insert: (s) =>
         orDie(sql`INSERT INTO sessions (id, user_id, family_id, token_hash, expires_at, revoked_at, created_at)
@@ -401,9 +402,9 @@ export const layerSessionRepository: Layer.Layer<SessionRepository, never, SqlCl
       revokeUser: (userId, at) =>
         Id.isUuid(userId)
           ? orDie(Effect.andThen(
-            // Each live family of the user, in one order (two such calls never wait on each other in a circle).
-            sql`SELECT pg_advisory_xact_lock(${familyLockSpace}, hashtext(f.family_id::text))
-              FROM (SELECT DISTINCT family_id FROM sessions WHERE user_id = ${userId} AND revoked_at IS NULL ORDER BY family_id) f`,
+            // Each live family of the user, in the order of their keys (two such calls never wait on each other in a circle).
+            sql`SELECT pg_advisory_xact_lock(${familyLockSpace}::int4, f.k)
+              FROM (SELECT DISTINCT hashtext(family_id::text) AS k FROM sessions WHERE user_id = ${userId} AND revoked_at IS NULL ORDER BY k) f`,
             sql`UPDATE sessions SET revoked_at = ${time(at)}
               WHERE user_id = ${userId} AND revoked_at IS NULL`
           )).pipe(Effect.asVoid)

@@ -8,7 +8,7 @@ import { assert, describe, it } from "@effect/vitest"
 import { Deferred, Effect, Fiber, Option } from "effect"
 import { AccountRepository, SessionRepository, Transactions } from "@paydesk/core"
 import { Fixtures } from "@paydesk/testkit"
-import { store, targets } from "./PgHarness.js"
+import { lockWaits, store, targets } from "./PgHarness.js"
 
 describe("PgSessions", () => {
   for (const target of targets) {
@@ -37,7 +37,7 @@ describe("PgSessions", () => {
           })))
           yield* Deferred.await(inserted)
           const revocation = yield* Effect.forkChild(tx.run(sessions.revokeFamily(familyId, Fixtures.baseTime + 20)))
-          yield* Effect.sleep("300 millis")
+          yield* lockWaits(1)
           assert.isUndefined(revocation.pollUnsafe(), "the revocation waits for the exchange")
           yield* Deferred.succeed(commit, undefined)
           yield* Fiber.join(exchange)
@@ -70,7 +70,8 @@ describe("PgSessions", () => {
           })))
           yield* Deferred.await(inserted)
           const revocation = yield* Effect.forkChild(tx.run(sessions.revokeUser(user.id, Fixtures.baseTime + 20)))
-          yield* Effect.sleep("300 millis")
+          yield* lockWaits(1)
+          assert.isUndefined(revocation.pollUnsafe(), "the revocation waits for the exchange")
           yield* Deferred.succeed(commit, undefined)
           yield* Fiber.join(exchange)
           yield* Fiber.join(revocation)

@@ -3,7 +3,8 @@
  * statement that lost it ran under an adapter's `orDie`, as batched reads and writes do: it used to
  * reach the caller as a defect (a 500) after the rollback. Two transactions lock two rows in
  * opposite orders; PostgreSQL aborts one of them after `deadlock_timeout` (1 s by default): the one
- * whose wait began first.
+ * whose wait began first, or (the nested-atomic test) the one whose session did not raise it (a
+ * setting a superuser may change: the Postgres targets connect as one).
  */
 import { assert, describe, it } from "@effect/vitest"
 import { Cause, Deferred, Effect, Exit, Layer } from "effect"
@@ -11,7 +12,7 @@ import { Atomic, Transactions } from "@paydesk/core"
 import { SqlClient } from "effect/sql"
 import * as PgStore from "../src/PgStore.js"
 import { orDie } from "../src/PgSupport.js"
-import { freshDatabase, targets } from "./PgHarness.js"
+import { freshDatabase, lockWaits, targets } from "./PgHarness.js"
 
 /** A fresh migrated database with two rows to lock (`id` 1 and 2, `v` 0). */
 const twoRows = (url: string) =>
@@ -79,6 +80,8 @@ for (const target of targets) {
         yield* setup
         const sql = yield* SqlClient.SqlClient
         const holding = [yield* Deferred.make<void>(), yield* Deferred.make<void>()] as const
+        // Opened once b waits for row 1: a's nested statement then closes the cycle.
+        const bWaits = yield* Deferred.make<void>()
         const bump = (id: number) => orDie(sql`UPDATE lock_pair SET v = v + 1 WHERE id = ${id}`)
         let nestedRuns = 0
         // Row 1 in the outer transaction, row 2 in a nested atomic (a savepoint); the other the other way round.
@@ -86,19 +89,24 @@ for (const target of targets) {
           yield* bump(1)
           yield* Deferred.succeed(holding[0], undefined)
           yield* Deferred.await(holding[1])
+          yield* Deferred.await(bWaits)
           yield* Atomic.atomic(Effect.suspend(() => (nestedRuns++, bump(2))))
         })
         const b = Effect.gen(function*() {
           // The nested statement must be the victim: its session checks for a deadlock after the
-          // default 1 s, this one only after 20 s. (A race of two 1 s checks, the nested one waiting
-          // 300 ms earlier, once made both victims under load, and the nested atomic ran a third time.)
+          // default 1 s, this one only after 20 s (and it waits first). The test relied on a 300 ms
+          // head start against two 1 s checks, and under load the nested atomic once ran a third time.
           yield* orDie(sql`SET LOCAL deadlock_timeout = '20s'`)
           yield* bump(2)
           yield* Deferred.succeed(holding[1], undefined)
           yield* Deferred.await(holding[0])
           yield* bump(1)
         })
-        const exits = yield* Effect.all([Effect.exit(Atomic.atomic(a)), Effect.exit(Atomic.atomic(b))], { concurrency: 2 })
+        const opener = Effect.andThen(lockWaits(1), Deferred.succeed(bWaits, undefined))
+        const [exits] = yield* Effect.all([
+          Effect.all([Effect.exit(Atomic.atomic(a)), Effect.exit(Atomic.atomic(b))], { concurrency: 2 }),
+          opener
+        ], { concurrency: 2 })
         assert.isTrue(exits.every(Exit.isSuccess))
         assert.deepStrictEqual((yield* values).map((r) => r.v), [2, 2])
         // Once, and once more with its outer transaction's retry (not within its savepoint, whose

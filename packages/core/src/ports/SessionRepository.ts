@@ -6,10 +6,10 @@
  * every session of a rotation family (used when a revoked refresh token is replayed, and by
  * logout); `revokeUser` revokes every session of a user; `isFamilyLive(familyId, now)` is true
  * while the family has a session that is neither revoked nor expired (access tokens of a family
- * that is not live are refused). In a transaction, `revoke` and `revokeFamily` of one family run
- * one after another (an adapter with concurrent transactions locks the family until the end of the
- * caller's): a family revoked while an exchange of one of its tokens is in flight then includes the
- * session that exchange inserts.
+ * that is not live are refused). In a transaction, `revoke`, `revokeFamily` and `revokeUser` of one
+ * family run one after another (an adapter with concurrent transactions locks the family until the
+ * end of the caller's): a family revoked while an exchange of one of its tokens is in flight (which
+ * calls `revoke` before it inserts the successor) then includes the session that exchange inserts.
  */
 import { Context, type Effect, type Option } from "effect"
 import type { Session } from "../Terminal.js"
