@@ -9,7 +9,7 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest"
 import { Effect, Option } from "effect"
 import { Payments, Payouts, PlanRepository } from "@paydesk/core"
 import { Kit } from "@paydesk/testkit"
-import { adminToken, json, keyHeaders, make, type TestApp } from "./TestApp.js"
+import { adminCalls, json, keyCalls, make, type TestApp } from "./TestApp.js"
 
 let t: TestApp
 let merchant: Kit.Merchant
@@ -21,9 +21,8 @@ beforeEach(async () => {
 afterEach(() => t.close())
 
 const api = (method: "GET" | "POST" | "PUT", url: string, body?: object, headers: Record<string, string> = {}) =>
-  t.app.inject({ method, url: `/api/v1${url}`, headers: keyHeaders(merchant.apiKey, headers), ...(body === undefined ? {} : { payload: body }) })
-const admin = (method: "GET" | "POST", url: string, body?: object) =>
-  t.app.inject({ method, url: `/admin/v1${url}`, headers: { authorization: `Bearer ${adminToken}` }, ...(body === undefined ? {} : { payload: body }) })
+  keyCalls(t.app, () => merchant.apiKey)(method, url, body, headers)
+const admin = (method: "GET" | "POST", url: string, body?: object) => adminCalls(t.app)(method, url, body)
 const ok = async (response: Promise<{ statusCode: number; body: string }>, status = 200) => {
   const answer = await response
   expect(answer.statusCode, answer.body).toBe(status)

@@ -2,7 +2,7 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest"
 import { Effect } from "effect"
 import { Payments, PayoutRepository } from "@paydesk/core"
 import { Kit, MemoryRateSource } from "@paydesk/testkit"
-import { expectError, json, keyHeaders, make, shape, type TestApp } from "./TestApp.js"
+import { expectError, json, keyCalls, make, shape, type TestApp } from "./TestApp.js"
 
 let t: TestApp
 let merchant: Kit.Merchant
@@ -14,7 +14,7 @@ beforeEach(async () => {
 afterEach(() => t.close())
 
 const call = (method: "GET" | "POST" | "PUT", url: string, payload?: unknown, headers: Record<string, string> = {}) =>
-  t.app.inject({ method, url: `/api/v1${url}`, headers: keyHeaders(merchant.apiKey, headers), ...(payload === undefined ? {} : { payload: payload as object }) })
+  keyCalls(t.app, () => merchant.apiKey)(method, url, payload, headers)
 
 /** 9500.00 RUB paid at 95.00 gives 100 USDT available. */
 const fund = async () => {

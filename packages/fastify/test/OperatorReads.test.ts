@@ -7,7 +7,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { Payments, Payouts, Subscriptions } from "@paydesk/core"
 import { Kit } from "@paydesk/testkit"
-import { adminToken, json, make, shape, type TestApp } from "./TestApp.js"
+import { adminCalls, json, make, shape, type TestApp } from "./TestApp.js"
 
 let t: TestApp
 beforeAll(async () => {
@@ -15,8 +15,7 @@ beforeAll(async () => {
 })
 afterAll(() => t.close())
 
-const admin = (method: "GET" | "POST" | "PUT", url: string, body?: unknown) =>
-  t.app.inject({ method, url: `/admin/v1${url}`, headers: { authorization: `Bearer ${adminToken}` }, ...(body === undefined ? {} : { payload: body as object }) })
+const admin = (method: "GET" | "POST" | "PUT", url: string, body?: unknown) => adminCalls(t.app)(method, url, body)
 
 describe("operator reads", () => {
   it("lists accounts newest first and shows an account with its terminals", async () => {

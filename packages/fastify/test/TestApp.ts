@@ -40,6 +40,17 @@ export const keyHeaders = (apiKey: string, extra: Record<string, string> = {}) =
   ...extra
 })
 
+type Method = "GET" | "POST" | "PUT"
+
+/** Requests to the merchant API (`/api/v1`) with `apiKey` and a fresh nonce each. */
+export const keyCalls = (app: FastifyInstance, apiKey: () => string) =>
+  (method: Method, url: string, payload?: unknown, headers: Record<string, string> = {}) =>
+    app.inject({ method, url: `/api/v1${url}`, headers: keyHeaders(apiKey(), headers), ...(payload === undefined ? {} : { payload: payload as object }) })
+
+/** Requests to the operator API (`/admin/v1`) with the operator token. */
+export const adminCalls = (app: FastifyInstance) => (method: Method, url: string, payload?: unknown) =>
+  app.inject({ method, url: `/admin/v1${url}`, headers: { authorization: `Bearer ${adminToken}` }, ...(payload === undefined ? {} : { payload: payload as object }) })
+
 /** JSON body of a response. */
 export const json = (response: { body: string }) => JSON.parse(response.body)
 
