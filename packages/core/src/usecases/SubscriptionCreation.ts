@@ -11,7 +11,7 @@ import { Clock, Effect, Option, Result } from "effect"
 import * as Access from "../Access.js"
 import type { Principal } from "../Access.js"
 import { formatRub, parseRub } from "../Amount.js"
-import { hasLoneSurrogate, withoutLoneSurrogates } from "../Bytes.js"
+import { hasLoneSurrogate, unicodeOnly, withoutLoneSurrogates } from "../Bytes.js"
 import { PaydeskConfig } from "../Config.js"
 import {
   AmountExceedsCeiling,
@@ -120,7 +120,7 @@ const termsFor = Traced.fn("Subscriptions.termsFor")(function*(plan: Plan, comma
     return yield* invalid("payer_id", "payer_id is required for a fixed-tariff plan")
   }
   if (bytes(command.payerId) > maxPayerIdBytes) return yield* invalid("payer_id", `payer_id must be at most ${maxPayerIdBytes} bytes`)
-  if (hasLoneSurrogate(command.payerId)) return yield* invalid("payer_id", Payments.unicodeOnly("payer_id"))
+  if (hasLoneSurrogate(command.payerId)) return yield* invalid("payer_id", unicodeOnly("payer_id"))
   if (command.description !== undefined && bytes(command.description) > maxDescriptionBytes) {
     return yield* invalid("description", `description must be at most ${maxDescriptionBytes} bytes`)
   }
@@ -181,7 +181,7 @@ export const create = Traced.fn("Subscriptions.create")(function*(principal: Pri
     return yield* invalid("merchant_subscription_ref", `merchant_subscription_ref must be at most ${maxReferenceBytes} bytes`)
   }
   if (command.merchantSubscriptionRef !== undefined && hasLoneSurrogate(command.merchantSubscriptionRef)) {
-    return yield* invalid("merchant_subscription_ref", Payments.unicodeOnly("merchant_subscription_ref"))
+    return yield* invalid("merchant_subscription_ref", unicodeOnly("merchant_subscription_ref"))
   }
   const planId = (command.planId ?? "").toLowerCase()
   const found = isUuid(planId) ? yield* plans.get(planId) : Option.none<Plan>()
