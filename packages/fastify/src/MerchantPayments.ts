@@ -110,8 +110,8 @@ export const register = (app: FastifyInstance, ctx: Context): void => {
         const { query: q } = yield* decoded
         const query: Payments.ListQuery = { ...(yield* filtersOf(q)), page: q.page, limit: q.limit, cursor: q.cursor }
         if (q.format === "csv") {
-          // A refused query is answered at once, not after the exports ahead of it.
-          yield* Payments.checkExportQuery(query)
+          // A refused query (paging, terminal, filters) is answered at once, not after the exports ahead of it.
+          yield* Payments.checkExport(who, query)
           return { _tag: "Csv" as const, csv: yield* exporting.withPermits(1)(Payments.exportCsv(who, query, Instant.formatIso)) }
         }
         return { _tag: "Page" as const, page: yield* Payments.list(who, query) }

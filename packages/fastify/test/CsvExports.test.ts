@@ -59,6 +59,17 @@ describe("CSV exports", () => {
     const refused = await app.inject({ method: "GET", url: "/api/v1/payments?format=csv&environment=sandbox&limit=1", headers: keyHeaders(merchant.apiKey) })
     expect([refused.statusCode, JSON.parse(refused.body).error.field]).toEqual([400, "limit"])
     expect(state.running).toBeGreaterThan(0)
+    // So is one of a terminal the key may not read, or with a filter refused.
+    const other = await t.merchant()
+    const foreign = await app.inject({ method: "GET", url: `/api/v1/payments?format=csv&terminal_id=${other.terminal.id}`, headers: keyHeaders(merchant.apiKey) })
+    expect(foreign.statusCode).toBe(403)
+    const reversed = await app.inject({
+      method: "GET",
+      url: "/api/v1/payments?format=csv&environment=sandbox&created_from=2026-01-02T00:00:00Z&created_to=2026-01-01T00:00:00Z",
+      headers: keyHeaders(merchant.apiKey)
+    })
+    expect([reversed.statusCode, JSON.parse(reversed.body).error.field]).toEqual([400, "created_to"])
+    expect(state.running).toBeGreaterThan(0)
     const answers = await Promise.all(exports)
     expect(answers.map((a) => [a.statusCode, a.body.split("\r\n").length - 2])).toEqual(Array.from({ length: 4 }, () => [200, 3]))
     // Three payments: one page each.

@@ -476,6 +476,16 @@ export const checkExportQuery = (query: ListQuery): Effect.Effect<void, InvalidR
 }
 
 /**
+ * Every check an export makes before it reads: the list's paging refused (`checkExportQuery`), the
+ * terminal the principal may read, and the filters. A host that limits concurrent exports makes it
+ * before waiting for its turn, so a refused export is answered at once; `exportCsv` makes it again.
+ */
+export const checkExport = Traced.fn("Payments.checkExport")(function*(principal: Principal, query: ListQuery) {
+  yield* checkExportQuery(query)
+  yield* filterOf(principal, query)
+})
+
+/**
  * Exports the filtered payments as CSV (newest first, at most `exportLimit` rows), read in pages of
  * `exportPageSize` from a keyset cursor, so that an export holds one page of payments at a time
  * rather than all of them. None is listed twice or left out; a payment created during the export at
