@@ -11,7 +11,7 @@
  */
 import { Effect, Layer, Semaphore } from "effect"
 import { Digest, Entropy, PasswordHasher, SecretCipher, ServiceBusy } from "@paydesk/core"
-import { createCipheriv, createDecipheriv, createHash, createHmac, createSecretKey, type KeyObject, randomBytes, randomFillSync, randomUUID, scrypt, timingSafeEqual } from "node:crypto"
+import { createCipheriv, createDecipheriv, createHmac, createSecretKey, type KeyObject, hash, randomBytes, randomFillSync, randomUUID, scrypt, timingSafeEqual } from "node:crypto"
 
 /** scrypt parameters: N = 2^15, r = 8, p = 1 (32 MiB of memory per hash), 32-byte key. */
 export const scryptParams: ScryptParams = { N: 32768, r: 8, p: 1, keyLength: 32 }
@@ -106,13 +106,14 @@ export const hmacKeys = (limit: number = hmacKeysKept) => {
 
 /**
  * `Digest` with Node's synchronous SHA-256 and HMAC: API-key and refresh-token lookups and callback
- * signatures never wait on the thread pool (nor cost a promise each). HMAC keys are prepared once
- * per secret (`hmacKeys`).
+ * signatures never wait on the thread pool (nor cost a promise each). SHA-256 is Node's one-shot
+ * `hash` (no `Hash` object per digest: about half the CPU of `createHash` for an API key or a
+ * request's canonical JSON). HMAC keys are prepared once per secret (`hmacKeys`).
  */
 export const layerSyncDigest = Layer.sync(Digest)(() => {
   const keyOf = hmacKeys()
   return {
-    sha256Hex: (text) => Effect.sync(() => createHash("sha256").update(text, "utf8").digest("hex")),
+    sha256Hex: (text) => Effect.sync(() => hash("sha256", text, "hex")),
     hmacSha256: (secret, message) => Effect.sync(() => new Uint8Array(createHmac("sha256", keyOf(secret)).update(message, "utf8").digest()))
   }
 })
