@@ -129,9 +129,10 @@ export const layerDatabase = (config: ServerConfig): Layer.Layer<Database, Start
         Effect.gen(function*() {
           const dataDir = join(config.dataDir, "postgres")
           yield* Logging.lifecycle(`starting embedded PostgreSQL in ${dataDir}`)
+          const log = Effect.runSyncWith(yield* Effect.context<never>())
           const embedded = yield* Effect.acquireRelease(
             Effect.tryPromise({
-              try: () => EmbeddedPostgres.start({ dataDir }),
+              try: () => EmbeddedPostgres.start({ dataDir, notice: (message) => log(Effect.logWarning(message)) }),
               catch: (cause) => new StartError({ step: `embedded PostgreSQL in ${dataDir}`, cause })
             }),
             (running) => Effect.promise(() => running.stop()).pipe(Effect.andThen(Logging.lifecycle("embedded PostgreSQL stopped")))

@@ -30,8 +30,8 @@ export const dataDir = (): string => {
   return dir
 }
 
-/** Starts the server with `env` on top of this process's environment; resolves once it listens. */
-export const spawnServer = async (env: Record<string, string>, timeoutMs = 60_000): Promise<ServerProcess> => {
+/** Starts the server with `env` on top of this process's environment (`undefined`: unset); resolves once it listens. */
+export const spawnServer = async (env: Record<string, string | undefined>, timeoutMs = 60_000): Promise<ServerProcess> => {
   const child = spawn(process.execPath, ["--import", "tsx", "--conditions=@paydesk/source", "src/main.ts"], {
     cwd: serverDir,
     // Callbacks go to receivers on 127.0.0.1.

