@@ -20,6 +20,9 @@ import { SqlClient } from "effect/sql"
 import { Batching, Id } from "@paydesk/core"
 import { fromTime, fromTimeOrNull, groupCommitted, inOneTransaction, jsonRows, ofClock, orDie, rounds, time, timeOrNull, together } from "./PgSupport.js"
 
+/** The first key of the advisory locks of event recoveries (the second is the terminal id's hash). */
+const recoveryLockSpace = 72_261_703
+
 /** A delivery row read back from `to_jsonb` (times as ISO text). */
 const fromJson = (row: DeliveryRow): DeliveryRow => {
   const at = (value: unknown): Date | null => value === null ? null : new Date(value as string)
@@ -418,6 +421,11 @@ export const layer: Layer.Layer<OutboxRepository, never, SqlClient.SqlClient> = 
           LIMIT ${Math.max(0, filter.limit)}`)
         return rows.map((row) => ({ event: toEvent(row), delivery: row.delivery === null ? null : toDelivery(fromJson(row.delivery)) }))
       }),
+
+      // An advisory lock per terminal, taken in one order (two recoveries of several terminals never wait on each other crosswise).
+      lockRecovery: (terminalIds) =>
+        terminalIds.length === 0 ? Effect.void : Effect.asVoid(orDie(sql`
+          SELECT pg_advisory_xact_lock(${recoveryLockSpace}::int4, hashtext(t.id)) FROM (SELECT DISTINCT id FROM unnest(${[...terminalIds]}::text[]) AS u(id) ORDER BY id) AS t`)),
 
       deliveriesOf: Traced.fn("PgOutboxRepository.deliveriesOf")(function*(eventId) {
         if (!Id.isUuid(eventId)) return []

@@ -163,6 +163,8 @@ export const layer: Layer.Layer<OutboxRepository, never, MemoryDatabase> = Layer
             .sort((a, b) => newestFirstOrder(a.event, b.event))
             .slice(0, Math.max(0, filter.limit))
         )),
+      // Memory transactions run one at a time: a recovery holds every terminal already.
+      lockRecovery: () => Effect.void,
       deliveriesOf: (eventId) => db.atomically(Effect.sync(() => deliveriesOfEvent(eventId))),
       lastSequence: (objectId) =>
         db.atomically(Effect.sync(() =>

@@ -31,6 +31,10 @@
  * attempt after that. `purge` deletes events created before `before` whose deliveries are all
  * finished, with their deliveries and attempts, and returns how many events went.
  *
+ * `lockRecovery(terminalIds)` holds the recovery of those terminals' events until the caller's
+ * transaction ends: a second recovery of one of them waits, then reads what the first wrote (its
+ * new deliveries), so two recoveries at once do not both re-queue the same failed events.
+ *
  * Test clocks: `claimDue` takes only the deliveries of `testClockId` (a clock's id), or of no clock
  * when it is `null` or absent; `earliestDelivery(testClockId)` is the smallest `nextAttemptAt` of
  * the clock's `pending` deliveries (`null` when none). `purge` never deletes events of a clock
@@ -118,4 +122,5 @@ export class OutboxRepository extends Context.Service<OutboxRepository, {
   attemptFacts(terminalId: string): Effect.Effect<AttemptFacts>
   purge(before: number): Effect.Effect<number>
   earliestDelivery(testClockId: string): Effect.Effect<number | null>
+  lockRecovery(terminalIds: ReadonlyArray<string>): Effect.Effect<void>
 }>()("@paydesk/core/OutboxRepository") {}

@@ -189,6 +189,8 @@ export const maxRecovered = 10_000
 /**
  * Re-queues every event created since `since` whose latest delivery failed: a new delivery with
  * 8 attempts, due now, in the order the events were written (a payment's events go out in order).
+ * The events are read and re-queued in one transaction holding the terminals' recovery
+ * (`lockRecovery`): a recovery at the same time waits and then finds them no longer failed.
  */
 export const recover = Traced.fn("Events.recover")(function*(
   principal: Principal,
@@ -198,25 +200,29 @@ export const recover = Traced.fn("Events.recover")(function*(
   const now = yield* Clock.currentTimeMillis
   const terminalIds = yield* terminalsOf(principal, input.terminalId)
   const outbox = yield* OutboxRepository
-  const failed: Array<Callback.OutboxEvent> = []
-  let before: { readonly createdAt: number; readonly sequence: number; readonly id: string } | undefined
-  while (failed.length < maxRecovered) {
-    const page = yield* outbox.pageEvents({
-      terminalIds,
-      test: testOf(input.environment),
-      createdFrom: Math.max(input.since, now - config.eventRetentionMs),
-      deliveryStatus: "failed",
-      before,
-      limit: 500
-    })
-    failed.push(...page.map((p) => p.event))
-    const last = page.at(-1)
-    if (page.length < 500 || last === undefined) break
-    before = { createdAt: last.event.createdAt, sequence: last.event.sequence, id: last.event.id }
-  }
-  // Oldest first, each payment's events in their sequence: the worker sends them in this order.
-  const ordered = failed.slice(0, maxRecovered).sort((a, b) => a.createdAt - b.createdAt || a.sequence - b.sequence)
-  yield* atomic(Effect.forEach(ordered, (event) => Outbox.deliver(event, "recover"), { discard: true }))
+  const ordered = yield* atomic(Effect.gen(function*() {
+    yield* outbox.lockRecovery(terminalIds)
+    const failed: Array<Callback.OutboxEvent> = []
+    let before: { readonly createdAt: number; readonly sequence: number; readonly id: string } | undefined
+    while (failed.length < maxRecovered) {
+      const page = yield* outbox.pageEvents({
+        terminalIds,
+        test: testOf(input.environment),
+        createdFrom: Math.max(input.since, now - config.eventRetentionMs),
+        deliveryStatus: "failed",
+        before,
+        limit: 500
+      })
+      failed.push(...page.map((p) => p.event))
+      const last = page.at(-1)
+      if (page.length < 500 || last === undefined) break
+      before = { createdAt: last.event.createdAt, sequence: last.event.sequence, id: last.event.id }
+    }
+    // Oldest first, each payment's events in their sequence: the worker sends them in this order.
+    const ordered = failed.slice(0, maxRecovered).sort((a, b) => a.createdAt - b.createdAt || a.sequence - b.sequence)
+    yield* Effect.forEach(ordered, (event) => Outbox.deliver(event, "recover"), { discard: true })
+    return ordered
+  }))
   // Recovered events of test clocks are due at their clocks' time, with the clocks' work.
   const clocks = new Set(ordered.flatMap((event) => event.testClockId === null ? [] : [event.testClockId]))
   yield* Effect.forEach(clocks, (id) => Effect.flatMap(TestClockRepository, (repo) => repo.markWorkDue(id)), { discard: true })
