@@ -21,24 +21,35 @@
  * system error code and text (`connect ECONNREFUSED 127.0.0.1:9`), a connection closed before the
  * answer, the TLS error (`ERR_SSL_WRONG_VERSION_NUMBER: TLS: wrong version number`,
  * `DEPTH_ZERO_SELF_SIGNED_CERT: self-signed certificate`), `timeout: no answer within 10000 ms`, or
- * the refused destination; the delivery log stores it with the attempt.
+ * the refused destination (for a host name without the address it resolved to, which the server's
+ * log gets as a warning: `DestinationRefused`); the delivery log stores it with the attempt.
  */
 import { Effect, Layer } from "effect"
 import { Callback, CallbackTransport, IpAddress, PaydeskConfig, TransportFailure } from "@paydesk/core"
 import { lookup as dnsLookup, type LookupAddress, type LookupOptions } from "node:dns"
 import { Agent, type Dispatcher } from "undici"
 
-/** A destination the deployment does not allow. */
+/**
+ * A destination the deployment does not allow. Its `message` is what the merchant sees (the
+ * attempt's error in the events API and the dashboard): for a host name, only that it resolves to an
+ * address callbacks may not go to, so that a merchant cannot map the names of the server's network
+ * to their private addresses one callback at a time. `detail` names the address and its kind, for
+ * the operator's log.
+ */
 export class DestinationRefused extends Error {
   readonly code = "EPAYDESK_DESTINATION_REFUSED"
+  constructor(message: string, readonly detail: string) {
+    super(message)
+  }
 }
 
 const refusal = (host: string, kind: IpAddress.Kind, address: string) =>
-  new DestinationRefused(
-    host === address
-      ? `callback destination refused: ${address} is a ${kind} address`
-      : `callback destination refused: ${host} resolves to a ${kind} address (${address})`
-  )
+  host === address
+    ? new DestinationRefused(`callback destination refused: ${address} is a ${kind} address`, `${address} is a ${kind} address`)
+    : new DestinationRefused(
+      `callback destination refused: ${host} resolves to an address callbacks may not go to`,
+      `${host} resolves to a ${kind} address (${address})`
+    )
 
 type LookupCallback = (error: NodeJS.ErrnoException | null, address: string | Array<LookupAddress>, family?: number) => void
 
@@ -222,7 +233,14 @@ export const layer: Layer.Layer<CallbackTransport> = Layer.succeed(CallbackTrans
           const answer = await send(request, allowPrivateCallbacks)
           return { statusCode: answer.statusCode, latencyMs: elapsed(), body: answer.body }
         },
-        catch: (error) => new TransportFailure({ message: describeFailure(error), latencyMs: elapsed() })
-      })
+        catch: (error) => error
+      }).pipe(
+        Effect.tapError((error) =>
+          error instanceof DestinationRefused
+            ? Effect.logWarning(`callback destination refused: ${error.detail}`).pipe(Effect.annotateLogs({ host: URL.parse(request.url)?.host ?? "" }))
+            : Effect.void
+        ),
+        Effect.mapError((error) => new TransportFailure({ message: describeFailure(error), latencyMs: elapsed() }))
+      )
     })
 }))

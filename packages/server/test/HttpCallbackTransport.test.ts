@@ -119,7 +119,7 @@ describe("HttpCallbackTransport failures", () => {
     // Node's advice to its own user is dropped from a TLS failure.
     const selfSigned = Object.assign(new Error("self-signed certificate; if the root CA is installed locally, try running Node.js with --use-system-ca"), { code: "DEPTH_ZERO_SELF_SIGNED_CERT" })
     expect(HttpCallbackTransport.describeFailure(selfSigned)).toBe("DEPTH_ZERO_SELF_SIGNED_CERT: self-signed certificate")
-    expect(HttpCallbackTransport.describeFailure(new HttpCallbackTransport.DestinationRefused("callback destination refused: x"))).toBe("callback destination refused: x")
+    expect(HttpCallbackTransport.describeFailure(new HttpCallbackTransport.DestinationRefused("callback destination refused: x", "x is a loopback address"))).toBe("callback destination refused: x")
   })
 
   it("stores the cause with the delivery's attempt", async () => {

@@ -1,7 +1,7 @@
 import { assert, describe, it } from "@effect/vitest"
-import { Clock, Deferred, Effect, Option } from "effect"
+import { Clock, Deferred, Effect, Fiber, Option } from "effect"
 import { TestClock } from "effect/testing"
-import { CallbackTransport, Callbacks, Config, IdempotencyStore, OutboxRepository, PaydeskConfig, TerminalRepository, PaymentRepository, Payments, Terminals, Work } from "@paydesk/core"
+import { CallbackShares, CallbackTransport, Callbacks, Config, IdempotencyStore, OutboxRepository, PaydeskConfig, TerminalRepository, PaymentRepository, Payments, Terminals, TransportFailure, Work } from "@paydesk/core"
 import { Kit, RecordingCallbackTransport } from "@paydesk/testkit"
 
 const start = Date.parse("2026-06-01T12:00:00.000Z")
@@ -215,6 +215,45 @@ describe("Callback isolation", () => {
       assert.deepStrictEqual(transport.requests.map((r) => r.url), ["https://other.example/cb"])
       const broken = (yield* Callbacks.listDeliveries({ terminalId: merchant.terminal.id, limit: 10 }))[0]!
       assert.deepStrictEqual([broken.status, broken.attempts, broken.lastError], ["pending", 1, "signing secret unavailable"])
+    }).pipe(Effect.provide(Kit.layer)))
+})
+
+describe("Callback shares", () => {
+  it.effect("a merchant whose endpoint never answers holds at most its share of the sending: another merchant's callback goes out meanwhile", () =>
+    Effect.gen(function*() {
+      const { merchant, principal, transport } = yield* setup
+      const other = yield* Kit.provisionMerchant({ callbackUrl: "https://other.example/cb" })
+      const shares = CallbackShares.make()
+      // The first merchant's endpoint takes each request and answers nothing until the timeout.
+      const timeout = yield* Deferred.make<void>()
+      const hanging = CallbackTransport.of({
+        post: (request) =>
+          request.url === "https://shop.example/cb"
+            ? Effect.andThen(Deferred.await(timeout), Effect.fail(new TransportFailure({ message: "no answer within 10000 ms", latencyMs: 10_000 })))
+            : transport.post(request)
+      })
+      // A burst of the hanging merchant's payments, then one of the other merchant's.
+      for (let i = 0; i < 40; i++) yield* Payments.create(principal, { amount: "10", orderId: `burst-${i}`, test: true })
+      yield* TestClock.adjust("1 second")
+      yield* Payments.create(yield* Kit.apiKeyPrincipal(other, crypto.randomUUID()), { amount: "10", orderId: "o", test: true })
+      const pass = yield* Effect.forkChild(Callbacks.runDue().pipe(Effect.provideService(CallbackTransport, hanging), Effect.provideService(CallbackShares.CallbackShares, shares)))
+      for (let i = 0; i < 100 && shares.of(merchant.terminal.id).inFlight < CallbackShares.perTerminal; i++) yield* Effect.yieldNow
+      assert.strictEqual(shares.of(merchant.terminal.id).inFlight, CallbackShares.perTerminal)
+      // Its sends are now slow: the ones waiting for its slots are deferred and the pass goes on to the other merchant's.
+      yield* TestClock.adjust(CallbackShares.slowMs)
+      for (let i = 0; i < 100 && transport.requests.length === 0; i++) yield* Effect.yieldNow
+      assert.deepStrictEqual(transport.requests.map((r) => r.url), ["https://other.example/cb"])
+      assert.strictEqual(shares.of(merchant.terminal.id).inFlight, CallbackShares.perTerminal)
+      yield* Deferred.succeed(timeout, undefined)
+      yield* Fiber.join(pass)
+      // 16 attempts made (failed slowly); the other 24 deferred a second, their 8 attempts left.
+      const deliveries = yield* Callbacks.listDeliveries({ terminalId: merchant.terminal.id, limit: 100 })
+      const now = yield* Clock.currentTimeMillis
+      assert.strictEqual(deliveries.filter((d) => d.attempts === 1 && d.lastError === "no answer within 10000 ms").length, CallbackShares.perTerminal)
+      const deferred = deliveries.filter((d) => d.attempts === 0)
+      assert.strictEqual(deferred.length, 40 - CallbackShares.perTerminal)
+      assert.isTrue(deferred.every((d) => d.status === "pending" && d.nextAttemptAt === now + CallbackShares.busyDeferMs), JSON.stringify(deferred.map((d) => d.nextAttemptAt! - now)))
+      assert.strictEqual(shares.of(merchant.terminal.id).failures, CallbackShares.perTerminal)
     }).pipe(Effect.provide(Kit.layer)))
 })
 

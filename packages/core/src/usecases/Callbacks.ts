@@ -27,6 +27,8 @@ import { SecretCipher } from "../ports/SecretCipher.js"
 import { TerminalRepository } from "../ports/TerminalRepository.js"
 import * as TestClock from "../TestClock.js"
 import { atomic, wakeup } from "./Atomic.js"
+import * as Shares from "./CallbackShares.js"
+import { CallbackShares } from "./CallbackShares.js"
 import { claimedBatches } from "./Jobs.js"
 import * as Traced from "../Traced.js"
 
@@ -135,12 +137,26 @@ export const attempt = Traced.fn("Callbacks.attempt")(function*(
       yield* Effect.logError("callback not signed: the terminal's signing secret cannot be decrypted", signed.cause)
       error = "signing secret unavailable"
     }
-    const result = signed._tag === "Failure" ? null : yield* Effect.result((yield* CallbackTransport).post({
-      url,
-      headers: signed.value,
-      body: event.body,
-      timeoutMs: Callback.timeoutMs
-    }))
+    const post = Effect.result((yield* CallbackTransport).post({ url, headers: signed._tag === "Failure" ? {} : signed.value, body: event.body, timeoutMs: Callback.timeoutMs }))
+    // In the terminal's share of the sending (`CallbackShares`; not a test clock's delivery, whose
+    // passes have their own bounded time): sent in a slot, or deferred without an attempt.
+    const ran = signed._tag === "Failure"
+      ? null
+      : delivery.testClockId !== null
+      ? { _tag: "Sent" as const, value: yield* post, nowFailing: false }
+      : yield* (yield* CallbackShares).run(delivery.terminalId, post, (r) =>
+        r._tag === "Success" ? Callback.isSuccess(r.success.statusCode) || r.success.latencyMs < Shares.slowMs : r.failure.latencyMs < Shares.slowMs)
+    if (ran !== null && ran._tag === "Defer") {
+      const until = (yield* Clock.currentTimeMillis) + ran.forMs
+      if (delivery.nextAttemptAt !== null && (yield* (yield* OutboxRepository).renewLease(delivery.id, delivery.nextAttemptAt, until))) {
+        yield* wakeup({ kind: "delivery", deliveryId: delivery.id, at: until })
+      }
+      return Option.none<Callback.Attempt>()
+    }
+    if (ran?.nowFailing === true) {
+      yield* Effect.logWarning(`callbacks of terminal ${delivery.terminalId} fail slowly: ${Shares.failingPerTerminal} sent at a time, the others deferred ${Shares.failingDeferMs / 1000} s each, until one answers`)
+    }
+    const result = ran === null ? null : ran.value
     if (result === null) {
       // Not sent: recorded below as a failed attempt.
     } else if (result._tag === "Success") {

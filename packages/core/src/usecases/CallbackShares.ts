@@ -1,0 +1,119 @@
+/**
+ * Each terminal's share of this process's callback sending. A pass and the hand-off engine each send
+ * up to `Callbacks.concurrency` callbacks at once, and a receiver may hold a request for the whole
+ * timeout (10 s) without answering: without shares, one merchant whose endpoint hangs, with a burst of
+ * free sandbox payments, filled every slot and held every other merchant's callbacks back for minutes
+ * (an outside probe: 368 s after 1,200 such payments).
+ *
+ * - A terminal sends at most `perTerminal` callbacks at once in this process. One more of it waits
+ *   for a slot of its own while the terminal's oldest send in flight is younger than `slowMs` (a
+ *   fast receiver, a short wait; it looks again at least every `slowMs`), and is deferred otherwise (`Defer`: its delivery's lease is moved
+ *   `busyDeferMs` ahead, no attempt made), so the slots it would hold go to other terminals.
+ * - After `failingAfter` attempts in a row that failed slowly (no answer within the timeout, or a
+ *   failure that took `slowMs` or longer), the terminal is failing: `failingPerTerminal` at once, the
+ *   rest deferred `failingDeferMs`, until an attempt succeeds or fails quickly. A receiver that
+ *   answers an error at once (a 503, a refused connection) holds no slot for long and is not limited.
+ *
+ * Deferral is not an attempt: the delivery keeps its 8. The state is this process's (the default is
+ * one per process, `CallbackShares`); another process has shares of its own. Deliveries of test
+ * clocks are not counted (their passes have their own bounded time).
+ */
+import { Clock, Context, Deferred, Effect } from "effect"
+
+/** Callbacks one terminal sends at once in this process. */
+export const perTerminal = 16
+/** Attempts in a row that failed slowly after which a terminal counts as failing. */
+export const failingAfter = 3
+/** Callbacks a failing terminal sends at once. */
+export const failingPerTerminal = 2
+/** A send in flight this long makes the terminal slow: its next callbacks beyond its slots are deferred, not waited for. */
+export const slowMs = 1_000
+/** How far a busy (slow) terminal's callback beyond its slots is deferred. */
+export const busyDeferMs = 1_000
+/** How far a failing terminal's callback beyond its slots is deferred. */
+export const failingDeferMs = 30_000
+
+/** What `run` did: sent (`nowFailing`: this attempt made the terminal failing), or nothing: defer the delivery by `forMs`. */
+export type Ran<A> =
+  | { readonly _tag: "Sent"; readonly value: A; readonly nowFailing: boolean }
+  | { readonly _tag: "Defer"; readonly forMs: number }
+
+interface TerminalState {
+  inFlight: number
+  /** When each send in flight started (at most `perTerminal`). */
+  readonly starts: Array<number>
+  failures: number
+  readonly waiters: Array<Deferred.Deferred<void>>
+}
+
+/** The shares of one process. */
+export interface Shares {
+  /**
+   * Runs `send` in a slot of the terminal (waited for while its sends are quick), counting its
+   * outcome towards the terminal's slow failures (`ok`: false for one), or answers `Defer` without running it. The slot
+   * is given back however `send` ends, also when it is interrupted.
+   */
+  readonly run: <A, R>(terminalId: string, send: Effect.Effect<A, never, R>, ok: (value: A) => boolean) => Effect.Effect<Ran<A>, never, R>
+  /** Sends in flight and slow failures in a row of a terminal. */
+  readonly of: (terminalId: string) => { readonly inFlight: number; readonly failures: number }
+}
+
+/** Fresh shares. */
+export const make = (): Shares => {
+  const terminals = new Map<string, TerminalState>()
+  const stateOf = (terminalId: string): TerminalState => {
+    let state = terminals.get(terminalId)
+    if (state === undefined) {
+      state = { inFlight: 0, starts: [], failures: 0, waiters: [] }
+      terminals.set(terminalId, state)
+    }
+    return state
+  }
+  /** Gives a slot back (`ok` null: the send was interrupted, no outcome); answers true when the terminal has just become failing. */
+  const leave = (terminalId: string, startedAt: number, ok: boolean | null): boolean => {
+    const state = stateOf(terminalId)
+    state.inFlight--
+    state.starts.splice(state.starts.indexOf(startedAt), 1)
+    const wasFailing = state.failures >= failingAfter
+    if (ok !== null) state.failures = ok ? 0 : state.failures + 1
+    // Every waiter looks again (one left waiting for a fiber interrupted meanwhile would wait for ever).
+    for (const waiter of state.waiters.splice(0)) Deferred.doneUnsafe(waiter, Effect.void)
+    if (state.inFlight === 0 && state.failures === 0) terminals.delete(terminalId)
+    return !wasFailing && state.failures >= failingAfter
+  }
+  const run = <A, R>(terminalId: string, send: Effect.Effect<A, never, R>, ok: (value: A) => boolean): Effect.Effect<Ran<A>, never, R> =>
+    // The slot is taken and its release set up in one uninterruptible step; only the wait and `send` are interruptible.
+    Effect.uninterruptibleMask((restore) => {
+      const look: Effect.Effect<Ran<A>, never, R> = Effect.flatMap(Clock.currentTimeMillis, (now) => {
+        const state = stateOf(terminalId)
+        const failing = state.failures >= failingAfter
+        if (state.inFlight < (failing ? failingPerTerminal : perTerminal)) {
+          state.inFlight++
+          state.starts.push(now)
+          let nowFailing = false
+          return restore(send).pipe(
+            Effect.onExit((exit) => Effect.sync(() => void (nowFailing = leave(terminalId, now, exit._tag === "Success" ? ok(exit.value) : null)))),
+            Effect.map((value): Ran<A> => ({ _tag: "Sent", value, nowFailing }))
+          )
+        }
+        if (failing) return Effect.succeed<Ran<A>>({ _tag: "Defer", forMs: failingDeferMs })
+        if (now - Math.min(...state.starts) >= slowMs) return Effect.succeed<Ran<A>>({ _tag: "Defer", forMs: busyDeferMs })
+        // Quick sends: look again when one ends, or after `slowMs` at the latest (the terminal may
+        // have become slow meanwhile: then defer, giving the caller's slot to other terminals).
+        const turn = Deferred.makeUnsafe<void>()
+        state.waiters.push(turn)
+        return Effect.andThen(restore(Effect.race(Deferred.await(turn), Effect.sleep(slowMs))), Effect.suspend(() => look))
+      })
+      return look
+    })
+  return {
+    run,
+    of: (terminalId) => {
+      const state = terminals.get(terminalId)
+      return { inFlight: state?.inFlight ?? 0, failures: state?.failures ?? 0 }
+    }
+  }
+}
+
+/** The shares the callback sending uses: one per process unless a layer provides its own. */
+export const CallbackShares = Context.Reference<Shares>("@paydesk/core/CallbackShares", { defaultValue: make })

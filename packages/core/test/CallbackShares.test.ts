@@ -1,0 +1,76 @@
+import { assert, describe, it } from "@effect/vitest"
+import { Deferred, Effect, Fiber } from "effect"
+import { TestClock } from "effect/testing"
+import { CallbackShares } from "../src/index.js"
+
+const { failingAfter, failingDeferMs, failingPerTerminal, busyDeferMs, perTerminal, slowMs } = CallbackShares
+
+/** A send held until `release` answers it (`ok` or not). */
+const held = () => Effect.map(Deferred.make<boolean>(), (answer) => ({ answer, send: Deferred.await(answer) }))
+
+describe("CallbackShares", () => {
+  it.effect("a terminal sends perTerminal at once; one more waits for a slot of its own while its sends are quick; another terminal is not held", () =>
+    Effect.gen(function*() {
+      const shares = CallbackShares.make()
+      const { answer, send } = yield* held()
+      const fibers = yield* Effect.forEach(Array.from({ length: perTerminal + 1 }), () => Effect.forkChild(shares.run("a", send, (ok) => ok)))
+      yield* Effect.yieldNow
+      assert.deepStrictEqual(shares.of("a"), { inFlight: perTerminal, failures: 0 })
+      assert.isUndefined(fibers[perTerminal]!.pollUnsafe(), "the one beyond its slots waits")
+      // Another terminal goes at once.
+      assert.deepStrictEqual(yield* shares.run("b", Effect.succeed("sent"), () => true), { _tag: "Sent", value: "sent", nowFailing: false })
+      yield* Deferred.succeed(answer, true)
+      const ran = yield* Effect.forEach(fibers, Fiber.join)
+      assert.isTrue(ran.every((r) => r._tag === "Sent"))
+      assert.deepStrictEqual(shares.of("a"), { inFlight: 0, failures: 0 })
+    }))
+
+  it.effect("once its oldest send in flight is slowMs old, one beyond its slots is deferred busyDeferMs, also one already waiting", () =>
+    Effect.gen(function*() {
+      const shares = CallbackShares.make()
+      const { answer, send } = yield* held()
+      const sending = yield* Effect.forEach(Array.from({ length: perTerminal }), () => Effect.forkChild(shares.run("a", send, (ok) => ok)))
+      const waiting = yield* Effect.forkChild(shares.run("a", send, (ok) => ok))
+      yield* Effect.yieldNow
+      yield* TestClock.adjust(slowMs)
+      assert.deepStrictEqual(yield* Fiber.join(waiting), { _tag: "Defer", forMs: busyDeferMs })
+      assert.deepStrictEqual(yield* shares.run("a", send, (ok) => ok), { _tag: "Defer", forMs: busyDeferMs })
+      yield* Deferred.succeed(answer, true)
+      yield* Effect.forEach(sending, Fiber.join)
+      assert.strictEqual(shares.of("a").inFlight, 0)
+    }))
+
+  it.effect("after failingAfter slow failures in a row it sends failingPerTerminal at once and defers the rest failingDeferMs, until one succeeds", () =>
+    Effect.gen(function*() {
+      const shares = CallbackShares.make()
+      const failed = yield* Effect.forEach(Array.from({ length: failingAfter }), () => shares.run("a", Effect.succeed(false), (ok) => ok))
+      assert.deepStrictEqual(failed.map((r) => r._tag === "Sent" && r.nowFailing), [...Array.from({ length: failingAfter - 1 }, () => false), true])
+      const { answer, send } = yield* held()
+      const sending = yield* Effect.forEach(Array.from({ length: failingPerTerminal }), () => Effect.forkChild(shares.run("a", send, (ok) => ok)))
+      yield* Effect.yieldNow
+      assert.strictEqual(shares.of("a").inFlight, failingPerTerminal)
+      assert.deepStrictEqual(yield* shares.run("a", send, (ok) => ok), { _tag: "Defer", forMs: failingDeferMs })
+      yield* Deferred.succeed(answer, true)
+      yield* Effect.forEach(sending, Fiber.join)
+      // A success ends it: perTerminal again.
+      assert.deepStrictEqual(shares.of("a"), { inFlight: 0, failures: 0 })
+      const { answer: again, send: sendAgain } = yield* held()
+      const more = yield* Effect.forEach(Array.from({ length: perTerminal }), () => Effect.forkChild(shares.run("a", sendAgain, (ok) => ok)))
+      yield* Effect.yieldNow
+      assert.strictEqual(shares.of("a").inFlight, perTerminal)
+      yield* Deferred.succeed(again, true)
+      yield* Effect.forEach(more, Fiber.join)
+    }))
+
+  it.effect("a send interrupted in flight, or a run interrupted while it waits, gives its slot back", () =>
+    Effect.gen(function*() {
+      const shares = CallbackShares.make()
+      const { send } = yield* held()
+      const fibers = yield* Effect.forEach(Array.from({ length: perTerminal + 2 }), () => Effect.forkChild(shares.run("a", send, (ok) => ok)))
+      yield* Effect.yieldNow
+      assert.strictEqual(shares.of("a").inFlight, perTerminal)
+      yield* Effect.forEach(fibers, Fiber.interrupt)
+      assert.deepStrictEqual(shares.of("a"), { inFlight: 0, failures: 0 })
+      assert.deepStrictEqual(yield* shares.run("a", Effect.succeed(1), () => true), { _tag: "Sent", value: 1, nowFailing: false })
+    }))
+})
