@@ -277,11 +277,12 @@ export const register = async (
     }), (now) => reply.send(now))
   })
 
-  route(app, Ops.runWork, (request, reply) => {
+  route(app, Ops.runWork, (request, reply, decoded) => {
     const runWork = hooks.runWork
+    // Decoded first: a stray query parameter runs nothing.
     return runWork !== undefined
-      ? run(ctx, request, reply, Effect.promise(() => runWork()), (report) => reply.send(report))
-      : run(ctx, request, reply, Work.runDue(), (report) => reply.send(report))
+      ? run(ctx, request, reply, Effect.andThen(decoded, Effect.promise(() => runWork())), (report) => reply.send(report))
+      : run(ctx, request, reply, Effect.andThen(decoded, Work.runDue()), (report) => reply.send(report))
   })
 
   // Callback deliveries

@@ -11,6 +11,11 @@
  * object is `invalid_json_body`. A declaration may map a field's failure to a core error (its own
  * code and the spec's message), or, like the subscription body (spec rule 1), answer every
  * failure `invalid json body`.
+ *
+ * On the merchant and operator APIs an operation that declares no query string takes none: any
+ * parameter is refused as unknown, as a declared query refuses one it does not name (before, a
+ * `POST /api/v1/payments?terminal_id=<another terminal>` ran on the API key's own terminal). The payer
+ * pages take any (their links are shared, and tracking parameters get appended to them).
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify"
 import { Effect, Schema, SchemaIssue } from "effect"
@@ -168,6 +173,19 @@ const failure = (schema: Schema.Top, where: Where, overrides: Readonly<Record<st
   return new InvalidRequest({ field: expected !== undefined ? top : field, message })
 }
 
+/**
+ * The surfaces whose operations without a declared query refuse every query parameter: not the payer
+ * pages (whose links may carry anything), nor the docs and host routes (these declare their own query).
+ */
+const strictQuery: ReadonlySet<Surface> = new Set(["merchant", "operator"])
+
+/** The query of an operation that declares none: any parameter is unknown (a nameless one: `invalid query string`, as in a declared query). */
+const noQuery = (request: FastifyRequest): Effect.Effect<Record<string, never>, PaydeskError> => {
+  const name = Object.keys((request.query ?? {}) as object)[0]
+  if (name === undefined) return Effect.succeed({})
+  return Effect.fail(name === "" ? new InvalidRequest({ message: "invalid query string" }) : new InvalidRequest({ field: name, message: `unknown query parameter ${name}` }))
+}
+
 const decoders = new WeakMap<Schema.Top, (input: unknown) => Effect.Effect<unknown, Schema.SchemaError>>()
 
 const decoderOf = (schema: Schema.Top) => {
@@ -211,9 +229,11 @@ export const decode = <Q extends Schema.Top | undefined, B extends Schema.Top | 
   Effect.gen(function*() {
     const headers: Record<string, string | undefined> = {}
     for (const header of op.headers ?? []) headers[header.name] = yield* decodeHeader(request, header)
-    const query = op.query === undefined
-      ? {}
-      : yield* decodeWith(op.query, "query", { ...(request.query as object | undefined) })
+    const query = op.query !== undefined
+      ? yield* decodeWith(op.query, "query", { ...(request.query as object | undefined) })
+      : strictQuery.has(op.surface)
+      ? yield* noQuery(request)
+      : {}
     const spec = op.body as Body | undefined
     let body: unknown = undefined
     if (spec !== undefined) {

@@ -11,7 +11,7 @@ import * as S from "./Schemas.js"
 
 const tag = "Operator"
 const common: ReadonlyArray<readonly [number, string]> = [
-  [400, "`invalid_request` (field named, with what it expects), `invalid_json_body`"],
+  [400, "`invalid_request` (field or query parameter named, with what it expects; any query parameter where the operation takes none), `invalid_json_body`"],
   [401, "`operator bearer token required`"]
 ]
 const id = (what: string) => ({ id: `UUID of the ${what}` })
