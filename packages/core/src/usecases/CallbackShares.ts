@@ -14,9 +14,11 @@
  *   rest deferred `failingDeferMs`, until an attempt succeeds or fails quickly. A receiver that
  *   answers an error at once (a 503, a refused connection) holds no slot for long and is not limited.
  *
- * Deferral is not an attempt: the delivery keeps its 8. The state is this process's (the default is
- * one per process, `CallbackShares`); another process has shares of its own. Deliveries of test
- * clocks are not counted (their passes have their own bounded time).
+ * Deferral is not an attempt: the delivery keeps its 8, and a pass defers a payment's later events
+ * with it (`Callbacks.runDue`). The state is this process's (the default is one per process,
+ * `CallbackShares`); another process has shares of its own. Deliveries of test clocks are not
+ * counted (their passes have their own bounded time), nor a resend or test event a request asks for
+ * (`Callbacks.attempt`).
  */
 import { Clock, Context, Deferred, Effect } from "effect"
 

@@ -106,14 +106,32 @@ export const signCallback = Effect.fnUntraced(function*(terminal: Terminal, even
 /** What of an answer's body is kept: at most `responseExcerptBytes` characters, without NUL (text columns refuse it). */
 const excerpt = (body: string): string => body.slice(0, Callback.responseExcerptBytes).replaceAll("\u0000", "\ufffd")
 
-/** Sends one claimed delivery and records the attempt; returns the recorded attempt (none when another worker recorded it first). */
-export const attempt = Traced.fn("Callbacks.attempt")(function*(
+/** What `attemptShared` did: the attempt made (none when another worker recorded it first), or none: deferred until `until`. */
+export type Outcome =
+  | { readonly _tag: "Done"; readonly attempt: Option.Option<Callback.Attempt> }
+  | { readonly _tag: "Deferred"; readonly until: number }
+
+/**
+ * Sends one claimed delivery now and records the attempt; returns the recorded attempt (none when
+ * another worker recorded it first). Outside the terminals' shares of the sending: for a send a
+ * request asks for (a resend, a test event).
+ */
+export const attempt = (delivery: Callback.Delivery, event: Callback.OutboxEvent, known?: Option.Option<Terminal>, stamped?: number) =>
+  Effect.map(attemptShared(delivery, event, known, stamped, false), (outcome) => outcome._tag === "Done" ? outcome.attempt : Option.none<Callback.Attempt>())
+
+/**
+ * `attempt` within the terminal's share of the sending (`CallbackShares`) when `shared`: the passes'
+ * and the hand-off engine's sends. A send the share does not take now is deferred (its lease moved to
+ * `until`, no attempt made).
+ */
+export const attemptShared = Traced.fn("Callbacks.attempt")(function*(
   delivery: Callback.Delivery,
   event: Callback.OutboxEvent,
   /** The delivery's terminal when the caller has just read it (a pass reads each terminal once). */
-  known?: Option.Option<Terminal>,
+  known: Option.Option<Terminal> | undefined,
   /** The stamp in force when the caller has just stamped the delivery (a pass's claim stamps the deliveries it takes). */
-  stamped?: number
+  stamped: number | undefined,
+  shared: boolean
 ) {
   const terminal = known ?? (yield* (yield* TerminalRepository).get(delivery.terminalId))
   const now = yield* Clock.currentTimeMillis
@@ -142,16 +160,14 @@ export const attempt = Traced.fn("Callbacks.attempt")(function*(
     // passes have their own bounded time): sent in a slot, or deferred without an attempt.
     const ran = signed._tag === "Failure"
       ? null
-      : delivery.testClockId !== null
+      : !shared || delivery.testClockId !== null
       ? { _tag: "Sent" as const, value: yield* post, nowFailing: false }
       : yield* (yield* CallbackShares).run(delivery.terminalId, post, (r) =>
         r._tag === "Success" ? Callback.isSuccess(r.success.statusCode) || r.success.latencyMs < Shares.slowMs : r.failure.latencyMs < Shares.slowMs)
     if (ran !== null && ran._tag === "Defer") {
       const until = (yield* Clock.currentTimeMillis) + ran.forMs
-      if (delivery.nextAttemptAt !== null && (yield* (yield* OutboxRepository).renewLease(delivery.id, delivery.nextAttemptAt, until))) {
-        yield* wakeup({ kind: "delivery", deliveryId: delivery.id, at: until })
-      }
-      return Option.none<Callback.Attempt>()
+      yield* defer(delivery, until)
+      return { _tag: "Deferred", until } as const
     }
     if (ran?.nowFailing === true) {
       yield* Effect.logWarning(`callbacks of terminal ${delivery.terminalId} fail slowly: ${Shares.failingPerTerminal} sent at a time, the others deferred ${Shares.failingDeferMs / 1000} s each, until one answers`)
@@ -208,13 +224,21 @@ export const attempt = Traced.fn("Callbacks.attempt")(function*(
   let done = yield* recordOn(delivery)
   for (let tries = 0; Option.isNone(done) && tries < 3; tries++) {
     const current = yield* outbox.getDelivery(delivery.id)
-    if (Option.isNone(current) || current.value.status !== "pending") return Option.none<Callback.Attempt>()
+    if (Option.isNone(current) || current.value.status !== "pending") return { _tag: "Done", attempt: Option.none<Callback.Attempt>() } as const
     done = yield* recordOn(current.value)
   }
-  if (Option.isNone(done)) return Option.none<Callback.Attempt>()
+  if (Option.isNone(done)) return { _tag: "Done", attempt: Option.none<Callback.Attempt>() } as const
   if (done.value.nextAttemptAt !== null) yield* wakeup({ kind: "delivery", deliveryId: delivery.id, at: done.value.nextAttemptAt })
-  return Option.some(done.value.recorded)
+  return { _tag: "Done", attempt: Option.some(done.value.recorded) } as const
 })
+
+/** Moves a claimed delivery's lease to `until` (no attempt), while it still holds its lease, and wakes the worker then. */
+const defer = (delivery: Callback.Delivery, until: number) =>
+  Effect.gen(function*() {
+    if (delivery.nextAttemptAt !== null && (yield* (yield* OutboxRepository).renewLease(delivery.id, delivery.nextAttemptAt, until))) {
+      yield* wakeup({ kind: "delivery", deliveryId: delivery.id, at: until })
+    }
+  })
 
 /**
  * A delivery handed off with less of its lease left than this renews its lease before it is sent: its
@@ -244,8 +268,8 @@ export const sendHanded = Traced.fn("Callbacks.sendHanded")(function*(
     delivery = { ...delivery, nextAttemptAt: leaseUntil }
   }
   yield* starting
-  yield* attempt(delivery, handed.event, Option.some(handed.terminal), delivery.sendingAt ?? undefined)
-  return true
+  const outcome = yield* attemptShared(delivery, handed.event, Option.some(handed.terminal), delivery.sendingAt ?? undefined, true)
+  return outcome._tag === "Done"
 })
 
 /**
@@ -303,6 +327,7 @@ export const runDue = Traced.fn("Callbacks.runDue")(function*() {
   const terminalRepository = yield* TerminalRepository
   const scope = yield* TestClock.Scope
   let attempted = 0
+  let deferrals = 0
   const taken = new Set<string>()
   const lastOf = new Map<string, Deferred.Deferred<void>>()
   // A payment's first delivery handed off to this process's engine goes out before the pass sends its later ones.
@@ -347,9 +372,25 @@ export const runDue = Traced.fn("Callbacks.runDue")(function*() {
     Effect.gen(function*() {
       if (after !== undefined) yield* Deferred.await(after)
       else if (handoff._tag === "Some") yield* handoff.value.settled(groupKey(items[0]!.event))
-      yield* Effect.forEach(items, ({ delivery, event }) =>
-        // One broken delivery must not stop the others; its lease makes it retry later.
-        attempt(delivery, event, terminals.get(delivery.terminalId), stamps.get(delivery.id)).pipe(Effect.catchCause((cause) => Effect.logError("callback attempt failed", cause))), { discard: true })
+      // Once one is deferred (its terminal's share of the sending), the payment's later ones are
+      // deferred with it, in order; a deferred one leaves the pass's `taken`, so a later batch of
+      // the pass that claims it again (due again) sends it.
+      let deferredUntil: number | null = null
+      for (const { delivery, event } of items) {
+        if (deferredUntil !== null) {
+          yield* defer(delivery, deferredUntil)
+        } else {
+          // One broken delivery must not stop the others; its lease makes it retry later.
+          const outcome = yield* attemptShared(delivery, event, terminals.get(delivery.terminalId), stamps.get(delivery.id), true).pipe(
+            Effect.catchCause((cause) => Effect.as(Effect.logError("callback attempt failed", cause), null))
+          )
+          if (outcome?._tag === "Deferred") deferredUntil = outcome.until
+        }
+        if (deferredUntil !== null) {
+          taken.delete(delivery.id)
+          deferrals++
+        }
+      }
     }).pipe(Effect.ensuring(Deferred.succeed(done, undefined)))
   // A later batch that cannot be claimed ends the pass (its deliveries are retried after their
   // lease); the first one's failure is the pass's.
@@ -358,7 +399,7 @@ export const runDue = Traced.fn("Callbacks.runDue")(function*() {
     Stream.runDrain,
     Effect.provideService(SecretCipher, decryptingOnce(yield* SecretCipher))
   )
-  return attempted
+  return attempted - deferrals
 })
 
 /** Events of one feed read at most. */
