@@ -9,7 +9,9 @@
 export * as AcquirerEmulator from "./AcquirerEmulator.js"
 /** The acquirer emulator's charge book in PostgreSQL (durable, shared by every process on the database). */
 export * as PgChargeBook from "./PgChargeBook.js"
-/** Payout network emulator and its `PayoutNetwork` layer. */
+/** Payout network emulator, its `PayoutBook` and the `PayoutNetwork` layers on it. */
 export * as PayoutNetworkEmulator from "./PayoutNetworkEmulator.js"
+/** The payout network emulator's book in PostgreSQL (durable, shared by every process on the database). */
+export * as PgPayoutBook from "./PgPayoutBook.js"
 /** A settable wall clock whose sleeps stay real. */
 export * as ManualClock from "./ManualClock.js"

@@ -23,7 +23,7 @@ import { Cause, Clock, Context, Data, Duration, Effect, Exit, Layer, Option, Red
 import type { FastifyInstance } from "fastify"
 import { Callback, CallbackTransport, Config as CoreConfig, HmacTokenIssuer, PaydeskConfig, Runner, type Services } from "@paydesk/core"
 import { App } from "@paydesk/fastify"
-import { AcquirerEmulator, ManualClock, PayoutNetworkEmulator, PgChargeBook } from "@paydesk/emulators"
+import { AcquirerEmulator, ManualClock, PayoutNetworkEmulator, PgChargeBook, PgPayoutBook } from "@paydesk/emulators"
 import { EmbeddedPostgres, NodeSecurity, PgRateSource, PgStore } from "@paydesk/sql-pg"
 import type { SpanProcessor } from "@opentelemetry/sdk-trace-base"
 import { SqlClient, type SqlError } from "effect/sql"
@@ -212,8 +212,11 @@ export const layerCore = (config: ServerConfig) => {
   // The emulated bank: its charge book on a pool of its own, so its writes never join a core transaction.
   // Sandbox subscriptions are charged by an emulator of their own over the same durable book (its
   // keys and programs are per subscription, so live and sandbox never meet).
-  const bank = Layer.merge(AcquirerEmulator.layerOnBook, AcquirerEmulator.sandboxLayerOnBook).pipe(
-    Layer.provide(PgChargeBook.layer({ client: `${hostname()}:${process.pid}` })),
+  // The emulated payout network keeps its answers on the same pool, so a payout sent before a crash
+  // is answered the same after it, never sent twice.
+  const client = `${hostname()}:${process.pid}`
+  const bank = Layer.mergeAll(AcquirerEmulator.layerOnBook, AcquirerEmulator.sandboxLayerOnBook, PayoutNetworkEmulator.layerOnBook).pipe(
+    Layer.provide(Layer.merge(PgChargeBook.layer({ client }), PgPayoutBook.layer({ client }))),
     Layer.provide(layerPool(4, `${poolName}-bank`))
   )
   const settings = Layer.succeed(PaydeskConfig)({
@@ -223,7 +226,7 @@ export const layerCore = (config: ServerConfig) => {
     signingSecretOverlapMs: config.signingSecretOverlapHours * 3_600_000,
     allowPrivateCallbacks: config.callbackAllowPrivate
   })
-  return Layer.mergeAll(PgRateSource.layer, layerSecurity, layerTransport, bank, PayoutNetworkEmulator.layer, settings, layerInitialRate(config.initialRate)).pipe(
+  return Layer.mergeAll(PgRateSource.layer, layerSecurity, layerTransport, bank, settings, layerInitialRate(config.initialRate)).pipe(
     // Migrated before anything reads the schema.
     Layer.provideMerge(store),
     Layer.provideMerge(Metrics.layer({ poolName, poolMax: config.dbPool })),
