@@ -106,8 +106,8 @@ export interface ChargeBook {
   void(request: { readonly subscriptionId: string; readonly idempotencyKey: string }): Effect.Effect<BookEntry>
   /** Remembers that the subscription's binding is stopped: its new charges are declined. */
   stopBinding(subscriptionId: string): Effect.Effect<void>
-  /** Settles the outcome of a key recorded `unknown`; any other key (never seen, or already answered) is left alone. */
-  resolve(idempotencyKey: string, outcome: "paid" | "failed"): Effect.Effect<void>
+  /** Settles the outcome of a key recorded `unknown` (true); any other key (never seen, or already answered) is left alone (false). */
+  resolve(idempotencyKey: string, outcome: "paid" | "failed"): Effect.Effect<boolean>
 }
 
 /** The `ChargeBook` an emulator built by `layerOnBook` uses (memory, or `PgChargeBook.layer`). */
@@ -148,7 +148,9 @@ export const memoryBook = (): ChargeBook => {
     resolve: (idempotencyKey, outcome) =>
       Effect.sync(() => {
         const known = entries.get(idempotencyKey)
-        if (known !== undefined && known.program === "unknown") entries.set(idempotencyKey, { program: outcome, serial: known.serial })
+        if (known === undefined || known.program !== "unknown") return false
+        entries.set(idempotencyKey, { program: outcome, serial: known.serial })
+        return true
       })
   }
 }
@@ -185,8 +187,8 @@ export class AcquirerEmulator extends Context.Service<AcquirerEmulator, {
   readonly voids: ReadonlyArray<string>
   /** Queues outcomes (and answer delays) of the next recurring charges of a subscription. */
   programCharges(subscriptionId: string, outcomes: ReadonlyArray<ChargeInstruction>): Effect.Effect<void>
-  /** Replaces the recorded outcome of a charge key (the bank settled an unknown charge). */
-  resolveCharge(idempotencyKey: string, outcome: "paid" | "failed"): Effect.Effect<void>
+  /** Replaces the recorded outcome of a charge key recorded `unknown` (the bank settled it; true), else nothing (false). */
+  resolveCharge(idempotencyKey: string, outcome: "paid" | "failed"): Effect.Effect<boolean>
   /** Sets how stops of a subscription end (default `"stopped"`). */
   programStop(subscriptionId: string, outcome: "stopped" | "failed"): Effect.Effect<void>
   /** Makes `createPayment`, `startBinding` and `stopBinding` fail with `ProviderUnavailable`. */

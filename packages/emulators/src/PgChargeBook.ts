@@ -93,7 +93,10 @@ const operations = (sql: SqlClient.SqlClient, client: string): ChargeBook => {
     stopBinding: (subscriptionId) =>
       Effect.orDie(sql`INSERT INTO emulator_stopped_bindings (subscription_id) VALUES (${subscriptionId}) ON CONFLICT DO NOTHING`).pipe(Effect.asVoid),
     resolve: (idempotencyKey, outcome) =>
-      Effect.orDie(sql`UPDATE emulator_charges SET outcome = ${outcome} WHERE idempotency_key = ${idempotencyKey} AND outcome = 'unknown'`)
+      Effect.orDie(Effect.map(
+        sql`UPDATE emulator_charges SET outcome = ${outcome} WHERE idempotency_key = ${idempotencyKey} AND outcome = 'unknown' RETURNING 1`,
+        (rows) => rows.length > 0
+      ))
   }
 }
 

@@ -21,6 +21,7 @@ import {
   Instant,
   InvalidRequest,
   NotFound,
+  OperationNotAllowed,
   Operator,
   OperatorReads,
   Payments,
@@ -217,6 +218,21 @@ export const register = async (
         subscription_id: subscription.id,
         outcomes: outcomes.map((o) => o.delayMs === 0 ? o.outcome : { outcome: o.outcome, delay_ms: o.delayMs })
       }
+    }), (answer) => reply.send(answer))
+  })
+
+  route(app, Ops.resolveCharge, (request, reply, decoded) => {
+    const resolve = hooks.resolveCharge
+    if (resolve === undefined) return hookMissing(request, reply, "settling unknown charges")
+    return run(ctx, request, reply, Effect.gen(function*() {
+      const { body, params } = yield* decoded
+      const id = yield* uuidOf(params["subscriptionId"], "subscription")
+      const open = yield* Subscriptions.openCharge(id)
+      const settled = Option.isSome(open) && (yield* Effect.promise(() => resolve(open.value.idempotencyKey, body.outcome)))
+      if (!settled || Option.isNone(open)) {
+        return yield* new OperationNotAllowed({ message: "the subscription has no open charge the bank answered unknown" })
+      }
+      return { subscription_id: id, charge_id: open.value.id, idempotency_key: open.value.idempotencyKey, outcome: body.outcome }
     }), (answer) => reply.send(answer))
   })
 

@@ -47,6 +47,11 @@ export interface OperatorHooks {
     subscriptionId: string,
     outcomes: ReadonlyArray<{ readonly outcome: "paid" | "failed" | "unknown"; readonly delayMs: number }>
   ) => Promise<void>
+  /**
+   * Settles the acquirer emulator's answer to a charge it recorded as `unknown` (by its idempotency
+   * key); false when the bank has no unknown answer under that key.
+   */
+  readonly resolveCharge?: (idempotencyKey: string, outcome: "paid" | "failed") => Promise<boolean>
   /** Runs all background work due now and reports it. */
   readonly runWork?: () => Promise<unknown>
 }

@@ -276,6 +276,13 @@ export const operatorPlan = { ...plan, active: true, terminal_ids: [terminalId] 
 
 export const chargeProgram = { subscription_id: ids.subscription, outcomes: ["paid", { outcome: "failed", delay_ms: 3000 }] }
 
+export const chargeResolved = {
+  subscription_id: ids.subscription,
+  charge_id: "4b0f6c0e-1d1a-4c55-9f0e-8a2b7c3d9e10",
+  idempotency_key: `sub:${ids.subscription}:cycle:4:attempt:1`,
+  outcome: "paid"
+}
+
 export const workReport = { expiredPayments: 0, charges: 1, settledCharges: 0, stops: 0, conversions: 0, payouts: 0, callbacks: 2, testClocks: 0 }
 
 export const delivery = {

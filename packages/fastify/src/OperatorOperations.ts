@@ -212,6 +212,17 @@ export const chargeOutcomes = operation({
   errors: [...common, [404, "`subscription not found`"], hookMissing]
 })
 
+export const resolveCharge = operation({
+  id: "operatorResolveCharge", surface: "operator", method: "POST", path: "/acquirer/subscriptions/{subscriptionId}/unknown-charge", tag, auth: "operator",
+  summary: "The emulated bank settles a subscription's charge it answered `unknown`",
+  description: "The open attempt of the subscription's current cycle, which the emulated bank recorded as `unknown`, gets its final " +
+    "answer. Nothing is booked here: `POST /subscriptions/{id}/resume` then asks the bank again under the same key and books its answer.",
+  params: { subscriptionId: "UUID of the subscription" },
+  body: { schema: S.ChargeResolution, example: { outcome: "paid" } },
+  responses: [{ status: 200, description: "the charge and the bank's answer", schema: R.ChargeResolved, example: Examples.chargeResolved }],
+  errors: [...common, [400, "`the subscription has no open charge the bank answered unknown`"], [404, "`subscription not found`"], hookMissing]
+})
+
 export const approvePayout = operation({
   id: "operatorApprovePayout", surface: "operator", method: "POST", path: "/payouts/{id}/approve", tag, auth: "operator",
   summary: "Approve a payout for sending",
@@ -308,6 +319,6 @@ export const all: ReadonlyArray<Operation<any, any>> = [
   listAccounts, getAccount, listAccountTerminals, getTerminal, updateTerminal, listTerminalPayments, getPayment,
   listTerminalSubscriptions, getSubscription, listTerminalPayouts, getPayout,
   createAccount, createTerminal, createApiKey, listApiKeys, revokeApiKey, rotateSigningSecret, logoutUser, setTerminalStatus,
-  createPlan, acquirerOutcome, chargeOutcomes, approvePayout, rejectPayout, refundPayment, chargebackPayment,
+  createPlan, acquirerOutcome, chargeOutcomes, resolveCharge, approvePayout, rejectPayout, refundPayment, chargebackPayment,
   resumeSubscription, stopSubscription, setRate, setClock, runWork, listDeliveries, getDelivery
 ]

@@ -425,6 +425,13 @@ const ChargeProgramSet = Schema.Struct({
   outcomes: Schema.Array(Schema.Union([Schema.String, Schema.Struct({ outcome: Schema.String, delay_ms: Int })]))
 }).annotate({ identifier: "ChargeProgramSet", title: "ChargeProgramSet" })
 
+const ChargeResolved = Schema.Struct({
+  subscription_id: Uuid,
+  charge_id: Uuid,
+  idempotency_key: Schema.String,
+  outcome: Schema.String
+}).annotate({ identifier: "ChargeResolved", title: "ChargeResolved" })
+
 const RateAnswer = Schema.Struct({ rate: Schema.String }).annotate({ identifier: "RateAnswer", title: "RateAnswer" })
 const ClockAnswer = Schema.Struct({ now: Time }).annotate({ identifier: "ClockAnswer", title: "ClockAnswer" })
 
@@ -529,6 +536,7 @@ export const responses = {
   OperatorApiKey,
   OperatorPlan,
   ChargeProgramSet,
+  ChargeResolved,
   RateAnswer,
   ClockAnswer,
   WorkReport,

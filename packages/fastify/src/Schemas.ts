@@ -321,6 +321,10 @@ export const PlanCreate = Schema.Struct({
 export const AcquirerOutcome = Schema.Struct({ outcome: oneOf(["processing", "paid", "failed"], "what the bank reports") })
   .annotate({ identifier: "AcquirerOutcome", title: "AcquirerOutcome" })
 
+/** `POST /admin/v1/acquirer/subscriptions/{subscriptionId}/unknown-charge`. */
+export const ChargeResolution = Schema.Struct({ outcome: oneOf(["paid", "failed"], "what the bank finally says of the charge it did not know") })
+  .annotate({ identifier: "ChargeResolution", title: "ChargeResolution" })
+
 /** Longest answer delay of an emulated charge (ms). */
 export const maxChargeDelayMs = 30_000
 

@@ -245,6 +245,11 @@ export const register = (program: Command, send: Send, readStdin: ReadStdin): vo
     .argument("<outcomes...>", "paid, failed or unknown, in order")
     .action((subscriptionId: string, outcomes: Array<string>) =>
       send({ method: "POST", path: `/acquirer/subscriptions/${id(subscriptionId)}/charge-outcomes`, body: { outcomes } }))
+  acquirer.command("resolve").description("the bank's final answer to a subscription's charge it answered unknown (then: subscriptions resume)")
+    .argument("<subscription_id>")
+    .addArgument(new Argument("<outcome>", "paid or failed").choices(["paid", "failed"]))
+    .action((subscriptionId: string, outcome: string) =>
+      send({ method: "POST", path: `/acquirer/subscriptions/${id(subscriptionId)}/unknown-charge`, body: { outcome } }))
   group("rate", "the USDT/RUB rate").command("set").description("set the general rate").argument("<rate>", "RUB per USDT, e.g. 95.50")
     .action((rate: string) => send({ method: "PUT", path: "/rate", body: { rate } }))
   group("clock", "the manual clock (PAYDESK_CLOCK=manual)").command("set").description("set the server's time").argument("<time>", "ISO 8601 with an offset")

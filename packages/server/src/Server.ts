@@ -297,6 +297,8 @@ export const layerHttp = (config: ServerConfig) =>
               operator: {
                 setRate: (value) => run(Effect.flatMap(Clock.currentTimeMillis, (now) => PgRateSource.setRate(PgRateSource.general, value, now))),
                 programCharges: (subscriptionId, outcomes) => run(emulator.programCharges(subscriptionId, outcomes)),
+                // One book for live and sandbox charges: either emulator settles either's key.
+                resolveCharge: (idempotencyKey, outcome) => run(emulator.resolveCharge(idempotencyKey, outcome)),
                 runWork: () => run(engine.runWork),
                 ...Option.match(manual, {
                   onNone: () => ({}),

@@ -143,6 +143,29 @@ for (const target of pgTargets()) describe(`on postgres (${target.name})`, () =>
       await srv.setClock("2026-07-31T07:00:00.000Z")
       await srv.work()
       expect((await m.api("GET", `/subscriptions/${created.json.id}/charges`)).json).toHaveLength(5)
+      // The bank still does not know: resume is refused. Once it settles the charge (the operator's
+      // emulator control), resume books it under the same key, charged once.
+      const stillUnknown = await srv.admin("POST", `/subscriptions/${created.json.id}/resume`)
+      expect([stillUnknown.status, stillUnknown.json.error.message]).toEqual([400, "the last charge is still unconfirmed by the acquirer"])
+      const resolved = await srv.admin("POST", `/acquirer/subscriptions/${created.json.id}/unknown-charge`, { outcome: "paid" })
+      expect(resolved.status).toBe(200)
+      expect(resolved.json).toMatchObject({ subscription_id: created.json.id, outcome: "paid", idempotency_key: `sub:${created.json.id}:cycle:4:attempt:1` })
+      // Settled once: the bank has no unknown answer left for it.
+      const again = await srv.admin("POST", `/acquirer/subscriptions/${created.json.id}/unknown-charge`, { outcome: "failed" })
+      expect([again.status, again.json.error.message]).toEqual([400, "the subscription has no open charge the bank answered unknown"])
+      const resumed = await srv.admin("POST", `/subscriptions/${created.json.id}/resume`)
+      expect(resumed.status).toBe(200)
+      expect((await m.api("GET", `/subscriptions/${created.json.id}`)).json.billing_status).toBe("enabled")
+      const charges5 = (await m.api("GET", `/subscriptions/${created.json.id}/charges`)).json
+      expect(charges5.map((c: { status: string }) => c.status)).toEqual(["payed", "payed", "payed", "payed", "payed"])
+      const db = database(srv.databaseUrl)
+      try {
+        expect(await db.query("SELECT outcome FROM emulator_charges WHERE idempotency_key = $1", [resolved.json.idempotency_key])).toEqual([{ outcome: "paid" }])
+      } finally {
+        await db.close()
+      }
+      // Stopped, so that the later tests' clock moves charge nothing of it.
+      expect((await m.api("POST", `/subscriptions/${created.json.id}/stop`)).status).toBe(200)
     }, 120_000)
 
     it("a stop while the bank takes 3 s to answer a paid charge: the charge is booked paid with payment.paid, the subscription stays stopped", async () => {

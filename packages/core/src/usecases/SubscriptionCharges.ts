@@ -382,6 +382,18 @@ export const settleStoppedCharges = Traced.fn("Subscriptions.settleStoppedCharge
   return booked
 })
 
+/**
+ * The attempt of the subscription's current cycle whose outcome is not booked (`pending`: never
+ * answered, `unconfirmed`: the acquirer did not know), if any: the charge an operator asks the bank
+ * about before `resume`.
+ */
+export const openCharge = Traced.fn("Subscriptions.openCharge")(function*(id: string) {
+  const sub = yield* Lifecycle.load(id)
+  const attempts = yield* (yield* ChargeRepository).listForCycle(sub.id, Lifecycle.cycleNumberOf(sub, sub.nextCycleIndex))
+  const last = attempts.at(-1)
+  return last !== undefined && Charge.isOpen(last.status) ? Option.some(last) : Option.none<Charge.Charge>()
+})
+
 /** Operator: out of review back to enabled, after reconciling an unconfirmed (or unsent) attempt (at a test clock's time for its subscriptions). */
 export const resume = Traced.fn("Subscriptions.resume")(function*(id: string) {
   const sub = yield* Lifecycle.load(id)

@@ -39,7 +39,7 @@ export {
   maxPayerIdBytes,
   maxReferenceBytes
 } from "./SubscriptionCreation.js"
-export { chargeBatchesPerPass, chargeConcurrency, chargeOne, maxVoidWaitMs, resume, runDueCharges, settleStoppedCharges, voidBackoff } from "./SubscriptionCharges.js"
+export { chargeBatchesPerPass, chargeConcurrency, chargeOne, maxVoidWaitMs, openCharge, resume, runDueCharges, settleStoppedCharges, voidBackoff } from "./SubscriptionCharges.js"
 
 type Sub = Subscription.Subscription
 

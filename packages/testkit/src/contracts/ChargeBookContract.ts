@@ -48,13 +48,13 @@ export const suite = <E>(name: string, layer_: Layer.Layer<ChargeBooks, E>): voi
         const sub = Fixtures.uuid()
         yield* first.program(sub, ["unknown"])
         const taken = yield* first.take(request(sub, 1))
-        yield* second.resolve(request(sub, 1).idempotencyKey, "paid")
+        assert.isTrue(yield* second.resolve(request(sub, 1).idempotencyKey, "paid"))
         assert.deepStrictEqual(yield* first.take(request(sub, 1)), { program: "paid", serial: taken.serial, fresh: false, delayMs: 0 })
         // Only an unknown outcome is settled: an answered key keeps its answer.
-        yield* second.resolve(request(sub, 1).idempotencyKey, "failed")
+        assert.isFalse(yield* second.resolve(request(sub, 1).idempotencyKey, "failed"))
         assert.strictEqual((yield* first.take(request(sub, 1))).program, "paid")
         // A key the bank never saw stays unseen: the first charge under it is a real one.
-        yield* second.resolve(request(sub, 2).idempotencyKey, "failed")
+        assert.isFalse(yield* second.resolve(request(sub, 2).idempotencyKey, "failed"))
         const fresh = yield* first.take(request(sub, 2))
         assert.deepStrictEqual([fresh.program, fresh.fresh], ["paid", true])
       }))
