@@ -422,10 +422,12 @@ export const layer: Layer.Layer<OutboxRepository, never, SqlClient.SqlClient> = 
         return rows.map((row) => ({ event: toEvent(row), delivery: row.delivery === null ? null : toDelivery(fromJson(row.delivery)) }))
       }),
 
-      // An advisory lock per terminal, taken in one order (two recoveries of several terminals never wait on each other crosswise).
+      // An advisory lock per terminal, taken in the order of the locks' keys (two recoveries of several
+      // terminals never wait on each other crosswise, even when two ids hash alike).
       lockRecovery: (terminalIds) =>
         terminalIds.length === 0 ? Effect.void : Effect.asVoid(orDie(sql`
-          SELECT pg_advisory_xact_lock(${recoveryLockSpace}::int4, hashtext(t.id)) FROM (SELECT DISTINCT id FROM unnest(${[...terminalIds]}::text[]) AS u(id) ORDER BY id) AS t`)),
+          SELECT pg_advisory_xact_lock(${recoveryLockSpace}::int4, t.k)
+          FROM (SELECT DISTINCT hashtext(id) AS k FROM unnest(${[...terminalIds]}::text[]) AS u(id) ORDER BY k) AS t`)),
 
       deliveriesOf: Traced.fn("PgOutboxRepository.deliveriesOf")(function*(eventId) {
         if (!Id.isUuid(eventId)) return []
