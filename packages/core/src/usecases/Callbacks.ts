@@ -26,7 +26,8 @@ import { type DeliveryFilter, OutboxRepository } from "../ports/OutboxRepository
 import { SecretCipher } from "../ports/SecretCipher.js"
 import { TerminalRepository } from "../ports/TerminalRepository.js"
 import * as TestClock from "../TestClock.js"
-import { atomic, wakeup } from "./Atomic.js"
+import type { Wakeup } from "../ports/Wakeups.js"
+import { atomic, wakeup, wakeups } from "./Atomic.js"
 import * as Shares from "./CallbackShares.js"
 import { CallbackShares } from "./CallbackShares.js"
 import { claimedBatches } from "./Jobs.js"
@@ -131,7 +132,9 @@ export const attemptShared = Traced.fn("Callbacks.attempt")(function*(
   known: Option.Option<Terminal> | undefined,
   /** The stamp in force when the caller has just stamped the delivery (a pass's claim stamps the deliveries it takes). */
   stamped: number | undefined,
-  shared: boolean
+  shared: boolean,
+  /** Whether a deferral wakes the engine when the delivery is due again (a pass wakes it once for all of its own). */
+  wake = true
 ) {
   const terminal = known ?? (yield* (yield* TerminalRepository).get(delivery.terminalId))
   const now = yield* Clock.currentTimeMillis
@@ -166,7 +169,7 @@ export const attemptShared = Traced.fn("Callbacks.attempt")(function*(
         r._tag === "Success" ? Callback.isSuccess(r.success.statusCode) || r.success.latencyMs < Shares.slowMs : r.failure.latencyMs < Shares.slowMs)
     if (ran !== null && ran._tag === "Defer") {
       const until = (yield* Clock.currentTimeMillis) + ran.forMs
-      yield* defer(delivery, until)
+      yield* defer(delivery, until, wake)
       return { _tag: "Deferred", until } as const
     }
     if (ran?.nowFailing === true) {
@@ -232,10 +235,10 @@ export const attemptShared = Traced.fn("Callbacks.attempt")(function*(
   return { _tag: "Done", attempt: Option.some(done.value.recorded) } as const
 })
 
-/** Moves a claimed delivery's lease to `until` (no attempt), while it still holds its lease, and wakes the worker then. */
-const defer = (delivery: Callback.Delivery, until: number) =>
+/** Moves a claimed delivery's lease to `until` (no attempt), while it still holds its lease, and (with `wake`) wakes the engine then. */
+const defer = (delivery: Callback.Delivery, until: number, wake: boolean) =>
   Effect.gen(function*() {
-    if (delivery.nextAttemptAt !== null && (yield* (yield* OutboxRepository).renewLease(delivery.id, delivery.nextAttemptAt, until))) {
+    if (delivery.nextAttemptAt !== null && (yield* (yield* OutboxRepository).renewLease(delivery.id, delivery.nextAttemptAt, until)) && wake) {
       yield* wakeup({ kind: "delivery", deliveryId: delivery.id, at: until })
     }
   })
@@ -328,6 +331,9 @@ export const runDue = Traced.fn("Callbacks.runDue")(function*() {
   const scope = yield* TestClock.Scope
   let attempted = 0
   let deferrals = 0
+  // The engine is woken once for the pass's deferrals (the first and the last due again), not per
+  // delivery: under a flood of one terminal's callbacks that would be a wakeup (an Inngest event) each.
+  const deferred: Array<Wakeup> = []
   const taken = new Set<string>()
   const lastOf = new Map<string, Deferred.Deferred<void>>()
   // A payment's first delivery handed off to this process's engine goes out before the pass sends its later ones.
@@ -378,10 +384,10 @@ export const runDue = Traced.fn("Callbacks.runDue")(function*() {
       let deferredUntil: number | null = null
       for (const { delivery, event } of items) {
         if (deferredUntil !== null) {
-          yield* defer(delivery, deferredUntil)
+          yield* defer(delivery, deferredUntil, false)
         } else {
           // One broken delivery must not stop the others; its lease makes it retry later.
-          const outcome = yield* attemptShared(delivery, event, terminals.get(delivery.terminalId), stamps.get(delivery.id), true).pipe(
+          const outcome = yield* attemptShared(delivery, event, terminals.get(delivery.terminalId), stamps.get(delivery.id), true, false).pipe(
             Effect.catchCause((cause) => Effect.as(Effect.logError("callback attempt failed", cause), null))
           )
           if (outcome?._tag === "Deferred") deferredUntil = outcome.until
@@ -389,6 +395,7 @@ export const runDue = Traced.fn("Callbacks.runDue")(function*() {
         if (deferredUntil !== null) {
           taken.delete(delivery.id)
           deferrals++
+          deferred.push({ kind: "delivery", deliveryId: delivery.id, at: deferredUntil })
         }
       }
     }).pipe(Effect.ensuring(Deferred.succeed(done, undefined)))
@@ -399,6 +406,10 @@ export const runDue = Traced.fn("Callbacks.runDue")(function*() {
     Stream.runDrain,
     Effect.provideService(SecretCipher, decryptingOnce(yield* SecretCipher))
   )
+  if (deferred.length > 0) {
+    const byTime = [...deferred].sort((a, b) => a.at - b.at)
+    yield* wakeups(byTime.length === 1 ? byTime : [byTime[0]!, byTime[byTime.length - 1]!])
+  }
   return attempted - deferrals
 })
 
