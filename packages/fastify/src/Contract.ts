@@ -186,6 +186,15 @@ const noQuery = (request: FastifyRequest): Effect.Effect<Record<string, never>, 
   return Effect.fail(name === "" ? new InvalidRequest({ message: "invalid query string" }) : new InvalidRequest({ field: name, message: `unknown query parameter ${name}` }))
 }
 
+/**
+ * Whether a declared query has no parameter (`NoQuery`, the docs' and health routes'): refused by
+ * `noQuery`, since an empty struct lets any key through even with `onExcessProperty: "error"`.
+ */
+const takesNone = (schema: Schema.Top): boolean => {
+  const fields = (schema as { readonly fields?: Readonly<Record<string, unknown>> }).fields
+  return fields !== undefined && Object.keys(fields).length === 0
+}
+
 const decoders = new WeakMap<Schema.Top, (input: unknown) => Effect.Effect<unknown, Schema.SchemaError>>()
 
 const decoderOf = (schema: Schema.Top) => {
@@ -229,9 +238,9 @@ export const decode = <Q extends Schema.Top | undefined, B extends Schema.Top | 
   Effect.gen(function*() {
     const headers: Record<string, string | undefined> = {}
     for (const header of op.headers ?? []) headers[header.name] = yield* decodeHeader(request, header)
-    const query = op.query !== undefined
+    const query = op.query !== undefined && !takesNone(op.query)
       ? yield* decodeWith(op.query, "query", { ...(request.query as object | undefined) })
-      : strictQuery.has(op.surface)
+      : op.query !== undefined || strictQuery.has(op.surface)
       ? yield* noQuery(request)
       : {}
     const spec = op.body as Body | undefined

@@ -36,6 +36,10 @@ beforeEach(async () => {
       setRate: async () => void hooksRan.push("setRate"),
       setClock: async () => void hooksRan.push("setClock"),
       programCharges: async () => void hooksRan.push("programCharges"),
+      resolveCharge: async () => {
+        hooksRan.push("resolveCharge")
+        return true
+      },
       runWork: async () => {
         hooksRan.push("runWork")
         return {}
@@ -98,6 +102,14 @@ describe("Stray query parameters", () => {
     expect(json(await admin("GET", `/accounts/${merchant.accountId}/terminals`)).items).toHaveLength(1)
     // The same account, without the query string, is created.
     expect((await admin("POST", "/accounts", { name: "Stray", owner_email: "stray@shop.example", owner_password: "correct horse battery" })).statusCode).toBe(201)
+  })
+
+  it("the health, metrics and docs routes refuse a query parameter, as their documents say (they answered 200)", async () => {
+    for (const url of ["/health/live", "/health/ready", "/openapi.json", "/docs"]) {
+      refused(await t.app.inject({ method: "GET", url: `${url}?x=1` }), "x", `GET ${url}?x=1`)
+      expect((await t.app.inject({ method: "GET", url })).statusCode, url).toBeLessThan(400)
+    }
+    refused(await t.app.inject({ method: "GET", url: "/metrics?x=1", headers: { authorization: `Bearer ${adminToken}` } }), "x", "GET /metrics?x=1")
   })
 
   it("the payer pages still take any query string (links with tracking parameters)", async () => {
