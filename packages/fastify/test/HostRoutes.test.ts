@@ -167,7 +167,9 @@ describe("while the server closes", () => {
       observe: (sample) => samples.push(sample),
       logger: { level: "info", stream: { write: (line: string) => void lines.push(line) } }
     })
-    slowRoute(t.app, 300)
+    // Long enough for the probes to arrive while both requests are still in flight, also on a loaded
+    // machine (with 300 ms, a run beside the whole suite once missed it and waited 30 s).
+    slowRoute(t.app, 1500)
     const address = await t.app.listen({ port: 0, host: "127.0.0.1" })
     // Two connections kept busy, so that closing drops neither: a probe arrives on each while the server closes.
     const sockets = await Promise.all([rawRequest(address, slowRequestHead), rawRequest(address, slowRequestHead)])
