@@ -216,7 +216,9 @@ export const resolveCharge = operation({
   id: "operatorResolveCharge", surface: "operator", method: "POST", path: "/acquirer/subscriptions/{subscriptionId}/unknown-charge", tag, auth: "operator",
   summary: "The emulated bank settles a subscription's charge it answered `unknown`",
   description: "The open attempt of the subscription's current cycle, which the emulated bank recorded as `unknown`, gets its final " +
-    "answer. Nothing is booked here: `POST /subscriptions/{id}/resume` then asks the bank again under the same key and books its answer.",
+    "answer. Nothing is booked here: `POST /subscriptions/{id}/resume` then asks the bank again under the same key and books its answer " +
+    "(for a stopping or stopped subscription, the background work's next ask about its open attempt books it: a lease after the attempt's " +
+    "last ask at the soonest, up to a day for one long unconfirmed).",
   params: { subscriptionId: "UUID of the subscription" },
   body: { schema: S.ChargeResolution, example: { outcome: "paid" } },
   responses: [{ status: 200, description: "the charge and the bank's answer", schema: R.ChargeResolved, example: Examples.chargeResolved }],

@@ -126,6 +126,7 @@ describe("paydesk CLI: commands", () => {
       [["deliveries", "show", "d1"], "GET", "/deliveries/d1"],
       [["acquirer", "settle", "p1"], "POST", "/acquirer/payments/p1/outcome", { outcome: "paid" }],
       [["acquirer", "charges", "s1", "paid", "unknown"], "POST", "/acquirer/subscriptions/s1/charge-outcomes", { outcomes: ["paid", "unknown"] }],
+      [["acquirer", "resolve", "s1", "failed"], "POST", "/acquirer/subscriptions/s1/unknown-charge", { outcome: "failed" }],
       [["rate", "set", "95.5"], "PUT", "/rate", { rate: "95.5" }],
       [["clock", "set", "2027-01-01T00:00:00Z"], "POST", "/clock", { now: "2027-01-01T00:00:00Z" }],
       [["work", "run"], "POST", "/work/run", {}]

@@ -257,6 +257,48 @@ describe("Callback shares", () => {
     }).pipe(Effect.provide(Kit.layer)))
 })
 
+describe("Callback shares in a pass", () => {
+  it.effect("a deferred event defers the payment's later ones, also those of a later batch of the pass, and no attempt is counted", () =>
+    Effect.gen(function*() {
+      const { merchant, principal, transport } = yield* setup
+      const terminalId = merchant.terminal.id
+      const a = yield* Payments.create(principal, { amount: "10", orderId: "a", test: false })
+      yield* Payments.settle(a.payment.id, "paid")
+      const shares = CallbackShares.make()
+      // Failing (three slow failures), and its two slots taken.
+      for (let i = 0; i < CallbackShares.failingAfter; i++) yield* shares.run(terminalId, Effect.succeed(false), (ok) => ok)
+      const hold = yield* Deferred.make<boolean>()
+      const held = yield* Effect.forEach([1, 2], () => Effect.forkChild(shares.run(terminalId, Deferred.await(hold), (ok) => ok)))
+      yield* Effect.yieldNow
+      assert.strictEqual(shares.of(terminalId).inFlight, CallbackShares.failingPerTerminal)
+      // Once the first event is deferred, the slots come free and the terminal answers again: the
+      // payment's next event (a batch of its own) would find a slot, but waits with the first.
+      const outbox = yield* OutboxRepository
+      const freeing = OutboxRepository.of({
+        ...outbox,
+        renewLease: (id, heldUntil, leaseUntil) =>
+          Effect.gen(function*() {
+            const renewed = yield* outbox.renewLease(id, heldUntil, leaseUntil)
+            if (yield* Deferred.succeed(hold, true)) yield* Effect.forEach(held, Fiber.join)
+            return renewed
+          })
+      })
+      const now = yield* Clock.currentTimeMillis
+      const attempted = yield* Callbacks.runDue().pipe(
+        Effect.provideService(OutboxRepository, freeing),
+        Effect.provideService(CallbackShares.CallbackShares, shares)
+      )
+      assert.deepStrictEqual(shares.of(terminalId), { inFlight: 0, failures: 0 })
+      assert.strictEqual(attempted, 0)
+      assert.deepStrictEqual(transport.requests, [])
+      const deliveries = yield* outbox.listDeliveries({ terminalId, limit: 10 })
+      assert.deepStrictEqual(deliveries.map((d) => [d.status, d.attempts, d.nextAttemptAt]), [
+        ["pending", 0, now + CallbackShares.failingDeferMs],
+        ["pending", 0, now + CallbackShares.failingDeferMs]
+      ])
+    }).pipe(Effect.provideService(PaydeskConfig, { ...Config.defaults, batchSize: 1 }), Effect.provide(Kit.layer)))
+})
+
 describe("Atomicity", () => {
   it.effect("a use case that fails half-way leaves no trace", () =>
     Effect.gen(function*() {

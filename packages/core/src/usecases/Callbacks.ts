@@ -334,6 +334,8 @@ export const runDue = Traced.fn("Callbacks.runDue")(function*() {
   // The engine is woken once for the pass's deferrals (the first and the last due again), not per
   // delivery: under a flood of one terminal's callbacks that would be a wakeup (an Inngest event) each.
   const deferred: Array<Wakeup> = []
+  /** Per payment (`groupKey`), until when this pass deferred its events. */
+  const deferredGroups = new Map<string, number>()
   const taken = new Set<string>()
   const lastOf = new Map<string, Deferred.Deferred<void>>()
   // A payment's first delivery handed off to this process's engine goes out before the pass sends its later ones.
@@ -376,21 +378,27 @@ export const runDue = Traced.fn("Callbacks.runDue")(function*() {
   })
   const send = ({ items, terminals, stamps, after, done }: Group) =>
     Effect.gen(function*() {
+      const key = groupKey(items[0]!.event)
       if (after !== undefined) yield* Deferred.await(after)
-      else if (handoff._tag === "Some") yield* handoff.value.settled(groupKey(items[0]!.event))
+      else if (handoff._tag === "Some") yield* handoff.value.settled(key)
       // Once one is deferred (its terminal's share of the sending), the payment's later ones are
       // deferred with it, in order; a deferred one leaves the pass's `taken`, so a later batch of
       // the pass that claims it again (due again) sends it.
-      let deferredUntil: number | null = null
+      // An earlier group of the payment in this pass deferred its events: these wait with them.
+      const earlier = deferredGroups.get(key)
+      let deferredUntil: number | null = earlier !== undefined && earlier > (yield* Clock.currentTimeMillis) ? earlier : null
       for (const { delivery, event } of items) {
         if (deferredUntil !== null) {
-          yield* defer(delivery, deferredUntil, false)
+          yield* defer(delivery, deferredUntil, false).pipe(Effect.catchCause((cause) => Effect.logError("callback not deferred", cause)))
         } else {
           // One broken delivery must not stop the others; its lease makes it retry later.
           const outcome = yield* attemptShared(delivery, event, terminals.get(delivery.terminalId), stamps.get(delivery.id), true, false).pipe(
             Effect.catchCause((cause) => Effect.as(Effect.logError("callback attempt failed", cause), null))
           )
-          if (outcome?._tag === "Deferred") deferredUntil = outcome.until
+          if (outcome?._tag === "Deferred") {
+            deferredUntil = outcome.until
+            deferredGroups.set(key, outcome.until)
+          }
         }
         if (deferredUntil !== null) {
           taken.delete(delivery.id)
@@ -401,15 +409,18 @@ export const runDue = Traced.fn("Callbacks.runDue")(function*() {
     }).pipe(Effect.ensuring(Deferred.succeed(done, undefined)))
   // A later batch that cannot be claimed ends the pass (its deliveries are retried after their
   // lease); the first one's failure is the pass's.
+  // The deferrals' wakeup also when the pass ends early (a later batch not claimed).
+  const wakeDeferred = Effect.suspend(() => {
+    if (deferred.length === 0) return Effect.void
+    const byTime = [...deferred].sort((a, b) => a.at - b.at)
+    return wakeups(byTime.length === 1 ? byTime : [byTime[0]!, byTime[byTime.length - 1]!])
+  })
   yield* claimedBatches("callback batch not claimed", claim).pipe(
     Stream.mapEffect(send, { concurrency, unordered: true }),
     Stream.runDrain,
-    Effect.provideService(SecretCipher, decryptingOnce(yield* SecretCipher))
+    Effect.provideService(SecretCipher, decryptingOnce(yield* SecretCipher)),
+    Effect.ensuring(wakeDeferred)
   )
-  if (deferred.length > 0) {
-    const byTime = [...deferred].sort((a, b) => a.at - b.at)
-    yield* wakeups(byTime.length === 1 ? byTime : [byTime[0]!, byTime[byTime.length - 1]!])
-  }
   return attempted - deferrals
 })
 
