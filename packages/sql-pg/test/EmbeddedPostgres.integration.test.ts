@@ -2,7 +2,9 @@ import { assert, describe, it } from "@effect/vitest"
 import { Effect, Redacted } from "effect"
 import { PgClient } from "@effect/sql-pg"
 import { SqlClient } from "effect/sql"
+import { existsSync, readFileSync } from "node:fs"
 import { chmod, mkdtemp, rm } from "node:fs/promises"
+import { createServer } from "node:net"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import * as EmbeddedPostgres from "../src/EmbeddedPostgres.js"
@@ -34,6 +36,27 @@ describe("EmbeddedPostgres", () => {
         sql<{ count: bigint | string }>`SELECT count(*) AS count FROM paydesk_migrations`))
       assert.strictEqual(String(recorded[0]!.count), String(Object.keys(PgMigrations.migrations).length))
       yield* Effect.promise(() => second.stop())
+      yield* Effect.promise(() => rm(dir, { recursive: true, force: true }))
+    }), 120_000)
+
+  it.live("a start whose postgres fails names PostgreSQL's reason, leaves no owner, and the next start works", () =>
+    Effect.gen(function*() {
+      const dir = yield* Effect.promise(() => mkdtemp(join(tmpdir(), "paydesk-embedded-")))
+      yield* Effect.promise(() => chmod(dir, 0o755))
+      const dataDir = join(dir, "data")
+      const first = yield* Effect.promise(() => EmbeddedPostgres.start({ dataDir }))
+      yield* Effect.promise(() => first.stop())
+      // The port is taken: postgres cannot listen and exits.
+      const blocker = createServer()
+      yield* Effect.promise(() => new Promise<void>((ok) => blocker.listen(0, "127.0.0.1", ok)))
+      const taken = (blocker.address() as { port: number }).port
+      const failed = yield* Effect.promise(() => EmbeddedPostgres.start({ dataDir, port: taken }).then(() => "started", (error: Error) => error.message))
+      yield* Effect.promise(() => new Promise<void>((ok) => blocker.close(() => ok())))
+      assert.match(failed, /PostgreSQL stopped during its start in .*: [\s\S]*(could not bind|could not create listen socket)/)
+      assert.isFalse(existsSync(join(dataDir, EmbeddedPostgres.ownerFileName)), "a failed start owns nothing")
+      const again = yield* Effect.promise(() => EmbeddedPostgres.start({ dataDir }))
+      assert.strictEqual(readFileSync(join(dataDir, EmbeddedPostgres.ownerFileName), "utf8").trim(), String(process.pid))
+      yield* Effect.promise(() => again.stop())
       yield* Effect.promise(() => rm(dir, { recursive: true, force: true }))
     }), 120_000)
 })
