@@ -9,7 +9,7 @@
  * server's), so that the network outlives a server process, as a real one would: a payout sent
  * before a crash and asked for again after it is answered with its first outcome, never sent twice.
  */
-import { Context, Effect, Layer } from "effect"
+import { Context, Data, Effect, Layer } from "effect"
 import { PayoutNetwork } from "@paydesk/core"
 import type { SendOutcome } from "@paydesk/core"
 
@@ -39,15 +39,18 @@ export class PayoutNetworkEmulator extends Context.Service<PayoutNetworkEmulator
   readonly network: PayoutNetwork["Service"]
 }>()("@paydesk/emulators/PayoutNetworkEmulator") {}
 
+/** The book could not be read or written (its database is unreachable): the network answers `Unknown`. */
+export class BookUnavailable extends Data.TaggedError("BookUnavailable")<{ readonly cause: unknown }> {}
+
 /** The network's memory of final answers, per idempotency key. */
 export interface PayoutBook {
   /** The key's final answer, if it has one. */
-  readonly final: (idempotencyKey: string) => Effect.Effect<SendOutcome | undefined>
+  readonly final: (idempotencyKey: string) => Effect.Effect<SendOutcome | undefined, BookUnavailable>
   /**
    * Records `program` as the key's final answer (`"sent"` gets a transaction id of the book's) and
    * answers it; when the key got a final answer meanwhile (another process), answers that one, as a replay.
    */
-  readonly decide: (input: SendInput, program: "sent" | "rejected") => Effect.Effect<{ readonly outcome: SendOutcome; readonly replay: boolean }>
+  readonly decide: (input: SendInput, program: "sent" | "rejected") => Effect.Effect<{ readonly outcome: SendOutcome; readonly replay: boolean }, BookUnavailable>
 }
 
 /** A payout as the network is asked for it. */
@@ -79,6 +82,8 @@ export const make = (book: PayoutBook = memoryBook()): PayoutNetworkEmulator["Se
   const queue: Array<SendProgram> = []
 
   const network = PayoutNetwork.of({
+    // A book that cannot be reached: no final answer, as a real network that does not answer (the
+    // payout is asked about again later; a queued program is not spent on it).
     send: (input) =>
       Effect.gen(function*() {
         const final = yield* book.final(input.idempotencyKey)
@@ -86,13 +91,19 @@ export const make = (book: PayoutBook = memoryBook()): PayoutNetworkEmulator["Se
           calls.push({ ...input, outcome: final, replay: true })
           return final
         }
-        const program = queue.shift() ?? "sent"
+        const program = queue[0] ?? "sent"
         const { outcome, replay } = program === "unknown"
           ? { outcome: { _tag: "Unknown", reason: "no confirmation yet" } as SendOutcome, replay: false }
           : yield* book.decide(input, program)
+        // Spent once answered (a replay of another process's answer spends none).
+        if (!replay) queue.shift()
         calls.push({ ...input, outcome, replay })
         return outcome
-      })
+      }).pipe(Effect.catchTag("BookUnavailable", (error) =>
+        Effect.as(
+          Effect.logWarning("payout network emulator: its book is unavailable, answered unknown", error.cause),
+          { _tag: "Unknown", reason: "the network did not answer" } as SendOutcome
+        )))
   })
 
   return PayoutNetworkEmulator.of({

@@ -12,7 +12,7 @@
 import { Effect, Layer } from "effect"
 import { SqlClient, type SqlError } from "effect/sql"
 import type { SendOutcome } from "@paydesk/core"
-import { type PayoutBook, PayoutBookService, rejected } from "./PayoutNetworkEmulator.js"
+import { BookUnavailable, type PayoutBook, PayoutBookService, rejected } from "./PayoutNetworkEmulator.js"
 
 /** Creates the book's table when missing (idempotent, safe from several processes). */
 const ensureTable = Effect.gen(function*() {
@@ -44,9 +44,9 @@ const operations = (sql: SqlClient.SqlClient, client: string): PayoutBook => {
   const final = (key: string) =>
     Effect.map(sql<Row>`SELECT serial, outcome FROM emulator_payouts WHERE idempotency_key = ${key}`, (rows) => rows[0] === undefined ? undefined : outcomeOf(rows[0]))
   return {
-    final: (key) => Effect.orDie(final(key)),
+    final: (key) => Effect.mapError(final(key), (cause) => new BookUnavailable({ cause })),
     decide: (input, program) =>
-      Effect.orDie(Effect.gen(function*() {
+      Effect.mapError(Effect.gen(function*() {
         const inserted = yield* sql<Row>`
           INSERT INTO emulator_payouts (idempotency_key, amount_micro_usdt, wallet_address, network, outcome, client)
           VALUES (${input.idempotencyKey}, ${input.amountUsdt.toString()}, ${input.walletAddress}, ${input.network}, ${program}, ${client})
@@ -56,7 +56,7 @@ const operations = (sql: SqlClient.SqlClient, client: string): PayoutBook => {
         // Another process answered the key first: its answer is the key's.
         const known = yield* final(input.idempotencyKey)
         return { outcome: known!, replay: true }
-      }))
+      }), (cause) => new BookUnavailable({ cause }))
   }
 }
 

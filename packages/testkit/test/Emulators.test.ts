@@ -138,6 +138,24 @@ describe("PayoutNetworkEmulator", () => {
         ["b", "Sent"]
       ])
     }).pipe(Effect.provide(PayoutNetworkEmulator.layer)))
+
+  it.effect("a book it cannot reach: the network answers unknown and spends no programmed outcome; reachable again, it answers", () =>
+    Effect.gen(function*() {
+      const memory = PayoutNetworkEmulator.memoryBook()
+      let reachable = false
+      const unavailable = Effect.fail(new PayoutNetworkEmulator.BookUnavailable({ cause: "connection refused" }))
+      const book: PayoutNetworkEmulator.PayoutBook = {
+        final: (key) => reachable ? memory.final(key) : unavailable,
+        decide: (input, program) => reachable ? memory.decide(input, program) : unavailable
+      }
+      const emulator = PayoutNetworkEmulator.make(book)
+      yield* emulator.programOutcomes(["rejected"])
+      const sendTo = (key: string) => emulator.network.send({ idempotencyKey: key, amountUsdt: 1n, walletAddress: "T1", network: "TRC20" })
+      assert.deepStrictEqual(yield* sendTo("a"), { _tag: "Unknown", reason: "the network did not answer" })
+      reachable = true
+      assert.strictEqual((yield* sendTo("a"))._tag, "Rejected")
+      assert.deepStrictEqual(yield* sendTo("b"), { _tag: "Sent", txId: "tx_1" })
+    }))
 })
 
 describe("RecordingCallbackTransport", () => {
