@@ -12,13 +12,12 @@
 import { Effect, Layer } from "effect"
 import { SqlClient, type SqlError } from "effect/sql"
 import * as AcquirerEmulator from "./AcquirerEmulator.js"
+import * as PgBookSchema from "./PgBookSchema.js"
 import { type BookOutcome, type ChargeBook, ChargeBookService } from "./AcquirerEmulator.js"
 
 /** Creates the book's tables when missing (idempotent, safe from several processes). */
-const ensureTables = Effect.gen(function*() {
-  const sql = yield* SqlClient.SqlClient
-  yield* sql.withTransaction(Effect.gen(function*() {
-    yield* sql`SELECT pg_advisory_xact_lock(4242, 0)`
+const ensureTables = PgBookSchema.ensure(0, (sql) =>
+  Effect.gen(function*() {
     yield* sql`CREATE TABLE IF NOT EXISTS emulator_charge_programs (
       seq bigserial PRIMARY KEY,
       subscription_id text NOT NULL,
@@ -43,7 +42,6 @@ const ensureTables = Effect.gen(function*() {
       CHECK (outcome IN ('paid', 'failed', 'unknown', 'void', 'stopped'))`
     yield* sql`CREATE TABLE IF NOT EXISTS emulator_stopped_bindings (subscription_id text PRIMARY KEY)`
   }))
-})
 
 /** Serializes the book's work on one subscription across processes (own advisory-lock space). */
 const lockSubscription = (sql: SqlClient.SqlClient, subscriptionId: string) =>

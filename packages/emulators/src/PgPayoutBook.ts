@@ -12,14 +12,12 @@
 import { Effect, Layer } from "effect"
 import { SqlClient, type SqlError } from "effect/sql"
 import type { SendOutcome } from "@paydesk/core"
+import * as PgBookSchema from "./PgBookSchema.js"
 import { BookUnavailable, type PayoutBook, PayoutBookService, rejected } from "./PayoutNetworkEmulator.js"
 
 /** Creates the book's table when missing (idempotent, safe from several processes). */
-const ensureTable = Effect.gen(function*() {
-  const sql = yield* SqlClient.SqlClient
-  yield* sql.withTransaction(Effect.gen(function*() {
-    yield* sql`SELECT pg_advisory_xact_lock(4242, 1)`
-    yield* sql`CREATE TABLE IF NOT EXISTS emulator_payouts (
+const ensureTable = PgBookSchema.ensure(1, (sql) =>
+  Effect.asVoid(sql`CREATE TABLE IF NOT EXISTS emulator_payouts (
       serial bigserial PRIMARY KEY,
       idempotency_key text NOT NULL UNIQUE,
       amount_micro_usdt bigint NOT NULL,
@@ -28,9 +26,7 @@ const ensureTable = Effect.gen(function*() {
       outcome text NOT NULL CHECK (outcome IN ('sent', 'rejected')),
       client text,
       created_at timestamptz NOT NULL DEFAULT now()
-    )`
-  }))
-})
+    )`))
 
 interface Row {
   readonly serial: string

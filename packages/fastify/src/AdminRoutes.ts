@@ -228,8 +228,7 @@ export const register = async (
       const { body, params } = yield* decoded
       const id = yield* uuidOf(params["subscriptionId"], "subscription")
       const open = yield* Subscriptions.openCharge(id)
-      const settled = Option.isSome(open) && (yield* Effect.promise(() => resolve(open.value.idempotencyKey, body.outcome)))
-      if (!settled || Option.isNone(open)) {
+      if (Option.isNone(open) || !(yield* Effect.promise(() => resolve(open.value.idempotencyKey, body.outcome)))) {
         return yield* new OperationNotAllowed({ message: "the subscription has no open charge the bank answered unknown" })
       }
       return { subscription_id: id, charge_id: open.value.id, idempotency_key: open.value.idempotencyKey, outcome: body.outcome }

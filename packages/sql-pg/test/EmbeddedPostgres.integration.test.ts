@@ -14,12 +14,17 @@ import * as PgStore from "../src/PgStore.js"
 const query = <A>(url: string, effect: Effect.Effect<A, unknown, SqlClient.SqlClient>) =>
   effect.pipe(Effect.provide(PgClient.layer({ url: Redacted.make(url), maxConnections: 1 })), Effect.orDie)
 
+/** A fresh directory the embedded database's user can reach, and the data directory in it. */
+const freshDataDir = Effect.promise(async () => {
+  const dir = await mkdtemp(join(tmpdir(), "paydesk-embedded-"))
+  await chmod(dir, 0o755)
+  return { dir, dataDir: join(dir, "data") }
+})
+
 describe("EmbeddedPostgres", () => {
   it.live("keeps its data in the data directory across restarts, and migrations are safe to run twice", () =>
     Effect.gen(function*() {
-      const dir = yield* Effect.promise(() => mkdtemp(join(tmpdir(), "paydesk-embedded-")))
-      yield* Effect.promise(() => chmod(dir, 0o755))
-      const dataDir = join(dir, "data")
+      const { dir, dataDir } = yield* freshDataDir
       const first = yield* Effect.promise(() => EmbeddedPostgres.start({ dataDir }))
       const applied = yield* query(first.url, PgStore.migrate)
       assert.deepStrictEqual(applied.map(([id]) => id), Object.keys(PgMigrations.migrations).map((name) => Number(name.slice(0, 4))))
@@ -41,9 +46,7 @@ describe("EmbeddedPostgres", () => {
 
   it.live("a start whose postgres fails names PostgreSQL's reason, leaves no owner, and the next start works", () =>
     Effect.gen(function*() {
-      const dir = yield* Effect.promise(() => mkdtemp(join(tmpdir(), "paydesk-embedded-")))
-      yield* Effect.promise(() => chmod(dir, 0o755))
-      const dataDir = join(dir, "data")
+      const { dir, dataDir } = yield* freshDataDir
       const first = yield* Effect.promise(() => EmbeddedPostgres.start({ dataDir }))
       yield* Effect.promise(() => first.stop())
       // The port is taken: postgres cannot listen and exits.

@@ -382,9 +382,8 @@ export const runDue = Traced.fn("Callbacks.runDue")(function*() {
       if (after !== undefined) yield* Deferred.await(after)
       else if (handoff._tag === "Some") yield* handoff.value.settled(key)
       // Once one is deferred (its terminal's share of the sending), the payment's later ones are
-      // deferred with it, in order; a deferred one leaves the pass's `taken`, so a later batch of
-      // the pass that claims it again (due again) sends it.
-      // An earlier group of the payment in this pass deferred its events: these wait with them.
+      // deferred with it, in order, also those of a later batch of the pass (`deferredGroups`); a
+      // deferred one leaves the pass's `taken`, so a later batch that claims it again (due again) sends it.
       const earlier = deferredGroups.get(key)
       let deferredUntil: number | null = earlier !== undefined && earlier > (yield* Clock.currentTimeMillis) ? earlier : null
       for (const { delivery, event } of items) {
@@ -407,14 +406,14 @@ export const runDue = Traced.fn("Callbacks.runDue")(function*() {
         }
       }
     }).pipe(Effect.ensuring(Deferred.succeed(done, undefined)))
-  // A later batch that cannot be claimed ends the pass (its deliveries are retried after their
-  // lease); the first one's failure is the pass's.
-  // The deferrals' wakeup also when the pass ends early (a later batch not claimed).
+  // The deferrals' wakeup, also when the pass ends early.
   const wakeDeferred = Effect.suspend(() => {
     if (deferred.length === 0) return Effect.void
     const byTime = [...deferred].sort((a, b) => a.at - b.at)
     return wakeups(byTime.length === 1 ? byTime : [byTime[0]!, byTime[byTime.length - 1]!])
   })
+  // A later batch that cannot be claimed ends the pass (its deliveries are retried after their
+  // lease); the first one's failure is the pass's.
   yield* claimedBatches("callback batch not claimed", claim).pipe(
     Stream.mapEffect(send, { concurrency, unordered: true }),
     Stream.runDrain,
