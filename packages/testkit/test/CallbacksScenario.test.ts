@@ -218,6 +218,18 @@ describe("Callback isolation", () => {
     }).pipe(Effect.provide(Kit.layer)))
 })
 
+/**
+ * Waits (10 s of real time at most) until `done`: the pass decrypts the signing secrets with Web Crypto
+ * (Node's thread pool), so a fixed number of yields was not always enough on a loaded machine.
+ */
+const until = (done: () => boolean) =>
+  Effect.gen(function*() {
+    for (let i = 0; i < 2_000 && !done(); i++) {
+      yield* Effect.yieldNow
+      if (!done()) yield* Effect.promise(() => new Promise((ok) => setTimeout(ok, 5)))
+    }
+  })
+
 describe("Callback shares", () => {
   it.effect("a merchant whose endpoint never answers holds at most its share of the sending: another merchant's callback goes out meanwhile", () =>
     Effect.gen(function*() {
@@ -237,11 +249,11 @@ describe("Callback shares", () => {
       yield* TestClock.adjust("1 second")
       yield* Payments.create(yield* Kit.apiKeyPrincipal(other, crypto.randomUUID()), { amount: "10", orderId: "o", test: true })
       const pass = yield* Effect.forkChild(Callbacks.runDue().pipe(Effect.provideService(CallbackTransport, hanging), Effect.provideService(CallbackShares.CallbackShares, shares)))
-      for (let i = 0; i < 100 && shares.of(merchant.terminal.id).inFlight < CallbackShares.perTerminal; i++) yield* Effect.yieldNow
+      yield* until(() => shares.of(merchant.terminal.id).inFlight >= CallbackShares.perTerminal)
       assert.strictEqual(shares.of(merchant.terminal.id).inFlight, CallbackShares.perTerminal)
       // Its sends are now slow: the ones waiting for its slots are deferred and the pass goes on to the other merchant's.
       yield* TestClock.adjust(CallbackShares.slowMs)
-      for (let i = 0; i < 100 && transport.requests.length === 0; i++) yield* Effect.yieldNow
+      yield* until(() => transport.requests.length > 0)
       assert.deepStrictEqual(transport.requests.map((r) => r.url), ["https://other.example/cb"])
       assert.strictEqual(shares.of(merchant.terminal.id).inFlight, CallbackShares.perTerminal)
       yield* Deferred.succeed(timeout, undefined)
