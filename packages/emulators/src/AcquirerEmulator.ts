@@ -19,6 +19,10 @@
 import { Context, Duration, Effect, Layer, Option } from "effect"
 import { Acquirer, ProviderUnavailable, RecurringTemporarilyUnavailable, SandboxAcquirer } from "@paydesk/core"
 import type { ChargeOutcome } from "@paydesk/core"
+import { BookUnavailable } from "./BookUnavailable.js"
+
+/** The book could not be read or written (its database is unreachable): the bank answers as one that does not answer. */
+export { BookUnavailable }
 
 /** A programmed outcome of a recurring charge. */
 export type ChargeProgram = "paid" | "failed" | "unknown"
@@ -99,15 +103,15 @@ export interface BookEntry {
  */
 export interface ChargeBook {
   /** Queues outcomes of the next charges of a subscription. */
-  program(subscriptionId: string, outcomes: ReadonlyArray<ChargeInstruction>): Effect.Effect<void>
+  program(subscriptionId: string, outcomes: ReadonlyArray<ChargeInstruction>): Effect.Effect<void, BookUnavailable>
   /** The outcome recorded under the request's key, recording the next programmed one when the key is new. */
-  take(request: ChargeRequest): Effect.Effect<BookEntry>
+  take(request: ChargeRequest): Effect.Effect<BookEntry, BookUnavailable>
   /** The outcome recorded under the key, recording `"void"` when the key is new. */
-  void(request: { readonly subscriptionId: string; readonly idempotencyKey: string }): Effect.Effect<BookEntry>
+  void(request: { readonly subscriptionId: string; readonly idempotencyKey: string }): Effect.Effect<BookEntry, BookUnavailable>
   /** Remembers that the subscription's binding is stopped: its new charges are declined. */
-  stopBinding(subscriptionId: string): Effect.Effect<void>
+  stopBinding(subscriptionId: string): Effect.Effect<void, BookUnavailable>
   /** Settles the outcome of a key recorded `unknown` (true); any other key (never seen, or already answered) is left alone (false). */
-  resolve(idempotencyKey: string, outcome: "paid" | "failed"): Effect.Effect<boolean>
+  resolve(idempotencyKey: string, outcome: "paid" | "failed"): Effect.Effect<boolean, BookUnavailable>
 }
 
 /** The `ChargeBook` an emulator built by `layerOnBook` uses (memory, or `PgChargeBook.layer`). */
@@ -186,9 +190,9 @@ export class AcquirerEmulator extends Context.Service<AcquirerEmulator, {
   /** Keys this emulator voided before any charge with them, oldest first. */
   readonly voids: ReadonlyArray<string>
   /** Queues outcomes (and answer delays) of the next recurring charges of a subscription. */
-  programCharges(subscriptionId: string, outcomes: ReadonlyArray<ChargeInstruction>): Effect.Effect<void>
+  programCharges(subscriptionId: string, outcomes: ReadonlyArray<ChargeInstruction>): Effect.Effect<void, ProviderUnavailable>
   /** Replaces the recorded outcome of a charge key recorded `unknown` (the bank settled it; true), else nothing (false). */
-  resolveCharge(idempotencyKey: string, outcome: "paid" | "failed"): Effect.Effect<boolean>
+  resolveCharge(idempotencyKey: string, outcome: "paid" | "failed"): Effect.Effect<boolean, ProviderUnavailable>
   /** Sets how stops of a subscription end (default `"stopped"`). */
   programStop(subscriptionId: string, outcome: "stopped" | "failed"): Effect.Effect<void>
   /** Makes `createPayment`, `startBinding` and `stopBinding` fail with `ProviderUnavailable`. */
@@ -222,6 +226,17 @@ export const make = (book: ChargeBook = memoryBook()): AcquirerEmulator["Service
   let unavailable = false
   let recurringUnavailable = false
 
+  // A book that cannot be reached: the bank does not answer. A charge or a void is then `Unknown`
+  // (the core asks again later; nothing was recorded, so the key is still free), a stop fails
+  // with `ProviderUnavailable`, and programming or settling answers `ProviderUnavailable`.
+  const noAnswer = (error: BookUnavailable): Effect.Effect<ChargeOutcome> =>
+    Effect.as(
+      Effect.logWarning("acquirer emulator: its book is unavailable, answered unknown", error.cause),
+      { _tag: "Unknown", reason: "the acquirer did not answer" } as const
+    )
+  const notReachable = (error: BookUnavailable) =>
+    Effect.andThen(Effect.logWarning("acquirer emulator: its book is unavailable", error.cause), Effect.fail(ProviderUnavailable.of()))
+
   const acquirer = Acquirer.of({
     createPayment: (input) =>
       Effect.suspend(() => {
@@ -251,18 +266,18 @@ export const make = (book: ChargeBook = memoryBook()): AcquirerEmulator["Service
       }
       if (entry.delayMs > 0) yield* Effect.sleep(Duration.millis(entry.delayMs))
       return outcome
-    }),
+    }, Effect.catchTag("BookUnavailable", noAnswer)),
     voidCharge: (input) =>
       Effect.map(book.void(input), (entry) => {
         if (entry.fresh) voids.push(input.idempotencyKey)
         return entry.program === "void" ? { _tag: "Voided" as const } : outcomeOf(entry)
-      }),
+      }).pipe(Effect.catchTag("BookUnavailable", noAnswer)),
     stopBinding: Effect.fnUntraced(function*(input) {
       if (unavailable) return yield* ProviderUnavailable.of()
       const outcome = stopPrograms.get(input.subscriptionId) ?? "stopped"
       stops.push({ subscriptionId: input.subscriptionId, outcome })
       if (outcome === "failed") return { _tag: "Failed" as const, reason: "the acquirer could not end the binding" }
-      yield* book.stopBinding(input.subscriptionId)
+      yield* Effect.catchTag(book.stopBinding(input.subscriptionId), "BookUnavailable", notReachable)
       return { _tag: "Stopped" as const }
     })
   })
@@ -286,8 +301,8 @@ export const make = (book: ChargeBook = memoryBook()): AcquirerEmulator["Service
     get voids() {
       return [...voids]
     },
-    programCharges: (subscriptionId, outcomes) => book.program(subscriptionId, outcomes),
-    resolveCharge: (idempotencyKey, outcome) => book.resolve(idempotencyKey, outcome),
+    programCharges: (subscriptionId, outcomes) => Effect.catchTag(book.program(subscriptionId, outcomes), "BookUnavailable", notReachable),
+    resolveCharge: (idempotencyKey, outcome) => Effect.catchTag(book.resolve(idempotencyKey, outcome), "BookUnavailable", notReachable),
     programStop: (subscriptionId, outcome) => Effect.sync(() => void stopPrograms.set(subscriptionId, outcome)),
     setUnavailable: (value) => Effect.sync(() => void (unavailable = value)),
     setRecurringUnavailable: (value) => Effect.sync(() => void (recurringUnavailable = value)),

@@ -9,9 +9,10 @@
  * server's), so that the network outlives a server process, as a real one would: a payout sent
  * before a crash and asked for again after it is answered with its first outcome, never sent twice.
  */
-import { Context, Data, Effect, Layer } from "effect"
+import { Context, Effect, Layer } from "effect"
 import { PayoutNetwork } from "@paydesk/core"
 import type { SendOutcome } from "@paydesk/core"
+import { BookUnavailable } from "./BookUnavailable.js"
 
 /** A programmed answer of the network. */
 export type SendProgram = "sent" | "rejected" | "unknown"
@@ -40,7 +41,7 @@ export class PayoutNetworkEmulator extends Context.Service<PayoutNetworkEmulator
 }>()("@paydesk/emulators/PayoutNetworkEmulator") {}
 
 /** The book could not be read or written (its database is unreachable): the network answers `Unknown`. */
-export class BookUnavailable extends Data.TaggedError("BookUnavailable")<{ readonly cause: unknown }> {}
+export { BookUnavailable }
 
 /** The network's memory of final answers, per idempotency key. */
 export interface PayoutBook {

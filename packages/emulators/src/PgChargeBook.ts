@@ -14,6 +14,7 @@ import { SqlClient, type SqlError } from "effect/sql"
 import * as AcquirerEmulator from "./AcquirerEmulator.js"
 import * as PgBookSchema from "./PgBookSchema.js"
 import { type BookOutcome, type ChargeBook, ChargeBookService } from "./AcquirerEmulator.js"
+import { BookUnavailable } from "./BookUnavailable.js"
 
 /** Creates the book's tables when missing (idempotent, safe from several processes). */
 const ensureTables = PgBookSchema.ensure(0, (sql) =>
@@ -47,6 +48,9 @@ const ensureTables = PgBookSchema.ensure(0, (sql) =>
 const lockSubscription = (sql: SqlClient.SqlClient, subscriptionId: string) =>
   sql`SELECT pg_advisory_xact_lock(4242, hashtext(${subscriptionId}))`
 
+/** A statement or transaction of the book whose database could not be reached: `BookUnavailable`. */
+const unavailable = <A, R>(effect: Effect.Effect<A, SqlError.SqlError, R>) => Effect.mapError(effect, (cause) => new BookUnavailable({ cause }))
+
 /** Builds the book's operations over `sql`. */
 const operations = (sql: SqlClient.SqlClient, client: string): ChargeBook => {
   const known = (idempotencyKey: string) =>
@@ -64,12 +68,12 @@ const operations = (sql: SqlClient.SqlClient, client: string): ChargeBook => {
     )
   return {
     program: (subscriptionId, outcomes) =>
-      Effect.orDie(Effect.forEach(outcomes.map(AcquirerEmulator.instructionOf), ({ outcome, delayMs }) =>
+      unavailable(Effect.forEach(outcomes.map(AcquirerEmulator.instructionOf), ({ outcome, delayMs }) =>
         sql`INSERT INTO emulator_charge_programs (subscription_id, outcome, delay_ms) VALUES (${subscriptionId}, ${outcome}, ${delayMs})`, { discard: true }).pipe(
           sql.withTransaction
         )),
     take: (request) =>
-      Effect.orDie(sql.withTransaction(Effect.gen(function*() {
+      unavailable(sql.withTransaction(Effect.gen(function*() {
         yield* lockSubscription(sql, request.subscriptionId)
         const seen = yield* known(request.idempotencyKey)
         if (seen !== undefined) return seen
@@ -82,16 +86,16 @@ const operations = (sql: SqlClient.SqlClient, client: string): ChargeBook => {
         return yield* record(request, next[0]?.outcome ?? "paid", next[0]?.delay_ms ?? 0)
       }))),
     void: (request) =>
-      Effect.orDie(sql.withTransaction(Effect.gen(function*() {
+      unavailable(sql.withTransaction(Effect.gen(function*() {
         yield* lockSubscription(sql, request.subscriptionId)
         const seen = yield* known(request.idempotencyKey)
         if (seen !== undefined) return seen
         return yield* record({ ...request, cycleNumber: 0, amount: 0n }, "void", 0)
       }))),
     stopBinding: (subscriptionId) =>
-      Effect.orDie(sql`INSERT INTO emulator_stopped_bindings (subscription_id) VALUES (${subscriptionId}) ON CONFLICT DO NOTHING`).pipe(Effect.asVoid),
+      unavailable(sql`INSERT INTO emulator_stopped_bindings (subscription_id) VALUES (${subscriptionId}) ON CONFLICT DO NOTHING`).pipe(Effect.asVoid),
     resolve: (idempotencyKey, outcome) =>
-      Effect.orDie(Effect.map(
+      unavailable(Effect.map(
         sql`UPDATE emulator_charges SET outcome = ${outcome} WHERE idempotency_key = ${idempotencyKey} AND outcome = 'unknown' RETURNING 1`,
         (rows) => rows.length > 0
       ))

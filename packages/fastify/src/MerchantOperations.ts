@@ -344,7 +344,8 @@ export const programSandboxCharges = operation({
     ...common,
     [400, "`charge outcomes can be programmed for sandbox subscriptions only`"],
     [403, "`subscription write access required`"],
-    [404, "`subscription not found`"]
+    [404, "`subscription not found`"],
+    [503, "`provider not available` (the sandbox bank could not store them)"]
   ]
 })
 

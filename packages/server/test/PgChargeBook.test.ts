@@ -54,4 +54,26 @@ describe("PgChargeBook", () => {
       const rows = yield* sql<{ outcome: string }>`SELECT outcome FROM emulator_charges WHERE idempotency_key = ${request.idempotencyKey}`
       assert.deepStrictEqual(rows.map((r) => r.outcome), ["paid"])
     })))
+
+  it.live("a book whose database goes away fails with BookUnavailable, and the emulator answers unknown instead of failing the pass", () =>
+    Effect.scoped(Effect.gen(function*() {
+      const serverUrl = inject("pgTargets")[0]!.url
+      const url = yield* freshDatabase(serverUrl)
+      const book = yield* handle(url, "server")
+      const request = { subscriptionId: "sub-1", cycleNumber: 1, idempotencyKey: "sub-1:1:1", amount: 990_00n }
+      assert.strictEqual((yield* book.take(request)).program, "paid")
+      const name = new URL(url).pathname.slice(1)
+      yield* Effect.flatMap(SqlClient.SqlClient, (sql) => sql.unsafe(`DROP DATABASE ${name} WITH (FORCE)`)).pipe(
+        Effect.provide(PgStore.layerClient(serverUrl, { maxConnections: 1 })),
+        Effect.orDie
+      )
+      const failure = yield* Effect.flip(book.take({ ...request, idempotencyKey: "sub-1:2:1", cycleNumber: 2 }))
+      assert.strictEqual(failure._tag, "BookUnavailable")
+      const emulator = AcquirerEmulator.make(book)
+      assert.deepStrictEqual(yield* emulator.acquirer.charge({ ...request, idempotencyKey: "sub-1:2:1", cycleNumber: 2 }), {
+        _tag: "Unknown",
+        reason: "the acquirer did not answer"
+      })
+      assert.strictEqual((yield* Effect.flip(emulator.acquirer.stopBinding({ subscriptionId: "sub-1" })))._tag, "ProviderUnavailable")
+    })))
 })

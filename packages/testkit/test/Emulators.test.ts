@@ -107,6 +107,37 @@ describe("AcquirerEmulator", () => {
         { subscriptionId: "s2", outcome: "failed" }
       ])
     }).pipe(Effect.provide(AcquirerEmulator.layer)))
+
+  it.effect("a book it cannot reach: charges and voids answer unknown, stops and programming fail unavailable; reachable again, nothing was spent", () =>
+    Effect.gen(function*() {
+      const memory = AcquirerEmulator.memoryBook()
+      let reachable = true
+      const gate = <A>(effect: Effect.Effect<A, AcquirerEmulator.BookUnavailable>) =>
+        reachable ? effect : Effect.fail(new AcquirerEmulator.BookUnavailable({ cause: "connection refused" }))
+      const book: AcquirerEmulator.ChargeBook = {
+        program: (id, outcomes) => gate(memory.program(id, outcomes)),
+        take: (request) => gate(memory.take(request)),
+        void: (request) => gate(memory.void(request)),
+        stopBinding: (id) => gate(memory.stopBinding(id)),
+        resolve: (key, outcome) => gate(memory.resolve(key, outcome))
+      }
+      const emulator = AcquirerEmulator.make(book)
+      const { acquirer } = emulator
+      yield* emulator.programCharges("s1", ["failed"])
+      reachable = false
+      const noAnswer = { _tag: "Unknown", reason: "the acquirer did not answer" }
+      assert.deepStrictEqual(yield* acquirer.charge(chargeInput("s1", 1)), noAnswer)
+      assert.deepStrictEqual(yield* acquirer.voidCharge({ subscriptionId: "s1", idempotencyKey: chargeInput("s1", 2).idempotencyKey }), noAnswer)
+      assert.strictEqual((yield* Effect.flip(acquirer.stopBinding({ subscriptionId: "s1" })))._tag, "ProviderUnavailable")
+      assert.strictEqual((yield* Effect.flip(emulator.programCharges("s1", ["paid"])))._tag, "ProviderUnavailable")
+      assert.strictEqual((yield* Effect.flip(emulator.resolveCharge(chargeInput("s1", 1).idempotencyKey, "paid")))._tag, "ProviderUnavailable")
+      assert.deepStrictEqual([emulator.charges.length, emulator.voids.length], [0, 0])
+      reachable = true
+      // Nothing was recorded while it was down: the key still takes the queued outcome, the voided-looking key is free.
+      assert.strictEqual((yield* acquirer.charge(chargeInput("s1", 1)))._tag, "Failed")
+      assert.strictEqual((yield* acquirer.charge(chargeInput("s1", 2)))._tag, "Paid")
+      assert.deepStrictEqual(yield* acquirer.stopBinding({ subscriptionId: "s1" }), { _tag: "Stopped" })
+    }))
 })
 
 describe("PayoutNetworkEmulator", () => {

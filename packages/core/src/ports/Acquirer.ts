@@ -54,8 +54,9 @@ export class Acquirer extends Context.Service<Acquirer, {
 /**
  * Port: the sandbox acquirer, which charges sandbox subscriptions (no real money), and whose
  * answers the merchant programs per subscription (`programCharges`: the outcomes of the next
- * charges, `paid` once none is left). A host without one offers no sandbox subscriptions.
+ * charges, `paid` once none is left; `ProviderUnavailable` when they could not be stored). A host
+ * without one offers no sandbox subscriptions.
  */
 export class SandboxAcquirer extends Context.Service<SandboxAcquirer, Acquirer["Service"] & {
-  programCharges(subscriptionId: string, outcomes: ReadonlyArray<Program>): Effect.Effect<void>
+  programCharges(subscriptionId: string, outcomes: ReadonlyArray<Program>): Effect.Effect<void, ProviderUnavailable>
 }>()("@paydesk/core/SandboxAcquirer") {}
