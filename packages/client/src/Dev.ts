@@ -90,7 +90,10 @@ export const listen = async (options: ListenOptions): Promise<number> => {
     for (const event of read) {
       if (firstSeen.has(event.id)) continue
       firstSeen.set(event.id, now)
-      options.onForward?.(event, await forward(event, options.forwardTo, fetcher))
+      // Forwarded first, then reported: `onForward?.(…, await forward(…))` would skip the forward
+      // itself when no `onForward` is given.
+      const result = await forward(event, options.forwardTo, fetcher)
+      options.onForward?.(event, result)
       forwarded++
     }
     // Advance over the prefix that has been visible long enough for late commits to have shown.

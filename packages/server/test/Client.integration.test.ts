@@ -226,7 +226,6 @@ describe("Client: the development loop", () => {
     await new Promise((ok) => setTimeout(ok, 500))
     stop.abort()
     expect(await running).toBe(2)
-    local.close()
     expect(got).toHaveLength(2)
     const events = await Promise.all(got.map((r) => webhooks.verify(r.body, r.headers as Record<string, string>, merchant.signingSecret)))
     expect(events.map((e) => [e.event_type, "payment_id" in e ? e.payment_id : null])).toEqual([
@@ -235,6 +234,24 @@ describe("Client: the development loop", () => {
     ])
     expect(got[1]!.headers["x-test-mode"]).toBe("true")
     expect(forwarded.map(([, result]) => result)).toEqual([{ status: 204 }, { status: 204 }])
+    // Without `onForward`, as the client's README calls it, the events are forwarded all the same
+    // (an outside reader found them counted and never sent).
+    const stopBare = new AbortController()
+    let readyBare!: () => void
+    const startedBare = new Promise<void>((ok) => (readyBare = ok))
+    const bare = listen({ apiKey: merchant.apiKey, baseUrl: srv.base, forwardTo, intervalMs: 50, settleMs: 200, signal: stopBare.signal, onReady: readyBare })
+    await startedBare
+    const canceled = await trigger({ apiKey: merchant.apiKey, baseUrl: srv.base, event: "payment.canceled" })
+    const bareDeadline = Date.now() + 20_000
+    while (got.length < 4 && Date.now() < bareDeadline) await new Promise((ok) => setTimeout(ok, 50))
+    stopBare.abort()
+    expect(await bare).toBe(2)
+    local.close()
+    const bareEvents = await Promise.all(got.slice(2).map((r) => webhooks.verify(r.body, r.headers as Record<string, string>, merchant.signingSecret)))
+    expect(bareEvents.map((e) => [e.event_type, "payment_id" in e ? e.payment_id : null])).toEqual([
+      ["payment.created", canceled.id],
+      ["payment.canceled", canceled.id]
+    ])
     await expect(trigger({ apiKey: merchant.apiKey, baseUrl: srv.base, event: "payout.completed" })).rejects.toThrow(/event must be one of/)
   }, 60_000)
 })
