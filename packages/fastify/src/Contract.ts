@@ -95,6 +95,11 @@ export interface Operation<
   readonly params?: Readonly<Record<string, string>>
   readonly query?: Q
   readonly queryExample?: Readonly<Record<string, string>>
+  /**
+   * Query parameters the document marks required though the decoder lets their absence through,
+   * because the use case refuses it with the spec's own message (`terminal_id is required`).
+   */
+  readonly queryRequired?: ReadonlyArray<string>
   readonly headers?: ReadonlyArray<Header>
   readonly body?: B extends Schema.Top ? Body<B> : undefined
   readonly responses: ReadonlyArray<Reply>

@@ -269,6 +269,7 @@ export const listPlans = operation({
   summary: "Active plans of a terminal",
   query: S.PlanListQuery,
   queryExample: { terminal_id: Examples.ids.terminal },
+  queryRequired: ["terminal_id"],
   responses: [{ status: 200, description: "plans", schema: R.PlanList, example: { items: [Examples.plan] } }],
   errors: [...common, [400, "`terminal_id is required`"], [503, "`recurring plans not configured`"]]
 })

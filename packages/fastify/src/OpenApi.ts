@@ -116,7 +116,7 @@ const parametersOf = (op: Operation<any, any>, add: (schema: Schema.Top, closed:
       return {
         name,
         in: "query",
-        required: required.includes(name),
+        required: required.includes(name) || (op.queryRequired?.includes(name) ?? false),
         ...(description === undefined ? {} : { description }),
         schema: rest,
         ...(example === undefined ? {} : { example: rest["type"] === "integer" ? Number(example) : example })

@@ -155,7 +155,7 @@ export const TerminalQuery = Schema.Struct({ terminal_id: terminalId })
 
 /** `GET /subscription-plans`: `terminal_id` is required, also with an API key (absent or empty: the spec's `terminal_id is required`). */
 export const PlanListQuery = Schema.Struct({
-  terminal_id: Schema.optionalKey(Schema.String.annotate({ description: "UUID of the terminal (required, also with an API key)", format: "uuid", expected: Access.terminalIdExpected }))
+  terminal_id: Schema.optionalKey(Schema.String.annotate({ description: "UUID of the terminal (required, also with an API key: absent, 400 `terminal_id is required`)", format: "uuid", expected: Access.terminalIdExpected }))
 })
 
 const environment = Schema.optionalKey(oneOf(["sandbox", "all", "prod"], "`sandbox` only, `all`, or live only (`prod`, the default)"))

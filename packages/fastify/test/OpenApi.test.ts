@@ -23,7 +23,7 @@ beforeAll(async () => {
 })
 afterAll(() => t.close())
 
-type Operations = Record<string, Record<string, { operationId: string; parameters: Array<{ name: string; in: string; schema: Record<string, unknown> }> }>>
+type Operations = Record<string, Record<string, { operationId: string; parameters: Array<{ name: string; in: string; required: boolean; schema: Record<string, unknown> }> }>>
 
 describe("OpenApi", () => {
   it("lints at zero errors and zero warnings with Redocly's recommended rules", async () => {
@@ -53,6 +53,10 @@ describe("OpenApi", () => {
     const list = (document.paths as Operations)["/api/v1/payments"]!["get"]!
     expect(list.parameters.find((p) => p.name === "page")!.schema).toMatchObject({ type: "integer", minimum: 1 })
     expect(list.parameters.find((p) => p.name === "limit")!.schema).toMatchObject({ type: "integer", minimum: 1, maximum: 100 })
+    // A terminal_id the use case requires (the spec's plans list) is required in the document too; the payments list's is not.
+    const plans = (document.paths as Operations)["/api/v1/subscription-plans"]!["get"]!
+    expect(plans.parameters.find((p) => p.name === "terminal_id")!.required).toBe(true)
+    expect(list.parameters.find((p) => p.name === "terminal_id")!.required).toBe(false)
     for (const op of OpenApi.operations) {
       const hasExample = op.responses.some((r) => r.example !== undefined || r.contentType !== undefined) || op.body !== undefined
       expect(hasExample, op.id).toBe(true)
