@@ -216,6 +216,9 @@ export const layerAccountRepository: Layer.Layer<AccountRepository, never, SqlCl
 /** A terminal read by id, with the ones read side by side. */
 class TerminalById extends Request.Class<{ readonly id: string }, Option.Option<Terminal.Terminal>> {}
 
+/** A terminal read by id under a share lock, with the ones read side by side. */
+class SharedTerminalById extends Request.Class<{ readonly id: string }, Option.Option<Terminal.Terminal>> {}
+
 /** `TerminalRepository` on the `SqlClient` in context. */
 export const layerTerminalRepository: Layer.Layer<TerminalRepository, never, SqlClient.SqlClient> = Layer.effect(
   TerminalRepository,
@@ -225,6 +228,16 @@ export const layerTerminalRepository: Layer.Layer<TerminalRepository, never, Sql
     const getTogether = sideBySide(
       sql,
       byIds<TerminalById, TerminalRow, Terminal.Terminal>(sql, (ids) => sql<TerminalRow>`SELECT * FROM terminals WHERE id IN (${ids})`, toTerminal)
+    )
+    // FOR SHARE waits for (and holds off) a FOR NO KEY UPDATE holder (a settings change, a conversion,
+    // a payout), not the foreign keys' KEY SHARE of payments being created nor other sharers.
+    const getSharedTogether = sideBySide(
+      sql,
+      byIds<SharedTerminalById, TerminalRow, Terminal.Terminal>(
+        sql,
+        (ids) => sql<TerminalRow>`SELECT * FROM terminals WHERE id IN (${ids}) ORDER BY id FOR SHARE`,
+        toTerminal
+      )
     )
     return TerminalRepository.of({
       insert: (t) =>
@@ -237,6 +250,7 @@ export const layerTerminalRepository: Layer.Layer<TerminalRepository, never, Sql
             ${timeOrNull(t.signingSecretRotatedAt)}, ${time(t.createdAt)}, ${time(t.updatedAt)})`)
           .pipe(Effect.asVoid),
       get: (id) => byUuid(id, (id) => getTogether(new TerminalById({ id }))),
+      getForShare: (id) => byUuid(id, (id) => getSharedTogether(new SharedTerminalById({ id }))),
       getForUpdate: (id) =>
         byUuid(id, (id) =>
           // NO KEY: a payment inserted for the terminal (its foreign key's KEY SHARE lock) does not wait for

@@ -66,6 +66,7 @@ export const layerTerminalRepository: Layer.Layer<TerminalRepository, never, Mem
         })),
       get,
       getForUpdate: get,
+      getForShare: get,
       update: (terminal) =>
         db.atomically(Effect.sync(() => {
           if (terminals.has(terminal.id)) terminals.set(terminal.id, terminal)

@@ -79,7 +79,9 @@ const bookPaid = Effect.fnUntraced(function*(
   to: Charge.Status,
   options: { readonly resume: boolean; readonly contradicted: boolean }
 ) {
-  const terminal = yield* (yield* TerminalRepository).get(sub.terminalId)
+  // A live charge credits by the terminal's conversion mode: read under a share lock (see `Payments.apply`).
+  const terminals = yield* TerminalRepository
+  const terminal = yield* (sub.environment === "prod" ? terminals.getForShare(sub.terminalId) : terminals.get(sub.terminalId))
   if (Option.isNone(terminal)) return yield* NotFound.of("terminal")
   const entropy = yield* Entropy
   const now = yield* Clock.currentTimeMillis

@@ -149,8 +149,19 @@ const applySettings = Effect.fnUntraced(function*(targetId: string, settings: Se
   }))
 })
 
-/** Converts the pending roubles of terminals whose conversion time has come; returns payments converted. */
-export const runDueConversions = Traced.fn("Terminals.runDueConversions")(function*() {
+/** Payments one conversion run of a terminal converts at most (in one transaction). */
+export const conversionsPerRun = 10_000
+
+/** How soon a conversion run that left roubles pending (payments held by other transactions) is tried again. */
+export const conversionRetryMs = 60_000
+
+/**
+ * Converts the pending roubles of terminals whose conversion time has come; returns payments
+ * converted. `perRun` bounds the payments of one terminal converted in one transaction (default
+ * `conversionsPerRun`); what is left goes on in the next pass.
+ */
+export const runDueConversions = Traced.fn("Terminals.runDueConversions")(function*(options: { readonly perRun?: number } = {}) {
+  const perRun = options.perRun ?? conversionsPerRun
   const config = yield* PaydeskConfig
   const now = yield* Clock.currentTimeMillis
   const due = yield* atomic((yield* TerminalRepository).claimDueConversions(now, config.batchSize))
@@ -162,17 +173,24 @@ export const runDueConversions = Traced.fn("Terminals.runDueConversions")(functi
       if (Option.isNone(locked) || locked.value.nextConversionAt === null || locked.value.nextConversionAt > now) return 0
       const { rate } = yield* (yield* RateSource).current(terminal.id)
       const payments = yield* PaymentRepository
-      const pending = yield* payments.claimUnconverted(terminal.id, 10_000)
+      const pending = yield* payments.claimUnconverted(terminal.id, perRun)
       for (const payment of pending) {
         if (payment.settlement === null) continue
         const settlement = yield* Settlement.convert(payment, payment.settlement, rate)
         yield* payments.update({ ...payment, settlement, version: payment.version + 1 })
       }
+      const scheduled = locked.value.conversionMode === "scheduled" && locked.value.conversionTime !== null
+        ? nextConversionAt(locked.value.conversionTime, now)
+        : null
+      // What this run left pending is converted soon, not at the next scheduled time (or never, in
+      // instant mode): more than one run takes goes on at once; payments the claim skipped because
+      // another transaction held them (a refund in progress) are tried again a minute later. No
+      // credit lands meanwhile: it waits for this terminal's lock (`getForShare`).
+      const more = pending.length >= perRun
+      const left = !more && (yield* (yield* LedgerRepository).balance(terminal.id)).rubPending > 0n
       yield* terminals.update({
         ...locked.value,
-        nextConversionAt: locked.value.conversionMode === "scheduled" && locked.value.conversionTime !== null
-          ? nextConversionAt(locked.value.conversionTime, now)
-          : null,
+        nextConversionAt: more ? now : left ? Math.min(scheduled ?? Number.POSITIVE_INFINITY, now + conversionRetryMs) : scheduled,
         updatedAt: now
       })
       return pending.length

@@ -1,0 +1,96 @@
+/**
+ * Conversions of pending roubles on Postgres, on every target. An outside probe found roubles left
+ * unconverted for good:
+ * - a payment confirmed while its terminal switched from scheduled to instant: the credit read the
+ *   old mode (roubles pending), the switch did not see the credit yet (nothing pending, so no
+ *   conversion scheduled), and in instant mode no conversion ever ran again;
+ * - a run that left payments behind (more than it converts at once, or rows another transaction
+ *   held): in instant mode it cleared the next conversion, so they were never converted.
+ */
+import { assert, describe, it } from "@effect/vitest"
+import { Clock, Effect, Fiber, Option } from "effect"
+import { LedgerRepository, Payments, Terminals, TerminalRepository } from "@paydesk/core"
+import { Kit } from "@paydesk/testkit"
+import { SqlClient } from "effect/sql"
+import { kitOn, lockWaits, targets, underLock } from "./PgHarness.js"
+
+/** A merchant whose terminal converts on a schedule, with `count` live payments paid (roubles pending). */
+const pendingRoubles = (count: number) =>
+  Effect.gen(function*() {
+    const merchant = yield* Kit.provisionMerchant({})
+    const principal = yield* Kit.apiKeyPrincipal(merchant, crypto.randomUUID())
+    yield* Terminals.updateSettings(principal, merchant.terminal.id, { conversionMode: "scheduled", conversionTime: "18:00" })
+    const paid: Array<string> = []
+    for (let i = 0; i < count; i++) {
+      const { payment } = yield* Payments.create(principal, { amount: "1000", orderId: `conv-${i}` })
+      yield* Payments.settle(payment.id, "paid")
+      paid.push(payment.id)
+    }
+    return { merchant, principal, terminalId: merchant.terminal.id, paid }
+  })
+
+const balanceOf = (terminalId: string) => Effect.gen(function*() {
+  return yield* (yield* LedgerRepository).balance(terminalId)
+})
+
+const nextConversionOf = (terminalId: string) => Effect.gen(function*() {
+  return Option.getOrThrow(yield* (yield* TerminalRepository).get(terminalId)).nextConversionAt
+})
+
+describe("Conversions on Postgres", () => {
+  for (const target of targets) {
+    it.live(`a payment confirmed while the terminal switches to instant is converted (postgres ${target.name})`, () =>
+      Effect.gen(function*() {
+        const { principal, terminalId } = yield* pendingRoubles(0)
+        const { payment } = yield* Payments.create(principal, { amount: "1000", orderId: "race" })
+        // The credit stops at its ledger write (the table is held), after it has read the terminal;
+        // the switch comes meanwhile. It must wait for the credit, and then see its roubles pending.
+        const [settle, toInstant] = yield* underLock(
+          (sql) => sql`LOCK TABLE ledger_entries IN SHARE MODE`,
+          Effect.gen(function*() {
+            const settle = yield* Effect.forkChild(Payments.settle(payment.id, "paid"))
+            yield* lockWaits(1)
+            const toInstant = yield* Effect.forkChild(Terminals.updateSettings(principal, terminalId, { conversionMode: "instant" }))
+            yield* lockWaits(2)
+            return [settle, toInstant] as const
+          })
+        )
+        yield* Fiber.join(settle)
+        const terminal = yield* Fiber.join(toInstant)
+        assert.strictEqual(terminal.conversionMode, "instant")
+        assert.isNotNull(terminal.nextConversionAt)
+        assert.strictEqual(yield* Terminals.runDueConversions(), 1)
+        const balance = yield* balanceOf(terminalId)
+        assert.strictEqual(balance.rubPending, 0n)
+        assert.isTrue(balance.usdtAvailable > 0n)
+        assert.isNull(yield* nextConversionOf(terminalId))
+      }).pipe(Effect.provide(kitOn(target.url))), 60_000)
+
+    it.live(`a run that leaves payments behind converts them later, in instant mode too (postgres ${target.name})`, () =>
+      Effect.gen(function*() {
+        const { principal, terminalId, paid } = yield* pendingRoubles(4)
+        yield* Terminals.updateSettings(principal, terminalId, { conversionMode: "instant" })
+        // More than a run converts: the rest goes on at once.
+        assert.strictEqual(yield* Terminals.runDueConversions({ perRun: 2 }), 2)
+        const now = yield* Clock.currentTimeMillis
+        const next = yield* nextConversionOf(terminalId)
+        assert.isTrue(next !== null && next <= now, `next conversion ${next} is not due at ${now}`)
+        // A payment another transaction holds is skipped, and tried again a minute later.
+        const converted = yield* underLock(
+          (sql) => sql`SELECT 1 FROM payments WHERE id = ${paid[3]!} FOR UPDATE`,
+          Terminals.runDueConversions({ perRun: 2 })
+        )
+        assert.strictEqual(converted, 1)
+        assert.strictEqual((yield* balanceOf(terminalId)).rubPending, 1000_00n)
+        const retry = yield* nextConversionOf(terminalId)
+        const at = yield* Clock.currentTimeMillis
+        assert.isTrue(retry !== null && retry > at && retry <= at + Terminals.conversionRetryMs, `retry at ${retry}, now ${at}`)
+        // A minute later (moved here in the database), it is converted and nothing more is scheduled.
+        const sql = yield* SqlClient.SqlClient
+        yield* sql`UPDATE terminals SET next_conversion_at = now() - interval '1 second' WHERE id = ${terminalId}`
+        assert.strictEqual(yield* Terminals.runDueConversions({ perRun: 2 }), 1)
+        assert.strictEqual((yield* balanceOf(terminalId)).rubPending, 0n)
+        assert.isNull(yield* nextConversionOf(terminalId))
+      }).pipe(Effect.provide(kitOn(target.url))), 60_000)
+  }
+})
