@@ -125,7 +125,7 @@ describe("AcquirerEmulator", () => {
       const { acquirer } = emulator
       yield* emulator.programCharges("s1", ["failed"])
       reachable = false
-      const noAnswer = { _tag: "Unknown", reason: "the acquirer did not answer" }
+      const noAnswer = { _tag: "Unknown", reason: "the acquirer did not answer" } as const
       assert.deepStrictEqual(yield* acquirer.charge(chargeInput("s1", 1)), noAnswer)
       assert.deepStrictEqual(yield* acquirer.voidCharge({ subscriptionId: "s1", idempotencyKey: chargeInput("s1", 2).idempotencyKey }), noAnswer)
       assert.strictEqual((yield* Effect.flip(acquirer.stopBinding({ subscriptionId: "s1" })))._tag, "ProviderUnavailable")

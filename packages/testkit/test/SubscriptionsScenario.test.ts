@@ -158,6 +158,62 @@ describe("Subscriptions scenarios", () => {
       assert.isNotNull(booked.paymentId)
     }).pipe(Effect.provide(Kit.layer)))
 
+  it.effect("a resume after months in review charges the failed cycle once; the cycles that fell due in review are not made up", () =>
+    Effect.gen(function*() {
+      const { merchant, plans, principal } = yield* setup()
+      const emulator = yield* AcquirerEmulator.AcquirerEmulator
+      const { subscription } = yield* Subscriptions.create(principal, {
+        idempotencyKey: "k",
+        terminalId: merchant.terminal.id, planId: plans.ceilingMonthly.id, amount: "100"
+      })
+      yield* consentAndPay(subscription)
+      yield* emulator.programCharges(subscription.id, ["failed"])
+      yield* TestClock.setTime(monthlyDates[0]!)
+      yield* Work.drain()
+      assert.strictEqual(Subscription.stateOf(yield* reload(subscription.id)), "active/review")
+      // Three more cycles fall due while it is in review; the operator resumes four days after the last.
+      const resumedAt = monthlyDates[3]! + 4 * Instant.DAY_MS
+      yield* TestClock.setTime(resumedAt)
+      assert.strictEqual((yield* Subscriptions.resume(subscription.id)).nextChargeAt, resumedAt)
+      // One charge: the failed cycle's second attempt. Then the schedule goes on from the next date ahead
+      // (before, each cycle of the review was charged at once: four charges in a second).
+      assert.strictEqual((yield* Work.drain()).charges, 1)
+      assert.strictEqual((yield* Work.drain()).charges, 0)
+      let sub = yield* reload(subscription.id)
+      assert.strictEqual(Subscription.stateOf(sub), "active/enabled")
+      assert.strictEqual(sub.nextChargeAt, monthlyDates[4])
+      assert.strictEqual(sub.successfulCycles, 2)
+      yield* TestClock.setTime(monthlyDates[4]!)
+      assert.strictEqual((yield* Work.drain()).charges, 1)
+      sub = yield* reload(subscription.id)
+      assert.strictEqual(sub.nextChargeAt, monthlyDates[5])
+      const history = yield* Subscriptions.charges(principal, sub.id)
+      assert.deepStrictEqual(history.map((c) => [c.cycleNumber, c.attempt, c.status]), [[5, 1, "payed"], [1, 2, "payed"], [1, 1, "fail"], [0, 1, "payed"]])
+      assert.deepStrictEqual(emulator.charges.map((c) => [c.cycleNumber, c.outcome._tag]), [[1, "Failed"], [1, "Paid"], [5, "Paid"]])
+    }).pipe(Effect.provide(Kit.layer)))
+
+  it.effect("a charge the bank settles paid while in review, resumed months later: the schedule goes on from the next date ahead", () =>
+    Effect.gen(function*() {
+      const { merchant, plans, principal } = yield* setup()
+      const emulator = yield* AcquirerEmulator.AcquirerEmulator
+      const { subscription } = yield* Subscriptions.create(principal, {
+        idempotencyKey: "k",
+        terminalId: merchant.terminal.id, planId: plans.ceilingMonthly.id, amount: "100"
+      })
+      yield* consentAndPay(subscription)
+      yield* emulator.programCharges(subscription.id, ["unknown"])
+      yield* TestClock.setTime(monthlyDates[0]!)
+      yield* Work.drain()
+      const record = (yield* Subscriptions.charges(principal, subscription.id))[0]!
+      yield* emulator.resolveCharge(record.idempotencyKey, "paid")
+      yield* TestClock.setTime(monthlyDates[2]! + Instant.DAY_MS)
+      const sub = yield* Subscriptions.resume(subscription.id)
+      assert.strictEqual(Subscription.stateOf(sub), "active/enabled")
+      assert.strictEqual(sub.nextChargeAt, monthlyDates[3])
+      assert.strictEqual((yield* Work.drain()).charges, 0)
+      assert.strictEqual(emulator.charges.length, 1)
+    }).pipe(Effect.provide(Kit.layer)))
+
   it.effect("max_cycles stops the subscription when reached", () =>
     Effect.gen(function*() {
       const { merchant, plans, principal } = yield* setup({ maxCycles: 3 })

@@ -214,19 +214,40 @@ export const finishPendingStops = Traced.fn("SubscriptionLifecycle.finishPending
   return done
 })
 
+/** Longest run of cycles `firstCycleAfter` steps over (a daily plan's 270 years). */
+const maxSkippedCycles = 100_000
+
+/** The first cycle index from `k` on whose charge time is after `now`. */
+export const firstCycleAfter = (sub: Sub, k: number, now: number): number => {
+  let index = k
+  while (index < k + maxSkippedCycles && chargeTimeOf(sub, index) <= now) index++
+  return index
+}
+
 /**
  * The subscription after a paid scheduled charge of `cycleNumber`. While enabled: the next
  * cycle is scheduled (`charge_paid`), or the stop begins when `max_cycles` is reached. In review
  * or while stopping the charge is booked without a move: the counters change (a later resume
  * charges the cycle after it) and `next_charge_at` stays empty.
+ *
+ * `skipMissed`: the charge was made after a review (a resume moved it past its cycle's time).
+ * Charges are suspended in review, so the cycles that fell due meanwhile are not made up: the next
+ * is the first cycle whose time is still ahead. Otherwise a cycle already due is charged next (a
+ * catch-up after the service itself could not charge on time).
  */
-export const afterPaidCharge = (sub: Sub, cycleNumber: number, now: number): Result.Result<Sub, InvalidTransition> => {
+export const afterPaidCharge = (
+  sub: Sub,
+  cycleNumber: number,
+  now: number,
+  options: { readonly skipMissed?: boolean } = {}
+): Result.Result<Sub, InvalidTransition> => {
   const current = cycleNumber === cycleNumberOf(sub, sub.nextCycleIndex)
+  const following = current ? sub.nextCycleIndex + 1 : sub.nextCycleIndex
   const counted: Sub = {
     ...sub,
     successfulCycles: sub.successfulCycles + 1,
     consecutiveFailures: 0,
-    nextCycleIndex: current ? sub.nextCycleIndex + 1 : sub.nextCycleIndex,
+    nextCycleIndex: current && options.skipMissed === true ? firstCycleAfter(sub, following, now) : following,
     chargeLeaseUntil: null,
     updatedAt: now
   }
