@@ -235,6 +235,19 @@ const decodeHeader = (request: FastifyRequest, header: Header): Effect.Effect<st
   }) as Effect.Effect<string, PaydeskError>
 }
 
+/**
+ * The body of an operation that declares none (the spec's stop: "no body"): none, or `{}` (which
+ * many clients send with every POST); anything else is refused as a declared body's would be, a
+ * value that is not an object `invalid json body`, a field `unknown field <name>`. An outside probe
+ * found the stop taking `[1]`, `"s"` and `{"x":1}`.
+ */
+const noBody = (body: unknown): Effect.Effect<undefined, PaydeskError> => {
+  if (body === undefined) return Effect.succeed(undefined)
+  if (typeof body !== "object" || body === null || Array.isArray(body)) return Effect.fail(InvalidJsonBody.of())
+  const name = Object.keys(body)[0]
+  return name === undefined ? Effect.succeed(undefined) : Effect.fail(new InvalidRequest({ field: name, message: `unknown field ${name}` }))
+}
+
 /** Decodes the request of `op`: headers, query string and body. */
 export const decode = <Q extends Schema.Top | undefined, B extends Schema.Top | undefined>(
   op: Operation<Q, B>,
@@ -255,6 +268,8 @@ export const decode = <Q extends Schema.Top | undefined, B extends Schema.Top | 
       body = spec.invalidJsonOnly === true
         ? yield* Effect.mapError(decoderOf(spec.schema)(given), () => InvalidJsonBody.of())
         : yield* decodeWith(spec.schema, "body", given, spec.overrides)
+    } else if (strictQuery.has(op.surface)) {
+      yield* noBody(request.body)
     }
     return { params: (request.params ?? {}) as Record<string, string>, query, headers, body } as Input<Q, B>
   })

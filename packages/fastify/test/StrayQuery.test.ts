@@ -93,6 +93,35 @@ describe("Stray query parameters", () => {
     expect(hooksRan).toEqual([])
   })
 
+  it("every merchant and operator POST or PUT that declares no body refuses one that is not {} (an outside probe found the stop taking [1] and {\"x\":1}), before it runs", async () => {
+    const uuid = crypto.randomUUID()
+    const pathOf = (path: string) => path.replace(/\{(\w+)\}/g, uuid)
+    const bodiless = [...MerchantOperations.merchant, ...OperatorOperations.all].filter((op) => op.body === undefined && op.method !== "GET")
+    expect(bodiless.map((op) => op.id)).toEqual(expect.arrayContaining(["stopSubscription", "operatorRunWork"]))
+    for (const op of bodiless) {
+      const send = (payload: unknown) =>
+        t.app.inject({
+          method: op.method,
+          url: `${op.surface === "operator" ? "/admin/v1" : "/api/v1"}${pathOf(op.path)}`,
+          headers: op.surface === "operator"
+            ? { authorization: `Bearer ${adminToken}`, "content-type": "application/json" }
+            : keyHeaders(merchant.apiKey, { "content-type": "application/json" }),
+          payload: JSON.stringify(payload)
+        })
+      for (const payload of [[1], "s", 5, null]) {
+        const answer = await send(payload)
+        expect([op.id, JSON.stringify(payload), answer.statusCode, json(answer).error?.code]).toEqual([op.id, JSON.stringify(payload), 400, "invalid_json_body"])
+      }
+      const stray = await send({ x: 1 })
+      expect([op.id, stray.statusCode, json(stray).error?.message, json(stray).error?.field]).toEqual([op.id, 400, "unknown field x", "x"])
+    }
+    expect(hooksRan).toEqual([])
+    // No body, or {}, as many clients send with every POST: the operation runs.
+    const ping = await call("POST", `/terminals/${merchant.terminal.id}/test-event`, {})
+    expect(ping.statusCode, ping.body).toBeLessThan(300)
+    expect((await call("POST", `/terminals/${merchant.terminal.id}/test-event`)).statusCode).toBeLessThan(300)
+  })
+
   it("an operator POST with a stray query is 400 naming it and creates nothing", async () => {
     const admin = adminCalls(t.app)
     const accounts = await total(admin, "/accounts")
