@@ -445,7 +445,12 @@ export const build = async (options: Options): Promise<FastifyInstance> => {
 
   app.setErrorHandler((error: Error & { statusCode?: number; code?: string; validation?: unknown }, request, reply) => {
     if (error.code === "FST_ERR_CTP_BODY_TOO_LARGE") return sendError(request, reply, 400, "body_too_large", `request body larger than ${bodyLimit} bytes`)
-    if (error.code === "invalid_json_body") return sendError(request, reply, 400, "invalid_json_body", error.message)
+    if (error.code === "invalid_json_body") {
+      // Subscription creation's body errors are the spec's exact `invalid json body` (its rule 1),
+      // also for invalid UTF-8, a duplicate key or too deep a nesting.
+      const plain = (request.routeOptions.config as { invalidJsonOnly?: boolean } | undefined)?.invalidJsonOnly === true
+      return sendError(request, reply, 400, "invalid_json_body", plain ? "invalid json body" : error.message)
+    }
     if (error.code === "FST_ERR_CTP_INVALID_MEDIA_TYPE") return sendError(request, reply, 415, "unsupported_media_type", "Content-Type must be application/json")
     if (error.validation !== undefined) return sendError(request, reply, 400, "invalid_request", error.message)
     if (error.statusCode !== undefined && error.statusCode < 500) return sendError(request, reply, error.statusCode, "invalid_request", error.message)

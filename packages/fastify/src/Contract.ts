@@ -295,7 +295,8 @@ export const route = <Q extends Schema.Top | undefined, B extends Schema.Top | u
   app.route({
     method: op.method,
     url: fastifyPath(op.path),
-    config: { operationId: op.id },
+    // `invalidJsonOnly`: the body parser's refusals say only `invalid json body` too (App's error handler).
+    config: { operationId: op.id, ...((op.body as Body | undefined)?.invalidJsonOnly === true ? { invalidJsonOnly: true } : {}) },
     ...(options.preHandler === undefined ? {} : { preHandler: options.preHandler }),
     ...(options.onRequest === undefined ? {} : { onRequest: options.onRequest }),
     ...(options.logLevel === undefined ? {} : { logLevel: options.logLevel }),

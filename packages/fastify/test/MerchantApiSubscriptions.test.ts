@@ -152,6 +152,17 @@ describe("MerchantApi subscription creation", () => {
       payload: "{\"terminal_id\":"
     })
     expectError(raw, 400, "invalid_json_body", "invalid json body")
+    // Invalid UTF-8, a duplicate key, too deep a nesting: the spec's exact text on this route too
+    // (elsewhere the message says which; a conformance probe found the detail here).
+    for (const payload of [Buffer.from("{\"terminal_id\":\"\xff\"}", "latin1"), "{\"amount\":\"1\",\"amount\":\"2\"}", "[".repeat(100) + "]".repeat(100)]) {
+      const refused = await t.app.inject({
+        method: "POST",
+        url: "/api/v1/subscriptions",
+        headers: keyHeaders(merchant.apiKey, { "idempotency-key": "k", "content-type": "application/json" }),
+        payload
+      })
+      expectError(refused, 400, "invalid_json_body", "invalid json body")
+    }
     expectError(await create(ceiling({ colour: "red" })), 400, "invalid_json_body", "invalid json body")
     expectError(await create(ceiling({ amount: 1000 })), 400, "invalid_json_body", "invalid json body")
     expectError(await create({ plan_id: plans.ceilingMonthly.id, amount: "10" }), 400, "terminal_id_required", "terminal_id is required")
