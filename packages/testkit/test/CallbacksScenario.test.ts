@@ -73,6 +73,25 @@ describe("Callback delivery", () => {
       assert.strictEqual(events.length, 2)
     }).pipe(Effect.provide(Kit.layer)))
 
+  it.effect("the retry delay runs from the failure: a receiver that times out after 10 s is tried again 30 s after that, not 20", () =>
+    Effect.gen(function*() {
+      const { principal, transport } = yield* setup
+      // Each send takes the whole 10 s and times out (the clock moves while it is in flight).
+      const slow = CallbackTransport.of({
+        post: (request) =>
+          Effect.andThen(TestClock.adjust(`${request.timeoutMs} millis`), Effect.fail(new TransportFailure({ message: "timed out", latencyMs: request.timeoutMs })))
+      })
+      yield* Payments.create(principal, { amount: "10", orderId: "slow", test: true })
+      assert.strictEqual(yield* Callbacks.runDue().pipe(Effect.provideService(CallbackTransport, slow)), 1)
+      const [delivery] = yield* (yield* OutboxRepository).listDeliveries({ limit: 10 })
+      assert.strictEqual(delivery!.nextAttemptAt, start + 10_000 + 30_000)
+      yield* TestClock.setTime(start + 39_999)
+      assert.strictEqual(yield* Callbacks.runDue(), 0)
+      yield* TestClock.setTime(start + 40_000)
+      assert.strictEqual(yield* Callbacks.runDue(), 1)
+      assert.strictEqual(transport.requests.length, 1)
+    }).pipe(Effect.provide(Kit.layer)))
+
   it.effect("a retry goes to the terminal's current callback_url", () =>
     Effect.gen(function*() {
       const { merchant, principal, transport } = yield* setup

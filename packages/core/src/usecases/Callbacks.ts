@@ -210,7 +210,9 @@ export const attemptShared = Traced.fn("Callbacks.attempt")(function*(
         responseBody
       }
       const delay = Callback.retryDelayMs(attempts, base.kind)
-      const nextAttemptAt = ok || delay === null ? null : now + delay
+      // The spec's delay runs from the failure (the answer, or the 10 s running out), not from the
+      // attempt's start: a receiver that timed out got its next attempt 20 s after, not 30 s.
+      const nextAttemptAt = ok || delay === null ? null : after + delay
       const stored = yield* outbox.recordAttempt(recorded, {
         ...base,
         attempts,
