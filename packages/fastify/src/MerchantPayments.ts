@@ -8,7 +8,7 @@ import { Effect, Semaphore } from "effect"
 import { Amount, Instant, Payment, Payments, Views } from "@paydesk/core"
 import type { DailyStats, PaymentFilter, StatusStats } from "@paydesk/core"
 import { route } from "./Contract.js"
-import { instantOf, runAs, type Context } from "./Http.js"
+import { instantOf, runAs, sandboxRequested, type Context } from "./Http.js"
 import * as Ops from "./MerchantOperations.js"
 
 /** The stats response: per status count and amount (decimal roubles), plus totals. */
@@ -89,7 +89,7 @@ export const register = (app: FastifyInstance, ctx: Context): void => {
   route(app, Ops.createPayment, (request, reply, decoded) =>
     runAs(ctx, request, reply, (who) =>
       Effect.flatMap(decoded, ({ body: b, headers }) =>
-        Payments.create(who, {
+        Effect.flatMap(sandboxRequested(headers["X-Test-Mode"], b.test), (test) => Payments.create(who, {
           terminalId: b.terminal_id,
           amount: b.amount,
           currency: b.payment_currency,
@@ -97,10 +97,10 @@ export const register = (app: FastifyInstance, ctx: Context): void => {
           description: b.description,
           paymentMethod: b.payment_method,
           metadata: b.metadata,
-          test: headers["X-Test-Mode"] === "true" || b.test === true,
+          test,
           testClock: b.test_clock,
           idempotencyKey: headers["Idempotency-Key"]
-        })),
+        }))),
       ({ payment, created }) => reply.code(created ? 201 : 200).send(view(payment))
     ))
 

@@ -11,7 +11,7 @@ import { Effect } from "effect"
 import { Subscriptions, Views } from "@paydesk/core"
 import type { Subscription } from "@paydesk/core"
 import { route } from "./Contract.js"
-import { runAs, type Context } from "./Http.js"
+import { runAs, sandboxRequested, type Context } from "./Http.js"
 import * as Ops from "./MerchantOperations.js"
 
 const present = <A>(value: A | null | undefined): A | undefined => value === null ? undefined : value
@@ -28,7 +28,7 @@ export const register = (app: FastifyInstance, ctx: Context): void => {
   route(app, Ops.createSubscription, (request, reply, decoded) =>
     runAs(ctx, request, reply, (who) =>
       Effect.flatMap(decoded, ({ body: b, headers }) =>
-        Subscriptions.create(who, {
+        Effect.flatMap(sandboxRequested(headers["X-Test-Mode"], b.test), (test) => Subscriptions.create(who, {
           idempotencyKey: headers["Idempotency-Key"],
           terminalId: present(b.terminal_id),
           planId: present(b.plan_id),
@@ -36,9 +36,9 @@ export const register = (app: FastifyInstance, ctx: Context): void => {
           payerId: present(b.payer_id),
           merchantSubscriptionRef: present(b.merchant_subscription_ref),
           description: present(b.description),
-          test: headers["X-Test-Mode"] === "true" || b.test === true,
+          test,
           testClock: present(b.test_clock)
-        })),
+        }))),
       ({ subscription, created }) => reply.code(created ? 201 : 200).send(view(true)(subscription))
     ))
 

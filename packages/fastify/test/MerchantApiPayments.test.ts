@@ -59,6 +59,13 @@ describe("MerchantApi payments", () => {
     expect(byHeader.statusCode).toBe(201)
     expect(json(byHeader)).toMatchObject({ test: true, environment: "sandbox" })
     expectError(await post({ amount: "10", order_id: "s-3" }, { "x-test-mode": "yes" }), 400, "invalid_request", "X-Test-Mode must be true or false")
+    // The two given and disagreeing: 400 on test, nothing created (it used to be a sandbox payment either way).
+    expectError(await post({ amount: "10", order_id: "s-4", test: false }, { "x-test-mode": "true" }), 400, "invalid_request", "test (false) and X-Test-Mode (true) disagree: send one of them, or the same value")
+    expectError(await post({ amount: "10", order_id: "s-4", test: true }, { "x-test-mode": "false" }), 400, "invalid_request", "test (true) and X-Test-Mode (false) disagree: send one of them, or the same value")
+    expect(json(await get("/payments?environment=all")).total).toBe(2)
+    // Agreeing, both are fine.
+    expect(json(await post({ amount: "10", order_id: "s-4", test: true }, { "x-test-mode": "true" })).environment).toBe("sandbox")
+    expect(json(await post({ amount: "10", order_id: "s-5", test: false }, { "x-test-mode": "false" })).environment).toBe("prod")
   })
 
   it("reads a payment by pay_<uuid> or bare uuid; another terminal's payment is not found", async () => {

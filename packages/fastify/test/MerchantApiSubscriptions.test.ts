@@ -113,6 +113,13 @@ describe("MerchantApi subscription creation", () => {
     })
     expect([header.statusCode, json(header).environment]).toEqual([201, "sandbox"])
     expectError(await create(ceiling({ test: "yes" }), "sandbox-3"), 400, "invalid_json_body", "invalid json body")
+    const disagreeing = await t.app.inject({
+      method: "POST",
+      url: "/api/v1/subscriptions",
+      headers: keyHeaders(merchant.apiKey, { "idempotency-key": "sandbox-4", "x-test-mode": "true" }),
+      payload: ceiling({ test: false })
+    })
+    expectError(disagreeing, 400, "invalid_request", "test (false) and X-Test-Mode (true) disagree: send one of them, or the same value")
     expect(json(await get("/subscriptions")).total).toBe(0)
     expect(json(await get("/subscriptions?environment=sandbox")).total).toBe(2)
     // test: false is a live subscription, as without it.
