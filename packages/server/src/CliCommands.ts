@@ -141,7 +141,7 @@ export const register = (program: Command, send: Send, readStdin: ReadStdin): vo
     .requiredOption("--terminals <ids>", "comma-separated terminal ids")
     .requiredOption("--code <code>", "plan code")
     .requiredOption("--name <name>", "plan name")
-    .addOption(choices(new Option("--interval <interval>", "billing interval").makeOptionMandatory(), ["day", "month", "quarter", "year"]))
+    .addOption(choices(new Option("--interval <interval>", "billing interval").makeOptionMandatory(), ["day", "month", "quarter", "half_year", "year"]))
     .addOption(choices(new Option("--schedule <kind>", "calendar periods or fixed days"), ["calendar", "fixed_days"]))
     .option("--cap <rub>", "ceiling mode: the most a charge may take")
     .option("--payer-amount <rub>", "fixed mode: what the payer pays")

@@ -112,6 +112,9 @@ describe("paydesk CLI: commands", () => {
       [["users", "logout", "u1"], "POST", "/users/u1/logout", {}],
       [["plans", "create", "--terminals", "t1,t2", "--code", "c", "--name", "N", "--interval", "month", "--schedule", "calendar", "--cap", "4000", "--consent-text", "ok", "--policy-version", "1"],
         "POST", "/plans", { terminal_ids: ["t1", "t2"], code: "c", name: "N", interval: "month", schedule: "calendar", cap_amount_rub: "4000", consent_text: "ok", policy_version: "1" }],
+      // half_year, which the operator API takes, is offered too (a conformance probe found it missing).
+      [["plans", "create", "--terminals", "t1", "--code", "h", "--name", "H", "--interval", "half_year", "--schedule", "fixed_days", "--payer-amount", "990", "--merchant-amount", "950", "--consent-text", "ok", "--policy-version", "1"],
+        "POST", "/plans", { terminal_ids: ["t1"], code: "h", name: "H", interval: "half_year", schedule: "fixed_days", payer_amount_rub: "990", merchant_amount_rub: "950", consent_text: "ok", policy_version: "1" }],
       [["payments", "list", "--terminal", "t1"], "GET", "/terminals/t1/payments?environment=prod"],
       [["payments", "list", "--terminal", "t1", "--environment", "all", "--page", "3"], "GET", "/terminals/t1/payments?environment=all&page=3"],
       [["payments", "get", "pay_1"], "GET", "/payments/pay_1"],
