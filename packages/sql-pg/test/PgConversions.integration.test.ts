@@ -9,8 +9,8 @@
  */
 import { assert, describe, it } from "@effect/vitest"
 import { Clock, Effect, Fiber, Option } from "effect"
-import { LedgerRepository, Payments, Terminals, TerminalRepository } from "@paydesk/core"
-import { Kit } from "@paydesk/testkit"
+import { LedgerRepository, Payments, Subscriptions, Terminals, TerminalRepository } from "@paydesk/core"
+import { Kit, ManualClock } from "@paydesk/testkit"
 import { SqlClient } from "effect/sql"
 import { kitOn, lockWaits, targets, underLock } from "./PgHarness.js"
 
@@ -64,6 +64,42 @@ describe("Conversions on Postgres", () => {
         assert.strictEqual(balance.rubPending, 0n)
         assert.isTrue(balance.usdtAvailable > 0n)
         assert.isNull(yield* nextConversionOf(terminalId))
+      }).pipe(Effect.provide(kitOn(target.url))), 60_000)
+
+    it.live(`a subscription charge booked while the terminal switches to instant is converted (postgres ${target.name})`, () =>
+      Effect.gen(function*() {
+        const clock = yield* ManualClock.make(Date.parse("2026-01-31T07:00:00.000Z"))
+        return yield* Effect.provideService(
+          Effect.gen(function*() {
+            const { merchant, principal, terminalId } = yield* pendingRoubles(0)
+            const plans = yield* Kit.provisionPlans(merchant.terminal.id)
+            const { subscription } = yield* Subscriptions.create(principal, {
+              idempotencyKey: "k", terminalId, planId: plans.ceilingMonthly.id, amount: "100"
+            })
+            const { firstPayment } = yield* Subscriptions.confirm(subscription.payToken, subscription.csrfToken)
+            yield* Payments.settle(Option.getOrThrow(firstPayment).id, "paid")
+            yield* clock.set(Date.parse("2026-02-28T07:00:00.000Z"))
+            const before = (yield* balanceOf(terminalId)).rubPending
+            // The charge's booking stops at its ledger write, after reading the terminal; the switch comes meanwhile.
+            const [charging, toInstant] = yield* underLock(
+              (sql) => sql`LOCK TABLE ledger_entries IN SHARE MODE`,
+              Effect.gen(function*() {
+                const charging = yield* Effect.forkChild(Subscriptions.runDueCharges())
+                yield* lockWaits(1)
+                const toInstant = yield* Effect.forkChild(Terminals.updateSettings(principal, terminalId, { conversionMode: "instant" }))
+                yield* lockWaits(2)
+                return [charging, toInstant] as const
+              })
+            )
+            assert.strictEqual(yield* Fiber.join(charging), 1)
+            assert.isNotNull((yield* Fiber.join(toInstant)).nextConversionAt)
+            assert.strictEqual((yield* balanceOf(terminalId)).rubPending, before + 100_00n)
+            yield* Terminals.runDueConversions()
+            assert.strictEqual((yield* balanceOf(terminalId)).rubPending, 0n)
+          }),
+          Clock.Clock,
+          clock.clock
+        )
       }).pipe(Effect.provide(kitOn(target.url))), 60_000)
 
     it.live(`a run that leaves payments behind converts them later, in instant mode too (postgres ${target.name})`, () =>
