@@ -282,15 +282,23 @@ describe("First payments and the consent", () => {
 
   it.effect("a refused first payment goes to review through pending; one that expires while processing too", () =>
     Effect.gen(function*() {
-      const { subscription, first } = yield* consented
+      const { principal, subscription, first } = yield* consented
       yield* Payments.settle(first.id, "failed")
       assert.strictEqual(Subscription.stateOf(yield* reload(subscription.id)), "new/review")
+      // The refusal is in the history (a conformance probe found review with one failure and no record).
+      const refused = yield* Subscriptions.charges(principal, subscription.id)
+      assert.deepStrictEqual(refused.map((c) => [c.kind, c.attempt, c.status, c.paymentId, c.message]), [["first", 1, "fail", first.id, "first payment canceled"]])
       const other = yield* consented
       yield* Payments.settle(other.first.id, "processing")
       yield* TestClock.adjust("31 minutes")
       yield* Work.drain()
       const sub = yield* reload(other.subscription.id)
       assert.deepStrictEqual([Subscription.stateOf(sub), sub.reviewReason], ["new/review", "first payment expired"])
+      // Paid late after all: booked as the cycle's second record; the refusal stays.
+      yield* Payments.settle(other.first.id, "paid")
+      const history = yield* Subscriptions.charges(other.principal, other.subscription.id)
+      assert.deepStrictEqual(history.map((c) => [c.attempt, c.status, c.paymentId]), [[2, "payed", other.first.id], [1, "fail", other.first.id]])
+      assert.strictEqual((yield* reload(other.subscription.id)).successfulCycles, 1)
     }).pipe(Effect.provide(Kit.layer)))
 
   it.effect("a first payment paid after the stop is booked in the history; the subscription stays stopped", () =>

@@ -90,22 +90,26 @@ export const recordCharge = Effect.fnUntraced(function*(input: Omit<Charge, "id"
   return charge
 })
 
-/** Books a paid first payment in the history (cycle 0 in ceiling mode, 1 for a fixed tariff). */
-const recordFirstPayment = (sub: Sub, payment: Payment, now: number) =>
+/**
+ * Books a first payment in the history (cycle 0 in ceiling mode, 1 for a fixed tariff): paid, or
+ * refused (`fail`, with the payment and why: the merchant reads why the subscription went to
+ * review). `attempt` counts the cycle's records (a late payment after a refusal is the second).
+ */
+const recordFirstPayment = (sub: Sub, payment: Payment, now: number, attempt = 1) =>
   recordCharge({
     subscriptionId: sub.id,
     terminalId: sub.terminalId,
     cycleNumber: cycleNumberOf(sub, 0),
-    attempt: 1,
+    attempt,
     kind: "first",
-    status: "payed",
+    status: payment.status === "paid" ? "payed" : "fail",
     validationStatus: "accepted",
     validationReason: null,
     paymentId: payment.id,
     amount: payment.amount,
     expectedAmount: sub.terms.payerAmount,
-    idempotencyKey: `first:${payment.id}`,
-    message: null,
+    idempotencyKey: payment.status === "paid" ? `first:${payment.id}` : `first:${payment.id}:${payment.status}`,
+    message: payment.status === "paid" ? null : `first payment ${payment.status}`,
     scheduledAt: payment.createdAt,
     actualAt: now
   })
@@ -128,8 +132,8 @@ export const onFirstPayment = Traced.fn("SubscriptionLifecycle.onFirstPayment")(
   if (state !== "new/consent_pending" && state !== "new/pending") {
     if (payment.status !== "paid" || state === "active/enabled") return
     const booked = yield* (yield* ChargeRepository).listForCycle(sub.id, cycleNumberOf(sub, 0))
-    if (booked.some((c) => c.kind === "first" && c.paymentId === payment.id)) return
-    yield* recordFirstPayment(sub, payment, now)
+    if (booked.some((c) => c.kind === "first" && c.paymentId === payment.id && c.status === "payed")) return
+    yield* recordFirstPayment(sub, payment, now, booked.length + 1)
     return yield* save(sub, { ...sub, successfulCycles: sub.successfulCycles + 1, updatedAt: now })
   }
   if (state === "new/consent_pending" && payment.status === "expired") {
@@ -155,6 +159,8 @@ export const onFirstPayment = Traced.fn("SubscriptionLifecycle.onFirstPayment")(
   } else if (payment.status === "canceled" || payment.status === "expired") {
     const review = move(started.success, "first_payment_failed", now)
     if (Result.isFailure(review)) return yield* review.failure
+    // In the history too (a conformance probe found a subscription in review with one failure and no record of it).
+    yield* recordFirstPayment(sub, payment, now)
     yield* save(sub, {
       ...review.success,
       consecutiveFailures: sub.consecutiveFailures + 1,
