@@ -225,6 +225,18 @@ export const layer: Layer.Layer<PaymentRepository, never, SqlClient.SqlClient> =
       })
     )
 
+    /**
+     * The keyset of `payments_list` (terminal_id, created_at DESC, id DESC): the rows after a
+     * position, from the cursor payment's stored created_at. A row written in microseconds (by SQL
+     * of its own, as the benches' pgbench does) would otherwise compare past the entity's
+     * milliseconds and skip the rows after it in the same millisecond. Its createdAt stands in if
+     * it is gone or not the terminal's (a made-up cursor learns nothing of another terminal's).
+     */
+    const afterPosition = (terminalId: string, after: { readonly createdAt: number; readonly id: string } | null | undefined) =>
+      after === null || after === undefined ? sql`` : sql`AND (created_at, id) < (
+          COALESCE((SELECT created_at FROM payments WHERE id = ${after.id}::uuid AND terminal_id = ${terminalId}), ${time(after.createdAt)}),
+          ${after.id}::uuid)`
+
     return PaymentRepository.of({
       insert: Traced.fn("PgPaymentRepository.insert")(function*(payment) {
         yield* sql`INSERT INTO payments ${sql.insert(toColumns(payment))}`.pipe(conflictOnUnique("payments_unique"))
@@ -268,7 +280,7 @@ export const layer: Layer.Layer<PaymentRepository, never, SqlClient.SqlClient> =
 
       list: Traced.fn("PgPaymentRepository.list")(function*(filter, page) {
         const condition = where(filter)
-        const rows = yield* orDie(sql<PaymentRow>`SELECT * FROM payments WHERE ${condition}
+        const rows = yield* orDie(sql<PaymentRow>`SELECT * FROM payments WHERE ${condition} ${afterPosition(filter.terminalId, page.after)}
           ORDER BY created_at DESC, id DESC
           LIMIT ${Math.max(0, page.limit)} OFFSET ${Math.max(0, page.offset)}`)
         const counted = yield* orDie(sql<{ readonly total: number }>`SELECT count(*)::int AS total FROM payments WHERE ${condition}`)
@@ -276,13 +288,7 @@ export const layer: Layer.Layer<PaymentRepository, never, SqlClient.SqlClient> =
       }),
 
       listAfter: Traced.fn("PgPaymentRepository.listAfter")(function*(filter, after, limit) {
-        // The keyset of `payments_list` (terminal_id, created_at DESC, id DESC), from the cursor
-        // payment's stored created_at: a row written in microseconds (by SQL of its own, as the
-        // benches' pgbench does) would otherwise compare past the entity's milliseconds and skip
-        // the rows after it in the same millisecond. Its createdAt stands in if it is gone.
-        const from = after === null ? sql`` : sql`AND (created_at, id) < (
-            COALESCE((SELECT created_at FROM payments WHERE id = ${after.id}::uuid), ${time(after.createdAt)}), ${after.id}::uuid)`
-        const rows = yield* orDie(sql<PaymentRow>`SELECT * FROM payments WHERE ${where(filter)} ${from}
+        const rows = yield* orDie(sql<PaymentRow>`SELECT * FROM payments WHERE ${where(filter)} ${afterPosition(filter.terminalId, after)}
           ORDER BY created_at DESC, id DESC
           LIMIT ${Math.max(0, limit)}`)
         return rows.map(toEntity)

@@ -98,8 +98,10 @@ export const layer: Layer.Layer<PaymentRepository, never, MemoryDatabase> = Laye
       list: (filter, page) =>
         db.atomically(Effect.sync(() => {
           const all = listed(filter)
+          const after = page.after ?? null
           const offset = Math.max(0, page.offset)
-          return { items: all.slice(offset, offset + Math.max(0, page.limit)), total: all.length }
+          const from = after === null ? all : all.filter((p) => newestFirst(after, p) < 0)
+          return { items: from.slice(offset, offset + Math.max(0, page.limit)), total: all.length }
         })),
       listAfter: (filter, after, limit) =>
         db.atomically(Effect.sync(() =>

@@ -39,8 +39,10 @@ export const layerPayoutRepository: Layer.Layer<PayoutRepository, never, MemoryD
       list: (terminalId, page) =>
         db.atomically(Effect.sync(() => {
           const all = ofTerminal(terminalId).sort(newestFirst)
+          const after = page.after ?? null
           const offset = Math.max(0, page.offset)
-          return { items: all.slice(offset, offset + Math.max(0, page.limit)), total: all.length }
+          const from = after === null ? all : all.filter((p) => newestFirst(after, p) < 0)
+          return { items: from.slice(offset, offset + Math.max(0, page.limit)), total: all.length }
         })),
       countActive: (terminalId) =>
         db.atomically(Effect.sync(() => ofTerminal(terminalId).filter((p) => Payout.activeStatuses.includes(p.status)).length)),

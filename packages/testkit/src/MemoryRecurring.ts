@@ -115,8 +115,10 @@ export const layerSubscriptionRepository: Layer.Layer<SubscriptionRepository, ne
               (filter.environment === undefined || filter.environment === null || s.environment === filter.environment)
             )
             .sort(newestFirst)
+          const after = page.after ?? null
           const offset = Math.max(0, page.offset)
-          return { items: all.slice(offset, offset + Math.max(0, page.limit)), total: all.length }
+          const from = after === null ? all : all.filter((s) => newestFirst(after, s) < 0)
+          return { items: from.slice(offset, offset + Math.max(0, page.limit)), total: all.length }
         })),
       claimDue: (now, leaseUntil, limit, testClockId) =>
         db.atomically(Effect.sync(() =>

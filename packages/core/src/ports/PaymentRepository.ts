@@ -8,7 +8,12 @@
  * it, it fails with `WriteConflict` and stores none of them. Outside a transaction an adapter may
  * commit concurrent calls together, but one call's conflict never fails another. `update` stores a record whose `version` is one above the stored one
  * and fails with `WriteConflict` otherwise (a concurrent writer won). `list` returns newest
- * first (`createdAt` desc, then id) with the total count of the filter; `listAfter` returns the same
+ * first (`createdAt` desc, then id desc) with the total count of the filter (`after` and `offset`
+ * narrow the page, never the total): with `after` (a listed payment's `createdAt` and id, a keyset
+ * cursor) only the payments that come after it in that order, `offset` of them skipped; an
+ * adapter that stores finer times than milliseconds pages from that payment's stored time when
+ * it is a payment of the filter's terminal (so none of the same millisecond is skipped), else
+ * from `createdAt`. `listAfter` returns the same
  * order from a keyset cursor (the `limit` payments that come after `after`, a listed payment's
  * `createdAt` and id, or the first `limit` when it is `null`) without a count, so pages taken one
  * after another neither repeat nor skip a payment while new ones come in; `daily` groups `stats` by
@@ -25,6 +30,7 @@
 import { Context, type Effect, type Option } from "effect"
 import type { Delivery, OutboxEvent } from "../Callback.js"
 import type { UnknownTimeZone, WriteConflict } from "../Errors.js"
+import type { ListPage } from "../Paging.js"
 import type { Environment, Payment, Status } from "../Payment.js"
 
 /**
@@ -63,7 +69,7 @@ export class PaymentRepository extends Context.Service<PaymentRepository, {
   findByPayToken(token: string): Effect.Effect<Option.Option<Payment>>
   list(
     filter: PaymentFilter,
-    page: { readonly limit: number; readonly offset: number }
+    page: ListPage
   ): Effect.Effect<{ readonly items: ReadonlyArray<Payment>; readonly total: number }>
   listAfter(
     filter: PaymentFilter,

@@ -2,7 +2,12 @@
  * Port: subscriptions.
  *
  * Contract: `update` requires `version` one above the stored one, else `WriteConflict`.
- * `list` returns newest first with the total of the filter. `claimDue(now, leaseUntil, limit)`
+ * `list` returns newest first (`createdAt` desc, then id desc) with the total of the filter
+ * (`after` and `offset` narrow the page, never the total): with `after` (a listed subscription's
+ * `createdAt` and id, a keyset cursor) only the subscriptions after it in that order, `offset` of
+ * them skipped; an adapter that stores finer times than milliseconds pages from that
+ * subscription's stored time when it is one of the filter's terminals', else from `createdAt`.
+ * `claimDue(now, leaseUntil, limit)`
  * takes subscriptions that are `active/enabled` with `nextChargeAt <= now` and no lease after
  * `now`, skipping rows other transactions hold, sets their `chargeLeaseUntil` to `leaseUntil`
  * (bumping `version`) and returns them as stored. `claimStopPending(now, leaseUntil, limit)` does
@@ -16,6 +21,7 @@
  */
 import { Context, type Effect, type Option } from "effect"
 import type { WriteConflict } from "../Errors.js"
+import type { ListPage } from "../Paging.js"
 import type { ProviderState, Subscription } from "../Subscription.js"
 
 export class SubscriptionRepository extends Context.Service<SubscriptionRepository, {
@@ -31,7 +37,7 @@ export class SubscriptionRepository extends Context.Service<SubscriptionReposito
       /** Only live (`prod`) or sandbox subscriptions; absent or `null`: both. */
       readonly environment?: "prod" | "sandbox" | null | undefined
     },
-    page: { readonly limit: number; readonly offset: number }
+    page: ListPage
   ): Effect.Effect<{ readonly items: ReadonlyArray<Subscription>; readonly total: number }>
   claimDue(now: number, leaseUntil: number, limit: number, testClockId?: string | null): Effect.Effect<ReadonlyArray<Subscription>>
   claimStopPending(now: number, leaseUntil: number, limit: number, testClockId?: string | null): Effect.Effect<ReadonlyArray<Subscription>>

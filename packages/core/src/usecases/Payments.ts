@@ -365,8 +365,9 @@ const filterOf = Traced.fn("Payments.filterOf")(function*(principal: Principal, 
 export const list = Traced.fn("Payments.list")(function*(principal: Principal, query: ListQuery) {
   const filter = yield* filterOf(principal, query)
   const window = yield* Paging.resolve(query, pageSize)
-  const result = yield* (yield* PaymentRepository).list(filter, { limit: window.limit, offset: window.offset })
-  return { ...result, page: window.page, pageSize: window.limit, nextCursor: Paging.next(window, result.total), filter }
+  const result = yield* (yield* PaymentRepository).list(filter, Paging.read(window))
+  const { items, nextCursor } = Paging.answer(window, result.items)
+  return { items, total: result.total, page: window.page, pageSize: window.limit, nextCursor, filter }
 })
 
 /** Counts and sums per status under the filter. */

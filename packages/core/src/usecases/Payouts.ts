@@ -130,8 +130,9 @@ export const list = Traced.fn("Payouts.list")(function*(
   }
   const terminal = yield* Access.resolveTerminal(principal, query.terminalId, "read")
   const window = yield* Paging.resolve(query, pageSize)
-  const result = yield* (yield* PayoutRepository).list(terminal.id, { limit: window.limit, offset: window.offset })
-  return { ...result, page: window.page, pageSize: window.limit, nextCursor: Paging.next(window, result.total) }
+  const result = yield* (yield* PayoutRepository).list(terminal.id, Paging.read(window))
+  const { items, nextCursor } = Paging.answer(window, result.items)
+  return { items, total: result.total, page: window.page, pageSize: window.limit, nextCursor }
 })
 
 const lockedPayout = Traced.fn("Payouts.lockedPayout")(function*(id: string) {

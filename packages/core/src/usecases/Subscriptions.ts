@@ -102,11 +102,9 @@ export const list = Traced.fn("Subscriptions.list")(function*(
     terminalIds = [(yield* Access.resolveTerminal(principal, query.terminalId, "read")).id]
   }
   const environment = query.environment === "all" ? null : query.environment === "sandbox" ? "sandbox" as const : "prod" as const
-  const result = yield* (yield* SubscriptionRepository).list(
-    { terminalIds, providerState: state, environment },
-    { limit: window.limit, offset: window.offset }
-  )
-  return { ...result, page: window.page, pageSize: window.limit, nextCursor: Paging.next(window, result.total) }
+  const result = yield* (yield* SubscriptionRepository).list({ terminalIds, providerState: state, environment }, Paging.read(window))
+  const { items, nextCursor } = Paging.answer(window, result.items)
+  return { items, total: result.total, page: window.page, pageSize: window.limit, nextCursor }
 })
 
 /** Records of the charge history at most. */

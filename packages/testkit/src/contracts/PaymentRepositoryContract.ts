@@ -143,6 +143,38 @@ export const suite = <E>(name: string, layer_: Layer.Layer<Requirements, E>): vo
         assert.deepStrictEqual(beyond, { items: [], total: 5 })
       }))
 
+    it.effect("list after a position: the filter's payments after it in list's order, offset from there, the total of the whole filter", () =>
+      Effect.gen(function*() {
+        const { terminal, repo } = yield* setup
+        // Seven payments, three of them created in the same millisecond (their order is by id).
+        for (const offset of [0, 1000, 1000, 1000, 2000, 3000, 4000]) {
+          yield* Fixtures.seedPayment(terminal.id, { createdAt: Fixtures.baseTime + offset })
+        }
+        const filter: PaymentFilter = { terminalId: terminal.id, environment: "all", recurring: null, status: "created" }
+        const listed = (yield* repo.list(filter, { limit: 100, offset: 0, after: null })).items
+        const order = ids(listed)
+        assert.strictEqual(order.length, 7)
+        // The two newest leave the filter; the pages after them hold the rest, one of the millisecond at a time.
+        for (const p of listed.slice(0, 2)) yield* repo.update({ ...p, status: "paid", version: p.version + 1 })
+        const pages: Array<ReadonlyArray<string>> = []
+        let after: Payment.Payment = listed[1]!
+        for (let i = 0; i < 4; i++) {
+          const page = yield* repo.list(filter, { limit: 2, offset: 0, after })
+          assert.strictEqual(page.total, 5)
+          pages.push(ids(page.items))
+          if (page.items.length === 0) break
+          after = page.items.at(-1)!
+        }
+        assert.deepStrictEqual(pages, [order.slice(2, 4), order.slice(4, 6), order.slice(6), []])
+        // `offset` counts from the position; a payment newer than it stays out.
+        yield* Fixtures.seedPayment(terminal.id, { createdAt: Fixtures.baseTime + 10_000 })
+        assert.deepStrictEqual(ids((yield* repo.list(filter, { limit: 2, offset: 1, after: listed[2]! })).items), order.slice(4, 6))
+        // A position of no payment (a made-up id) pages from its time.
+        const between = { createdAt: Fixtures.baseTime + 2500, id: Fixtures.uuid() }
+        assert.deepStrictEqual(ids((yield* repo.list(filter, { limit: 10, offset: 0, after: between })).items), order.slice(2))
+        assert.deepStrictEqual(yield* repo.list({ ...filter, environment: "sandbox" }, { limit: 10, offset: 0, after: listed[0]! }), { items: [], total: 0 })
+      }))
+
     it.effect("listAfter pages from a keyset cursor in list's order, without repeating or skipping as payments come in", () =>
       Effect.gen(function*() {
         const { terminal, repo } = yield* setup

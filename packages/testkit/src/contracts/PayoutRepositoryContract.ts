@@ -76,6 +76,29 @@ export const suite = <E>(name: string, layer_: Layer.Layer<Requirements, E>): vo
         assert.deepStrictEqual(yield* repo.list(Fixtures.uuid(), { limit: 2, offset: 0 }), { items: [], total: 0 })
       }))
 
+    it.effect("list after a position: the terminal's payouts after it newest first, offset from there, the whole total", () =>
+      Effect.gen(function*() {
+        const { terminal, repo, seed } = yield* setup
+        // Five payouts, three of them created in the same millisecond (their order is by id).
+        for (const offset of [0, 1, 1, 1, 2]) yield* seed({ createdAt: Fixtures.baseTime + offset })
+        const listed = (yield* repo.list(terminal.id, { limit: 10, offset: 0 })).items
+        const order = ids(listed)
+        assert.strictEqual(order.length, 5)
+        const first = yield* repo.list(terminal.id, { limit: 2, offset: 0, after: null })
+        assert.deepStrictEqual(ids(first.items), order.slice(0, 2))
+        // A payout newer than every listed one comes in: the pages after the position are as before.
+        yield* seed({ createdAt: Fixtures.baseTime + 100 })
+        const second = yield* repo.list(terminal.id, { limit: 2, offset: 0, after: first.items.at(-1)! })
+        assert.deepStrictEqual(second, { items: listed.slice(2, 4), total: 6 })
+        const third = yield* repo.list(terminal.id, { limit: 2, offset: 0, after: second.items.at(-1)! })
+        assert.deepStrictEqual(ids(third.items), order.slice(4))
+        assert.deepStrictEqual(ids((yield* repo.list(terminal.id, { limit: 2, offset: 1, after: listed[0]! })).items), order.slice(2, 4))
+        // A position of no payout (a made-up id) pages from its time, then its id: above or below all three of the millisecond.
+        const at = (id: string) => repo.list(terminal.id, { limit: 10, offset: 0, after: { createdAt: Fixtures.baseTime + 1, id } })
+        assert.deepStrictEqual(ids((yield* at("ffffffff-ffff-4fff-bfff-ffffffffffff")).items), order.slice(1))
+        assert.deepStrictEqual(ids((yield* at("00000000-0000-4000-8000-000000000000")).items), order.slice(4))
+      }))
+
     it.effect("countActive counts created, pending and processing payouts of the terminal", () =>
       Effect.gen(function*() {
         const { terminal, seed } = yield* setup

@@ -155,6 +155,39 @@ export const suite = <E>(name: string, layer_: Layer.Layer<Requirements, E>): vo
         assert.deepStrictEqual(yield* repo.list({ terminalIds: [], providerState: null }, page), { items: [], total: 0 })
       }))
 
+    it.effect("list after a position: the filter's subscriptions after it newest first, offset from there, the total of the whole filter", () =>
+      Effect.gen(function*() {
+        const { terminal, repo, seed } = yield* setup
+        const second = yield* Fixtures.seedTerminal()
+        const secondPlan = yield* Fixtures.seedPlan([second.terminal.id])
+        // Six new subscriptions of two terminals, three of them created in the same millisecond (their order is by id).
+        for (const offset of [0, 1, 1, 2, 3]) yield* seed({ createdAt: Fixtures.baseTime + offset })
+        yield* repo.insert(Fixtures.subscription(second.terminal.id, secondPlan.id, { createdAt: Fixtures.baseTime + 1 }))
+        const filter = { terminalIds: [terminal.id, second.terminal.id], providerState: "new" as const }
+        const listed = (yield* repo.list(filter, { limit: 10, offset: 0 })).items
+        const order = ids(listed)
+        assert.strictEqual(order.length, 6)
+        // The two newest are stopped (they leave the filter): the pages after them hold the rest.
+        for (const s of listed.slice(0, 2)) {
+          yield* repo.update({ ...s, providerState: "stop", billingStatus: "stopped", nextChargeAt: null, version: s.version + 1 })
+        }
+        const next = yield* repo.list(filter, { limit: 2, offset: 0, after: listed[1]! })
+        assert.deepStrictEqual(ids(next.items), order.slice(2, 4))
+        assert.strictEqual(next.total, 4)
+        const last = yield* repo.list(filter, { limit: 2, offset: 0, after: next.items.at(-1)! })
+        assert.deepStrictEqual(last, { items: listed.slice(4), total: 4 })
+        assert.deepStrictEqual(ids((yield* repo.list(filter, { limit: 10, offset: 1, after: listed[1]! })).items), order.slice(3))
+        // The filter still applies: one terminal, or another state.
+        assert.deepStrictEqual(
+          ids((yield* repo.list({ ...filter, terminalIds: [terminal.id] }, { limit: 10, offset: 0, after: listed[1]! })).items),
+          order.slice(2).filter((id) => listed.find((s) => s.id === id)!.terminalId === terminal.id)
+        )
+        assert.deepStrictEqual(yield* repo.list({ ...filter, providerState: "active" }, { limit: 10, offset: 0, after: listed[0]! }), {
+          items: [],
+          total: 0
+        })
+      }))
+
     it.effect("claimDue leases due active/enabled subscriptions and returns them as stored", () =>
       Effect.gen(function*() {
         const { repo, seed } = yield* setup
