@@ -249,6 +249,13 @@ describe("MerchantApi subscriptions: read, list, charges, stop", () => {
     expectError(await get(`/subscriptions/${crypto.randomUUID()}`), 404, "not_found", "subscription not found")
     expectError(await get("/subscriptions/not-a-uuid/charges"), 404, "not_found", "subscription not found")
     expectError(await stop(a.id, other.apiKey), 404, "not_found", "subscription not found")
+    // A key of another terminal of the same account: the spec's 403 ("the key is issued for another
+    // terminal"), where it read 404 (a conformance probe); nothing stopped.
+    const sibling = await t.run(Operator.createTerminal({ accountId: merchant.accountId, name: "Second shop" }))
+    await t.plans(sibling.terminal.id)
+    expectError(await stop(a.id, sibling.apiKey), 403, "access_denied", "subscription write access required")
+    expectError(await get(`/subscriptions/${a.id}`, sibling.apiKey), 404, "not_found", "subscription not found")
+    expect(json(await get(`/subscriptions/${a.id}`))).toMatchObject({ billing_status: "consent_pending" })
   })
 
   it("a dashboard user lists all subscriptions of the account", async () => {

@@ -10,7 +10,7 @@
 import { Effect, Option } from "effect"
 import * as Access from "../Access.js"
 import type { Principal } from "../Access.js"
-import { CsrfRejected, InvalidRequest, NotFound, RecurringNotConfigured, TerminalUnavailable } from "../Errors.js"
+import { AccessDenied, CsrfRejected, InvalidRequest, NotFound, RecurringNotConfigured, TerminalUnavailable } from "../Errors.js"
 import { isUuid } from "../Id.js"
 import * as Paging from "../Paging.js"
 import type { Payment } from "../Payment.js"
@@ -159,9 +159,26 @@ export const programSandboxCharges = Traced.fn("Subscriptions.programSandboxChar
   return { subscription: sub, outcomes }
 })
 
+/**
+ * A subscription an API key cannot see: the spec's 403 `subscription write access required` when
+ * it belongs to another terminal of the key's own account ("the key is issued for another
+ * terminal"), else `notFound` (another merchant's subscription is not revealed).
+ */
+const notWritable = Effect.fnUntraced(function*(principal: Principal, id: string, notFound: NotFound) {
+  if (principal._tag !== "ApiKey") return yield* notFound
+  const key = id.toLowerCase()
+  const found = isUuid(key) ? yield* (yield* SubscriptionRepository).get(key) : Option.none<Sub>()
+  if (Option.isNone(found)) return yield* notFound
+  const terminals = yield* TerminalRepository
+  const own = yield* terminals.get(principal.terminalId)
+  const theirs = yield* terminals.get(found.value.terminalId)
+  if (Option.isSome(own) && Option.isSome(theirs) && own.value.accountId === theirs.value.accountId) return yield* AccessDenied.subscriptionWrite()
+  return yield* notFound
+})
+
 /** Merchant stop: 200 `{ok: true}` once stopped (also when already stopped). */
 export const stop = Traced.fn("Subscriptions.stop")(function*(principal: Principal, id: string) {
-  const sub = yield* get(principal, id)
+  const sub = yield* Effect.catchTag(get(principal, id), "NotFound", (notFound) => notWritable(principal, id, notFound))
   yield* Access.resolveTerminal(principal, principal._tag === "ApiKey" ? null : sub.terminalId, "subscription_owner")
   return yield* stopById(sub.id)
 })
