@@ -23,7 +23,7 @@ const countPayments = () => t.run(Effect.flatMap(PaymentRepository, (r) => r.lis
 
 describe("MerchantApi payments", () => {
   it("creates a live payment (201), replays its order_id (200) and refuses another body for it (409)", async () => {
-    const body = { amount: "1500,5", order_id: "order-1", description: "Coffee", metadata: { cart: 7 } }
+    const body = { amount: "1500,5", order_id: "order-1", description: "Coffee", metadata: { cart: 7, largest: 9007199254740991, price: 1.5 } }
     const created = await post(body)
     expect(created.statusCode).toBe(201)
     expect(created.headers["x-request-id"]).toMatch(/^req_/)
@@ -36,7 +36,7 @@ describe("MerchantApi payments", () => {
       test: false,
       environment: "prod",
       payment_method: "sbp",
-      metadata: { cart: 7 },
+      metadata: { cart: 7, largest: 9007199254740991, price: 1.5 },
       subscription_id: null,
       recurring: false,
       terminal_id: terminalId
@@ -203,6 +203,9 @@ describe("MerchantApi payments", () => {
       [{ amount: "1" }, "invalid_request", "order_id", "order_id is required"],
       [{ amount: "1", order_id: "x", colour: "red" }, "invalid_request", "colour", "unknown field colour"],
       [{ amount: "1", order_id: "x", metadata: [1] }, "invalid_request", "metadata", "metadata must be a JSON object or null"],
+      // An integer JSON cannot carry exactly (it came back changed: 12345678901234567890 as ...7000).
+      [{ amount: "1", order_id: "x", metadata: { id: 12345678901234567890 } }, "invalid_request", "metadata", "metadata integers must be within ±9007199254740991 (2^53 - 1), which JSON carries exactly; send larger ones as strings"],
+      [{ amount: "1", order_id: "x", metadata: { deep: { list: [1, 2 ** 60] } } }, "invalid_request", "metadata", "metadata integers must be within ±9007199254740991 (2^53 - 1), which JSON carries exactly; send larger ones as strings"],
       // A surrogate without its pair (JSON allows the escape; no JSON store keeps it), in a value or a key.
       [{ amount: "1", order_id: "x", metadata: { note: "half \ud800 pair" } }, "invalid_request", "metadata", "metadata must be valid Unicode text (a surrogate without its pair was sent)"],
       [{ amount: "1", order_id: "x", metadata: { ["\udc00key"]: 1 } }, "invalid_request", "metadata", "metadata must be valid Unicode text (a surrogate without its pair was sent)"],

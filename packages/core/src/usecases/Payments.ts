@@ -87,6 +87,21 @@ const depthOf = (value: unknown): number => {
   return deepest
 }
 
+/**
+ * Whether a number in `value` is an integer JSON cannot carry exactly to the merchant's code (beyond
+ * 2^53 - 1: `12345678901234567890` would come back as `12345678901234567000`). Walked after the
+ * depth check, so without recursion limits to mind.
+ */
+const hasInexactInteger = (value: unknown): boolean => {
+  const pending: Array<unknown> = [value]
+  while (pending.length > 0) {
+    const item = pending.pop()
+    if (typeof item === "number" && Number.isInteger(item) && !Number.isSafeInteger(item)) return true
+    if (typeof item === "object" && item !== null) pending.push(...Object.values(item))
+  }
+  return false
+}
+
 const validate = Effect.fnUntraced(function*(input: CreateInput) {
   const amount = parseRub(input.amount)
   if (Result.isFailure(amount)) return yield* amount.failure
@@ -110,6 +125,10 @@ const validate = Effect.fnUntraced(function*(input: CreateInput) {
   // Depth first (counted without recursion): deeper values are refused before anything walks them.
   if (metadata !== null && depthOf(metadata) > maxMetadataDepth) {
     return yield* invalid("metadata", `metadata must be nested at most ${maxMetadataDepth} levels deep`)
+  }
+  // Refused rather than stored changed (a conformance probe got 12345678901234567890 back as ...7000).
+  if (metadata !== null && hasInexactInteger(metadata)) {
+    return yield* invalid("metadata", "metadata integers must be within ±9007199254740991 (2^53 - 1), which JSON carries exactly; send larger ones as strings")
   }
   const metadataJson = metadata === null ? null : JSON.stringify(metadata)
   if (metadataJson !== null && new TextEncoder().encode(metadataJson).length > maxMetadataBytes) {
