@@ -226,9 +226,10 @@ export const make = (book: ChargeBook = memoryBook()): AcquirerEmulator["Service
   let unavailable = false
   let recurringUnavailable = false
 
-  // A book that cannot be reached: the bank does not answer. A charge or a void is then `Unknown`
-  // (the core asks again later; nothing was recorded, so the key is still free), a stop fails
-  // with `ProviderUnavailable`, and programming or settling answers `ProviderUnavailable`.
+  // A book that cannot be reached: the bank does not answer. A charge or a void is then `Unknown`,
+  // as from a bank that timed out (the attempt is unconfirmed and asked about again under its key:
+  // by the operator's resume, or the background work for a stopping subscription); a stop,
+  // programming and settling fail with `ProviderUnavailable`.
   const noAnswer = (error: BookUnavailable): Effect.Effect<ChargeOutcome> =>
     Effect.as(
       Effect.logWarning("acquirer emulator: its book is unavailable, answered unknown", error.cause),

@@ -216,8 +216,18 @@ export const layerAccountRepository: Layer.Layer<AccountRepository, never, SqlCl
 /** A terminal read by id, with the ones read side by side. */
 class TerminalById extends Request.Class<{ readonly id: string }, Option.Option<Terminal.Terminal>> {}
 
-/** A terminal read by id under a share lock, with the ones read side by side. */
-class SharedTerminalById extends Request.Class<{ readonly id: string }, Option.Option<Terminal.Terminal>> {}
+/** A terminal read by id to credit on its conversion mode, with the ones read side by side. */
+class TerminalForCredit extends Request.Class<{ readonly id: string }, Option.Option<Terminal.Terminal>> {}
+
+/**
+ * Advisory-lock key space of terminals' conversion modes (`getForCredit` shared, `lockConversionMode`
+ * exclusive). An advisory lock, not the row's: a row lock that a switch to instant could wait on
+ * would also be one that conversions, payouts and settings (`FOR NO KEY UPDATE`) wait on, and a hot
+ * terminal's stream of credits could hold it off them for good (PostgreSQL's row locks let new
+ * sharers in ahead of a waiting updater); the lock manager queues a later sharer behind a waiting
+ * switch instead.
+ */
+const conversionModeLocks = 72261704
 
 /** `TerminalRepository` on the `SqlClient` in context. */
 export const layerTerminalRepository: Layer.Layer<TerminalRepository, never, SqlClient.SqlClient> = Layer.effect(
@@ -229,13 +239,16 @@ export const layerTerminalRepository: Layer.Layer<TerminalRepository, never, Sql
       sql,
       byIds<TerminalById, TerminalRow, Terminal.Terminal>(sql, (ids) => sql<TerminalRow>`SELECT * FROM terminals WHERE id IN (${ids})`, toTerminal)
     )
-    // FOR SHARE waits for (and holds off) a FOR NO KEY UPDATE holder (a settings change, a conversion,
-    // a payout), not the foreign keys' KEY SHARE of payments being created nor other sharers.
-    const getSharedTogether = sideBySide(
+    // The rows with their conversion-mode locks taken shared, in id order (a volatile function in
+    // the select list of an ordered query runs after the sort), so two batches never wait on each
+    // other's in a cycle.
+    const getForCreditTogether = sideBySide(
       sql,
-      byIds<SharedTerminalById, TerminalRow, Terminal.Terminal>(
+      byIds<TerminalForCredit, TerminalRow, Terminal.Terminal>(
         sql,
-        (ids) => sql<TerminalRow>`SELECT * FROM terminals WHERE id IN (${ids}) ORDER BY id FOR SHARE`,
+        (ids) =>
+          sql<TerminalRow>`SELECT t.*, pg_advisory_xact_lock_shared(${conversionModeLocks}, hashtext(t.id::text)) IS NULL AS mode_held
+            FROM terminals t WHERE t.id IN (${ids}) ORDER BY t.id`,
         toTerminal
       )
     )
@@ -250,7 +263,11 @@ export const layerTerminalRepository: Layer.Layer<TerminalRepository, never, Sql
             ${timeOrNull(t.signingSecretRotatedAt)}, ${time(t.createdAt)}, ${time(t.updatedAt)})`)
           .pipe(Effect.asVoid),
       get: (id) => byUuid(id, (id) => getTogether(new TerminalById({ id }))),
-      getForShare: (id) => byUuid(id, (id) => getSharedTogether(new SharedTerminalById({ id }))),
+      getForCredit: (id) => byUuid(id, (id) => getForCreditTogether(new TerminalForCredit({ id }))),
+      lockConversionMode: (id) =>
+        Id.isUuid(id)
+          ? orDie(sql`SELECT pg_advisory_xact_lock(${conversionModeLocks}, hashtext(${id}::uuid::text))`).pipe(Effect.asVoid)
+          : Effect.void,
       getForUpdate: (id) =>
         byUuid(id, (id) =>
           // NO KEY: a payment inserted for the terminal (its foreign key's KEY SHARE lock) does not wait for

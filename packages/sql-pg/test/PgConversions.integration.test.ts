@@ -102,6 +102,19 @@ describe("Conversions on Postgres", () => {
         )
       }).pipe(Effect.provide(kitOn(target.url))), 60_000)
 
+    it.live(`a credit does not wait for a payout, a conversion or a settings change holding the terminal's row (postgres ${target.name})`, () =>
+      Effect.gen(function*() {
+        const { principal, terminalId } = yield* pendingRoubles(0)
+        const { payment } = yield* Payments.create(principal, { amount: "1000", orderId: "busy" })
+        // What Payouts.create, a conversion run or a settings change hold while they work.
+        const settled = yield* underLock(
+          (sql) => sql`SELECT 1 FROM terminals WHERE id = ${terminalId} FOR NO KEY UPDATE`,
+          Payments.settle(payment.id, "paid").pipe(Effect.timeout("5 seconds"))
+        )
+        assert.strictEqual(settled.status, "paid")
+        assert.strictEqual((yield* balanceOf(terminalId)).rubPending, 1000_00n)
+      }).pipe(Effect.provide(kitOn(target.url))), 60_000)
+
     it.live(`a run that leaves payments behind converts them later, in instant mode too (postgres ${target.name})`, () =>
       Effect.gen(function*() {
         const { principal, terminalId, paid } = yield* pendingRoubles(4)

@@ -66,7 +66,9 @@ export const layerTerminalRepository: Layer.Layer<TerminalRepository, never, Mem
         })),
       get,
       getForUpdate: get,
-      getForShare: get,
+      // One transaction at a time in memory: nothing to hold.
+      getForCredit: get,
+      lockConversionMode: () => Effect.void,
       update: (terminal) =>
         db.atomically(Effect.sync(() => {
           if (terminals.has(terminal.id)) terminals.set(terminal.id, terminal)

@@ -298,6 +298,9 @@ describe("First payments and the consent", () => {
       yield* Payments.settle(other.first.id, "paid")
       const history = yield* Subscriptions.charges(other.principal, other.subscription.id)
       assert.deepStrictEqual(history.map((c) => [c.attempt, c.status, c.paymentId]), [[2, "payed", other.first.id], [1, "fail", other.first.id]])
+      // No answer came for it: the record says so, as an unconfirmed charge's does.
+      assert.deepStrictEqual([history[1]!.validationStatus, history[1]!.validationReason, history[1]!.message], ["review", "outcome_unconfirmed", "first payment expired"])
+      assert.deepStrictEqual([refused[0]!.validationStatus, refused[0]!.validationReason], ["accepted", null])
       assert.strictEqual((yield* reload(other.subscription.id)).successfulCycles, 1)
     }).pipe(Effect.provide(Kit.layer)))
 

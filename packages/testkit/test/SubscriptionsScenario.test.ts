@@ -175,6 +175,9 @@ describe("Subscriptions scenarios", () => {
       const resumedAt = monthlyDates[3]! + 4 * Instant.DAY_MS
       yield* TestClock.setTime(resumedAt)
       assert.strictEqual((yield* Subscriptions.resume(subscription.id)).nextChargeAt, resumedAt)
+      // The schedule shown says the same.
+      const upcoming = yield* Subscriptions.upcoming(principal, subscription.id, 3)
+      assert.deepStrictEqual(upcoming.map((u) => [u.cycleNumber, u.scheduledAt]), [[1, resumedAt], [5, monthlyDates[4]], [6, monthlyDates[5]]])
       // One charge: the failed cycle's second attempt. Then the schedule goes on from the next date ahead
       // (before, each cycle of the review was charged at once: four charges in a second).
       assert.strictEqual((yield* Work.drain()).charges, 1)
@@ -190,6 +193,29 @@ describe("Subscriptions scenarios", () => {
       const history = yield* Subscriptions.charges(principal, sub.id)
       assert.deepStrictEqual(history.map((c) => [c.cycleNumber, c.attempt, c.status]), [[5, 1, "payed"], [1, 2, "payed"], [1, 1, "fail"], [0, 1, "payed"]])
       assert.deepStrictEqual(emulator.charges.map((c) => [c.cycleNumber, c.outcome._tag]), [[1, "Failed"], [1, "Paid"], [5, "Paid"]])
+    }).pipe(Effect.provide(Kit.layer)))
+
+  it.effect("after a resume, cycles due later than the resume are caught up as usual (the service could not charge on time)", () =>
+    Effect.gen(function*() {
+      const { merchant, plans, principal } = yield* setup()
+      const { subscription } = yield* Subscriptions.create(principal, {
+        idempotencyKey: "k",
+        terminalId: merchant.terminal.id, planId: plans.ceilingMonthly.id, amount: "100"
+      })
+      yield* consentAndPay(subscription)
+      const emulator = yield* AcquirerEmulator.AcquirerEmulator
+      yield* emulator.programCharges(subscription.id, ["failed"])
+      yield* TestClock.setTime(monthlyDates[0]!)
+      yield* Work.drain()
+      const resumedAt = monthlyDates[2]! + Instant.DAY_MS
+      yield* TestClock.setTime(resumedAt)
+      yield* Subscriptions.resume(subscription.id)
+      // Nothing runs until after the next date (the service was down): the retry, then that cycle.
+      yield* TestClock.setTime(monthlyDates[3]! + Instant.DAY_MS)
+      assert.strictEqual((yield* Work.drain()).charges, 2)
+      const history = yield* Subscriptions.charges(principal, subscription.id)
+      assert.deepStrictEqual(history.slice(0, 2).map((c) => [c.cycleNumber, c.attempt, c.status]), [[4, 1, "payed"], [1, 2, "payed"]])
+      assert.strictEqual((yield* reload(subscription.id)).nextChargeAt, monthlyDates[4])
     }).pipe(Effect.provide(Kit.layer)))
 
   it.effect("a charge the bank settles paid while in review, resumed months later: the schedule goes on from the next date ahead", () =>

@@ -2,10 +2,11 @@
  * Port: terminals.
  *
  * Contract: `getForUpdate` locks the row until the surrounding transaction ends (it serializes
- * balance-changing work of one terminal); `getForShare` reads it under a lock that `getForUpdate`
- * waits for, and that waits for it, but not other readers or `getForShare` (money credited on the
- * settings read so cannot race a settings change, such as the conversion mode); `update` stores
- * the whole record.
+ * balance-changing work of one terminal); `getForCredit` reads it to credit live money by its
+ * conversion mode and holds that mode until the transaction ends: `lockConversionMode` (a switch to
+ * instant) waits for the credits in flight, and credits that come meanwhile wait for it; credits
+ * wait for nothing else (not each other, a conversion, a payout or `getForUpdate`), and nothing
+ * else waits for them. `update` stores the whole record.
  * `claimDueConversions(now, limit)` returns terminals (any conversion mode) whose
  * `nextConversionAt <= now`, locked and skipping rows other transactions hold.
  */
@@ -16,7 +17,8 @@ export class TerminalRepository extends Context.Service<TerminalRepository, {
   insert(terminal: Terminal): Effect.Effect<void>
   get(id: string): Effect.Effect<Option.Option<Terminal>>
   getForUpdate(id: string): Effect.Effect<Option.Option<Terminal>>
-  getForShare(id: string): Effect.Effect<Option.Option<Terminal>>
+  getForCredit(id: string): Effect.Effect<Option.Option<Terminal>>
+  lockConversionMode(id: string): Effect.Effect<void>
   update(terminal: Terminal): Effect.Effect<void>
   listByAccount(accountId: string): Effect.Effect<ReadonlyArray<Terminal>>
   claimDueConversions(now: number, limit: number): Effect.Effect<ReadonlyArray<Terminal>>

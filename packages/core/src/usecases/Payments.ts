@@ -546,13 +546,13 @@ export const findPublic = Traced.fn("Payments.findPublic")(function*(token: stri
 
 /** Applies events in order to a locked payment, writing it, its money movements and its callbacks. */
 const apply = Traced.fn("Payments.apply")(function*(payment: Payment.Payment, events: ReadonlyArray<Payment.Event>) {
-  // Live money is credited by the terminal's conversion mode: read under a share lock, so a mode
-  // change waits for this credit (and sees it pending) or this credit waits for it (and reads the
+  // Live money is credited by the terminal's conversion mode, held until the commit: a switch to
+  // instant waits for this credit (and sees it pending) or this credit waits for it (and reads the
   // new mode). A plain read let roubles credited in scheduled mode land after a switch to instant
   // that found nothing pending: they were never converted (found by an outside probe).
   const credits = payment.environment === "prod" && payment.status !== "paid" && events.some((e) => e === "confirm" || e === "late_payment")
   const terminals = yield* TerminalRepository
-  const terminal = yield* (credits ? terminals.getForShare(payment.terminalId) : terminals.get(payment.terminalId))
+  const terminal = yield* (credits ? terminals.getForCredit(payment.terminalId) : terminals.get(payment.terminalId))
   if (Option.isNone(terminal)) return yield* NotFound.of("terminal")
   const now = yield* Clock.currentTimeMillis
   let next = payment

@@ -79,9 +79,9 @@ const bookPaid = Effect.fnUntraced(function*(
   to: Charge.Status,
   options: { readonly resume: boolean; readonly contradicted: boolean }
 ) {
-  // A live charge credits by the terminal's conversion mode: read under a share lock (see `Payments.apply`).
+  // A live charge credits by the terminal's conversion mode, held until the commit (see `Payments.apply`).
   const terminals = yield* TerminalRepository
-  const terminal = yield* (sub.environment === "prod" ? terminals.getForShare(sub.terminalId) : terminals.get(sub.terminalId))
+  const terminal = yield* (sub.environment === "prod" ? terminals.getForCredit(sub.terminalId) : terminals.get(sub.terminalId))
   if (Option.isNone(terminal)) return yield* NotFound.of("terminal")
   const entropy = yield* Entropy
   const now = yield* Clock.currentTimeMillis
@@ -115,10 +115,15 @@ const bookPaid = Effect.fnUntraced(function*(
   const resumed = options.resume && Subscription.stateOf(sub) === "active/review" ? Lifecycle.move(sub, "resume", now) : Result.succeed(sub)
   if (Result.isFailure(resumed)) return yield* resumed.failure
   // A charge made later than its cycle's time because a resume moved it (the subscription was in
-  // review) does not make up the cycles that fell due in review (an outside probe saw a resume
-  // after three months in review charge all three at once, 4 x 4000 RUB against a monthly ceiling).
-  const skipMissed = options.resume || charge.scheduledAt > Lifecycle.chargeTimeOf(sub, sub.nextCycleIndex)
-  const next = Lifecycle.afterPaidCharge(resumed.success, charge.cycleNumber, now, { skipMissed })
+  // review) does not make up the cycles that fell due in review, up to the resume (an outside probe
+  // saw a resume after three months in review charge all three at once, 4 x 4000 RUB against a
+  // monthly ceiling). Cycles due after the resume are caught up as usual.
+  const skipUntil = options.resume
+    ? now
+    : charge.scheduledAt > Lifecycle.chargeTimeOf(sub, sub.nextCycleIndex)
+    ? charge.scheduledAt
+    : null
+  const next = Lifecycle.afterPaidCharge(resumed.success, charge.cycleNumber, now, { skipUntil })
   if (Result.isFailure(next)) return yield* next.failure
   return yield* Lifecycle.save(sub, next.success)
 })

@@ -103,8 +103,9 @@ const recordFirstPayment = (sub: Sub, payment: Payment, now: number, attempt = 1
     attempt,
     kind: "first",
     status: payment.status === "paid" ? "payed" : "fail",
-    validationStatus: "accepted",
-    validationReason: null,
+    // Expired while processing: the payer started paying and no answer came, as an unconfirmed charge.
+    validationStatus: payment.status === "expired" ? "review" : "accepted",
+    validationReason: payment.status === "expired" ? "outcome_unconfirmed" : null,
     paymentId: payment.id,
     amount: payment.amount,
     expectedAmount: sub.terms.payerAmount,
@@ -236,16 +237,16 @@ export const firstCycleAfter = (sub: Sub, k: number, now: number): number => {
  * or while stopping the charge is booked without a move: the counters change (a later resume
  * charges the cycle after it) and `next_charge_at` stays empty.
  *
- * `skipMissed`: the charge was made after a review (a resume moved it past its cycle's time).
- * Charges are suspended in review, so the cycles that fell due meanwhile are not made up: the next
- * is the first cycle whose time is still ahead. Otherwise a cycle already due is charged next (a
- * catch-up after the service itself could not charge on time).
+ * `skipUntil`: the charge was made after a review (the moment of the resume, which moved it past
+ * its cycle's time). Charges are suspended in review, so the cycles that fell due until then are
+ * not made up: the next is the first cycle after that moment. Otherwise (and for cycles due after
+ * it) a cycle already due is charged next (a catch-up after the service could not charge on time).
  */
 export const afterPaidCharge = (
   sub: Sub,
   cycleNumber: number,
   now: number,
-  options: { readonly skipMissed?: boolean } = {}
+  options: { readonly skipUntil?: number | null } = {}
 ): Result.Result<Sub, InvalidTransition> => {
   const current = cycleNumber === cycleNumberOf(sub, sub.nextCycleIndex)
   const following = current ? sub.nextCycleIndex + 1 : sub.nextCycleIndex
@@ -253,7 +254,7 @@ export const afterPaidCharge = (
     ...sub,
     successfulCycles: sub.successfulCycles + 1,
     consecutiveFailures: 0,
-    nextCycleIndex: current && options.skipMissed === true ? firstCycleAfter(sub, following, now) : following,
+    nextCycleIndex: current && options.skipUntil !== undefined && options.skipUntil !== null ? firstCycleAfter(sub, following, options.skipUntil) : following,
     chargeLeaseUntil: null,
     updatedAt: now
   }

@@ -133,8 +133,13 @@ export const upcoming = Traced.fn("Subscriptions.upcoming")(function*(principal:
   const sub = yield* find(principal, id)
   if (!Subscription.isChargeable(sub) || sub.nextChargeAt === null) return []
   const left = sub.terms.maxCycles === null ? count : Math.min(count, sub.terms.maxCycles - sub.successfulCycles)
+  // A first charge a resume moved past its cycle's time is followed by the first cycle after it
+  // (the cycles of the review are not made up: `SubscriptionLifecycle.afterPaidCharge`).
+  const first = sub.nextCycleIndex
+  const moved = sub.nextChargeAt > Lifecycle.chargeTimeOf(sub, first)
+  const second = moved ? Lifecycle.firstCycleAfter(sub, first + 1, sub.nextChargeAt) : first + 1
   return Array.from({ length: Math.max(0, left) }, (_, i) => {
-    const k = sub.nextCycleIndex + i
+    const k = i === 0 ? first : second + i - 1
     return {
       cycleNumber: Lifecycle.cycleNumberOf(sub, k),
       scheduledAt: i === 0 ? sub.nextChargeAt! : Lifecycle.chargeTimeOf(sub, k),

@@ -135,6 +135,10 @@ const applySettings = Effect.fnUntraced(function*(targetId: string, settings: Se
         message: "conversion_time is required when conversion_mode is scheduled"
       })
     }
+    // A switch to instant reads what is pending once the credits in flight, which read the
+    // scheduled mode, have committed (and holds off new ones until it commits), so none of their
+    // roubles is left pending with no conversion to come.
+    if (merged.conversionMode === "instant" && found.value.conversionMode !== "instant") yield* terminals.lockConversionMode(targetId)
     const next: Terminal = {
       ...merged,
       // Scheduled: the next conversion time. Instant: convert what is still pending at once.
@@ -149,8 +153,11 @@ const applySettings = Effect.fnUntraced(function*(targetId: string, settings: Se
   }))
 })
 
-/** Payments one conversion run of a terminal converts at most (in one transaction). */
-export const conversionsPerRun = 10_000
+/**
+ * Payments one conversion run of a terminal converts at most, in one transaction holding the
+ * terminal's row (which payouts and settings changes wait for); more go on in the next pass.
+ */
+export const conversionsPerRun = 1_000
 
 /** How soon a conversion run that left roubles pending (payments held by other transactions) is tried again. */
 export const conversionRetryMs = 60_000
@@ -182,15 +189,16 @@ export const runDueConversions = Traced.fn("Terminals.runDueConversions")(functi
       const scheduled = locked.value.conversionMode === "scheduled" && locked.value.conversionTime !== null
         ? nextConversionAt(locked.value.conversionTime, now)
         : null
-      // What this run left pending is converted soon, not at the next scheduled time (or never, in
-      // instant mode): more than one run takes goes on at once; payments the claim skipped because
-      // another transaction held them (a refund in progress) are tried again a minute later. No
-      // credit lands meanwhile: it waits for this terminal's lock (`getForShare`).
+      // More than a run converts goes on at once. In instant mode, payments the claim skipped because
+      // another transaction held them (a refund in progress) are tried again a minute later: no
+      // other conversion would come (credits in instant mode convert at once, so anything pending
+      // now was pending before; `Terminals.applySettings`). In scheduled mode they wait for the next
+      // conversion time, as payments credited during the run do.
       const more = pending.length >= perRun
-      const left = !more && (yield* (yield* LedgerRepository).balance(terminal.id)).rubPending > 0n
+      const left = !more && scheduled === null && (yield* (yield* LedgerRepository).balance(terminal.id)).rubPending > 0n
       yield* terminals.update({
         ...locked.value,
-        nextConversionAt: more ? now : left ? Math.min(scheduled ?? Number.POSITIVE_INFINITY, now + conversionRetryMs) : scheduled,
+        nextConversionAt: more ? now : left ? now + conversionRetryMs : scheduled,
         updatedAt: now
       })
       return pending.length
