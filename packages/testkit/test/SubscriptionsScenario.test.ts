@@ -33,6 +33,22 @@ const dueSubscriptions = (count: number) =>
     return { ids, emulator, calls: () => emulator.chargeCalls - before }
   })
 
+/** A fresh merchant's monthly ceiling subscription (100.00), active, whose first charge the bank answers `outcome`. */
+const firstChargeAnswered = (outcome: AcquirerEmulator.ChargeProgram) =>
+  Effect.gen(function*() {
+    const { merchant, plans, principal } = yield* setup()
+    const emulator = yield* AcquirerEmulator.AcquirerEmulator
+    const { subscription } = yield* Subscriptions.create(principal, {
+      idempotencyKey: "k",
+      terminalId: merchant.terminal.id, planId: plans.ceilingMonthly.id, amount: "100"
+    })
+    yield* consentAndPay(subscription)
+    yield* emulator.programCharges(subscription.id, [outcome])
+    yield* TestClock.setTime(monthlyDates[0]!)
+    yield* Work.drain()
+    return { principal, subscription, emulator }
+  })
+
 describe("Subscriptions scenarios", () => {
   for (const m of modes) {
     it.effect(`${m.mode} mode: consent, first payment, thirteen monthly charges with clamped dates, failure to review, stop`, () =>
@@ -129,16 +145,7 @@ describe("Subscriptions scenarios", () => {
 
   it.effect("an unconfirmable charge goes to review as unconfirmed; resume reconciles without charging twice", () =>
     Effect.gen(function*() {
-      const { merchant, plans, principal } = yield* setup()
-      const emulator = yield* AcquirerEmulator.AcquirerEmulator
-      const { subscription } = yield* Subscriptions.create(principal, {
-        idempotencyKey: "k",
-        terminalId: merchant.terminal.id, planId: plans.ceilingMonthly.id, amount: "100"
-      })
-      yield* consentAndPay(subscription)
-      yield* emulator.programCharges(subscription.id, ["unknown"])
-      yield* TestClock.setTime(monthlyDates[0]!)
-      yield* Work.drain()
+      const { principal, subscription, emulator } = yield* firstChargeAnswered("unknown")
       let sub = yield* reload(subscription.id)
       assert.strictEqual(Subscription.stateOf(sub), "active/review")
       const record = (yield* Subscriptions.charges(principal, sub.id))[0]!
@@ -160,16 +167,7 @@ describe("Subscriptions scenarios", () => {
 
   it.effect("a resume after months in review charges the failed cycle once; the cycles that fell due in review are not made up", () =>
     Effect.gen(function*() {
-      const { merchant, plans, principal } = yield* setup()
-      const emulator = yield* AcquirerEmulator.AcquirerEmulator
-      const { subscription } = yield* Subscriptions.create(principal, {
-        idempotencyKey: "k",
-        terminalId: merchant.terminal.id, planId: plans.ceilingMonthly.id, amount: "100"
-      })
-      yield* consentAndPay(subscription)
-      yield* emulator.programCharges(subscription.id, ["failed"])
-      yield* TestClock.setTime(monthlyDates[0]!)
-      yield* Work.drain()
+      const { principal, subscription, emulator } = yield* firstChargeAnswered("failed")
       assert.strictEqual(Subscription.stateOf(yield* reload(subscription.id)), "active/review")
       // Three more cycles fall due while it is in review; the operator resumes four days after the last.
       const resumedAt = monthlyDates[3]! + 4 * Instant.DAY_MS
@@ -197,16 +195,7 @@ describe("Subscriptions scenarios", () => {
 
   it.effect("after a resume, cycles due later than the resume are caught up as usual (the service could not charge on time)", () =>
     Effect.gen(function*() {
-      const { merchant, plans, principal } = yield* setup()
-      const { subscription } = yield* Subscriptions.create(principal, {
-        idempotencyKey: "k",
-        terminalId: merchant.terminal.id, planId: plans.ceilingMonthly.id, amount: "100"
-      })
-      yield* consentAndPay(subscription)
-      const emulator = yield* AcquirerEmulator.AcquirerEmulator
-      yield* emulator.programCharges(subscription.id, ["failed"])
-      yield* TestClock.setTime(monthlyDates[0]!)
-      yield* Work.drain()
+      const { principal, subscription } = yield* firstChargeAnswered("failed")
       const resumedAt = monthlyDates[2]! + Instant.DAY_MS
       yield* TestClock.setTime(resumedAt)
       yield* Subscriptions.resume(subscription.id)
@@ -220,16 +209,7 @@ describe("Subscriptions scenarios", () => {
 
   it.effect("a charge the bank settles paid while in review, resumed months later: the schedule goes on from the next date ahead", () =>
     Effect.gen(function*() {
-      const { merchant, plans, principal } = yield* setup()
-      const emulator = yield* AcquirerEmulator.AcquirerEmulator
-      const { subscription } = yield* Subscriptions.create(principal, {
-        idempotencyKey: "k",
-        terminalId: merchant.terminal.id, planId: plans.ceilingMonthly.id, amount: "100"
-      })
-      yield* consentAndPay(subscription)
-      yield* emulator.programCharges(subscription.id, ["unknown"])
-      yield* TestClock.setTime(monthlyDates[0]!)
-      yield* Work.drain()
+      const { principal, subscription, emulator } = yield* firstChargeAnswered("unknown")
       const record = (yield* Subscriptions.charges(principal, subscription.id))[0]!
       yield* emulator.resolveCharge(record.idempotencyKey, "paid")
       yield* TestClock.setTime(monthlyDates[2]! + Instant.DAY_MS)
