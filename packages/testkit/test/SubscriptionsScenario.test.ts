@@ -33,20 +33,26 @@ const dueSubscriptions = (count: number) =>
     return { ids, emulator, calls: () => emulator.chargeCalls - before }
   })
 
-/** A fresh merchant's monthly ceiling subscription (100.00), active, whose first charge the bank answers `outcome`. */
+/** A fresh merchant's monthly ceiling subscription (100.00), active, and the acquirer emulator. */
+const activeCeiling = Effect.gen(function*() {
+  const { merchant, plans, principal } = yield* setup()
+  const emulator = yield* AcquirerEmulator.AcquirerEmulator
+  const { subscription } = yield* Subscriptions.create(principal, {
+    idempotencyKey: "k",
+    terminalId: merchant.terminal.id, planId: plans.ceilingMonthly.id, amount: "100"
+  })
+  yield* consentAndPay(subscription)
+  return { principal, subscription, emulator }
+})
+
+/** `activeCeiling` whose first charge the bank has answered `outcome`. */
 const firstChargeAnswered = (outcome: AcquirerEmulator.ChargeProgram) =>
   Effect.gen(function*() {
-    const { merchant, plans, principal } = yield* setup()
-    const emulator = yield* AcquirerEmulator.AcquirerEmulator
-    const { subscription } = yield* Subscriptions.create(principal, {
-      idempotencyKey: "k",
-      terminalId: merchant.terminal.id, planId: plans.ceilingMonthly.id, amount: "100"
-    })
-    yield* consentAndPay(subscription)
-    yield* emulator.programCharges(subscription.id, [outcome])
+    const active = yield* activeCeiling
+    yield* active.emulator.programCharges(active.subscription.id, [outcome])
     yield* TestClock.setTime(monthlyDates[0]!)
     yield* Work.drain()
-    return { principal, subscription, emulator }
+    return active
   })
 
 describe("Subscriptions scenarios", () => {
@@ -241,13 +247,7 @@ describe("Subscriptions scenarios", () => {
 
   it.effect("a stop the acquirer cannot complete moves it to review with the Russian 400", () =>
     Effect.gen(function*() {
-      const { merchant, plans, principal } = yield* setup()
-      const emulator = yield* AcquirerEmulator.AcquirerEmulator
-      const { subscription } = yield* Subscriptions.create(principal, {
-        idempotencyKey: "k",
-        terminalId: merchant.terminal.id, planId: plans.ceilingMonthly.id, amount: "100"
-      })
-      yield* consentAndPay(subscription)
+      const { principal, subscription, emulator } = yield* activeCeiling
       yield* emulator.programStop(subscription.id, "failed")
       const error = yield* Effect.flip(Subscriptions.stop(principal, subscription.id))
       assert.strictEqual(error._tag, "StopFailed")
