@@ -239,16 +239,20 @@ export const layerTerminalRepository: Layer.Layer<TerminalRepository, never, Sql
       sql,
       byIds<TerminalById, TerminalRow, Terminal.Terminal>(sql, (ids) => sql<TerminalRow>`SELECT * FROM terminals WHERE id IN (${ids})`, toTerminal)
     )
-    // The rows with their conversion-mode locks taken shared, in id order (a volatile function in
-    // the select list of an ordered query runs after the sort), so two batches never wait on each
-    // other's in a cycle.
+    // The conversion-mode locks taken shared, in id order (a volatile function in the select list of
+    // an ordered query runs after the sort, so two batches never wait on each other's in a cycle),
+    // then the rows read by a statement of their own: a statement reads the rows as they were when
+    // it began, so one that waited for a switch to instant inside it would still see the scheduled
+    // mode (an outside probe's rerun found roubles stranded so when the read and the lock were one).
     const getForCreditTogether = sideBySide(
       sql,
       byIds<TerminalForCredit, TerminalRow, Terminal.Terminal>(
         sql,
         (ids) =>
-          sql<TerminalRow>`SELECT t.*, pg_advisory_xact_lock_shared(${conversionModeLocks}, hashtext(t.id::text)) IS NULL AS mode_held
-            FROM terminals t WHERE t.id IN (${ids}) ORDER BY t.id`,
+          Effect.andThen(
+            sql`SELECT pg_advisory_xact_lock_shared(${conversionModeLocks}, hashtext(l.id::text)) IS NULL AS held FROM (${ids}) AS l(id) ORDER BY l.id`,
+            sql<TerminalRow>`SELECT * FROM terminals WHERE id IN (${ids})`
+          ),
         toTerminal
       )
     )

@@ -66,6 +66,36 @@ describe("Conversions on Postgres", () => {
         assert.isNull(yield* nextConversionOf(terminalId))
       }).pipe(Effect.provide(kitOn(target.url))), 60_000)
 
+    it.live(`a confirmation that waited for a switch to instant credits in instant mode (postgres ${target.name})`, () =>
+      Effect.gen(function*() {
+        const { principal, terminalId } = yield* pendingRoubles(0)
+        const { payment: first } = yield* Payments.create(principal, { amount: "1000", orderId: "in-flight" })
+        const { payment: second } = yield* Payments.create(principal, { amount: "500", orderId: "behind-the-switch" })
+        // A credit in flight (held at its ledger write), the switch waiting for it, and a second
+        // confirmation queued behind the switch. The second must read the mode the switch wrote:
+        // read in the statement that waited, it saw scheduled and left its roubles pending with no
+        // conversion to come (an outside probe's rerun).
+        const [settleFirst, toInstant, settleSecond] = yield* underLock(
+          (sql) => sql`LOCK TABLE ledger_entries IN SHARE MODE`,
+          Effect.gen(function*() {
+            const settleFirst = yield* Effect.forkChild(Payments.settle(first.id, "paid"))
+            yield* lockWaits(1)
+            const toInstant = yield* Effect.forkChild(Terminals.updateSettings(principal, terminalId, { conversionMode: "instant" }))
+            yield* lockWaits(2)
+            const settleSecond = yield* Effect.forkChild(Payments.settle(second.id, "paid"))
+            yield* lockWaits(3)
+            return [settleFirst, toInstant, settleSecond] as const
+          })
+        )
+        yield* Fiber.join(settleFirst)
+        assert.isNotNull((yield* Fiber.join(toInstant)).nextConversionAt)
+        const paid = yield* Fiber.join(settleSecond)
+        assert.isNotNull(paid.settlement?.usdt ?? null, "credited in instant mode, converted at once")
+        assert.strictEqual((yield* balanceOf(terminalId)).rubPending, 1000_00n)
+        assert.strictEqual(yield* Terminals.runDueConversions(), 1)
+        assert.strictEqual((yield* balanceOf(terminalId)).rubPending, 0n)
+      }).pipe(Effect.provide(kitOn(target.url))), 60_000)
+
     it.live(`a subscription charge booked while the terminal switches to instant is converted (postgres ${target.name})`, () =>
       Effect.gen(function*() {
         const clock = yield* ManualClock.make(Date.parse("2026-01-31T07:00:00.000Z"))
