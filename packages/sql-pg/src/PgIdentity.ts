@@ -267,7 +267,12 @@ export const layerTerminalRepository: Layer.Layer<TerminalRepository, never, Sql
             ${timeOrNull(t.signingSecretRotatedAt)}, ${time(t.createdAt)}, ${time(t.updatedAt)})`)
           .pipe(Effect.asVoid),
       get: (id) => byUuid(id, (id) => getTogether(new TerminalById({ id }))),
-      getForCredit: (id) => byUuid(id, (id) => getForCreditTogether(new TerminalForCredit({ id }))),
+      // Only inside a transaction: outside one, the lock would end with its statement and hold nothing.
+      getForCredit: (id) =>
+        Effect.flatMap(Effect.serviceOption(sql.transactionService), (transaction) =>
+          Option.isNone(transaction)
+            ? Effect.die(new Error("TerminalRepository.getForCredit outside a transaction: the conversion mode it reads would not be held"))
+            : byUuid(id, (id) => getForCreditTogether(new TerminalForCredit({ id })))),
       lockConversionMode: (id) =>
         Id.isUuid(id)
           ? orDie(sql`SELECT pg_advisory_xact_lock(${conversionModeLocks}, hashtext(${id}::uuid::text))`).pipe(Effect.asVoid)

@@ -145,6 +145,17 @@ describe("Conversions on Postgres", () => {
         assert.strictEqual((yield* balanceOf(terminalId)).rubPending, 1000_00n)
       }).pipe(Effect.provide(kitOn(target.url))), 60_000)
 
+    it.live(`getForCredit refuses to run outside a transaction, where its lock would hold nothing (postgres ${target.name})`, () =>
+      Effect.gen(function*() {
+        const { terminalId } = yield* pendingRoubles(0)
+        const terminals = yield* TerminalRepository
+        const outside = yield* Effect.exit(terminals.getForCredit(terminalId))
+        assert.isTrue(outside._tag === "Failure" && String(outside.cause).includes("outside a transaction"))
+        const sql = yield* SqlClient.SqlClient
+        const inside = yield* sql.withTransaction(terminals.getForCredit(terminalId))
+        assert.strictEqual(Option.getOrThrow(inside).id, terminalId)
+      }).pipe(Effect.provide(kitOn(target.url))), 60_000)
+
     it.live(`a run that leaves payments behind converts them later, in instant mode too (postgres ${target.name})`, () =>
       Effect.gen(function*() {
         const { principal, terminalId, paid } = yield* pendingRoubles(4)
