@@ -23,6 +23,7 @@ import {
   jsonRows,
   micro,
   ofClock,
+  keysetAfter,
   orDie,
   rub,
   sqlStateOf,
@@ -225,17 +226,9 @@ export const layer: Layer.Layer<PaymentRepository, never, SqlClient.SqlClient> =
       })
     )
 
-    /**
-     * The keyset of `payments_list` (terminal_id, created_at DESC, id DESC): the rows after a
-     * position, from the cursor payment's stored created_at. A row written in microseconds (by SQL
-     * of its own, as the benches' pgbench does) would otherwise compare past the entity's
-     * milliseconds and skip the rows after it in the same millisecond. Its createdAt stands in if
-     * it is gone or not the terminal's (a made-up cursor learns nothing of another terminal's).
-     */
+    /** The keyset of `payments_list` (terminal_id, created_at DESC, id DESC) after a position of the terminal's list. */
     const afterPosition = (terminalId: string, after: { readonly createdAt: number; readonly id: string } | null | undefined) =>
-      after === null || after === undefined ? sql`` : sql`AND (created_at, id) < (
-          COALESCE((SELECT created_at FROM payments WHERE id = ${after.id}::uuid AND terminal_id = ${terminalId}), ${time(after.createdAt)}),
-          ${after.id}::uuid)`
+      keysetAfter(sql, after, (id) => sql`SELECT created_at FROM payments WHERE id = ${id}::uuid AND terminal_id = ${terminalId}`)
 
     return PaymentRepository.of({
       insert: Traced.fn("PgPaymentRepository.insert")(function*(payment) {

@@ -18,6 +18,7 @@ import {
   fromTime,
   fromTimeOrNull,
   insertRows,
+  keysetAfter,
   micro,
   orDie,
   sideBySide,
@@ -115,12 +116,7 @@ export const layerPayoutRepository: Layer.Layer<PayoutRepository, never, SqlClie
       }),
 
       list: Traced.fn("PgPayoutRepository.list")(function*(terminalId, page) {
-        // A keyset cursor pages from its payout's stored created_at (finer than the entity's
-        // milliseconds when SQL of its own wrote it; see PgPaymentRepository's `afterPosition`),
-        // its createdAt if it is gone or not the terminal's.
-        const after = page.after === null || page.after === undefined ? sql`` : sql`AND (created_at, id) < (
-            COALESCE((SELECT created_at FROM payouts WHERE id = ${page.after.id}::uuid AND terminal_id = ${terminalId}), ${time(page.after.createdAt)}),
-            ${page.after.id}::uuid)`
+        const after = keysetAfter(sql, page.after, (id) => sql`SELECT created_at FROM payouts WHERE id = ${id}::uuid AND terminal_id = ${terminalId}`)
         const rows = yield* orDie(sql<PayoutRow>`SELECT * FROM payouts WHERE terminal_id = ${terminalId} ${after}
           ORDER BY created_at DESC, id DESC
           LIMIT ${Math.max(0, page.limit)} OFFSET ${Math.max(0, page.offset)}`)

@@ -25,6 +25,7 @@ import {
   fromTimeOrNull,
   insertRows,
   ofClock,
+  keysetAfter,
   orDie,
   rounds,
   rub,
@@ -395,15 +396,8 @@ export const layerSubscriptionRepository: Layer.Layer<SubscriptionRepository, ne
         const where = sql`terminal_id IN ${sql.in(terminalIds)}
           AND (${filter.providerState}::text IS NULL OR provider_state = ${filter.providerState})
           AND (${filter.environment ?? null}::text IS NULL OR environment = ${filter.environment ?? null})`
-        // A keyset cursor pages from its subscription's stored created_at (finer than the entity's
-        // milliseconds when SQL of its own wrote it; see PgPaymentRepository's `afterPosition`),
-        // its createdAt if it is gone or not one of the terminals'.
-        const after = page.after === null || page.after === undefined ? sql`` : sql`AND (created_at, id) < (
-            COALESCE(
-              (SELECT created_at FROM subscriptions WHERE id = ${page.after.id}::uuid AND terminal_id IN ${sql.in(terminalIds)}),
-              ${time(page.after.createdAt)}
-            ),
-            ${page.after.id}::uuid)`
+        const after = keysetAfter(sql, page.after, (id) =>
+          sql`SELECT created_at FROM subscriptions WHERE id = ${id}::uuid AND terminal_id IN ${sql.in(terminalIds)}`)
         return orDie(Effect.all({
           items: sql<SubscriptionRow>`SELECT * FROM subscriptions WHERE ${where} ${after}
             ORDER BY created_at DESC, id DESC

@@ -50,6 +50,24 @@ export const fromMicro = (value: string | number | bigint): bigint => fromNumeri
 export const time = (ms: number): Date => new Date(ms)
 /** Nullable epoch milliseconds as a `timestamptz` parameter. */
 export const timeOrNull = (ms: number | null): Date | null => (ms === null ? null : new Date(ms))
+
+/**
+ * The keyset condition of a newest-first list (`created_at DESC, id DESC`): `AND` the rows after
+ * `after` (a keyset cursor's position), or nothing. The position compares with its record's
+ * stored created_at, which `storedAt` reads (within the list's scope): a row written in
+ * microseconds (by SQL of its own, as the benches' pgbench does) would otherwise compare past the
+ * entity's milliseconds and skip the rows after it in the same millisecond. The cursor's createdAt
+ * stands in when the record is gone or not in the scope (a made-up cursor learns nothing of
+ * another terminal's records).
+ */
+export const keysetAfter = (
+  sql: SqlClient.SqlClient,
+  after: { readonly createdAt: number; readonly id: string } | null | undefined,
+  storedAt: (id: string) => Fragment
+): Fragment =>
+  after === null || after === undefined
+    ? sql``
+    : sql`AND (created_at, id) < (COALESCE((${storedAt(after.id)}), ${time(after.createdAt)}), ${after.id}::uuid)`
 /** A `timestamptz` value back to epoch milliseconds. */
 export const fromTime = (value: Date | string): number => (value instanceof Date ? value.getTime() : Date.parse(value))
 /** A nullable `timestamptz` value back to epoch milliseconds. */

@@ -17,6 +17,7 @@ import type {
   Charge,
   IdempotencyRecord,
   Ledger,
+  Paging,
   Payment,
   Payout,
   Plan,
@@ -125,6 +126,20 @@ export const newestFirst = (
   a: { readonly createdAt: number; readonly id: string },
   b: { readonly createdAt: number; readonly id: string }
 ): number => b.createdAt - a.createdAt || compareText(b.id, a.id)
+
+/**
+ * A page of a newest-first list (`all`, sorted by `newestFirst`), as `ListPage` asks for it: the
+ * records after `after` when it is set, `offset` of them skipped, at most `limit`.
+ */
+export const pageOf = <A extends { readonly createdAt: number; readonly id: string }>(
+  all: ReadonlyArray<A>,
+  page: Paging.ListPage
+): ReadonlyArray<A> => {
+  const after = page.after ?? null
+  const from = after === null ? all : all.filter((record) => newestFirst(after, record) < 0)
+  const offset = Math.max(0, page.offset)
+  return from.slice(offset, offset + Math.max(0, page.limit))
+}
 
 /** The smallest of the moments that are set (`null` when none is). */
 export const earliest = (moments: ReadonlyArray<number | null>): number | null =>

@@ -10,7 +10,7 @@
 import { Effect, Layer, Option } from "effect"
 import { OutboxRepository, Payment, PaymentRepository } from "@paydesk/core"
 import type { DailyStats, PaymentFilter, StatusStats } from "@paydesk/core"
-import { compareText, earliest, MemoryDatabase, newestFirst, writeConflict } from "./MemoryDatabase.js"
+import { compareText, earliest, MemoryDatabase, newestFirst, pageOf, writeConflict } from "./MemoryDatabase.js"
 import * as MemoryOutboxRepository from "./MemoryOutboxRepository.js"
 
 /** Whether a payment passes a listing filter. */
@@ -98,10 +98,7 @@ export const layer: Layer.Layer<PaymentRepository, never, MemoryDatabase> = Laye
       list: (filter, page) =>
         db.atomically(Effect.sync(() => {
           const all = listed(filter)
-          const after = page.after ?? null
-          const offset = Math.max(0, page.offset)
-          const from = after === null ? all : all.filter((p) => newestFirst(after, p) < 0)
-          return { items: from.slice(offset, offset + Math.max(0, page.limit)), total: all.length }
+          return { items: pageOf(all, page), total: all.length }
         })),
       listAfter: (filter, after, limit) =>
         db.atomically(Effect.sync(() =>

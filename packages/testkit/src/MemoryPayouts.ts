@@ -8,7 +8,7 @@
 import { Effect, Layer, Option } from "effect"
 import { LedgerRepository, Payout, PayoutRepository } from "@paydesk/core"
 import type { Ledger } from "@paydesk/core"
-import { compareText, duplicateKey, MemoryDatabase, newestFirst, writeConflict } from "./MemoryDatabase.js"
+import { compareText, duplicateKey, MemoryDatabase, newestFirst, pageOf, writeConflict } from "./MemoryDatabase.js"
 
 /** Memory `PayoutRepository`. */
 export const layerPayoutRepository: Layer.Layer<PayoutRepository, never, MemoryDatabase> = Layer.effect(
@@ -39,10 +39,7 @@ export const layerPayoutRepository: Layer.Layer<PayoutRepository, never, MemoryD
       list: (terminalId, page) =>
         db.atomically(Effect.sync(() => {
           const all = ofTerminal(terminalId).sort(newestFirst)
-          const after = page.after ?? null
-          const offset = Math.max(0, page.offset)
-          const from = after === null ? all : all.filter((p) => newestFirst(after, p) < 0)
-          return { items: from.slice(offset, offset + Math.max(0, page.limit)), total: all.length }
+          return { items: pageOf(all, page), total: all.length }
         })),
       countActive: (terminalId) =>
         db.atomically(Effect.sync(() => ofTerminal(terminalId).filter((p) => Payout.activeStatuses.includes(p.status)).length)),

@@ -10,7 +10,7 @@
 import { Effect, Layer, Option } from "effect"
 import { Charge, ChargeRepository, PlanRepository, SubscriptionRepository } from "@paydesk/core"
 import type { Subscription } from "@paydesk/core"
-import { compareText, earliest, MemoryDatabase, newestFirst, writeConflict } from "./MemoryDatabase.js"
+import { compareText, earliest, MemoryDatabase, newestFirst, pageOf, writeConflict } from "./MemoryDatabase.js"
 
 /** Memory `PlanRepository`. */
 export const layerPlanRepository: Layer.Layer<PlanRepository, never, MemoryDatabase> = Layer.effect(
@@ -115,10 +115,7 @@ export const layerSubscriptionRepository: Layer.Layer<SubscriptionRepository, ne
               (filter.environment === undefined || filter.environment === null || s.environment === filter.environment)
             )
             .sort(newestFirst)
-          const after = page.after ?? null
-          const offset = Math.max(0, page.offset)
-          const from = after === null ? all : all.filter((s) => newestFirst(after, s) < 0)
-          return { items: from.slice(offset, offset + Math.max(0, page.limit)), total: all.length }
+          return { items: pageOf(all, page), total: all.length }
         })),
       claimDue: (now, leaseUntil, limit, testClockId) =>
         db.atomically(Effect.sync(() =>
