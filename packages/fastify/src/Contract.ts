@@ -179,10 +179,11 @@ const failure = (schema: Schema.Top, where: Where, overrides: Readonly<Record<st
 }
 
 /**
- * The surfaces whose operations without a declared query refuse every query parameter: not the payer
- * pages (whose links may carry anything); the docs and host routes declare `NoQuery` (`takesNone`).
+ * The surfaces whose operations without a declared query refuse every query parameter, and without a
+ * declared body every body but `{}`: not the payer pages (whose links may carry anything); the docs
+ * and host routes declare `NoQuery` (`takesNone`).
  */
-const strictQuery: ReadonlySet<Surface> = new Set(["merchant", "operator"])
+const strictSurfaces: ReadonlySet<Surface> = new Set(["merchant", "operator"])
 
 /** The query of an operation that declares none: any parameter is unknown (a nameless one: `invalid query string`, as in a declared query). */
 const noQuery = (request: FastifyRequest): Effect.Effect<Record<string, never>, PaydeskError> => {
@@ -258,7 +259,7 @@ export const decode = <Q extends Schema.Top | undefined, B extends Schema.Top | 
     for (const header of op.headers ?? []) headers[header.name] = yield* decodeHeader(request, header)
     const query = op.query !== undefined && !takesNone(op.query)
       ? yield* decodeWith(op.query, "query", { ...(request.query as object | undefined) })
-      : op.query !== undefined || strictQuery.has(op.surface)
+      : op.query !== undefined || strictSurfaces.has(op.surface)
       ? yield* noQuery(request)
       : {}
     const spec = op.body as Body | undefined
@@ -268,7 +269,7 @@ export const decode = <Q extends Schema.Top | undefined, B extends Schema.Top | 
       body = spec.invalidJsonOnly === true
         ? yield* Effect.mapError(decoderOf(spec.schema)(given), () => InvalidJsonBody.of())
         : yield* decodeWith(spec.schema, "body", given, spec.overrides)
-    } else if (strictQuery.has(op.surface)) {
+    } else if (strictSurfaces.has(op.surface)) {
       yield* noBody(request.body)
     }
     return { params: (request.params ?? {}) as Record<string, string>, query, headers, body } as Input<Q, B>

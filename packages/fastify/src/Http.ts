@@ -91,7 +91,6 @@ export const runAs = <A, E>(
 /** The value of a header, first one if repeated. */
 export const headerOf = header
 
-/** An ISO 8601 query or body field as epoch milliseconds (400 naming the field when malformed). */
 /**
  * Whether a creation is for the sandbox: `X-Test-Mode: true` or `"test": true` (the spec's equal
  * alternatives). When both are given and disagree, 400 on `test`: neither can be taken as meant.
@@ -101,6 +100,7 @@ export const sandboxRequested = (header: string | undefined, body: boolean | nul
     ? Effect.fail(new InvalidRequest({ field: "test", message: `test (${body}) and X-Test-Mode (${header}) disagree: send one of them, or the same value` }))
     : Effect.succeed(header === "true" || body === true)
 
+/** An ISO 8601 query or body field as epoch milliseconds (400 naming the field when malformed). */
 export const instantOf = (field: string, value: string | undefined): Effect.Effect<number | undefined, InvalidRequest> => {
   if (value === undefined) return Effect.succeed(undefined)
   const parsed = Instant.parseIso(value)
