@@ -9,7 +9,7 @@
  */
 import { assert, describe, it } from "@effect/vitest"
 import { Clock, Effect, Fiber, Option } from "effect"
-import { LedgerRepository, Payments, Subscriptions, Terminals, TerminalRepository } from "@paydesk/core"
+import { type Access, LedgerRepository, Payments, Subscriptions, Terminals, TerminalRepository } from "@paydesk/core"
 import { Kit, ManualClock } from "@paydesk/testkit"
 import { SqlClient } from "effect/sql"
 import { kitOn, lockWaits, targets, underLock } from "./PgHarness.js"
@@ -37,25 +37,39 @@ const nextConversionOf = (terminalId: string) => Effect.gen(function*() {
   return Option.getOrThrow(yield* (yield* TerminalRepository).get(terminalId)).nextConversionAt
 })
 
+/**
+ * `credit` held at its ledger write (the table locked by another transaction), after it has read
+ * the terminal; the switch of the terminal to instant comes meanwhile and must wait for it; then
+ * `behind`, when given, queued behind the switch. Releases the table once all of them wait.
+ */
+const switchWhileCrediting = <A, E, R>(
+  principal: Access.Principal,
+  terminalId: string,
+  credit: Effect.Effect<A, E, R>,
+  behind?: Effect.Effect<A, E, R>
+) =>
+  underLock(
+    (sql) => sql`LOCK TABLE ledger_entries IN SHARE MODE`,
+    Effect.gen(function*() {
+      const crediting = yield* Effect.forkChild(credit)
+      yield* lockWaits(1)
+      const toInstant = yield* Effect.forkChild(Terminals.updateSettings(principal, terminalId, { conversionMode: "instant" }))
+      yield* lockWaits(2)
+      const queued = behind === undefined ? undefined : yield* Effect.forkChild(behind)
+      if (queued !== undefined) yield* lockWaits(3)
+      return { crediting, toInstant, queued }
+    })
+  )
+
 describe("Conversions on Postgres", () => {
   for (const target of targets) {
     it.live(`a payment confirmed while the terminal switches to instant is converted (postgres ${target.name})`, () =>
       Effect.gen(function*() {
         const { principal, terminalId } = yield* pendingRoubles(0)
         const { payment } = yield* Payments.create(principal, { amount: "1000", orderId: "race" })
-        // The credit stops at its ledger write (the table is held), after it has read the terminal;
-        // the switch comes meanwhile. It must wait for the credit, and then see its roubles pending.
-        const [settle, toInstant] = yield* underLock(
-          (sql) => sql`LOCK TABLE ledger_entries IN SHARE MODE`,
-          Effect.gen(function*() {
-            const settle = yield* Effect.forkChild(Payments.settle(payment.id, "paid"))
-            yield* lockWaits(1)
-            const toInstant = yield* Effect.forkChild(Terminals.updateSettings(principal, terminalId, { conversionMode: "instant" }))
-            yield* lockWaits(2)
-            return [settle, toInstant] as const
-          })
-        )
-        yield* Fiber.join(settle)
+        // The switch must wait for the credit, and then see its roubles pending.
+        const { crediting, toInstant } = yield* switchWhileCrediting(principal, terminalId, Payments.settle(payment.id, "paid"))
+        yield* Fiber.join(crediting)
         const terminal = yield* Fiber.join(toInstant)
         assert.strictEqual(terminal.conversionMode, "instant")
         assert.isNotNull(terminal.nextConversionAt)
@@ -75,21 +89,15 @@ describe("Conversions on Postgres", () => {
         // confirmation queued behind the switch. The second must read the mode the switch wrote:
         // read in the statement that waited, it saw scheduled and left its roubles pending with no
         // conversion to come (an outside probe's rerun).
-        const [settleFirst, toInstant, settleSecond] = yield* underLock(
-          (sql) => sql`LOCK TABLE ledger_entries IN SHARE MODE`,
-          Effect.gen(function*() {
-            const settleFirst = yield* Effect.forkChild(Payments.settle(first.id, "paid"))
-            yield* lockWaits(1)
-            const toInstant = yield* Effect.forkChild(Terminals.updateSettings(principal, terminalId, { conversionMode: "instant" }))
-            yield* lockWaits(2)
-            const settleSecond = yield* Effect.forkChild(Payments.settle(second.id, "paid"))
-            yield* lockWaits(3)
-            return [settleFirst, toInstant, settleSecond] as const
-          })
+        const { crediting, toInstant, queued } = yield* switchWhileCrediting(
+          principal,
+          terminalId,
+          Payments.settle(first.id, "paid"),
+          Payments.settle(second.id, "paid")
         )
-        yield* Fiber.join(settleFirst)
+        yield* Fiber.join(crediting)
         assert.isNotNull((yield* Fiber.join(toInstant)).nextConversionAt)
-        const paid = yield* Fiber.join(settleSecond)
+        const paid = yield* Fiber.join(queued!)
         assert.isNotNull(paid.settlement?.usdt ?? null, "credited in instant mode, converted at once")
         assert.strictEqual((yield* balanceOf(terminalId)).rubPending, 1000_00n)
         assert.strictEqual(yield* Terminals.runDueConversions(), 1)
@@ -110,18 +118,9 @@ describe("Conversions on Postgres", () => {
             yield* Payments.settle(Option.getOrThrow(firstPayment).id, "paid")
             yield* clock.set(Date.parse("2026-02-28T07:00:00.000Z"))
             const before = (yield* balanceOf(terminalId)).rubPending
-            // The charge's booking stops at its ledger write, after reading the terminal; the switch comes meanwhile.
-            const [charging, toInstant] = yield* underLock(
-              (sql) => sql`LOCK TABLE ledger_entries IN SHARE MODE`,
-              Effect.gen(function*() {
-                const charging = yield* Effect.forkChild(Subscriptions.runDueCharges())
-                yield* lockWaits(1)
-                const toInstant = yield* Effect.forkChild(Terminals.updateSettings(principal, terminalId, { conversionMode: "instant" }))
-                yield* lockWaits(2)
-                return [charging, toInstant] as const
-              })
-            )
-            assert.strictEqual(yield* Fiber.join(charging), 1)
+            // The charge's booking is the credit held at its ledger write.
+            const { crediting, toInstant } = yield* switchWhileCrediting(principal, terminalId, Subscriptions.runDueCharges())
+            assert.strictEqual(yield* Fiber.join(crediting), 1)
             assert.isNotNull((yield* Fiber.join(toInstant)).nextConversionAt)
             assert.strictEqual((yield* balanceOf(terminalId)).rubPending, before + 100_00n)
             yield* Terminals.runDueConversions()
