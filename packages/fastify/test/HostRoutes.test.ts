@@ -139,6 +139,8 @@ describe("while the server closes", () => {
     const socket = await rawRequest(address, slowRequestHead)
     let received = ""
     socket.on("data", (chunk) => void (received += chunk.toString("latin1")))
+    // Listened for now: the server may end the connection before the close below resolves.
+    const ended = new Promise((resolve) => socket.once("end", resolve))
     await slow.started()
     // The connection is busy, so closing does not drop it: the next request on it arrives while the server closes.
     const closed = t.close()
@@ -146,7 +148,7 @@ describe("while the server closes", () => {
     socket.write("GET /api/v1/payments HTTP/1.1\r\nhost: 127.0.0.1\r\n\r\n")
     await closed
     // The 503 says `Connection: close`: the server ends the connection after it.
-    await new Promise((resolve) => socket.once("end", resolve))
+    await ended
     socket.destroy()
 
     expect(received.startsWith("HTTP/1.1 204")).toBe(true)
@@ -175,13 +177,16 @@ describe("while the server closes", () => {
     const sockets = await Promise.all([rawRequest(address, slowRequestHead), rawRequest(address, slowRequestHead)])
     const received = ["", ""]
     sockets.forEach((socket, i) => socket.on("data", (chunk) => void (received[i] += chunk.toString("latin1"))))
+    // Listened for now: a connection may end before the close below resolves (a run in CI waited for
+    // an `end` that had already come, until the test's 30 s timeout).
+    const ended = Promise.all(sockets.map((socket) => new Promise((resolve) => socket.once("end", resolve))))
     await vi.waitFor(() => expect(App.requestsInFlight(t.app)).toBe(2))
     const closed = t.close()
     await vi.waitFor(() => expect(t.app.server.listening).toBe(false))
     sockets[0]!.write("GET /health/ready HTTP/1.1\r\nhost: 127.0.0.1\r\n\r\n")
     sockets[1]!.write("GET /health/live HTTP/1.1\r\nhost: 127.0.0.1\r\n\r\n")
     await closed
-    await Promise.all(sockets.map((socket) => new Promise((resolve) => socket.once("end", resolve))))
+    await ended
     for (const socket of sockets) socket.destroy()
 
     // Each after its connection's 204.
