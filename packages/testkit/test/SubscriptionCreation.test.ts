@@ -1,7 +1,7 @@
 import { assert, describe, it } from "@effect/vitest"
-import { Effect } from "effect"
+import { Deferred, Effect, Result } from "effect"
 import { TestClock } from "effect/testing"
-import { Auth, Operator, Subscriptions, SubscriptionRepository } from "@paydesk/core"
+import { Acquirer, Auth, Operator, ProviderUnavailable, Subscriptions, SubscriptionRepository } from "@paydesk/core"
 import { AcquirerEmulator, Kit } from "@paydesk/testkit"
 
 const setup = Effect.gen(function*() {
@@ -152,6 +152,51 @@ describe("Subscription creation rules", () => {
       assert.strictEqual(new Set(results.map((r) => r.subscription.id)).size, 1)
       assert.strictEqual(results.filter((r) => r.created).length, 1)
       assert.strictEqual(yield* countAll(merchant.terminal.id), 1)
+    }).pipe(Effect.provide(Kit.layer)))
+
+  it.effect("concurrent first tries on an H2H terminal end the bindings of the subscriptions never created", () =>
+    Effect.gen(function*() {
+      const merchant = yield* Kit.provisionMerchant({ h2h: true })
+      const plans = yield* Kit.provisionPlans(merchant.terminal.id)
+      const principal = yield* Kit.apiKeyPrincipal(merchant, crypto.randomUUID())
+      const emulator = yield* AcquirerEmulator.AcquirerEmulator
+      // Every try reaches the acquirer before any commits: each starts a binding for its own new id.
+      const acquirer = yield* Acquirer
+      const gated = (tries: number) =>
+        Effect.map(Deferred.make<void>(), (all) => {
+          let arrived = 0
+          return Acquirer.of({
+            ...acquirer,
+            startBinding: (input) =>
+              Effect.suspend(() => (++arrived === tries ? Deferred.succeed(all, undefined) : Effect.void)).pipe(
+                Effect.andThen(Deferred.await(all)),
+                Effect.andThen(acquirer.startBinding(input))
+              )
+          })
+        })
+      const body = { terminalId: merchant.terminal.id, planId: plans.ceilingMonthly.id, amount: "10" }
+      // Five first tries under one key, one of them with another amount (a conflict).
+      const results = yield* Effect.forEach(["10", "10", "11", "10", "10"],
+        (amount) => Effect.result(Subscriptions.create(principal, { idempotencyKey: "race", ...body, amount })),
+        { concurrency: "unbounded" }).pipe(Effect.provideService(Acquirer, yield* gated(5)))
+      const won = results.flatMap((r) => Result.isSuccess(r) && r.success.created ? [r.success.subscription.id] : [])
+      assert.strictEqual(won.length, 1)
+      // The other amount under the key is a conflict; the same body a replay of the winner.
+      assert.deepStrictEqual(results.map((r) => Result.isSuccess(r) ? r.success.subscription.id : r.failure._tag).sort(),
+        [...Array(4).fill(won[0]), "IdempotencyConflict"].sort())
+      assert.strictEqual(emulator.bindings.length, 5)
+      const stopped = emulator.stops.map((s) => s.subscriptionId).sort()
+      assert.deepStrictEqual(stopped, emulator.bindings.map((b) => b.subscriptionId).filter((id) => id !== won[0]).sort())
+      assert.strictEqual(yield* countAll(merchant.terminal.id), 1)
+      // The winner's binding is untouched: its subscription goes on to its first payment.
+      const winner = yield* (yield* SubscriptionRepository).get(won[0]!)
+      assert.isTrue(winner._tag === "Some" && winner.value.firstPaymentId !== null)
+      // An acquirer that cannot end the loser's binding changes no answer (a warning is logged).
+      const unreachable = Acquirer.of({ ...(yield* gated(3)), stopBinding: () => Effect.fail(ProviderUnavailable.of()) })
+      const again = yield* Effect.forEach([1, 2, 3], () => Subscriptions.create(principal, { idempotencyKey: "race-2", ...body }), { concurrency: "unbounded" })
+        .pipe(Effect.provideService(Acquirer, unreachable))
+      assert.strictEqual(new Set(again.map((r) => r.subscription.id)).size, 1)
+      assert.strictEqual(again.filter((r) => r.created).length, 1)
     }).pipe(Effect.provide(Kit.layer)))
 
   it.effect("plans: terminal_id required, 503 without recurring, only active plans", () =>

@@ -7,7 +7,7 @@
  * typed command; nothing here sees a raw body. No charge ever happens before consent: creation
  * and consent only create the unpaid first payment, which the payer pays on its page.
  */
-import { Clock, Effect, Option, Result } from "effect"
+import { Cause, Clock, Effect, Exit, Option, Result } from "effect"
 import * as Access from "../Access.js"
 import type { Principal } from "../Access.js"
 import { formatRub, parseRub } from "../Amount.js"
@@ -31,6 +31,7 @@ import { intervalLabelRu } from "../Schedule.js"
 import * as Subscription from "../Subscription.js"
 import type { Terminal } from "../Terminal.js"
 import * as TestClock from "../TestClock.js"
+import type { Acquirer } from "../ports/Acquirer.js"
 import { Entropy } from "../ports/Entropy.js"
 import { IdempotencyStore } from "../ports/IdempotencyStore.js"
 import { PaymentRepository } from "../ports/PaymentRepository.js"
@@ -204,7 +205,7 @@ export const create = Traced.fn("Subscriptions.create")(function*(principal: Pri
   const payToken = yield* entropy.token(24)
   const csrfToken = yield* entropy.token(24)
   // A subscription on a test clock is created at the clock's time.
-  return yield* forObject(clock?.id ?? null, atomic(Effect.gen(function*() {
+  const created = forObject(clock?.id ?? null, atomic(Effect.gen(function*() {
     const decision = Idempotency.decide(yield* store.find(terminal.id, "subscription", key), print)
     if (Result.isFailure(decision)) return yield* decision.failure
     if (decision.success._tag === "Replay") return yield* replay(decision.success.resourceId)
@@ -242,7 +243,27 @@ export const create = Traced.fn("Subscriptions.create")(function*(principal: Pri
     const started = terminal.h2h ? yield* startFirstPayment(terminal, subscription, null) : subscription
     return { subscription: started, created: true }
   })))
+  return yield* (redirectUrl === null ? created : Effect.onExit(created, (exit) => unusedBinding(exit) ? releaseBinding(acquirer, id) : Effect.void))
 })
+
+/**
+ * Whether the binding started for a new subscription id is left without its subscription for
+ * certain: a concurrent request under the same key won (the replay), or the transaction failed with
+ * a refusal, so it rolled back before its commit. A defect or an interruption may have come at the
+ * commit itself, so the binding is then kept (a binding without a subscription is never charged;
+ * one ended under a committed subscription would be).
+ */
+const unusedBinding = <E>(exit: Exit.Exit<{ readonly created: boolean }, E>): boolean =>
+  Exit.isSuccess(exit) ? !exit.value.created : Cause.hasFails(exit.cause) && !Cause.hasDies(exit.cause) && !Cause.hasInterrupts(exit.cause)
+
+/** Ends, best effort, the acquirer's binding of a subscription id that was never created (a warning when it could not). */
+const releaseBinding = (acquirer: Acquirer["Service"], subscriptionId: string): Effect.Effect<void> =>
+  acquirer.stopBinding({ subscriptionId }).pipe(
+    Effect.flatMap((answer) =>
+      answer._tag === "Stopped" ? Effect.void : Effect.logWarning(`binding ${subscriptionId} of a subscription never created not ended: ${answer.reason}`)
+    ),
+    Effect.catchCause((cause) => Effect.logWarning(`binding ${subscriptionId} of a subscription never created not ended`, cause))
+  )
 
 /**
  * Consent given, in the caller's transaction: the first payment is created (in the subscription's
