@@ -27,7 +27,8 @@ On every payment and payout event the service sends an HTTP \`POST\` with a JSON
 | \`X-Event-Id\` | \`evt_<uuid>\`, the same on every retry, resend and recovery: deduplicate on it |
 | \`X-Event-Sequence\` | position among the events of the same payment or payout, from 1: ignore an event older than one you applied |
 | \`X-Signature-Next\` | only during a rotation's overlap: the same HMAC with the new secret |
-| \`X-Test-Clock\` | the test clock of a sandbox object (\`X-Timestamp\` is then the clock's time) |
+| \`X-Test-Clock\` | the test clock of a sandbox object (\`X-Timestamp\` is the wall time of sending, as on any callback) |
+| \`X-Test-Clock-Time\` | beside \`X-Test-Clock\`: the clock's time of the attempt (Unix seconds); not signed |
 | \`webhook-id\`, \`webhook-timestamp\`, \`webhook-signature\` | [Standard Webhooks](https://www.standardwebhooks.com): \`v1,<base64>\` over \`id.timestamp.body\` keyed with the \`whsec_\` form of the secret (\`signing_secret_whsec\`); during an overlap two signatures, space-separated |
 
 Verify the signature **over the exact bytes received** (never a re-serialized body), compare in constant time,

@@ -244,14 +244,15 @@ const CallbackHeaders = Schema.Struct({
   "x-signature": Schema.String.annotate({
     description: "lowercase hex HMAC-SHA256 of `X-Timestamp + \".\" + raw body` with the terminal's signing_secret (during a rotation's overlap: with the previous secret)"
   }),
-  "x-timestamp": Schema.String.annotate({ description: "Unix time (seconds) of the attempt" }),
+  "x-timestamp": Schema.String.annotate({ description: "Unix time (seconds) of sending the attempt, on the wall clock" }),
   "x-test-mode": Schema.optionalKey(Schema.Literal("true").annotate({ description: "on callbacks of sandbox payments" })),
   "x-signature-next": Schema.optionalKey(Schema.String.annotate({ description: "during a rotation's overlap: the same signature with the new secret" })),
   "x-event-id": Schema.optionalKey(Schema.String.annotate({ description: "`evt_<uuid>`: the event's id, the same on every retry, resend and recovery (deduplicate on it)" })),
   "x-event-sequence": Schema.optionalKey(Schema.String.annotate({
     description: "the event's position among the events of its payment or payout, from 1: drop an event older than one already applied"
   })),
-  "x-test-clock": Schema.optionalKey(Schema.String.annotate({ description: "the test clock of the sandbox object (then `X-Timestamp` is the clock's time)" })),
+  "x-test-clock": Schema.optionalKey(Schema.String.annotate({ description: "the test clock of the sandbox object (`X-Timestamp` is the wall time of sending, as on any callback)" })),
+  "x-test-clock-time": Schema.optionalKey(Schema.String.annotate({ description: "beside `x-test-clock`: the clock's time of the attempt, Unix seconds (not signed)" })),
   "webhook-id": Schema.optionalKey(Schema.String.annotate({ description: "Standard Webhooks: the event id" })),
   "webhook-timestamp": Schema.optionalKey(Schema.String.annotate({ description: "Standard Webhooks: same as `X-Timestamp`" })),
   "webhook-signature": Schema.optionalKey(Schema.String.annotate({

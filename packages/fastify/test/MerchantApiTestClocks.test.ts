@@ -100,7 +100,7 @@ describe("MerchantApi test clocks", () => {
     // Callbacks of the clock's objects carry the clock's time and id, signed as any; the live ones carry neither.
     const requests = await recorded()
     const onClock = requests.filter((r) => r.headers["x-test-clock"] === clock["id"])
-    expect(onClock.map((r) => [JSON.parse(r.body).event_type, new Date(Number(r.headers["x-timestamp"]) * 1000).toISOString()])).toEqual([
+    expect(onClock.map((r) => [JSON.parse(r.body).event_type, new Date(Number(r.headers["x-test-clock-time"]) * 1000).toISOString()])).toEqual([
       ["payment.created", "2026-01-31T07:00:00.000Z"],
       ["payment.paid", "2026-01-31T07:00:00.000Z"],
       ["payment.paid", at10("2026-02-28")],
@@ -109,10 +109,9 @@ describe("MerchantApi test clocks", () => {
     ])
     for (const r of onClock) {
       expect(r.headers["x-test-mode"]).toBe("true")
-      // A receiver checks the timestamp against the clock's time (X-Test-Clock), not its own.
+      // X-Timestamp is the wall time of sending: a receiver verifies against its own clock, as for any callback.
       const verified = await t.run(Signature.verify({
-        secret: merchant.signingSecret, timestamp: r.headers["x-timestamp"], signature: r.headers["x-signature"], body: r.body,
-        nowSeconds: Number(r.headers["x-timestamp"])
+        secret: merchant.signingSecret, timestamp: r.headers["x-timestamp"], signature: r.headers["x-signature"], body: r.body
       }))
       expect(verified).toEqual({ ok: true })
     }
@@ -125,13 +124,13 @@ describe("MerchantApi test clocks", () => {
     expect((await ok(api("GET", `/subscriptions/${live.id}/charges`))).length).toBe(1)
   })
 
-  it("a callback retry of an object on a clock runs at the clock's time: the failed attempt at the creation, the retry 30 s later on the clock (X-Timestamp)", async () => {
+  it("a callback retry of an object on a clock runs at the clock's time: the failed attempt at the creation, the retry 30 s later on the clock (X-Test-Clock-Time)", async () => {
     const clock = await ok(api("POST", "/test-clocks", { frozen_time: "2026-03-01T09:00:00Z" }), 201)
     await t.run(Effect.flatMap(RecordingCallbackTransport.RecordingCallbackTransport, (r) => r.failNext(2, { status: 500 })))
     const payment = await ok(api("POST", "/payments", { amount: "10", order_id: "retry-on-clock", test: true, test_clock: clock.id }), 201)
     // The background pass runs the work due at the clock's current time: the first attempt, at 09:00 on the clock, fails.
     await t.run(Work.drain())
-    expect((await recorded()).map((r) => new Date(Number(r.headers["x-timestamp"]) * 1000).toISOString())).toEqual(["2026-03-01T09:00:00.000Z"])
+    expect((await recorded()).map((r) => new Date(Number(r.headers["x-test-clock-time"]) * 1000).toISOString())).toEqual(["2026-03-01T09:00:00.000Z"])
     // Its retry waits for the clock, not for the wall clock.
     await t.run(Work.drain())
     expect(await recorded()).toHaveLength(1)
@@ -139,19 +138,18 @@ describe("MerchantApi test clocks", () => {
     const advanced = await ok(api("POST", `/test-clocks/${clock.id}/advance`, { frozen_time: "2026-03-01T10:00:00Z" }))
     expect([advanced.status, advanced.frozen_time]).toEqual(["ready", "2026-03-01T10:00:00.000Z"])
     const attempts = (await recorded()).filter((r) => JSON.parse(r.body).payment_id === payment.id)
-    expect(attempts.map((r) => [JSON.parse(r.body).event_type, r.headers["x-test-clock"], new Date(Number(r.headers["x-timestamp"]) * 1000).toISOString()])).toEqual([
+    expect(attempts.map((r) => [JSON.parse(r.body).event_type, r.headers["x-test-clock"], new Date(Number(r.headers["x-test-clock-time"]) * 1000).toISOString()])).toEqual([
       ["payment.created", clock.id, "2026-03-01T09:00:00.000Z"],
       ["payment.created", clock.id, "2026-03-01T09:00:30.000Z"],
       ["payment.created", clock.id, "2026-03-01T09:01:30.000Z"],
       // And the unpaid payment expires 30 minutes after its creation on the clock.
       ["payment.expired", clock.id, "2026-03-01T09:30:00.000Z"]
     ])
-    // The same event each time, signed over the clock's timestamp.
+    // The same event each time, signed over the wall time of its sending, which the receiver's clock accepts.
     expect(new Set(attempts.slice(0, 3).map((r) => r.headers["x-event-id"])).size).toBe(1)
     for (const r of attempts) {
       expect(await t.run(Signature.verify({
-        secret: merchant.signingSecret, timestamp: r.headers["x-timestamp"], signature: r.headers["x-signature"], body: r.body,
-        nowSeconds: Number(r.headers["x-timestamp"])
+        secret: merchant.signingSecret, timestamp: r.headers["x-timestamp"], signature: r.headers["x-signature"], body: r.body
       }))).toEqual({ ok: true })
     }
   })

@@ -77,13 +77,13 @@ describe("OpenApi", () => {
     ])
     for (const hook of Object.values(hooks)) {
       expect(hook.post.parameters.map((p) => p.name)).toEqual([
-        "X-Signature", "X-Timestamp", "X-Test-Mode", "X-Event-Id", "X-Event-Sequence", "X-Signature-Next", "X-Test-Clock",
+        "X-Signature", "X-Timestamp", "X-Test-Mode", "X-Event-Id", "X-Event-Sequence", "X-Signature-Next", "X-Test-Clock", "X-Test-Clock-Time",
         "webhook-id", "webhook-timestamp", "webhook-signature"
       ])
     }
     // The documented headers are the ones a callback carries (`Callbacks.headersFor` with every option).
     const sent = Callbacks.headersFor({
-      signature: "s", nextSignature: "n", timestamp: 1, test: true, eventId: "evt_x", sequence: 1, webhookSignature: "v1,x", testClockId: "c"
+      signature: "s", nextSignature: "n", timestamp: 1, test: true, eventId: "evt_x", sequence: 1, webhookSignature: "v1,x", testClockId: "c", testClockTime: 2
     })
     const documented = hooks["ping"]!.post.parameters.map((p) => p.name.toLowerCase())
     expect(Object.keys(sent).filter((h) => h !== "content-type").toSorted()).toEqual(documented.toSorted())

@@ -1,5 +1,5 @@
 import { assert, describe, it } from "@effect/vitest"
-import { Deferred, Effect, Fiber, Option } from "effect"
+import { Clock, Deferred, Effect, Fiber, Option } from "effect"
 import { TestClock as EffectTestClock } from "effect/testing"
 import {
   CallbackTransport,
@@ -56,11 +56,15 @@ describe("Test clocks", () => {
       // The global pass, at a wall time far past 28 February, leaves the clock's objects alone...
       yield* Work.drain()
       assert.strictEqual((yield* reload(subscription.id)).successfulCycles, 1)
-      // ...but sends the callbacks due at the clock's time, stamped with it.
+      // ...but sends the callbacks due at the clock's time, stamped with it in X-Test-Clock-Time; X-Timestamp
+      // is the wall time of sending, which receivers compare with their own clock (Standard Webhooks
+      // libraries, the SDK's verify).
+      const wall = String(Instant.toUnixSeconds(yield* Clock.currentTimeMillis))
       const early = yield* callbacks
-      assert.deepStrictEqual(early.map((r) => [JSON.parse(r.body).event_type, r.headers["x-timestamp"], r.headers["x-test-clock"], r.headers["x-test-mode"]]), [
-        ["payment.created", String(Instant.toUnixSeconds(anchor)), s.clock.id, "true"],
-        ["payment.paid", String(Instant.toUnixSeconds(anchor)), s.clock.id, "true"]
+      const atAnchor = String(Instant.toUnixSeconds(anchor))
+      assert.deepStrictEqual(early.map((r) => [JSON.parse(r.body).event_type, r.headers["x-test-clock-time"], r.headers["x-timestamp"], r.headers["x-test-clock"], r.headers["x-test-mode"]]), [
+        ["payment.created", atAnchor, wall, s.clock.id, "true"],
+        ["payment.paid", atAnchor, wall, s.clock.id, "true"]
       ])
       const preview = yield* Subscriptions.upcoming(s.principal, subscription.id, 3)
 
@@ -75,10 +79,10 @@ describe("Test clocks", () => {
       assert.deepStrictEqual(preview.map((p) => p.scheduledAt), history.map((c) => c.scheduledAt))
       const charged = yield* Effect.forEach(history, (c) => Payments.get(s.principal, c.paymentId!))
       assert.deepStrictEqual(charged.map((p) => [p.createdAt, p.environment, p.testClockId, p.settlement]), monthlyDates.slice(0, 3).map((d) => [d, "sandbox", s.clock.id, null]))
-      // Each charge's payment.paid went out at its own moment, with the clock's id.
+      // Each charge's payment.paid went out at its own moment on the clock, with the clock's id.
       const paid = (yield* callbacks).slice(2)
-      assert.deepStrictEqual(paid.map((r) => [JSON.parse(r.body).payment_id, r.headers["x-timestamp"], r.headers["x-test-clock"]]),
-        charged.map((p, i) => [`pay_${p.id}`, String(Instant.toUnixSeconds(monthlyDates[i]!)), s.clock.id]))
+      assert.deepStrictEqual(paid.map((r) => [JSON.parse(r.body).payment_id, r.headers["x-test-clock-time"], r.headers["x-timestamp"], r.headers["x-test-clock"]]),
+        charged.map((p, i) => [`pay_${p.id}`, String(Instant.toUnixSeconds(monthlyDates[i]!)), wall, s.clock.id]))
       assert.strictEqual((yield* reload(subscription.id)).nextChargeAt, monthlyDates[3])
       // The sandbox acquirer charged; the live bank heard nothing.
       assert.strictEqual((yield* AcquirerEmulator.AcquirerEmulator).charges.length, 0)

@@ -41,7 +41,8 @@ export const concurrency = 32
  * event's id and sequence, and Standard Webhooks' (`webhook-id`, `webhook-timestamp`,
  * `webhook-signature`). During a signing-secret rotation's overlap `X-Signature` is still signed
  * with the previous secret (the one receivers have) and `X-Signature-Next` with the new one.
- * Callbacks of objects on a test clock carry `X-Test-Clock` (their `X-Timestamp` is the clock's time).
+ * Callbacks of objects on a test clock carry `X-Test-Clock` (the clock's id) and `X-Test-Clock-Time` (the
+ * clock's time of the attempt, Unix seconds); their `X-Timestamp` is the wall time of sending, as any.
  */
 export const headersFor = (input: {
   readonly signature: string
@@ -52,12 +53,14 @@ export const headersFor = (input: {
   readonly sequence?: number | undefined
   readonly webhookSignature?: string | undefined
   readonly testClockId?: string | null | undefined
+  readonly testClockTime?: number | undefined
 }): Record<string, string> => ({
   "content-type": "application/json",
   "x-signature": input.signature,
   "x-timestamp": String(input.timestamp),
   ...(input.test ? { "x-test-mode": "true" } : {}),
   ...(input.testClockId === null || input.testClockId === undefined ? {} : { "x-test-clock": input.testClockId }),
+  ...(input.testClockTime === undefined ? {} : { "x-test-clock-time": String(input.testClockTime) }),
   ...(input.nextSignature === null || input.nextSignature === undefined ? {} : { "x-signature-next": input.nextSignature }),
   ...(input.eventId === undefined ? {} : { "x-event-id": input.eventId, "webhook-id": input.eventId }),
   ...(input.sequence === undefined ? {} : { "x-event-sequence": String(input.sequence) }),
@@ -80,12 +83,15 @@ export const secretsAt = Effect.fnUntraced(function*(terminal: Terminal, now: nu
 
 /**
  * Signs one callback: the spec's signature (previous secret during an overlap), the next one, and
- * Standard Webhooks'. The rotation's overlap is a wall-clock window: a callback of a test clock
- * (stamped with the clock's time) is signed with the secrets in force now.
+ * Standard Webhooks'. `X-Timestamp` is the time of sending on the wall clock, which receivers
+ * compare with their own to refuse replays: for a callback of a test clock's object (whose attempt
+ * runs, and is stamped, at the clock's time) it is the wall time now, as is the rotation's overlap;
+ * the clock's time of the attempt goes in `X-Test-Clock-Time` (not for the feed: `attempt` false).
  */
-export const signCallback = Effect.fnUntraced(function*(terminal: Terminal, event: Callback.OutboxEvent, stamp: number) {
-  const timestamp = toUnixSeconds(stamp)
-  const { current, previous } = yield* secretsAt(terminal, event.testClockId === null ? stamp : yield* TestClock.wallTime)
+export const signCallback = Effect.fnUntraced(function*(terminal: Terminal, event: Callback.OutboxEvent, stamp: number, attempt = true) {
+  const sentAt = event.testClockId === null ? stamp : yield* TestClock.wallTime
+  const timestamp = toUnixSeconds(sentAt)
+  const { current, previous } = yield* secretsAt(terminal, sentAt)
   const id = Callback.eventId(event.id)
   return headersFor({
     signature: yield* sign({ secret: previous ?? current, timestamp, body: event.body }),
@@ -95,6 +101,7 @@ export const signCallback = Effect.fnUntraced(function*(terminal: Terminal, even
     eventId: id,
     sequence: event.sequence,
     testClockId: event.testClockId,
+    testClockTime: event.testClockId === null || !attempt ? undefined : toUnixSeconds(stamp),
     webhookSignature: yield* StandardWebhooks.signatureHeader({
       secrets: previous === null ? [current] : [current, previous],
       id,
@@ -474,7 +481,7 @@ export const feed = Traced.fn("Callbacks.feed")(function*(
   const now = yield* Clock.currentTimeMillis
   // Signed now, with every header a delivery carries (event id, sequence, Standard Webhooks').
   const items = yield* Effect.forEach(events, (event) =>
-    Effect.map(signCallback(terminal, event, now), (headers): FeedItem => ({ event, headers })))
+    Effect.map(signCallback(terminal, event, now, false), (headers): FeedItem => ({ event, headers })))
   return { items, nextAfter: events.at(-1)?.id ?? after }
 })
 
