@@ -4,8 +4,11 @@
  * instead of waiting for a pass to claim it (one statement less per callback, and no wait behind a
  * pass in progress).
  *
- * At most `concurrency` deliveries are sent at once, each as a pass sends one (`Callbacks.sendHanded`:
- * signed, posted, its attempt recorded), uninterruptibly, so a shutdown never cuts one in half.
+ * Every delivery taken is sent at once (at most `concurrency`, by default `limit`, each terminal within
+ * its share, `CallbackShares`), each as a pass sends one (`Callbacks.sendHanded`: signed, posted, its
+ * attempt recorded), uninterruptibly, so a shutdown never cuts one in half. (With 32 at once, as a
+ * pass, two merchants whose receivers hang held every slot for 10 s at a time, and a healthy
+ * merchant's first callbacks queued behind them for up to 50 s: an outside probe.)
  * `accepting` answers false once `limit` deliveries are taken and not yet finished, so a burst
  * beyond what this process sends keeps going through the passes, which every process shares. The
  * terminals' signing secrets are decrypted once per `cacheMs` window. With the server's `Metrics` in
@@ -23,7 +26,7 @@ import { Metrics } from "./Metrics.js"
 export interface Options {
   /** Deliveries taken and not yet finished, at most (default 256). */
   readonly limit?: number
-  /** Deliveries sent at once (default `Callbacks.concurrency`, as a pass). */
+  /** Deliveries sent at once (default `limit`: every one taken). */
   readonly concurrency?: number
   /** How long a decrypted signing secret is reused (default 60 s). */
   readonly cacheMs?: number
@@ -37,7 +40,7 @@ export const layer = (options: Options = {}): Layer.Layer<DeliveryHandoff, never
       const services = yield* Effect.context<WorkServices>()
       const metrics = yield* Effect.serviceOption(Metrics)
       const limit = options.limit ?? 256
-      const concurrency = options.concurrency ?? Callbacks.concurrency
+      const concurrency = options.concurrency ?? limit
       const cacheMs = options.cacheMs ?? 60_000
       const cipher = yield* SecretCipher
       const queue = yield* Queue.unbounded<Handed, Cause.Done>()

@@ -5,12 +5,15 @@
  * nothing more (at most `maxRounds` rounds); each round is uninterruptible, so a shutdown waits for
  * the round in progress and never cuts a charge or a delivery in half. Passes never overlap in one
  * process (`runNow` waits for the pass in progress); several processes on one database share the
- * work safely because the use cases claim rows with `SKIP LOCKED` and leases.
+ * work safely because the use cases claim rows with `SKIP LOCKED` and leases. Callbacks still being
+ * sent a second after a pass started them go on in the background (`CallbacksInFlight`, in the
+ * layer's scope, which waits for them when it closes), so a slow receiver holds up neither the
+ * next pass's callbacks nor the other work.
  *
  * A pass that did work logs one summary line; a failed pass logs its cause and the loop goes on.
  */
-import { Cause, Context, Duration, Effect, Layer, Schedule, Semaphore } from "effect"
-import { Work } from "@paydesk/core"
+import { Cause, Context, Duration, Effect, Layer, Schedule, Scope, Semaphore } from "effect"
+import { CallbacksInFlight, Work } from "@paydesk/core"
 import type { HostRoutes } from "@paydesk/fastify"
 import { WakeSignal } from "./LocalWakeups.js"
 import { Metrics } from "./Metrics.js"
@@ -48,15 +51,24 @@ export const layer = (options: Options): Layer.Layer<LocalWorker, never, WakeSig
       const services = yield* Effect.context<WorkServices>()
       const lock = yield* Semaphore.make(1)
       const maxRounds = options.maxRounds ?? 20
+      // Forked into this layer's scope: its close waits for them (they run uninterruptibly).
+      const scope = yield* Effect.scope
+      const inFlight = CallbacksInFlight.make((effect) => Effect.forkIn(effect, scope))
       const state = { running: false, lastPassAt: null as number | null, lastError: null as string | null }
 
-      const rounds = Effect.gen(function*() {
-        // A wake from now on asks for another pass.
-        signal.closeUnsafe()
-        return yield* Work.rounds(maxRounds, (only) => Effect.uninterruptible(Work.runDue(only)))
-      })
+      // The loop's passes leave slow callbacks in the background; a pass asked for (`runNow`: the
+      // operator's `work run`) waits for all it sent, so its report means done (after the
+      // background's callbacks of the same payments).
+      const rounds = (background: boolean) =>
+        Effect.gen(function*() {
+          // A wake from now on asks for another pass.
+          signal.closeUnsafe()
+          return yield* Work.rounds(maxRounds, (only) => Effect.uninterruptible(Work.runDue(only))).pipe(
+            Effect.provideService(CallbacksInFlight.InFlight, background ? inFlight : inFlight.waiting())
+          )
+        })
 
-      const pass = lock.withPermits(1)(rounds).pipe(
+      const pass = (background: boolean) => lock.withPermits(1)(rounds(background)).pipe(
         Effect.timed,
         Effect.tap(([elapsed, report]) =>
           Effect.gen(function*() {
@@ -81,7 +93,7 @@ export const layer = (options: Options): Layer.Layer<LocalWorker, never, WakeSig
       )
 
       const cycle = Effect.raceFirst(signal.await, Effect.sleep(Duration.millis(options.intervalMs))).pipe(
-        Effect.andThen(pass),
+        Effect.andThen(pass(true)),
         // A failed pass is logged above; the loop goes on.
         Effect.ignore
       )
@@ -93,7 +105,7 @@ export const layer = (options: Options): Layer.Layer<LocalWorker, never, WakeSig
       )
 
       return LocalWorker.of({
-        runNow: Effect.provideContext(pass, services),
+        runNow: Effect.provideContext(pass(false), services),
         check: Effect.sync((): HostRoutes.Check => {
           if (!state.running) return { ok: false, detail: "the local worker is not running" }
           if (state.lastError !== null) return { ok: false, detail: `the last pass failed: ${state.lastError}` }

@@ -57,3 +57,62 @@ describe("callbacks handed off to the local engine", () => {
     expect(receiver.requests.map((r) => JSON.parse(r.body).order_id)).toEqual(["handed-2"])
   })
 })
+
+/** A receiver that answers `payment.paid` 200 after `delayMs` (within the spec's 10 s), the others at once, counting the paid ones. */
+const slowReceiver = async (delayMs: number) => {
+  const { createServer } = await import("node:http")
+  const state = { received: 0, answered: 0 }
+  const server = createServer((request, response) => {
+    const chunks: Array<Buffer> = []
+    request.on("data", (c: Buffer) => chunks.push(c))
+    request.on("end", () => {
+      if (JSON.parse(Buffer.concat(chunks).toString("utf8")).event_type !== "payment.paid") return void response.writeHead(200).end()
+      state.received++
+      setTimeout(() => {
+        state.answered++
+        response.writeHead(200).end()
+      }, delayMs)
+    })
+  })
+  await new Promise<void>((ok) => server.listen(0, "127.0.0.1", ok))
+  const address = server.address()
+  return {
+    state,
+    url: `http://127.0.0.1:${typeof address === "object" && address !== null ? address.port : 0}/callbacks`,
+    close: () => new Promise<void>((ok) => server.close(() => ok()))
+  }
+}
+
+describe("a slow receiver and the local engine", () => {
+  it("another merchant's callbacks arrive at once while a slow receiver's are in flight; a shutdown waits for those", async () => {
+    const srv = await startServer({ PAYDESK_ENGINE: "local", PAYDESK_CLOCK: "system", PAYDESK_WORK_INTERVAL_MS: "200" })
+    stop = srv.stop
+    receiver = await startReceiver(() => Date.now())
+    const slow = await slowReceiver(8_000)
+    try {
+      const slowMerchant = await srv.merchant(slow.url)
+      const healthy = await srv.merchant(receiver.url)
+      // The slow merchant's payments, then their payment.paid, which go out by the passes and are answered slowly.
+      const ids: Array<string> = []
+      for (let i = 0; i < 8; i++) ids.push((await slowMerchant.api("POST", "/payments", { amount: "10", order_id: `slow-${i}`, test: true })).json.id)
+      for (const id of ids) expect((await slowMerchant.api("POST", `/payments/${id}/simulate`, { outcome: "paid" })).status).toBe(200)
+      for (let i = 0; i < 100 && slow.state.received < 8; i++) await sleep(50)
+      expect(slow.state.received).toBe(8)
+      expect(slow.state.answered).toBeLessThan(8)
+      // The healthy merchant's payment.created (handed off) and payment.paid (a pass) arrive long before the slow ones are answered.
+      const created = await healthy.api("POST", "/payments", { amount: "10", order_id: "healthy", test: true })
+      await healthy.api("POST", `/payments/${created.json.id}/simulate`, { outcome: "paid" })
+      const started = Date.now()
+      for (let i = 0; i < 100 && receiver.requests.length < 2; i++) await sleep(20)
+      expect(receiver.requests.map((r) => JSON.parse(r.body).event_type)).toEqual(["payment.created", "payment.paid"])
+      expect(Date.now() - started).toBeLessThan(2_000)
+      expect(slow.state.answered).toBeLessThan(8)
+      // Stopping now waits for the callbacks in flight: each answered and recorded delivered.
+      await srv.stop()
+      stop = null
+      expect(slow.state.answered).toBe(8)
+    } finally {
+      await slow.close()
+    }
+  }, 60_000)
+})

@@ -75,4 +75,34 @@ describe("LocalHandoff", () => {
       const d = yield* create("d")
       assert.strictEqual((yield* deliveryOf(d.id)).nextAttemptAt, start)
     }).pipe(Effect.provide(Kit.layer)))
+
+  it.effect("by default sends every delivery it took at once: two merchants whose receivers hang hold no slot of a third", () =>
+    Effect.gen(function*() {
+      yield* TestClock.setTime(start)
+      const hanging = yield* Effect.forEach(["https://a.example/cb", "https://b.example/cb"], (callbackUrl) => Kit.provisionMerchant({ callbackUrl }))
+      const healthy = yield* Kit.provisionMerchant({ callbackUrl: "https://ok.example/cb" })
+      const gate = yield* Deferred.make<void>()
+      const posted: Array<string> = []
+      const transport = CallbackTransport.of({
+        post: (request) =>
+          Effect.andThen(request.url === "https://ok.example/cb" ? Effect.void : Deferred.await(gate), Effect.sync(() => {
+            posted.push(request.url)
+            return { statusCode: 200, latencyMs: 1 }
+          }))
+      })
+      const scope = yield* Scope.make()
+      const built = yield* Layer.buildWithScope(LocalHandoff.layer(), scope).pipe(Effect.provideService(CallbackTransport, transport))
+      const handoff = Context.get(built, DeliveryHandoff)
+      const create = (merchant: Kit.Merchant, orderId: string) =>
+        Effect.flatMap(Kit.apiKeyPrincipal(merchant, crypto.randomUUID()), (principal) =>
+          Payments.create(principal, { amount: "10", orderId, test: true }).pipe(Effect.provideService(DeliveryHandoff, handoff)))
+      // Each hanging merchant's share of the sending (16) is full; 32 sends hang.
+      for (const merchant of hanging) for (let i = 0; i < 16; i++) yield* create(merchant, `hang-${i}`)
+      yield* create(healthy, "ok")
+      for (let i = 0; i < 200 && posted.length === 0; i++) yield* Effect.promise(() => new Promise((ok) => setTimeout(ok, 5)))
+      assert.deepStrictEqual(posted, ["https://ok.example/cb"])
+      yield* Deferred.succeed(gate, undefined)
+      yield* Scope.close(scope, Exit.void)
+      assert.strictEqual(posted.length, 33)
+    }).pipe(Effect.provide(Kit.layer)))
 })

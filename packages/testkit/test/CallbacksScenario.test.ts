@@ -1,7 +1,7 @@
 import { assert, describe, it } from "@effect/vitest"
-import { Clock, Deferred, Effect, Fiber, Option } from "effect"
+import { Clock, Deferred, Effect, Exit, Fiber, Option, Scope } from "effect"
 import { TestClock } from "effect/testing"
-import { CallbackShares, CallbackTransport, Callbacks, Config, IdempotencyStore, OutboxRepository, PaydeskConfig, TerminalRepository, PaymentRepository, Payments, Terminals, TransportFailure, Work } from "@paydesk/core"
+import { CallbackShares, CallbacksInFlight, CallbackTransport, Callbacks, Config, IdempotencyStore, OutboxRepository, PaydeskConfig, TerminalRepository, PaymentRepository, Payments, Terminals, TransportFailure, Work } from "@paydesk/core"
 import { Kit, RecordingCallbackTransport } from "@paydesk/testkit"
 
 const start = Date.parse("2026-06-01T12:00:00.000Z")
@@ -285,6 +285,66 @@ describe("Callback shares", () => {
       assert.strictEqual(deferred.length, 40 - CallbackShares.perTerminal)
       assert.isTrue(deferred.every((d) => d.status === "pending" && d.nextAttemptAt === now + CallbackShares.busyDeferMs), JSON.stringify(deferred.map((d) => d.nextAttemptAt! - now)))
       assert.strictEqual(shares.of(merchant.terminal.id).failures, CallbackShares.perTerminal)
+    }).pipe(Effect.provide(Kit.layer)))
+})
+
+describe("Callbacks left in flight", () => {
+  it.effect("a pass leaves a slow receiver's callbacks running and ends; the next pass sends another merchant's at once; a payment's later event waits for its earlier one", () =>
+    Effect.gen(function*() {
+      const { merchant, principal, transport } = yield* setup
+      const other = yield* Kit.provisionMerchant({ callbackUrl: "https://other.example/cb" })
+      const shares = CallbackShares.make()
+      // The first merchant's endpoint answers 200, but only when `answer` is done (within the spec's 10 s).
+      const answer = yield* Deferred.make<void>()
+      const slow = CallbackTransport.of({
+        post: (request) => request.url === "https://shop.example/cb" ? Effect.andThen(Deferred.await(answer), transport.post(request)) : transport.post(request)
+      })
+      const background = yield* Scope.make()
+      const inFlight = CallbacksInFlight.make((effect) => Effect.forkIn(effect, background))
+      const pass = (withInFlight: boolean) =>
+        Callbacks.runDue().pipe(
+          Effect.provideService(CallbackTransport, slow),
+          Effect.provideService(CallbackShares.CallbackShares, shares),
+          withInFlight ? Effect.provideService(CallbacksInFlight.InFlight, inFlight) : (effect) => effect
+        )
+      const a = yield* Payments.create(principal, { amount: "10", orderId: "a" })
+      for (let i = 0; i < 3; i++) yield* Payments.create(principal, { amount: "10", orderId: `slow-${i}`, test: true })
+      // Without a background, the pass waits for the slow receiver.
+      const waiting = yield* Effect.forkChild(pass(false))
+      yield* until(() => shares.of(merchant.terminal.id).inFlight === 4)
+      yield* TestClock.adjust(CallbacksInFlight.waitMs * 5)
+      assert.isUndefined(waiting.pollUnsafe())
+      yield* Fiber.interrupt(waiting)
+      assert.strictEqual(shares.of(merchant.terminal.id).inFlight, 0)
+      // Their leases ran out meanwhile (nothing was recorded): due again.
+      yield* TestClock.adjust("1 minute")
+
+      // With one, the pass waits a second for them and ends, leaving them in flight.
+      const first = yield* Effect.forkChild(pass(true))
+      yield* until(() => shares.of(merchant.terminal.id).inFlight === 4)
+      yield* TestClock.adjust(CallbacksInFlight.waitMs)
+      assert.strictEqual(yield* Fiber.join(first), 4)
+      assert.deepStrictEqual([shares.of(merchant.terminal.id).inFlight, inFlight.running(), inFlight.sending().size], [4, 4, 4])
+      // Another merchant's payment and the slow one's payment.paid of "a": the next pass sends the
+      // first at once, while "a"'s payment.paid waits for its payment.created still in flight.
+      yield* Payments.create(yield* Kit.apiKeyPrincipal(other, crypto.randomUUID()), { amount: "10", orderId: "o", test: true })
+      yield* Payments.settle(a.payment.id, "paid")
+      const second = yield* Effect.forkChild(pass(true))
+      yield* until(() => transport.requests.length > 0)
+      assert.deepStrictEqual(transport.requests.map((r) => [r.url, JSON.parse(r.body).event_type]), [["https://other.example/cb", "payment.created"]])
+      yield* TestClock.adjust(CallbacksInFlight.waitMs)
+      assert.strictEqual(yield* Fiber.join(second), 2)
+      // A pass meanwhile claims nothing of theirs again: the leases hold, and the background sends them.
+      assert.strictEqual(yield* pass(true), 0)
+      // The receiver answers: the attempts are recorded, "a"'s events in order.
+      yield* Deferred.succeed(answer, undefined)
+      yield* until(() => inFlight.running() === 0)
+      const ofA = transport.requests.filter((r) => JSON.parse(r.body).order_id === "a").map((r) => JSON.parse(r.body).event_type)
+      assert.deepStrictEqual(ofA, ["payment.created", "payment.paid"])
+      const deliveries = yield* Callbacks.listDeliveries({ terminalId: merchant.terminal.id, limit: 100 })
+      assert.deepStrictEqual(deliveries.map((d) => [d.status, d.attempts]), Array(5).fill(["delivered", 1]))
+      assert.strictEqual(inFlight.sending().size, 0)
+      yield* Scope.close(background, Exit.void)
     }).pipe(Effect.provide(Kit.layer)))
 })
 

@@ -30,6 +30,7 @@ import type { Wakeup } from "../ports/Wakeups.js"
 import { atomic, wakeup, wakeups } from "./Atomic.js"
 import * as Shares from "./CallbackShares.js"
 import { CallbackShares } from "./CallbackShares.js"
+import { InFlight } from "./CallbacksInFlight.js"
 import { claimedBatches } from "./Jobs.js"
 import * as Traced from "../Traced.js"
 
@@ -332,6 +333,8 @@ interface Group {
  * has started, while the last of them are still in flight, so the sending does not wait for a claim
  * between batches. A delivery the pass claims again (its lease ran out while it waited behind its
  * payment's earlier ones) is left to the claim that holds it already, so a pass sends it once.
+ * With an `InFlight` in context (the local engine's; never for a test clock), a payment's deliveries
+ * still being sent after `CallbacksInFlight.waitMs` go on in the background and the pass moves on.
  */
 export const runDue = Traced.fn("Callbacks.runDue")(function*() {
   const config = yield* PaydeskConfig
@@ -349,6 +352,8 @@ export const runDue = Traced.fn("Callbacks.runDue")(function*() {
   const lastOf = new Map<string, Deferred.Deferred<void>>()
   // A payment's first delivery handed off to this process's engine goes out before the pass sends its later ones.
   const handoff = yield* Effect.serviceOption(DeliveryHandoff)
+  // Slow sends left in the background (the local engine's), not for a test clock's pass, which its advance waits for.
+  const inFlight = scope === null ? yield* InFlight : null
   const claim = Traced.fn("Callbacks.claimBatch")(function*(batch: number) {
     const now = yield* Clock.currentTimeMillis
     // What this process's engine is sending from hand-offs, before the claim and after it (one it
@@ -358,9 +363,10 @@ export const runDue = Traced.fn("Callbacks.runDue")(function*() {
     // has no callback URL keeps its stamp only until its attempt is recorded.
     const all = yield* atomic(outbox.claimDue(now, now + config.leaseMs, config.batchSize, scope, { keepFrom: now - Callback.stampReuseMs }))
     const sendingAfter = handoff._tag === "Some" ? handoff.value.sending() : undefined
-    // Nor one the engine is sending (its lease ran out during the attempt).
+    // Nor one the engine is sending (its lease ran out during the attempt), nor one an earlier pass left in the background.
     const claimed = all.filter(({ delivery }) =>
-      !taken.has(delivery.id) && !(sendingBefore?.has(delivery.id) ?? false) && !(sendingAfter?.has(delivery.id) ?? false))
+      !taken.has(delivery.id) && !(sendingBefore?.has(delivery.id) ?? false) && !(sendingAfter?.has(delivery.id) ?? false) &&
+      !(inFlight?.sending().has(delivery.id) ?? false))
     // Each terminal of the batch is read once, now (its URL and secrets as of this batch).
     const terminalIds = [...new Set(claimed.map(({ delivery }) => delivery.terminalId))]
     const terminals = new Map(yield* Effect.forEach(terminalIds, (id) => Effect.map(terminalRepository.get(id), (t) => [id, t] as const)))
@@ -385,11 +391,13 @@ export const runDue = Traced.fn("Callbacks.runDue")(function*() {
     const more = all.length === config.batchSize && batch + 1 < batchesPerPass
     return [ready, more ? Option.some(batch + 1) : Option.none<number>()] as const
   })
-  const send = ({ items, terminals, stamps, after, done }: Group) =>
+  const sendGroup = ({ items, terminals, stamps, after, done }: Group, before: Deferred.Deferred<void> | undefined) =>
     Effect.gen(function*() {
       const key = groupKey(items[0]!.event)
       if (after !== undefined) yield* Deferred.await(after)
       else if (handoff._tag === "Some") yield* handoff.value.settled(key)
+      // After the payment's group an earlier pass left in the background.
+      if (before !== undefined) yield* Deferred.await(before)
       // Once one is deferred (its terminal's share of the sending), the payment's later ones are
       // deferred with it, in order, also those of a later batch of the pass (`deferredGroups`); a
       // deferred one leaves the pass's `taken`, so a later batch that claims it again (due again) sends it.
@@ -415,6 +423,10 @@ export const runDue = Traced.fn("Callbacks.runDue")(function*() {
         }
       }
     }).pipe(Effect.ensuring(Deferred.succeed(done, undefined)))
+  const send = (group: Group) =>
+    inFlight === null
+      ? sendGroup(group, undefined)
+      : inFlight.run(groupKey(group.items[0]!.event), group.items.map(({ delivery }) => delivery.id), (before) => sendGroup(group, before))
   // The deferrals' wakeup, also when the pass ends early.
   const wakeDeferred = Effect.suspend(() => {
     if (deferred.length === 0) return Effect.void

@@ -1,0 +1,89 @@
+/**
+ * Callback sends a pass leaves running when they are slow, so that the pass ends and the next one
+ * takes what fell due meanwhile. A pass waits for every send it started; without this, a receiver
+ * that takes its time (a 200 after 9 s is within the spec's 10 s) made the pass last that long, and
+ * every other merchant's callbacks due meanwhile, and the charges and payouts of the same worker
+ * loop, waited for it: an outside probe saw a healthy merchant's callbacks 50 s late behind two such
+ * receivers, and 110 s behind sixty that never answered.
+ *
+ * With an `InFlight` in context (the local engine provides one, `make`, forking into its own scope),
+ * a pass starts each payment's (or payout's) deliveries in the background and waits for them at most
+ * `waitMs`; those still running go on there, holding their leases and their terminal's share
+ * (`CallbackShares`), and record their attempts when they end. At most `limit` groups run in the
+ * background; beyond that a pass sends its groups itself, as without one. One payment's deliveries
+ * keep their order across passes: a group waits for the groups of its payment started before it
+ * (`chains`). `sending` names their deliveries, which a later pass that claims one again (its lease
+ * ran out while it waited) leaves to them, as it leaves the hand-off engine's. Without an `InFlight`
+ * (the default: the Inngest engine, test clocks, tests) a pass waits for everything it started.
+ *
+ * The background runs with the pass's services and uninterruptibly, so the host's scope, when it
+ * closes, waits for the sends in progress (at most `Callback.timeoutMs` each and the record) and
+ * never cuts one in half; a crash loses nothing either: a delivery held is pending with a lease.
+ */
+import { Context, Deferred, Effect, Fiber } from "effect"
+
+/** How long a pass waits for a payment's deliveries before it leaves them running in the background. */
+export const waitMs = 1_000
+/** Groups running in the background at most (one process). */
+export const limit = 256
+
+/** Runs effects in the background of the host (its scope). */
+export type Fork = <A, R>(effect: Effect.Effect<A, never, R>) => Effect.Effect<Fiber.Fiber<A>, never, R>
+
+/** The background of one process. */
+export interface InFlight {
+  /**
+   * Runs one payment's group after the groups of the same payment started before it (`send` gets what
+   * to wait for), in the background when there is room, and answers when it is done or after `waitMs`.
+   */
+  readonly run: <R>(
+    key: string,
+    deliveryIds: ReadonlyArray<string>,
+    send: (before: Deferred.Deferred<void> | undefined) => Effect.Effect<void, never, R>
+  ) => Effect.Effect<void, never, R>
+  /** The deliveries of the groups started and not yet done. */
+  readonly sending: () => ReadonlySet<string>
+  /** Groups running in the background now. */
+  readonly running: () => number
+  /** The same, whose passes run every group themselves (never in the background) after the groups of its payment started before. */
+  readonly waiting: () => InFlight
+}
+
+/** A background that forks with `fork`. */
+export const make = (fork: Fork, options: { readonly limit?: number; readonly waitMs?: number } = {}): InFlight => {
+  const wait = options.waitMs ?? waitMs
+  /** Per payment: the done signal of its group started last. */
+  const chains = new Map<string, Deferred.Deferred<void>>()
+  const sending = new Set<string>()
+  let background = 0
+  const runUpTo = (most: number): InFlight["run"] => <R>(key: string, deliveryIds: ReadonlyArray<string>, send: (before: Deferred.Deferred<void> | undefined) => Effect.Effect<void, never, R>) =>
+    Effect.suspend(() => {
+      const before = chains.get(key)
+      const done = Deferred.makeUnsafe<void>()
+      chains.set(key, done)
+      for (const id of deliveryIds) sending.add(id)
+      const inBackground = background < most
+      if (inBackground) background++
+      const group = send(before).pipe(
+        Effect.ensuring(Effect.sync(() => {
+          for (const id of deliveryIds) sending.delete(id)
+          if (chains.get(key) === done) chains.delete(key)
+          if (inBackground) background--
+          Deferred.doneUnsafe(done, Effect.void)
+        }))
+      )
+      if (!inBackground) return group
+      return Effect.flatMap(fork(Effect.uninterruptible(group)), (fiber) =>
+        Effect.asVoid(Effect.raceFirst(Fiber.await(fiber), Effect.sleep(wait))))
+    })
+  const withLimit = (most: number): InFlight => ({
+    run: runUpTo(most),
+    sending: () => sending,
+    running: () => background,
+    waiting: () => withLimit(0)
+  })
+  return withLimit(options.limit ?? limit)
+}
+
+/** The background a pass uses: none unless the host provides one. */
+export const InFlight = Context.Reference<InFlight | null>("@paydesk/core/CallbacksInFlight", { defaultValue: () => null })
