@@ -71,8 +71,17 @@ export type LoginOptions = Omit<ClientOptions, "apiKey" | "accessToken" | "refre
   readonly password: string
 }
 
+/** Options of one call (every method's last argument takes them, beside the method's own options). */
+export interface CallOptions {
+  /**
+   * Cancels the call: the attempt in flight and any wait before a retry. The call then fails with
+   * `PaydeskAbortError` and is not retried. A write cancelled after it was sent may have taken effect.
+   */
+  readonly signal?: AbortSignal | undefined
+}
+
 /** Options of a write that takes an idempotency key. */
-export interface WriteOptions {
+export interface WriteOptions extends CallOptions {
   /** Same key and body answer the first result; the client generates one per call when absent. */
   readonly idempotencyKey?: string
 }
@@ -143,9 +152,14 @@ export class Paydesk {
     tokens: (): SessionTokens | undefined => this.#session?.tokens,
     /** Renews the session now: a new token pair (the previous refresh token stops working). Not retried. */
     refresh: (): Promise<TokenPair> => this.#sessionOrThrow().refresh(),
-    /** Ends the session: its access and refresh tokens stop working (repeating is harmless). */
+    /**
+     * Ends the session: its access and refresh tokens stop working (repeating is harmless). Later
+     * calls of this client fail with `PaydeskSessionEndedError`, unsent: sign in again for a new client.
+     */
     logout: async (): Promise<{ readonly ok: true }> => {
       const session = this.#sessionOrThrow()
+      // Already over (logged out, or its refresh token refused): nothing left to end.
+      if (session.ended) return { ok: true }
       const { refreshToken } = session.tokens
       const answer = await this.#call<{ readonly ok: true }>({
         method: "POST",
@@ -213,90 +227,116 @@ export class Paydesk {
         body: this.sandbox && input.test === undefined ? { ...input, test: true } : input,
         ...(options.idempotencyKey === undefined ? {} : { headers: { "idempotency-key": options.idempotencyKey } }),
         // The order_id is the payment's natural idempotency key.
-        safe: true
+        safe: true,
+        signal: options.signal
       }),
     /** Reads a payment (`pay_<uuid>` or UUID). */
-    get: (paymentId: string): Promise<Payment> => this.#call({ method: "GET", path: `/api/v1/payments/${enc(paymentId)}`, safe: true }),
+    get: (paymentId: string, options: CallOptions = {}): Promise<Payment> =>
+      this.#call({ method: "GET", path: `/api/v1/payments/${enc(paymentId)}`, safe: true, signal: options.signal }),
     /** Reads the payment of an `order_id` (in the sandbox with the `sandbox` option). */
-    getByOrderId: (orderId: string, options: { readonly environment?: "sandbox" | "prod"; readonly terminal_id?: string } = {}): Promise<Payment> =>
+    getByOrderId: (orderId: string, options: CallOptions & { readonly environment?: "sandbox" | "prod"; readonly terminal_id?: string } = {}): Promise<Payment> =>
       this.#call({
         method: "GET",
         path: "/api/v1/payments/by-order",
         query: { order_id: orderId, environment: this.#environment(options.environment), terminal_id: options.terminal_id },
-        safe: true
+        safe: true,
+        signal: options.signal
       }),
     /** One page of payments, newest first. */
-    list: (query: PaymentFilter & Paging = {}): Promise<Page<Payment>> =>
-      this.#call({ method: "GET", path: "/api/v1/payments", query: this.#paymentQuery(query), safe: true }),
+    list: (query: PaymentFilter & Paging = {}, options: CallOptions = {}): Promise<Page<Payment>> =>
+      this.#call({ method: "GET", path: "/api/v1/payments", query: this.#paymentQuery(query), safe: true, signal: options.signal }),
     /** Every payment matching the filter, newest first, fetched page by page. */
-    iterate: (query: PaymentFilter & { readonly limit?: number } = {}): AsyncGenerator<Payment> =>
-      paginate((cursor) => this.payments.list({ ...query, limit: query.limit ?? 100, ...(cursor === undefined ? {} : { cursor }) })),
+    iterate: (query: PaymentFilter & { readonly limit?: number } = {}, options: CallOptions = {}): AsyncGenerator<Payment> =>
+      paginate((cursor) => this.payments.list({ ...query, limit: query.limit ?? 100, ...(cursor === undefined ? {} : { cursor }) }, options)),
     /** Count and amount per status. */
-    stats: (filter: PaymentFilter = {}): Promise<PaymentStats> =>
-      this.#call({ method: "GET", path: "/api/v1/payments/stats", query: this.#filterQuery(filter), safe: true }),
+    stats: (filter: PaymentFilter = {}, options: CallOptions = {}): Promise<PaymentStats> =>
+      this.#call({ method: "GET", path: "/api/v1/payments/stats", query: this.#filterQuery(filter), safe: true, signal: options.signal }),
     /** Count and amount per status for each calendar day (in `time_zone`) of a range that has payments. */
-    dailyStats: (query: DailyStatsQuery): Promise<PaymentDailyStats> =>
-      this.#call({ method: "GET", path: "/api/v1/payments/stats/daily", query: { ...this.#filterQuery(query), time_zone: query.time_zone }, safe: true }),
+    dailyStats: (query: DailyStatsQuery, options: CallOptions = {}): Promise<PaymentDailyStats> =>
+      this.#call({
+        method: "GET",
+        path: "/api/v1/payments/stats/daily",
+        query: { ...this.#filterQuery(query), time_zone: query.time_zone },
+        safe: true,
+        signal: options.signal
+      }),
     /** Every payment matching the filter as CSV, newest first (at most 10 000 rows; the server refuses paging with it). */
-    exportCsv: (filter: PaymentFilter = {}): Promise<string> =>
-      this.#call({ method: "GET", path: "/api/v1/payments", query: { ...this.#filterQuery(filter), format: "csv" }, safe: true, text: true }),
+    exportCsv: (filter: PaymentFilter = {}, options: CallOptions = {}): Promise<string> =>
+      this.#call({ method: "GET", path: "/api/v1/payments", query: { ...this.#filterQuery(filter), format: "csv" }, safe: true, text: true, signal: options.signal }),
     /** Sandbox only: answers as the payer's bank would (`paid` sends `payment.paid`). */
-    simulate: (paymentId: string, outcome: SimulateOutcome): Promise<Payment> =>
-      this.#call({ method: "POST", path: `/api/v1/payments/${enc(paymentId)}/simulate`, body: { outcome }, safe: true })
+    simulate: (paymentId: string, outcome: SimulateOutcome, options: CallOptions = {}): Promise<Payment> =>
+      this.#call({ method: "POST", path: `/api/v1/payments/${enc(paymentId)}/simulate`, body: { outcome }, safe: true, signal: options.signal })
   }
 
   /** Terminal settings. */
   readonly terminals = {
     /** The terminals you may act on: an API key's one, or every terminal of the signed-in user's account. */
-    list: (): Promise<{ readonly items: ReadonlyArray<Terminal> }> =>
-      this.#call({ method: "GET", path: "/api/v1/terminals", safe: true }),
+    list: (options: CallOptions = {}): Promise<{ readonly items: ReadonlyArray<Terminal> }> =>
+      this.#call({ method: "GET", path: "/api/v1/terminals", safe: true, signal: options.signal }),
     /** The settings, the health of the callback endpoint and the signing-secret overlap. */
-    get: (terminalId: string): Promise<TerminalDetails> =>
-      this.#call({ method: "GET", path: `/api/v1/terminals/${enc(terminalId)}`, safe: true }),
+    get: (terminalId: string, options: CallOptions = {}): Promise<TerminalDetails> =>
+      this.#call({ method: "GET", path: `/api/v1/terminals/${enc(terminalId)}`, safe: true, signal: options.signal }),
     /** Changes the settings given. */
-    update: (terminalId: string, settings: TerminalSettings): Promise<Terminal> =>
-      this.#call({ method: "PUT", path: `/api/v1/terminals/${enc(terminalId)}`, body: settings, safe: true }),
+    update: (terminalId: string, settings: TerminalSettings, options: CallOptions = {}): Promise<Terminal> =>
+      this.#call({ method: "PUT", path: `/api/v1/terminals/${enc(terminalId)}`, body: settings, safe: true, signal: options.signal }),
     /** Sends a `ping` event to the callback URL now (not retried by the client: each call is an attempt). */
-    testEvent: (terminalId: string): Promise<EventSent> =>
-      this.#call({ method: "POST", path: `/api/v1/terminals/${enc(terminalId)}/test-event`, safe: false })
+    testEvent: (terminalId: string, options: CallOptions = {}): Promise<EventSent> =>
+      this.#call({ method: "POST", path: `/api/v1/terminals/${enc(terminalId)}/test-event`, safe: false, signal: options.signal })
   }
 
   /** The terminal's balance. */
   readonly balance = {
-    get: (options: { readonly terminal_id?: string } = {}): Promise<Balance> =>
-      this.#call({ method: "GET", path: "/api/v1/balance", query: { terminal_id: options.terminal_id }, safe: true })
+    get: (options: CallOptions & { readonly terminal_id?: string } = {}): Promise<Balance> =>
+      this.#call({ method: "GET", path: "/api/v1/balance", query: { terminal_id: options.terminal_id }, safe: true, signal: options.signal })
   }
 
   /** The USDT/RUB rate. */
   readonly rate = {
-    get: (options: { readonly terminal_id?: string } = {}): Promise<Rate> =>
-      this.#call({ method: "GET", path: "/api/v1/rate", query: { terminal_id: options.terminal_id }, safe: true })
+    get: (options: CallOptions & { readonly terminal_id?: string } = {}): Promise<Rate> =>
+      this.#call({ method: "GET", path: "/api/v1/rate", query: { terminal_id: options.terminal_id }, safe: true, signal: options.signal })
   }
 
   /** USDT payouts. */
   readonly payouts = {
-    /** Requests a payout; retried safely under one idempotency key (yours or a generated one). */
+    /**
+     * Requests a payout; retried safely under one idempotency key: the body's `idempotency_key` or the
+     * `idempotencyKey` option (one key: both given must be equal), else one generated for the call.
+     * The key goes in the `Idempotency-Key` header of every attempt (and stays in the body when given there).
+     */
     create: async (input: PayoutCreate & { readonly terminal_id?: string }, options: WriteOptions = {}): Promise<Payout> => {
       const { terminal_id, ...body } = input
-      const key = options.idempotencyKey ?? await uuid()
-      return this.#call({ method: "POST", path: "/api/v1/payouts", query: { terminal_id }, body, headers: { "idempotency-key": key }, safe: true })
+      const given = body.idempotency_key ?? undefined
+      if (given !== undefined && options.idempotencyKey !== undefined && given !== options.idempotencyKey) {
+        throw new TypeError("Paydesk: idempotency_key and the idempotencyKey option differ (they are the same key: give one, or both equal)")
+      }
+      const key = given ?? options.idempotencyKey ?? await uuid()
+      return this.#call({
+        method: "POST",
+        path: "/api/v1/payouts",
+        query: { terminal_id },
+        body,
+        headers: { "idempotency-key": key },
+        safe: true,
+        signal: options.signal
+      })
     },
     /** One page of payouts, newest first. */
-    list: (query: Paging & { readonly terminal_id?: string } = {}): Promise<Page<Payout>> =>
-      this.#call({ method: "GET", path: "/api/v1/payouts", query: { ...query }, safe: true }),
+    list: (query: Paging & { readonly terminal_id?: string } = {}, options: CallOptions = {}): Promise<Page<Payout>> =>
+      this.#call({ method: "GET", path: "/api/v1/payouts", query: { ...query }, safe: true, signal: options.signal }),
     /** Every payout, newest first. */
-    iterate: (query: { readonly terminal_id?: string; readonly limit?: number } = {}): AsyncGenerator<Payout> =>
-      paginate((cursor) => this.payouts.list({ ...query, limit: query.limit ?? 100, ...(cursor === undefined ? {} : { cursor }) }))
+    iterate: (query: { readonly terminal_id?: string; readonly limit?: number } = {}, options: CallOptions = {}): AsyncGenerator<Payout> =>
+      paginate((cursor) => this.payouts.list({ ...query, limit: query.limit ?? 100, ...(cursor === undefined ? {} : { cursor }) }, options))
   }
 
   /** Subscription plans of the terminal. */
   readonly plans = {
-    list: async (options: { readonly terminal_id?: string } = {}): Promise<ReadonlyArray<Plan>> =>
+    list: async (options: CallOptions & { readonly terminal_id?: string } = {}): Promise<ReadonlyArray<Plan>> =>
       (await this.#call<{ items: ReadonlyArray<Plan> }>({
         method: "GET",
         path: "/api/v1/subscription-plans",
         query: { terminal_id: this.#terminal(options.terminal_id) },
-        safe: true
+        safe: true,
+        signal: options.signal
       })).items
   }
 
@@ -316,66 +356,96 @@ export class Paydesk {
         path: "/api/v1/subscriptions",
         body: terminal === undefined ? body : { ...body, terminal_id: terminal },
         headers: { "idempotency-key": key },
-        safe: true
+        safe: true,
+        signal: options.signal
       })
     },
-    get: (subscriptionId: string): Promise<Subscription> =>
-      this.#call({ method: "GET", path: `/api/v1/subscriptions/${enc(subscriptionId)}`, safe: true }),
+    get: (subscriptionId: string, options: CallOptions = {}): Promise<Subscription> =>
+      this.#call({ method: "GET", path: `/api/v1/subscriptions/${enc(subscriptionId)}`, safe: true, signal: options.signal }),
     /** One page of subscriptions, newest first. */
-    list: (query: SubscriptionFilter & Paging = {}): Promise<Page<Subscription>> =>
+    list: (query: SubscriptionFilter & Paging = {}, options: CallOptions = {}): Promise<Page<Subscription>> =>
       this.#call({
         method: "GET",
         path: "/api/v1/subscriptions",
         query: { ...query, ...(this.#environment(query.environment) === undefined ? {} : { environment: this.#environment(query.environment) }) },
-        safe: true
+        safe: true,
+        signal: options.signal
       }),
     /** Every subscription, newest first. */
-    iterate: (query: SubscriptionFilter & { readonly limit?: number } = {}): AsyncGenerator<Subscription> =>
-      paginate((cursor) => this.subscriptions.list({ ...query, limit: query.limit ?? 100, ...(cursor === undefined ? {} : { cursor }) })),
+    iterate: (query: SubscriptionFilter & { readonly limit?: number } = {}, options: CallOptions = {}): AsyncGenerator<Subscription> =>
+      paginate((cursor) => this.subscriptions.list({ ...query, limit: query.limit ?? 100, ...(cursor === undefined ? {} : { cursor }) }, options)),
     /** The charge history (up to 100 newest). */
-    charges: (subscriptionId: string): Promise<ReadonlyArray<Charge>> =>
-      this.#call({ method: "GET", path: `/api/v1/subscriptions/${enc(subscriptionId)}/charges`, safe: true }),
+    charges: (subscriptionId: string, options: CallOptions = {}): Promise<ReadonlyArray<Charge>> =>
+      this.#call({ method: "GET", path: `/api/v1/subscriptions/${enc(subscriptionId)}/charges`, safe: true, signal: options.signal }),
     /** The next charges (default 12, at most 60) by the schedule that charges. */
-    upcoming: (subscriptionId: string, count?: number): Promise<UpcomingCharges> =>
+    upcoming: (subscriptionId: string, count?: number, options: CallOptions = {}): Promise<UpcomingCharges> =>
       this.#call({
         method: "GET",
         path: `/api/v1/subscriptions/${enc(subscriptionId)}/upcoming`,
         query: count === undefined ? {} : { count },
-        safe: true
+        safe: true,
+        signal: options.signal
       }),
     /**
      * Sandbox: queues the sandbox acquirer's answers to the next charges of a sandbox subscription
      * (after any queued before). Not retried by the client: a repeat would queue them twice.
      */
-    programCharges: (subscriptionId: string, outcomes: ReadonlyArray<SandboxChargeOutcome>): Promise<{ readonly subscription_id: string; readonly outcomes: ReadonlyArray<SandboxChargeOutcome> }> =>
-      this.#call({ method: "POST", path: `/api/v1/subscriptions/${enc(subscriptionId)}/sandbox/charge-outcomes`, body: { outcomes }, safe: false }),
+    programCharges: (
+      subscriptionId: string,
+      outcomes: ReadonlyArray<SandboxChargeOutcome>,
+      options: CallOptions = {}
+    ): Promise<{ readonly subscription_id: string; readonly outcomes: ReadonlyArray<SandboxChargeOutcome> }> =>
+      this.#call({
+        method: "POST",
+        path: `/api/v1/subscriptions/${enc(subscriptionId)}/sandbox/charge-outcomes`,
+        body: { outcomes },
+        safe: false,
+        signal: options.signal
+      }),
     /** Stops it (repeating is harmless); re-read it to see `stop`/`stopped`. */
-    stop: (subscriptionId: string): Promise<{ readonly ok: true }> =>
-      this.#call({ method: "POST", path: `/api/v1/subscriptions/${enc(subscriptionId)}/stop`, safe: true })
+    stop: (subscriptionId: string, options: CallOptions = {}): Promise<{ readonly ok: true }> =>
+      this.#call({ method: "POST", path: `/api/v1/subscriptions/${enc(subscriptionId)}/stop`, safe: true, signal: options.signal })
   }
 
   /** Test clocks: sandbox time you move (pass `test_clock` when creating sandbox payments and subscriptions). */
   readonly testClocks = {
     /** Creates a clock frozen at `frozen_time` (ISO 8601 with `Z` or an offset). */
-    create: (input: { readonly frozen_time: string; readonly name?: string; readonly terminal_id?: string }): Promise<TestClock> => {
+    create: (input: { readonly frozen_time: string; readonly name?: string; readonly terminal_id?: string }, options: CallOptions = {}): Promise<TestClock> => {
       const terminal = this.#terminal(input.terminal_id)
-      return this.#call({ method: "POST", path: "/api/v1/test-clocks", body: terminal === undefined ? input : { ...input, terminal_id: terminal }, safe: false })
+      return this.#call({
+        method: "POST",
+        path: "/api/v1/test-clocks",
+        body: terminal === undefined ? input : { ...input, terminal_id: terminal },
+        safe: false,
+        signal: options.signal
+      })
     },
-    get: (testClockId: string): Promise<TestClock> =>
-      this.#call({ method: "GET", path: `/api/v1/test-clocks/${enc(testClockId)}`, safe: true }),
+    get: (testClockId: string, options: CallOptions = {}): Promise<TestClock> =>
+      this.#call({ method: "GET", path: `/api/v1/test-clocks/${enc(testClockId)}`, safe: true, signal: options.signal }),
     /** One page of clocks, newest first. */
-    list: (query: { readonly terminal_id?: string; readonly page?: number } = {}): Promise<Omit<Page<TestClock>, "next_cursor">> =>
-      this.#call({ method: "GET", path: "/api/v1/test-clocks", query: { ...query }, safe: true }),
+    list: (query: { readonly terminal_id?: string; readonly page?: number } = {}, options: CallOptions = {}): Promise<Omit<Page<TestClock>, "next_cursor">> =>
+      this.#call({ method: "GET", path: "/api/v1/test-clocks", query: { ...query }, safe: true, signal: options.signal }),
     /**
      * Moves the clock to `frozen_time`, running its objects' due work in order. Answers the clock
      * `ready` at the new time, or still `advancing` when the request's budget ran out (`untilReady`
      * then polls until it is ready).
      */
-    advance: async (testClockId: string, frozenTime: string, options: { readonly untilReady?: boolean; readonly pollMs?: number } = {}): Promise<TestClock> => {
-      let clock = await this.#call<TestClock>({ method: "POST", path: `/api/v1/test-clocks/${enc(testClockId)}/advance`, body: { frozen_time: frozenTime }, safe: false })
+    advance: async (
+      testClockId: string,
+      frozenTime: string,
+      options: CallOptions & { readonly untilReady?: boolean; readonly pollMs?: number } = {}
+    ): Promise<TestClock> => {
+      let clock = await this.#call<TestClock>({
+        method: "POST",
+        path: `/api/v1/test-clocks/${enc(testClockId)}/advance`,
+        body: { frozen_time: frozenTime },
+        safe: false,
+        signal: options.signal
+      })
       while (options.untilReady === true && clock.status === "advancing") {
         await new Promise((resolve) => setTimeout(resolve, options.pollMs ?? 1000))
-        clock = await this.testClocks.get(testClockId)
+        // An abort during the pause ends the poll here (the read below fails at once with PaydeskAbortError).
+        clock = await this.testClocks.get(testClockId, options)
       }
       return clock
     }
@@ -387,26 +457,29 @@ export class Paydesk {
    */
   readonly apiKeys = {
     /** Issues another key, shown only in this answer. Not retried: a repeat would issue two. */
-    create: (options: { readonly subscription_write?: boolean; readonly terminalId?: string } = {}): Promise<CreatedApiKey> =>
+    create: (options: CallOptions & { readonly subscription_write?: boolean; readonly terminalId?: string } = {}): Promise<CreatedApiKey> =>
       this.#call({
         method: "POST",
         path: `/api/v1/terminals/${enc(this.#terminalOrThrow(options.terminalId))}/api-keys`,
         body: options.subscription_write === undefined ? {} : { subscription_write: options.subscription_write },
-        safe: false
+        safe: false,
+        signal: options.signal
       }),
     /** The keys, oldest first (prefixes only; a key is never shown again). */
-    list: async (options: { readonly terminalId?: string } = {}): Promise<ReadonlyArray<ApiKey>> =>
+    list: async (options: CallOptions & { readonly terminalId?: string } = {}): Promise<ReadonlyArray<ApiKey>> =>
       (await this.#call<{ items: ReadonlyArray<ApiKey> }>({
         method: "GET",
         path: `/api/v1/terminals/${enc(this.#terminalOrThrow(options.terminalId))}/api-keys`,
-        safe: true
+        safe: true,
+        signal: options.signal
       })).items,
     /** Revokes a key at once (repeating is harmless). */
-    revoke: (keyId: string, options: { readonly terminalId?: string } = {}): Promise<ApiKey> =>
+    revoke: (keyId: string, options: CallOptions & { readonly terminalId?: string } = {}): Promise<ApiKey> =>
       this.#call({
         method: "POST",
         path: `/api/v1/terminals/${enc(this.#terminalOrThrow(options.terminalId))}/api-keys/${enc(keyId)}/revoke`,
-        safe: true
+        safe: true,
+        signal: options.signal
       })
   }
 
@@ -418,51 +491,66 @@ export class Paydesk {
    */
   readonly signingSecret = {
     /** A new secret, shown only in this answer. Not retried: a repeat would replace it unseen. */
-    rotate: (options: { readonly terminalId?: string } = {}): Promise<SigningSecretRotation> =>
+    rotate: (options: CallOptions & { readonly terminalId?: string } = {}): Promise<SigningSecretRotation> =>
       this.#call({
         method: "POST",
         path: `/api/v1/terminals/${enc(this.#terminalOrThrow(options.terminalId))}/signing-secret/rotate`,
-        safe: false
+        safe: false,
+        signal: options.signal
       }),
     /** Ends the overlap now: the previous secret stops signing (repeating is harmless). */
-    retirePrevious: (options: { readonly terminalId?: string } = {}): Promise<TerminalDetails> =>
+    retirePrevious: (options: CallOptions & { readonly terminalId?: string } = {}): Promise<TerminalDetails> =>
       this.#call({
         method: "POST",
         path: `/api/v1/terminals/${enc(this.#terminalOrThrow(options.terminalId))}/signing-secret/retire-previous`,
-        safe: true
+        safe: true,
+        signal: options.signal
       })
   }
 
   /** The terminal's callback events. */
   readonly events = {
     /** One page of events, newest first (live only unless `environment` says otherwise). */
-    list: (query: EventFilter = {}): Promise<EventPage> =>
+    list: (query: EventFilter = {}, options: CallOptions = {}): Promise<EventPage> =>
       this.#call({
         method: "GET",
         path: "/api/v1/events",
         query: { ...query, ...(this.#environment(query.environment) === undefined ? {} : { environment: this.#environment(query.environment) }) },
-        safe: true
+        safe: true,
+        signal: options.signal
       }),
     /** Every event matching the filter, newest first. */
-    iterate: (query: Omit<EventFilter, "cursor"> = {}): AsyncGenerator<Event> =>
-      paginate((cursor) => this.events.list({ ...query, limit: query.limit ?? 100, ...(cursor === undefined ? {} : { cursor }) })),
+    iterate: (query: Omit<EventFilter, "cursor"> = {}, options: CallOptions = {}): AsyncGenerator<Event> =>
+      paginate((cursor) => this.events.list({ ...query, limit: query.limit ?? 100, ...(cursor === undefined ? {} : { cursor }) }, options)),
     /** One event with every delivery and attempt. */
-    get: (eventId: string): Promise<EventDetail> =>
-      this.#call({ method: "GET", path: `/api/v1/events/${enc(eventId)}`, safe: true }),
+    get: (eventId: string, options: CallOptions = {}): Promise<EventDetail> =>
+      this.#call({ method: "GET", path: `/api/v1/events/${enc(eventId)}`, safe: true, signal: options.signal }),
     /** Sends it again now: one attempt outside the 8 (not retried by the client). */
-    resend: (eventId: string): Promise<EventSent> =>
-      this.#call({ method: "POST", path: `/api/v1/events/${enc(eventId)}/resend`, safe: false }),
+    resend: (eventId: string, options: CallOptions = {}): Promise<EventSent> =>
+      this.#call({ method: "POST", path: `/api/v1/events/${enc(eventId)}/resend`, safe: false, signal: options.signal }),
     /**
      * Queues again every event whose delivery failed since `since` (ISO 8601); repeating queues only
      * what failed again. Live events unless `environment` says otherwise (the sandbox with the `sandbox` option).
      */
-    recover: (input: { readonly since: string; readonly terminal_id?: string; readonly environment?: "sandbox" | "all" | "prod" }): Promise<{ readonly requeued: number }> => {
+    recover: (
+      input: { readonly since: string; readonly terminal_id?: string; readonly environment?: "sandbox" | "all" | "prod" },
+      options: CallOptions = {}
+    ): Promise<{ readonly requeued: number }> => {
       const environment = this.#environment(input.environment)
-      return this.#call({ method: "POST", path: "/api/v1/events/recover", body: environment === undefined ? input : { ...input, environment }, safe: true })
+      return this.#call({
+        method: "POST",
+        path: "/api/v1/events/recover",
+        body: environment === undefined ? input : { ...input, environment },
+        safe: true,
+        signal: options.signal
+      })
     },
     /** The feed `paydesk listen` reads: events after a cursor, oldest first, each signed now. */
-    feed: (query: { readonly after?: string; readonly limit?: number; readonly environment?: "sandbox" | "prod" | "all" } = {}): Promise<EventFeed> =>
-      this.#call({ method: "GET", path: "/api/v1/events/feed", query: { ...query }, safe: true })
+    feed: (
+      query: { readonly after?: string; readonly limit?: number; readonly environment?: "sandbox" | "prod" | "all" } = {},
+      options: CallOptions = {}
+    ): Promise<EventFeed> =>
+      this.#call({ method: "GET", path: "/api/v1/events/feed", query: { ...query }, safe: true, signal: options.signal })
   }
 }
 

@@ -2,7 +2,9 @@
  * The errors the client throws: `PaydeskApiError` for an answer of the API (its status, stable
  * `code`, message, `request_id` and the field at fault), `PaydeskConnectionError` when no answer
  * came (after the retries that were safe), and `WebhookVerificationError` for a callback that does
- * not verify, and `ListenerCursorLost` when `listen` cannot go on. All extend `PaydeskError`.
+ * not verify, `PaydeskAbortError` when the caller's `signal` cancelled a call,
+ * `PaydeskSessionEndedError` for a call on a dashboard session that has ended, and `ListenerCursorLost`
+ * when `listen` cannot go on. All extend `PaydeskError`.
  */
 
 /** Every error of the client. */
@@ -70,6 +72,29 @@ export class PaydeskConnectionError extends PaydeskError {
   override readonly name = "PaydeskConnectionError"
   constructor(message: string, readonly attempts: number, options?: { readonly cause?: unknown }) {
     super(message, options)
+  }
+}
+
+/**
+ * The call was cancelled by the caller's `signal` (its `reason` is the `cause`); not retried. A write
+ * cancelled after it was sent may still have taken effect: repeat it with the same `order_id` or
+ * idempotency key to learn its result.
+ */
+export class PaydeskAbortError extends PaydeskError {
+  override readonly name = "PaydeskAbortError"
+  constructor(message: string, readonly attempts: number, options?: { readonly cause?: unknown }) {
+    super(message, options)
+  }
+}
+
+/**
+ * The client's dashboard session has ended (`auth.logout()`, or its refresh token was refused): the
+ * call was not sent. Sign in again (`Paydesk.login`) and use the new client.
+ */
+export class PaydeskSessionEndedError extends PaydeskError {
+  override readonly name = "PaydeskSessionEndedError"
+  constructor() {
+    super("Paydesk: the session has ended; sign in again (Paydesk.login)")
   }
 }
 

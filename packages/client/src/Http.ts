@@ -3,9 +3,11 @@
  * `X-Nonce`, or a dashboard session's `Authorization: Bearer`), a timeout, the error body turned into `PaydeskApiError`, and retries of network failures,
  * timeouts and 5xx answers for requests that are safe to repeat (reads, and writes that carry
  * their idempotency: an `order_id`, an `Idempotency-Key`, or a stop that repeats harmlessly).
+ * The timeout covers the whole attempt, the answer's body included; the caller's `signal` cancels
+ * the call (the attempt in flight and any wait before a retry).
  */
 import { uuid } from "./Crypto.js"
-import { PaydeskApiError, PaydeskConnectionError } from "./Errors.js"
+import { PaydeskAbortError, PaydeskApiError, PaydeskConnectionError } from "./Errors.js"
 
 /** Options of the transport (and of the client). */
 export interface TransportOptions {
@@ -36,9 +38,39 @@ export interface Call {
   readonly anonymous?: true
   /** Answer as text (CSV) instead of JSON. */
   readonly text?: true
+  /** The caller's signal: cancels the call, which is then not retried. */
+  readonly signal?: AbortSignal | undefined
 }
 
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
+/** Waits `ms`, or less when `signal` aborts (the caller then sees the abort). */
+const sleep = (ms: number, signal?: AbortSignal) =>
+  new Promise<void>((resolve) => {
+    const done = () => {
+      clearTimeout(timer)
+      signal?.removeEventListener("abort", done)
+      resolve()
+    }
+    const timer = setTimeout(done, ms)
+    signal?.addEventListener("abort", done, { once: true })
+  })
+
+/**
+ * The signal of one attempt: aborted after `timeoutMs` or when the caller's signal aborts (by hand,
+ * since `AbortSignal.any` needs Node 20). `end` releases the timer and the listener.
+ */
+const attemptSignal = (timeoutMs: number, caller: AbortSignal | undefined) => {
+  const controller = new AbortController()
+  const onAbort = () => controller.abort(caller?.reason)
+  const timer = setTimeout(() => controller.abort(new DOMException("The operation was aborted due to timeout", "TimeoutError")), timeoutMs)
+  caller?.addEventListener("abort", onAbort, { once: true })
+  return {
+    signal: controller.signal,
+    end: () => {
+      clearTimeout(timer)
+      caller?.removeEventListener("abort", onAbort)
+    }
+  }
+}
 
 /** How a call authenticates: the headers of one attempt, and what to do once the access token is refused. */
 export interface Credentials {
@@ -68,52 +100,68 @@ export const transport = (options: TransportOptions, credentials: Credentials = 
     return `${base}${call.path}${search === "" ? "" : `?${search}`}`
   }
 
-  const wait = (attempt: number, response?: Response) => {
+  const wait = (attempt: number, signal: AbortSignal | undefined, response?: Response) => {
     const after = Number(response?.headers.get("retry-after") ?? "")
     const backoff = delayMs * 2 ** attempt
-    return sleep(Number.isFinite(after) && after * 1000 > backoff ? Math.min(after * 1000, 60_000) : backoff)
+    return sleep(Number.isFinite(after) && after * 1000 > backoff ? Math.min(after * 1000, 60_000) : backoff, signal)
   }
+
+  // A function, not an inline test: TypeScript would keep `aborted` narrowed across the awaits.
+  const cancelled = (call: Call): boolean => call.signal?.aborted === true
+  const aborted = (call: Call, attempts: number) =>
+    new PaydeskAbortError(`${call.method} ${call.path}: cancelled by the caller's signal`, attempts, { cause: call.signal?.reason })
 
   return async <A>(call: Call): Promise<A> => {
     const url = urlOf(call)
     let renewed = false
     for (let attempt = 0; ; attempt++) {
+      if (cancelled(call)) throw aborted(call, attempt)
       const retriable = call.safe && attempt < maxRetries
+      // Outside the try below: a session that cannot give credentials (ended) is not a network failure.
+      const credentialHeaders = call.anonymous === true ? {} : await credentials.headers()
+      const { signal, end } = attemptSignal(timeoutMs, call.signal)
       let response: Response
+      let text: string
       try {
         response = await fetcher(url, {
           method: call.method,
           headers: {
             accept: call.text === true ? "text/csv" : "application/json",
-            ...(call.anonymous === true ? {} : await credentials.headers()),
+            ...credentialHeaders,
             ...(call.body === undefined ? {} : { "content-type": "application/json" }),
             ...call.headers
           },
           ...(call.body === undefined ? {} : { body: JSON.stringify(call.body) }),
-          signal: AbortSignal.timeout(timeoutMs)
+          signal
         })
+        if (response.status >= 500 && retriable) {
+          await response.body?.cancel().catch(() => undefined)
+          end()
+          await wait(attempt, call.signal, response)
+          continue
+        }
+        if (response.status === 401 && call.anonymous !== true && !renewed && credentials.renew !== undefined) {
+          // An access token refused (expired early, or a clock apart): one renewal, then the call again.
+          renewed = true
+          if (await credentials.renew()) {
+            await response.body?.cancel().catch(() => undefined)
+            end()
+            attempt--
+            continue
+          }
+        }
+        // The body is part of the answer: a timeout or a cut connection while it arrives is no answer either.
+        text = await response.text()
       } catch (cause) {
+        end()
+        if (cancelled(call)) throw aborted(call, attempt + 1)
         if (retriable) {
-          await wait(attempt)
+          await wait(attempt, call.signal)
           continue
         }
         throw new PaydeskConnectionError(`${call.method} ${call.path}: no answer (${(cause as Error)?.message ?? String(cause)})`, attempt + 1, { cause })
       }
-      if (response.status >= 500 && retriable) {
-        await response.body?.cancel().catch(() => undefined)
-        await wait(attempt, response)
-        continue
-      }
-      if (response.status === 401 && call.anonymous !== true && !renewed && credentials.renew !== undefined) {
-        // An access token refused (expired early, or a clock apart): one renewal, then the call again.
-        renewed = true
-        if (await credentials.renew()) {
-          await response.body?.cancel().catch(() => undefined)
-          attempt--
-          continue
-        }
-      }
-      const text = await response.text()
+      end()
       if (!response.ok) {
         let error: { code?: string; message?: string; request_id?: string; field?: string } = {}
         try {

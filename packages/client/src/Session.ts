@@ -5,8 +5,11 @@
  * Refresh tokens are single use and rotate, and a reused one revokes the whole session: so one
  * renewal runs at a time (concurrent calls wait for it), it is never retried blindly, and every new
  * pair goes to `onTokens` for the caller to store.
+ *
+ * Once it has ended (logged out, or its refresh token refused) it gives no credentials: every later
+ * call fails with `PaydeskSessionEndedError` without being sent.
  */
-import { PaydeskApiError } from "./Errors.js"
+import { PaydeskApiError, PaydeskSessionEndedError } from "./Errors.js"
 import type { Call, Credentials } from "./Http.js"
 import type { TokenPair } from "./Types.js"
 
@@ -27,6 +30,7 @@ export class Session implements Credentials {
   #refresh: string | undefined
   #expiresAt: number | undefined
   #exchange: Promise<TokenPair> | undefined
+  #ended = false
   #call: (<A>(call: Call) => Promise<A>) | undefined
   readonly #onTokens: ((tokens: TokenPair) => void) | undefined
 
@@ -56,16 +60,23 @@ export class Session implements Credentials {
     return pair
   }
 
-  /** Forgets the tokens (after logout). */
+  /** Whether the session has ended (logged out, or its refresh token refused). */
+  get ended(): boolean {
+    return this.#ended
+  }
+
+  /** Forgets the tokens and ends the session (after logout, or a refused refresh token): later calls are refused unsent. */
   clear(): void {
     this.#access = undefined
     this.#refresh = undefined
     this.#expiresAt = undefined
+    this.#ended = true
   }
 
   /** Exchanges the refresh token for a new pair now; concurrent callers share one exchange. */
   refresh(): Promise<TokenPair> {
     if (this.#exchange !== undefined) return this.#exchange
+    if (this.#ended) return Promise.reject(new PaydeskSessionEndedError())
     const refreshToken = this.#refresh
     if (refreshToken === undefined) return Promise.reject(new TypeError("Paydesk: this session has no refresh token"))
     const call = this.#call
@@ -85,6 +96,7 @@ export class Session implements Credentials {
     if (this.#exchange !== undefined) await this.#exchange.catch(() => undefined)
     const due = this.#expiresAt !== undefined && Date.now() / 1000 >= this.#expiresAt - renewAheadSeconds
     if ((this.#access === undefined || due) && this.#refresh !== undefined) await this.renew()
+    if (this.#ended) throw new PaydeskSessionEndedError()
     return this.#access === undefined ? {} : { authorization: `Bearer ${this.#access}` }
   }
 

@@ -189,6 +189,12 @@ export interface PayoutCreate {
   readonly amount_usdt: string
   readonly wallet_address: string
   readonly network: "TRC-20" | "ERC-20" | "TON"
+  /**
+   * Prevents duplicates (at most 128 printable ASCII characters): the same key and body answer the
+   * first payout. The client sends it as the `Idempotency-Key` header too, on every retry. Absent or
+   * null: the client generates one for the call (or takes the `idempotencyKey` option).
+   */
+  readonly idempotency_key?: string | null
 }
 
 /** A subscription plan. */
@@ -319,7 +325,10 @@ export interface CallbackHeaders {
   readonly "x-event-id"?: string
   /** Position among the events of the payment or payout, from 1. */
   readonly "x-event-sequence"?: string
+  /** On callbacks of a test clock's objects: the clock's id. */
   readonly "x-test-clock"?: string
+  /** Beside `x-test-clock`: the clock's time of the attempt, Unix seconds (`x-timestamp` is the wall time of sending). */
+  readonly "x-test-clock-time"?: string
   readonly "webhook-id"?: string
   readonly "webhook-timestamp"?: string
   readonly "webhook-signature"?: string

@@ -9,7 +9,15 @@ export type { ClientOptions, LoginOptions, WriteOptions } from "./Client.js"
 export type { SessionTokens } from "./Session.js"
 export { listen, trigger, triggers } from "./Dev.js"
 export type { ListenOptions, TriggerOptions } from "./Dev.js"
-export { ListenerCursorLost, PaydeskApiError, PaydeskConnectionError, PaydeskError, WebhookVerificationError } from "./Errors.js"
+export {
+  ListenerCursorLost,
+  PaydeskAbortError,
+  PaydeskApiError,
+  PaydeskConnectionError,
+  PaydeskError,
+  PaydeskSessionEndedError,
+  WebhookVerificationError
+} from "./Errors.js"
 export type { ApiErrorCode, WebhookFailure } from "./Errors.js"
 export type { TransportOptions } from "./Http.js"
 export type * from "./Types.js"

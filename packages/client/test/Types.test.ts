@@ -54,6 +54,8 @@ type Sends = [
   Sdk.SubscriptionCreate extends Wire<typeof Schemas.SubscriptionCreate> ? true : false
 ]
 export const sends: Sends = [true, true, true, true]
+/** Every field of the payout request can be given (the spec's body `idempotency_key` once could not). */
+export const payoutFields: Same<keyof Sdk.PayoutCreate, keyof Wire<typeof Schemas.PayoutCreate>> = true
 
 describe("Types", () => {
   it("decodes the document's examples with the schemas the SDK types mirror", () => {
