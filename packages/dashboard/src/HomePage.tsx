@@ -8,7 +8,7 @@ import type { Balance, PaymentDailyStats, PaymentStats, PaymentStatus, Rate } fr
 import { Fragment } from "preact"
 import { useEffect, useState } from "preact/hooks"
 import { useDashboard } from "./Context.js"
-import { formatRub, type Language, type Translate } from "./I18n.js"
+import { formatRate, formatRub, formatUsdt, type Language, type Translate } from "./I18n.js"
 import { kopecks, rubles } from "./Money.js"
 
 const days = 30
@@ -130,9 +130,9 @@ export const HomePage = () => {
           <h2>{t("payouts.balance")}</h2>
           {balance === null ? <p role="status">{t("loading")}</p> : (
             <dl class="details">
-              <dt>{t("payouts.available")}</dt><dd>{balance.available_usdt} USDT</dd>
-              <dt>{t("payouts.hold")}</dt><dd>{balance.hold_usdt} USDT</dd>
-              {rate === null ? null : <><dt>{t("payouts.rate")}</dt><dd>{rate.rate} ₽/USDT</dd></>}
+              <dt>{t("payouts.available")}</dt><dd>{formatUsdt(language, balance.available_usdt)}</dd>
+              <dt>{t("payouts.hold")}</dt><dd>{formatUsdt(language, balance.hold_usdt)}</dd>
+              {rate === null ? null : <><dt>{t("payouts.rate")}</dt><dd>{formatRate(language, rate.rate)}</dd></>}
             </dl>
           )}
         </div>

@@ -40,6 +40,7 @@ const en = {
   "payments.search": "Search",
   "payments.clear": "Clear",
   "payments.empty": "No payments match.",
+  "payments.ignored": "Ignored in the address, not valid: {values}.",
   "payments.from": "From",
   "payments.to": "To",
   "payments.col.created": "Created",
@@ -51,6 +52,8 @@ const en = {
   "paging.prev": "Previous",
   "paging.next": "Next",
   "paging.of": "Page {page} of {pages} ({total} in all)",
+  "paging.pastEnd": "Page {page} is past the end of the list: the last page is {pages} ({total} in all).",
+  "paging.first": "Go to the first page",
   "status.created": "Awaiting payment",
   "status.processing": "Processing",
   "status.paid": "Paid",
@@ -178,7 +181,10 @@ const en = {
   "terminal.conversion": "Conversion to USDT",
   "terminal.conversion.instant": "Instant",
   "terminal.conversion.scheduled": "Once a day",
-  "terminal.conversionTime": "Conversion time (HH:MM)",
+  "terminal.conversionTime": "Conversion time, Moscow time (HH:MM)",
+  "terminal.conversionLocal": "{time} Moscow time is {local} in your time zone.",
+  "terminal.conversionLocal.next": "{time} Moscow time is {local} the next day in your time zone.",
+  "terminal.conversionLocal.prev": "{time} Moscow time is {local} the day before in your time zone.",
   "terminal.branding": "Show the platform's branding on the payment page",
   "terminal.save": "Save settings",
   "terminal.saved": "Settings saved.",
@@ -246,6 +252,7 @@ const ru: { readonly [K in Key]: string } = {
   "payments.search": "Найти",
   "payments.clear": "Сбросить",
   "payments.empty": "Платежей не найдено.",
+  "payments.ignored": "Пропущено в адресе как неверное: {values}.",
   "payments.from": "С",
   "payments.to": "По",
   "payments.col.created": "Создан",
@@ -257,6 +264,8 @@ const ru: { readonly [K in Key]: string } = {
   "paging.prev": "Назад",
   "paging.next": "Вперёд",
   "paging.of": "Страница {page} из {pages} (всего {total})",
+  "paging.pastEnd": "Страницы {page} нет в списке: последняя страница — {pages} (всего {total}).",
+  "paging.first": "На первую страницу",
   "status.created": "Ожидает оплаты",
   "status.processing": "В обработке",
   "status.paid": "Оплачено",
@@ -384,7 +393,10 @@ const ru: { readonly [K in Key]: string } = {
   "terminal.conversion": "Конвертация в USDT",
   "terminal.conversion.instant": "Сразу",
   "terminal.conversion.scheduled": "Раз в день",
-  "terminal.conversionTime": "Время конвертации (ЧЧ:ММ)",
+  "terminal.conversionTime": "Время конвертации по Москве (ЧЧ:ММ)",
+  "terminal.conversionLocal": "{time} по Москве — это {local} по вашему времени.",
+  "terminal.conversionLocal.next": "{time} по Москве — это {local} следующего дня по вашему времени.",
+  "terminal.conversionLocal.prev": "{time} по Москве — это {local} предыдущего дня по вашему времени.",
   "terminal.branding": "Показывать бренд платформы на странице оплаты",
   "terminal.save": "Сохранить настройки",
   "terminal.saved": "Настройки сохранены.",
@@ -450,9 +462,52 @@ export const attemptResult = (t: Translate, sent: EventSent): string =>
 export const formatTime = (language: Language, iso: string | null): string =>
   iso === null ? "—" : new Date(iso).toLocaleString(language === "ru" ? "ru-RU" : "en-GB", { dateStyle: "medium", timeStyle: "short" })
 
+/**
+ * A decimal string as sent by the API ("1234567.500000") in the language's convention: digits
+ * grouped by thousands ("," in English, a no-break space in Russian) and the decimal separator ("."
+ * or ","). Only the separators change: every digit stays as sent (no float arithmetic, no rounding).
+ */
+export const formatDecimal = (language: Language, amount: string): string => {
+  const [whole = "0", fraction] = amount.split(".")
+  const grouped = whole.replace(/\B(?=(\d{3})+(?!\d))/g, language === "ru" ? "\u00a0" : ",")
+  return fraction === undefined ? grouped : `${grouped}${language === "ru" ? "," : "."}${fraction}`
+}
+
 /** A decimal rouble amount as sent by the API, with the currency sign (no float arithmetic). */
 export const formatRub = (language: Language, amount: string): string => {
-  const [whole = "0", fraction = "00"] = amount.split(".")
-  const grouped = whole.replace(/\B(?=(\d{3})+(?!\d))/g, language === "ru" ? "\u00a0" : ",")
-  return language === "ru" ? `${grouped},${fraction}\u00a0₽` : `₽${grouped}.${fraction}`
+  const number = formatDecimal(language, amount.includes(".") ? amount : `${amount}.00`)
+  return language === "ru" ? `${number}\u00a0₽` : `₽${number}`
+}
+
+/** A USDT amount as sent by the API (six decimals), in the language's convention, with the unit. */
+export const formatUsdt = (language: Language, amount: string): string =>
+  `${formatDecimal(language, amount)}${language === "ru" ? "\u00a0" : " "}USDT`
+
+/** The USDT rate in roubles as sent by the API, in the language's convention, with the unit. */
+export const formatRate = (language: Language, rate: string): string =>
+  `${formatDecimal(language, rate)}${language === "ru" ? "\u00a0" : " "}₽/USDT`
+
+/** Moscow's offset from UTC: three hours, all year (no daylight saving time since 2014). */
+const moscowOffsetMs = 3 * 60 * 60 * 1000
+
+/**
+ * Where a daily `HH:MM` Moscow time (the terminal's `conversion_time`) falls in the browser's
+ * time zone (or `timeZone`) on the Moscow day of `now`: the local `HH:MM` and whether that is the
+ * day before (-1), the same day (0) or the next day (1). Null when `text` is not a valid `HH:MM`.
+ */
+export const moscowTimeLocally = (text: string, now: Date = new Date(), timeZone?: string): { readonly time: string; readonly day: -1 | 0 | 1 } | null => {
+  const match = /^([01]\d|2[0-3]):([0-5]\d)$/.exec(text.trim())
+  if (match === null) return null
+  const moscowToday = new Date(now.getTime() + moscowOffsetMs)
+  const y = moscowToday.getUTCFullYear()
+  const m = moscowToday.getUTCMonth()
+  const d = moscowToday.getUTCDate()
+  const instant = new Date(Date.UTC(y, m, d, Number(match[1]), Number(match[2])) - moscowOffsetMs)
+  const parts = Object.fromEntries(new Intl.DateTimeFormat("en-GB", {
+    ...(timeZone === undefined ? {} : { timeZone }),
+    year: "numeric", month: "numeric", day: "numeric", hour: "2-digit", minute: "2-digit", hourCycle: "h23"
+  }).formatToParts(instant).map((part) => [part.type, part.value]))
+  const localDay = Date.UTC(Number(parts.year), Number(parts.month) - 1, Number(parts.day))
+  const shift = Math.round((localDay - Date.UTC(y, m, d)) / 86_400_000)
+  return { time: `${parts.hour}:${parts.minute}`, day: shift < 0 ? -1 : shift > 0 ? 1 : 0 }
 }

@@ -2,18 +2,20 @@
  * The payments list: newest first, 20 a page, in the mode's environment (or both), with status,
  * date range (the browser's local days) and `order_id` filters, all applied by the API, as is the
  * CSV export of what the filters select. The filters live in the URL, so a filtered page can be
- * reloaded, bookmarked and shared.
+ * reloaded, bookmarked and shared; a value in the URL that is not valid (a date that does not
+ * exist, a range that ends before it starts, a page that is no positive number) is ignored and named
+ * above the list, never sent or left to break the page.
  */
 import type { Payment, PaymentFilter, PaymentStatus } from "@paydesk/client"
 import { useEffect, useState } from "preact/hooks"
 import { useDashboard, useDraft } from "./Context.js"
 import { formatRub, formatTime } from "./I18n.js"
+import { EmptyPage, Paging, perPage } from "./Paging.js"
 import { base, follow, href, navigate } from "./Router.js"
 
-const perPage = 20
 const statuses: ReadonlyArray<PaymentStatus> = ["created", "processing", "paid", "canceled", "expired", "chargeback", "refunded"]
 
-interface Filters {
+export interface Filters {
   readonly status: PaymentStatus | ""
   /** Local calendar days, YYYY-MM-DD (inclusive), or "". */
   readonly from: string
@@ -23,19 +25,58 @@ interface Filters {
   readonly page: number
 }
 
-const filtersOf = (search: string): Filters => {
+/** Whether `text` is a calendar day that exists, `YYYY-MM-DD` (not 2026-13-45, not 2026-02-30). */
+export const isDay = (text: string): boolean => {
+  const match = /^(\d{4})-(\d{2})-(\d{2})$/.exec(text)
+  if (match === null) return false
+  const [year, month, day] = [Number(match[1]), Number(match[2]), Number(match[3])]
+  const date = new Date(Date.UTC(2000, month - 1, day))
+  date.setUTCFullYear(year)
+  return year >= 1 && date.getUTCFullYear() === year && date.getUTCMonth() === month - 1 && date.getUTCDate() === day
+}
+
+/** The highest page number read from the URL (far past any real list; keeps the API's offset sane). */
+const maxPage = 1_000_000
+
+/**
+ * The filters of the URL's query, and the `name=value` pairs of it that are not valid and were
+ * ignored (an unknown status is ignored silently, as before: it is no filter the page offers).
+ */
+export const parseFilters = (search: string): { readonly filters: Filters; readonly ignored: ReadonlyArray<string> } => {
   const query = new URLSearchParams(search)
+  const ignored: Array<string> = []
+  const day = (name: "from" | "to"): string => {
+    const text = query.get(name) ?? ""
+    if (text === "" || isDay(text)) return text
+    ignored.push(`${name}=${text}`)
+    return ""
+  }
   const status = query.get("status") ?? ""
-  const page = Number.parseInt(query.get("page") ?? "1", 10)
+  const from = day("from")
+  let to = day("to")
+  // A range that ends before it starts selects nothing and the API refuses it: the end is dropped.
+  if (from !== "" && to !== "" && to < from) {
+    ignored.push(`to=${to}`)
+    to = ""
+  }
+  const pageText = query.get("page") ?? ""
+  const page = /^\d{1,16}$/.test(pageText) ? Number(pageText) : Number.NaN
+  if (pageText !== "" && !(page >= 1)) ignored.push(`page=${pageText}`)
   return {
-    status: (statuses as ReadonlyArray<string>).includes(status) ? status as PaymentStatus : "",
-    from: /^\d{4}-\d{2}-\d{2}$/.test(query.get("from") ?? "") ? query.get("from")! : "",
-    to: /^\d{4}-\d{2}-\d{2}$/.test(query.get("to") ?? "") ? query.get("to")! : "",
-    all: query.get("env") === "all",
-    order: query.get("order") ?? "",
-    page: Number.isFinite(page) && page > 0 ? page : 1
+    filters: {
+      status: (statuses as ReadonlyArray<string>).includes(status) ? status as PaymentStatus : "",
+      from,
+      to,
+      all: query.get("env") === "all",
+      order: query.get("order") ?? "",
+      page: page >= 1 ? Math.min(page, maxPage) : 1
+    },
+    ignored
   }
 }
+
+/** The filters of the URL's query (what is not valid left out). */
+export const filtersOf = (search: string): Filters => parseFilters(search).filters
 
 const searchOf = (filters: Filters): string => {
   const query = new URLSearchParams()
@@ -79,7 +120,7 @@ export const StatusBadge = ({ status }: { status: PaymentStatus }) => {
 
 export const PaymentsPage = ({ search }: { search: string }) => {
   const { session, sandbox, t, language, fail } = useDashboard()
-  const filters = filtersOf(search)
+  const { filters, ignored } = parseFilters(search)
   const [loaded, setLoaded] = useState<Loaded | null>(null)
   const [error, setError] = useState<string | null>(null)
   const [attempt, setAttempt] = useState(0)
@@ -120,7 +161,6 @@ export const PaymentsPage = ({ search }: { search: string }) => {
       setExporting(false)
     }
   }
-  const pages = Math.max(1, Math.ceil((loaded?.total ?? 0) / perPage))
   const go = (next: Partial<Filters>) => navigate(searchOf({ ...filters, ...next }))
 
   return (
@@ -167,6 +207,7 @@ export const PaymentsPage = ({ search }: { search: string }) => {
         </div>
       </form>
 
+      {ignored.length === 0 ? null : <p class="note" role="status">{t("payments.ignored", { values: ignored.join(", ") })}</p>}
       {error !== null ? (
         <div class="error" role="alert">
           <p>{error}</p>
@@ -175,7 +216,7 @@ export const PaymentsPage = ({ search }: { search: string }) => {
       ) : loaded === null ? (
         <p role="status">{t("loading")}</p>
       ) : loaded.items.length === 0 ? (
-        <p role="status">{t("payments.empty")}</p>
+        <EmptyPage page={filters.page} total={loaded.total} go={(page) => go({ page })} empty={t("payments.empty")} />
       ) : (
         <>
           <div class="table-wrap">
@@ -202,11 +243,7 @@ export const PaymentsPage = ({ search }: { search: string }) => {
               </tbody>
             </table>
           </div>
-          <nav class="paging" aria-label={t("paging.label")}>
-            <button type="button" disabled={filters.page <= 1} onClick={() => go({ page: filters.page - 1 })}>{t("paging.prev")}</button>
-            <span aria-live="polite">{t("paging.of", { page: filters.page, pages, total: loaded.total })}</span>
-            <button type="button" disabled={filters.page >= pages} onClick={() => go({ page: filters.page + 1 })}>{t("paging.next")}</button>
-          </nav>
+          <Paging page={filters.page} total={loaded.total} go={(page) => go({ page })} />
         </>
       )}
     </section>

@@ -1,14 +1,16 @@
 /**
  * Payouts: the balance (available and held USDT) and the rate, a request form whose confirmation
  * shows the amount against the available balance (compared exactly, in micro-USDT), and the list
- * of payouts with their status, newest first.
+ * of payouts with their status, newest first, 20 a page (completed and rejected payouts stay in the
+ * list, so it only grows). A new payout shows on the first page.
  */
 import type { Balance, Page, Payout, PayoutCreate, Rate } from "@paydesk/client"
 import { useState } from "preact/hooks"
 import { Confirm } from "./Confirm.js"
 import { useAction, useDashboard, useLoad } from "./Context.js"
-import { formatTime } from "./I18n.js"
+import { formatDecimal, formatRate, formatTime, formatUsdt } from "./I18n.js"
 import { microUsdt } from "./Money.js"
+import { EmptyPage, Paging, perPage } from "./Paging.js"
 
 const networks: ReadonlyArray<PayoutCreate["network"]> = ["TRC-20", "ERC-20", "TON"]
 
@@ -22,19 +24,19 @@ export const PayoutsPage = () => {
   const [confirming, setConfirming] = useState(false)
   const [message, setMessage] = useState<string | null>(null)
   const [reload, setReload] = useState(0)
+  const [page, setPage] = useState(1)
 
   useLoad(() => {
     const { client, terminalId } = session
     return Promise.all([
       client.balance.get({ terminal_id: terminalId }),
-      client.rate.get({ terminal_id: terminalId }),
-      client.payouts.list({ terminal_id: terminalId, limit: 50 })
+      client.rate.get({ terminal_id: terminalId })
     ])
-  }, ([b, r, l]) => {
+  }, ([b, r]) => {
     setBalance(b)
     setRate(r)
-    setList(l)
   }, report, [reload])
+  useLoad(() => session.client.payouts.list({ terminal_id: session.terminalId, page, limit: perPage }), setList, report, [reload, page])
 
   const amount = microUsdt(draft.amount_usdt)
   const available = balance === null ? null : microUsdt(balance.available_usdt)
@@ -45,6 +47,7 @@ export const PayoutsPage = () => {
       const payout = await session.client.payouts.create({ ...draft, amount_usdt: draft.amount_usdt.trim(), wallet_address: draft.wallet_address.trim(), terminal_id: session.terminalId })
       setMessage(t("payouts.created", { status: t(`payout.${payout.status}`) }))
       setDraft({ ...draft, amount_usdt: "" })
+      setPage(1)
       setReload((n) => n + 1)
     })
     setConfirming(false)
@@ -57,9 +60,9 @@ export const PayoutsPage = () => {
       <h2>{t("payouts.balance")}</h2>
       {balance === null ? (error === null ? <p role="status">{t("loading")}</p> : null) : (
         <dl class="details">
-          <dt>{t("payouts.available")}</dt><dd data-testid="available">{balance.available_usdt} USDT</dd>
-          <dt>{t("payouts.hold")}</dt><dd>{balance.hold_usdt} USDT</dd>
-          {rate === null ? null : <><dt>{t("payouts.rate")}</dt><dd>{rate.rate} ₽/USDT</dd></>}
+          <dt>{t("payouts.available")}</dt><dd data-testid="available">{formatUsdt(language, balance.available_usdt)}</dd>
+          <dt>{t("payouts.hold")}</dt><dd>{formatUsdt(language, balance.hold_usdt)}</dd>
+          {rate === null ? null : <><dt>{t("payouts.rate")}</dt><dd>{formatRate(language, rate.rate)}</dd></>}
         </dl>
       )}
       <h2>{t("payouts.new")}</h2>
@@ -90,34 +93,42 @@ export const PayoutsPage = () => {
       {over ? <p id="payout-over" class="error">{t("payouts.over")}</p> : null}
       {confirming ? (
         <Confirm id="payout" busy={busy} onConfirm={request} onCancel={() => setConfirming(false)}
-          question={t("payouts.confirm", { amount: draft.amount_usdt.trim(), wallet: draft.wallet_address.trim(), network: draft.network, available: balance?.available_usdt ?? "?" })} />
+          question={t("payouts.confirm", {
+            amount: formatDecimal(language, draft.amount_usdt.trim()),
+            wallet: draft.wallet_address.trim(),
+            network: draft.network,
+            available: balance === null ? "?" : formatDecimal(language, balance.available_usdt)
+          })} />
       ) : null}
       {message === null ? null : <p class="ok" role="status">{message}</p>}
       {error === null ? null : <p class="error" role="alert">{error}</p>}
       <h2>{t("payouts.title")}</h2>
-      {list === null ? null : list.items.length === 0 ? <p>{t("payouts.empty")}</p> : (
-        <div class="table-wrap">
-          <table class="payments">
-            <thead>
-              <tr>
-                <th scope="col">{t("payouts.col.created")}</th>
-                <th scope="col">{t("payouts.col.amount")}</th>
-                <th scope="col">{t("payouts.col.wallet")}</th>
-                <th scope="col">{t("payouts.col.status")}</th>
-              </tr>
-            </thead>
-            <tbody>
-              {list.items.map((p) => (
-                <tr key={p.id}>
-                  <td data-label={t("payouts.col.created")}>{formatTime(language, p.created_at)}</td>
-                  <td data-label={t("payouts.col.amount")} class="num">{p.amount_usdt}</td>
-                  <td data-label={t("payouts.col.wallet")}><code>{p.wallet_address}</code> {p.network}</td>
-                  <td data-label={t("payouts.col.status")}><span class={`badge payout-${p.status}`}>{t(`payout.${p.status}`)}</span>{p.reject_reason === null ? null : ` ${p.reject_reason}`}</td>
+      {list === null ? null : list.items.length === 0 ? <EmptyPage page={page} total={list.total} go={setPage} empty={t("payouts.empty")} /> : (
+        <>
+          <div class="table-wrap">
+            <table class="payments">
+              <thead>
+                <tr>
+                  <th scope="col">{t("payouts.col.created")}</th>
+                  <th scope="col">{t("payouts.col.amount")}</th>
+                  <th scope="col">{t("payouts.col.wallet")}</th>
+                  <th scope="col">{t("payouts.col.status")}</th>
                 </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
+              </thead>
+              <tbody>
+                {list.items.map((p) => (
+                  <tr key={p.id}>
+                    <td data-label={t("payouts.col.created")}>{formatTime(language, p.created_at)}</td>
+                    <td data-label={t("payouts.col.amount")} class="num">{formatDecimal(language, p.amount_usdt)}</td>
+                    <td data-label={t("payouts.col.wallet")}><code>{p.wallet_address}</code> {p.network}</td>
+                    <td data-label={t("payouts.col.status")}><span class={`badge payout-${p.status}`}>{t(`payout.${p.status}`)}</span>{p.reject_reason === null ? null : ` ${p.reject_reason}`}</td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </div>
+          <Paging page={page} total={list.total} go={setPage} />
+        </>
       )}
     </section>
   )

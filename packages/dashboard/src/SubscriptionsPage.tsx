@@ -7,10 +7,10 @@ import { useEffect, useState } from "preact/hooks"
 import { Confirm } from "./Confirm.js"
 import { useAction, useDashboard } from "./Context.js"
 import { formatRub, formatTime } from "./I18n.js"
+import { EmptyPage, Paging, perPage } from "./Paging.js"
 import { follow, href } from "./Router.js"
 import { stoppable } from "./SubscriptionPage.js"
 
-const perPage = 20
 type State = "" | "new" | "active" | "stop"
 
 
@@ -50,7 +50,6 @@ export const SubscriptionsPage = () => {
     })
     setConfirming(null)
   }
-  const pages = Math.max(1, Math.ceil((loaded?.total ?? 0) / perPage))
 
   return (
     <section aria-labelledby="subs-title">
@@ -75,7 +74,7 @@ export const SubscriptionsPage = () => {
         <Confirm id="stop" question={t("subs.stopConfirm", { ref: refOf(confirming) })} busy={action.busy}
           onConfirm={() => stop(confirming)} onCancel={() => setConfirming(null)} />
       )}
-      {loaded === null ? (error === null ? <p role="status">{t("loading")}</p> : null) : loaded.items.length === 0 ? <p>{t("subs.empty")}</p> : (
+      {loaded === null ? (error === null ? <p role="status">{t("loading")}</p> : null) : loaded.items.length === 0 ? <EmptyPage page={page} total={loaded.total} go={setPage} empty={t("subs.empty")} /> : (
         <>
           <div class="table-wrap">
             <table class="payments">
@@ -112,11 +111,7 @@ export const SubscriptionsPage = () => {
               </tbody>
             </table>
           </div>
-          <nav class="paging" aria-label={t("paging.label")}>
-            <button type="button" disabled={page <= 1} onClick={() => setPage(page - 1)}>{t("paging.prev")}</button>
-            <span aria-live="polite">{t("paging.of", { page, pages, total: loaded.total })}</span>
-            <button type="button" disabled={page >= pages} onClick={() => setPage(page + 1)}>{t("paging.next")}</button>
-          </nav>
+          <Paging page={page} total={loaded.total} go={setPage} />
         </>
       )}
     </section>

@@ -1,10 +1,13 @@
 /**
  * The terminal's settings form: callback URL, the payer's redirect URLs, conversion mode and time,
- * platform branding. Sends only what changed (an emptied URL is sent as null: removed).
+ * platform branding. Sends only what changed (an emptied URL is sent as null: removed). The
+ * conversion time is Moscow time (the API's `conversion_time`), unlike every other time the
+ * dashboard shows: the label says so, and a hint gives the same moment in the browser's time zone.
  */
 import type { TerminalDetails, TerminalSettings } from "@paydesk/client"
 import { useState } from "preact/hooks"
 import { useAction, useDashboard, useDraft } from "./Context.js"
+import { moscowTimeLocally, type Translate } from "./I18n.js"
 
 type Draft = {
   callback_url: string
@@ -36,6 +39,14 @@ const changes = (terminal: TerminalDetails, draft: Draft): TerminalSettings => {
   return out
 }
 
+/** The hint under the conversion time: the time in the browser's time zone; null when it is not HH:MM or the zone keeps Moscow time. */
+export const conversionHint = (t: Translate, text: string, now: Date = new Date(), timeZone?: string): string | null => {
+  const local = moscowTimeLocally(text, now, timeZone)
+  if (local === null || (local.time === text.trim() && local.day === 0)) return null
+  const key = local.day > 0 ? "terminal.conversionLocal.next" : local.day < 0 ? "terminal.conversionLocal.prev" : "terminal.conversionLocal"
+  return t(key, { time: text.trim(), local: local.time })
+}
+
 export const TerminalForm = ({ terminal, onSaved }: { terminal: TerminalDetails; onSaved: () => void }) => {
   const { session, t } = useDashboard()
   const { busy, error, clear, run } = useAction()
@@ -43,6 +54,7 @@ export const TerminalForm = ({ terminal, onSaved }: { terminal: TerminalDetails;
   // while the form (and its "saved" message) stays mounted.
   const [draft, setDraft] = useDraft(() => draftOf(terminal), terminal.updated_at)
   const [note, setNote] = useState<string | null>(null)
+  const hint = conversionHint(t, draft.conversion_time)
   const message = error === null ? (note === null ? null : { text: note, error: false }) : { text: error, error: true }
   const text = (key: "callback_url" | "success_redirect_url" | "fail_redirect_url" | "conversion_time") =>
     ({ value: draft[key], onInput: (e: Event) => setDraft({ ...draft, [key]: (e.currentTarget as HTMLInputElement).value }) })
@@ -77,7 +89,8 @@ export const TerminalForm = ({ terminal, onSaved }: { terminal: TerminalDetails;
       {draft.conversion_mode === "scheduled" ? (
         <>
           <label for="conversion_time">{t("terminal.conversionTime")}</label>
-          <input id="conversion_time" placeholder="18:00" {...text("conversion_time")} />
+          <input id="conversion_time" placeholder="18:00" aria-describedby={hint === null ? undefined : "conversion_time_hint"} {...text("conversion_time")} />
+          {hint === null ? null : <p id="conversion_time_hint" class="note">{hint}</p>}
         </>
       ) : null}
       <label class="check">

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest"
-import { dictionaries, formatRub, translator } from "../src/I18n.js"
+import fc from "fast-check"
+import { dictionaries, formatDecimal, formatRate, formatRub, formatUsdt, moscowTimeLocally, translator } from "../src/I18n.js"
 
 const placeholders = (text: string) => [...text.matchAll(/\{(\w+)\}/g)].map((m) => m[1]).toSorted()
 
@@ -21,5 +22,40 @@ describe("I18n", () => {
     expect(formatRub("en", "1234567.50")).toBe("₽1,234,567.50")
     expect(formatRub("ru", "1234567.50")).toBe("1\u00a0234\u00a0567,50\u00a0₽")
     expect(formatRub("en", "0.05")).toBe("₽0.05")
+  })
+
+  it("formats USDT amounts and the rate in the language's convention, as roubles are", () => {
+    expect(formatUsdt("ru", "10.521578")).toBe("10,521578\u00a0USDT")
+    expect(formatUsdt("en", "10.521578")).toBe("10.521578 USDT")
+    expect(formatUsdt("ru", "1234567.000001")).toBe("1\u00a0234\u00a0567,000001\u00a0USDT")
+    expect(formatUsdt("en", "1234567.000001")).toBe("1,234,567.000001 USDT")
+    expect(formatRate("ru", "95.00")).toBe("95,00\u00a0₽/USDT")
+    expect(formatRate("en", "95.00")).toBe("95.00 ₽/USDT")
+    expect(formatDecimal("ru", "40.5")).toBe("40,5")
+    expect(formatDecimal("en", "1000")).toBe("1,000")
+  })
+
+  it("changes only the separators: every digit of any amount stays as sent (no floating point)", () => {
+    const decimal = fc.tuple(fc.bigInt({ min: 0n, max: 10n ** 30n }), fc.stringMatching(/^\d{0,6}$/))
+      .map(([whole, fraction]) => (fraction === "" ? `${whole}` : `${whole}.${fraction}`))
+    fc.assert(fc.property(decimal, (amount) => {
+      expect(formatDecimal("en", amount).replaceAll(",", "")).toBe(amount)
+      expect(formatDecimal("ru", amount).replaceAll("\u00a0", "").replace(",", ".")).toBe(amount)
+      expect(formatUsdt("ru", amount)).toBe(`${formatDecimal("ru", amount)}\u00a0USDT`)
+    }))
+  })
+
+  it("says the conversion time is Moscow time, in every language", () => {
+    expect(dictionaries.en["terminal.conversionTime"]).toMatch(/Moscow time/)
+    expect(dictionaries.ru["terminal.conversionTime"]).toMatch(/по Москве/)
+  })
+
+  it("places a Moscow time in another time zone, with the day it falls on", () => {
+    const now = new Date("2026-01-15T22:30:00Z") // already 16 January in Moscow
+    expect(moscowTimeLocally("18:00", now, "Asia/Vladivostok")).toEqual({ time: "01:00", day: 1 })
+    expect(moscowTimeLocally(" 09:05 ", now, "Europe/London")).toEqual({ time: "06:05", day: 0 })
+    expect(moscowTimeLocally("02:00", now, "America/New_York")).toEqual({ time: "18:00", day: -1 })
+    expect(moscowTimeLocally("18:00", now, "Europe/Moscow")).toEqual({ time: "18:00", day: 0 })
+    for (const bad of ["", "24:00", "7:00", "18:60", "18-00"]) expect(moscowTimeLocally(bad, now, "UTC"), bad).toBeNull()
   })
 })

@@ -1,0 +1,238 @@
+/**
+ * The dashboard's pages rendered by Preact into the fake DOM of `FakeDom.ts`, against a stubbed
+ * client: the payouts list pages like the payments list, a bad filter in the URL is ignored (not a
+ * crash "Try again" cannot clear), a page past the end says so and leads back, USDT amounts and the
+ * rate follow the language (payouts and home), the conversion time is labelled Moscow time, and the README's sign-in
+ * fields are the form's.
+ */
+import { afterEach, describe, expect, it, vi } from "vitest"
+import { h, render } from "preact"
+import { readFileSync } from "node:fs"
+import { DashboardContext, type Dashboard } from "../src/Context.js"
+import { translator, type Language } from "../src/I18n.js"
+import { button, click, findAll, install, type FakeElement } from "./FakeDom.js"
+
+// The pages are JSX (their own tsconfig): loaded by a computed path, so the root type-check does not follow them.
+type Component = (props: Record<string, unknown>) => unknown
+const load = (name: string): Promise<Record<string, Component>> => import(`../src/${name}.tsx`)
+
+let root: FakeElement | undefined
+
+afterEach(() => {
+  if (root !== undefined) render(null, root as unknown as Element)
+  root = undefined
+})
+
+/** Renders `component` in the signed-in layout with `client`; answers the root and the URLs navigated to. */
+const show = (component: Component, client: Record<string, unknown>, options: { language?: Language; path?: string; props?: Record<string, unknown> } = {}) => {
+  const installed = install(options.path ?? "/dashboard/")
+  root = installed.root
+  const language = options.language ?? "en"
+  const dashboard: Dashboard = {
+    session: { client: client as never, terminals: [], terminalId: "term-1", email: "owner@example.com" },
+    sandbox: true,
+    language,
+    t: translator(language),
+    fail: (error) => `failed: ${error instanceof Error ? error.message : String(error)}`
+  }
+  render(h(DashboardContext.Provider, { value: dashboard }, h(component as never, options.props ?? {})), root as unknown as Element)
+  return { root, pushed: installed.pushed }
+}
+
+const rows = (at: FakeElement) => findAll(at, (e) => e.localName === "tr").length - 1
+
+/** A page of `items` as the API answers it. */
+const pageOf = <A>(items: ReadonlyArray<A>, page: number, limit: number) => ({
+  items: items.slice((page - 1) * limit, page * limit),
+  total: items.length,
+  page,
+  per_page: limit,
+  next_cursor: page * limit < items.length ? "more" : null
+})
+
+const payout = (n: number) => ({
+  id: `po_${n}`, terminal_id: "term-1", amount_usdt: "1234.500000", wallet_address: `WALLET-${n}`, network: "TRC-20",
+  status: "rejected", idempotency_key: null, tx_id: null, reject_reason: null,
+  created_at: new Date(Date.UTC(2026, 0, 1, 0, n)).toISOString(), updated_at: new Date(Date.UTC(2026, 0, 1, 0, n)).toISOString()
+})
+
+const payoutsClient = (count: number) => {
+  // Newest first, as the API lists them: WALLET-0 is the oldest, on the last page.
+  const all = Array.from({ length: count }, (_, n) => payout(n)).toReversed()
+  return {
+    balance: { get: async () => ({ terminal_id: "term-1", available_usdt: "10.521578", hold_usdt: "1000.000001", pending_rub: "0.00" }) },
+    rate: { get: async () => ({ rate: "95.00", updated_at: "2026-01-01T00:00:00.000Z" }) },
+    payouts: { list: vi.fn(async (query: { page?: number; limit?: number }) => pageOf(all, query.page ?? 1, query.limit ?? 50)) }
+  }
+}
+
+const payment = (n: number) => ({
+  id: `pay_${n}`, order_id: `order-${n}`, amount: "100.00", status: "paid", environment: "sandbox",
+  created_at: "2026-01-02T10:00:00.000Z"
+})
+
+describe("Payouts page", () => {
+  it("pages the payouts 20 at a time with the same paging bar as payments, down to the oldest", async () => {
+    const client = payoutsClient(57)
+    const { PayoutsPage } = await load("PayoutsPage")
+    const { root } = show(PayoutsPage!, client)
+    await vi.waitFor(() => expect(root.textContent).toContain("Page 1 of 3 (57 in all)"))
+    expect(rows(root)).toBe(20)
+    expect(client.payouts.list).toHaveBeenLastCalledWith({ terminal_id: "term-1", page: 1, limit: 20 })
+    expect(root.textContent).toContain("WALLET-56")
+    click(button(root, "Next"))
+    await vi.waitFor(() => expect(root.textContent).toContain("Page 2 of 3 (57 in all)"))
+    click(button(root, "Next"))
+    await vi.waitFor(() => expect(root.textContent).toContain("Page 3 of 3 (57 in all)"))
+    expect(rows(root)).toBe(17)
+    expect(root.textContent).toContain("WALLET-0 ")
+    expect(button(root, "Next").attributes.has("disabled")).toBe(true)
+    click(button(root, "Previous"))
+    await vi.waitFor(() => expect(root.textContent).toContain("Page 2 of 3 (57 in all)"))
+  })
+
+  it("shows USDT amounts and the rate with the language's separators, every digit kept", async () => {
+    const { PayoutsPage } = await load("PayoutsPage")
+    const ru = show(PayoutsPage!, payoutsClient(3), { language: "ru" }).root
+    await vi.waitFor(() => expect(ru.textContent).toContain("Страница 1 из 1 (всего 3)"))
+    expect(ru.textContent).toContain("10,521578\u00a0USDT")
+    expect(ru.textContent).toContain("1\u00a0000,000001\u00a0USDT")
+    expect(ru.textContent).toContain("95,00\u00a0₽/USDT")
+    expect(ru.textContent).toContain("1\u00a0234,500000")
+    expect(ru.textContent).not.toMatch(/\d\.\d/)
+    render(null, ru as unknown as Element)
+    const en = show(PayoutsPage!, payoutsClient(3), { language: "en" }).root
+    await vi.waitFor(() => expect(en.textContent).toContain("Page 1 of 1 (3 in all)"))
+    expect(en.textContent).toContain("10.521578 USDT")
+    expect(en.textContent).toContain("1,000.000001 USDT")
+    expect(en.textContent).toContain("95.00 ₽/USDT")
+  })
+})
+
+describe("Home page", () => {
+  it("shows the balance and the rate with the language's separators", async () => {
+    const { HomePage } = await load("HomePage")
+    const pending = () => new Promise(() => undefined)
+    const client = { ...payoutsClient(0), payments: { stats: pending, dailyStats: pending } }
+    const ru = show(HomePage!, client, { language: "ru" }).root
+    await vi.waitFor(() => expect(ru.textContent).toContain("95,00\u00a0₽/USDT"))
+    expect(ru.textContent).toContain("10,521578\u00a0USDT")
+    expect(ru.textContent).toContain("1\u00a0000,000001\u00a0USDT")
+  })
+})
+
+describe("Payments page", () => {
+  const paymentsClient = (total: number) => ({
+    payments: {
+      list: vi.fn(async (query: { page?: number; limit?: number }) => pageOf(Array.from({ length: total }, (_, n) => payment(n)), query.page ?? 1, query.limit ?? 50))
+    }
+  })
+
+  it("ignores a date in the URL that does not exist, names it, and lists the rest (no 'Invalid time value')", async () => {
+    const { PaymentsPage } = await load("PaymentsPage")
+    for (const search of ["?from=2026-13-45", "?from=2026-02-30&status=paid", "?to=9999-99-99", "?from=2026-05-10&to=2026-05-01"]) {
+      const client = paymentsClient(3)
+      const { root } = show(PaymentsPage!, client, { path: `/dashboard/payments${search}`, props: { search } })
+      await vi.waitFor(() => expect(root.textContent, search).toContain("Page 1 of 1 (3 in all)"))
+      expect(root.textContent, search).toMatch(/Ignored in the address, not valid: (from|to)=/)
+      expect(root.textContent, search).not.toContain("failed")
+      const query = client.payments.list.mock.calls[0]![0] as Record<string, unknown>
+      expect(query, search).not.toHaveProperty("created_to")
+      if (search.startsWith("?from=2026-05-10")) expect(query.created_from, search).toBeTypeOf("string")
+      else if (search.startsWith("?from")) expect(query, search).not.toHaveProperty("created_from")
+      render(null, root as unknown as Element)
+    }
+  })
+
+  it("says a page past the end is past the end (not 'No payments match.') and leads back to the first page", async () => {
+    const { PaymentsPage } = await load("PaymentsPage")
+    const search = "?status=paid&page=999999"
+    const { root, pushed } = show(PaymentsPage!, paymentsClient(3), { path: `/dashboard/payments${search}`, props: { search } })
+    await vi.waitFor(() => expect(root.textContent).toContain("Page 999999 is past the end of the list: the last page is 1 (3 in all)."))
+    expect(root.textContent).not.toContain("No payments match.")
+    click(button(root, "Go to the first page"))
+    expect(pushed).toEqual(["/dashboard/payments?status=paid"])
+  })
+
+  it("still says 'No payments match.' when nothing matches", async () => {
+    const { PaymentsPage } = await load("PaymentsPage")
+    const { root } = show(PaymentsPage!, paymentsClient(0), { path: "/dashboard/payments?page=3", props: { search: "?page=3" } })
+    await vi.waitFor(() => expect(root.textContent).toContain("No payments match."))
+    expect(root.textContent).not.toContain("past the end")
+  })
+
+  it("reads the URL's filters, leaving out what is not valid", async () => {
+    const { parseFilters } = await load("PaymentsPage")
+    const parse = parseFilters as unknown as (search: string) => { filters: Record<string, unknown>; ignored: ReadonlyArray<string> }
+    expect(parse("?from=2026-02-28&to=2026-03-01&status=paid&page=2&order=a%26b")).toEqual({
+      filters: { status: "paid", from: "2026-02-28", to: "2026-03-01", all: false, order: "a&b", page: 2 }, ignored: []
+    })
+    expect(parse("?from=2024-02-29&to=2024-02-29").ignored).toEqual([])
+    expect(parse("?from=2026-13-45&to=2026-02-29&page=abc&status=bogus")).toEqual({
+      filters: { status: "", from: "", to: "", all: false, order: "", page: 1 }, ignored: ["from=2026-13-45", "to=2026-02-29", "page=abc"]
+    })
+    expect(parse("?from=2026-05-10&to=2026-05-01").ignored).toEqual(["to=2026-05-01"])
+    expect(parse("?page=0").ignored).toEqual(["page=0"])
+    expect(parse("?page=99999999999").filters.page).toBe(1_000_000)
+  })
+})
+
+describe("Paging", () => {
+  it("counts pages and tells a page past the end from an empty list", async () => {
+    const { pageCount, pastEnd } = await load("Paging")
+    const count = pageCount as unknown as (total: number) => number
+    const past = pastEnd as unknown as (page: number, total: number) => boolean
+    expect([count(0), count(1), count(20), count(21), count(57)]).toEqual([1, 1, 1, 2, 3])
+    expect([past(1, 0), past(5, 0), past(3, 57), past(4, 57), past(999999, 3)]).toEqual([false, false, false, true, true])
+  })
+})
+
+describe("Terminal settings", () => {
+  it("labels the conversion time as Moscow time, with the same moment in the browser's zone when it differs", async () => {
+    const { TerminalForm, conversionHint } = await load("TerminalForm")
+    const terminal = {
+      id: "term-1", name: "Shop", callback_url: null, success_redirect_url: null, fail_redirect_url: null,
+      conversion_mode: "scheduled", conversion_time: "18:00", show_platform_branding: true, updated_at: "2026-01-01T00:00:00.000Z"
+    }
+    for (const language of ["en", "ru"] as const) {
+      const { root } = show(TerminalForm!, {}, { language, props: { terminal, onSaved: () => undefined } })
+      const label = findAll(root, (e) => e.localName === "label" && e.getAttribute("for") === "conversion_time")[0]
+      expect(label?.textContent, language).toMatch(language === "en" ? /Moscow time/ : /по Москве/)
+      const hint = (conversionHint as unknown as (t: unknown, text: string) => string | null)(translator(language), "18:00")
+      const input = findAll(root, (e) => e.getAttribute("id") === "conversion_time")[0]
+      if (hint === null) expect(input?.getAttribute("aria-describedby")).toBeNull()
+      else {
+        expect(root.textContent).toContain(hint)
+        expect(input?.getAttribute("aria-describedby")).toBe("conversion_time_hint")
+      }
+      render(null, root as unknown as Element)
+    }
+  })
+
+  it("gives the conversion time's local equivalent, with the day when it moves", async () => {
+    const { conversionHint } = await load("TerminalForm")
+    const hint = conversionHint as unknown as (t: unknown, text: string, now: Date, timeZone: string) => string | null
+    const now = new Date("2026-07-15T12:00:00Z")
+    expect(hint(translator("en"), "18:00", now, "Asia/Vladivostok")).toBe("18:00 Moscow time is 01:00 the next day in your time zone.")
+    expect(hint(translator("ru"), "18:00", now, "Asia/Vladivostok")).toBe("18:00 по Москве — это 01:00 следующего дня по вашему времени.")
+    expect(hint(translator("en"), "01:30", now, "America/Los_Angeles")).toBe("01:30 Moscow time is 15:30 the day before in your time zone.")
+    expect(hint(translator("en"), "18:00", now, "Asia/Yekaterinburg")).toBe("18:00 Moscow time is 20:00 in your time zone.")
+    expect(hint(translator("en"), "18:00", now, "Europe/Moscow")).toBeNull()
+    expect(hint(translator("en"), "25:00", now, "Asia/Vladivostok")).toBeNull()
+    expect(hint(translator("en"), "", now, "Asia/Vladivostok")).toBeNull()
+  })
+})
+
+describe("README", () => {
+  it("lists the sign-in form's own fields (e-mail and password, no terminal ID)", async () => {
+    const { SignIn } = await load("SignIn")
+    const { root } = show(SignIn!, {}, { props: { t: translator("en"), ended: false, onSignedIn: () => undefined, onEnded: () => undefined } })
+    const fields = findAll(root, (e) => e.localName === "input").map((e) => e.getAttribute("name"))
+    expect(fields).toEqual(["email", "password"])
+    const readme = readFileSync(new URL("../README.md", import.meta.url), "utf8").replace(/\s+/g, " ")
+    const signIn = /sign-in \(([^)]*)\)/.exec(readme)?.[1]
+    expect(signIn?.split(/[,;]/)[0]).toBe("e-mail")
+    expect(signIn?.split(/[,;]/)[1]?.trim()).toBe("password")
+    expect(signIn).not.toMatch(/terminal ID/i)
+  })
+})
