@@ -216,7 +216,7 @@ export const attempt = (a: Attempt) => ({
 // ---------------------------------------------------------------------------------------------
 // The events API (merchants)
 
-/** An event's latest delivery, in a listing. */
+/** An event's delivery in a listing: the one that delivered it, else its latest. */
 export const eventDeliverySummary = (d: Delivery) => ({
   status: d.status,
   attempts: d.attempts,

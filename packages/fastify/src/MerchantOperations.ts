@@ -387,7 +387,7 @@ const eventErrors: ReadonlyArray<readonly [number, string]> = [...common, [404, 
 
 export const listEvents = operation({
   id: "listEvents", surface: "merchant", method: "GET", path: "/events", tag: "Events", auth: "merchant",
-  summary: "The callback events of the terminal (newest first), with their latest delivery",
+  summary: "The callback events of the terminal (newest first), each with its delivery (the one that delivered it, else its latest)",
   description: "Events are kept for 30 days (`PAYDESK_EVENT_RETENTION_DAYS`). Sandbox and live are apart: live only unless `environment` says otherwise. " +
     "Pass `next_cursor` as `cursor` for the next page.",
   query: S.EventListQuery,

@@ -332,7 +332,7 @@ const EventView = Schema.Struct({
   test_clock: testClockRef,
   created_at: Time,
   payload: Schema.Record(Schema.String, Schema.Unknown).annotate({ description: "the callback body" }),
-  delivery: Nullable(EventDeliverySummary).annotate({ description: "its latest delivery; null when the terminal had no callback URL" })
+  delivery: Nullable(EventDeliverySummary).annotate({ description: "its delivery: the one that delivered it (a 2xx), else its latest; null when the terminal had no callback URL" })
 }).annotate({ identifier: "Event", title: "Event" })
 
 const EventAttempt = Schema.Struct({

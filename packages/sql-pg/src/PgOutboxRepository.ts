@@ -320,6 +320,15 @@ export const layer: Layer.Layer<OutboxRepository, never, SqlClient.SqlClient> = 
         return rows.length === 1
       }),
 
+      endPending: Traced.fn("PgOutboxRepository.endPending")(function*(eventId, at) {
+        if (!Id.isUuid(eventId)) return 0
+        const rows = yield* orDie(sql<{ id: string }>`UPDATE deliveries
+          SET status = 'delivered', delivered_at = ${time(at)}, next_attempt_at = NULL, sending_at = NULL, updated_at = ${time(at)}
+          WHERE event_id = ${eventId} AND status = 'pending'
+          RETURNING id`)
+        return rows.length
+      }),
+
       claimDue: Traced.fn("PgOutboxRepository.claimDue")(function*(now, leaseUntil, limit, testClockId, stamp) {
         // The due deliveries are read in the order of `deliveries_due`, stopping at `limit`. The table
         // changes faster than autovacuum analyses it, so under a backlog the planner (believing few
@@ -415,7 +424,7 @@ export const layer: Layer.Layer<OutboxRepository, never, SqlClient.SqlClient> = 
         ])
         const rows = yield* orDie(sql<EventRow & { readonly delivery: DeliveryRow | null }>`
           SELECT e.*, to_jsonb(d.*) AS delivery FROM outbox_events e
-          LEFT JOIN LATERAL (SELECT * FROM deliveries WHERE event_id = e.id ORDER BY seq DESC LIMIT 1) d ON true
+          LEFT JOIN LATERAL (SELECT * FROM deliveries WHERE event_id = e.id ORDER BY status = 'delivered' DESC, seq DESC LIMIT 1) d ON true
           WHERE ${condition}
           ORDER BY e.created_at DESC, e.sequence DESC, e.id DESC
           LIMIT ${Math.max(0, filter.limit)}`)

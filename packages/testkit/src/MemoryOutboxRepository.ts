@@ -93,6 +93,14 @@ export const layer: Layer.Layer<OutboxRepository, never, MemoryDatabase> = Layer
           if (deliveries.has(delivery.id)) deliveries.set(delivery.id, delivery)
         })),
       stampSending: (id, now, keepFrom) => db.atomically(Effect.sync(() => stamp(id, now, keepFrom) ?? now)),
+      endPending: (eventId, at) =>
+        db.atomically(Effect.sync(() => {
+          const pending = deliveriesOfEvent(eventId).filter((d) => d.status === "pending")
+          for (const d of pending) {
+            deliveries.set(d.id, { ...d, status: "delivered", deliveredAt: at, nextAttemptAt: null, sendingAt: null, updatedAt: at })
+          }
+          return pending.length
+        })),
       renewLease: (id, heldUntil, leaseUntil) =>
         db.atomically(Effect.sync(() => {
           const d = deliveries.get(id)
@@ -148,7 +156,10 @@ export const layer: Layer.Layer<OutboxRepository, never, MemoryDatabase> = Layer
       pageEvents: (filter) =>
         db.atomically(Effect.sync(() =>
           [...outboxEvents.values()]
-            .map((event) => ({ event, delivery: deliveriesOfEvent(event.id).at(-1) ?? null }))
+            .map((event) => {
+              const own = deliveriesOfEvent(event.id)
+              return { event, delivery: own.findLast((d) => d.status === "delivered") ?? own.at(-1) ?? null }
+            })
             .filter(({ event, delivery }) =>
               filter.terminalIds.includes(event.terminalId) &&
               (filter.test === null || event.test === filter.test) &&

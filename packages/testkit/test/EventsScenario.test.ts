@@ -122,7 +122,7 @@ describe("Retiring the previous secret", () => {
 })
 
 describe("Events API", () => {
-  it.effect("resend makes one attempt now, outside the 8; the event's own delivery keeps its count", () =>
+  it.effect("resend makes one attempt now, outside the 8; its 2xx ends the event's own delivery, which is not sent again", () =>
     Effect.gen(function*() {
       const { principal } = yield* setup
       const recording = yield* transport
@@ -135,15 +135,25 @@ describe("Events API", () => {
       const resent = yield* Events.resend(principal, Callback.eventId(paid!.event.id))
       assert.deepStrictEqual([resent.delivery.kind, resent.delivery.status, resent.attempt?.statusCode], ["resend", "delivered", 200])
       const detail = yield* Events.get(principal, paid!.event.id)
-      assert.deepStrictEqual(detail.deliveries.map((d) => [d.delivery.kind, d.delivery.attempts, d.attempts.length]), [["scheduled", 1, 1], ["resend", 1, 1]])
-      // The scheduled delivery still has its 7 remaining attempts: it is retried after 30 s.
+      // "After a 2xx the event is not sent again": the scheduled delivery, which was to retry in 30 s,
+      // is ended with its one attempt (an outside probe saw it deliver the event a second time).
+      assert.deepStrictEqual(detail.deliveries.map((d) => [d.delivery.kind, d.delivery.status, d.delivery.attempts, d.attempts.length, d.delivery.nextAttemptAt]),
+        [["scheduled", "delivered", 1, 1, null], ["resend", "delivered", 1, 1, null]])
+      const paidSent = () => recording.requests.filter((r) => JSON.parse(r.body).event_type === "payment.paid").length
+      const sentBefore = paidSent()
       yield* TestClock.adjust("30 seconds")
       yield* Work.drain()
-      const again = yield* Events.get(principal, paid!.event.id)
-      assert.deepStrictEqual(again.deliveries.map((d) => [d.delivery.status, d.delivery.attempts]), [["delivered", 2], ["delivered", 1]])
+      assert.strictEqual(paidSent(), sentBefore)
       // Every copy carries the same event id.
       const ids = new Set(recording.requests.filter((r) => JSON.parse(r.body).event_type === "payment.paid").map((r) => r.headers["webhook-id"]))
       assert.deepStrictEqual([...ids], [Callback.eventId(paid!.event.id)])
+      // A later resend that fails leaves the event delivered: listed so, not among the failed ones.
+      yield* recording.failAlways({ status: 503 })
+      assert.strictEqual((yield* Events.resend(principal, Callback.eventId(paid!.event.id))).delivery.status, "failed")
+      const listed = (yield* Events.list(principal, { environment: "sandbox", type: "payment.paid" })).items[0]!
+      assert.deepStrictEqual([listed.delivery?.kind, listed.delivery?.status], ["resend", "delivered"])
+      assert.strictEqual((yield* Events.list(principal, { environment: "sandbox", deliveryStatus: "failed" })).items.length, 0)
+      assert.strictEqual((yield* Events.list(principal, { environment: "sandbox", deliveryStatus: "delivered", type: "payment.paid" })).items.length, 1)
       assert.strictEqual(payment.status, "created")
     }).pipe(Effect.provide(Kit.layer)))
 

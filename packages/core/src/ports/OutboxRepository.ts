@@ -13,7 +13,11 @@
  * attempt a crash cut short, still fresh), and returns the stamp in force; it commits before the
  * request is sent. `renewLease(id, heldUntil, leaseUntil)` moves a `pending` delivery's `nextAttemptAt`
  * from `heldUntil` to `leaseUntil` and answers true, only while it still holds `heldUntil` (else
- * nothing, false: a claim took it, or an attempt was recorded). `listEvents` is oldest first in insertion order (newest first with `newestFirst`; a cursor or `newestFirst` orders by insertion alone, whatever the timestamps), after the event `afterId` when given (none when that event is unknown), at most `limit`, only `test` ones when given; `listDeliveries` newest first; `listAttempts`
+ * nothing, false: a claim took it, or an attempt was recorded). `endPending(eventId, at)` ends the
+ * event's `pending` deliveries as `delivered` at `at` (their attempts as they are, no attempt
+ * added), in one guarded write, and answers how many: the event got a 2xx from another of its
+ * deliveries (a resend); an attempt of one in flight meanwhile is then not recorded (its delivery is
+ * no longer `pending`). `listEvents` is oldest first in insertion order (newest first with `newestFirst`; a cursor or `newestFirst` orders by insertion alone, whatever the timestamps), after the event `afterId` when given (none when that event is unknown), at most `limit`, only `test` ones when given; `listDeliveries` newest first; `listAttempts`
  * oldest first. `recordAttempt(attempt, delivery, expectedAttempts)` stores `delivery` (its state
  * after the attempt) and inserts `attempt`, together and only when the stored delivery is still
  * `pending` with `expectedAttempts` attempts (else neither, and it answers false: another worker
@@ -22,8 +26,8 @@
  * an adapter may also batch concurrent `recordAttempt` calls into it.
  *
  * An event may have several deliveries (the scheduled one, recoveries, resends), oldest first in
- * `deliveriesOf`; an event's "delivery" in `pageEvents` is its latest one (`null` when the terminal
- * had no callback URL). `pageEvents` lists newest first (`createdAt` desc, then `sequence` desc, then
+ * `deliveriesOf`; an event's "delivery" in `pageEvents` is the latest that delivered it, else its
+ * latest one (`null` when the terminal had no callback URL), and `deliveryStatus` filters on it. `pageEvents` lists newest first (`createdAt` desc, then `sequence` desc, then
  * `id` desc, so one payment's events written in the same millisecond keep their order), strictly
  * after the `before` cursor. `lastSequence` is the highest `sequence` of the events whose payment or
  * payout is `objectId` (0 when none). `attemptFacts` reads a terminal's attempt log: its latest
@@ -72,14 +76,14 @@ export interface EventPageFilter {
   readonly objectId?: string | undefined
   readonly createdFrom?: number | undefined
   readonly createdTo?: number | undefined
-  /** The status of the event's latest delivery; `none` for events that had no delivery. */
+  /** The status of the event's delivery (the latest that delivered it, else its latest); `none` for events that had no delivery. */
   readonly deliveryStatus?: DeliveryStatus | "none" | undefined
   /** Only events listed after this one (newest first). */
   readonly before?: { readonly createdAt: number; readonly sequence: number; readonly id: string } | undefined
   readonly limit: number
 }
 
-/** An event with its latest delivery. */
+/** An event with its delivery: the latest that delivered it, else its latest. */
 export interface EventWithDelivery {
   readonly event: OutboxEvent
   readonly delivery: Delivery | null
@@ -108,6 +112,7 @@ export class OutboxRepository extends Context.Service<OutboxRepository, {
   updateDelivery(delivery: Delivery): Effect.Effect<void>
   stampSending(id: string, now: number, keepFrom: number): Effect.Effect<number>
   renewLease(id: string, heldUntil: number, leaseUntil: number): Effect.Effect<boolean>
+  endPending(eventId: string, at: number): Effect.Effect<number>
   claimDue(now: number, leaseUntil: number, limit: number, testClockId?: string | null, stamp?: { readonly keepFrom: number }): Effect.Effect<
     ReadonlyArray<{ readonly delivery: Delivery; readonly event: OutboxEvent }>
   >

@@ -87,7 +87,7 @@ const terminalsOf = Traced.fn("Events.terminalsOf")(function*(principal: Princip
 const testOf = (environment: ListQuery["environment"]): boolean | null =>
   environment === "sandbox" ? true : environment === "all" ? null : false
 
-/** Lists events, newest first, with their latest delivery; `nextCursor` continues the list. */
+/** Lists events, newest first, each with its delivery (the one that delivered it, else its latest); `nextCursor` continues the list. */
 export const list = Traced.fn("Events.list")(function*(principal: Principal, query: ListQuery) {
   const config = yield* PaydeskConfig
   const now = yield* Clock.currentTimeMillis
@@ -165,6 +165,11 @@ const attemptNow = Traced.fn("Events.attemptNow")(function*(event: Callback.Outb
   }))
   const attempt = yield* Callbacks.attempt(delivery, event)
   const after = yield* (yield* OutboxRepository).getDelivery(delivery.id)
+  // "After a 2xx the event is not sent again": a delivered resend ends the event's own delivery
+  // still retrying (an outside probe saw the scheduled retry deliver it a second time).
+  if (Option.exists(after, (d) => d.status === "delivered")) {
+    yield* (yield* OutboxRepository).endPending(event.id, yield* Clock.currentTimeMillis)
+  }
   const result: { readonly delivery: Callback.Delivery; readonly attempt: Callback.Attempt | null } = {
     delivery: Option.getOrElse(after, () => delivery),
     attempt: Option.getOrNull(attempt)

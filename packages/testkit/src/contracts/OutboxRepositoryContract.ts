@@ -366,6 +366,26 @@ export const suite = <E>(name: string, layer_: Layer.Layer<Requirements, E>): vo
         assert.deepStrictEqual(yield* repo.listAttempts(Fixtures.uuid()), [])
       }))
 
+    it.effect("endPending ends an event's pending deliveries as delivered, leaving its others and other events' alone", () =>
+      Effect.gen(function*() {
+        const { repo, seed } = yield* setup
+        const { event, delivery: scheduled } = yield* seed({}, { attempts: 1, nextAttemptAt: 90_000, lastStatusCode: 500, lastError: "HTTP 500" })
+        const resend = Fixtures.delivery(event, { kind: "resend", status: "delivered", attempts: 1, nextAttemptAt: null, deliveredAt: 70_000 })
+        yield* repo.insertDelivery(resend)
+        const { delivery: other } = yield* seed({}, { nextAttemptAt: 90_000 })
+        assert.strictEqual(yield* repo.endPending(event.id, 75_000), 1)
+        assert.deepStrictEqual(some(yield* repo.getDelivery(scheduled.id)), {
+          ...scheduled, status: "delivered", deliveredAt: 75_000, nextAttemptAt: null, sendingAt: null, updatedAt: 75_000
+        })
+        assert.deepStrictEqual(some(yield* repo.getDelivery(resend.id)), resend)
+        assert.deepStrictEqual(some(yield* repo.getDelivery(other.id)), other)
+        // An attempt of the ended one, in flight meanwhile, is no longer recorded; repeating ends nothing more.
+        const late = Fixtures.attempt(scheduled.id, { attemptNumber: 2 })
+        assert.isFalse(yield* repo.recordAttempt(late, { ...scheduled, attempts: 2 }, 1))
+        assert.strictEqual(yield* repo.endPending(event.id, 80_000), 0)
+        assert.strictEqual(yield* repo.endPending("not-a-uuid", 80_000), 0)
+      }))
+
     it.effect("pageEvents lists newest first with the latest delivery, filters, and continues after a cursor", () =>
       Effect.gen(function*() {
         const { terminal, payment, repo } = yield* setup
@@ -410,6 +430,13 @@ export const suite = <E>(name: string, layer_: Layer.Layer<Requirements, E>): vo
         assert.deepStrictEqual(yield* ids({ terminalIds: [Fixtures.uuid()] }), [])
         assert.deepStrictEqual(yield* repo.deliveriesOf(e1.id), [d1, d1b])
         assert.deepStrictEqual(yield* repo.deliveriesOf(Fixtures.uuid()), [])
+        // A delivered event stays delivered when a later resend fails: the delivery that delivered it is its listing's.
+        const d1c = Fixtures.delivery(e1, { kind: "resend", status: "failed", attempts: 1, createdAt: t + 20 })
+        yield* repo.insertDelivery(d1c)
+        assert.deepStrictEqual((yield* repo.pageEvents({ ...all, objectId: payment.id })).map((p) => p.delivery?.id), [sameLater, same, e2, e1].map((e) =>
+          e === e2 ? d2.id : e === e1 ? d1b.id : undefined))
+        assert.deepStrictEqual(yield* ids({ deliveryStatus: "failed" }), [e2.id])
+        assert.deepStrictEqual(yield* ids({ deliveryStatus: "delivered" }), [e1.id])
       }))
 
     it.effect("lastSequence is the highest sequence of a payment's or payout's events", () =>
