@@ -238,6 +238,25 @@ describe("Events API", () => {
       const purged = yield* Work.housekeeping()
       assert.strictEqual(purged.events, 2)
     }).pipe(Effect.provide(Kit.layer)))
+
+  it.effect("an event past its 30 days that is still being delivered stays readable and can be resent", () =>
+    Effect.gen(function*() {
+      const { principal } = yield* setup
+      const recording = yield* transport
+      yield* recording.failAlways({ status: 500 })
+      yield* paidPayment(principal, "late")
+      yield* Work.drain()
+      const [event] = (yield* Events.list(principal, { environment: "sandbox", type: "payment.paid" })).items
+      // 31 days without a pass (the service was down): its delivery is still pending, with 7 attempts left.
+      yield* TestClock.adjust("31 days")
+      assert.strictEqual((yield* Work.housekeeping()).events, 0)
+      const found = yield* Events.get(principal, event!.event.id)
+      assert.deepStrictEqual(found.deliveries.map((d) => [d.delivery.status, d.delivery.attempts]), [["pending", 1]])
+      yield* recording.succeed()
+      assert.strictEqual((yield* Events.resend(principal, Callback.eventId(event!.event.id))).delivery.status, "delivered")
+      // Delivered now, it is past its retention: no longer found.
+      assert.strictEqual((yield* Effect.flip(Events.get(principal, event!.event.id)))._tag, "NotFound")
+    }).pipe(Effect.provide(Kit.layer)))
 })
 
 describe("Callback endpoint health and ping", () => {

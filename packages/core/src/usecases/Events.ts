@@ -130,13 +130,21 @@ export const list = Traced.fn("Events.list")(function*(principal: Principal, que
   return { items, nextCursor: page.length > limit && last !== undefined ? encodeCursor(last.event) : null }
 })
 
-/** An event the principal may act on (403 for another terminal's, 404 when unknown or past retention). */
+/**
+ * An event the principal may act on (403 for another terminal's, 404 when unknown or past retention).
+ * One past retention that is still being delivered (the retention keeps it) stays visible, so the
+ * merchant can read and resend what the service still sends.
+ */
 const visible = Traced.fn("Events.visible")(function*(principal: Principal, id: string) {
   const uuid = Callback.parseEventId(id)
-  const found = uuid === null ? Option.none() : yield* (yield* OutboxRepository).getEvent(uuid)
+  const outbox = yield* OutboxRepository
+  const found = uuid === null ? Option.none() : yield* outbox.getEvent(uuid)
   const config = yield* PaydeskConfig
   const now = yield* Clock.currentTimeMillis
-  if (Option.isNone(found) || found.value.createdAt < now - config.eventRetentionMs) return yield* NotFound.of("event")
+  if (Option.isNone(found)) return yield* NotFound.of("event")
+  if (found.value.createdAt < now - config.eventRetentionMs && !(yield* outbox.deliveriesOf(found.value.id)).some((d) => d.status === "pending")) {
+    return yield* NotFound.of("event")
+  }
   if (!(yield* Access.canSee(principal, found.value.terminalId))) return yield* AccessDenied.terminal()
   return found.value
 })
