@@ -23,6 +23,8 @@ const RUB_TO_USDT_SCALE = 10_000_000_000n
 export interface ParseRubOptions {
   /** Accept `0` / `0.00` (for filters and balances); amounts to charge must stay positive. */
   readonly allowZero?: boolean | undefined
+  /** The request field the errors name (default `amount`). */
+  readonly field?: string | undefined
 }
 
 const parseScaled = (
@@ -53,19 +55,20 @@ export const parseRub = (
   options?: ParseRubOptions
 ): Result.Result<bigint, AmountMalformed | AmountNotPositive> => {
   const kopecks = parseScaled(input, RUB_PATTERN, 2)
-  if (kopecks === undefined) return Result.fail(AmountMalformed.of())
-  if (kopecks === 0n && options?.allowZero !== true) return Result.fail(AmountNotPositive.of())
+  const field = options?.field ?? "amount"
+  if (kopecks === undefined) return Result.fail(AmountMalformed.of(field))
+  if (kopecks === 0n && options?.allowZero !== true) return Result.fail(AmountNotPositive.of(field))
   return Result.succeed(kopecks)
 }
 
 /** Formats kopecks as the API's rouble string: always two decimals after a point (`1000.50`, `-5.00`). */
 export const formatRub = (kopecks: bigint): string => formatScaled(kopecks, 2)
 
-/** Parses a positive USDT amount (`12.5`, point only, at most six decimals) into micro-USDT. */
-export const parseUsdt = (input: unknown): Result.Result<bigint, UsdtAmountMalformed | AmountNotPositive> => {
+/** Parses a positive USDT amount (`12.5`, point only, at most six decimals) into micro-USDT; the errors name `field` (default `amount_usdt`). */
+export const parseUsdt = (input: unknown, field = "amount_usdt"): Result.Result<bigint, UsdtAmountMalformed | AmountNotPositive> => {
   const micro = parseScaled(input, MICRO_PATTERN, 6)
-  if (micro === undefined) return Result.fail(UsdtAmountMalformed.of())
-  if (micro === 0n) return Result.fail(AmountNotPositive.of())
+  if (micro === undefined) return Result.fail(UsdtAmountMalformed.of(field))
+  if (micro === 0n) return Result.fail(AmountNotPositive.of(field))
   return Result.succeed(micro)
 }
 
@@ -86,8 +89,8 @@ export const isRate = (micro: bigint): boolean => micro > 0n && micro <= maxRate
  * into micro-RUB per USDT; a higher one is malformed.
  */
 export const parseRate = (input: unknown): Result.Result<bigint, UsdtAmountMalformed | AmountNotPositive> => {
-  const rate = parseUsdt(input)
-  return Result.isSuccess(rate) && rate.success > maxRateMicro ? Result.fail(UsdtAmountMalformed.of()) : rate
+  const rate = parseUsdt(input, "rate")
+  return Result.isSuccess(rate) && rate.success > maxRateMicro ? Result.fail(UsdtAmountMalformed.of("rate")) : rate
 }
 
 /** Formats a rate with two to six decimals, dropping trailing zeros beyond the second (`95.50`, `95.123456`). */

@@ -8,6 +8,8 @@
 import { Schema } from "effect"
 
 const message = { message: Schema.String }
+/** A message and the request field at fault, when known (the HTTP error's `field`). */
+const withField = { message: Schema.String, field: Schema.optional(Schema.String) }
 
 /** The kind of request a 400 came from; lets a host tell validation failures apart. */
 export class InvalidRequest extends Schema.TaggedError<InvalidRequest>()("InvalidRequest", {
@@ -24,26 +26,26 @@ export class InvalidJsonBody extends Schema.TaggedError<InvalidJsonBody>()("Inva
 }
 
 /** A rouble amount that is not rubles with at most two decimals. */
-export class AmountMalformed extends Schema.TaggedError<AmountMalformed>()("AmountMalformed", message) {
+export class AmountMalformed extends Schema.TaggedError<AmountMalformed>()("AmountMalformed", withField) {
   static readonly text = "amount malformed: rubles with at most two decimals"
-  static of(): AmountMalformed {
-    return new AmountMalformed({ message: AmountMalformed.text })
+  static of(field?: string): AmountMalformed {
+    return new AmountMalformed({ message: AmountMalformed.text, ...(field === undefined ? {} : { field }) })
   }
 }
 
 /** A USDT amount or a rate that is not a plain decimal with at most six decimals. */
-export class UsdtAmountMalformed extends Schema.TaggedError<UsdtAmountMalformed>()("UsdtAmountMalformed", message) {
+export class UsdtAmountMalformed extends Schema.TaggedError<UsdtAmountMalformed>()("UsdtAmountMalformed", withField) {
   static readonly text = "amount_usdt malformed: a decimal with at most six decimals"
-  static of(): UsdtAmountMalformed {
-    return new UsdtAmountMalformed({ message: UsdtAmountMalformed.text })
+  static of(field?: string): UsdtAmountMalformed {
+    return new UsdtAmountMalformed({ message: UsdtAmountMalformed.text, ...(field === undefined ? {} : { field }) })
   }
 }
 
 /** Zero or negative where an amount must be greater than zero. */
-export class AmountNotPositive extends Schema.TaggedError<AmountNotPositive>()("AmountNotPositive", message) {
+export class AmountNotPositive extends Schema.TaggedError<AmountNotPositive>()("AmountNotPositive", withField) {
   static readonly text = "amount must be greater than zero"
-  static of(): AmountNotPositive {
-    return new AmountNotPositive({ message: AmountNotPositive.text })
+  static of(field?: string): AmountNotPositive {
+    return new AmountNotPositive({ message: AmountNotPositive.text, ...(field === undefined ? {} : { field }) })
   }
 }
 

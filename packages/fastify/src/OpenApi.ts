@@ -57,7 +57,25 @@ const jsonSchema = (schema: Schema.Top, closed: boolean) => {
     includeAnnotationKey: (key) => key === "pattern"
   })
   const openapi = JsonSchema.toMultiDocumentOpenApi3_1({ dialect: doc.dialect, schemas: [doc.schema], definitions: doc.definitions })
-  return { schema: openapi.schemas[0] as Json, definitions: openapi.definitions as Record<string, Json> }
+  return {
+    schema: openObjects(openapi.schemas[0]) as Json,
+    definitions: Object.fromEntries(Object.entries(openapi.definitions).map(([name, definition]) => [name, openObjects(definition) as Json]))
+  }
+}
+
+/**
+ * A free-form object (`metadata`, an event's `payload`: a record of any values) is written
+ * `{"type": "object"}`, which generators such as openapi-typescript read as an object with no
+ * property at all (`Record<string, never>`: a generated client could not set `metadata`). Such an
+ * object gets `additionalProperties: true`, as it means.
+ */
+const openObjects = (node: unknown): unknown => {
+  if (Array.isArray(node)) return node.map(openObjects)
+  if (typeof node !== "object" || node === null) return node
+  const entries = Object.entries(node).map(([key, value]) => [key, openObjects(value)] as const)
+  const object = Object.fromEntries(entries) as Record<string, unknown>
+  const free = object["type"] === "object" && !("properties" in object) && !("additionalProperties" in object) && !("patternProperties" in object)
+  return free ? { ...object, additionalProperties: true } : object
 }
 
 /** Collects the components of the schemas it converts. */
@@ -97,7 +115,7 @@ const replyObject = (reply: Reply, add: (schema: Schema.Top, closed: boolean) =>
   if (reply.schema !== undefined) content["application/json"] = { schema: add(reply.schema, false), example: reply.example }
   if (reply.csv === true) content["text/csv"] = { schema: { type: "string" }, example: "payment_id,order_id,created_at,status\r\n" }
   if (reply.contentType !== undefined && reply.schema === undefined) {
-    content[reply.contentType] = { schema: { type: reply.contentType === "application/json" ? "object" : "string" } }
+    content[reply.contentType] = { schema: reply.contentType === "application/json" ? { type: "object", additionalProperties: true } : { type: "string" } }
   }
   return { description: reply.description, ...headers, ...(Object.keys(content).length === 0 ? {} : { content }) }
 }

@@ -108,6 +108,8 @@ describe("MerchantApi terminals, balance, rate and payouts", () => {
     await fund()
     expectError(await call("POST", "/payouts", { ...body, amount_usdt: "100.000001" }), 400, "insufficient_balance", "insufficient balance")
     expect(expectError(await call("POST", "/payouts", { ...body, amount_usdt: 1 }), 400, "usdt_amount_malformed").message).toMatch(/amount_usdt/)
+    expect(expectError(await call("POST", "/payouts", { ...body, amount_usdt: "1.0000001" }), 400, "usdt_amount_malformed").field).toBe("amount_usdt")
+    expect(expectError(await call("POST", "/payouts", { ...body, amount_usdt: "0" }), 400, "amount_not_positive").field).toBe("amount_usdt")
     expect(expectError(await call("POST", "/payouts", { ...body, network: "BTC" }), 400, "invalid_request").field).toBe("network")
     expect(expectError(await call("POST", "/payouts", { ...body, wallet_address: "bad wallet!" }), 400, "invalid_request").field).toBe("wallet_address")
     expect(expectError(await call("POST", "/payouts", { amount_usdt: "1", network: "TON" }), 400, "invalid_request", "wallet_address is required").field).toBe("wallet_address")

@@ -70,6 +70,21 @@ describe("OpenApi", () => {
     }
   })
 
+  it("writes no object a generator would read as empty: free-form ones (metadata, an event's payload) allow any property", () => {
+    const closedEmpty: Array<string> = []
+    const walk = (node: unknown, path: string): void => {
+      if (Array.isArray(node)) return node.forEach((item, i) => walk(item, `${path}/${i}`))
+      if (typeof node !== "object" || node === null) return
+      const object = node as Record<string, unknown>
+      if (object["type"] === "object" && !("properties" in object) && !("additionalProperties" in object) && !("patternProperties" in object)) closedEmpty.push(path)
+      for (const [key, value] of Object.entries(object)) walk(value, `${path}/${key}`)
+    }
+    walk(document, "")
+    expect(closedEmpty).toEqual([])
+    const create = JSON.stringify((document.components as { schemas: Record<string, unknown> }).schemas)
+    expect(create).toContain('"additionalProperties":true')
+  })
+
   it("describes every callback event with its body and signature headers under webhooks", () => {
     const hooks = document.webhooks as Record<string, { post: { parameters: Array<{ name: string }>; requestBody: unknown } }>
     expect(Object.keys(hooks).toSorted()).toEqual([
