@@ -6,7 +6,8 @@
  * (body, path or query: 400). Every response carries `x-request-id` and
  * `x-content-type-options: nosniff`; API answers carry `cache-control: no-store`. The request log
  * is one line per request, at its answer (`OneLineRequestLog`), and shows payer-page paths with their
- * token replaced (`/public/payments/[redacted]`).
+ * token replaced (`/public/payments/[redacted]`), in whatever spelling they came (`redactUrl`), as
+ * does each request span's `url.path`.
  *
  * Every request is a server span on the host's tracer (`METHOD route`, with the OpenTelemetry HTTP
  * attributes; a W3C `traceparent` header continues the caller's trace), the parent of the spans of
@@ -196,13 +197,82 @@ const inFlight = new WeakMap<FastifyInstance, { count: number }>()
  */
 export const requestsInFlight = (app: FastifyInstance): number => inFlight.get(app)?.count ?? 0
 
-/** A request path with the payer pages' tokens replaced, for logs. */
-export const redactUrl = (url: string): string => url.replace(/\/public\/(payments|subscriptions)\/[^/?#]+/g, "/public/$1/[redacted]")
+/**
+ * `text` with each `%XX` escape of an ASCII character decoded, up to three times over (`%2570` is
+ * `p`), and, for each character, where it came from in `text`. Other escapes (bytes of UTF-8,
+ * malformed ones) are kept as they are: this view only looks for ASCII words, and never throws.
+ */
+const asciiDecoded = (text: string): { readonly decoded: string; readonly from: (index: number) => number } => {
+  let decoded = text
+  // (null while nothing is decoded: each character where it was.)
+  let from: ReadonlyArray<number> | null = null
+  for (let round = 0; round < 3 && decoded.includes("%"); round++) {
+    let next = ""
+    const nextFrom: Array<number> = []
+    for (let i = 0; i < decoded.length;) {
+      const code = decoded[i] === "%" ? /^[0-7][0-9a-f]$/i.exec(decoded.slice(i + 1, i + 3)) : null
+      nextFrom.push(from === null ? i : from[i]!)
+      if (code === null) {
+        next += decoded[i]
+        i++
+      } else {
+        next += String.fromCharCode(Number.parseInt(code[0], 16))
+        i += 3
+      }
+    }
+    nextFrom.push(text.length)
+    if (next === decoded) break
+    decoded = next
+    from = nextFrom
+  }
+  const at = from
+  return { decoded, from: (index) => at === null ? index : at[index]! }
+}
+
+/**
+ * A payer-page prefix as the router or a person reads it: any case, repeated slashes, `./`
+ * segments, followed by a slash (what comes after it is the token).
+ */
+const payerPrefix = /\/+(?:\.\/+)*public\/+(?:\.\/+)*(payments|subscriptions)\/+/i
+
+/**
+ * `part` (a path, or one parameter of a query) cut at the first payer-page prefix it holds, in any
+ * spelling (percent-escapes decoded, any case), with what follows replaced: `/public/payments/[redacted]`.
+ */
+const redactPart = (part: string): string => {
+  const { decoded, from } = asciiDecoded(part)
+  const match = payerPrefix.exec(decoded)
+  return match === null ? part : `${part.slice(0, from(match.index))}/public/${match[1]!.toLowerCase()}/[redacted]`
+}
+
+/** A payer page's route (`/public/payments/:token/status`): its path with its parameters replaced, or null for another route. */
+const payerRoute = (route: string | undefined): string | null =>
+  route !== undefined && /^\/public\/(payments|subscriptions)\/:/.test(route) ? route.replace(/:[^/]+|\*/g, "[redacted]") : null
+
+/**
+ * A request path (with its query) with the payer pages' tokens replaced, for logs and spans. A
+ * request that reached a payer page (`route`, its route pattern) shows the route with its parameters
+ * replaced (`/public/payments/[redacted]/status`), however its path was spelled; in any other path,
+ * and in each query parameter, anything under `/public/payments/` or `/public/subscriptions/`, in
+ * any case and with percent-escapes decoded (as the router decodes them), is replaced. The query of
+ * a payer page is kept, redacted as any other.
+ */
+export const redactUrl = (url: string, route?: string): string => {
+  const at = url.indexOf("?")
+  const path = at === -1 ? url : url.slice(0, at)
+  const query = at === -1 ? null : url.slice(at + 1)
+  const shown = payerRoute(route) ?? redactPart(path)
+  return query === null ? shown : `${shown}?${query.split("&").map(redactPart).join("&")}`
+}
+
+/** The route pattern a request matched (undefined: none, or a request Fastify refused before routing). */
+const routeOf = (request: FastifyRequest): string | undefined =>
+  (request.routeOptions as FastifyRequest["routeOptions"] | undefined)?.url
 
 /** The request serializer of the log: Fastify's fields, with the path redacted. */
 const requestLog = (request: FastifyRequest) => ({
   method: request.method,
-  url: redactUrl(request.url),
+  url: redactUrl(request.url, routeOf(request)),
   host: request.host,
   remoteAddress: request.ip,
   remotePort: request.socket?.remotePort
@@ -334,7 +404,7 @@ export const build = async (options: Options): Promise<FastifyInstance> => {
       attributes: {
         "http.request.method": request.method,
         "http.route": route,
-        "url.path": redactUrl(request.url.split("?")[0]!),
+        "url.path": redactUrl(request.url.split("?")[0]!, request.routeOptions.url),
         "url.scheme": request.protocol,
         "paydesk.request_id": request.id
       }

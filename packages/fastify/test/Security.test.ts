@@ -8,7 +8,9 @@ import { readdirSync, readFileSync } from "node:fs"
 import * as http from "node:http"
 import * as net from "node:net"
 import { join } from "node:path"
-import { Kit } from "@paydesk/testkit"
+import { Layer } from "effect"
+import { Kit, RecordingTracer } from "@paydesk/testkit"
+import * as App from "../src/App.js"
 import * as StrictJson from "../src/StrictJson.js"
 import { expectError, halfBodyHead, json, keyHeaders, make, rawAnswer, rawRequest, shape, slowRequestHead, slowRoute, type TestApp } from "./TestApp.js"
 
@@ -34,6 +36,59 @@ describe("request log", () => {
     expect(log).toContain("\"url\":\"/public/subscriptions/[redacted]\"")
     expect(log).not.toContain(token)
     expect(log).not.toContain("some-secret-token")
+  })
+
+  it("keeps the token out of the log and the request span in every spelling of a payer-page path the router or a 404 sees", async () => {
+    const lines: Array<string> = []
+    const recording = RecordingTracer.make()
+    t = await make({ logger: { level: "info", stream: { write: (line: string) => void lines.push(line) } } }, Layer.merge(Kit.layer, recording.layer))
+    const merchant = await t.merchant()
+    const created = json(await t.app.inject({ method: "POST", url: "/api/v1/payments", headers: keyHeaders(merchant.apiKey), payload: { amount: "10", order_id: "log-spellings", test: true } }))
+    const token = String(created.pay_url).split("/").at(-1)!
+    const encoded = [...token].map((c) => `%${c.charCodeAt(0).toString(16).toUpperCase().padStart(2, "0")}`).join("")
+    const address = await t.app.listen({ port: 0, host: "127.0.0.1" })
+    // Sent as written (Node's client does not normalise the path, as `inject` and browsers may).
+    const send = (method: string, path: string) => new Promise<number>((resolve, reject) => {
+      const sent = http.request({ host: "127.0.0.1", port: Number(new URL(address).port), method, path }, (answer) => {
+        answer.resume()
+        answer.on("end", () => resolve(answer.statusCode!))
+      })
+      sent.on("error", reject)
+      sent.end()
+    })
+    lines.length = 0
+    recording.spans.length = 0
+    const cases = [
+      // Routed to the page: the router decodes percent-escapes before it matches.
+      ["GET", `/public/payments/${token}`, 200, "/public/payments/[redacted]"],
+      ["GET", `/public/%70ayments/${token}`, 200, "/public/payments/[redacted]"],
+      ["GET", `/%70ublic/payments/${token}/status`, 200, "/public/payments/[redacted]/status"],
+      ["GET", `/public/payments/${encoded}`, 200, "/public/payments/[redacted]"],
+      ["GET", `/public/payments/${token}/status?x=%2Fpublic%2F%70ayments%2F${token}&y=1`, 200, "/public/payments/[redacted]/status?x=/public/payments/[redacted]&y=1"],
+      ["POST", `/public/pay%6Dents/${token}/simulate`, 400, "/public/payments/[redacted]/simulate"],
+      // Not routed: the 404's (or 400's) line and span, any case, any escape, malformed ones too.
+      ["GET", `/public/payments/${token}/`, 404, "/public/payments/[redacted]"],
+      ["GET", `/PUBLIC/payments/${token}`, 404, "/public/payments/[redacted]"],
+      ["GET", `/Public/%2570ayments/${token}/status`, 404, "/public/payments/[redacted]"],
+      ["GET", `/public//payments/./${token}`, 404, "/public/payments/[redacted]"],
+      ["GET", `/public%2Fpayments%2F${token}`, 404, "/public/payments/[redacted]"],
+      ["GET", `/public/payments/${token}%ZZ`, 400, "/public/payments/[redacted]"],
+      ["GET", `/public/%73ubscriptions/${token}%C0%AF`, 400, "/public/subscriptions/[redacted]"],
+      ["GET", `/no/such/route?next=/%70ublic/payments/${token}`, 404, "/no/such/route?next=/public/payments/[redacted]"]
+    ] as const
+    for (const [method, path, status, shown] of cases) expect([path, await send(method, path)]).toEqual([path, status])
+    const logged = lines.map((line) => JSON.parse(line) as Record<string, any>).filter((entry) => entry.msg === "request completed").map((entry) => entry.req.url)
+    expect(logged).toEqual(cases.map(([, , , shown]) => shown))
+    expect(lines.join("")).not.toContain(token)
+    expect(lines.join("")).not.toContain(encoded)
+    // The span's `url.path` (the path without its query) is redacted the same way.
+    const paths = recording.spans.filter((span) => span.kind === "server").map((span) => String(span.attributes.get("url.path")))
+    // (A path that is not percent-encoded UTF-8 is refused before routing, without a span.)
+    expect(paths).toEqual(cases.filter(([, path]) => !/%ZZ|%C0/.test(path)).map(([, , , shown]) => shown.split("?")[0]))
+    expect(paths.join(" ")).not.toContain(token)
+    expect(App.redactUrl(`/public/payments/${token}/status?x=1`)).toBe("/public/payments/[redacted]?x=1")
+    expect(App.redactUrl(`/public/payments/${token}/status?x=1`, "/public/payments/:token/status")).toBe("/public/payments/[redacted]/status?x=1")
+    expect(App.redactUrl("/api/v1/payments/pay_1?status=paid")).toBe("/api/v1/payments/pay_1?status=paid")
   })
 
   it("is one line per request, written at the answer, with the request, its status and time", async () => {

@@ -16,9 +16,16 @@
  *   (and, as `callbacks` items, the callbacks handed off to the engine that it sent without a pass);
  * - `paydesk_db_pool_connections{state}` (`in_use`, `idle`) and `paydesk_db_pool_max_connections`: the
  *   server's pool as PostgreSQL sees it (`pg_stat_activity` of the pool's application name);
+ * - `paydesk_database_up`: 1 when the scrape's database reads (the gauges marked "database" above)
+ *   answered within `databaseReadLimitMs`, 0 when they failed or took longer;
  * - Node's defaults (`nodejs_eventloop_lag_seconds` and percentiles, heap, GC, `process_*`).
+ *
+ * The database gauges are read once per scrape, together (all of them or none). When the database
+ * does not answer, the scrape still answers, with everything else and `paydesk_database_up 0`: the
+ * database gauges are left out of it rather than kept at their last value, which would look current
+ * (a lag frozen at its last value while work piles up), so their series go stale for the outage.
  */
-import { Clock, Context, Effect, Layer } from "effect"
+import { Clock, Context, Duration, Effect, Layer } from "effect"
 import { Runner, type Work } from "@paydesk/core"
 import { SqlClient } from "effect/sql"
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from "prom-client"
@@ -47,20 +54,57 @@ export interface Options {
 
 const latencyBuckets = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10]
 
+/** How long a scrape waits for its database reads (as the readiness check) before it answers without them. */
+export const databaseReadLimitMs = 3_000
+
+/** What a scrape reads from the database. */
+interface DatabaseReads {
+  readonly payments: ReadonlyArray<{ readonly status: string; readonly environment: string; readonly count: number }>
+  readonly deliveries: ReadonlyArray<{ readonly status: string; readonly count: number }>
+  readonly lag: ReadonlyArray<{ readonly kind: string; readonly lag: number | null }>
+  readonly pool: ReadonlyArray<{ readonly in_use: number; readonly idle: number }>
+}
+
 /** The metrics, their database gauges reading through the `SqlClient` in context. */
 export const layer = (options: Options): Layer.Layer<Metrics, never, SqlClient.SqlClient> =>
   Layer.effect(
     Metrics,
     Effect.gen(function*() {
       const run = Runner.fromContext(yield* Effect.context<SqlClient.SqlClient>())
-      const query = async <A extends object>(read: (sql: SqlClient.SqlClient, now: Date) => Effect.Effect<ReadonlyArray<A>, unknown>) => {
+      /** The database gauges' reads, all at once; null when one failed or they took longer than the limit. */
+      const readDatabase = async (): Promise<DatabaseReads | null> => {
         const exit = await run.runPromiseExit(Effect.gen(function*() {
           const sql = yield* SqlClient.SqlClient
           const now = new Date(yield* Clock.currentTimeMillis)
-          return yield* read(sql, now)
+          return yield* Effect.all({
+            payments: sql<DatabaseReads["payments"][number]>`SELECT status, environment, count(*)::int AS count FROM payments GROUP BY status, environment`,
+            deliveries: sql<DatabaseReads["deliveries"][number]>`SELECT status, count(*)::int AS count FROM deliveries GROUP BY status`,
+            lag: sql<DatabaseReads["lag"][number]>`SELECT 'charges' AS kind, extract(epoch FROM ${now}::timestamptz - min(next_charge_at))::float8 AS lag FROM subscriptions
+                WHERE provider_state = 'active' AND billing_status = 'enabled' AND test_clock_id IS NULL AND next_charge_at <= ${now}
+              UNION ALL SELECT 'deliveries', extract(epoch FROM ${now}::timestamptz - min(next_attempt_at))::float8 FROM deliveries
+                WHERE status = 'pending' AND test_clock_id IS NULL AND next_attempt_at <= ${now}
+              UNION ALL SELECT 'expiries', extract(epoch FROM ${now}::timestamptz - min(expires_at))::float8 FROM payments
+                WHERE status IN ('created', 'processing') AND test_clock_id IS NULL AND expires_at <= ${now}
+              UNION ALL SELECT 'conversions', extract(epoch FROM ${now}::timestamptz - min(next_conversion_at))::float8 FROM terminals
+                WHERE next_conversion_at <= ${now}`,
+            pool: sql<DatabaseReads["pool"][number]>`SELECT count(*) FILTER (WHERE state <> 'idle')::int AS in_use, count(*) FILTER (WHERE state = 'idle')::int AS idle
+                FROM pg_stat_activity WHERE application_name = ${options.poolName} AND pid <> pg_backend_pid()`
+          }, { concurrency: "unbounded" }).pipe(Effect.timeout(Duration.millis(databaseReadLimitMs)))
         }))
-        if (exit._tag === "Failure") throw new Error("metrics query failed")
-        return exit.value
+        return exit._tag === "Success" ? exit.value : null
+      }
+      // One read per scrape, shared by the gauges that need it: prom-client asks every metric's
+      // `collect` in the same turn, so they all find the read the first one started.
+      let reading: Promise<DatabaseReads | null> | undefined
+      const database = (): Promise<DatabaseReads | null> => {
+        if (reading === undefined) {
+          const started = readDatabase()
+          reading = started
+          void started.finally(() => {
+            if (reading === started) reading = undefined
+          })
+        }
+        return reading
       }
       const registry = new Registry()
       collectDefaultMetrics({ register: registry, eventLoopMonitoringPrecision: 10 })
@@ -105,10 +149,9 @@ export const layer = (options: Options): Layer.Layer<Metrics, never, SqlClient.S
         labelNames: ["status", "environment"],
         registers: [registry],
         async collect() {
-          const rows = await query<{ status: string; environment: string; count: number }>((sql) =>
-            sql`SELECT status, environment, count(*)::int AS count FROM payments GROUP BY status, environment`)
+          const read = await database()
           this.reset()
-          for (const row of rows) this.set({ status: row.status, environment: row.environment }, row.count)
+          for (const row of read?.payments ?? []) this.set({ status: row.status, environment: row.environment }, row.count)
         }
       })
       new Gauge({
@@ -117,9 +160,10 @@ export const layer = (options: Options): Layer.Layer<Metrics, never, SqlClient.S
         labelNames: ["status"],
         registers: [registry],
         async collect() {
-          const rows = await query<{ status: string; count: number }>((sql) => sql`SELECT status, count(*)::int AS count FROM deliveries GROUP BY status`)
+          const read = await database()
           this.reset()
-          for (const status of ["pending", "delivered", "failed"]) this.set({ status }, rows.find((r) => r.status === status)?.count ?? 0)
+          if (read === null) return
+          for (const status of ["pending", "delivered", "failed"]) this.set({ status }, read.deliveries.find((r) => r.status === status)?.count ?? 0)
         }
       })
       new Gauge({
@@ -128,16 +172,9 @@ export const layer = (options: Options): Layer.Layer<Metrics, never, SqlClient.S
         labelNames: ["kind"],
         registers: [registry],
         async collect() {
-          const rows = await query<{ kind: string; lag: number | null }>((sql, now) =>
-            sql`SELECT 'charges' AS kind, extract(epoch FROM ${now}::timestamptz - min(next_charge_at))::float8 AS lag FROM subscriptions
-                WHERE provider_state = 'active' AND billing_status = 'enabled' AND test_clock_id IS NULL AND next_charge_at <= ${now}
-              UNION ALL SELECT 'deliveries', extract(epoch FROM ${now}::timestamptz - min(next_attempt_at))::float8 FROM deliveries
-                WHERE status = 'pending' AND test_clock_id IS NULL AND next_attempt_at <= ${now}
-              UNION ALL SELECT 'expiries', extract(epoch FROM ${now}::timestamptz - min(expires_at))::float8 FROM payments
-                WHERE status IN ('created', 'processing') AND test_clock_id IS NULL AND expires_at <= ${now}
-              UNION ALL SELECT 'conversions', extract(epoch FROM ${now}::timestamptz - min(next_conversion_at))::float8 FROM terminals
-                WHERE next_conversion_at <= ${now}`)
-          for (const row of rows) this.set({ kind: row.kind }, Math.max(0, row.lag ?? 0))
+          const read = await database()
+          this.reset()
+          for (const row of read?.lag ?? []) this.set({ kind: row.kind }, Math.max(0, row.lag ?? 0))
         }
       })
       new Gauge({
@@ -146,11 +183,19 @@ export const layer = (options: Options): Layer.Layer<Metrics, never, SqlClient.S
         labelNames: ["state"],
         registers: [registry],
         async collect() {
-          const rows = await query<{ in_use: number; idle: number }>((sql) =>
-            sql`SELECT count(*) FILTER (WHERE state <> 'idle')::int AS in_use, count(*) FILTER (WHERE state = 'idle')::int AS idle
-                FROM pg_stat_activity WHERE application_name = ${options.poolName} AND pid <> pg_backend_pid()`)
-          this.set({ state: "in_use" }, rows[0]?.in_use ?? 0)
-          this.set({ state: "idle" }, rows[0]?.idle ?? 0)
+          const read = await database()
+          this.reset()
+          if (read === null) return
+          this.set({ state: "in_use" }, read.pool[0]?.in_use ?? 0)
+          this.set({ state: "idle" }, read.pool[0]?.idle ?? 0)
+        }
+      })
+      new Gauge({
+        name: "paydesk_database_up",
+        help: `Whether the scrape's database reads answered within ${databaseReadLimitMs / 1000} s (1) or not (0: the database gauges are left out of the scrape)`,
+        registers: [registry],
+        async collect() {
+          this.set((await database()) === null ? 0 : 1)
         }
       })
       new Gauge({ name: "paydesk_db_pool_max_connections", help: "Size of the server's pool (PAYDESK_DB_POOL)", registers: [registry] }).set(options.poolMax)

@@ -3,12 +3,14 @@
  * one trace holding the HTTP span, the use case's span and its SQL statements (in-memory
  * exporter); `/metrics` (operator token) shows request latency by route and status, payments by
  * status, callback attempts and deliveries, due-work lag and the pool; readiness names a missing
- * migration; a shutdown lets the request in flight finish; the local worker, woken by the commit,
- * delivers long before its interval.
+ * migration; `/metrics` still answers while the database does not (through a TCP proxy that is cut),
+ * without the database gauges and with `paydesk_database_up 0`; a shutdown lets the request in flight
+ * finish; the local worker, woken by the commit, delivers long before its interval.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import * as net from "node:net"
 import { InMemorySpanExporter, type ReadableSpan, SimpleSpanProcessor } from "@opentelemetry/sdk-trace-base"
-import { type Receiver, startReceiver, startServer } from "./ServerHarness.js"
+import { freshDatabase, type Receiver, startReceiver, startServer } from "./ServerHarness.js"
 import { database, request } from "./ServerProcess.js"
 
 type Srv = Awaited<ReturnType<typeof startServer>>
@@ -144,6 +146,113 @@ describe("traces, metrics and readiness", () => {
     expect((await srv.call("GET", "/health/ready")).status).toBe(200)
     expect((await srv.call("GET", "/health/live")).json).toEqual({ status: "ok" })
   })
+})
+
+/**
+ * A TCP proxy in front of PostgreSQL: `up` forwards, `down` cuts every connection and refuses new
+ * ones at once, `silent` takes new connections and never answers (a network that drops packets).
+ */
+const startProxy = async (target: URL) => {
+  let mode: "up" | "down" | "silent" = "up"
+  const open = new Set<net.Socket>()
+  const server = net.createServer((client) => {
+    open.add(client)
+    client.on("close", () => open.delete(client))
+    client.on("error", () => undefined)
+    if (mode === "down") return void client.destroy()
+    if (mode === "silent") return
+    const upstream = net.connect(Number(target.port || 5432), target.hostname)
+    open.add(upstream)
+    upstream.on("close", () => {
+      open.delete(upstream)
+      client.destroy()
+    })
+    upstream.on("error", () => undefined)
+    client.on("close", () => upstream.destroy())
+    client.pipe(upstream).pipe(client)
+  })
+  await new Promise<void>((ok) => server.listen(0, "127.0.0.1", ok))
+  const port = (server.address() as net.AddressInfo).port
+  return {
+    url: (database: string) => {
+      const url = new URL(database)
+      url.hostname = "127.0.0.1"
+      url.port = String(port)
+      return url.toString()
+    },
+    set: (next: typeof mode) => {
+      mode = next
+      for (const socket of open) socket.destroy()
+    },
+    close: async () => {
+      for (const socket of open) socket.destroy()
+      await new Promise<void>((ok) => server.close(() => ok()))
+    }
+  }
+}
+
+describe("metrics while the database does not answer", () => {
+  it("still answers 200 with everything but the database gauges, and paydesk_database_up 0; as before once it is back", async () => {
+    const databaseUrl = await freshDatabase()
+    const proxy = await startProxy(new URL(databaseUrl))
+    const receiver = await startReceiver(() => Date.now())
+    const srv = await startServer({ DATABASE_URL: proxy.url(databaseUrl) })
+    try {
+      await srv.setClock("2026-08-03T10:00:00.000Z")
+      const m = await srv.merchant(receiver.url)
+      expect((await m.api("POST", "/payments", { amount: "10.00", order_id: "outage-1", test: true })).status).toBe(201)
+      const scrape = async () => {
+        const started = Date.now()
+        const answer = await srv.call("GET", "/metrics", { headers: { authorization: "Bearer test-admin" } })
+        const samples = answer.text.split("\n").filter((line) => line !== "" && !line.startsWith("#"))
+        const value = (series: string) => samples.find((line) => line.startsWith(`${series} `))?.split(" ")[1]
+        const has = (name: string) => samples.some((line) => line.startsWith(`${name}{`) || line.startsWith(`${name} `))
+        return { status: answer.status, seconds: (Date.now() - started) / 1000, value, has }
+      }
+      const databaseGauges = ["paydesk_payments", "paydesk_callback_deliveries", "paydesk_due_work_lag_seconds", "paydesk_db_pool_connections"]
+      const everythingElse = ["process_cpu_user_seconds_total", "process_resident_memory_bytes", "nodejs_eventloop_lag_seconds", "nodejs_heap_size_used_bytes",
+        "paydesk_http_request_duration_seconds_count", "paydesk_http_requests_in_flight", "paydesk_db_pool_max_connections", "paydesk_callback_attempts_total", "paydesk_work_passes_total"]
+
+      const before = await scrape()
+      expect(before.status).toBe(200)
+      expect(before.value("paydesk_database_up")).toBe("1")
+      expect(before.value("paydesk_payments{status=\"created\",environment=\"sandbox\"}")).toBe("1")
+      for (const name of [...databaseGauges, ...everythingElse]) expect([name, before.has(name)]).toEqual([name, true])
+
+      // The database refuses: the scrape answers at once, without what it reads there.
+      proxy.set("down")
+      const down = await scrape()
+      expect(down.status).toBe(200)
+      expect(down.value("paydesk_database_up")).toBe("0")
+      for (const name of everythingElse) expect([name, down.has(name)]).toEqual([name, true])
+      for (const name of databaseGauges) expect([name, down.has(name)]).toEqual([name, false])
+      expect(down.value("paydesk_db_pool_max_connections")).toBe("10")
+      expect(down.seconds).toBeLessThan(2)
+
+      // The database never answers: the scrape answers after the reads' time limit (3 s), in the same way.
+      proxy.set("silent")
+      const silent = await scrape()
+      expect([silent.status, silent.value("paydesk_database_up"), silent.has("paydesk_payments"), silent.has("process_cpu_user_seconds_total")]).toEqual([200, "0", false, true])
+      expect(silent.seconds).toBeGreaterThanOrEqual(2.9)
+      expect(silent.seconds).toBeLessThan(6)
+
+      // Back: the gauges are read again.
+      proxy.set("up")
+      const back = await eventually(async () => {
+        const answer = await scrape()
+        if (answer.value("paydesk_database_up") !== "1") throw new Error("the database gauges are not back yet")
+        return answer
+      })
+      expect(back.status).toBe(200)
+      expect(back.value("paydesk_payments{status=\"created\",environment=\"sandbox\"}")).toBe("1")
+      for (const name of [...databaseGauges, ...everythingElse]) expect([name, back.has(name)]).toEqual([name, true])
+    } finally {
+      proxy.set("up")
+      await srv.stop()
+      await proxy.close()
+      await receiver.close()
+    }
+  }, 60_000)
 })
 
 describe("lifecycle", () => {
