@@ -44,6 +44,8 @@ export const check = (url: string, options: { readonly allowPrivate: boolean; re
   }
   if ((parsed.protocol !== "http:" && parsed.protocol !== "https:") || parsed.hostname === "") return malformed
   if (parsed.username !== "" || parsed.password !== "") return Result.fail(`${field} must not contain credentials (user:password@)`)
+  // Port 0 parses but no connection can reach it: every callback would fail (an outside probe).
+  if (parsed.port === "0") return Result.fail(`${field} must not use port 0`)
   const kind = IpAddress.classify(parsed.hostname)
   if (kind !== null) {
     return IpAddress.isAllowed(kind, options.allowPrivate)

@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest"
+import { Result } from "effect"
 import { CallbackUrl, IpAddress } from "../src/index.js"
 
 describe("IpAddress", () => {
@@ -48,5 +49,9 @@ describe("CallbackUrl", () => {
     expect(ok("http://169.254.169.254/", true)).toBe("Failure")
     expect(ok("https://a:b@localhost/", true)).toBe("Failure")
     expect(ok(`https://shop.example/${"x".repeat(2048)}`)).toBe("Failure")
+    // Port 0 parses, but nothing can be reached on it.
+    expect(CallbackUrl.check("https://shop.example:0/cb", { allowPrivate: false })).toEqual(Result.fail("callback_url must not use port 0"))
+    expect(ok("http://localhost:0/cb", true)).toBe("Failure")
+    expect(ok("https://shop.example:1/cb")).toBe("Success")
   })
 })
