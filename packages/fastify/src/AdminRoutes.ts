@@ -108,9 +108,10 @@ export const register = async (
       const { body, params } = yield* decoded
       const terminalId = yield* uuidOf(params["id"], "terminal")
       const subscriptionWrite = body.subscription_write ?? true
-      return { terminalId, subscriptionWrite, apiKey: yield* Operator.createApiKey(terminalId, { subscriptionWrite }) }
-    }), ({ terminalId, subscriptionWrite, apiKey }) =>
-      reply.code(201).send({ terminal_id: terminalId, api_key: apiKey, subscription_write: subscriptionWrite })))
+      return yield* Credentials.createApiKey(Credentials.operator, terminalId, { subscriptionWrite })
+    }), ({ key, record }) =>
+      // The key's id and prefix too, as the key list shows them: what revoking it needs.
+      reply.code(201).send({ id: record.id, terminal_id: record.terminalId, api_key: key, prefix: record.prefix, subscription_write: record.subscriptionWrite })))
 
   route(app, Ops.listApiKeys, (request, reply, decoded) =>
     run(ctx, request, reply, Effect.flatMap(decoded, ({ params }) => Credentials.listApiKeys(Credentials.operator, params["id"]!)), (keys) =>

@@ -270,7 +270,7 @@ export const terminalCreated = {
   terminal
 }
 
-export const operatorApiKey = { terminal_id: terminalId, api_key: createdApiKey.api_key, subscription_write: true }
+export const operatorApiKey = { id: ids.apiKey, terminal_id: terminalId, api_key: createdApiKey.api_key, prefix: apiKey.prefix, subscription_write: true }
 
 export const operatorPlan = { ...plan, active: true, terminal_ids: [terminalId] }
 

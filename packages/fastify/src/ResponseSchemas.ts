@@ -415,7 +415,13 @@ const TerminalCreated = Schema.Struct({
   terminal: TerminalView
 }).annotate({ identifier: "TerminalCreated", title: "TerminalCreated" })
 
-const OperatorApiKey = Schema.Struct({ terminal_id: Uuid, api_key: Schema.String, subscription_write: Schema.Boolean })
+const OperatorApiKey = Schema.Struct({
+  id: Uuid.annotate({ description: "the key's id (as the key list shows it; revoking it takes this id)" }),
+  terminal_id: Uuid,
+  api_key: Schema.String,
+  prefix: Schema.String.annotate({ description: "the key's first characters, as the key list shows them" }),
+  subscription_write: Schema.Boolean
+})
   .annotate({ identifier: "OperatorApiKey", title: "OperatorApiKey" })
 
 const OperatorPlan = Schema.Struct({ ...PlanView.fields, active: Schema.Boolean, terminal_ids: Schema.Array(Uuid) })

@@ -154,6 +154,9 @@ describe("AdminApi: provisioning", () => {
     expect(key.statusCode).toBe(201)
     const second = await t.run(Auth.apiKey(json(key).api_key, crypto.randomUUID()))
     expect(second).toMatchObject({ terminalId: terminal.terminal_id, subscriptionWrite: false })
+    // The answer names the key as the list does (its id revokes it).
+    const listed = json(await admin(t.app, "GET", `/terminals/${terminal.terminal_id}/api-keys`)).items.find((k: { id: string }) => k.id === json(key).id)
+    expect([listed?.prefix, json(key).prefix, json(key).api_key.startsWith(json(key).prefix)]).toEqual([json(key).prefix, listed?.prefix, true])
     expect((await t.app.inject({ method: "POST", url: `/admin/v1/terminals/${terminal.terminal_id}/api-keys`, headers: auth })).statusCode).toBe(201)
 
     const disabled = await admin(t.app, "POST", `/terminals/${terminal.terminal_id}/status`, { status: "disabled" })
