@@ -8,9 +8,10 @@
  *       └ the core's ports: PostgreSQL store (migrated), rate, production security, the callback
  *         transport (measured and logged), the acquirer emulator on its PostgreSQL charge book (a pool
  *         of its own) and the sandbox acquirer on the same book, the payout network emulator, core settings, the initial rate, metrics
- *         └ the server's pool (`PAYDESK_DB_POOL`)
- *           └ Database (external, or embedded PostgreSQL started and stopped here), Secrets (the secret
- *             key and the operator token), the clock (system or manual)
+ *         └ Secrets (the secret key, checked against the secrets the database holds, and the operator
+ *           token), after the migrations
+ *           └ the server's pool (`PAYDESK_DB_POOL`)
+ *             └ Database (external, or embedded PostgreSQL started and stopped here), the clock (system or manual)
  *
  * Resources are acquired in that order from the bottom and released in reverse when the scope
  * closes: the HTTP server stops taking requests and drains the ones in flight (then cuts connections
@@ -21,7 +22,7 @@
  */
 import { Cause, Clock, Context, Data, Duration, Effect, Exit, Layer, Option, Redacted, Schedule, Scope } from "effect"
 import type { FastifyInstance } from "fastify"
-import { Callback, CallbackTransport, Config as CoreConfig, HmacTokenIssuer, PaydeskConfig, Runner, type Services } from "@paydesk/core"
+import { Callback, CallbackTransport, Config as CoreConfig, HmacTokenIssuer, PaydeskConfig, Runner, SecretCipher, type Services } from "@paydesk/core"
 import { App } from "@paydesk/fastify"
 import { AcquirerEmulator, ManualClock, PayoutNetworkEmulator, PgChargeBook, PgPayoutBook } from "@paydesk/emulators"
 import { EmbeddedPostgres, NodeSecurity, PgRateSource, PgStore } from "@paydesk/sql-pg"
@@ -90,34 +91,99 @@ export const poolName = `paydesk-${process.pid}`
 // ---------------------------------------------------------------------------------------------
 // The layers
 
-/** The secret key (given, or kept in `dataDir/secret.key`) and the operator token (given, or generated). */
-export const layerSecrets = (config: ServerConfig): Layer.Layer<Secrets, StartError> =>
+/** Why the secret key was refused at start: it cannot decrypt the secrets the database holds. */
+const keyMismatch = (problem: string) =>
+  new Error(
+    `the database already holds terminal signing secrets encrypted with another key: ${problem}` +
+      "; give this server the key the database was written with, as PAYDESK_SECRET_KEY or as the secret.key of the data directory it was made with" +
+      " (operations.md: keep it with the database backups); starting with another key would lose every callback"
+  )
+
+/** Whether `key` decrypts what the database holds: one stored terminal signing secret (none stored: a fresh database, nothing to check). */
+const keyDecryptsDatabase = (key: Buffer) =>
+  Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const rows = yield* sql<{ readonly secret: string }>`SELECT signing_secret_encrypted AS secret FROM terminals LIMIT 1`
+    if (rows.length === 0) return { stored: false, decrypts: true }
+    const cipher = yield* SecretCipher
+    // A foreign or tampered ciphertext dies (the port's contract).
+    const decrypted = yield* Effect.exit(cipher.decrypt(rows[0]!.secret))
+    return { stored: true, decrypts: Exit.isSuccess(decrypted) }
+  }).pipe(Effect.provide(NodeSecurity.layerAesGcmSecretCipher(key)))
+
+/**
+ * The secret key (given, or kept in `dataDir/secret.key`) and the operator token (given, or
+ * generated). Built after the migrations: a key that cannot decrypt the secrets the database holds
+ * (a database written with another key: a move to a new host, a backup restored without its
+ * `secret.key`, a wrong `PAYDESK_SECRET_KEY`) stops the start, and no key is generated for a
+ * database that already holds secrets. A generated key is written exclusively: of two starts at
+ * once on one data directory, the second reads the first one's key.
+ */
+export const layerSecrets = (config: ServerConfig): Layer.Layer<Secrets, StartError, SqlClient.SqlClient> =>
   Layer.effect(
     Secrets,
     Effect.gen(function*() {
       const file = join(config.dataDir, "secret.key")
-      const text = yield* Option.match(config.secretKey, {
-        onSome: (key) => Effect.succeed(Redacted.value(key)),
-        onNone: () =>
-          Effect.try({
-            try: () => {
-              if (existsSync(file)) return readFileSync(file, "utf8").trim()
-              mkdirSync(config.dataDir, { recursive: true })
-              const generated = randomBytes(32).toString("base64")
-              writeFileSync(file, `${generated}\n`, { mode: 0o600 })
-              return generated
-            },
-            catch: (cause) => new StartError({ step: `secret key file ${file}`, cause })
-          })
+      const parse = (text: string, source: string) =>
+        Effect.try({ try: () => NodeSecurity.parseKey(text), catch: (cause) => new StartError({ step: source, cause }) })
+      const readFile = Effect.try({
+        try: () => existsSync(file) ? readFileSync(file, "utf8").trim() : null,
+        catch: (cause) => new StartError({ step: `secret key file ${file}`, cause })
       })
-      const key = yield* Effect.try({
-        try: () => NodeSecurity.parseKey(text),
-        catch: (cause) => new StartError({ step: Option.isSome(config.secretKey) ? "PAYDESK_SECRET_KEY" : `secret key file ${file}`, cause })
-      })
+      const check = (key: Buffer) =>
+        keyDecryptsDatabase(key).pipe(Effect.mapError((cause) => new StartError({ step: "secret key check", cause })))
+      const given: Option.Option<{ readonly text: string; readonly source: string; readonly step: string }> = Option.isSome(config.secretKey)
+        ? Option.some({ text: Redacted.value(config.secretKey.value), source: "PAYDESK_SECRET_KEY", step: "PAYDESK_SECRET_KEY" })
+        : Option.map(Option.fromNullishOr(yield* readFile), (text) => ({ text, source: `the key in ${file}`, step: `secret key file ${file}` }))
+      let key: Buffer
+      if (Option.isSome(given)) {
+        key = yield* parse(given.value.text, given.value.step)
+        if (!(yield* check(key)).decrypts) return yield* new StartError({ step: given.value.step, cause: keyMismatch(`${given.value.source} cannot decrypt them`) })
+      } else {
+        const generated = randomBytes(32)
+        if ((yield* check(generated)).stored) {
+          return yield* new StartError({ step: "secret key", cause: keyMismatch(`this server has no key (PAYDESK_SECRET_KEY is not set and ${file} does not exist), and a new one could never decrypt them, so none was generated`) })
+        }
+        key = yield* writeKeyFile(file, config.dataDir, generated)
+        // Another start on this data directory wrote its key first: that one is checked like any read key.
+        if (key !== generated && !(yield* check(key)).decrypts) {
+          return yield* new StartError({ step: `secret key file ${file}`, cause: keyMismatch(`the key in ${file} cannot decrypt them`) })
+        }
+      }
       const adminToken = Option.getOrElse(config.adminToken, () => Redacted.make(`adm_${randomBytes(24).toString("base64url")}`))
       return Secrets.of({ key, adminToken, adminTokenGenerated: Option.isNone(config.adminToken) })
     })
   )
+
+/**
+ * Writes `generated` to `file` unless it exists (`wx`: exclusive): the key in force, ours or the one
+ * another start on the same data directory wrote first (read back).
+ */
+const writeKeyFile = (file: string, dataDir: string, generated: Buffer): Effect.Effect<Buffer, StartError> =>
+  Effect.gen(function*() {
+    const step = `secret key file ${file}`
+    const written = yield* Effect.try({
+      try: () => {
+        mkdirSync(dataDir, { recursive: true })
+        try {
+          writeFileSync(file, `${generated.toString("base64")}\n`, { mode: 0o600, flag: "wx" })
+          return true
+        } catch (error) {
+          if ((error as NodeJS.ErrnoException).code === "EEXIST") return false
+          throw error
+        }
+      },
+      catch: (cause) => new StartError({ step, cause })
+    })
+    if (written) return generated
+    // The other start's key: its file may be created and not yet written (a few microseconds).
+    for (let tries = 0; ; tries++) {
+      const text = yield* Effect.try({ try: () => readFileSync(file, "utf8").trim(), catch: (cause) => new StartError({ step, cause }) })
+      if (text !== "" || tries >= 40) return yield* Effect.try({ try: () => NodeSecurity.parseKey(text), catch: (cause) => new StartError({ step, cause }) })
+      // Not `Effect.sleep`: the clock in context may be the manual one.
+      yield* Effect.promise(() => new Promise<void>((ok) => setTimeout(ok, 50)))
+    }
+  })
 
 /** `DATABASE_URL`, or an embedded PostgreSQL in `dataDir/postgres`, started here and stopped on release. */
 export const layerDatabase = (config: ServerConfig): Layer.Layer<Database, StartError> =>
@@ -137,6 +203,12 @@ export const layerDatabase = (config: ServerConfig): Layer.Layer<Database, Start
             }),
             (running) => Effect.promise(() => running.stop()).pipe(Effect.andThen(Logging.lifecycle("embedded PostgreSQL stopped")))
           )
+          // Killed under the server (`kill -9`, the OOM killer): nothing here restarts it, so say so once, as an error.
+          yield* Effect.forkScoped(Effect.flatMap(Effect.promise(() => embedded.exited), ({ pid }) =>
+            Effect.logError(
+              `the embedded PostgreSQL in ${dataDir} (process ${pid}) has exited: every request that needs the database fails ` +
+                "until this server is restarted (its data is kept; stop and start the server)"
+            ).pipe(Effect.annotateLogs({ component: "database" }))))
           return { url: Redacted.make(embedded.url), embedded: true }
         })
       )
@@ -227,11 +299,13 @@ export const layerCore = (config: ServerConfig) => {
     allowPrivateCallbacks: config.callbackAllowPrivate
   })
   return Layer.mergeAll(PgRateSource.layer, layerSecurity, layerTransport, bank, settings, layerInitialRate(config.initialRate)).pipe(
+    // The key, checked against the secrets the database holds (so after the migrations).
+    Layer.provideMerge(layerSecrets(config)),
     // Migrated before anything reads the schema.
     Layer.provideMerge(store),
     Layer.provideMerge(Metrics.layer({ poolName, poolMax: config.dbPool })),
     Layer.provideMerge(layerPool(config.dbPool, poolName)),
-    Layer.provideMerge(Layer.mergeAll(layerDatabase(config), layerSecrets(config), layerClock(config)))
+    Layer.provideMerge(Layer.mergeAll(layerDatabase(config), layerClock(config)))
   )
 }
 

@@ -2,7 +2,8 @@
  * The reference server on its embedded PostgreSQL, killed (`kill -9`, the OOM killer): its
  * PostgreSQL outlives it and keeps the data directory locked. The next start stops that PostgreSQL
  * and goes on with the data; before, it waited for ever. A second server on a data directory whose
- * server still runs is refused at once, naming it.
+ * server still runs is refused at once, naming it. A PostgreSQL killed under a running server is
+ * logged as an error, and the server's stop no longer waits for ever for its exit.
  */
 import { afterEach, describe, expect, it } from "vitest"
 import { EmbeddedPostgres } from "@paydesk/sql-pg"
@@ -86,4 +87,30 @@ describe("the server on its embedded PostgreSQL", () => {
     expect(await third.kill("SIGTERM")).toBe(0)
     running.splice(running.indexOf(third), 1)
   }, 300_000)
+
+  it("its PostgreSQL killed under it: an error names it, and SIGTERM still stops the server (it waited for ever)", async () => {
+    const dir = dataDir()
+    dirs.push(dir)
+    const port = await EmbeddedPostgres.freePort()
+    const server = await spawnServer({
+      PORT: String(port),
+      PAYDESK_DATA_DIR: dir,
+      PAYDESK_ADMIN_TOKEN: "death-admin-token",
+      PAYDESK_SECRET_KEY: randomBytes(32).toString("base64"),
+      DATABASE_URL: undefined
+    }, 120_000)
+    running.push(server)
+    const postmaster = Number.parseInt(readFileSync(join(dir, "postgres", "postmaster.pid"), "utf8"), 10)
+    process.kill(postmaster, "SIGKILL")
+    for (const until = Date.now() + 10_000; !server.output().includes("has exited: every request that needs the database fails") && Date.now() < until;) {
+      await new Promise((ok) => setTimeout(ok, 100))
+    }
+    const code = await Promise.race([server.kill("SIGTERM"), new Promise<string>((ok) => setTimeout(() => ok("still running 20 s after SIGTERM"), 20_000))])
+    expect(code).toBe(0)
+    running.splice(running.indexOf(server), 1)
+    expect(server.output()).toMatch(new RegExp(`the embedded PostgreSQL in .* \\(process ${postmaster}\\) has exited`))
+    expect(server.output()).toContain(`(process ${postmaster}) had exited before its stop (killed): nothing to stop`)
+    expect(server.output()).toContain("embedded PostgreSQL stopped")
+    expect(server.output()).toContain("paydesk stopped")
+  }, 120_000)
 })

