@@ -25,7 +25,7 @@ describe("CallbackShares", () => {
       assert.deepStrictEqual(shares.of("a"), { inFlight: 0, failures: 0 })
     }))
 
-  it.effect("once its oldest send in flight is slowMs old, one beyond its slots is deferred busyDeferMs, also one already waiting", () =>
+  it.effect("once its oldest send in flight is slowMs old, one beyond its slots is deferred busyDeferMs (more as that send runs longer), also one already waiting", () =>
     Effect.gen(function*() {
       const shares = CallbackShares.make()
       const { answer, send } = yield* held()
@@ -35,6 +35,11 @@ describe("CallbackShares", () => {
       yield* TestClock.adjust(slowMs)
       assert.deepStrictEqual(yield* Fiber.join(waiting), { _tag: "Defer", forMs: busyDeferMs })
       assert.deepStrictEqual(yield* shares.run("a", send, (ok) => ok), { _tag: "Defer", forMs: busyDeferMs })
+      // The longer its oldest send runs, the further: as long as it has run, at most busyDeferMaxMs.
+      yield* TestClock.adjust(4 * slowMs)
+      assert.deepStrictEqual(yield* shares.run("a", send, (ok) => ok), { _tag: "Defer", forMs: 5 * slowMs })
+      yield* TestClock.adjust(CallbackShares.busyDeferMaxMs)
+      assert.deepStrictEqual(yield* shares.run("a", send, (ok) => ok), { _tag: "Defer", forMs: CallbackShares.busyDeferMaxMs })
       yield* Deferred.succeed(answer, true)
       yield* Effect.forEach(sending, Fiber.join)
       assert.strictEqual(shares.of("a").inFlight, 0)

@@ -51,9 +51,12 @@ export const layer = (options: Options): Layer.Layer<LocalWorker, never, WakeSig
       const services = yield* Effect.context<WorkServices>()
       const lock = yield* Semaphore.make(1)
       const maxRounds = options.maxRounds ?? 20
-      // Forked into this layer's scope: its close waits for them (they run uninterruptibly).
-      const scope = yield* Effect.scope
-      const inFlight = CallbacksInFlight.make((effect) => Effect.forkIn(effect, scope))
+      // The background's sends run in a scope of their own, made before the loop is forked into the
+      // layer's: closing (in reverse order) interrupts the loop first, which lets its round end, and
+      // only then waits for the background, so no round forks a send into a scope already closing
+      // (that send would never start: a review found it). They run uninterruptibly.
+      const background = yield* Scope.fork(yield* Effect.scope, "parallel")
+      const inFlight = CallbacksInFlight.make((effect) => Effect.forkIn(effect, background, { uninterruptible: true }))
       const state = { running: false, lastPassAt: null as number | null, lastError: null as string | null }
 
       // The loop's passes leave slow callbacks in the background; a pass asked for (`runNow`: the

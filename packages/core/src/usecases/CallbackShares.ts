@@ -8,7 +8,7 @@
  * - A terminal sends at most `perTerminal` callbacks at once in this process. One more of it waits
  *   for a slot of its own while the terminal's oldest send in flight is younger than `slowMs` (a
  *   fast receiver, a short wait; it looks again at least every `slowMs`), and is deferred otherwise (`Defer`: its delivery's lease is moved
- *   `busyDeferMs` ahead, no attempt made), so the slots it would hold go to other terminals.
+ *   ahead by as long as that oldest send has run, `busyDeferMs` to `busyDeferMaxMs`, no attempt made), so the slots it would hold go to other terminals.
  * - After `failingAfter` attempts in a row that failed slowly (no answer within the timeout, or a
  *   failure that took `slowMs` or longer), the terminal is failing: `failingPerTerminal` at once, the
  *   rest deferred `failingDeferMs`, until an attempt succeeds or fails quickly. A receiver that
@@ -30,8 +30,15 @@ export const failingAfter = 3
 export const failingPerTerminal = 2
 /** A send in flight this long makes the terminal slow: its next callbacks beyond its slots are deferred, not waited for. */
 export const slowMs = 1_000
-/** How far a busy (slow) terminal's callback beyond its slots is deferred. */
+/**
+ * How far a busy (slow) terminal's callback beyond its slots is deferred at least: as long as its
+ * oldest send in flight has run, from `busyDeferMs` to `busyDeferMaxMs` (the callback's timeout, by
+ * which that send has ended). A second each made the passes claim and defer a slow terminal's
+ * backlog every second while its sends took up to 10 s (a review of the background sends).
+ */
 export const busyDeferMs = 1_000
+/** How far a busy terminal's callback is deferred at most. */
+export const busyDeferMaxMs = 10_000
 /** How far a failing terminal's callback beyond its slots is deferred. */
 export const failingDeferMs = 30_000
 
@@ -99,7 +106,8 @@ export const make = (): Shares => {
           )
         }
         if (failing) return Effect.succeed<Ran<A>>({ _tag: "Defer", forMs: failingDeferMs })
-        if (now - Math.min(...state.starts) >= slowMs) return Effect.succeed<Ran<A>>({ _tag: "Defer", forMs: busyDeferMs })
+        const oldest = now - Math.min(...state.starts)
+        if (oldest >= slowMs) return Effect.succeed<Ran<A>>({ _tag: "Defer", forMs: Math.min(busyDeferMaxMs, Math.max(busyDeferMs, oldest)) })
         // Quick sends: look again when one ends, or after `slowMs` at the latest (the terminal may
         // have become slow meanwhile: then defer, giving the caller's slot to other terminals).
         const turn = Deferred.makeUnsafe<void>()

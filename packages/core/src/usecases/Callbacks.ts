@@ -30,6 +30,7 @@ import type { Wakeup } from "../ports/Wakeups.js"
 import { atomic, wakeup, wakeups } from "./Atomic.js"
 import * as Shares from "./CallbackShares.js"
 import { CallbackShares } from "./CallbackShares.js"
+import * as CallbacksInFlight from "./CallbacksInFlight.js"
 import { InFlight } from "./CallbacksInFlight.js"
 import { claimedBatches } from "./Jobs.js"
 import * as Traced from "../Traced.js"
@@ -391,24 +392,47 @@ export const runDue = Traced.fn("Callbacks.runDue")(function*() {
     const more = all.length === config.batchSize && batch + 1 < batchesPerPass
     return [ready, more ? Option.some(batch + 1) : Option.none<number>()] as const
   })
-  const sendGroup = ({ items, terminals, stamps, after, done }: Group, before: Deferred.Deferred<void> | undefined) =>
+  // Set once the pass has returned: a group still running in the background then wakes the engine
+  // for its own deferrals (the pass's wakeup has gone).
+  let passEnded = false
+  /**
+   * A delivery of a group that may have waited (behind its payment's earlier ones) with its lease
+   * renewed when little of it is left (`handoffMarginMs`), as the hand-off engine does, so no claim
+   * takes it meanwhile; `null` when it is no longer pending with its attempts (recorded meanwhile).
+   */
+  const leased = (delivery: Callback.Delivery) =>
+    Effect.gen(function*() {
+      if (inFlight === null || delivery.nextAttemptAt === null) return delivery
+      const now = yield* Clock.currentTimeMillis
+      if (delivery.nextAttemptAt - now >= handoffMarginMs) return delivery
+      const until = now + config.leaseMs
+      if (yield* outbox.renewLease(delivery.id, delivery.nextAttemptAt, until)) return { ...delivery, nextAttemptAt: until }
+      // Claimed again since (its lease ran out while it waited): a claim in this process leaves it to
+      // this group (`sending`); its lease is the claim's now.
+      const current = yield* outbox.getDelivery(delivery.id)
+      return Option.isSome(current) && current.value.status === "pending" && current.value.attempts === delivery.attempts ? current.value : null
+    })
+  const sendGroup = ({ items, terminals, stamps, after, done }: Group, before: Deferred.Deferred<CallbacksInFlight.DeferredUntil> | undefined) =>
     Effect.gen(function*() {
       const key = groupKey(items[0]!.event)
       if (after !== undefined) yield* Deferred.await(after)
       else if (handoff._tag === "Some") yield* handoff.value.settled(key)
-      // After the payment's group an earlier pass left in the background.
-      if (before !== undefined) yield* Deferred.await(before)
+      // After the payment's group an earlier pass left in the background, and deferred as long as it deferred the payment's.
+      const deferredBefore = before === undefined ? null : yield* Deferred.await(before)
       // Once one is deferred (its terminal's share of the sending), the payment's later ones are
       // deferred with it, in order, also those of a later batch of the pass (`deferredGroups`); a
       // deferred one leaves the pass's `taken`, so a later batch that claims it again (due again) sends it.
-      const earlier = deferredGroups.get(key)
-      let deferredUntil: number | null = earlier !== undefined && earlier > (yield* Clock.currentTimeMillis) ? earlier : null
-      for (const { delivery, event } of items) {
+      const now = yield* Clock.currentTimeMillis
+      const earlier = Math.max(deferredGroups.get(key) ?? 0, deferredBefore ?? 0)
+      let deferredUntil: number | null = earlier > now ? earlier : null
+      for (const item of items) {
+        const delivery = yield* leased(item.delivery).pipe(Effect.catchCause((cause) => Effect.as(Effect.logError("callback lease not renewed", cause), item.delivery)))
+        if (delivery === null) continue
         if (deferredUntil !== null) {
-          yield* defer(delivery, deferredUntil, false).pipe(Effect.catchCause((cause) => Effect.logError("callback not deferred", cause)))
+          yield* defer(delivery, deferredUntil, passEnded).pipe(Effect.catchCause((cause) => Effect.logError("callback not deferred", cause)))
         } else {
           // One broken delivery must not stop the others; its lease makes it retry later.
-          const outcome = yield* attemptShared(delivery, event, terminals.get(delivery.terminalId), stamps.get(delivery.id), true, false).pipe(
+          const outcome = yield* attemptShared(delivery, item.event, terminals.get(delivery.terminalId), stamps.get(delivery.id), true, passEnded).pipe(
             Effect.catchCause((cause) => Effect.as(Effect.logError("callback attempt failed", cause), null))
           )
           if (outcome?._tag === "Deferred") {
@@ -422,13 +446,15 @@ export const runDue = Traced.fn("Callbacks.runDue")(function*() {
           deferred.push({ kind: "delivery", deliveryId: delivery.id, at: deferredUntil })
         }
       }
+      return deferredUntil
     }).pipe(Effect.ensuring(Deferred.succeed(done, undefined)))
   const send = (group: Group) =>
     inFlight === null
-      ? sendGroup(group, undefined)
+      ? Effect.asVoid(sendGroup(group, undefined))
       : inFlight.run(groupKey(group.items[0]!.event), group.items.map(({ delivery }) => delivery.id), (before) => sendGroup(group, before))
   // The deferrals' wakeup, also when the pass ends early.
   const wakeDeferred = Effect.suspend(() => {
+    passEnded = true
     if (deferred.length === 0) return Effect.void
     const byTime = [...deferred].sort((a, b) => a.at - b.at)
     return wakeups(byTime.length === 1 ? byTime : [byTime[0]!, byTime[byTime.length - 1]!])

@@ -8,11 +8,12 @@
  *
  * With an `InFlight` in context (the local engine provides one, `make`, forking into its own scope),
  * a pass starts each payment's (or payout's) deliveries in the background and waits for them at most
- * `waitMs`; those still running go on there, holding their leases and their terminal's share
- * (`CallbackShares`), and record their attempts when they end. At most `limit` groups run in the
- * background; beyond that a pass sends its groups itself, as without one. One payment's deliveries
- * keep their order across passes: a group waits for the groups of its payment started before it
- * (`chains`). `sending` names their deliveries, which a later pass that claims one again (its lease
+ * `waitMs`; those still running go on there, holding their leases (renewed before an attempt when
+ * little is left) and their terminal's share (`CallbackShares`), and record their attempts when they
+ * end. At most `limit` groups run in the background; beyond that a pass sends its groups itself, as
+ * without one. One payment's deliveries keep their order across passes: a group waits for the
+ * groups of its payment started before it (`chains`), and defers its deliveries as long as one of
+ * them deferred the payment's. `sending` names their deliveries, which a later pass that claims one again (its lease
  * ran out while it waited) leaves to them, as it leaves the hand-off engine's. Without an `InFlight`
  * (the default: the Inngest engine, test clocks, tests) a pass waits for everything it started.
  *
@@ -27,19 +28,23 @@ export const waitMs = 1_000
 /** Groups running in the background at most (one process). */
 export const limit = 256
 
-/** Runs effects in the background of the host (its scope). */
+/** Runs effects in the background of the host (its scope), uninterruptibly. */
 export type Fork = <A, R>(effect: Effect.Effect<A, never, R>) => Effect.Effect<Fiber.Fiber<A>, never, R>
+
+/** Until when a payment's group deferred its deliveries (epoch ms; null: it deferred none). */
+export type DeferredUntil = number | null
 
 /** The background of one process. */
 export interface InFlight {
   /**
    * Runs one payment's group after the groups of the same payment started before it (`send` gets what
-   * to wait for), in the background when there is room, and answers when it is done or after `waitMs`.
+   * to wait for, which answers until when that group deferred the payment's deliveries, and answers
+   * its own), in the background when there is room, and answers when it is done or after `waitMs`.
    */
   readonly run: <R>(
     key: string,
     deliveryIds: ReadonlyArray<string>,
-    send: (before: Deferred.Deferred<void> | undefined) => Effect.Effect<void, never, R>
+    send: (before: Deferred.Deferred<DeferredUntil> | undefined) => Effect.Effect<DeferredUntil, never, R>
   ) => Effect.Effect<void, never, R>
   /** The deliveries of the groups started and not yet done. */
   readonly sending: () => ReadonlySet<string>
@@ -53,28 +58,40 @@ export interface InFlight {
 export const make = (fork: Fork, options: { readonly limit?: number; readonly waitMs?: number } = {}): InFlight => {
   const wait = options.waitMs ?? waitMs
   /** Per payment: the done signal of its group started last. */
-  const chains = new Map<string, Deferred.Deferred<void>>()
+  const chains = new Map<string, Deferred.Deferred<DeferredUntil>>()
   const sending = new Set<string>()
   let background = 0
-  const runUpTo = (most: number): InFlight["run"] => <R>(key: string, deliveryIds: ReadonlyArray<string>, send: (before: Deferred.Deferred<void> | undefined) => Effect.Effect<void, never, R>) =>
+  const runUpTo = (most: number): InFlight["run"] => <R>(
+    key: string,
+    deliveryIds: ReadonlyArray<string>,
+    send: (before: Deferred.Deferred<DeferredUntil> | undefined) => Effect.Effect<DeferredUntil, never, R>
+  ) =>
     Effect.suspend(() => {
       const before = chains.get(key)
-      const done = Deferred.makeUnsafe<void>()
+      const done = Deferred.makeUnsafe<DeferredUntil>()
       chains.set(key, done)
       for (const id of deliveryIds) sending.add(id)
       const inBackground = background < most
       if (inBackground) background++
+      // Once, whether the group ran to its end, failed, or never started (a fork into a scope that
+      // had closed: the fiber is interrupted before its first step).
+      let settled = false
+      const settle = (until: DeferredUntil) => {
+        if (settled) return
+        settled = true
+        for (const id of deliveryIds) sending.delete(id)
+        if (chains.get(key) === done) chains.delete(key)
+        if (inBackground) background--
+        Deferred.doneUnsafe(done, Effect.succeed(until))
+      }
       const group = send(before).pipe(
-        Effect.ensuring(Effect.sync(() => {
-          for (const id of deliveryIds) sending.delete(id)
-          if (chains.get(key) === done) chains.delete(key)
-          if (inBackground) background--
-          Deferred.doneUnsafe(done, Effect.void)
-        }))
+        Effect.onExit((exit) => Effect.sync(() => settle(exit._tag === "Success" ? exit.value : null)))
       )
-      if (!inBackground) return group
-      return Effect.flatMap(fork(Effect.uninterruptible(group)), (fiber) =>
-        Effect.asVoid(Effect.raceFirst(Fiber.await(fiber), Effect.sleep(wait))))
+      if (!inBackground) return Effect.asVoid(group)
+      return Effect.flatMap(fork(group), (fiber) => {
+        fiber.addObserver(() => settle(null))
+        return Effect.asVoid(Effect.raceFirst(Fiber.await(fiber), Effect.sleep(wait)))
+      })
     })
   const withLimit = (most: number): InFlight => ({
     run: runUpTo(most),

@@ -185,7 +185,7 @@ const attemptNow = Traced.fn("Events.attemptNow")(function*(event: Callback.Outb
   return result
 })
 
-/** Resends an event now: one attempt outside the 8 (it does not touch the event's own delivery). */
+/** Resends an event now: one attempt outside the 8 (the event's own delivery keeps its count; a 2xx ends it, see `attemptNow`). */
 export const resend = Traced.fn("Events.resend")(function*(principal: Principal, id: string) {
   const event = yield* visible(principal, id)
   const terminal = yield* (yield* TerminalRepository).get(event.terminalId)
@@ -200,7 +200,8 @@ export const resend = Traced.fn("Events.resend")(function*(principal: Principal,
 export const maxRecovered = 10_000
 
 /**
- * Re-queues every event created since `since` whose latest delivery failed: a new delivery with
+ * Re-queues every event created since `since` that never got a 2xx and whose latest delivery failed (the
+ * events the list shows `failed`): a new delivery with
  * 8 attempts, due now, in the order the events were written (a payment's events go out in order).
  * The events are read and re-queued in one transaction holding the terminals' recovery
  * (`lockRecovery`): a recovery at the same time waits and then finds them no longer failed.
