@@ -12,14 +12,7 @@ import { readFileSync, rmSync } from "node:fs"
 import { join } from "node:path"
 import { dataDir, request, type ServerProcess, spawnServer } from "./ServerProcess.js"
 
-const alive = (pid: number): boolean => {
-  try {
-    process.kill(pid, 0)
-    return true
-  } catch {
-    return false
-  }
-}
+const alive = EmbeddedPostgres.alive
 
 const running: Array<ServerProcess> = []
 const dirs: Array<string> = []

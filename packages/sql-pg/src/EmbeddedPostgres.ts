@@ -201,7 +201,7 @@ const sleep = (ms: number) => new Promise<void>((ok) => setTimeout(ok, ms).unref
 export const ownerFileName = "paydesk.owner"
 
 /** Whether process `pid` exists and this process may signal it (one of another user's, EPERM, is as good as gone here, as PostgreSQL's own lock check takes it). */
-const alive = (pid: number): boolean => {
+export const alive = (pid: number): boolean => {
   try {
     process.kill(pid, 0)
     return true

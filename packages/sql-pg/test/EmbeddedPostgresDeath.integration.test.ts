@@ -11,28 +11,27 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import * as EmbeddedPostgres from "../src/EmbeddedPostgres.js"
 
-const alive = (pid: number): boolean => {
-  try {
-    process.kill(pid, 0)
-    return true
-  } catch {
-    return false
-  }
-}
+const alive = EmbeddedPostgres.alive
 
 /** `promise`, or "timed out" after `ms`. */
 const within = <A>(promise: Promise<A>, ms: number): Promise<A | "timed out"> =>
   Promise.race([promise, new Promise<"timed out">((ok) => setTimeout(() => ok("timed out"), ms).unref())])
 
+/** An embedded PostgreSQL started in a fresh directory, with the notices it gives and its postmaster's pid. */
+const started = Effect.gen(function*() {
+  const dir = yield* Effect.promise(() => mkdtemp(join(tmpdir(), "paydesk-embedded-death-")))
+  yield* Effect.promise(() => chmod(dir, 0o755))
+  const dataDir = join(dir, "data")
+  const notices: Array<string> = []
+  const running = yield* Effect.promise(() => EmbeddedPostgres.start({ dataDir, notice: (message) => notices.push(message) }))
+  const postmaster = Number.parseInt(readFileSync(join(dataDir, "postmaster.pid"), "utf8"), 10)
+  return { dir, notices, running, postmaster }
+})
+
 describe("EmbeddedPostgres killed under its program", () => {
   it.live("exited resolves, and stop() ends with a notice instead of waiting for ever", () =>
     Effect.gen(function*() {
-      const dir = yield* Effect.promise(() => mkdtemp(join(tmpdir(), "paydesk-embedded-death-")))
-      yield* Effect.promise(() => chmod(dir, 0o755))
-      const dataDir = join(dir, "data")
-      const notices: Array<string> = []
-      const running = yield* Effect.promise(() => EmbeddedPostgres.start({ dataDir, notice: (message) => notices.push(message) }))
-      const postmaster = Number.parseInt(readFileSync(join(dataDir, "postmaster.pid"), "utf8"), 10)
+      const { dir, notices, running, postmaster } = yield* started
       try {
         process.kill(postmaster, "SIGKILL")
         const exited = yield* Effect.promise(() => within(running.exited, 10_000))
@@ -52,12 +51,7 @@ describe("EmbeddedPostgres killed under its program", () => {
 
   it.live("a normal stop waits for PostgreSQL's exit and says nothing", () =>
     Effect.gen(function*() {
-      const dir = yield* Effect.promise(() => mkdtemp(join(tmpdir(), "paydesk-embedded-death-")))
-      yield* Effect.promise(() => chmod(dir, 0o755))
-      const dataDir = join(dir, "data")
-      const notices: Array<string> = []
-      const running = yield* Effect.promise(() => EmbeddedPostgres.start({ dataDir, notice: (message) => notices.push(message) }))
-      const postmaster = Number.parseInt(readFileSync(join(dataDir, "postmaster.pid"), "utf8"), 10)
+      const { dir, notices, running, postmaster } = yield* started
       yield* Effect.promise(() => running.stop())
       assert.isFalse(alive(postmaster))
       assert.deepStrictEqual(notices, [])
