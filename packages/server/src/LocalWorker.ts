@@ -6,8 +6,8 @@
  * the round in progress and never cuts a charge or a delivery in half. Passes never overlap in one
  * process (`runNow` waits for the pass in progress); several processes on one database share the
  * work safely because the use cases claim rows with `SKIP LOCKED` and leases. Callbacks still being
- * sent a second after a pass started them go on in the background (`CallbacksInFlight`, in the
- * layer's scope, which waits for them when it closes), so a slow receiver holds up neither the
+ * sent a second after a pass started them go on in the background (`CallbacksInFlight`, in a scope
+ * of the layer's, which waits for them when it closes), so a slow receiver holds up neither the
  * next pass's callbacks nor the other work.
  *
  * A pass that did work logs one summary line; a failed pass logs its cause and the loop goes on.
@@ -62,16 +62,16 @@ export const layer = (options: Options): Layer.Layer<LocalWorker, never, WakeSig
       // The loop's passes leave slow callbacks in the background; a pass asked for (`runNow`: the
       // operator's `work run`) waits for all it sent, so its report means done (after the
       // background's callbacks of the same payments).
-      const rounds = (background: boolean) =>
+      const rounds = (leaveSlow: boolean) =>
         Effect.gen(function*() {
           // A wake from now on asks for another pass.
           signal.closeUnsafe()
           return yield* Work.rounds(maxRounds, (only) => Effect.uninterruptible(Work.runDue(only))).pipe(
-            Effect.provideService(CallbacksInFlight.InFlight, background ? inFlight : inFlight.waiting())
+            Effect.provideService(CallbacksInFlight.InFlight, leaveSlow ? inFlight : inFlight.waiting())
           )
         })
 
-      const pass = (background: boolean) => lock.withPermits(1)(rounds(background)).pipe(
+      const pass = (leaveSlow: boolean) => lock.withPermits(1)(rounds(leaveSlow)).pipe(
         Effect.timed,
         Effect.tap(([elapsed, report]) =>
           Effect.gen(function*() {
