@@ -57,6 +57,9 @@ export const layer = (options: Options): Layer.Layer<LocalWorker, never, WakeSig
       // (that send would never start: a review found it). They run uninterruptibly.
       const background = yield* Scope.fork(yield* Effect.scope, "parallel")
       const inFlight = CallbacksInFlight.make((effect) => Effect.forkIn(effect, background, { uninterruptible: true }))
+      // Closed after the loop (registered later, so run earlier) and before the background is
+      // waited for: its groups finish the attempts they are making and start no new one.
+      yield* Effect.addFinalizer(() => Effect.sync(() => inFlight.close()))
       const state = { running: false, lastPassAt: null as number | null, lastError: null as string | null }
 
       // The loop's passes leave slow callbacks in the background; a pass asked for (`runNow`: the

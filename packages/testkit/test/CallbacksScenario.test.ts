@@ -348,6 +348,36 @@ describe("Callbacks left in flight", () => {
     }).pipe(Effect.provide(Kit.layer)))
 })
 
+describe("Callbacks left in flight, at a stop", () => {
+  it.effect("once closed, a group finishes the attempt it is making and starts no other: the payment's later event stays pending", () =>
+    Effect.gen(function*() {
+      const { merchant, principal, transport } = yield* setup
+      const answer = yield* Deferred.make<void>()
+      const slow = CallbackTransport.of({ post: (request) => Effect.andThen(Deferred.await(answer), transport.post(request)) })
+      const background = yield* Scope.make()
+      // As the local worker forks them: uninterruptibly, so closing the scope waits for them.
+      const inFlight = CallbacksInFlight.make((effect) => Effect.forkIn(effect, background, { uninterruptible: true }))
+      // A live payment paid at once: its payment.created and payment.paid go out in one group, in order.
+      const a = yield* Payments.create(principal, { amount: "10", orderId: "a" })
+      yield* Payments.settle(a.payment.id, "paid")
+      const pass = yield* Effect.forkChild(Callbacks.runDue().pipe(
+        Effect.provideService(CallbackTransport, slow),
+        Effect.provideService(CallbacksInFlight.InFlight, inFlight)
+      ))
+      yield* until(() => inFlight.sending().size === 2)
+      yield* TestClock.adjust(CallbacksInFlight.waitMs)
+      yield* Fiber.join(pass)
+      // The host stops: the created in flight is answered and recorded; the paid is not sent.
+      inFlight.close()
+      yield* Deferred.succeed(answer, undefined)
+      yield* Scope.close(background, Exit.void)
+      assert.deepStrictEqual(transport.requests.map((r) => JSON.parse(r.body).event_type), ["payment.created"])
+      const deliveries = yield* Callbacks.listDeliveries({ terminalId: merchant.terminal.id, limit: 10 })
+      assert.deepStrictEqual(deliveries.map((d) => [d.status, d.attempts]).sort(), [["delivered", 1], ["pending", 0]])
+      assert.deepStrictEqual([inFlight.running(), inFlight.sending().size], [0, 0])
+    }).pipe(Effect.provide(Kit.layer)))
+})
+
 describe("Callback shares in a pass", () => {
   it.effect("a deferred event defers the payment's later ones, also those of a later batch of the pass, and no attempt is counted", () =>
     Effect.gen(function*() {

@@ -426,6 +426,8 @@ export const runDue = Traced.fn("Callbacks.runDue")(function*() {
       const earlier = Math.max(deferredGroups.get(key) ?? 0, deferredBefore ?? 0)
       let deferredUntil: number | null = earlier > now ? earlier : null
       for (const item of items) {
+        // The host is stopping: no new attempt; the rest stays pending under its lease, sent after it.
+        if (inFlight?.closing() === true) break
         const delivery = yield* leased(item.delivery).pipe(Effect.catchCause((cause) => Effect.as(Effect.logError("callback lease not renewed", cause), item.delivery)))
         if (delivery === null) continue
         if (deferredUntil !== null) {

@@ -18,8 +18,11 @@
  * (the default: the Inngest engine, test clocks, tests) a pass waits for everything it started.
  *
  * The background runs with the pass's services and uninterruptibly, so the host's scope, when it
- * closes, waits for the sends in progress (at most `Callback.timeoutMs` each and the record) and
- * never cuts one in half; a crash loses nothing either: a delivery held is pending with a lease.
+ * closes, waits for the sends in progress (at most `Callback.timeoutMs` and the record) and never
+ * cuts one in half; after `close` a group makes no new attempt (a payment's later events stay
+ * pending and go after their lease, from whichever process runs then: stopping waited 10 s more per
+ * event left otherwise, a re-probe found). A crash loses nothing either: a delivery held is pending
+ * with a lease.
  */
 import { Context, Deferred, Effect, Fiber } from "effect"
 
@@ -52,6 +55,10 @@ export interface InFlight {
   readonly running: () => number
   /** The same, whose passes run every group themselves (never in the background) after the groups of its payment started before. */
   readonly waiting: () => InFlight
+  /** Asks the groups to make no new attempt (the host is stopping): what they hold stays pending, sent after its lease. */
+  readonly close: () => void
+  /** Whether `close` was asked. */
+  readonly closing: () => boolean
 }
 
 /** A background that forks with `fork`. */
@@ -61,6 +68,7 @@ export const make = (fork: Fork, options: { readonly limit?: number; readonly wa
   const chains = new Map<string, Deferred.Deferred<DeferredUntil>>()
   const sending = new Set<string>()
   let background = 0
+  let closing = false
   const runUpTo = (most: number): InFlight["run"] => <R>(
     key: string,
     deliveryIds: ReadonlyArray<string>,
@@ -97,7 +105,9 @@ export const make = (fork: Fork, options: { readonly limit?: number; readonly wa
     run: runUpTo(most),
     sending: () => sending,
     running: () => background,
-    waiting: () => withLimit(0)
+    waiting: () => withLimit(0),
+    close: () => void (closing = true),
+    closing: () => closing
   })
   return withLimit(options.limit ?? limit)
 }
