@@ -4,11 +4,13 @@
  * instead of waiting for a pass to claim it (one statement less per callback, and no wait behind a
  * pass in progress).
  *
- * Every delivery taken is sent at once (at most `concurrency`, by default `limit`, each terminal within
- * its share, `CallbackShares`), each as a pass sends one (`Callbacks.sendHanded`: signed, posted, its
- * attempt recorded), uninterruptibly, so a shutdown never cuts one in half. (With 32 at once, as a
- * pass, two merchants whose receivers hang held every slot for 10 s at a time, and a healthy
- * merchant's first callbacks queued behind them for up to 50 s: an outside probe.)
+ * At most `concurrency` deliveries are started at once (each terminal within its share,
+ * `CallbackShares`), each sent as a pass sends one (`Callbacks.sendHanded`: signed, posted, its
+ * attempt recorded), uninterruptibly, so a shutdown never cuts one in half. One still running after
+ * `CallbackShares.slowMs` goes on in the background and gives its place back: two merchants whose
+ * receivers hang held every place for 10 s at a time, and a healthy merchant's first callbacks
+ * queued behind them for up to 50 s (an outside probe). Sending all taken at once instead cost a
+ * batch of due charges a third of its rate (`bench:work`), so the places stay at 32.
  * `accepting` answers false once `limit` deliveries are taken and not yet finished, so a burst
  * beyond what this process sends keeps going through the passes, which every process shares. The
  * terminals' signing secrets are decrypted once per `cacheMs` window. With the server's `Metrics` in
@@ -17,8 +19,8 @@
  * nothing either: a delivery it held is pending with a lease, and a pass sends it once the lease has
  * run out. `sending` names the deliveries whose attempt has started, for the passes of this process.
  */
-import { Cause, Deferred, Effect, Fiber, Layer, Queue, Stream } from "effect"
-import { Callbacks, DeliveryHandoff, type Handed, SecretCipher } from "@paydesk/core"
+import { Cause, Deferred, Effect, Fiber, Layer, Queue, Scope, Stream } from "effect"
+import { CallbackShares, Callbacks, DeliveryHandoff, type Handed, SecretCipher } from "@paydesk/core"
 import type { WorkServices } from "./LocalWorker.js"
 import { Metrics } from "./Metrics.js"
 
@@ -26,7 +28,7 @@ import { Metrics } from "./Metrics.js"
 export interface Options {
   /** Deliveries taken and not yet finished, at most (default 256). */
   readonly limit?: number
-  /** Deliveries sent at once (default `limit`: every one taken). */
+  /** Deliveries started at once (default `Callbacks.concurrency`, as a pass); one slower than `CallbackShares.slowMs` gives its place back. */
   readonly concurrency?: number
   /** How long a decrypted signing secret is reused (default 60 s). */
   readonly cacheMs?: number
@@ -40,7 +42,7 @@ export const layer = (options: Options = {}): Layer.Layer<DeliveryHandoff, never
       const services = yield* Effect.context<WorkServices>()
       const metrics = yield* Effect.serviceOption(Metrics)
       const limit = options.limit ?? 256
-      const concurrency = options.concurrency ?? limit
+      const concurrency = options.concurrency ?? Callbacks.concurrency
       const cacheMs = options.cacheMs ?? 60_000
       const cipher = yield* SecretCipher
       const queue = yield* Queue.unbounded<Handed, Cause.Done>()
@@ -69,7 +71,20 @@ export const layer = (options: Options = {}): Layer.Layer<DeliveryHandoff, never
           objects.delete(key)
           Deferred.doneUnsafe(object.settled, Effect.void)
         })
-      const send = (handed: Handed) =>
+      // Whatever is left when closing (none, unless the sender died) no longer holds back a pass:
+      // registered first, so it runs last, after the sends (below) have ended.
+      yield* Effect.addFinalizer(() =>
+        Effect.sync(() => {
+          for (const object of objects.values()) Deferred.doneUnsafe(object.settled, Effect.void)
+          objects.clear()
+          sending.clear()
+        })
+      )
+      // A send still running after `CallbackShares.slowMs` goes on in this scope, uninterruptibly, and
+      // gives its place among the `concurrency` back (it still counts towards `limit`): closing waits
+      // for it after the sender has ended.
+      const background = yield* Scope.fork(yield* Effect.scope, "parallel")
+      const sendOne = (handed: Handed) =>
         Effect.suspend(() =>
           Callbacks.sendHanded(handed, Effect.sync(() => void sending.add(handed.delivery.id))).pipe(Effect.provideService(SecretCipher, cipherNow()))
         ).pipe(
@@ -78,6 +93,9 @@ export const layer = (options: Options = {}): Layer.Layer<DeliveryHandoff, never
           Effect.ensuring(finished(handed)),
           Effect.uninterruptible
         )
+      const send = (handed: Handed) =>
+        Effect.flatMap(Effect.forkIn(sendOne(handed), background, { uninterruptible: true }), (fiber) =>
+          Effect.asVoid(Effect.raceFirst(Fiber.await(fiber), Effect.sleep(CallbackShares.slowMs))))
       // The services are given to the sender once: its sends' fibers inherit them (giving them to
       // each send copied the whole context per callback).
       const sender = yield* Stream.fromQueue(queue).pipe(
@@ -86,19 +104,15 @@ export const layer = (options: Options = {}): Layer.Layer<DeliveryHandoff, never
         Effect.provideContext(services),
         Effect.forkScoped
       )
-      // Closing: nothing more is taken, and what was taken is sent before the services go. Whatever
-      // is left then (none, unless the sender died) no longer holds back a pass.
+      // Closing: nothing more is taken, and what was taken is sent before the services go (the
+      // sender, then the sends it left running).
       yield* Effect.addFinalizer(() =>
         Effect.andThen(
           Effect.sync(() => {
             state.open = false
             Queue.endUnsafe(queue)
           }),
-          Effect.andThen(Fiber.await(sender), Effect.sync(() => {
-            for (const object of objects.values()) Deferred.doneUnsafe(object.settled, Effect.void)
-            objects.clear()
-            sending.clear()
-          }))
+          Fiber.await(sender)
         )
       )
 

@@ -1,7 +1,7 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Context, Deferred, Effect, Exit, Layer, Scope } from "effect"
 import { TestClock } from "effect/testing"
-import { CallbackTransport, DeliveryHandoff, OutboxRepository, Payments } from "@paydesk/core"
+import { CallbackShares, CallbackTransport, DeliveryHandoff, OutboxRepository, Payments } from "@paydesk/core"
 import { Kit } from "@paydesk/testkit"
 import { Registry } from "prom-client"
 import * as LocalHandoff from "../src/LocalHandoff.js"
@@ -76,7 +76,7 @@ describe("LocalHandoff", () => {
       assert.strictEqual((yield* deliveryOf(d.id)).nextAttemptAt, start)
     }).pipe(Effect.provide(Kit.layer)))
 
-  it.effect("by default sends every delivery it took at once: two merchants whose receivers hang hold no slot of a third", () =>
+  it.effect("a send slower than slowMs gives its place back: two merchants whose receivers hang hold no place of a third", () =>
     Effect.gen(function*() {
       yield* TestClock.setTime(start)
       const hanging = yield* Effect.forEach(["https://a.example/cb", "https://b.example/cb"], (callbackUrl) => Kit.provisionMerchant({ callbackUrl }))
@@ -96,10 +96,15 @@ describe("LocalHandoff", () => {
       const create = (merchant: Kit.Merchant, orderId: string) =>
         Effect.flatMap(Kit.apiKeyPrincipal(merchant, crypto.randomUUID()), (principal) =>
           Payments.create(principal, { amount: "10", orderId, test: true }).pipe(Effect.provideService(DeliveryHandoff, handoff)))
-      // Each hanging merchant's share of the sending (16) is full; 32 sends hang.
+      // Each hanging merchant's share of the sending (16) is full; 32 sends hang, in every place.
       for (const merchant of hanging) for (let i = 0; i < 16; i++) yield* create(merchant, `hang-${i}`)
       yield* create(healthy, "ok")
-      for (let i = 0; i < 200 && posted.length === 0; i++) yield* Effect.promise(() => new Promise((ok) => setTimeout(ok, 5)))
+      const tick = Effect.promise(() => new Promise((ok) => setTimeout(ok, 5)))
+      for (let i = 0; i < 20; i++) yield* tick
+      assert.deepStrictEqual(posted, [])
+      // A second on: the hanging sends go on in the background, and the third merchant's is sent.
+      yield* TestClock.adjust(CallbackShares.slowMs)
+      for (let i = 0; i < 200 && posted.length === 0; i++) yield* tick
       assert.deepStrictEqual(posted, ["https://ok.example/cb"])
       yield* Deferred.succeed(gate, undefined)
       yield* Scope.close(scope, Exit.void)
