@@ -229,11 +229,11 @@ describe("metrics while the database does not answer", () => {
       expect(down.value("paydesk_db_pool_max_connections")).toBe("10")
       expect(down.seconds).toBeLessThan(2)
 
-      // The database never answers: the scrape answers after the reads' time limit (3 s), in the same way.
+      // The database never answers: the scrape answers in the same way, by the reads' time limit (3 s)
+      // at the latest (sooner when the pool already knows its connections are gone, as in a full run).
       proxy.set("silent")
       const silent = await scrape()
       expect([silent.status, silent.value("paydesk_database_up"), silent.has("paydesk_payments"), silent.has("process_cpu_user_seconds_total")]).toEqual([200, "0", false, true])
-      expect(silent.seconds).toBeGreaterThanOrEqual(2.9)
       expect(silent.seconds).toBeLessThan(6)
 
       // Back: the gauges are read again.
