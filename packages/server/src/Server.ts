@@ -278,7 +278,15 @@ const layerSecurity = Layer.unwrap(Effect.map(Secrets, ({ key }) =>
 
 /** Every port of the core, migrated, on the server's pool, with metrics; plus database, secrets and clock. */
 export const layerCore = (config: ServerConfig) => {
-  const store = Layer.effectDiscard(PgStore.migrate.pipe(Effect.mapError((cause) => new StartError({ step: "migrations", cause })))).pipe(
+  const store = Layer.effectDiscard(PgStore.migrate.pipe(
+    Effect.mapError((cause) => new StartError({ step: "migrations", cause })),
+    // A database a newer build migrated (a rollback, or this process beside newer ones in a rolling
+    // upgrade): this build runs on, as the migrations only add, but says so.
+    Effect.andThen(Effect.flatMap(Effect.orDie(PgStore.unknownMigrations), (unknown) =>
+      unknown.length === 0 ? Effect.void : Effect.logWarning(
+        `the database has migrations this build does not know (${unknown.join(", ")}): a newer build migrated it; this one runs on, but may miss what they added`
+      )))
+  )).pipe(
     Layer.provideMerge(PgStore.layerRepositories)
   )
   // The emulated bank: its charge book on a pool of its own, so its writes never join a core transaction.
@@ -344,8 +352,10 @@ export const layerHttp = (config: ServerConfig) =>
       const publicUrl = Option.getOrElse(config.publicUrl, () => `http://${config.host.includes(":") ? `[${config.host}]` : config.host}:${port}`)
       const ready = Effect.all({
         database: checkOf(sql`SELECT 1`, () => ({ ok: true, detail: "reachable" })),
-        migrations: checkOf(PgStore.pendingMigrations, (pending) =>
-          pending.length === 0 ? { ok: true, detail: "all applied" } : { ok: false, detail: `pending: ${pending.join(", ")}` }),
+        migrations: checkOf(Effect.all([PgStore.pendingMigrations, PgStore.unknownMigrations]), ([pending, unknown]) =>
+          pending.length > 0
+            ? { ok: false, detail: `pending: ${pending.join(", ")}` }
+            : { ok: true, detail: unknown.length === 0 ? "all applied" : `all applied; also applied, unknown to this build (a newer one's): ${unknown.join(", ")}` }),
         worker: engine.check
       }, { concurrency: "unbounded" })
 

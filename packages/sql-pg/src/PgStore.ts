@@ -50,6 +50,20 @@ export const pendingMigrations = Effect.gen(function*() {
   return Object.keys(migrations).filter((name) => !applied.has(Number(/^(\d+)_/.exec(name)?.[1])))
 })
 
+/**
+ * Migrations applied to the database that this build does not have (`<id>_<name>`): a newer build
+ * migrated it (a rollback, or an older process during a rolling upgrade). Empty on a database this
+ * build or an older one migrated.
+ */
+export const unknownMigrations = Effect.gen(function*() {
+  const sql = yield* SqlClient.SqlClient
+  const exists = yield* sql<{ readonly present: boolean }>`SELECT to_regclass(${migrationsTable}) IS NOT NULL AS present`
+  if (exists[0]?.present !== true) return []
+  const known = new Set(Object.keys(migrations).map((name) => Number(/^(\d+)_/.exec(name)?.[1])))
+  const applied = yield* sql<{ readonly migration_id: number; readonly name: string }>`SELECT migration_id, name FROM ${sql(migrationsTable)} ORDER BY migration_id`
+  return applied.filter((row) => !known.has(Number(row.migration_id))).map((row) => `${String(row.migration_id).padStart(4, "0")}_${row.name}`)
+})
+
 /** Every repository and store on the `SqlClient` in context. */
 export const layerRepositories: Layer.Layer<Persistence, never, SqlClient.SqlClient> = Layer.mergeAll(
   PgTransactions.layer,
