@@ -14,7 +14,15 @@ export const liveness = operation({
   summary: "Liveness: the process serves HTTP",
   query: S.NoQuery,
   queryExample: {},
-  responses: [{ status: 200, description: "alive (also while the server shuts down: a drain is no reason to restart it)", schema: R.Liveness, example: { status: "ok" } }],
+  responses: [
+    { status: 200, description: "alive (also while the server shuts down: a drain is no reason to restart it)", schema: R.Liveness, example: { status: "ok" } },
+    {
+      status: 503,
+      description: "alive but unable to serve again until restarted (its embedded PostgreSQL has exited): restart it",
+      schema: R.Liveness,
+      example: { status: "failing", detail: "the embedded PostgreSQL (process 4242) has exited" }
+    }
+  ],
   errors: [[400, "`invalid_request`: `unknown query parameter …` (it takes none)"]]
 })
 

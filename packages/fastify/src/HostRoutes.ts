@@ -30,6 +30,11 @@ export interface Hooks {
   readonly ready?: () => Promise<Readiness>
   /** Metrics in the Prometheus text format; absent: `/metrics` answers 501. */
   readonly metrics?: { readonly contentType: string; render(): Promise<string> }
+  /**
+   * Why the process cannot serve again until it is restarted (its embedded database died), or null;
+   * absent: alive while it answers. Liveness answers 503 with it, so an orchestrator restarts it.
+   */
+  readonly broken?: () => string | null
 }
 
 /**
@@ -59,6 +64,8 @@ export const register = async (app: FastifyInstance, hooks: Hooks, adminToken: s
   route(app, Ops.liveness, async (request, reply, decoded) => {
     const bad = await refused(decoded, request.id)
     if (bad !== null) return reply.code(bad.status).send(bad.body)
+    const broken = hooks.broken?.() ?? null
+    if (broken !== null) return reply.code(503).header("cache-control", "no-store").send({ status: "failing", detail: broken })
     return reply.header("cache-control", "no-store").send({ status: "ok" })
   }, { logLevel: "warn" })
 

@@ -555,7 +555,10 @@ export const responses = {
   AccountPage: page(AccountView, "AccountPage"),
   AccountDetail: Schema.Struct({ ...AccountView.fields, terminals: Schema.Array(TerminalView) }).annotate({ identifier: "AccountDetail", title: "AccountDetail" }),
   TerminalList: Schema.Struct({ items: Schema.Array(TerminalView) }).annotate({ identifier: "TerminalList", title: "TerminalList" }),
-  Liveness: Schema.Struct({ status: Schema.Literal("ok") }).annotate({ identifier: "Liveness", title: "Liveness" }),
+  Liveness: Schema.Struct({
+    status: Schema.Literals(["ok", "failing"]),
+    detail: Schema.optionalKey(Schema.String.annotate({ description: "with `failing`: why the process must be restarted" }))
+  }).annotate({ identifier: "Liveness", title: "Liveness" }),
   Readiness: Schema.Struct({
     status: Schema.Literals(["ready", "not_ready"]),
     checks: Schema.Record(Schema.String, Schema.Struct({ ok: Schema.Boolean, detail: Schema.String }))

@@ -37,6 +37,14 @@ describe("health and metrics routes", () => {
     const notReady = await t.app.inject({ method: "GET", url: "/health/ready" })
     expect([notReady.statusCode, json(notReady).status, json(notReady).checks.worker]).toEqual([503, "not_ready", { ok: false, detail: "stopped" }])
 
+    // A host that cannot serve again until restarted fails liveness, with why.
+    let why: string | null = null
+    const breaking = await fresh({ host: { broken: () => why } })
+    expect((await breaking.app.inject({ method: "GET", url: "/health/live" })).statusCode).toBe(200)
+    why = "the embedded PostgreSQL (process 42) has exited"
+    const dead = await breaking.app.inject({ method: "GET", url: "/health/live" })
+    expect([dead.statusCode, json(dead), dead.headers["cache-control"]]).toEqual([503, { status: "failing", detail: why }, "no-store"])
+
     const failing = await fresh({ host: { ready: () => Promise.reject(new Error("connection refused")) } })
     const broken = await failing.app.inject({ method: "GET", url: "/health/ready" })
     expect([broken.statusCode, json(broken).checks.probe]).toEqual([503, { ok: false, detail: "connection refused" }])

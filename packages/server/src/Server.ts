@@ -60,7 +60,12 @@ export class StartError extends Data.TaggedError("StartError")<{ readonly step: 
 export type StartFailure = StartError | SqlError.SqlError
 
 /** The database the server uses. */
-export class Database extends Context.Service<Database, { readonly url: Redacted.Redacted<string>; readonly embedded: boolean }>()(
+export class Database extends Context.Service<Database, {
+  readonly url: Redacted.Redacted<string>
+  readonly embedded: boolean
+  /** Why the database cannot come back without a restart (the embedded PostgreSQL exited), or null. */
+  readonly gone: () => string | null
+}>()(
   "@paydesk/server/Database"
 ) {}
 
@@ -188,7 +193,7 @@ const writeKeyFile = (file: string, dataDir: string, generated: Buffer): Effect.
 /** `DATABASE_URL`, or an embedded PostgreSQL in `dataDir/postgres`, started here and stopped on release. */
 export const layerDatabase = (config: ServerConfig): Layer.Layer<Database, StartError> =>
   Option.match(config.databaseUrl, {
-    onSome: (url) => Layer.succeed(Database)({ url, embedded: false }),
+    onSome: (url) => Layer.succeed(Database)({ url, embedded: false, gone: () => null }),
     onNone: () =>
       Layer.effect(
         Database,
@@ -203,13 +208,17 @@ export const layerDatabase = (config: ServerConfig): Layer.Layer<Database, Start
             }),
             (running) => Effect.promise(() => running.stop()).pipe(Effect.andThen(Logging.lifecycle("embedded PostgreSQL stopped")))
           )
-          // Killed under the server (`kill -9`, the OOM killer): nothing here restarts it, so say so once, as an error.
+          // Killed under the server (`kill -9`, the OOM killer): nothing here restarts it, so say so once,
+          // as an error, and fail liveness, so that an orchestrator restarts the server.
+          let gone: string | null = null
           yield* Effect.forkScoped(Effect.flatMap(Effect.promise(() => embedded.exited), ({ pid }) =>
-            Effect.logError(
-              `the embedded PostgreSQL in ${dataDir} (process ${pid}) has exited: every request that needs the database fails ` +
-                "until this server is restarted (its data is kept; stop and start the server)"
-            ).pipe(Effect.annotateLogs({ component: "database" }))))
-          return { url: Redacted.make(embedded.url), embedded: true }
+            Effect.suspend(() => {
+              gone = `the embedded PostgreSQL in ${dataDir} (process ${pid}) has exited`
+              return Effect.logError(
+                `${gone}: every request that needs the database fails until this server is restarted (its data is kept; stop and start the server)`
+              ).pipe(Effect.annotateLogs({ component: "database" }))
+            })))
+          return { url: Redacted.make(embedded.url), embedded: true, gone: () => gone }
         })
       )
   })
@@ -346,6 +355,7 @@ export const layerHttp = (config: ServerConfig) =>
       const metrics = yield* Metrics.Metrics
       const manual = yield* ManualTime
       const emulator = yield* AcquirerEmulator.AcquirerEmulator
+      const database = yield* Database
       const sql = yield* SqlClient.SqlClient
 
       const port = config.port === 0 ? yield* Effect.promise(() => EmbeddedPostgres.freePort()) : config.port
@@ -375,6 +385,7 @@ export const layerHttp = (config: ServerConfig) =>
               },
               host: {
                 ready: async () => ({ checks: await run(ready) }),
+                broken: database.gone,
                 metrics: { contentType: metrics.registry.contentType, render: () => metrics.registry.metrics() }
               },
               observe: metrics.observeRequest,

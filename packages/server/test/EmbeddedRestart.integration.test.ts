@@ -98,6 +98,9 @@ describe("the server on its embedded PostgreSQL", () => {
     for (const until = Date.now() + 10_000; !server.output().includes("has exited: every request that needs the database fails") && Date.now() < until;) {
       await new Promise((ok) => setTimeout(ok, 100))
     }
+    // Liveness fails, so that an orchestrator restarts the server.
+    const live = await request(`http://127.0.0.1:${port}`, "GET", "/health/live")
+    expect([live.status, live.json]).toEqual([503, { status: "failing", detail: expect.stringMatching(new RegExp(`\\(process ${postmaster}\\) has exited$`)) }])
     const code = await Promise.race([server.kill("SIGTERM"), new Promise<string>((ok) => setTimeout(() => ok("still running 20 s after SIGTERM"), 20_000))])
     expect(code).toBe(0)
     running.splice(running.indexOf(server), 1)
