@@ -1,5 +1,5 @@
 /**
- * The dashboard's pages rendered by Preact into happy-dom (`Dom.ts`), against a stubbed
+ * The dashboard's pages rendered by Preact into the fake DOM of `FakeDom.ts`, against a stubbed
  * client: the payouts list pages like the payments list, a bad filter in the URL is ignored (not a
  * crash "Try again" cannot clear), a page past the end says so and leads back, USDT amounts and the
  * rate follow the language (payouts and home), the conversion time is labelled Moscow time, and the README's sign-in
@@ -10,16 +10,16 @@ import { h, render } from "preact"
 import { readFileSync } from "node:fs"
 import { DashboardContext, type Dashboard } from "../src/Context.js"
 import { translator, type Language } from "../src/I18n.js"
-import { button, click, findAll, install } from "./Dom.js"
+import { button, click, findAll, install, type FakeElement } from "./FakeDom.js"
 
 // The pages are JSX (their own tsconfig): loaded by a computed path, so the root type-check does not follow them.
 type Component = (props: Record<string, unknown>) => unknown
 const load = (name: string): Promise<Record<string, Component>> => import(`../src/${name}.tsx`)
 
-let root: Element | undefined
+let root: FakeElement | undefined
 
 afterEach(() => {
-  if (root !== undefined) render(null, root)
+  if (root !== undefined) render(null, root as unknown as Element)
   root = undefined
 })
 
@@ -35,11 +35,11 @@ const show = (component: Component, client: Record<string, unknown>, options: { 
     t: translator(language),
     fail: (error) => `failed: ${error instanceof Error ? error.message : String(error)}`
   }
-  render(h(DashboardContext.Provider, { value: dashboard }, h(component as never, options.props ?? {})), root)
+  render(h(DashboardContext.Provider, { value: dashboard }, h(component as never, options.props ?? {})), root as unknown as Element)
   return { root, pushed: installed.pushed }
 }
 
-const rows = (at: Element) => findAll(at, (e) => e.localName === "tr").length - 1
+const rows = (at: FakeElement) => findAll(at, (e) => e.localName === "tr").length - 1
 
 /** A page of `items` as the API answers it. */
 const pageOf = <A>(items: ReadonlyArray<A>, page: number, limit: number) => ({
@@ -86,7 +86,7 @@ describe("Payouts page", () => {
     await vi.waitFor(() => expect(root.textContent).toContain("Page 3 of 3 (57 in all)"))
     expect(rows(root)).toBe(17)
     expect(root.textContent).toContain("WALLET-0 ")
-    expect(button(root, "Next").hasAttribute("disabled")).toBe(true)
+    expect(button(root, "Next").attributes.has("disabled")).toBe(true)
     click(button(root, "Previous"))
     await vi.waitFor(() => expect(root.textContent).toContain("Page 2 of 3 (57 in all)"))
   })
@@ -100,7 +100,7 @@ describe("Payouts page", () => {
     expect(ru.textContent).toContain("95,00\u00a0₽/USDT")
     expect(ru.textContent).toContain("1\u00a0234,500000")
     expect(ru.textContent).not.toMatch(/\d\.\d/)
-    render(null, ru)
+    render(null, ru as unknown as Element)
     const en = show(PayoutsPage!, payoutsClient(3), { language: "en" }).root
     await vi.waitFor(() => expect(en.textContent).toContain("Page 1 of 1 (3 in all)"))
     expect(en.textContent).toContain("10.521578 USDT")
@@ -140,7 +140,7 @@ describe("Payments page", () => {
       expect(query, search).not.toHaveProperty("created_to")
       if (search.startsWith("?from=2026-05-10")) expect(query.created_from, search).toBeTypeOf("string")
       else if (search.startsWith("?from")) expect(query, search).not.toHaveProperty("created_from")
-      render(null, root)
+      render(null, root as unknown as Element)
     }
   })
 
@@ -205,7 +205,7 @@ describe("Terminal settings", () => {
         expect(root.textContent).toContain(hint)
         expect(input?.getAttribute("aria-describedby")).toBe("conversion_time_hint")
       }
-      render(null, root)
+      render(null, root as unknown as Element)
     }
   })
 
