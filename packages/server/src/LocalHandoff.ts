@@ -20,7 +20,7 @@
  * run out. `sending` names the deliveries whose attempt has started, for the passes of this process.
  */
 import { Cause, Deferred, Effect, Fiber, Layer, Queue, Scope, Stream } from "effect"
-import { CallbackShares, Callbacks, DeliveryHandoff, type Handed, SecretCipher } from "@paydesk/core"
+import { CallbackShares, Callbacks, CallbacksInFlight, DeliveryHandoff, type Handed, SecretCipher } from "@paydesk/core"
 import type { WorkServices } from "./LocalWorker.js"
 import { Metrics } from "./Metrics.js"
 
@@ -95,7 +95,7 @@ export const layer = (options: Options = {}): Layer.Layer<DeliveryHandoff, never
         )
       const send = (handed: Handed) =>
         Effect.flatMap(Effect.forkIn(sendOne(handed), background, { uninterruptible: true }), (fiber) =>
-          Effect.asVoid(Effect.raceFirst(Fiber.await(fiber), Effect.sleep(CallbackShares.slowMs))))
+          CallbacksInFlight.waitAtMost(fiber, CallbackShares.slowMs))
       // The services are given to the sender once: its sends' fibers inherit them (giving them to
       // each send copied the whole context per callback).
       const sender = yield* Stream.fromQueue(queue).pipe(

@@ -31,6 +31,10 @@ export const waitMs = 1_000
 /** Groups running in the background at most (one process). */
 export const limit = 256
 
+/** Waits for `fiber` at most `ms`; it goes on after that (in the background it was forked into). */
+export const waitAtMost = <A, E>(fiber: Fiber.Fiber<A, E>, ms: number): Effect.Effect<void> =>
+  Effect.asVoid(Effect.raceFirst(Fiber.await(fiber), Effect.sleep(ms)))
+
 /** Runs effects in the background of the host (its scope), uninterruptibly. */
 export type Fork = <A, R>(effect: Effect.Effect<A, never, R>) => Effect.Effect<Fiber.Fiber<A>, never, R>
 
@@ -98,7 +102,7 @@ export const make = (fork: Fork, options: { readonly limit?: number; readonly wa
       if (!inBackground) return Effect.asVoid(group)
       return Effect.flatMap(fork(group), (fiber) => {
         fiber.addObserver(() => settle(null))
-        return Effect.asVoid(Effect.raceFirst(Fiber.await(fiber), Effect.sleep(wait)))
+        return waitAtMost(fiber, wait)
       })
     })
   const withLimit = (most: number): InFlight => ({
