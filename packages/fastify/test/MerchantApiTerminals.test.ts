@@ -48,6 +48,12 @@ describe("MerchantApi terminals, balance, rate and payouts", () => {
     const partial = json(await call("PUT", `/terminals/${merchant.terminal.id}`, { conversion_mode: "instant" }))
     expect(partial).toMatchObject({ conversion_mode: "instant", callback_url: "https://shop.example/hooks", show_platform_branding: false })
     expect(json(await call("PUT", `/terminals/${merchant.terminal.id.toUpperCase()}`, {})).id).toBe(merchant.terminal.id)
+    // null removes a URL; an empty one is refused, saying so, and changes nothing.
+    for (const field of ["callback_url", "success_redirect_url", "fail_redirect_url"]) {
+      expectError(await call("PUT", `/terminals/${merchant.terminal.id}`, { [field]: "", conversion_mode: "scheduled" }), 400, "invalid_request", `${field} must be an http or https URL; null removes it`)
+    }
+    const cleared = json(await call("PUT", `/terminals/${merchant.terminal.id}`, { callback_url: null }))
+    expect(cleared).toMatchObject({ callback_url: null, success_redirect_url: "https://shop.example/ok", conversion_mode: "instant" })
   })
 
   it("refuses unknown fields and wrong settings types with 400, changing nothing", async () => {

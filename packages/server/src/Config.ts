@@ -152,12 +152,18 @@ const setting = <A>(name: string, config: (name: string) => Config.Config<A>, ru
 
 const filtered = (predicate: (value: string) => boolean) => Schema.String.check(Schema.makeFilter((s: string) => predicate(s) ? undefined : "invalid"))
 
+/**
+ * Decimal digits only, as a number: `Number` would also take `0x4650`, `1e3`, `0b1` or blanks around
+ * the digits, and a setting read one way by us and another by whoever wrote it is a wrong setting.
+ */
+const decimal = Schema.String.check(Schema.isPattern(/^[0-9]{1,15}$/)).pipe(Schema.decodeTo(Schema.FiniteFromString))
+
 const integer = (minimum: number, maximum: number) => (name: string) =>
-  Config.schema(Schema.FiniteFromString.check(Schema.isInt(), Schema.isBetween({ minimum, maximum })), name)
+  Config.schema(decimal.check(Schema.isInt(), Schema.isBetween({ minimum, maximum })), name)
 
 /** 0 (off), or an integer from `minimum` to `maximum`. */
 const zeroOrInteger = (minimum: number, maximum: number) => (name: string) =>
-  Config.schema(Schema.FiniteFromString.check(Schema.isInt(), Schema.makeFilter((n: number) => n === 0 || (n >= minimum && n <= maximum) ? undefined : "invalid")), name)
+  Config.schema(decimal.check(Schema.isInt(), Schema.makeFilter((n: number) => n === 0 || (n >= minimum && n <= maximum) ? undefined : "invalid")), name)
 
 const text = (predicate: (value: string) => boolean) => (name: string) => Config.schema(filtered(predicate), name)
 

@@ -88,6 +88,11 @@ describe("Config", () => {
     expect(() => load({ PAYDESK_SECRET_KEY: "not-a-key-but-secret" })).toThrow(/invalid configuration:\n {2}- PAYDESK_SECRET_KEY must be/)
     expect(() => load({ PAYDESK_SECRET_KEY: "not-a-key-but-secret" })).not.toThrow(/not-a-key-but-secret/)
     expect(problemsOf({ PAYDESK_DB_POOL: "1.5" })).toEqual(["PAYDESK_DB_POOL must be an integer from 1 to 200 (connections)"])
+    // Decimal digits only: what Number() would also read (hex, binary, exponents, blanks) is refused.
+    for (const bad of ["0x4650", "0b11", "0o17", "8e3", " 8080", "8080 ", "+8080", "8_080"]) {
+      expect(problemsOf({ PORT: bad }), JSON.stringify(bad)).toEqual(["PORT must be a TCP port number (0 to 65535)"])
+    }
+    expect(load({ PORT: "08080" }).port).toBe(8080)
   })
 
   it("PAYDESK_REQUEST_TIMEOUT_MS: 0 (no limit), or whole milliseconds from 1000 to 600000", () => {

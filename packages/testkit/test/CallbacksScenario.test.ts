@@ -348,6 +348,63 @@ describe("Callbacks left in flight", () => {
     }).pipe(Effect.provide(Kit.layer)))
 })
 
+describe("Callbacks left in flight, leases run out while waiting", () => {
+  /** A live payment paid at once (its created and paid in one group), its created held by the receiver until `answer`, past both leases. */
+  const waitedPastLeases = Effect.gen(function*() {
+    const { merchant, principal, transport } = yield* setup
+    const answer = yield* Deferred.make<void>()
+    const slow = CallbackTransport.of({ post: (request) => Effect.andThen(Deferred.await(answer), transport.post(request)) })
+    const background = yield* Scope.make()
+    const inFlight = CallbacksInFlight.make((effect) => Effect.forkIn(effect, background))
+    const pass = Callbacks.runDue().pipe(Effect.provideService(CallbackTransport, slow), Effect.provideService(CallbacksInFlight.InFlight, inFlight))
+    const a = yield* Payments.create(principal, { amount: "10", orderId: "a" })
+    yield* Payments.settle(a.payment.id, "paid")
+    const first = yield* Effect.forkChild(pass)
+    yield* until(() => inFlight.sending().size === 2)
+    yield* TestClock.adjust(CallbacksInFlight.waitMs)
+    yield* Fiber.join(first)
+    yield* TestClock.adjust(Config.defaults.leaseMs + 1_000)
+    return { merchant, transport, answer, background, inFlight, pass }
+  })
+  const eventTypes = (transport: RecordingCallbackTransport.RecordingCallbackTransport["Service"]) => transport.requests.map((r) => JSON.parse(r.body).event_type)
+
+  it.effect("a later event another process claimed meanwhile is left to it: not sent from here, nor before its earlier one", () =>
+    Effect.gen(function*() {
+      const { merchant, transport, answer, background, inFlight } = yield* waitedPastLeases
+      // Another process claims both (their leases ran out) and starts sending the created.
+      const outbox = yield* OutboxRepository
+      const now = yield* Clock.currentTimeMillis
+      const elsewhere = yield* outbox.claimDue(now, now + Config.defaults.leaseMs, 10)
+      assert.strictEqual(elsewhere.length, 2)
+      // The receiver answers this process's created; its group does not go on to the paid.
+      yield* Deferred.succeed(answer, undefined)
+      yield* until(() => inFlight.running() === 0)
+      assert.deepStrictEqual(eventTypes(transport), ["payment.created"])
+      const paid = elsewhere.find(({ event }) => event.eventType === "payment.paid")!.delivery
+      const stored = yield* outbox.getDelivery(paid.id)
+      assert.deepStrictEqual(Option.map(stored, (d) => [d.status, d.attempts, d.nextAttemptAt]), Option.some(["pending", 0, now + Config.defaults.leaseMs] as const))
+      assert.strictEqual((yield* Callbacks.listDeliveries({ terminalId: merchant.terminal.id, limit: 10 })).filter((d) => d.status === "delivered").length, 1)
+      yield* Scope.close(background, Exit.void)
+    }).pipe(Effect.provide(Kit.layer)))
+
+  it.effect("a later event a pass of this process claimed meanwhile is sent by its group, once, after its earlier one", () =>
+    Effect.gen(function*() {
+      const { merchant, transport, answer, background, inFlight, pass } = yield* waitedPastLeases
+      // A pass of this process claims both again and leaves them to the group.
+      assert.strictEqual(yield* pass, 0)
+      yield* Deferred.succeed(answer, undefined)
+      yield* until(() => inFlight.running() === 0)
+      assert.deepStrictEqual(eventTypes(transport), ["payment.created", "payment.paid"])
+      const deliveries = yield* Callbacks.listDeliveries({ terminalId: merchant.terminal.id, limit: 10 })
+      assert.deepStrictEqual(deliveries.map((d) => [d.status, d.attempts]), [["delivered", 1], ["delivered", 1]])
+      // Nothing due again: the pass sends nothing more.
+      yield* TestClock.adjust(Config.defaults.leaseMs + 1_000)
+      assert.strictEqual(yield* pass, 0)
+      assert.strictEqual(transport.requests.length, 2)
+      yield* Scope.close(background, Exit.void)
+    }).pipe(Effect.provide(Kit.layer)))
+})
+
 describe("Callbacks left in flight, at a stop", () => {
   it.effect("once closed, a group finishes the attempt it is making and starts no other: the payment's later event stays pending", () =>
     Effect.gen(function*() {

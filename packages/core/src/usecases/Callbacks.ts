@@ -365,9 +365,14 @@ export const runDue = Traced.fn("Callbacks.runDue")(function*() {
     const all = yield* atomic(outbox.claimDue(now, now + config.leaseMs, config.batchSize, scope, { keepFrom: now - Callback.stampReuseMs }))
     const sendingAfter = handoff._tag === "Some" ? handoff.value.sending() : undefined
     // Nor one the engine is sending (its lease ran out during the attempt), nor one an earlier pass left in the background.
-    const claimed = all.filter(({ delivery }) =>
-      !taken.has(delivery.id) && !(sendingBefore?.has(delivery.id) ?? false) && !(sendingAfter?.has(delivery.id) ?? false) &&
-      !(inFlight?.sending().has(delivery.id) ?? false))
+    const claimed = all.filter(({ delivery }) => {
+      if (inFlight?.sending().has(delivery.id) === true) {
+        // Left to its group, which sends it under this claim's lease (its own ran out while it waited).
+        if (delivery.nextAttemptAt !== null) inFlight.reclaim(delivery.id, delivery.nextAttemptAt)
+        return false
+      }
+      return !taken.has(delivery.id) && !(sendingBefore?.has(delivery.id) ?? false) && !(sendingAfter?.has(delivery.id) ?? false)
+    })
     // Each terminal of the batch is read once, now (its URL and secrets as of this batch).
     const terminalIds = [...new Set(claimed.map(({ delivery }) => delivery.terminalId))]
     const terminals = new Map(yield* Effect.forEach(terminalIds, (id) => Effect.map(terminalRepository.get(id), (t) => [id, t] as const)))
@@ -398,19 +403,26 @@ export const runDue = Traced.fn("Callbacks.runDue")(function*() {
   /**
    * A delivery of a group that may have waited (behind its payment's earlier ones) with its lease
    * renewed when little of it is left (`handoffMarginMs`), as the hand-off engine does, so no claim
-   * takes it meanwhile; `null` when it is no longer pending with its attempts (recorded meanwhile).
+   * takes it meanwhile; `"recorded"` when it is no longer pending with its attempts (recorded
+   * meanwhile), `"elsewhere"` when another process claimed it (its lease ran out while it waited).
    */
   const leased = (delivery: Callback.Delivery) =>
     Effect.gen(function*() {
-      if (inFlight === null || delivery.nextAttemptAt === null) return delivery
-      const now = yield* Clock.currentTimeMillis
-      if (delivery.nextAttemptAt - now >= handoffMarginMs) return delivery
-      const until = now + config.leaseMs
-      if (yield* outbox.renewLease(delivery.id, delivery.nextAttemptAt, until)) return { ...delivery, nextAttemptAt: until }
-      // Claimed again since (its lease ran out while it waited): a claim in this process leaves it to
-      // this group (`sending`); its lease is the claim's now.
-      const current = yield* outbox.getDelivery(delivery.id)
-      return Option.isSome(current) && current.value.status === "pending" && current.value.attempts === delivery.attempts ? current.value : null
+      let held = delivery
+      for (;;) {
+        if (inFlight === null || held.nextAttemptAt === null) return held
+        const now = yield* Clock.currentTimeMillis
+        if (held.nextAttemptAt - now >= handoffMarginMs) return held
+        const until = now + config.leaseMs
+        if (yield* outbox.renewLease(held.id, held.nextAttemptAt, until)) return { ...held, nextAttemptAt: until }
+        const current = yield* outbox.getDelivery(held.id)
+        if (Option.isNone(current) || current.value.status !== "pending" || current.value.attempts !== delivery.attempts) return "recorded" as const
+        // Claimed again since: a claim of this process left it to this group (`reclaim`), with the
+        // claim's lease (renewed in turn if little is left); under any other lease another process
+        // holds it and sends it.
+        if (current.value.nextAttemptAt === held.nextAttemptAt || current.value.nextAttemptAt !== inFlight.reclaimed(held.id)) return "elsewhere" as const
+        held = current.value
+      }
     })
   const sendGroup = ({ items, terminals, stamps, after, done }: Group, before: Deferred.Deferred<CallbacksInFlight.DeferredUntil> | undefined) =>
     Effect.gen(function*() {
@@ -429,7 +441,10 @@ export const runDue = Traced.fn("Callbacks.runDue")(function*() {
         // The host is stopping: no new attempt; the rest stays pending under its lease, sent after it.
         if (inFlight?.closing() === true) break
         const delivery = yield* leased(item.delivery).pipe(Effect.catchCause((cause) => Effect.as(Effect.logError("callback lease not renewed", cause), item.delivery)))
-        if (delivery === null) continue
+        if (delivery === "recorded") continue
+        // Another process sends it; the payment's later ones stay pending under their leases, sent
+        // after it (never before it, nor twice from here).
+        if (delivery === "elsewhere") break
         if (deferredUntil !== null) {
           yield* defer(delivery, deferredUntil, passEnded).pipe(Effect.catchCause((cause) => Effect.logError("callback not deferred", cause)))
         } else {

@@ -14,7 +14,9 @@
  * without one. One payment's deliveries keep their order across passes: a group waits for the
  * groups of its payment started before it (`chains`), and defers its deliveries as long as one of
  * them deferred the payment's. `sending` names their deliveries, which a later pass that claims one again (its lease
- * ran out while it waited) leaves to them, as it leaves the hand-off engine's. Without an `InFlight`
+ * ran out while it waited) leaves to them, as it leaves the hand-off engine's, noting the lease its claim
+ * set (`reclaim`): a group whose renewal fails sends a delivery only under a lease this process set,
+ * and leaves one another process claimed to that process. Without an `InFlight`
  * (the default: the Inngest engine, test clocks, tests) a pass waits for everything it started.
  *
  * The background runs with the pass's services and uninterruptibly, so the host's scope, when it
@@ -55,6 +57,10 @@ export interface InFlight {
   ) => Effect.Effect<void, never, R>
   /** The deliveries of the groups started and not yet done. */
   readonly sending: () => ReadonlySet<string>
+  /** A pass of this process claimed one of `sending` again, with a lease until `leaseUntil` (epoch ms), and left it to its group. */
+  readonly reclaim: (deliveryId: string, leaseUntil: number) => void
+  /** The lease this process's last claim of a delivery of `sending` set, if one claimed it again. */
+  readonly reclaimed: (deliveryId: string) => number | undefined
   /** Groups running in the background now. */
   readonly running: () => number
   /** The same, whose passes run every group themselves (never in the background) after the groups of its payment started before. */
@@ -71,6 +77,7 @@ export const make = (fork: Fork, options: { readonly limit?: number; readonly wa
   /** Per payment: the done signal of its group started last. */
   const chains = new Map<string, Deferred.Deferred<DeferredUntil>>()
   const sending = new Set<string>()
+  const leases = new Map<string, number>()
   let background = 0
   let closing = false
   const runUpTo = (most: number): InFlight["run"] => <R>(
@@ -91,7 +98,10 @@ export const make = (fork: Fork, options: { readonly limit?: number; readonly wa
       const settle = (until: DeferredUntil) => {
         if (settled) return
         settled = true
-        for (const id of deliveryIds) sending.delete(id)
+        for (const id of deliveryIds) {
+          sending.delete(id)
+          leases.delete(id)
+        }
         if (chains.get(key) === done) chains.delete(key)
         if (inBackground) background--
         Deferred.doneUnsafe(done, Effect.succeed(until))
@@ -108,6 +118,10 @@ export const make = (fork: Fork, options: { readonly limit?: number; readonly wa
   const withLimit = (most: number): InFlight => ({
     run: runUpTo(most),
     sending: () => sending,
+    reclaim: (deliveryId, leaseUntil) => {
+      if (sending.has(deliveryId)) leases.set(deliveryId, leaseUntil)
+    },
+    reclaimed: (deliveryId) => leases.get(deliveryId),
     running: () => background,
     waiting: () => withLimit(0),
     close: () => void (closing = true),

@@ -102,6 +102,10 @@ export const updateSettingsAsOperator = Traced.fn("Terminals.updateSettingsAsOpe
 
 /** Validates `settings` and applies them to terminal `targetId` in one transaction. */
 const applySettings = Effect.fnUntraced(function*(targetId: string, settings: Settings) {
+  // An empty URL is no way to remove one (null is): said so, rather than the URL rules.
+  for (const [field, name] of [["callbackUrl", "callback_url"], ["successRedirectUrl", "success_redirect_url"], ["failRedirectUrl", "fail_redirect_url"]] as const) {
+    if (settings[field] === "") return yield* new InvalidRequest({ field: name, message: `${name} must be an http or https URL; null removes it` })
+  }
   if (settings.callbackUrl !== undefined && settings.callbackUrl !== null) {
     const checked = CallbackUrl.check(settings.callbackUrl, { allowPrivate: (yield* PaydeskConfig).allowPrivateCallbacks })
     if (Result.isFailure(checked)) return yield* new InvalidRequest({ field: "callback_url", message: checked.failure })
