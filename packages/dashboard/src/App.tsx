@@ -144,9 +144,9 @@ export const App = () => {
         {route.page === "home" ? <HomePage key={view} />
           : route.page === "payments" ? <PaymentsPage key={view} search={location.search} />
           : route.page === "payment" ? <PaymentPage id={route.id} />
-          : route.page === "subscriptions" ? <SubscriptionsPage key={view} />
+          : route.page === "subscriptions" ? <SubscriptionsPage key={view} search={location.search} />
           : route.page === "subscription" ? <SubscriptionPage id={route.id} />
-          : route.page === "payouts" ? <PayoutsPage key={session.terminalId} />
+          : route.page === "payouts" ? <PayoutsPage key={session.terminalId} search={location.search} />
           : route.page === "settings" ? <SettingsPage key={session.terminalId} />
           : (
             <section>

@@ -10,8 +10,8 @@ import type { Payment, PaymentFilter, PaymentStatus } from "@paydesk/client"
 import { useEffect, useState } from "preact/hooks"
 import { useDashboard, useDraft } from "./Context.js"
 import { formatRub, formatTime } from "./I18n.js"
-import { EmptyPage, Paging, perPage } from "./Paging.js"
-import { base, follow, href, navigate } from "./Router.js"
+import { EmptyPage, Ignored, pageOf, Paging, perPage, writePage } from "./Paging.js"
+import { base, follow, href, navigate, withQuery } from "./Router.js"
 
 const statuses: ReadonlyArray<PaymentStatus> = ["created", "processing", "paid", "canceled", "expired", "chargeback", "refunded"]
 
@@ -35,9 +35,6 @@ export const isDay = (text: string): boolean => {
   return year >= 1 && date.getUTCFullYear() === year && date.getUTCMonth() === month - 1 && date.getUTCDate() === day
 }
 
-/** The highest page number read from the URL (far past any real list; keeps the API's offset sane). */
-const maxPage = 1_000_000
-
 /**
  * The filters of the URL's query, and the `name=value` pairs of it that are not valid and were
  * ignored (an unknown status is ignored silently, as before: it is no filter the page offers).
@@ -59,9 +56,7 @@ export const parseFilters = (search: string): { readonly filters: Filters; reado
     ignored.push(`to=${to}`)
     to = ""
   }
-  const pageText = query.get("page") ?? ""
-  const page = /^\d{1,16}$/.test(pageText) ? Number(pageText) : Number.NaN
-  if (pageText !== "" && !(page >= 1)) ignored.push(`page=${pageText}`)
+  const page = pageOf(query, ignored)
   return {
     filters: {
       status: (statuses as ReadonlyArray<string>).includes(status) ? status as PaymentStatus : "",
@@ -69,7 +64,7 @@ export const parseFilters = (search: string): { readonly filters: Filters; reado
       to,
       all: query.get("env") === "all",
       order: query.get("order") ?? "",
-      page: page >= 1 ? Math.min(page, maxPage) : 1
+      page
     },
     ignored
   }
@@ -85,9 +80,8 @@ const searchOf = (filters: Filters): string => {
   if (filters.to !== "") query.set("to", filters.to)
   if (filters.all) query.set("env", "all")
   if (filters.order !== "") query.set("order", filters.order)
-  if (filters.page > 1) query.set("page", String(filters.page))
-  const text = query.toString()
-  return `${base}/payments${text === "" ? "" : `?${text}`}`
+  writePage(query, filters.page)
+  return withQuery(href({ page: "payments" }), query)
 }
 
 interface Loaded {
@@ -207,7 +201,7 @@ export const PaymentsPage = ({ search }: { search: string }) => {
         </div>
       </form>
 
-      {ignored.length === 0 ? null : <p class="note" role="status">{t("payments.ignored", { values: ignored.join(", ") })}</p>}
+      <Ignored values={ignored} />
       {error !== null ? (
         <div class="error" role="alert">
           <p>{error}</p>

@@ -2,7 +2,9 @@
  * Payouts: the balance (available and held USDT) and the rate, a request form whose confirmation
  * shows the amount against the available balance (compared exactly, in micro-USDT), and the list
  * of payouts with their status, newest first, 20 a page (completed and rejected payouts stay in the
- * list, so it only grows). A new payout shows on the first page.
+ * list, so it only grows). A new payout shows on the first page. The list's page lives in the URL
+ * (`?page=`), as the payments' does, so a reload, Back or a shared link keeps it; a page number
+ * there that is not valid is ignored and named above the list.
  */
 import type { Balance, Page, Payout, PayoutCreate, Rate } from "@paydesk/client"
 import { useState } from "preact/hooks"
@@ -10,11 +12,25 @@ import { Confirm } from "./Confirm.js"
 import { useAction, useDashboard, useLoad } from "./Context.js"
 import { formatDecimal, formatRate, formatTime, formatUsdt } from "./I18n.js"
 import { microUsdt } from "./Money.js"
-import { EmptyPage, Paging, perPage } from "./Paging.js"
+import { EmptyPage, Ignored, pageOf, Paging, perPage, writePage } from "./Paging.js"
+import { href, navigate, withQuery } from "./Router.js"
 
 const networks: ReadonlyArray<PayoutCreate["network"]> = ["TRC-20", "ERC-20", "TON"]
 
-export const PayoutsPage = () => {
+/** The page of the payouts list in the URL's query, and the `name=value` pairs of it that are not valid and were ignored. */
+export const parsePayoutsPage = (search: string): { readonly page: number; readonly ignored: ReadonlyArray<string> } => {
+  const ignored: Array<string> = []
+  const page = pageOf(new URLSearchParams(search), ignored)
+  return { page, ignored }
+}
+
+const searchOf = (page: number): string => {
+  const query = new URLSearchParams()
+  writePage(query, page)
+  return withQuery(href({ page: "payouts" }), query)
+}
+
+export const PayoutsPage = ({ search }: { search: string }) => {
   const { session, t, language } = useDashboard()
   const { busy, error, report, run } = useAction()
   const [balance, setBalance] = useState<Balance | null>(null)
@@ -24,7 +40,8 @@ export const PayoutsPage = () => {
   const [confirming, setConfirming] = useState(false)
   const [message, setMessage] = useState<string | null>(null)
   const [reload, setReload] = useState(0)
-  const [page, setPage] = useState(1)
+  const { page, ignored } = parsePayoutsPage(search)
+  const go = (next: number) => navigate(searchOf(next))
 
   useLoad(() => {
     const { client, terminalId } = session
@@ -47,7 +64,7 @@ export const PayoutsPage = () => {
       const payout = await session.client.payouts.create({ ...draft, amount_usdt: draft.amount_usdt.trim(), wallet_address: draft.wallet_address.trim(), terminal_id: session.terminalId })
       setMessage(t("payouts.created", { status: t(`payout.${payout.status}`) }))
       setDraft({ ...draft, amount_usdt: "" })
-      setPage(1)
+      if (page !== 1) go(1)
       setReload((n) => n + 1)
     })
     setConfirming(false)
@@ -103,7 +120,8 @@ export const PayoutsPage = () => {
       {message === null ? null : <p class="ok" role="status">{message}</p>}
       {error === null ? null : <p class="error" role="alert">{error}</p>}
       <h2>{t("payouts.title")}</h2>
-      {list === null ? null : list.items.length === 0 ? <EmptyPage page={page} total={list.total} go={setPage} empty={t("payouts.empty")} /> : (
+      <Ignored values={ignored} />
+      {list === null ? null : list.items.length === 0 ? <EmptyPage page={page} total={list.total} go={go} empty={t("payouts.empty")} /> : (
         <>
           <div class="table-wrap">
             <table class="payments">
@@ -127,7 +145,7 @@ export const PayoutsPage = () => {
               </tbody>
             </table>
           </div>
-          <Paging page={page} total={list.total} go={setPage} />
+          <Paging page={page} total={list.total} go={go} />
         </>
       )}
     </section>

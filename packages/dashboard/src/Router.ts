@@ -53,6 +53,12 @@ export const href = (route: Exclude<Route, { page: "notFound" }>): string => {
   }
 }
 
+/** `path` with `query` (no `?` when the query is empty): a list page's URL from its filters. */
+export const withQuery = (path: string, query: URLSearchParams): string => {
+  const text = query.toString()
+  return text === "" ? path : `${path}?${text}`
+}
+
 const changed = "paydesk:navigate"
 
 /** Goes to `path` (query included) without a reload. */

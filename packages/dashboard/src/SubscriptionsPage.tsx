@@ -1,24 +1,53 @@
 /**
  * Subscriptions of the mode's environment, newest first, 20 a page, filtered by state; each one
- * not yet stopped can be stopped after a confirmation (the list then shows its new state).
+ * not yet stopped can be stopped after a confirmation (the list then shows its new state). The
+ * state filter and the page live in the URL, as the payments filters do, so a reload, Back or a
+ * shared link keeps them; a page number there that is not valid is ignored and named above the
+ * list, a state the page does not offer is ignored.
  */
 import type { Page, Subscription } from "@paydesk/client"
 import { useEffect, useState } from "preact/hooks"
 import { Confirm } from "./Confirm.js"
 import { useAction, useDashboard } from "./Context.js"
 import { formatRub, formatTime } from "./I18n.js"
-import { EmptyPage, Paging, perPage } from "./Paging.js"
-import { follow, href } from "./Router.js"
+import { EmptyPage, Ignored, pageOf, Paging, perPage, writePage } from "./Paging.js"
+import { follow, href, navigate, withQuery } from "./Router.js"
 import { stoppable } from "./SubscriptionPage.js"
 
-type State = "" | "new" | "active" | "stop"
+/** The states the filter offers. */
+const states = ["new", "active", "stop"] as const
 
+type State = "" | (typeof states)[number]
 
-export const SubscriptionsPage = () => {
+export interface SubscriptionFilters {
+  readonly state: State
+  readonly page: number
+}
+
+/**
+ * The filters of the URL's query, and the `name=value` pairs of it that are not valid and were
+ * ignored (a state the page does not offer is ignored silently, as the payments' status is).
+ */
+export const parseSubscriptionFilters = (search: string): { readonly filters: SubscriptionFilters; readonly ignored: ReadonlyArray<string> } => {
+  const query = new URLSearchParams(search)
+  const ignored: Array<string> = []
+  const state = query.get("state") ?? ""
+  const page = pageOf(query, ignored)
+  return { filters: { state: (states as ReadonlyArray<string>).includes(state) ? state as State : "", page }, ignored }
+}
+
+const searchOf = (filters: SubscriptionFilters): string => {
+  const query = new URLSearchParams()
+  if (filters.state !== "") query.set("state", filters.state)
+  writePage(query, filters.page)
+  return withQuery(href({ page: "subscriptions" }), query)
+}
+
+export const SubscriptionsPage = ({ search }: { search: string }) => {
   const { session, sandbox, t, language, fail } = useDashboard()
   const action = useAction()
-  const [state, setState] = useState<State>("")
-  const [page, setPage] = useState(1)
+  const { filters, ignored } = parseSubscriptionFilters(search)
+  const { state, page } = filters
   const [loaded, setLoaded] = useState<Page<Subscription> | null>(null)
   const [error, setError] = useState<string | null>(null)
   const [confirming, setConfirming] = useState<Subscription | null>(null)
@@ -41,6 +70,8 @@ export const SubscriptionsPage = () => {
     }
   }, [state, page, reload])
 
+  const go = (next: Partial<SubscriptionFilters>) => navigate(searchOf({ ...filters, ...next }))
+  const goPage = (page: number) => go({ page })
   const refOf = (s: Subscription) => s.merchant_subscription_ref ?? s.id
   const stop = async (subscription: Subscription) => {
     await action.run(async () => {
@@ -57,24 +88,20 @@ export const SubscriptionsPage = () => {
       <div class="filters">
         <label>
           <span>{t("subs.state")}</span>
-          <select value={state} onChange={(e) => {
-            setState((e.currentTarget as HTMLSelectElement).value as State)
-            setPage(1)
-          }}>
+          <select name="state" value={state} onChange={(e) => go({ state: (e.currentTarget as HTMLSelectElement).value as State, page: 1 })}>
             <option value="">{t("subs.state.any")}</option>
-            <option value="new">{t("subs.state.new")}</option>
-            <option value="active">{t("subs.state.active")}</option>
-            <option value="stop">{t("subs.state.stop")}</option>
+            {states.map((s) => <option value={s} key={s}>{t(`subs.state.${s}`)}</option>)}
           </select>
         </label>
       </div>
+      <Ignored values={ignored} />
       {message === null ? null : <p class="ok" role="status">{message}</p>}
       {[error, action.error].map((text) => text === null ? null : <p class="error" role="alert">{text}</p>)}
       {confirming === null ? null : (
         <Confirm id="stop" question={t("subs.stopConfirm", { ref: refOf(confirming) })} busy={action.busy}
           onConfirm={() => stop(confirming)} onCancel={() => setConfirming(null)} />
       )}
-      {loaded === null ? (error === null ? <p role="status">{t("loading")}</p> : null) : loaded.items.length === 0 ? <EmptyPage page={page} total={loaded.total} go={setPage} empty={t("subs.empty")} /> : (
+      {loaded === null ? (error === null ? <p role="status">{t("loading")}</p> : null) : loaded.items.length === 0 ? <EmptyPage page={page} total={loaded.total} go={goPage} empty={t("subs.empty")} /> : (
         <>
           <div class="table-wrap">
             <table class="payments">
@@ -111,7 +138,7 @@ export const SubscriptionsPage = () => {
               </tbody>
             </table>
           </div>
-          <Paging page={page} total={loaded.total} go={setPage} />
+          <Paging page={page} total={loaded.total} go={goPage} />
         </>
       )}
     </section>

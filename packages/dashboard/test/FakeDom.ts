@@ -2,7 +2,7 @@
  * Just enough of a DOM for Preact to render the dashboard's pages in Node (the tests' environment
  * has no browser): elements with attributes and listeners, text nodes, a `document`, a `window`
  * with `location` and `history` (the router's) and `localStorage`. Read back with `textContent`,
- * `findAll`, `button` and `click`. The real browser test is
+ * `findAll`, `button`, `click`, `edit` and `submit`. The real browser test is
  * `packages/server/test/Dashboard.browser.integration.test.ts`.
  */
 
@@ -162,10 +162,10 @@ export const button = (node: FakeNode, label: string): FakeElement => {
   return found
 }
 
-/** Clicks `element` (its own click listeners, as Preact attaches them). */
-export const click = (element: FakeElement): void => {
+/** Dispatches a `type` event to `element`'s own listeners (as Preact attaches them). */
+const dispatch = (element: FakeElement, type: string): void => {
   const event: FakeEvent = {
-    type: "click",
+    type,
     target: element,
     currentTarget: element,
     button: 0,
@@ -174,5 +174,17 @@ export const click = (element: FakeElement): void => {
       event.defaultPrevented = true
     }
   }
-  for (const listener of [...(element.listeners.get("click") ?? [])]) listener.call(element, event)
+  for (const listener of [...(element.listeners.get(type) ?? [])]) listener.call(element, event)
 }
+
+/** Clicks `element` (its own click listeners, as Preact attaches them). */
+export const click = (element: FakeElement): void => dispatch(element, "click")
+
+/** Sets a field's `value` and sends the event a person's edit sends: `input` (typed) or `change` (a choice in a select). */
+export const edit = (element: FakeElement, value: string, type: "input" | "change" = "input"): void => {
+  (element as unknown as { value: string }).value = value
+  dispatch(element, type)
+}
+
+/** Submits `form` (its own submit listeners). */
+export const submit = (form: FakeElement): void => dispatch(form, "submit")

@@ -2,15 +2,17 @@
  * The dashboard's pages rendered by Preact into the fake DOM of `FakeDom.ts`, against a stubbed
  * client: the payouts list pages like the payments list, a bad filter in the URL is ignored (not a
  * crash "Try again" cannot clear), a page past the end says so and leads back, USDT amounts and the
- * rate follow the language (payouts and home), the conversion time is labelled Moscow time, and the README's sign-in
- * fields are the form's.
+ * rate follow the language (payouts and home), the conversion time is labelled Moscow time, the
+ * subscriptions' state filter and page and the payouts' page live in the URL as the payments'
+ * filters do, and the README's sign-in fields are the form's.
  */
 import { afterEach, describe, expect, it, vi } from "vitest"
 import { h, render } from "preact"
 import { readFileSync } from "node:fs"
 import { DashboardContext, type Dashboard } from "../src/Context.js"
 import { translator, type Language } from "../src/I18n.js"
-import { button, click, findAll, install, type FakeElement } from "./FakeDom.js"
+import { useLocation } from "../src/Router.js"
+import { button, click, edit, findAll, install, submit, type FakeElement } from "./FakeDom.js"
 
 // The pages are JSX (their own tsconfig): loaded by a computed path, so the root type-check does not follow them.
 type Component = (props: Record<string, unknown>) => unknown
@@ -23,7 +25,11 @@ afterEach(() => {
   root = undefined
 })
 
-/** Renders `component` in the signed-in layout with `client`; answers the root and the URLs navigated to. */
+/**
+ * Renders `component` in the signed-in layout with `client`; answers the root and the URLs navigated
+ * to. As in the app, the component gets the location's query as `search` and again after every
+ * navigation, unless `props` gives its own `search`.
+ */
 const show = (component: Component, client: Record<string, unknown>, options: { language?: Language; path?: string; props?: Record<string, unknown> } = {}) => {
   const installed = install(options.path ?? "/dashboard/")
   root = installed.root
@@ -35,9 +41,13 @@ const show = (component: Component, client: Record<string, unknown>, options: { 
     t: translator(language),
     fail: (error) => `failed: ${error instanceof Error ? error.message : String(error)}`
   }
-  render(h(DashboardContext.Provider, { value: dashboard }, h(component as never, options.props ?? {})), root as unknown as Element)
+  const Routed = () => h(component as never, { search: useLocation().search, ...options.props })
+  render(h(DashboardContext.Provider, { value: dashboard }, h(Routed, {})), root as unknown as Element)
   return { root, pushed: installed.pushed }
 }
+
+/** After the render Preact schedules for a state change (as a browser renders between keystrokes). */
+const rendered = () => new Promise((resolve) => setTimeout(resolve, 0))
 
 const rows = (at: FakeElement) => findAll(at, (e) => e.localName === "tr").length - 1
 
@@ -106,6 +116,136 @@ describe("Payouts page", () => {
     expect(en.textContent).toContain("10.521578 USDT")
     expect(en.textContent).toContain("1,000.000001 USDT")
     expect(en.textContent).toContain("95.00 ₽/USDT")
+  })
+
+  it("opens at the URL's page, writes the page it goes to into the URL, and goes back to page 1 after a payout", async () => {
+    const client = { ...payoutsClient(57), payouts: { ...payoutsClient(57).payouts, create: vi.fn(async () => ({ ...payout(99), status: "created" })) } }
+    const { PayoutsPage } = await load("PayoutsPage")
+    const { root, pushed } = show(PayoutsPage!, client, { path: "/dashboard/payouts?page=2" })
+    await vi.waitFor(() => expect(root.textContent).toContain("Page 2 of 3 (57 in all)"))
+    expect(client.payouts.list).toHaveBeenCalledTimes(1)
+    expect(client.payouts.list).toHaveBeenLastCalledWith({ terminal_id: "term-1", page: 2, limit: 20 })
+    expect(root.textContent).not.toContain("Ignored in the address")
+    click(button(root, "Next"))
+    expect(pushed).toEqual(["/dashboard/payouts?page=3"])
+    await vi.waitFor(() => expect(root.textContent).toContain("Page 3 of 3 (57 in all)"))
+    expect(client.payouts.list).toHaveBeenLastCalledWith({ terminal_id: "term-1", page: 3, limit: 20 })
+    click(button(root, "Previous"))
+    expect(pushed).toEqual(["/dashboard/payouts?page=3", "/dashboard/payouts?page=2"])
+
+    // A payout requested from a later page shows on the first one, in the URL too.
+    await vi.waitFor(() => expect(root.textContent).toContain("Page 2 of 3 (57 in all)"))
+    edit(findAll(root, (e) => e.getAttribute("name") === "amount")[0]!, "1.5")
+    await rendered()
+    edit(findAll(root, (e) => e.getAttribute("name") === "wallet")[0]!, "TQn9Y2khEsLJW1ChVWFMSMeRDow5KcbLSE")
+    await rendered()
+    submit(findAll(root, (e) => e.localName === "form")[0]!)
+    await vi.waitFor(() => expect(root.textContent).toContain("Send 1.5 USDT to TQn9Y2khEsLJW1ChVWFMSMeRDow5KcbLSE"))
+    click(button(root, "Confirm"))
+    await vi.waitFor(() => expect(root.textContent).toContain("Page 1 of 3 (57 in all)"))
+    expect(client.payouts.create).toHaveBeenCalledTimes(1)
+    expect(pushed.at(-1)).toBe("/dashboard/payouts")
+    expect(client.payouts.list).toHaveBeenLastCalledWith({ terminal_id: "term-1", page: 1, limit: 20 })
+  })
+
+  it("ignores a page in the URL that is no positive number, names it as the payments page does, and never sends it", async () => {
+    const { PayoutsPage } = await load("PayoutsPage")
+    for (const search of ["?page=abc", "?page=0", "?page=-2", "?page=1.5"]) {
+      const client = payoutsClient(57)
+      const { root, pushed } = show(PayoutsPage!, client, { path: `/dashboard/payouts${search}` })
+      await vi.waitFor(() => expect(root.textContent, search).toContain("Page 1 of 3 (57 in all)"))
+      expect(root.textContent, search).toContain(`Ignored in the address, not valid: ${search.slice(1)}.`)
+      expect(client.payouts.list.mock.calls, search).toEqual([[{ terminal_id: "term-1", page: 1, limit: 20 }]])
+      click(button(root, "Next"))
+      expect(pushed, search).toEqual(["/dashboard/payouts?page=2"])
+      await vi.waitFor(() => expect(root.textContent, search).toContain("Page 2 of 3 (57 in all)"))
+      expect(root.textContent, search).not.toContain("Ignored in the address")
+      render(null, root as unknown as Element)
+    }
+    // A page past any real list is capped, as the payments' is.
+    const client = payoutsClient(57)
+    const { root } = show(PayoutsPage!, client, { path: "/dashboard/payouts?page=99999999999" })
+    await vi.waitFor(() => expect(root.textContent).toContain("Page 1000000 is past the end of the list"))
+    expect(client.payouts.list).toHaveBeenLastCalledWith({ terminal_id: "term-1", page: 1_000_000, limit: 20 })
+  })
+})
+
+const subscription = (n: number) => ({
+  id: `sub_${n}`, terminal_id: "term-1", plan_id: "plan-1", merchant_subscription_ref: `member-${n}`, description: null,
+  provider_state: "active", billing_status: "enabled", test: true, environment: "sandbox", test_clock: null,
+  plan_code: "gold", plan_version: 1, merchant_amount_rub: "100.00", payer_amount_rub: "100.00", interval: "month",
+  successful_cycles: 1, consecutive_failures: 0, next_charge_at: null, created_at: "2026-01-02T10:00:00.000Z",
+  activated_at: "2026-01-02T10:00:00.000Z", stopped_at: null
+})
+
+describe("Subscriptions page", () => {
+  const subscriptionsClient = (total: number) => {
+    const all = Array.from({ length: total }, (_, n) => subscription(n))
+    return {
+      subscriptions: {
+        list: vi.fn(async (query: { page?: number; limit?: number }) => pageOf(all, query.page ?? 1, query.limit ?? 50))
+      }
+    }
+  }
+  const stateSelect = (root: FakeElement) => findAll(root, (e) => e.localName === "select" && e.getAttribute("name") === "state")[0]!
+
+  it("opens at the URL's state and page, asks the API for them, and writes the page it goes to into the URL", async () => {
+    const client = subscriptionsClient(45)
+    const { SubscriptionsPage } = await load("SubscriptionsPage")
+    const { root, pushed } = show(SubscriptionsPage!, client, { path: "/dashboard/subscriptions?state=active&page=2" })
+    await vi.waitFor(() => expect(root.textContent).toContain("Page 2 of 3 (45 in all)"))
+    expect(client.subscriptions.list).toHaveBeenCalledTimes(1)
+    expect(client.subscriptions.list).toHaveBeenLastCalledWith({ terminal_id: "term-1", environment: "sandbox", state: "active", page: 2, limit: 20 })
+    expect(root.textContent).toContain("member-20")
+    expect(root.textContent).not.toContain("Ignored in the address")
+    click(button(root, "Next"))
+    expect(pushed).toEqual(["/dashboard/subscriptions?state=active&page=3"])
+    await vi.waitFor(() => expect(root.textContent).toContain("Page 3 of 3 (45 in all)"))
+    expect(client.subscriptions.list).toHaveBeenLastCalledWith({ terminal_id: "term-1", environment: "sandbox", state: "active", page: 3, limit: 20 })
+    click(button(root, "Previous"))
+    expect(pushed.at(-1)).toBe("/dashboard/subscriptions?state=active&page=2")
+    await vi.waitFor(() => expect(root.textContent).toContain("Page 2 of 3 (45 in all)"))
+  })
+
+  it("starts a newly selected state at page 1, in the URL and in the API's query", async () => {
+    const client = subscriptionsClient(45)
+    const { SubscriptionsPage } = await load("SubscriptionsPage")
+    const { root, pushed } = show(SubscriptionsPage!, client, { path: "/dashboard/subscriptions?state=active&page=3" })
+    await vi.waitFor(() => expect(root.textContent).toContain("Page 3 of 3 (45 in all)"))
+    edit(stateSelect(root), "stop", "change")
+    expect(pushed).toEqual(["/dashboard/subscriptions?state=stop"])
+    await vi.waitFor(() => expect(client.subscriptions.list).toHaveBeenLastCalledWith({ terminal_id: "term-1", environment: "sandbox", state: "stop", page: 1, limit: 20 }))
+    await vi.waitFor(() => expect(root.textContent).toContain("Page 1 of 3 (45 in all)"))
+    edit(stateSelect(root), "", "change")
+    expect(pushed.at(-1)).toBe("/dashboard/subscriptions")
+    await vi.waitFor(() => expect(client.subscriptions.list).toHaveBeenLastCalledWith({ terminal_id: "term-1", environment: "sandbox", page: 1, limit: 20 }))
+  })
+
+  it("ignores a page that is no positive number (named as the payments page names it) and a state it does not offer; sends neither", async () => {
+    const { SubscriptionsPage } = await load("SubscriptionsPage")
+    for (const [search, named] of [["?page=abc", "page=abc"], ["?state=bogus", null], ["?state=bogus&page=0", "page=0"], ["?state=new&page=x2", "page=x2"]] as const) {
+      const client = subscriptionsClient(45)
+      const { root, pushed } = show(SubscriptionsPage!, client, { path: `/dashboard/subscriptions${search}` })
+      await vi.waitFor(() => expect(root.textContent, search).toContain("Page 1 of 3 (45 in all)"))
+      if (named === null) expect(root.textContent, search).not.toContain("Ignored in the address")
+      else expect(root.textContent, search).toContain(`Ignored in the address, not valid: ${named}.`)
+      const state = search.includes("state=new") ? { state: "new" } : {}
+      expect(client.subscriptions.list.mock.calls, search).toEqual([[{ terminal_id: "term-1", environment: "sandbox", ...state, page: 1, limit: 20 }]])
+      click(button(root, "Next"))
+      expect(pushed, search).toEqual([`/dashboard/subscriptions?${"state" in state ? "state=new&" : ""}page=2`])
+      await vi.waitFor(() => expect(root.textContent, search).toContain("Page 2 of 3 (45 in all)"))
+      expect(root.textContent, search).not.toContain("Ignored in the address")
+      render(null, root as unknown as Element)
+    }
+  })
+
+  it("reads the URL's state and page, leaving out what is not valid", async () => {
+    const { parseSubscriptionFilters } = await load("SubscriptionsPage")
+    const parse = parseSubscriptionFilters as unknown as (search: string) => { filters: Record<string, unknown>; ignored: ReadonlyArray<string> }
+    expect(parse("?state=stop&page=4")).toEqual({ filters: { state: "stop", page: 4 }, ignored: [] })
+    expect(parse("")).toEqual({ filters: { state: "", page: 1 }, ignored: [] })
+    expect(parse("?state=bogus&page=abc")).toEqual({ filters: { state: "", page: 1 }, ignored: ["page=abc"] })
+    expect(parse("?page=99999999999").filters.page).toBe(1_000_000)
   })
 })
 

@@ -382,7 +382,7 @@ describe("Callbacks left in flight, leases run out while waiting", () => {
       assert.deepStrictEqual(eventTypes(transport), ["payment.created"])
       const paid = elsewhere.find(({ event }) => event.eventType === "payment.paid")!.delivery
       const stored = yield* outbox.getDelivery(paid.id)
-      assert.deepStrictEqual(Option.map(stored, (d) => [d.status, d.attempts, d.nextAttemptAt]), Option.some(["pending", 0, now + Config.defaults.leaseMs] as const))
+      assert.deepStrictEqual(Option.map(stored, (d): ReadonlyArray<unknown> => [d.status, d.attempts, d.nextAttemptAt]), Option.some(["pending", 0, now + Config.defaults.leaseMs]))
       assert.strictEqual((yield* Callbacks.listDeliveries({ terminalId: merchant.terminal.id, limit: 10 })).filter((d) => d.status === "delivered").length, 1)
       yield* Scope.close(background, Exit.void)
     }).pipe(Effect.provide(Kit.layer)))
