@@ -81,6 +81,15 @@ export interface Payment {
  * charge (born paid). A first payment that expired unpaid is followed by another when the payer
  * confirms again: `firstAttempt` numbers them (order ids `sub-<id>-first`, `sub-<id>-first-2`, …).
  */
+/**
+ * Whether `payment` is one of subscription `subscriptionId`'s first payments (`sub-<id>-first`,
+ * `sub-<id>-first-2`, …: one per consent given), not one of its charges.
+ */
+export const isFirstOf = (subscriptionId: string, payment: Payment): boolean => {
+  const prefix = `sub-${subscriptionId}-`
+  return payment.subscriptionId === subscriptionId && payment.orderId.startsWith(prefix) && /^first(-[0-9]+)?$/.test(payment.orderId.slice(prefix.length))
+}
+
 export const makeRecurring = (input: {
   readonly id: string
   readonly subscription: {

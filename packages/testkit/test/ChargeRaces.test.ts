@@ -2,9 +2,11 @@ import { assert, describe, it } from "@effect/vitest"
 import { Deferred, Effect, Fiber, Option } from "effect"
 import { TestClock } from "effect/testing"
 import {
+  type Access,
   Acquirer,
   ChargeRepository,
   LedgerRepository,
+  OutboxRepository,
   PaydeskConfig,
   PaymentRepository,
   Payments,
@@ -278,6 +280,65 @@ describe("First payments and the consent", () => {
       yield* Payments.settle(second.id, "paid")
       sub = yield* reload(subscription.id)
       assert.deepStrictEqual([Subscription.stateOf(sub), sub.successfulCycles], ["active/enabled", 1])
+    }).pipe(Effect.provide(Kit.layer)))
+
+  /** The consented subscription's first payment expired unpaid (the consent taken back). */
+  const expiredFirst = Effect.gen(function*() {
+    const consent = yield* consented
+    yield* TestClock.adjust("31 minutes")
+    yield* Work.drain()
+    assert.strictEqual((yield* (yield* PaymentRepository).get(consent.first.id)).pipe(Option.map((p) => p.status), Option.getOrThrow), "expired")
+    return consent
+  })
+  const statusOf = (id: string) => Effect.map(Effect.flatMap(PaymentRepository, (r) => r.get(id)), (p) => Option.getOrThrow(p).status)
+  const history = (principal: Access.Principal, id: string) =>
+    Effect.map(Subscriptions.charges(principal, id), (charges) => charges.map((c) => [c.attempt, c.status, c.paymentId, c.validationStatus, c.validationReason]))
+
+  it.effect("an expired first payment paid late while the subscription still waits for one activates it: the payer is not asked to pay again", () =>
+    Effect.gen(function*() {
+      const { principal, subscription, first } = yield* expiredFirst
+      yield* Payments.settle(first.id, "paid")
+      const sub = yield* reload(subscription.id)
+      assert.deepStrictEqual([Subscription.stateOf(sub), sub.firstPaymentId, sub.successfulCycles], ["active/enabled", first.id, 1])
+      assert.deepStrictEqual(yield* history(principal, subscription.id), [[1, "payed", first.id, "accepted", null]])
+      // A confirmation now (the page's button, pressed again) shows that payment and makes no other.
+      const again = yield* Subscriptions.confirm(subscription.payToken, subscription.csrfToken)
+      assert.deepStrictEqual(Option.map(again.firstPayment, (p) => [p.id, p.status]), Option.some([first.id, "paid"]))
+      const next = yield* (yield* PaymentRepository).findByOrderId(subscription.terminalId, subscription.environment, `sub-${subscription.id}-first-2`)
+      assert.isTrue(Option.isNone(next))
+    }).pipe(Effect.provide(Kit.layer)))
+
+  it.effect("an expired first payment paid late ends the next one still unpaid (it expires); that one's late money is booked for review, not as a cycle", () =>
+    Effect.gen(function*() {
+      const { principal, subscription, first } = yield* expiredFirst
+      const second = Option.getOrThrow((yield* Subscriptions.confirm(subscription.payToken, subscription.csrfToken)).firstPayment)
+      yield* Payments.settle(first.id, "paid")
+      assert.deepStrictEqual([yield* statusOf(first.id), yield* statusOf(second.id)], ["paid", "expired"])
+      const events = yield* (yield* OutboxRepository).listEvents({ terminalId: subscription.terminalId, limit: 100 })
+      assert.deepStrictEqual(events.filter((e) => e.paymentId === second.id).map((e) => e.eventType), ["payment.created", "payment.expired"])
+      // Its money arrives all the same: booked for the merchant to refund; the subscription keeps its one cycle.
+      yield* Payments.settle(second.id, "paid")
+      const sub = yield* reload(subscription.id)
+      assert.deepStrictEqual([Subscription.stateOf(sub), sub.firstPaymentId, sub.successfulCycles], ["active/enabled", first.id, 1])
+      assert.deepStrictEqual(yield* history(principal, subscription.id), [
+        [2, "payed", second.id, "review", "superseded_first_payment"],
+        [1, "payed", first.id, "accepted", null]
+      ])
+    }).pipe(Effect.provide(Kit.layer)))
+
+  it.effect("an expired first payment paid late while the payer pays the next one: that one stays, and its refusal then moves nothing", () =>
+    Effect.gen(function*() {
+      const { principal, subscription, first } = yield* expiredFirst
+      const second = Option.getOrThrow((yield* Subscriptions.confirm(subscription.payToken, subscription.csrfToken)).firstPayment)
+      yield* Payments.settle(second.id, "processing")
+      assert.strictEqual(Subscription.stateOf(yield* reload(subscription.id)), "new/pending")
+      yield* Payments.settle(first.id, "paid")
+      assert.deepStrictEqual([Subscription.stateOf(yield* reload(subscription.id)), yield* statusOf(second.id)], ["active/enabled", "processing"])
+      // Refused after all: nothing moves.
+      yield* Payments.settle(second.id, "failed")
+      const sub = yield* reload(subscription.id)
+      assert.deepStrictEqual([Subscription.stateOf(sub), sub.successfulCycles, sub.consecutiveFailures], ["active/enabled", 1, 0])
+      assert.deepStrictEqual(yield* history(principal, subscription.id), [[1, "payed", first.id, "accepted", null]])
     }).pipe(Effect.provide(Kit.layer)))
 
   it.effect("a refused first payment goes to review through pending; one that expires while processing too", () =>

@@ -545,7 +545,7 @@ export const findPublic = Traced.fn("Payments.findPublic")(function*(token: stri
 })
 
 /** Applies events in order to a locked payment, writing it, its money movements and its callbacks. */
-const apply = Traced.fn("Payments.apply")(function*(payment: Payment.Payment, events: ReadonlyArray<Payment.Event>) {
+const applyEvents = Traced.fn("Payments.apply")(function*(payment: Payment.Payment, events: ReadonlyArray<Payment.Event>) {
   // Live money is credited by the terminal's conversion mode, held until the commit: a switch to
   // instant waits for this credit (and sees it pending) or this credit waits for it (and reads the
   // new mode). A plain read let roubles credited in scheduled mode land after a switch to instant
@@ -578,11 +578,19 @@ const apply = Traced.fn("Payments.apply")(function*(payment: Payment.Payment, ev
   next = { ...next, version: payment.version + 1 }
   yield* (yield* PaymentRepository).update(next)
   yield* Outbox.paymentEvents(terminal.value, next, emitted)
-  if (next.subscriptionId !== null && payment.status !== next.status) {
-    yield* Lifecycle.onFirstPayment(next)
-  }
-  return next
+  const superseded = next.subscriptionId !== null && payment.status !== next.status ? yield* Lifecycle.onFirstPayment(next) : null
+  return { next, superseded }
 })
+
+/**
+ * Applies `events` to a locked payment: its status, settlement, callbacks and subscription. A later
+ * first payment of the subscription that this one (paid late) replaced ends too, if still unpaid
+ * (it expires: its page says so, the merchant gets `payment.expired`), so the payer pays once.
+ */
+const apply = (payment: Payment.Payment, events: ReadonlyArray<Payment.Event>) =>
+  Effect.flatMap(applyEvents(payment, events), ({ next, superseded }) =>
+    superseded === null ? Effect.succeed(next) : Effect.flatMap(lockedPayment(superseded), (other) =>
+      other.status === "created" ? Effect.as(applyEvents(other, ["expire"]), next) : Effect.succeed(next)))
 
 const lockedPayment = Traced.fn("Payments.lockedPayment")(function*(id: string) {
   const found = yield* (yield* PaymentRepository).getForUpdate(id)

@@ -11,7 +11,7 @@ import { Clock, Effect, Option, Result } from "effect"
 import type { Charge } from "../Charge.js"
 import { PaydeskConfig } from "../Config.js"
 import { type InvalidTransition, NotFound, StopFailed } from "../Errors.js"
-import type { Payment } from "../Payment.js"
+import { isFirstOf, type Payment } from "../Payment.js"
 import { isUuid } from "../Id.js"
 import { chargeAt } from "../Schedule.js"
 import * as StateMachine from "../StateMachine.js"
@@ -95,25 +95,26 @@ export const recordCharge = Effect.fnUntraced(function*(input: Omit<Charge, "id"
  * refused (`fail`, with the payment and why: the merchant reads why the subscription went to
  * review). `attempt` counts the cycle's records (a late payment after a refusal is the second).
  */
-const recordFirstPayment = (sub: Sub, payment: Payment, now: number, attempt = 1) =>
-  recordCharge({
-    subscriptionId: sub.id,
-    terminalId: sub.terminalId,
-    cycleNumber: cycleNumberOf(sub, 0),
-    attempt,
-    kind: "first",
-    status: payment.status === "paid" ? "payed" : "fail",
-    // Expired while processing: the payer started paying and no answer came, as an unconfirmed charge.
-    validationStatus: payment.status === "expired" ? "review" : "accepted",
-    validationReason: payment.status === "expired" ? "outcome_unconfirmed" : null,
-    paymentId: payment.id,
-    amount: payment.amount,
-    expectedAmount: sub.terms.payerAmount,
-    idempotencyKey: payment.status === "paid" ? `first:${payment.id}` : `first:${payment.id}:${payment.status}`,
-    message: payment.status === "paid" ? null : `first payment ${payment.status}`,
-    scheduledAt: payment.createdAt,
-    actualAt: now
-  })
+const recordFirstPayment = (sub: Sub, payment: Payment, now: number, attempt = 1) => recordCharge(firstPaymentCharge(sub, payment, now, attempt))
+
+const firstPaymentCharge = (sub: Sub, payment: Payment, now: number, attempt: number): Omit<Charge, "id" | "createdAt" | "updatedAt"> => ({
+  subscriptionId: sub.id,
+  terminalId: sub.terminalId,
+  cycleNumber: cycleNumberOf(sub, 0),
+  attempt,
+  kind: "first",
+  status: payment.status === "paid" ? "payed" : "fail",
+  // Expired while processing: the payer started paying and no answer came, as an unconfirmed charge.
+  validationStatus: payment.status === "expired" ? "review" : "accepted",
+  validationReason: payment.status === "expired" ? "outcome_unconfirmed" : null,
+  paymentId: payment.id,
+  amount: payment.amount,
+  expectedAmount: sub.terms.payerAmount,
+  idempotencyKey: payment.status === "paid" ? `first:${payment.id}` : `first:${payment.id}:${payment.status}`,
+  message: payment.status === "paid" ? null : `first payment ${payment.status}`,
+  scheduledAt: payment.createdAt,
+  actualAt: now
+})
 
 /**
  * Reacts to a status change of a subscription's current first payment, in the caller's
@@ -123,22 +124,55 @@ const recordFirstPayment = (sub: Sub, payment: Payment, now: number, attempt = 1
  * came); `expired` from `consent_pending` (the payer never paid) takes the consent back, so the
  * payer can confirm again. A first payment paid after the subscription began stopping, or went to
  * review, is booked in the history without a move: the money came, the subscription stays as it is.
+ *
+ * An earlier first payment whose consent was taken back, paid late (`expired` then `paid`), is the
+ * first payment if the subscription still waits for one: it activates it as its own would, and the
+ * later first payment, if still unpaid (`created`), is answered (`superseded`) for the caller to end
+ * (it expires), so the payer is not asked to pay twice. If the subscription went on without it, it
+ * is booked in the history for review (`superseded_first_payment`), not as a cycle. Answers the id
+ * of the payment to end, else null.
  */
 export const onFirstPayment = Traced.fn("SubscriptionLifecycle.onFirstPayment")(function*(payment: Payment) {
-  if (payment.subscriptionId === null) return
-  const sub = yield* locked(payment.subscriptionId)
-  if (sub.firstPaymentId !== payment.id) return
-  const state = Subscription.stateOf(sub)
+  if (payment.subscriptionId === null) return null
+  let sub = yield* locked(payment.subscriptionId)
   const now = yield* Clock.currentTimeMillis
+  let superseded: string | null = null
+  if (sub.firstPaymentId !== payment.id) {
+    // Another first payment of the subscription (one whose consent was taken back when it expired
+    // unpaid, money arriving late), or a charge's payment (refunded, say): only money matters.
+    if (payment.status !== "paid" || !isFirstOf(sub.id, payment)) return null
+    const waiting = Subscription.stateOf(sub)
+    if (waiting !== "new/consent_pending" && waiting !== "new/pending") {
+      // The subscription went on without it (another first payment paid, or it stopped): the payer
+      // paid once more. Booked for the merchant to see and settle (a refund), not as a cycle.
+      const booked = yield* (yield* ChargeRepository).listForCycle(sub.id, cycleNumberOf(sub, 0))
+      if (booked.some((c) => c.paymentId === payment.id && c.status === "payed")) return null
+      yield* recordCharge({
+        ...firstPaymentCharge(sub, payment, now, booked.length + 1),
+        validationStatus: "review",
+        validationReason: "superseded_first_payment",
+        message: "first payment paid after the subscription went on without it: the payer paid more than once"
+      })
+      return null
+    }
+    // Still waiting for its first payment: this one is it (the payer must not be asked to pay
+    // again). A later first payment still unpaid ends (`superseded`); one the payer is paying
+    // stays, and is booked as above if its money comes too.
+    superseded = sub.firstPaymentId
+    sub = { ...sub, firstPaymentId: payment.id }
+  }
+  const state = Subscription.stateOf(sub)
   if (state !== "new/consent_pending" && state !== "new/pending") {
-    if (payment.status !== "paid" || state === "active/enabled") return
+    if (payment.status !== "paid" || state === "active/enabled") return null
     const booked = yield* (yield* ChargeRepository).listForCycle(sub.id, cycleNumberOf(sub, 0))
-    if (booked.some((c) => c.kind === "first" && c.paymentId === payment.id && c.status === "payed")) return
+    if (booked.some((c) => c.kind === "first" && c.paymentId === payment.id && c.status === "payed")) return null
     yield* recordFirstPayment(sub, payment, now, booked.length + 1)
-    return yield* save(sub, { ...sub, successfulCycles: sub.successfulCycles + 1, updatedAt: now })
+    yield* save(sub, { ...sub, successfulCycles: sub.successfulCycles + 1, updatedAt: now })
+    return null
   }
   if (state === "new/consent_pending" && payment.status === "expired") {
-    return yield* save(sub, { ...sub, firstPaymentId: null, updatedAt: now })
+    yield* save(sub, { ...sub, firstPaymentId: null, updatedAt: now })
+    return null
   }
   const started = state === "new/consent_pending" ? move(sub, "first_payment_started", now) : Result.succeed(sub)
   if (Result.isFailure(started)) return yield* started.failure
@@ -168,6 +202,7 @@ export const onFirstPayment = Traced.fn("SubscriptionLifecycle.onFirstPayment")(
       reviewReason: `first payment ${payment.status}`
     })
   }
+  return superseded
 })
 
 /** Step 1 of a stop, in a transaction: stop_pending, no next charge. Returns the subscription. */
