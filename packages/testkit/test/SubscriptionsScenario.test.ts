@@ -157,6 +157,7 @@ describe("Subscriptions scenarios", () => {
       const record = (yield* Subscriptions.charges(principal, sub.id))[0]!
       assert.deepStrictEqual([record.status, record.validationStatus, record.validationReason], ["unconfirmed", "review", "outcome_unconfirmed"])
       assert.strictEqual(Views.charge(record).status, "fail")
+      assert.strictEqual(record.message, "acquirer timeout")
       // Still unknown at the bank: resume refused.
       assert.strictEqual((yield* Effect.flip(Subscriptions.resume(sub.id)))._tag, "OperationNotAllowed")
       // The bank settles it as paid: resume books it, no second charge.
@@ -169,6 +170,8 @@ describe("Subscriptions scenarios", () => {
       const booked = (yield* Subscriptions.charges(principal, sub.id))[0]!
       assert.strictEqual(booked.status, "payed")
       assert.isNotNull(booked.paymentId)
+      // What the unconfirmed attempt said no longer stands (a probe read "payed" beside "acquirer timeout").
+      assert.deepStrictEqual([booked.validationStatus, booked.validationReason, booked.message], ["accepted", null, null])
     }).pipe(Effect.provide(Kit.layer)))
 
   it.effect("a resume after months in review charges the failed cycle once; the cycles that fell due in review are not made up", () =>

@@ -107,6 +107,9 @@ const bookPaid = Effect.fnUntraced(function*(
     status: to,
     validationStatus: options.contradicted ? "review" : "accepted",
     validationReason: options.contradicted ? "acquirer_paid_after_refusal" : null,
+    // What an unconfirmed attempt said ("acquirer timeout") no longer stands once it is paid; a
+    // contradicted refusal keeps its reason beside the review.
+    message: options.contradicted ? charge.message : null,
     paymentId: credited.id,
     actualAt: now,
     updatedAt: now
