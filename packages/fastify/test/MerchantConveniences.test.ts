@@ -34,7 +34,8 @@ describe("MerchantConveniences: sandbox simulation by API key", () => {
     expect(paid.statusCode).toBe(200)
     expect(shape("Payment", json(paid))).toMatchObject({ id: payment.id, status: "paid", test: true })
     expect(json(await call("POST", `/payments/${payment.id}/simulate`, { outcome: "paid" })).status).toBe("paid")
-    expectError(await call("POST", `/payments/${payment.id}/simulate`, { outcome: "failed" }), 409, "invalid_transition")
+    // Named by the outcome asked for, not the state machine's event ("does not accept cancel").
+    expectError(await call("POST", `/payments/${payment.id}/simulate`, { outcome: "failed" }), 409, "invalid_transition", "payment in state paid cannot become canceled (outcome failed)")
   })
 
   it("refuses live payments, unknown outcomes, other terminals' payments and unknown ids", async () => {

@@ -11,7 +11,7 @@ import type { Principal } from "../Access.js"
 import { formatRub, parseRub } from "../Amount.js"
 import { hasLoneSurrogate, hasLoneSurrogateEscape, unicodeOnly, withoutLoneSurrogates } from "../Bytes.js"
 import { PaydeskConfig } from "../Config.js"
-import { CsrfRejected, InvalidRequest, NotFound, OperationNotAllowed, OrderIdConflict } from "../Errors.js"
+import { CsrfRejected, InvalidRequest, InvalidTransition, NotFound, OperationNotAllowed, OrderIdConflict } from "../Errors.js"
 import * as Idempotency from "../Idempotency.js"
 import { fingerprint } from "../Idempotency.js"
 import { isUuid, parsePaymentId } from "../Id.js"
@@ -628,12 +628,11 @@ const toCanceled = (status: Payment.Status): ReadonlyArray<Payment.Event> | null
 const settleWith = Traced.fn("Payments.settleWith")(function*(payment: Payment.Payment, outcome: Outcome) {
   const events = eventsFor(payment.status, outcome)
   if (events === null) {
-    const edge = StateMachine.transition(
-      Payment.machine,
-      payment.status,
-      outcome === "paid" ? "confirm" : outcome === "failed" ? "cancel" : "start_processing"
-    )
-    if (Result.isFailure(edge)) return yield* edge.failure
+    const event = outcome === "paid" ? "confirm" : outcome === "failed" ? "cancel" : "start_processing"
+    const edge = StateMachine.transition(Payment.machine, payment.status, event)
+    // Named by the outcome asked for, not the state machine's event ("does not accept cancel" for a `failed`).
+    const becomes = outcome === "paid" ? "paid" : outcome === "failed" ? "canceled" : "processing"
+    if (Result.isFailure(edge)) return yield* new InvalidTransition({ ...edge.failure, message: `payment in state ${payment.status} cannot become ${becomes} (outcome ${outcome})` })
   }
   if (events === null || events.length === 0) return payment
   return yield* apply(payment, events)
