@@ -1,8 +1,10 @@
 /**
  * HTML of the payer pages: the payment page (amount, shop, status that refreshes itself, QR
- * code, sandbox simulation buttons) and the subscription consent page with the spec's text per
- * billing status (in sandbox also the banner and the first payment's simulate buttons). Pure functions from records to strings; every interpolated text is escaped,
- * and the inline script reads its data from attributes, never from interpolated code.
+ * code with an "open in bank app" link, sandbox simulation buttons) and the subscription consent
+ * page with the spec's text per billing status (in sandbox also the banner and the first
+ * payment's simulate buttons). Pure functions from records to strings; every interpolated text is
+ * escaped, and the inline script reads its data from attributes, never from interpolated code.
+ * Payers see Russian wording only: a refusal is shown by its error code, never by the API's message.
  */
 import { Option } from "effect"
 import { Amount, Schedule } from "@paydesk/core"
@@ -48,6 +50,51 @@ export const statusLabels: Record<Payment.Status, string> = {
   refunded: "Возвращён"
 }
 
+/**
+ * What a payer is told when a page action is refused, by the error `code` of the API's error body
+ * (the API's own `message` is developer English and names internal states; it is never shown).
+ */
+export const refusalTexts: Readonly<Record<string, string>> = {
+  invalid_transition: "Действие не выполнено: статус платежа уже изменился — возможно, платёж уже оплачен или отменён.",
+  write_conflict: "Платёж сейчас обновляется. Попробуйте ещё раз.",
+  csrf_rejected: "Страница устарела. Обновите её и попробуйте ещё раз.",
+  operation_not_allowed: "Это действие недоступно для данного платежа.",
+  not_found: "Ссылка недействительна или устарела.",
+  recurring_temporarily_unavailable: "Регулярные платежи временно недоступны. Попробуйте позже.",
+  provider_unavailable: "Сервис временно недоступен. Попробуйте ещё раз через минуту.",
+  service_busy: "Сервис временно недоступен. Попробуйте ещё раз через минуту.",
+  internal_error: "Сервис временно недоступен. Попробуйте ещё раз через минуту."
+}
+
+/** A refusal whose code has no text of its own. */
+const fallbackRefusal = "Не удалось выполнить действие. Обновите страницу и попробуйте ещё раз."
+
+/** The payer's text for a refused action with error `code` (see `refusalTexts`). */
+export const payerErrorText = (code: string): string =>
+  Object.prototype.hasOwnProperty.call(refusalTexts, code) ? refusalTexts[code]! : fallbackRefusal
+
+/** The payment page script's messages: the refusals, plus a payment found final and no answer at all. */
+const scriptMessages = {
+  ...refusalTexts,
+  fallback: fallbackRefusal,
+  final: "Действие не выполнено: платёж уже завершён или отменён.",
+  network: "Не удалось связаться с сервером. Проверьте подключение и попробуйте ещё раз."
+}
+
+/**
+ * The link the QR code encodes, offered as an "open in bank app" button (a payer on a phone cannot
+ * scan their own screen): only an `https:` URL (an SBP payment link opens the bank app or a bank
+ * chooser); a sandbox payload or anything else is shown as the QR code only.
+ */
+export const bankLinkOf = (qrPayload: string | null): string | null => {
+  if (qrPayload === null || !/^https:\/\/[^\s]+$/i.test(qrPayload)) return null
+  try {
+    return new URL(qrPayload).protocol === "https:" ? qrPayload : null
+  } catch {
+    return null
+  }
+}
+
 /** Content-Security-Policy of a page whose inline style and script carry `nonce`. */
 export const contentSecurityPolicy = (nonce: string): string =>
   [
@@ -63,17 +110,21 @@ export const contentSecurityPolicy = (nonce: string): string =>
 
 const styles = `
 body{font-family:system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;background:#f4f5f7;color:#1d2129;margin:0}
-main{max-width:26rem;margin:2rem auto;background:#fff;border-radius:12px;padding:1.5rem;box-shadow:0 1px 4px rgba(0,0,0,.08)}
+main{max-width:26rem;margin:2rem auto;background:#fff;border-radius:12px;padding:1.5rem;box-shadow:0 1px 4px rgba(0,0,0,.08);word-break:break-word;overflow-wrap:anywhere}
 h1{font-size:1.2rem;margin:0 0 1rem}
 .merchant{color:#5c6470;margin:0 0 .25rem}
 .amount{font-size:2rem;font-weight:600;margin:0 0 1rem}
 .status{font-weight:600;margin:1rem 0}
-.qr{text-align:center}
-.qr img{width:240px;height:240px;image-rendering:pixelated}
+.qr{display:flex;flex-direction:column;align-items:center;text-align:center}
+.qr img{width:240px;height:240px;max-width:100%;image-rendering:pixelated}
+.qr p{margin:.5rem 0}
+a.bank-link{display:inline-block;padding:.75rem 1.25rem;border-radius:8px;background:#1d2129;color:#fff;font-weight:600;text-decoration:none}
+@media (max-width:40rem){.qr .bank{order:-1;margin-bottom:1rem}}
 .sandbox{border:1px dashed #c77700;border-radius:8px;padding:1rem;margin-top:1rem}
 .sandbox form{display:inline-block;margin:.25rem}
 .consent{white-space:pre-line;background:#f4f5f7;border-radius:8px;padding:.75rem}
 button{font:inherit;padding:.6rem 1rem;border-radius:8px;border:1px solid #1d2129;background:#1d2129;color:#fff;cursor:pointer}
+button:disabled{opacity:.5;cursor:progress}
 button.secondary{background:#fff;color:#1d2129}
 .error{color:#b00020}
 footer{color:#8a919c;font-size:.8rem;margin-top:1.5rem;text-align:center}
@@ -103,51 +154,80 @@ ${input.script === undefined ? "" : `<script nonce="${escape(input.nonce)}">${in
 const money = (kopecks: bigint, currency: string): string => `${Amount.formatRub(kopecks)} ${currency}`
 
 // Reads everything from data attributes; polls the status every 2 s until the payment is final,
-// then hides the QR code and buttons and redirects to the terminal's page when one is set.
+// then hides the QR code and buttons and redirects to the terminal's page when one is set. A
+// simulate button press disables the buttons until answered; a refusal refreshes the status at
+// once and is shown in Russian by its error code; a status change clears a shown refusal.
 const paymentScript = `(() => {
   const root = document.getElementById("payment");
   if (root === null) return;
   const labels = JSON.parse(root.dataset.labels || "{}");
+  const messages = JSON.parse(root.dataset.messages || "{}");
   const open = (root.dataset.open || "").split(" ");
   const statusEl = document.getElementById("status");
   const errorEl = document.getElementById("error");
+  const buttons = document.querySelectorAll("form[data-simulate] button");
   let finished = false;
+  let busy = false;
   const redirect = (url) => {
     if (typeof url === "string" && /^https?:\\/\\//i.test(url)) setTimeout(() => window.location.assign(url), 1500);
   };
   const apply = (data) => {
-    if (finished || data === null || typeof data.status !== "string") return;
-    root.dataset.status = data.status;
-    statusEl.textContent = labels[data.status] || data.status;
+    if (finished || data === null || typeof data !== "object" || typeof data.status !== "string") return;
+    if (data.status !== root.dataset.status) {
+      root.dataset.status = data.status;
+      statusEl.textContent = labels[data.status] || data.status;
+      errorEl.textContent = "";
+    }
     if (open.includes(data.status)) return;
     finished = true;
     for (const el of document.querySelectorAll("[data-open-only]")) el.hidden = true;
     redirect(data.redirect_url);
   };
-  const poll = async () => {
+  const refresh = async () => {
     try {
       const response = await fetch(root.dataset.statusUrl, { headers: { accept: "application/json" }, cache: "no-store" });
       if (response.ok) apply(await response.json());
     } catch {}
+  };
+  const poll = async () => {
+    await refresh();
     if (!finished) setTimeout(poll, 2000);
+  };
+  const setBusy = (value) => {
+    busy = value;
+    for (const button of buttons) button.disabled = value;
+  };
+  const refusal = (data) => {
+    if (finished) return messages.final;
+    const code = data !== null && typeof data === "object" && data.error && typeof data.error.code === "string" ? data.error.code : "";
+    return Object.prototype.hasOwnProperty.call(messages, code) ? messages[code] : messages.fallback;
   };
   for (const form of document.querySelectorAll("form[data-simulate]")) {
     form.addEventListener("submit", async (event) => {
       event.preventDefault();
+      if (busy) return;
       const fields = new FormData(form);
+      setBusy(true);
       errorEl.textContent = "";
+      let message = "";
       try {
         const response = await fetch(form.action, {
           method: "POST",
           headers: { "content-type": "application/json", accept: "application/json" },
           body: JSON.stringify({ outcome: fields.get("outcome"), csrf_token: fields.get("csrf_token") })
         });
-        const data = await response.json();
+        let data = null;
+        try { data = await response.json(); } catch {}
         if (response.ok) apply(data);
-        else errorEl.textContent = (data.error && data.error.message) || "Ошибка";
+        else {
+          await refresh();
+          message = refusal(data);
+        }
       } catch {
-        errorEl.textContent = "Не удалось связаться с сервером";
+        message = messages.network;
       }
+      setBusy(false);
+      errorEl.textContent = message;
     });
   }
   if (open.includes(root.dataset.status)) setTimeout(poll, 2000);
@@ -184,12 +264,18 @@ export const paymentPage = (input: {
   const open = isOpen(payment.status)
   const sandbox = payment.environment === "sandbox"
   const redirect = open ? null : redirectUrlOf(payment, terminal)
+  const bankLink = bankLinkOf(payment.qrPayload)
+  // On a narrow screen (a phone, which cannot scan its own screen) the CSS puts the link first.
   const qr = open
     ? `<div class="qr" data-open-only>${
       input.qrDataUrl === null
         ? "<p>QR-код недоступен</p>"
         : `<img src="${escape(input.qrDataUrl)}" alt="QR-код для оплаты через СБП">
 <p>Отсканируйте QR-код в приложении банка</p>`
+    }${
+      bankLink === null
+        ? ""
+        : `\n<p class="bank"><a class="bank-link" href="${escape(bankLink)}" rel="noreferrer">Открыть в приложении банка</a></p>`
     }</div>`
     : ""
   const simulate = sandbox
@@ -202,12 +288,12 @@ ${simulateForms(payment, input.pagePath)}
     : ""
   const body = `<div id="payment" data-status="${escape(payment.status)}" data-status-url="${escape(`${input.pagePath}/status`)}" data-open="${openStatuses.join(" ")}"${
     redirect === null ? "" : ` data-redirect-url="${escape(redirect)}"`
-  } data-labels="${escape(JSON.stringify(statusLabels))}">
+  } data-labels="${escape(JSON.stringify(statusLabels))}" data-messages="${escape(JSON.stringify(scriptMessages))}">
 <h1>Оплата заказа</h1>
 <p class="merchant">${escape(terminal.name)}</p>
 <p class="amount">${escape(money(payment.amount, payment.currency))}</p>
 ${payment.description === null ? "" : `<p class="description">${escape(payment.description)}</p>`}
-<p class="status">Статус: <span id="status">${escape(statusLabels[payment.status])}</span></p>
+<p class="status">Статус: <span id="status" aria-live="polite" aria-atomic="true">${escape(statusLabels[payment.status])}</span></p>
 ${qr}
 ${simulate}
 <p id="error" class="error" role="alert"></p>
@@ -309,14 +395,23 @@ ${sandbox}
   return layout({ title: `Подписка: ${terminal.name}`, nonce: input.nonce, body, branding: terminal.showPlatformBranding })
 }
 
-/** A page for an error (unknown link, refused form). */
-export const errorPage = (input: { readonly status: number; readonly message: string; readonly nonce: string }): string => {
+/**
+ * A page for an error (unknown link, refused form): Russian text by the error `code`, and for a
+ * refused form a link `back` to the page it came from.
+ */
+export const errorPage = (input: {
+  readonly status: number
+  readonly code: string
+  readonly nonce: string
+  readonly back?: { readonly path: string; readonly label: string }
+}): string => {
   const title = input.status === 404 ? "Страница не найдена" : "Не удалось выполнить действие"
-  const text = input.status === 404 ? "Ссылка недействительна или устарела." : input.message
+  const text = input.status === 404 ? "Ссылка недействительна или устарела." : payerErrorText(input.code)
+  const back = input.back === undefined || input.status === 404 ? "" : `\n<p><a href="${escape(input.back.path)}">${escape(input.back.label)}</a></p>`
   return layout({
     title,
     nonce: input.nonce,
-    body: `<h1>${escape(title)}</h1>\n<p class="error">${escape(text)}</p>`,
+    body: `<h1>${escape(title)}</h1>\n<p class="error">${escape(text)}</p>${back}`,
     branding: true
   })
 }

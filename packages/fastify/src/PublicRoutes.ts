@@ -32,6 +32,13 @@ const pathOf = (url: string): string => {
 const paymentPath = (ctx: Context, token: string) => pathOf(Views.paymentPageUrl(ctx.publicUrl, token))
 const subscriptionPath = (ctx: Context, token: string) => pathOf(Views.subscriptionPageUrl(ctx.publicUrl, token))
 
+/**
+ * The link back from a refused form's error page: only for a token that looks like one (page tokens
+ * are base64url), so that no crafted path turns the link into one to another site.
+ */
+const backLink = (path: (token: string) => string, token: string, label: string) =>
+  /^[A-Za-z0-9_-]{1,128}$/.test(token) ? { path: path(token), label } : undefined
+
 const isForm = (request: FastifyRequest): boolean =>
   (request.headers["content-type"] ?? "").toLowerCase().startsWith("application/x-www-form-urlencoded")
 
@@ -68,18 +75,22 @@ const page = async <A, E>(
   const failed = fromExit(exit, request.id)
   if (failed !== null) {
     if (failed.status >= 500) request.log.error({ cause: exit._tag === "Failure" ? String(exit.cause) : undefined }, "use case failed")
-    return sendHtml(reply, failed.status, nonce, PublicPages.errorPage({ status: failed.status, message: failed.body.error.message, nonce }))
+    return sendHtml(reply, failed.status, nonce, PublicPages.errorPage({ status: failed.status, code: failed.body.error.code, nonce }))
   }
   return sendHtml(reply, 200, nonce, await render((exit as { value: A }).value, nonce))
 }
 
-/** Runs a form action: JSON in and out, or a plain form answered with a 303 (or an error page). */
+/**
+ * Runs a form action: JSON in and out, or a plain form answered with a 303 (or an error page in
+ * the payer's words, linking `back` to the page the form is on).
+ */
 const action = async <A, E>(
   ctx: Context,
   request: FastifyRequest,
   reply: FastifyReply,
   effect: Effect.Effect<A, E, Services>,
-  ok: { readonly json: (value: A) => unknown; readonly location: (value: A) => string }
+  ok: { readonly json: (value: A) => unknown; readonly location: (value: A) => string },
+  back: { readonly path: string; readonly label: string } | undefined
 ) => {
   noStore(reply)
   if (!isForm(request)) return run(ctx, request, reply, effect, (value) => reply.code(200).send(ok.json(value)))
@@ -88,7 +99,7 @@ const action = async <A, E>(
   const failed = fromExit(exit, request.id)
   if (failed !== null) {
     const nonce = newNonce()
-    return sendHtml(reply, failed.status, nonce, PublicPages.errorPage({ status: failed.status, message: failed.body.error.message, nonce }))
+    return sendHtml(reply, failed.status, nonce, PublicPages.errorPage({ status: failed.status, code: failed.body.error.code, nonce, ...(back === undefined ? {} : { back }) }))
   }
   return reply.code(303).header("location", ok.location((exit as { value: A }).value)).send()
 }
@@ -128,7 +139,8 @@ export const register = async (app: FastifyInstance, ctx: Context): Promise<void
       {
         json: ({ payment, terminal }) => PublicPages.statusBody(payment, terminal),
         location: ({ payment }) => paymentPath(ctx, payment.payToken)
-      }
+      },
+      backLink((t) => paymentPath(ctx, t), token, "Вернуться к оплате")
     )
   })
 
@@ -143,13 +155,15 @@ export const register = async (app: FastifyInstance, ctx: Context): Promise<void
         nonce
       })))
 
-  route(app, Ops.pageConfirm, (request, reply, decoded) =>
-    action(ctx, request, reply, Effect.flatMap(decoded, ({ body }) => Subscriptions.confirm((request.params as TokenParams).token, body.csrf_token ?? "")), {
+  route(app, Ops.pageConfirm, (request, reply, decoded) => {
+    const { token } = request.params as TokenParams
+    return action(ctx, request, reply, Effect.flatMap(decoded, ({ body }) => Subscriptions.confirm(token, body.csrf_token ?? "")), {
       json: ({ subscription, firstPayment }) => ({
         billing_status: subscription.billingStatus,
         first_payment_url: firstPayment._tag === "Some" ? Views.paymentPageUrl(ctx.publicUrl, firstPayment.value.payToken) : null
       }),
       location: ({ subscription, firstPayment }) =>
         firstPayment._tag === "Some" ? paymentPath(ctx, firstPayment.value.payToken) : subscriptionPath(ctx, subscription.payToken)
-    }))
+    }, backLink((t) => subscriptionPath(ctx, t), token, "Вернуться к подписке"))
+  })
 }

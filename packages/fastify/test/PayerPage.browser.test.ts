@@ -1,14 +1,16 @@
 /**
- * The payer page in headless Chromium: open a sandbox `pay_url`, click "simulate paid", see the
- * page turn to paid without a reload, and follow the redirect to the terminal's success URL.
- * Needs Debian's chromium (`./run test` installs it when missing).
+ * The payer pages in headless Chromium: open a sandbox `pay_url`, click "simulate paid", see the
+ * page turn to paid without a reload, and follow the redirect to the terminal's success URL; a
+ * phone-wide viewport with long unbroken merchant texts; two tabs racing on one payment; the
+ * simulate buttons while a submission is in flight. Needs Debian's chromium (`./run test`
+ * installs it when missing).
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { Effect, ManagedRuntime } from "effect"
-import { chromium, type Browser } from "playwright-core"
+import { chromium, type Browser, type Page } from "playwright-core"
 import { createServer } from "node:net"
 import { existsSync } from "node:fs"
-import { Payments, Terminals } from "@paydesk/core"
+import { Operator, Payments, Subscriptions, Terminals } from "@paydesk/core"
 import { Kit } from "@paydesk/testkit"
 import * as App from "../src/App.js"
 
@@ -64,5 +66,104 @@ describe("payer page in a browser", () => {
     const stored = await runtime.runPromise(Payments.findPublic(payment.payToken))
     expect(stored.payment.status).toBe("paid")
     await page.close()
+  }, 60_000)
+
+  it("at a 375px-wide viewport, long unbroken merchant texts wrap: neither page gets wider than the screen", async () => {
+    const long = `https://shop.example/order/${"x".repeat(150)}`
+    const { payment, subscription } = await runtime.runPromise(Effect.gen(function*() {
+      const merchant = yield* Kit.provisionMerchant({ name: `Shop${"W".repeat(80)}` })
+      const principal = yield* Kit.apiKeyPrincipal(merchant, crypto.randomUUID())
+      const payment = (yield* Payments.create(principal, { amount: "10", orderId: "mobile-1", test: true, description: long })).payment
+      const plan = yield* Operator.createPlan({
+        terminalIds: [merchant.terminal.id],
+        code: `wide-${merchant.terminal.id.slice(0, 8)}`,
+        name: "Wide",
+        interval: "month",
+        schedule: "calendar",
+        capAmountRub: "1000.00",
+        consentText: `Условия: ${long}`,
+        policyVersion: `v-${"1".repeat(60)}`
+      })
+      const { subscription } = yield* Subscriptions.create(principal, {
+        idempotencyKey: "mobile-sub", terminalId: merchant.terminal.id, planId: plan.id, amount: "500", test: true
+      })
+      return { payment, subscription }
+    }))
+    const context = await browser.newContext({ viewport: { width: 375, height: 700 }, isMobile: true, hasTouch: true })
+    try {
+      const page = await context.newPage()
+      const widths: Record<string, ReadonlyArray<number>> = {}
+      for (const [name, path] of [["payment", `/public/payments/${payment.payToken}`], ["subscription", `/public/subscriptions/${subscription.payToken}`]] as const) {
+        await page.goto(`${base}${path}`)
+        widths[name] = await page.evaluate(() => [document.documentElement.scrollWidth, window.innerWidth])
+      }
+      expect(widths).toEqual({ payment: [375, 375], subscription: [375, 375] })
+    } finally {
+      await context.close()
+    }
+  }, 60_000)
+
+  /** A sandbox payment of a terminal without redirect pages, so the tabs stay on it. */
+  const sandboxPayment = (orderId: string) =>
+    runtime.runPromise(Effect.gen(function*() {
+      const merchant = yield* Kit.provisionMerchant({ name: "Tabs" })
+      const principal = yield* Kit.apiKeyPrincipal(merchant, crypto.randomUUID())
+      return (yield* Payments.create(principal, { amount: "10", orderId, test: true })).payment
+    }))
+
+  const textOf = (page: Page, selector: string) => page.evaluate((s) => document.querySelector(s)?.textContent ?? null, selector)
+
+  it("two tabs: the tab that lost the race shows a Russian message and the final status at once", async () => {
+    const payment = await sandboxPayment("tabs-1")
+    const context = await browser.newContext()
+    try {
+      const [first, second] = [await context.newPage(), await context.newPage()]
+      await first.goto(`${base}/public/payments/${payment.payToken}`)
+      await second.goto(`${base}/public/payments/${payment.payToken}`)
+      expect(await second.getAttribute("#status", "aria-live")).toBe("polite")
+      await first.click("text=simulate failed")
+      await first.waitForFunction(() => document.querySelector("#status")?.textContent === "Платёж отменён", null, { timeout: 10_000 })
+      await second.click("text=simulate paid")
+      await second.waitForFunction(() => (document.querySelector("#error")?.textContent ?? "") !== "", null, { timeout: 10_000 })
+      // Read in the same task as the message appeared: the status was refreshed with it, not by a later poll.
+      const [status, error] = await second.evaluate(() => [document.querySelector("#status")?.textContent, document.querySelector("#error")?.textContent])
+      expect(status).toBe("Платёж отменён")
+      expect(error).toMatch(/[а-яё]/i)
+      expect(error).not.toMatch(/does not accept|in state|confirm/)
+      expect(await second.locator("form[data-simulate] button:visible").count()).toBe(0)
+    } finally {
+      await context.close()
+    }
+  }, 60_000)
+
+  it("the simulate buttons are disabled while a submission is in flight (a double click posts once); an error clears when the status changes", async () => {
+    const payment = await sandboxPayment("inflight-1")
+    const page = await browser.newPage()
+    try {
+      let posts = 0
+      let release: () => void = () => {}
+      const held = new Promise<void>((ok) => (release = ok))
+      // The server is busy for this one submission: held, then answered 503.
+      await page.route("**/simulate", async (route) => {
+        posts++
+        await held
+        await route.fulfill({ status: 503, contentType: "application/json", body: JSON.stringify({ error: { code: "service_busy", message: "service busy", request_id: "req_x" } }) })
+      })
+      await page.goto(`${base}/public/payments/${payment.payToken}`)
+      await page.dblclick("text=simulate paid")
+      await page.waitForFunction(() => [...document.querySelectorAll("form[data-simulate] button")].every((b) => (b as HTMLButtonElement).disabled), null, { timeout: 5_000 })
+      release()
+      await page.waitForFunction(() => (document.querySelector("#error")?.textContent ?? "") !== "", null, { timeout: 10_000 })
+      expect(posts).toBe(1)
+      expect(await textOf(page, "#error")).toMatch(/[а-яё]/i)
+      expect(await textOf(page, "#error")).not.toContain("service busy")
+      expect(await page.evaluate(() => [...document.querySelectorAll("form[data-simulate] button")].map((b) => (b as HTMLButtonElement).disabled))).toEqual([false, false, false])
+      // Paid elsewhere: the next poll shows it and the stale error goes.
+      await runtime.runPromise(Payments.simulate(payment.payToken, { outcome: "paid", csrfToken: payment.csrfToken }))
+      await page.waitForFunction(() => document.querySelector("#status")?.textContent === "Оплачено", null, { timeout: 10_000 })
+      expect(await textOf(page, "#error")).toBe("")
+    } finally {
+      await page.close()
+    }
   }, 60_000)
 })

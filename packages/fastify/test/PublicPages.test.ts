@@ -1,7 +1,8 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest"
 import { Effect, Option } from "effect"
 import { Operator, Payments, Subscriptions, Terminals, Work } from "@paydesk/core"
-import { AcquirerEmulator, Kit } from "@paydesk/testkit"
+import { AcquirerEmulator, Fixtures, Kit } from "@paydesk/testkit"
+import * as PublicPages from "../src/PublicPages.js"
 import { json, make, publicUrl, type TestApp } from "./TestApp.js"
 
 let t: TestApp
@@ -191,7 +192,7 @@ describe("PublicPages: sandbox simulation", () => {
     const browser = await postForm(`/public/payments/${token}/simulate`, { outcome: "paid", csrf_token: "x" }, { accept: "text/html,*/*" })
     expect(browser.statusCode).toBe(403)
     expect(browser.headers["content-type"]).toMatch(/^text\/html/)
-    expect(browser.body).toContain("invalid csrf_token")
+    expect(browser.body).toContain("Страница устарела. Обновите её и попробуйте ещё раз.")
     expect((await t.run(Payments.findPublic(token))).payment.status).toBe("created")
   })
 
@@ -446,3 +447,96 @@ describe("PublicPages: subscription consent page", () => {
     expect(missing.headers["content-type"]).toMatch(/^text\/html/)
   })
 })
+
+describe("PublicPages: payer-facing wording, layout and accessibility", () => {
+  /** The inline `<style>` of a page. */
+  const styleOf = (html: string): string => /<style nonce="[^"]*">([\s\S]*?)<\/style>/.exec(html)?.[1] ?? ""
+  /** The opening tag of the element with `id`. */
+  const tagOf = (html: string, id: string): string => new RegExp(`<[a-z]+ [^>]*id="${id}"[^>]*>`).exec(html)?.[0] ?? ""
+  const english = /does not accept|invalid csrf_token|in state|not found|simulation is available/i
+
+  it("breaks long unbroken merchant and payer texts (description, shop name, consent text) on both pages", async () => {
+    const { token } = await paymentOf({ description: `https://shop.example/${"a".repeat(120)}` })
+    const payment = styleOf((await getPage(`/public/payments/${token}`)).body)
+    // The rule sits on <main>, so every text of the page (description, shop, consent, plan, policy) inherits it.
+    expect(payment).toMatch(/(^|\n)main\{[^}]*overflow-wrap:anywhere/)
+    const merchant = await t.merchant()
+    const plans = await t.plans(merchant.terminal.id)
+    const { subscription } = await t.run(Subscriptions.create(await principalOf(merchant), {
+      idempotencyKey: "wrap", terminalId: merchant.terminal.id, planId: plans.ceilingMonthly.id, amount: "10"
+    }))
+    expect(styleOf((await getPage(`/public/subscriptions/${subscription.payToken}`)).body)).toMatch(/(^|\n)main\{[^}]*overflow-wrap:anywhere/)
+  })
+
+  it("announces status changes: #status is a polite live region", async () => {
+    const { token } = await paymentOf()
+    const status = tagOf((await getPage(`/public/payments/${token}`)).body, "status")
+    expect(status).toContain("aria-live=\"polite\"")
+  })
+
+  it("maps every refusal to Russian payer wording, never the internal message", () => {
+    const codes = ["invalid_transition", "csrf_rejected", "operation_not_allowed", "not_found", "write_conflict", "service_busy", "internal_error", "something_new"]
+    for (const code of codes) {
+      const text = PublicPages.payerErrorText(code)
+      expect(text, code).toMatch(/[а-яё]/i)
+      expect(text, code).not.toMatch(english)
+    }
+    expect(PublicPages.payerErrorText("invalid_transition")).toMatch(/завершён|отменён/)
+  })
+
+  it("the page's script shows mapped Russian messages, not the server's error.message", async () => {
+    const { token } = await paymentOf()
+    const html = (await getPage(`/public/payments/${token}`)).body
+    expect(html).not.toContain("error.message")
+    const messages = /data-messages="([^"]*)"/.exec(html)?.[1]
+    expect(messages).toBeDefined()
+    const decoded = JSON.parse(messages!.replaceAll("&quot;", "\"").replaceAll("&#39;", "'").replaceAll("&amp;", "&"))
+    expect(decoded.invalid_transition).toBe(PublicPages.payerErrorText("invalid_transition"))
+    expect(decoded.fallback).toMatch(/[а-яё]/i)
+  })
+
+  it("a plain browser form refused (payment already final, wrong csrf_token) gets a Russian page with a way back", async () => {
+    const { token, payment } = await paymentOf()
+    expect((await postJson(`/public/payments/${token}/simulate`, { outcome: "failed", csrf_token: payment.csrfToken })).statusCode).toBe(200)
+    const late = await postForm(`/public/payments/${token}/simulate`, { outcome: "paid", csrf_token: payment.csrfToken }, { accept: "text/html" })
+    expect(late.statusCode).toBe(409)
+    expect(late.headers["content-type"]).toMatch(/^text\/html/)
+    expect(late.body).not.toMatch(english)
+    expect(late.body).toContain(escapeHtml(PublicPages.payerErrorText("invalid_transition")))
+    expect(late.body).toContain(`href="/public/payments/${token}"`)
+    const csrf = await postForm(`/public/payments/${token}/simulate`, { outcome: "paid", csrf_token: "x" }, { accept: "text/html" })
+    expect(csrf.statusCode).toBe(403)
+    expect(csrf.body).not.toMatch(english)
+    expect(csrf.body).toContain(escapeHtml(PublicPages.payerErrorText("csrf_rejected")))
+  })
+
+  it("a live payment offers its payment link as an \"open in bank app\" link next to the QR code", async () => {
+    const { token, payment } = await paymentOf({ live: true })
+    expect(payment.qrPayload).toMatch(/^https:\/\//)
+    const html = (await getPage(`/public/payments/${token}`)).body
+    expect(html).toMatch(new RegExp(`<a class="bank-link" href="${payment.qrPayload!.replaceAll(".", "\\.")}"[^>]*>Открыть в приложении банка</a>`))
+    // Only while the payment can be paid: the link sits in the block the script hides.
+    expect(html).toMatch(/<div class="qr" data-open-only>[\s\S]*class="bank-link"[\s\S]*?<\/div>/)
+    // A sandbox payment's QR payload is no link: no button.
+    const sandbox = (await getPage(`/public/payments/${(await paymentOf()).token}`)).body
+    expect(sandbox).not.toContain("class=\"bank-link\"")
+  })
+
+  it("links only an https payment link; anything else (javascript:, custom text) is shown as QR code only", () => {
+    const terminal = Fixtures.terminal(crypto.randomUUID())
+    const render = (qrPayload: string) =>
+      PublicPages.paymentPage({
+        payment: Fixtures.payment(terminal.id, { qrPayload }),
+        terminal,
+        qrDataUrl: "data:image/png;base64,AAAA",
+        pagePath: "/public/payments/x",
+        nonce: "n"
+      })
+    expect(render("https://qr.nspk.ru/AD100001?type=02&sum=100")).toContain(`href="https://qr.nspk.ru/AD100001?type=02&amp;sum=100"`)
+    for (const payload of ["javascript:alert(1)", "JaVaScRiPt:alert(1)", "data:text/html,x", "sandbox-qr:1", "http://qr.example/x", "not a url"]) {
+      expect(render(payload), payload).not.toContain("class=\"bank-link\"")
+    }
+  })
+})
+
+const escapeHtml = (text: string) => PublicPages.escape(text)
