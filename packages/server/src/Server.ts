@@ -22,7 +22,7 @@
  */
 import { Cause, Clock, Context, Data, Duration, Effect, Exit, Layer, Option, Redacted, Schedule, Scope } from "effect"
 import type { FastifyInstance } from "fastify"
-import { Callback, CallbackTransport, Config as CoreConfig, HmacTokenIssuer, PaydeskConfig, Runner, SecretCipher, type Services } from "@paydesk/core"
+import { Callback, CallbackTransport, Config as CoreConfig, HmacTokenIssuer, PaydeskConfig, Runner, type Services } from "@paydesk/core"
 import { App } from "@paydesk/fastify"
 import { AcquirerEmulator, ManualClock, PayoutNetworkEmulator, PgChargeBook, PgPayoutBook } from "@paydesk/emulators"
 import { EmbeddedPostgres, NodeSecurity, PgRateSource, PgStore } from "@paydesk/sql-pg"
@@ -104,17 +104,8 @@ const keyMismatch = (problem: string) =>
       " (operations.md: keep it with the database backups); starting with another key would lose every callback"
   )
 
-/** Whether `key` decrypts what the database holds: one stored terminal signing secret (none stored: a fresh database, nothing to check). */
-const keyDecryptsDatabase = (key: Buffer) =>
-  Effect.gen(function*() {
-    const sql = yield* SqlClient.SqlClient
-    const rows = yield* sql<{ readonly secret: string }>`SELECT signing_secret_encrypted AS secret FROM terminals LIMIT 1`
-    if (rows.length === 0) return { stored: false, decrypts: true }
-    const cipher = yield* SecretCipher
-    // A foreign or tampered ciphertext dies (the port's contract).
-    const decrypted = yield* Effect.exit(cipher.decrypt(rows[0]!.secret))
-    return { stored: true, decrypts: Exit.isSuccess(decrypted) }
-  }).pipe(Effect.provide(NodeSecurity.layerAesGcmSecretCipher(key)))
+/** Whether `key` decrypts what the database holds (`PgStore.checkSecretCipher`: none stored, a fresh database, is nothing to check). */
+const keyDecryptsDatabase = (key: Buffer) => PgStore.checkSecretCipher.pipe(Effect.provide(NodeSecurity.layerAesGcmSecretCipher(key)))
 
 /**
  * The secret key (given, or kept in `dataDir/secret.key`) and the operator token (given, or

@@ -5,10 +5,10 @@
  * lock, so concurrent starts are safe) and provides `Transactions` plus every repository and
  * store. `layerRepositories` provides the same on a `SqlClient` the host already has.
  */
-import { Effect, Layer, Redacted } from "effect"
-import type { Persistence as CorePersistence } from "@paydesk/core"
+import { Effect, Exit, Layer, Redacted } from "effect"
+import { type Persistence as CorePersistence, SecretCipher } from "@paydesk/core"
 import { PgClient } from "@effect/sql-pg"
-import { Migrator, SqlClient } from "effect/sql"
+import { Migrator, SqlClient, type SqlError } from "effect/sql"
 import { migrations } from "./PgMigrations.js"
 import * as PgIdentity from "./PgIdentity.js"
 import * as PgOutboxRepository from "./PgOutboxRepository.js"
@@ -97,6 +97,32 @@ export const layer = (url: string, options: { readonly maxConnections?: number }
     Layer.provideMerge(layerRepositories),
     Layer.provideMerge(layerClient(url, options))
   )
+
+/**
+ * Whether the host's `SecretCipher` (its secret key) decrypts the secrets the database holds: one
+ * stored terminal signing secret is decrypted with it. A database that holds none yet (fresh) answers
+ * `{ stored: false, decrypts: true }`: nothing to check.
+ *
+ * A host checks this at start, after the migrations, and refuses to start when `decrypts` is false: the
+ * database was written with another key (a move to a new host, a backup restored without its key, a
+ * wrong key in the configuration). Running on would sign no callback ("signing secret unavailable",
+ * every delivery failing until it is given up) and rotate no secret. The reference server refuses to
+ * start then, and generates no key for a database that already holds secrets (`stored`).
+ *
+ * ```ts
+ * const { decrypts } = yield* PgStore.checkSecretCipher.pipe(Effect.provide(NodeSecurity.layerAesGcmSecretCipher(key)))
+ * ```
+ */
+export const checkSecretCipher: Effect.Effect<{ readonly stored: boolean; readonly decrypts: boolean }, SqlError.SqlError, SqlClient.SqlClient | SecretCipher> =
+  Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const rows = yield* sql<{ readonly secret: string }>`SELECT signing_secret_encrypted AS secret FROM terminals LIMIT 1`
+    if (rows.length === 0) return { stored: false, decrypts: true }
+    const cipher = yield* SecretCipher
+    // A foreign or tampered ciphertext dies (the port's contract).
+    const decrypted = yield* Effect.exit(cipher.decrypt(rows[0]!.secret))
+    return { stored: true, decrypts: Exit.isSuccess(decrypted) }
+  })
 
 /** Creates database `name` on the server of `serverUrl` and returns its URL (tests, benchmarks, tooling). */
 export const createDatabase = (serverUrl: string, name: string): Effect.Effect<string> => {
