@@ -5,11 +5,21 @@
  * its own `CallbackTransport` (global `fetch`) and `RateSource` (a fixed rate) written here, plus
  * crypto adapters and the testkit's bank emulators for the ports a real bank integration fills.
  *
+ * The callback transport is the host's own, and so is its part of the SSRF defence: callback URLs are
+ * merchant-controlled, and `CallbackUrl.check` (at registration) checks only the URL's text. A
+ * transport must not follow redirects (a receiver's 3xx would send the signed POST on to any address,
+ * the host's own network included, and store that address's answer) and must check every address a
+ * name resolves to where it connects. `fetchTransport` below does the first, bounds the answer it
+ * reads and the time it waits; it does NOT check resolved addresses (global `fetch` offers no hook
+ * for that). In production use the reference server's transport as the model
+ * (`packages/server/src/HttpCallbackTransport.ts`: undici with a checking `lookup`), or your own
+ * egress proxy that refuses private destinations.
+ *
  * Everything the service does is a use case: `Operator.createAccount`, `Payments.create`,
  * `Payments.simulate`, `Work.drain` (which signs and sends the callbacks through our transport).
  */
 import { Effect, Layer, ManagedRuntime } from "effect"
-import { CallbackTransport, Config, HmacTokenIssuer, PaydeskConfig, RateSource, TransportFailure } from "@paydesk/core"
+import { Callback, CallbackTransport, Config, HmacTokenIssuer, PaydeskConfig, RateSource, TransportFailure } from "@paydesk/core"
 import type { Services } from "@paydesk/core"
 import {
   AcquirerEmulator,
@@ -20,19 +30,54 @@ import {
   Pbkdf2PasswordHasher
 } from "@paydesk/testkit"
 
-/** Our `CallbackTransport`: a `fetch` POST with the core's timeout, reading at most 1 KiB of the answer. */
+/**
+ * Reads at most `limit` bytes of an answer's body, then stops reading (the rest is never fetched
+ * into memory: a receiver answering gigabytes costs nothing), as text.
+ */
+const readExcerpt = async (response: Response, limit: number): Promise<string> => {
+  if (response.body === null) return ""
+  const reader = response.body.getReader()
+  const chunks: Array<Uint8Array> = []
+  let kept = 0
+  try {
+    while (kept < limit) {
+      const { done, value } = await reader.read()
+      if (done) break
+      const part = value.subarray(0, limit - kept)
+      chunks.push(part)
+      kept += part.length
+    }
+  } catch {
+    // Cut off (timeout, reset): what arrived counts, with the answer's status.
+  } finally {
+    void reader.cancel().catch(() => undefined)
+  }
+  return Buffer.concat(chunks).toString("utf8")
+}
+
+/**
+ * Our `CallbackTransport`: a `fetch` POST that follows no redirect (a 3xx is the answer: the core
+ * counts it as a failed attempt, `HTTP 307`, and retries later, as for any answer other than 2xx),
+ * gives up after the core's timeout (`request.timeoutMs`, the body's reading included), and keeps the
+ * first `Callback.responseExcerptBytes` of the answer. Destinations are NOT checked here (see the
+ * module's comment): a production host checks resolved addresses as the reference server does.
+ */
 export const fetchTransport = Layer.succeed(CallbackTransport)({
   post: (request) =>
     Effect.tryPromise({
       try: async () => {
         const started = Date.now()
-        const response = await fetch(request.url, {
+        const url = new URL(request.url)
+        // `fetch` also reads data:, blob: and file: URLs; a callback goes over HTTP only.
+        if (url.protocol !== "http:" && url.protocol !== "https:") throw new Error(`unsupported scheme ${url.protocol}`)
+        const response = await fetch(url, {
           method: "POST",
           headers: request.headers,
           body: request.body,
+          redirect: "manual",
           signal: AbortSignal.timeout(request.timeoutMs)
         })
-        const body = (await response.text()).slice(0, 1024)
+        const body = await readExcerpt(response, Callback.responseExcerptBytes)
         return { statusCode: response.status, latencyMs: Date.now() - started, body }
       },
       catch: (error) => new TransportFailure({ message: String((error as Error)?.message ?? error), latencyMs: 0 })
