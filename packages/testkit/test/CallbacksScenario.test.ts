@@ -387,6 +387,46 @@ describe("Callbacks left in flight, leases run out while waiting", () => {
       yield* Scope.close(background, Exit.void)
     }).pipe(Effect.provide(Kit.layer)))
 
+  it.effect("the payment's later events waiting behind a delivery another process claimed are deferred while it holds it: none overtakes it", () =>
+    Effect.gen(function*() {
+      // Pass 1 holds a's created (the receiver) and its paid, leased for 60 s (as waitedPastLeases, but the refund comes first).
+      const { merchant, principal, transport } = yield* setup
+      const answer = yield* Deferred.make<void>()
+      const slow = CallbackTransport.of({ post: (request) => Effect.andThen(Deferred.await(answer), transport.post(request)) })
+      const background = yield* Scope.make()
+      const inFlight = CallbacksInFlight.make((effect) => Effect.forkIn(effect, background))
+      const pass = Callbacks.runDue().pipe(Effect.provideService(CallbackTransport, slow), Effect.provideService(CallbacksInFlight.InFlight, inFlight))
+      const a = yield* Payments.create(principal, { amount: "10", orderId: "a" })
+      yield* Payments.settle(a.payment.id, "paid")
+      const first = yield* Effect.forkChild(pass)
+      yield* until(() => inFlight.sending().size === 2)
+      yield* TestClock.adjust(CallbacksInFlight.waitMs)
+      yield* Fiber.join(first)
+      // 45 s later a refund: pass 2 claims its two events, a group waiting behind pass 1's.
+      yield* TestClock.adjust("45 seconds")
+      yield* Payments.refund(a.payment.id)
+      const second = yield* Effect.forkChild(pass)
+      yield* until(() => inFlight.sending().size === 4)
+      yield* TestClock.adjust(CallbacksInFlight.waitMs)
+      yield* Fiber.join(second)
+      // Pass 1's lease runs out: another process claims created and paid.
+      yield* TestClock.adjust("15 seconds")
+      const outbox = yield* OutboxRepository
+      const now = yield* Clock.currentTimeMillis
+      const elsewhere = yield* outbox.claimDue(now, now + Config.defaults.leaseMs, 10)
+      assert.deepStrictEqual(elsewhere.map(({ event }) => event.eventType), ["payment.created", "payment.paid"])
+      yield* Deferred.succeed(answer, undefined)
+      yield* until(() => inFlight.running() === 0)
+      // Only this process's created went out; the refund's events wait until the other's lease ends.
+      assert.deepStrictEqual(transport.requests.map((r) => JSON.parse(r.body).event_type), ["payment.created"])
+      const deliveries = yield* Callbacks.listDeliveries({ terminalId: merchant.terminal.id, limit: 10 })
+      const pending = deliveries.filter((d) => d.status === "pending")
+      assert.strictEqual(pending.length, 3)
+      const refundIds = new Set(elsewhere.map(({ delivery }) => delivery.id))
+      for (const d of pending.filter((d) => !refundIds.has(d.id))) assert.strictEqual(d.nextAttemptAt, now + Config.defaults.leaseMs)
+      yield* Scope.close(background, Exit.void)
+    }).pipe(Effect.provide(Kit.layer)))
+
   it.effect("a later event a pass of this process claimed meanwhile is sent by its group, once, after its earlier one", () =>
     Effect.gen(function*() {
       const { merchant, transport, answer, background, inFlight, pass } = yield* waitedPastLeases

@@ -326,6 +326,21 @@ describe("First payments and the consent", () => {
       ])
     }).pipe(Effect.provide(Kit.layer)))
 
+  it.effect("an expired first payment paid late after the next one was refused (review) is the one paid: booked as a late current one, not as paid twice", () =>
+    Effect.gen(function*() {
+      const { principal, subscription, first } = yield* expiredFirst
+      const second = Option.getOrThrow((yield* Subscriptions.confirm(subscription.payToken, subscription.csrfToken)).firstPayment)
+      yield* Payments.settle(second.id, "failed")
+      assert.strictEqual(Subscription.stateOf(yield* reload(subscription.id)), "new/review")
+      yield* Payments.settle(first.id, "paid")
+      const sub = yield* reload(subscription.id)
+      assert.deepStrictEqual([Subscription.stateOf(sub), sub.successfulCycles], ["new/review", 1])
+      assert.deepStrictEqual(yield* history(principal, subscription.id), [
+        [2, "payed", first.id, "accepted", null],
+        [1, "fail", second.id, "accepted", null]
+      ])
+    }).pipe(Effect.provide(Kit.layer)))
+
   it.effect("an expired first payment paid late while the payer pays the next one: that one stays, and its refusal then moves nothing", () =>
     Effect.gen(function*() {
       const { principal, subscription, first } = yield* expiredFirst

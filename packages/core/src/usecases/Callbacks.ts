@@ -362,17 +362,20 @@ export const runDue = Traced.fn("Callbacks.runDue")(function*() {
     const sendingBefore = handoff._tag === "Some" ? handoff.value.sending() : undefined
     // Claimed and stamped in one statement (committed before any is sent): a delivery whose terminal
     // has no callback URL keeps its stamp only until its attempt is recorded.
-    const all = yield* atomic(outbox.claimDue(now, now + config.leaseMs, config.batchSize, scope, { keepFrom: now - Callback.stampReuseMs }))
+    // The lease of one left to its group in this process's background (its own ran out while it
+    // waited) is noted before the claim commits, so the group never takes it for another process's.
+    const noteReclaimed = (claimed: ReadonlyArray<{ readonly delivery: Callback.Delivery }>) =>
+      Effect.sync(() => {
+        for (const { delivery } of claimed) {
+          if (inFlight?.sending().has(delivery.id) === true && delivery.nextAttemptAt !== null) inFlight.reclaim(delivery.id, delivery.nextAttemptAt)
+        }
+      })
+    const all = yield* atomic(Effect.tap(outbox.claimDue(now, now + config.leaseMs, config.batchSize, scope, { keepFrom: now - Callback.stampReuseMs }), noteReclaimed))
     const sendingAfter = handoff._tag === "Some" ? handoff.value.sending() : undefined
     // Nor one the engine is sending (its lease ran out during the attempt), nor one an earlier pass left in the background.
-    const claimed = all.filter(({ delivery }) => {
-      if (inFlight?.sending().has(delivery.id) === true) {
-        // Left to its group, which sends it under this claim's lease (its own ran out while it waited).
-        if (delivery.nextAttemptAt !== null) inFlight.reclaim(delivery.id, delivery.nextAttemptAt)
-        return false
-      }
-      return !taken.has(delivery.id) && !(sendingBefore?.has(delivery.id) ?? false) && !(sendingAfter?.has(delivery.id) ?? false)
-    })
+    const claimed = all.filter(({ delivery }) =>
+      !taken.has(delivery.id) && !(sendingBefore?.has(delivery.id) ?? false) && !(sendingAfter?.has(delivery.id) ?? false) &&
+      !(inFlight?.sending().has(delivery.id) ?? false))
     // Each terminal of the batch is read once, now (its URL and secrets as of this batch).
     const terminalIds = [...new Set(claimed.map(({ delivery }) => delivery.terminalId))]
     const terminals = new Map(yield* Effect.forEach(terminalIds, (id) => Effect.map(terminalRepository.get(id), (t) => [id, t] as const)))
@@ -404,7 +407,8 @@ export const runDue = Traced.fn("Callbacks.runDue")(function*() {
    * A delivery of a group that may have waited (behind its payment's earlier ones) with its lease
    * renewed when little of it is left (`handoffMarginMs`), as the hand-off engine does, so no claim
    * takes it meanwhile; `"recorded"` when it is no longer pending with its attempts (recorded
-   * meanwhile), `"elsewhere"` when another process claimed it (its lease ran out while it waited).
+   * meanwhile), or, when another process claimed it (its lease ran out while it waited), until when
+   * that process holds it (`elsewhere`).
    */
   const leased = (delivery: Callback.Delivery) =>
     Effect.gen(function*() {
@@ -420,7 +424,9 @@ export const runDue = Traced.fn("Callbacks.runDue")(function*() {
         // Claimed again since: a claim of this process left it to this group (`reclaim`), with the
         // claim's lease (renewed in turn if little is left); under any other lease another process
         // holds it and sends it.
-        if (current.value.nextAttemptAt === held.nextAttemptAt || current.value.nextAttemptAt !== inFlight.reclaimed(held.id)) return "elsewhere" as const
+        if (current.value.nextAttemptAt === held.nextAttemptAt || current.value.nextAttemptAt !== inFlight.reclaimed(held.id)) {
+          return { elsewhere: current.value.nextAttemptAt ?? now + config.leaseMs }
+        }
         held = current.value
       }
     })
@@ -442,9 +448,13 @@ export const runDue = Traced.fn("Callbacks.runDue")(function*() {
         if (inFlight?.closing() === true) break
         const delivery = yield* leased(item.delivery).pipe(Effect.catchCause((cause) => Effect.as(Effect.logError("callback lease not renewed", cause), item.delivery)))
         if (delivery === "recorded") continue
-        // Another process sends it; the payment's later ones stay pending under their leases, sent
-        // after it (never before it, nor twice from here).
-        if (delivery === "elsewhere") break
+        if ("elsewhere" in delivery) {
+          // Another process sends it (not sent twice from here); the payment's later ones are deferred
+          // as long as it holds it, so none overtakes it (nor this payment's later groups: `deferredUntil`).
+          deferredUntil = Math.max(deferredUntil ?? 0, delivery.elsewhere)
+          deferredGroups.set(key, deferredUntil)
+          continue
+        }
         if (deferredUntil !== null) {
           yield* defer(delivery, deferredUntil, passEnded).pipe(Effect.catchCause((cause) => Effect.logError("callback not deferred", cause)))
         } else {

@@ -18,6 +18,7 @@ import * as StateMachine from "../StateMachine.js"
 import * as Subscription from "../Subscription.js"
 import { ChargeRepository } from "../ports/ChargeRepository.js"
 import { Entropy } from "../ports/Entropy.js"
+import { PaymentRepository } from "../ports/PaymentRepository.js"
 import { SubscriptionRepository } from "../ports/SubscriptionRepository.js"
 import * as TestClock from "../TestClock.js"
 import * as Acquirers from "./Acquirers.js"
@@ -128,30 +129,47 @@ const firstPaymentCharge = (sub: Sub, payment: Payment, now: number, attempt: nu
  * An earlier first payment whose consent was taken back, paid late (`expired` then `paid`), is the
  * first payment if the subscription still waits for one: it activates it as its own would, and the
  * later first payment, if still unpaid (`created`), is answered (`superseded`) for the caller to end
- * (it expires), so the payer is not asked to pay twice. If the subscription went on without it, it
- * is booked in the history for review (`superseded_first_payment`), not as a cycle. Answers the id
- * of the payment to end, else null.
+ * (it expires), so the payer is not asked to pay twice. If the subscription went on without it and
+ * no first payment was paid, it is booked as a late current one is; if another first payment was
+ * paid, it is booked for review (`superseded_first_payment`), not as a cycle. Answers the id of the
+ * payment to end, else null.
  */
 export const onFirstPayment = Traced.fn("SubscriptionLifecycle.onFirstPayment")(function*(payment: Payment) {
   if (payment.subscriptionId === null) return null
+  const lateFirst = payment.status === "paid" && isFirstOf(payment.subscriptionId, payment)
+  if (lateFirst) {
+    // The subscription's current first payment, if another, is locked before the subscription, as
+    // its own transitions lock them (payment, then subscription): the other order deadlocked with a
+    // transition of it at the same moment (PostgreSQL then aborted one, retried a second later).
+    const current = yield* (yield* SubscriptionRepository).get(payment.subscriptionId)
+    const other = Option.isSome(current) ? current.value.firstPaymentId : null
+    if (other !== null && other !== payment.id) yield* (yield* PaymentRepository).getForUpdate(other)
+  }
   let sub = yield* locked(payment.subscriptionId)
   const now = yield* Clock.currentTimeMillis
   let superseded: string | null = null
   if (sub.firstPaymentId !== payment.id) {
     // Another first payment of the subscription (one whose consent was taken back when it expired
     // unpaid, money arriving late), or a charge's payment (refunded, say): only money matters.
-    if (payment.status !== "paid" || !isFirstOf(sub.id, payment)) return null
+    if (!lateFirst) return null
     const waiting = Subscription.stateOf(sub)
     if (waiting !== "new/consent_pending" && waiting !== "new/pending") {
-      // The subscription went on without it (another first payment paid, or it stopped): the payer
-      // paid once more. Booked for the merchant to see and settle (a refund), not as a cycle.
       const booked = yield* (yield* ChargeRepository).listForCycle(sub.id, cycleNumberOf(sub, 0))
       if (booked.some((c) => c.paymentId === payment.id && c.status === "payed")) return null
+      if (!booked.some((c) => c.kind === "first" && c.status === "payed")) {
+        // No first payment was paid (the next one was refused, or the subscription stopped before
+        // any): it is the one, booked as a late current first payment is, without a move.
+        yield* recordFirstPayment(sub, payment, now, booked.length + 1)
+        yield* save(sub, { ...sub, successfulCycles: sub.successfulCycles + 1, updatedAt: now })
+        return null
+      }
+      // The subscription went on without it (another first payment was paid): the payer paid once
+      // more. Booked for the merchant to see and settle (a refund), not as a cycle.
       yield* recordCharge({
         ...firstPaymentCharge(sub, payment, now, booked.length + 1),
         validationStatus: "review",
         validationReason: "superseded_first_payment",
-        message: "first payment paid after the subscription went on without it: the payer paid more than once"
+        message: "first payment paid after another first payment of the subscription was paid: the payer paid twice"
       })
       return null
     }
