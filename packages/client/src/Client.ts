@@ -3,6 +3,9 @@
  * `X-Nonce`; writes that may be repeated safely are retried after a network failure or a 5xx
  * (payments by their `order_id`, payouts and subscriptions by an `Idempotency-Key` the client
  * generates when none is given, stops and simulations because repeating them changes nothing).
+ * Every error of a call names its `Idempotency-Key` (`error.idempotencyKey`, also a generated one)
+ * or a payment's `order_id` (`error.orderId`), the attempts sent and whether a write may have been
+ * done all the same (`error.outcomeUnknown`): repeat the call with that key to learn its result.
  * With `sandbox: true` payments are created in the sandbox and lists read the sandbox.
  *
  * Instead of an API key the client may act for the account owner with a dashboard session
@@ -82,8 +85,12 @@ export interface CallOptions {
 
 /** Options of a write that takes an idempotency key. */
 export interface WriteOptions extends CallOptions {
-  /** Same key and body answer the first result; the client generates one per call when absent. */
-  readonly idempotencyKey?: string
+  /**
+   * Same key and body answer the first result; the client generates one per call when absent (for
+   * payouts and subscriptions). Store yours before the call, or take the failed call's
+   * `error.idempotencyKey` (given or generated) to repeat it: a new key is a new payout or subscription.
+   */
+  readonly idempotencyKey?: string | undefined
 }
 
 const enc = encodeURIComponent
@@ -219,13 +226,18 @@ export class Paydesk {
 
   /** One-off payments. */
   readonly payments = {
-    /** Creates a payment (or answers the one of this `order_id`, same parameters); send the payer to `pay_url`. */
+    /**
+     * Creates a payment (or answers the one of this `order_id`, same parameters); send the payer to
+     * `pay_url`. Its errors name the `order_id` (`error.orderId`, and `error.idempotencyKey` when one
+     * was given): creating it again with them answers the same payment.
+     */
     create: (input: PaymentCreate, options: WriteOptions = {}): Promise<Payment> =>
       this.#call({
         method: "POST",
         path: "/api/v1/payments",
         body: this.sandbox && input.test === undefined ? { ...input, test: true } : input,
-        ...(options.idempotencyKey === undefined ? {} : { headers: { "idempotency-key": options.idempotencyKey } }),
+        idempotencyKey: options.idempotencyKey,
+        orderId: input.order_id,
         // The order_id is the payment's natural idempotency key.
         safe: true,
         signal: options.signal
@@ -302,6 +314,8 @@ export class Paydesk {
      * Requests a payout; retried safely under one idempotency key: the body's `idempotency_key` or the
      * `idempotencyKey` option (one key: both given must be equal), else one generated for the call.
      * The key goes in the `Idempotency-Key` header of every attempt (and stays in the body when given there).
+     * A failed call's error names the key (`error.idempotencyKey`): repeat the call with it (the
+     * option or the body field) to learn the result. Calling again without it makes a second payout.
      */
     create: async (input: PayoutCreate & { readonly terminal_id?: string }, options: WriteOptions = {}): Promise<Payout> => {
       const { terminal_id, ...body } = input
@@ -315,7 +329,7 @@ export class Paydesk {
         path: "/api/v1/payouts",
         query: { terminal_id },
         body,
-        headers: { "idempotency-key": key },
+        idempotencyKey: key,
         safe: true,
         signal: options.signal
       })
@@ -344,7 +358,9 @@ export class Paydesk {
   readonly subscriptions = {
     /**
      * Creates a subscription (send the payer to `pay_url`, unchanged). Keep the idempotency key of
-     * a logical request: a retry with it answers the same subscription.
+     * a logical request: a retry with it answers the same subscription. Without one the client
+     * generates a key per call; a failed call's error names it (`error.idempotencyKey`): repeat the
+     * call with it to learn the result. Calling again without it makes a second subscription.
      */
     create: async (input: SubscriptionCreate, options: WriteOptions = {}): Promise<Subscription> => {
       const key = options.idempotencyKey ?? await uuid()
@@ -355,7 +371,7 @@ export class Paydesk {
         method: "POST",
         path: "/api/v1/subscriptions",
         body: terminal === undefined ? body : { ...body, terminal_id: terminal },
-        headers: { "idempotency-key": key },
+        idempotencyKey: key,
         safe: true,
         signal: options.signal
       })
@@ -529,8 +545,11 @@ export class Paydesk {
     resend: (eventId: string, options: CallOptions = {}): Promise<EventSent> =>
       this.#call({ method: "POST", path: `/api/v1/events/${enc(eventId)}/resend`, safe: false, signal: options.signal }),
     /**
-     * Queues again every event whose delivery failed since `since` (ISO 8601); repeating queues only
-     * what failed again. Live events unless `environment` says otherwise (the sandbox with the `sandbox` option).
+     * Queues again every event whose delivery failed since `since` (ISO 8601). Live events unless
+     * `environment` says otherwise (the sandbox with the `sandbox` option). Not retried by the client:
+     * its answer (`requeued`, how many it queued) does not replay, so a retry after a lost answer would
+     * report only what was left. Calling again is harmless: it queues only what is still failed (what
+     * failed again, or what a call without an answer did not reach); add up the counts yourself.
      */
     recover: (
       input: { readonly since: string; readonly terminal_id?: string; readonly environment?: "sandbox" | "all" | "prod" },
@@ -541,7 +560,8 @@ export class Paydesk {
         method: "POST",
         path: "/api/v1/events/recover",
         body: environment === undefined ? input : { ...input, environment },
-        safe: true,
+        // Repeating does no harm, but its count would not be the first call's.
+        safe: false,
         signal: options.signal
       })
     },

@@ -5,7 +5,47 @@
  * not verify, `PaydeskAbortError` when the caller's `signal` cancelled a call,
  * `PaydeskSessionEndedError` for a call on a dashboard session that has ended, and `ListenerCursorLost`
  * when `listen` cannot go on. All extend `PaydeskError`.
+ *
+ * The errors of a call (`PaydeskApiError`, `PaydeskConnectionError`, `PaydeskAbortError`,
+ * `PaydeskSessionEndedError`) also say what the call sent (`CallOutcome`): the attempts, whether a
+ * write may have been done all the same (`outcomeUnknown`), and the `Idempotency-Key` (given or
+ * generated) or `order_id` that repeats it safely.
  */
+
+/**
+ * What the error of a call says about the attempts it sent. The client fills it on every error of a
+ * call; an error built by hand without it has 1 attempt (0 for a session that had ended) and
+ * `outcomeUnknown` false.
+ */
+export interface CallOutcome {
+  /** The attempts sent (retries included; 0 when the call failed before sending anything). */
+  readonly attempts: number
+  /**
+   * Whether a write (POST or PUT) may have been done although the call failed: some attempt went
+   * out and got no definite answer (no answer, a timeout, an answer cut off, a cancel while it was
+   * in flight, or a 5xx, which a proxy may give after the server did the work), and no later answer
+   * settled it. A later 2xx, or a 4xx other than 401, 408 and 429 (those refuse the attempt, not the
+   * request), settles it: a retry carries the same `order_id` or `Idempotency-Key`, so a write
+   * already done would have been answered again. Always false for reads and for a call that sent
+   * nothing. When true, repeat the call with the same `order_id` or `idempotencyKey` to learn its result.
+   */
+  readonly outcomeUnknown: boolean
+  /**
+   * The `Idempotency-Key` the call carried (given, or generated for a payout or a subscription):
+   * pass it as `idempotencyKey` to repeat the call; the server answers the first result again.
+   */
+  readonly idempotencyKey?: string | undefined
+  /** A payment creation's `order_id`: creating the payment again with it answers the same payment. */
+  readonly orderId?: string | undefined
+}
+
+/** Copies a call's outcome onto its error (explicit fields: `exactOptionalPropertyTypes`). */
+const outcomeOf = (given: Partial<CallOutcome> | undefined, attempts: number) => ({
+  attempts: given?.attempts ?? attempts,
+  outcomeUnknown: given?.outcomeUnknown ?? false,
+  idempotencyKey: given?.idempotencyKey,
+  orderId: given?.orderId
+})
 
 /** Every error of the client. */
 export class PaydeskError extends Error {
@@ -50,9 +90,32 @@ export type ApiErrorCode =
   | "internal_error"
   | (string & {})
 
+/** The details of an error answer beside its status, code and message. */
+export interface ApiErrorDetails extends Partial<CallOutcome> {
+  /**
+   * The answer's `Retry-After` in ms (delay-seconds, or an HTTP-date counted from the answer's
+   * `Date`), as the server sent it; usually on a 429 or a 503.
+   */
+  readonly retryAfterMs?: number | undefined
+}
+
 /** An error answer of the API: `{ error: { code, message, request_id, field? } }`. */
-export class PaydeskApiError extends PaydeskError {
+export class PaydeskApiError extends PaydeskError implements CallOutcome {
   override readonly name = "PaydeskApiError"
+  /** The attempts sent, this one included. */
+  readonly attempts: number
+  /** Whether the write may have been done all the same (a 5xx, or an earlier attempt without an answer): see `CallOutcome`. */
+  readonly outcomeUnknown: boolean
+  /** The call's `Idempotency-Key` (given or generated): repeat with it as `idempotencyKey`. */
+  readonly idempotencyKey: string | undefined
+  /** A payment creation's `order_id`. */
+  readonly orderId: string | undefined
+  /**
+   * How long the server asked to wait before trying again (`Retry-After`, in ms), when it said;
+   * the client's own retries (5xx of calls safe to repeat) wait for it up to 60 s. A 429 is not
+   * retried by the client: wait this long before calling again.
+   */
+  readonly retryAfterMs: number | undefined
   constructor(
     /** HTTP status. */
     readonly status: number,
@@ -61,40 +124,81 @@ export class PaydeskApiError extends PaydeskError {
     /** The request's id (`x-request-id`): quote it to support. */
     readonly requestId: string | undefined,
     /** The request field at fault, when one is. */
-    readonly field?: string
+    readonly field?: string,
+    details: ApiErrorDetails = {}
   ) {
     super(message)
+    const outcome = outcomeOf(details, 1)
+    this.attempts = outcome.attempts
+    this.outcomeUnknown = outcome.outcomeUnknown
+    this.idempotencyKey = outcome.idempotencyKey
+    this.orderId = outcome.orderId
+    this.retryAfterMs = details.retryAfterMs
   }
 }
 
-/** No answer: a network failure or a timeout, after the retries that were safe. */
-export class PaydeskConnectionError extends PaydeskError {
+/** The options of a call's error: its cause and what the call sent. */
+export interface CallErrorOptions extends Partial<Omit<CallOutcome, "attempts">> {
+  readonly cause?: unknown
+}
+
+/**
+ * No answer: a network failure or a timeout, after the retries that were safe. For a write
+ * `outcomeUnknown` is true: it may have been done; repeat it with the same `order_id` or
+ * `idempotencyKey` (this error's `idempotencyKey` when the client generated it) to learn its result.
+ */
+export class PaydeskConnectionError extends PaydeskError implements CallOutcome {
   override readonly name = "PaydeskConnectionError"
-  constructor(message: string, readonly attempts: number, options?: { readonly cause?: unknown }) {
+  readonly outcomeUnknown: boolean
+  readonly idempotencyKey: string | undefined
+  readonly orderId: string | undefined
+  constructor(message: string, readonly attempts: number, options?: CallErrorOptions) {
     super(message, options)
+    const outcome = outcomeOf(options, attempts)
+    this.outcomeUnknown = outcome.outcomeUnknown
+    this.idempotencyKey = outcome.idempotencyKey
+    this.orderId = outcome.orderId
   }
 }
 
 /**
  * The call was cancelled by the caller's `signal` (its `reason` is the `cause`); not retried. A write
- * cancelled after it was sent may still have taken effect: repeat it with the same `order_id` or
- * idempotency key to learn its result.
+ * cancelled after it was sent may still have taken effect (`outcomeUnknown`): repeat it with the same
+ * `order_id` or idempotency key (`idempotencyKey`) to learn its result.
  */
-export class PaydeskAbortError extends PaydeskError {
+export class PaydeskAbortError extends PaydeskError implements CallOutcome {
   override readonly name = "PaydeskAbortError"
-  constructor(message: string, readonly attempts: number, options?: { readonly cause?: unknown }) {
+  readonly outcomeUnknown: boolean
+  readonly idempotencyKey: string | undefined
+  readonly orderId: string | undefined
+  constructor(message: string, readonly attempts: number, options?: CallErrorOptions) {
     super(message, options)
+    const outcome = outcomeOf(options, attempts)
+    this.outcomeUnknown = outcome.outcomeUnknown
+    this.idempotencyKey = outcome.idempotencyKey
+    this.orderId = outcome.orderId
   }
 }
 
 /**
  * The client's dashboard session has ended (`auth.logout()`, or its refresh token was refused): the
- * call was not sent. Sign in again (`Paydesk.login`) and use the new client.
+ * call was not sent, or (when it ended between the attempts of a call) not sent again: `attempts` and
+ * `outcomeUnknown` say whether an earlier attempt may have done the work. Sign in again
+ * (`Paydesk.login`) and use the new client.
  */
-export class PaydeskSessionEndedError extends PaydeskError {
+export class PaydeskSessionEndedError extends PaydeskError implements CallOutcome {
   override readonly name = "PaydeskSessionEndedError"
-  constructor() {
+  readonly attempts: number
+  readonly outcomeUnknown: boolean
+  readonly idempotencyKey: string | undefined
+  readonly orderId: string | undefined
+  constructor(outcome?: Partial<CallOutcome>) {
     super("Paydesk: the session has ended; sign in again (Paydesk.login)")
+    const filled = outcomeOf(outcome, 0)
+    this.attempts = filled.attempts
+    this.outcomeUnknown = filled.outcomeUnknown
+    this.idempotencyKey = filled.idempotencyKey
+    this.orderId = filled.orderId
   }
 }
 

@@ -4,10 +4,15 @@
  * timeouts and 5xx answers for requests that are safe to repeat (reads, and writes that carry
  * their idempotency: an `order_id`, an `Idempotency-Key`, or a stop that repeats harmlessly).
  * The timeout covers the whole attempt, the answer's body included; the caller's `signal` cancels
- * the call (the attempt in flight and any wait before a retry).
+ * the call (the attempt in flight and any wait before a retry). A 429 is not retried: its
+ * `Retry-After` is on the error (`retryAfterMs`).
+ *
+ * Every error of a call says what was sent (`CallOutcome`): the attempts, whether a write may have
+ * been done all the same (`outcomeUnknown`), and the call's `Idempotency-Key` or `order_id`, so
+ * that a caller who gave no key can still repeat the call safely.
  */
 import { uuid } from "./Crypto.js"
-import { PaydeskAbortError, PaydeskApiError, PaydeskConnectionError } from "./Errors.js"
+import { type CallOutcome, PaydeskAbortError, PaydeskApiError, PaydeskConnectionError, PaydeskSessionEndedError } from "./Errors.js"
 
 /** Options of the transport (and of the client). */
 export interface TransportOptions {
@@ -32,6 +37,10 @@ export interface Call {
   readonly query?: { readonly [name: string]: string | number | boolean | undefined }
   readonly body?: unknown
   readonly headers?: { readonly [name: string]: string }
+  /** The call's idempotency key: sent as `Idempotency-Key` on every attempt, and named by its errors. */
+  readonly idempotencyKey?: string | undefined
+  /** A payment creation's `order_id` (its natural idempotency key), named by its errors. */
+  readonly orderId?: string | undefined
   /** Whether repeating the request cannot do the work twice. */
   readonly safe: boolean
   /** Sent without credentials (login, refresh). */
@@ -72,6 +81,26 @@ const attemptSignal = (timeoutMs: number, caller: AbortSignal | undefined) => {
   }
 }
 
+/** The longest wait before a retry that `Retry-After` may ask for. */
+const maxRetryAfterMs = 60_000
+
+/**
+ * `Retry-After` in ms: delay-seconds, or an HTTP-date (RFC 9110: IMF-fixdate, or the obsolete RFC 850
+ * and asctime forms) counted from the answer's `Date` (the server's clock; the client's when absent
+ * or unreadable), 0 for a date already past. Undefined when absent or unreadable.
+ */
+export const retryAfterMs = (value: string | null | undefined, date?: string | null, now: number = Date.now()): number | undefined => {
+  const given = value?.trim() ?? ""
+  if (/^\d+(\.\d+)?$/.test(given)) return Math.round(Number(given) * 1000)
+  // An HTTP-date starts with the day's name; `Date.parse` alone would read "-1" or "7" as a year.
+  if (!/^[A-Za-z]{3}/.test(given)) return undefined
+  // Every HTTP-date is GMT; the asctime form does not say so, and `Date.parse` would read it as local time.
+  const at = Date.parse(/(GMT|UTC|Z|[+-]\d{4})$/i.test(given) ? given : `${given} GMT`)
+  if (!Number.isFinite(at)) return undefined
+  const served = date === undefined || date === null ? Number.NaN : Date.parse(date)
+  return Math.max(0, at - (Number.isFinite(served) ? served : now))
+}
+
 /** How a call authenticates: the headers of one attempt, and what to do once the access token is refused. */
 export interface Credentials {
   headers(): Promise<{ readonly [name: string]: string }>
@@ -100,44 +129,68 @@ export const transport = (options: TransportOptions, credentials: Credentials = 
     return `${base}${call.path}${search === "" ? "" : `?${search}`}`
   }
 
-  const wait = (attempt: number, signal: AbortSignal | undefined, response?: Response) => {
-    const after = Number(response?.headers.get("retry-after") ?? "")
+  /** Waits before retry `attempt + 1`: the backoff, or the answer's `Retry-After` when longer (at most 60 s). */
+  const wait = (attempt: number, signal: AbortSignal | undefined, after?: number) => {
     const backoff = delayMs * 2 ** attempt
-    return sleep(Number.isFinite(after) && after * 1000 > backoff ? Math.min(after * 1000, 60_000) : backoff, signal)
+    return sleep(after !== undefined && after > backoff ? Math.min(after, maxRetryAfterMs) : backoff, signal)
   }
+  const retryAfterOf = (response: Response) => retryAfterMs(response.headers.get("retry-after"), response.headers.get("date"))
 
   // A function, not an inline test: TypeScript would keep `aborted` narrowed across the awaits.
   const cancelled = (call: Call): boolean => call.signal?.aborted === true
-  const aborted = (call: Call, attempts: number) =>
-    new PaydeskAbortError(`${call.method} ${call.path}: cancelled by the caller's signal`, attempts, { cause: call.signal?.reason })
 
   return async <A>(call: Call): Promise<A> => {
     const url = urlOf(call)
+    const write = call.method !== "GET"
     let renewed = false
+    /** Attempts sent (a renewal's repeat after a 401 included). */
+    let sent = 0
+    /** Some attempt went out without a definite answer, and no later answer settled it (see `CallOutcome.outcomeUnknown`). */
+    let unsettled = false
+    const outcome = (): CallOutcome => ({
+      attempts: sent,
+      outcomeUnknown: write && unsettled,
+      idempotencyKey: call.idempotencyKey,
+      orderId: call.orderId
+    })
+    const aborted = () =>
+      new PaydeskAbortError(`${call.method} ${call.path}: cancelled by the caller's signal`, sent, { cause: call.signal?.reason, ...outcome() })
+
     for (let attempt = 0; ; attempt++) {
-      if (cancelled(call)) throw aborted(call, attempt)
+      if (cancelled(call)) throw aborted()
       const retriable = call.safe && attempt < maxRetries
       // Outside the try below: a session that cannot give credentials (ended) is not a network failure.
-      const credentialHeaders = call.anonymous === true ? {} : await credentials.headers()
+      let credentialHeaders: { readonly [name: string]: string }
+      try {
+        credentialHeaders = call.anonymous === true ? {} : await credentials.headers()
+      } catch (error) {
+        // Ended between two attempts: the earlier ones may have done the work; say so, with the key.
+        if (error instanceof PaydeskSessionEndedError) throw new PaydeskSessionEndedError(outcome())
+        throw error
+      }
       const { signal, end } = attemptSignal(timeoutMs, call.signal)
       let response: Response
       let text: string
       try {
+        sent++
         response = await fetcher(url, {
           method: call.method,
           headers: {
             accept: call.text === true ? "text/csv" : "application/json",
             ...credentialHeaders,
             ...(call.body === undefined ? {} : { "content-type": "application/json" }),
-            ...call.headers
+            ...call.headers,
+            ...(call.idempotencyKey === undefined ? {} : { "idempotency-key": call.idempotencyKey })
           },
           ...(call.body === undefined ? {} : { body: JSON.stringify(call.body) }),
           signal
         })
         if (response.status >= 500 && retriable) {
+          // A 5xx does not say whether the work was done (a proxy may answer it after the server did it).
+          unsettled = true
           await response.body?.cancel().catch(() => undefined)
           end()
-          await wait(attempt, call.signal, response)
+          await wait(attempt, call.signal, retryAfterOf(response))
           continue
         }
         if (response.status === 401 && call.anonymous !== true && !renewed && credentials.renew !== undefined) {
@@ -154,15 +207,21 @@ export const transport = (options: TransportOptions, credentials: Credentials = 
         text = await response.text()
       } catch (cause) {
         end()
-        if (cancelled(call)) throw aborted(call, attempt + 1)
+        // Sent, perhaps received and done: no answer says otherwise.
+        unsettled = true
+        if (cancelled(call)) throw aborted()
         if (retriable) {
           await wait(attempt, call.signal)
           continue
         }
-        throw new PaydeskConnectionError(`${call.method} ${call.path}: no answer (${(cause as Error)?.message ?? String(cause)})`, attempt + 1, { cause })
+        throw new PaydeskConnectionError(`${call.method} ${call.path}: no answer (${(cause as Error)?.message ?? String(cause)})`, sent, { cause, ...outcome() })
       }
       end()
       if (!response.ok) {
+        if (response.status >= 500) unsettled = true
+        // A refusal of the request settles it: its retry carried the same order_id or key, so work
+        // already done would have been answered again. 401, 408 and 429 refuse the attempt only.
+        else if (response.status !== 401 && response.status !== 408 && response.status !== 429) unsettled = false
         let error: { code?: string; message?: string; request_id?: string; field?: string } = {}
         try {
           error = (JSON.parse(text) as { error?: typeof error }).error ?? {}
@@ -174,7 +233,8 @@ export const transport = (options: TransportOptions, credentials: Credentials = 
           error.code ?? `http_${response.status}`,
           error.message ?? (text.slice(0, 200) || response.statusText),
           error.request_id ?? response.headers.get("x-request-id") ?? undefined,
-          error.field
+          error.field,
+          { ...outcome(), retryAfterMs: retryAfterOf(response) }
         )
       }
       return (call.text === true ? text : JSON.parse(text)) as A

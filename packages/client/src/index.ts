@@ -18,7 +18,7 @@ export {
   PaydeskSessionEndedError,
   WebhookVerificationError
 } from "./Errors.js"
-export type { ApiErrorCode, WebhookFailure } from "./Errors.js"
+export type { ApiErrorCode, ApiErrorDetails, CallErrorOptions, CallOutcome, WebhookFailure } from "./Errors.js"
 export type { TransportOptions } from "./Http.js"
 export type * from "./Types.js"
 export * as webhooks from "./Webhooks.js"
