@@ -6,8 +6,8 @@
  * (`?page=`), as the payments' does, so a reload, Back or a shared link keeps it; a page number
  * there that is not valid is ignored and named above the list.
  */
-import type { Balance, Page, Payout, PayoutCreate, Rate } from "@paydesk/client"
-import { useState } from "preact/hooks"
+import { type Balance, type Page, type Payout, type PayoutCreate, PaydeskError, type Rate } from "@paydesk/client"
+import { useRef, useState } from "preact/hooks"
 import { Confirm } from "./Confirm.js"
 import { useAction, useDashboard, useLoad } from "./Context.js"
 import { formatDecimal, formatRate, formatTime, formatUsdt } from "./I18n.js"
@@ -59,13 +59,31 @@ export const PayoutsPage = ({ search }: { search: string }) => {
   const available = balance === null ? null : microUsdt(balance.available_usdt)
   const over = amount !== null && available !== null && amount > available
 
+  // One Idempotency-Key per payout the user means: kept while the request is the same, so pressing
+  // "request" again after a failure whose outcome is unknown (no answer, a 5xx) answers the payout
+  // the first press made instead of making a second one; a new one after a success or a change.
+  const pending = useRef<{ readonly body: string; readonly key: string } | null>(null)
   const request = async () => {
+    const body = { ...draft, amount_usdt: draft.amount_usdt.trim(), wallet_address: draft.wallet_address.trim(), terminal_id: session.terminalId }
+    const text = JSON.stringify(body)
+    if (pending.current?.body !== text) pending.current = { body: text, key: globalThis.crypto.randomUUID() }
+    const idempotencyKey = pending.current.key
     await run(async () => {
-      const payout = await session.client.payouts.create({ ...draft, amount_usdt: draft.amount_usdt.trim(), wallet_address: draft.wallet_address.trim(), terminal_id: session.terminalId })
-      setMessage(t("payouts.created", { status: t(`payout.${payout.status}`) }))
-      setDraft({ ...draft, amount_usdt: "" })
-      if (page !== 1) go(1)
-      setReload((n) => n + 1)
+      try {
+        const payout = await session.client.payouts.create(body, { idempotencyKey })
+        pending.current = null
+        setMessage(t("payouts.created", { status: t(`payout.${payout.status}`) }))
+        setDraft({ ...draft, amount_usdt: "" })
+        if (page !== 1) go(1)
+        setReload((n) => n + 1)
+      } catch (cause) {
+        // It may have been made: the list shows it; the same request again is answered with it.
+        if (cause instanceof PaydeskError && (cause as { readonly outcomeUnknown?: boolean }).outcomeUnknown === true) {
+          setReload((n) => n + 1)
+          throw new Error(t("payouts.unknown"))
+        }
+        throw cause
+      }
     })
     setConfirming(false)
   }

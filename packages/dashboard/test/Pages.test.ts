@@ -13,6 +13,7 @@ import { DashboardContext, type Dashboard } from "../src/Context.js"
 import { translator, type Language } from "../src/I18n.js"
 import { useLocation } from "../src/Router.js"
 import { button, click, edit, findAll, install, submit, type FakeElement } from "./FakeDom.js"
+import { PaydeskConnectionError } from "@paydesk/client"
 
 // The pages are JSX (their own tsconfig): loaded by a computed path, so the root type-check does not follow them.
 type Component = (props: Record<string, unknown>) => unknown
@@ -146,6 +147,40 @@ describe("Payouts page", () => {
     expect(client.payouts.create).toHaveBeenCalledTimes(1)
     expect(pushed.at(-1)).toBe("/dashboard/payouts")
     expect(client.payouts.list).toHaveBeenLastCalledWith({ terminal_id: "term-1", page: 1, limit: 20 })
+  })
+
+  it("a payout request whose outcome is unknown says so, and requesting it again sends the same Idempotency-Key (one payout); a new request gets a new key", async () => {
+    let lost = true
+    const create = vi.fn(async (_body: unknown, options: { idempotencyKey?: string }) => {
+      if (lost) {
+        lost = false
+        throw new PaydeskConnectionError("POST /api/v1/payouts: no answer", 3, { outcomeUnknown: true, idempotencyKey: options.idempotencyKey })
+      }
+      return { ...payout(99), status: "created" }
+    })
+    const client = { ...payoutsClient(3), payouts: { ...payoutsClient(3).payouts, create } }
+    const { PayoutsPage } = await load("PayoutsPage")
+    const { root } = show(PayoutsPage!, client)
+    await vi.waitFor(() => expect(root.textContent).toContain("Page 1 of 1 (3 in all)"))
+    const ask = async (amount: string) => {
+      edit(findAll(root, (e) => e.getAttribute("name") === "amount")[0]!, amount)
+      await rendered()
+      edit(findAll(root, (e) => e.getAttribute("name") === "wallet")[0]!, "TQn9Y2khEsLJW1ChVWFMSMeRDow5KcbLSE")
+      await rendered()
+      submit(findAll(root, (e) => e.localName === "form")[0]!)
+      await vi.waitFor(() => expect(root.textContent).toContain(`Send ${amount} USDT`))
+      click(button(root, "Confirm"))
+    }
+    await ask("1.5")
+    await vi.waitFor(() => expect(root.textContent).toContain("No answer came: the payout may have been requested."))
+    await ask("1.5")
+    await vi.waitFor(() => expect(root.textContent).toContain("Payout requested: Created."))
+    await ask("2")
+    await vi.waitFor(() => expect(create).toHaveBeenCalledTimes(3))
+    const keys = create.mock.calls.map(([, options]) => options.idempotencyKey)
+    expect(keys[0]).toMatch(/^[0-9a-f-]{36}$/)
+    expect(keys[1]).toBe(keys[0])
+    expect(keys[2]).not.toBe(keys[0])
   })
 
   it("ignores a page in the URL that is no positive number, names it as the payments page does, and never sends it", async () => {
