@@ -349,8 +349,8 @@ describe("Callbacks left in flight", () => {
 })
 
 describe("Callbacks left in flight, leases run out while waiting", () => {
-  /** A live payment paid at once (its created and paid in one group), its created held by the receiver until `answer`, past both leases. */
-  const waitedPastLeases = Effect.gen(function*() {
+  /** A live payment paid at once (its created and paid in one group), its created held by the receiver until `answer`, the pass over. */
+  const heldInFlight = Effect.gen(function*() {
     const { merchant, principal, transport } = yield* setup
     const answer = yield* Deferred.make<void>()
     const slow = CallbackTransport.of({ post: (request) => Effect.andThen(Deferred.await(answer), transport.post(request)) })
@@ -363,9 +363,10 @@ describe("Callbacks left in flight, leases run out while waiting", () => {
     yield* until(() => inFlight.sending().size === 2)
     yield* TestClock.adjust(CallbacksInFlight.waitMs)
     yield* Fiber.join(first)
-    yield* TestClock.adjust(Config.defaults.leaseMs + 1_000)
-    return { merchant, transport, answer, background, inFlight, pass }
+    return { merchant, principal, transport, answer, background, inFlight, pass, payment: a.payment }
   })
+  /** The same, past both leases. */
+  const waitedPastLeases = Effect.tap(heldInFlight, () => TestClock.adjust(Config.defaults.leaseMs + 1_000))
   const eventTypes = (transport: RecordingCallbackTransport.RecordingCallbackTransport["Service"]) => transport.requests.map((r) => JSON.parse(r.body).event_type)
 
   it.effect("a later event another process claimed meanwhile is left to it: not sent from here, nor before its earlier one", () =>
@@ -389,22 +390,11 @@ describe("Callbacks left in flight, leases run out while waiting", () => {
 
   it.effect("the payment's later events waiting behind a delivery another process claimed are deferred while it holds it: none overtakes it", () =>
     Effect.gen(function*() {
-      // Pass 1 holds a's created (the receiver) and its paid, leased for 60 s (as waitedPastLeases, but the refund comes first).
-      const { merchant, principal, transport } = yield* setup
-      const answer = yield* Deferred.make<void>()
-      const slow = CallbackTransport.of({ post: (request) => Effect.andThen(Deferred.await(answer), transport.post(request)) })
-      const background = yield* Scope.make()
-      const inFlight = CallbacksInFlight.make((effect) => Effect.forkIn(effect, background))
-      const pass = Callbacks.runDue().pipe(Effect.provideService(CallbackTransport, slow), Effect.provideService(CallbacksInFlight.InFlight, inFlight))
-      const a = yield* Payments.create(principal, { amount: "10", orderId: "a" })
-      yield* Payments.settle(a.payment.id, "paid")
-      const first = yield* Effect.forkChild(pass)
-      yield* until(() => inFlight.sending().size === 2)
-      yield* TestClock.adjust(CallbacksInFlight.waitMs)
-      yield* Fiber.join(first)
+      // Pass 1 holds a's created (the receiver) and its paid, leased for 60 s.
+      const { merchant, transport, answer, background, inFlight, pass, payment } = yield* heldInFlight
       // 45 s later a refund: pass 2 claims its two events, a group waiting behind pass 1's.
       yield* TestClock.adjust("45 seconds")
-      yield* Payments.refund(a.payment.id)
+      yield* Payments.refund(payment.id)
       const second = yield* Effect.forkChild(pass)
       yield* until(() => inFlight.sending().size === 4)
       yield* TestClock.adjust(CallbacksInFlight.waitMs)
