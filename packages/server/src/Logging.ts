@@ -21,22 +21,30 @@ const effectLevels: Readonly<Record<LogLevel, EffectLevel.LogLevel>> = {
   silent: "None"
 }
 
-/** The entry as a pino-shaped line. */
+/**
+ * The entry as a pino-shaped line. `time` is the wall clock's: the entry's own timestamp is the
+ * fiber's clock, which is a test clock's time in its work (an outside probe found a quarter of a
+ * day's lines stamped up to 34 days ahead, or years back, which collectors misorder or drop) and the
+ * manual clock under `PAYDESK_CLOCK=manual`. When that clock is elsewhere it is kept as `clock_time`.
+ */
 export const format = (entry: {
   readonly level: string
   readonly timestamp: string
   readonly message: unknown
   readonly cause: string | undefined
   readonly annotations: Record<string, unknown>
-}): string =>
-  JSON.stringify({
+}, now: number = Date.now()): string => {
+  const clock = Date.parse(entry.timestamp)
+  return JSON.stringify({
     level: pinoLevels[entry.level] ?? 30,
-    time: Date.parse(entry.timestamp),
+    time: now,
+    ...(Number.isFinite(clock) && Math.abs(clock - now) > 1_000 ? { clock_time: entry.timestamp } : {}),
     pid: process.pid,
     msg: typeof entry.message === "string" ? entry.message : JSON.stringify(entry.message),
     ...entry.annotations,
     ...(entry.cause === undefined ? {} : { err: entry.cause })
   })
+}
 
 /** Writes the entries to stdout. */
 export const jsonLines: Logger.Logger<unknown, void> = Logger.map(Logger.formatStructured, (entry) => {
