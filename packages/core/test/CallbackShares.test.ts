@@ -3,7 +3,7 @@ import { Deferred, Effect, Fiber } from "effect"
 import { TestClock } from "effect/testing"
 import { CallbackShares } from "../src/index.js"
 
-const { failingAfter, failingDeferMs, failingPerTerminal, busyDeferMs, perTerminal, slowMs } = CallbackShares
+const { failingAfter, failingPerTerminal, busyDeferMs, perTerminal, slowMs } = CallbackShares
 
 /** A send held until `release` answers it (`ok` or not). */
 const held = () => Effect.map(Deferred.make<boolean>(), (answer) => ({ answer, send: Deferred.await(answer) }))
@@ -45,7 +45,7 @@ describe("CallbackShares", () => {
       assert.strictEqual(shares.of("a").inFlight, 0)
     }))
 
-  it.effect("after failingAfter slow failures in a row it sends failingPerTerminal at once and defers the rest failingDeferMs, until one succeeds", () =>
+  it.effect("after failingAfter slow failures in a row it sends failingPerTerminal at once and answers the rest Unsent (failed attempts, not deferred), until one succeeds", () =>
     Effect.gen(function*() {
       const shares = CallbackShares.make()
       const failed = yield* Effect.forEach(Array.from({ length: failingAfter }), () => shares.run("a", Effect.succeed(false), (ok) => ok))
@@ -54,7 +54,7 @@ describe("CallbackShares", () => {
       const sending = yield* Effect.forEach(Array.from({ length: failingPerTerminal }), () => Effect.forkChild(shares.run("a", send, (ok) => ok)))
       yield* Effect.yieldNow
       assert.strictEqual(shares.of("a").inFlight, failingPerTerminal)
-      assert.deepStrictEqual(yield* shares.run("a", send, (ok) => ok), { _tag: "Defer", forMs: failingDeferMs })
+      assert.deepStrictEqual(yield* shares.run("a", send, (ok) => ok), { _tag: "Unsent", failures: failingAfter })
       yield* Deferred.succeed(answer, true)
       yield* Effect.forEach(sending, Fiber.join)
       // A success ends it: perTerminal again.

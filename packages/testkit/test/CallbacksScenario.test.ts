@@ -473,12 +473,12 @@ describe("Callback shares in a pass", () => {
       const a = yield* Payments.create(principal, { amount: "10", orderId: "a", test: false })
       yield* Payments.settle(a.payment.id, "paid")
       const shares = CallbackShares.make()
-      // Failing (three slow failures), and its two slots taken.
-      for (let i = 0; i < CallbackShares.failingAfter; i++) yield* shares.run(terminalId, Effect.succeed(false), (ok) => ok)
+      // Busy: all its slots taken by sends running for 2 s.
       const hold = yield* Deferred.make<boolean>()
-      const held = yield* Effect.forEach([1, 2], () => Effect.forkChild(shares.run(terminalId, Deferred.await(hold), (ok) => ok)))
+      const held = yield* Effect.forEach(Array.from({ length: CallbackShares.perTerminal }), () => Effect.forkChild(shares.run(terminalId, Deferred.await(hold), (ok) => ok)))
       yield* Effect.yieldNow
-      assert.strictEqual(shares.of(terminalId).inFlight, CallbackShares.failingPerTerminal)
+      assert.strictEqual(shares.of(terminalId).inFlight, CallbackShares.perTerminal)
+      yield* TestClock.adjust("2 seconds")
       // Once the first event is deferred, the slots come free and the terminal answers again: the
       // payment's next event (a batch of its own) would find a slot, but waits with the first.
       const outbox = yield* OutboxRepository
@@ -501,10 +501,37 @@ describe("Callback shares in a pass", () => {
       assert.deepStrictEqual(transport.requests, [])
       const deliveries = yield* outbox.listDeliveries({ terminalId, limit: 10 })
       assert.deepStrictEqual(deliveries.map((d) => [d.status, d.attempts, d.nextAttemptAt]), [
-        ["pending", 0, now + CallbackShares.failingDeferMs],
-        ["pending", 0, now + CallbackShares.failingDeferMs]
+        ["pending", 0, now + 2_000],
+        ["pending", 0, now + 2_000]
       ])
     }).pipe(Effect.provideService(PaydeskConfig, { ...Config.defaults, batchSize: 1 }), Effect.provide(Kit.layer)))
+
+  it.effect("a failing terminal's callbacks beyond its two slots are failed attempts without a request: they follow the retry schedule and end failed, none left pending", () =>
+    Effect.gen(function*() {
+      const { merchant, principal, transport } = yield* setup
+      const terminalId = merchant.terminal.id
+      const shares = CallbackShares.make()
+      // Failing (three slow failures), and its two slots held for good (an endpoint that never answers).
+      for (let i = 0; i < CallbackShares.failingAfter; i++) yield* shares.run(terminalId, Effect.succeed(false), (ok) => ok)
+      const never = yield* Deferred.make<boolean>()
+      yield* Effect.forEach([1, 2], () => Effect.forkChild(shares.run(terminalId, Deferred.await(never), (ok) => ok)))
+      yield* Effect.yieldNow
+      for (let i = 0; i < 5; i++) yield* Payments.create(principal, { amount: "10", orderId: `o-${i}`, test: true })
+      // Two hours of passes (as in the retry schedule's test above).
+      for (let t = 0; t <= 2 * 3600; t += 5) {
+        yield* TestClock.setTime(start + t * 1000)
+        yield* Work.runDue().pipe(Effect.provideService(CallbackShares.CallbackShares, shares))
+      }
+      assert.deepStrictEqual(transport.requests, [])
+      const deliveries = (yield* Callbacks.listDeliveries({ terminalId, limit: 100 })).filter((d) => d.status !== "delivered")
+      // Each payment's payment.created, and its payment.expired after 30 minutes unpaid.
+      assert.deepStrictEqual(deliveries.map((d) => [d.status, d.attempts]), Array(10).fill(["failed", 8]))
+      const detail = yield* Callbacks.getDelivery(deliveries[0]!.id)
+      // On the spec's schedule: 30 s, 1, 2, 4, 8, 16, 32 min after each failure.
+      assert.deepStrictEqual(detail.attempts.map((a) => a.at - detail.attempts[0]!.at), offsets)
+      assert.match(detail.attempts[0]!.error!, /^not sent: the endpoint failed its last 3 attempts slowly \(no answer within 10 s\); 2 are sent at a time until one answers$/)
+      assert.deepStrictEqual([detail.attempts[0]!.statusCode, detail.attempts[0]!.url], [null, "https://shop.example/cb"])
+    }).pipe(Effect.provide(Kit.layer)))
 })
 
 describe("Atomicity", () => {

@@ -10,12 +10,16 @@
  *   fast receiver, a short wait; it looks again at least every `slowMs`), and is deferred otherwise (`Defer`: its delivery's lease is moved
  *   ahead by as long as that oldest send has run, `busyDeferMs` to `busyDeferMaxMs`, no attempt made), so the slots it would hold go to other terminals.
  * - After `failingAfter` attempts in a row that failed slowly (no answer within the timeout, or a
- *   failure that took `slowMs` or longer), the terminal is failing: `failingPerTerminal` at once, the
- *   rest deferred `failingDeferMs`, until an attempt succeeds or fails quickly. A receiver that
- *   answers an error at once (a 503, a refused connection) holds no slot for long and is not limited.
+ *   failure that took `slowMs` or longer), the terminal is failing: `failingPerTerminal` at once,
+ *   until an attempt succeeds or fails quickly; the rest are not sent (`Unsent`) and recorded as
+ *   failed attempts (the endpoint is failing), so they follow the retry schedule and end `failed`
+ *   after 8 attempts, as if each had been sent into the timeout. (They were deferred 30 s each, with
+ *   no attempt counted: an outside probe's endpoint answering after 12 s kept 1,900 deliveries pending,
+ *   growing with every payment and never purged, while 2 at a time ran into the timeout.) A receiver
+ *   that answers an error at once (a 503, a refused connection) holds no slot for long and is not limited.
  *
- * Deferral is not an attempt: the delivery keeps its 8, and a pass defers a payment's later events
- * with it (`Callbacks.runDue`). The state is this process's (the default is one per process,
+ * A busy terminal's deferral is not an attempt: the delivery keeps its 8, and a pass defers a
+ * payment's later events with it (`Callbacks.runDue`). The state is this process's (the default is one per process,
  * `CallbackShares`); another process has shares of its own. Deliveries of test clocks are not
  * counted (their passes have their own bounded time), nor a resend or test event a request asks for
  * (`Callbacks.attempt`).
@@ -39,13 +43,16 @@ export const slowMs = 1_000
 export const busyDeferMs = 1_000
 /** How far a busy terminal's callback is deferred at most. */
 export const busyDeferMaxMs = 10_000
-/** How far a failing terminal's callback beyond its slots is deferred. */
-export const failingDeferMs = 30_000
 
-/** What `run` did: sent (`nowFailing`: this attempt made the terminal failing), or nothing: defer the delivery by `forMs`. */
+/**
+ * What `run` did: sent (`nowFailing`: this attempt made the terminal failing), or nothing: defer the
+ * delivery by `forMs` (a busy terminal), or, for a failing one, `Unsent`: the caller records a failed
+ * attempt without sending it, so the delivery's retries go on.
+ */
 export type Ran<A> =
   | { readonly _tag: "Sent"; readonly value: A; readonly nowFailing: boolean }
   | { readonly _tag: "Defer"; readonly forMs: number }
+  | { readonly _tag: "Unsent"; readonly failures: number }
 
 interface TerminalState {
   inFlight: number
@@ -105,7 +112,7 @@ export const make = (): Shares => {
             Effect.map((value): Ran<A> => ({ _tag: "Sent", value, nowFailing }))
           )
         }
-        if (failing) return Effect.succeed<Ran<A>>({ _tag: "Defer", forMs: failingDeferMs })
+        if (failing) return Effect.succeed<Ran<A>>({ _tag: "Unsent", failures: state.failures })
         const oldest = now - Math.min(...state.starts)
         if (oldest >= slowMs) return Effect.succeed<Ran<A>>({ _tag: "Defer", forMs: Math.min(busyDeferMaxMs, Math.max(busyDeferMs, oldest)) })
         // Quick sends: look again when one ends, or after `slowMs` at the latest (the terminal may

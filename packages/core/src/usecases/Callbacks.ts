@@ -181,11 +181,14 @@ export const attemptShared = Traced.fn("Callbacks.attempt")(function*(
       yield* defer(delivery, until, wake)
       return { _tag: "Deferred", until } as const
     }
-    if (ran?.nowFailing === true) {
-      yield* Effect.logWarning(`callbacks of terminal ${delivery.terminalId} fail slowly: ${Shares.failingPerTerminal} sent at a time, the others deferred ${Shares.failingDeferMs / 1000} s each, until one answers`)
+    if (ran?._tag === "Sent" && ran.nowFailing) {
+      yield* Effect.logWarning(`callbacks of terminal ${delivery.terminalId} fail slowly: ${Shares.failingPerTerminal} sent at a time, the others recorded as failed attempts without being sent, until one answers`)
     }
-    const result = ran === null ? null : ran.value
-    if (result === null) {
+    const result = ran === null || ran._tag === "Unsent" ? null : ran.value
+    if (ran?._tag === "Unsent") {
+      // The endpoint is failing: a failed attempt without a request (the retries go on as for one).
+      error = `not sent: the endpoint failed its last ${ran.failures} attempts slowly (no answer within ${Callback.timeoutMs / 1000} s); ${Shares.failingPerTerminal} are sent at a time until one answers`
+    } else if (result === null) {
       // Not sent: recorded below as a failed attempt.
     } else if (result._tag === "Success") {
       statusCode = result.success.statusCode
