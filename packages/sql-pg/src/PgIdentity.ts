@@ -454,7 +454,12 @@ export const layerSessionRepository: Layer.Layer<SessionRepository, never, SqlCl
           ? orDie(sql<{ readonly live: boolean }>`SELECT EXISTS (SELECT 1 FROM sessions
               WHERE family_id = ${familyId} AND revoked_at IS NULL AND expires_at > ${time(now)}) AS live`)
             .pipe(Effect.map((rows) => rows[0]?.live === true))
-          : Effect.succeed(false)
+          : Effect.succeed(false),
+      purge: (before) =>
+        orDie(sql<{ readonly purged: number }>`WITH gone AS (
+            DELETE FROM sessions WHERE expires_at < ${time(before)} RETURNING 1
+          )
+          SELECT count(*)::int AS purged FROM gone`).pipe(Effect.map((rows) => rows[0]?.purged ?? 0))
     })
   })
 )

@@ -450,6 +450,14 @@ const outboxPurgeIndex = script(`
 CREATE INDEX outbox_events_purge ON outbox_events (created_at) WHERE test_clock_id IS NULL
 `)
 
+/**
+ * The housekeeping's purge of dashboard sessions a week after their refresh token expired
+ * (`SessionRepository.purge`) reads them by expiry; a table of a row per sign-in and refresh.
+ */
+const sessionsExpiryIndex = script(`
+CREATE INDEX sessions_expires ON sessions (expires_at)
+`)
+
 /** Every migration, by `<id>_<name>`. */
 export const migrations: Record<string, Effect.Effect<void, unknown, SqlClient.SqlClient>> = {
   "0001_initial": initial,
@@ -461,5 +469,6 @@ export const migrations: Record<string, Effect.Effect<void, unknown, SqlClient.S
   "0007_merchant_conveniences": merchantConveniences,
   "0008_test_clocks": testClocks,
   "0009_live_due_indexes": liveDueIndexes,
-  "0010_outbox_purge_index": outboxPurgeIndex
+  "0010_outbox_purge_index": outboxPurgeIndex,
+  "0011_sessions_expiry_index": sessionsExpiryIndex
 }

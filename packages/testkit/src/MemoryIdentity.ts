@@ -178,6 +178,17 @@ export const layerSessionRepository: Layer.Layer<SessionRepository, never, Memor
         db.atomically(Effect.sync(() => {
           for (const s of sessions.values()) if (s.familyId === familyId && s.revokedAt === null && s.expiresAt > now) return true
           return false
+        })),
+      purge: (before) =>
+        db.atomically(Effect.sync(() => {
+          let purged = 0
+          for (const s of [...sessions.values()]) {
+            if (s.expiresAt < before) {
+              sessions.delete(s.id)
+              purged++
+            }
+          }
+          return purged
         }))
     })
   })

@@ -1,7 +1,7 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
 import { TestClock } from "effect/testing"
-import { Auth, Operator, Payments, Subscriptions, Terminals, Views } from "@paydesk/core"
+import { Auth, Digest, Operator, Payments, SessionRepository, Subscriptions, Terminals, Views, Work } from "@paydesk/core"
 import { Kit } from "@paydesk/testkit"
 
 const start = Date.parse("2026-07-01T08:00:00.000Z")
@@ -28,6 +28,30 @@ describe("Authentication", () => {
       // Concurrent reuse: exactly one wins.
       const results = yield* Effect.forEach(Array.from({ length: 20 }, () => "same"), (n) => Effect.result(Auth.apiKey(merchant.apiKey, n)), { concurrency: "unbounded" })
       assert.strictEqual(results.filter((r) => r._tag === "Success").length, 1)
+    }).pipe(Effect.provide(Kit.layer)))
+
+  it.effect("housekeeping deletes a dashboard session a week after its refresh token expired, revoked or not; a live one stays", () =>
+    Effect.gen(function*() {
+      yield* TestClock.setTime(start)
+      const merchant = yield* Kit.provisionMerchant()
+      const first = yield* Auth.login(merchant.ownerEmail, Kit.ownerPassword)
+      // Rotated: the first session is revoked, the second live.
+      const rotated = yield* Auth.refresh(first.refreshToken)
+      const sessions = yield* SessionRepository
+      const hashOf = (token: string) => Effect.flatMap(Digest, (d) => d.sha256Hex(token))
+      const find = (token: string) => Effect.flatMap(hashOf(token), (hash) => sessions.findByHash(hash))
+      const expiresAt = (yield* find(rotated.refreshToken)).pipe((o) => o._tag === "Some" ? o.value.expiresAt : 0)
+      // A week after its expiry, to the millisecond, both stay; a millisecond later both go.
+      yield* TestClock.setTime(expiresAt + Work.sessionRetentionMs)
+      const later = yield* Auth.login(merchant.ownerEmail, Kit.ownerPassword)
+      assert.strictEqual((yield* Work.housekeeping()).sessions, 0)
+      yield* TestClock.adjust(1)
+      assert.strictEqual((yield* Work.housekeeping()).sessions, 2)
+      for (const token of [first.refreshToken, rotated.refreshToken]) assert.strictEqual((yield* find(token))._tag, "None")
+      assert.strictEqual((yield* find(later.refreshToken))._tag, "Some")
+      // An expired token is refused as it was before its session went.
+      assert.strictEqual((yield* Effect.flip(Auth.refresh(rotated.refreshToken)))._tag, "Unauthenticated")
+      yield* Auth.refresh(later.refreshToken)
     }).pipe(Effect.provide(Kit.layer)))
 
   it.effect("login, bearer access to the account's terminals only, refresh rotation and replay detection", () =>

@@ -10,6 +10,8 @@
  * family run one after another (an adapter with concurrent transactions locks the family until the
  * end of the caller's): a family revoked while an exchange of one of its tokens is in flight (which
  * calls `revoke` before it inserts the successor) then includes the session that exchange inserts.
+ * `purge(before)` deletes the sessions that expired before `before`, revoked or not, and answers how
+ * many (an expired refresh token is refused whether its session is kept or not).
  */
 import { Context, type Effect, type Option } from "effect"
 import type { Session } from "../Terminal.js"
@@ -22,4 +24,5 @@ export class SessionRepository extends Context.Service<SessionRepository, {
   revokeFamily(familyId: string, at: number): Effect.Effect<void>
   revokeUser(userId: string, at: number): Effect.Effect<void>
   isFamilyLive(familyId: string, now: number): Effect.Effect<boolean>
+  purge(before: number): Effect.Effect<number>
 }>()("@paydesk/core/SessionRepository") {}

@@ -10,6 +10,7 @@ import { PaydeskConfig } from "../Config.js"
 import { IdempotencyStore } from "../ports/IdempotencyStore.js"
 import { NonceStore } from "../ports/NonceStore.js"
 import { OutboxRepository } from "../ports/OutboxRepository.js"
+import { SessionRepository } from "../ports/SessionRepository.js"
 import * as Callbacks from "./Callbacks.js"
 import { job } from "./Jobs.js"
 import * as Payments from "./Payments.js"
@@ -56,7 +57,17 @@ export const combine = (a: Report, b: Report): Report => ({
 export const didWork = (report: Report): boolean =>
   Object.entries(report).some(([key, n]) => key !== "testClocks" && n > 0)
 
-/** Deletes expired nonces (their 10-minute window is over), idempotency records and events past their retention. */
+/**
+ * How long a dashboard session is kept after its refresh token expired (a week): an expired token is
+ * refused either way; the row is kept a little for the operator's questions about a sign-in.
+ */
+export const sessionRetentionMs = 7 * 86_400_000
+
+/**
+ * Deletes expired nonces (their 10-minute window is over), idempotency records and events past their
+ * retention, and dashboard sessions a week after their refresh token expired (an outside probe found
+ * none ever deleted: a row per sign-in and per refresh, for ever).
+ */
 export const housekeeping = Traced.fn("Work.housekeeping")(function*() {
   const config = yield* PaydeskConfig
   const now = yield* Clock.currentTimeMillis
@@ -65,7 +76,8 @@ export const housekeeping = Traced.fn("Work.housekeeping")(function*() {
   const records = (yield* store.purge(now - config.idempotencyRetentionMs, ["subscription", "payout"])) +
     (yield* store.purge(now - config.moneyIdempotencyRetentionMs, ["payment"]))
   const events = yield* (yield* OutboxRepository).purge(now - config.eventRetentionMs)
-  return { nonces, records, events }
+  const sessions = yield* (yield* SessionRepository).purge(now - sessionRetentionMs)
+  return { nonces, records, events, sessions }
 })
 
 /** A job of a pass (named as its count in the report). */
@@ -85,7 +97,7 @@ export const runDue = Traced.fn("Work.runDue")(function*(only?: ReadonlySet<Job>
   const payouts = runs("payouts") ? yield* job("payouts", Payouts.runDue()) : 0
   const callbacks = runs("callbacks") ? yield* job("callbacks", Callbacks.runDue()) : 0
   const testClocks = runs("testClocks") ? yield* job("test clocks", TestClockWork.runPending()) : 0
-  if (only === undefined) yield* job("housekeeping", Effect.map(housekeeping(), ({ events, nonces, records }) => nonces + records + events))
+  if (only === undefined) yield* job("housekeeping", Effect.map(housekeeping(), ({ events, nonces, records, sessions }) => nonces + records + events + sessions))
   const report: Report = { expiredPayments, charges, settledCharges, stops, conversions, payouts, callbacks, testClocks }
   return report
 })

@@ -1,7 +1,8 @@
 /**
  * Contract suite of `SessionRepository`: sessions are found by hash revoked or not; `revoke`
  * answers whether this call revoked; `revokeFamily` revokes a whole rotation family; `revokeUser`
- * every session of a user; `isFamilyLive` is true while a family has an unrevoked, unexpired session.
+ * every session of a user; `isFamilyLive` is true while a family has an unrevoked, unexpired session;
+ * `purge` deletes the sessions expired before a time, revoked or not.
  */
 import { assert, layer } from "@effect/vitest"
 import { Effect, Layer } from "effect"
@@ -96,5 +97,23 @@ export const suite = <E>(name: string, layer_: Layer.Layer<Requirements, E>): vo
         assert.strictEqual(some(yield* repo.findByHash(used.tokenHash)).revokedAt, Fixtures.baseTime + 1)
         assert.strictEqual(some(yield* repo.findByHash(second.tokenHash)).revokedAt, Fixtures.baseTime + 50)
         assert.isTrue(yield* repo.isFamilyLive(others.familyId, Fixtures.baseTime + 60))
+      }))
+
+    it.effect("purge deletes the sessions expired before the time, revoked or not, and keeps the rest", () =>
+      Effect.gen(function*() {
+        const { user, repo } = yield* setup
+        const base = Fixtures.baseTime + 10_000_000
+        const expired = Fixtures.session(user.id, { expiresAt: base - 1 })
+        const expiredRevoked = Fixtures.session(user.id, { expiresAt: base - 500, revokedAt: base - 900 })
+        const atTheTime = Fixtures.session(user.id, { expiresAt: base })
+        const revokedLive = Fixtures.session(user.id, { expiresAt: base + 1_000, revokedAt: base - 900 })
+        for (const s of [expired, expiredRevoked, atTheTime, revokedLive]) yield* repo.insert(s)
+        // Other suites' sessions may share the store: counted as at least these two.
+        assert.isAtLeast(yield* repo.purge(base), 2)
+        none(yield* repo.findByHash(expired.tokenHash))
+        none(yield* repo.findByHash(expiredRevoked.tokenHash))
+        assert.deepStrictEqual(some(yield* repo.findByHash(atTheTime.tokenHash)), atTheTime)
+        assert.deepStrictEqual(some(yield* repo.findByHash(revokedLive.tokenHash)), revokedLive)
+        assert.strictEqual(yield* repo.purge(base), 0)
       }))
   })
