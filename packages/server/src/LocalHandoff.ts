@@ -23,6 +23,7 @@ import { Cause, Deferred, Effect, Fiber, Layer, Queue, Scope, Stream } from "eff
 import { CallbackShares, Callbacks, CallbacksInFlight, DeliveryHandoff, type Handed, SecretCipher } from "@paydesk/core"
 import type { WorkServices } from "./LocalWorker.js"
 import { Metrics } from "./Metrics.js"
+import * as Logging from "./Logging.js"
 
 /** Options of `layer`. */
 export interface Options {
@@ -107,13 +108,13 @@ export const layer = (options: Options = {}): Layer.Layer<DeliveryHandoff, never
       // Closing: nothing more is taken, and what was taken is sent before the services go (the
       // sender, then the sends it left running).
       yield* Effect.addFinalizer(() =>
-        Effect.andThen(
-          Effect.sync(() => {
-            state.open = false
-            Queue.endUnsafe(queue)
-          }),
-          Fiber.await(sender)
-        )
+        Effect.suspend(() => {
+          state.open = false
+          Queue.endUnsafe(queue)
+          // Said, so an operator sees what a stop waits for (each send ends within the 10 s timeout).
+          const left = state.taken
+          return left === 0 ? Fiber.await(sender) : Logging.lifecycle(`callback hand-off: sending the ${left} callbacks it took before it stops`).pipe(Effect.andThen(Fiber.await(sender)))
+        })
       )
 
       return DeliveryHandoff.of({

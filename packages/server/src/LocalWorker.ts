@@ -13,10 +13,11 @@
  * A pass that did work logs one summary line; a failed pass logs its cause and the loop goes on.
  */
 import { Cause, Context, Duration, Effect, Layer, Schedule, Scope, Semaphore } from "effect"
-import { CallbacksInFlight, Work } from "@paydesk/core"
+import { Callback, CallbacksInFlight, Work } from "@paydesk/core"
 import type { HostRoutes } from "@paydesk/fastify"
 import { WakeSignal } from "./LocalWakeups.js"
 import { Metrics } from "./Metrics.js"
+import * as Logging from "./Logging.js"
 
 /** What a pass needs: the services of the core's due-work use cases. */
 export type WorkServices = Effect.Services<ReturnType<typeof Work.runDue>>
@@ -55,11 +56,20 @@ export const layer = (options: Options): Layer.Layer<LocalWorker, never, WakeSig
       // layer's: closing (in reverse order) interrupts the loop first, which lets its round end, and
       // only then waits for the background, so no round forks a send into a scope already closing
       // (that send would never start: a review found it). They run uninterruptibly.
+      // A stop says what it waits for, and when the worker is done (an outside probe's stop was silent
+      // for 16 s while a round and slow callbacks ended). Registered first, so it runs last.
+      const stopping = { at: 0 }
+      yield* Effect.addFinalizer(() => Effect.suspend(() => stopping.at === 0 ? Effect.void : Logging.lifecycle(`worker stopped (${Date.now() - stopping.at} ms)`)))
       const background = yield* Scope.fork(yield* Effect.scope, "parallel")
       const inFlight = CallbacksInFlight.make((effect) => Effect.forkIn(effect, background, { uninterruptible: true }))
       // Closed after the loop (registered later, so run earlier) and before the background is
       // waited for: its groups finish the attempts they are making and start no new one.
-      yield* Effect.addFinalizer(() => Effect.sync(() => inFlight.close()))
+      yield* Effect.addFinalizer(() =>
+        Effect.suspend(() => {
+          inFlight.close()
+          const left = inFlight.running()
+          return left === 0 ? Effect.void : Logging.lifecycle(`worker: waiting for ${left} payments' callbacks still in flight (each attempt ends within ${Callback.timeoutMs / 1000} s)`)
+        }))
       const state = { running: false, lastPassAt: null as number | null, lastError: null as string | null }
 
       // The loop's passes leave slow callbacks in the background; a pass asked for (`runNow`: the
@@ -109,6 +119,12 @@ export const layer = (options: Options): Layer.Layer<LocalWorker, never, WakeSig
         Effect.forkScoped,
         Effect.tap(() => Effect.sync(() => void (state.running = true)))
       )
+      // Registered last, so it runs first: the loop is interrupted next, after the round it is in.
+      yield* Effect.addFinalizer(() =>
+        Effect.suspend(() => {
+          stopping.at = Date.now()
+          return Logging.lifecycle("worker stopping: ending its round (its callbacks' attempts end within their timeout)")
+        }))
 
       return LocalWorker.of({
         runNow: Effect.provideContext(pass(false), services),

@@ -252,6 +252,8 @@ describe("reference server end to end (./run start)", () => {
     server.kill("SIGTERM")
     expect(await exited).toBe(0)
     expect(output).toMatch(/HTTP server closed: in-flight requests finished/)
+    // What the stop waits for, and when the worker is done.
+    expect(output).toMatch(/"msg":"worker stopping: ending its round[^"]*"[\s\S]*"msg":"worker stopped \(\d+ ms\)"[\s\S]*embedded PostgreSQL stopped/)
     expect(output).toMatch(/embedded PostgreSQL stopped[\s\S]*"msg":"paydesk stopped"/)
   }, 60_000)
 })
