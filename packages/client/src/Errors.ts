@@ -24,9 +24,10 @@ export interface CallOutcome {
    * Whether a write (POST or PUT) may have been done although the call failed: some attempt went
    * out and got no definite answer (no answer, a timeout, an answer cut off, a cancel while it was
    * in flight, or a 5xx, which a proxy may give after the server did the work), and no later answer
-   * settled it. A later 2xx, or a 4xx other than 401, 408 and 429 (those refuse the attempt, not the
-   * request), settles it: a retry carries the same `order_id` or `Idempotency-Key`, so a write
-   * already done would have been answered again. Always false for reads and for a call that sent
+   * settled it. A later 2xx settles it, or a refusal that judged the request itself (400, 413, 415,
+   * 422, a 409 `idempotency_conflict` or `order_id_conflict`): the same body under the same `order_id`
+   * or key was judged the same the first time. Other refusals (401, 403, 408, 429, a 409
+   * `write_conflict`) refuse that attempt only. Always false for reads and for a call that sent
    * nothing. When true, repeat the call with the same `order_id` or `idempotencyKey` to learn its result.
    */
   readonly outcomeUnknown: boolean

@@ -101,6 +101,11 @@ export const retryAfterMs = (value: string | null | undefined, date?: string | n
   return Math.max(0, at - (Number.isFinite(served) ? served : now))
 }
 
+/** Whether an error answer judged the request itself (its body), so an earlier attempt of it was refused too. */
+const judged = (status: number, code: string | undefined): boolean =>
+  status === 400 || status === 413 || status === 415 || status === 422 ||
+  (status === 409 && (code === "idempotency_conflict" || code === "order_id_conflict"))
+
 /** How a call authenticates: the headers of one attempt, and what to do once the access token is refused. */
 export interface Credentials {
   headers(): Promise<{ readonly [name: string]: string }>
@@ -218,16 +223,18 @@ export const transport = (options: TransportOptions, credentials: Credentials = 
       }
       end()
       if (!response.ok) {
-        if (response.status >= 500) unsettled = true
-        // A refusal of the request settles it: its retry carried the same order_id or key, so work
-        // already done would have been answered again. 401, 408 and 429 refuse the attempt only.
-        else if (response.status !== 401 && response.status !== 408 && response.status !== 429) unsettled = false
         let error: { code?: string; message?: string; request_id?: string; field?: string } = {}
         try {
           error = (JSON.parse(text) as { error?: typeof error }).error ?? {}
         } catch {
           // Not the API's error body (a proxy's page): keep the status.
         }
+        if (response.status >= 500) unsettled = true
+        // Only an answer that judged the request itself settles it: the same body under the same
+        // order_id or key would have been judged the same way the first time (invalid, too large, in
+        // conflict with another body), so that attempt did nothing either. Other refusals (401, 403:
+        // the key changed meanwhile; 408, 429; a 409 write_conflict) refuse this attempt only.
+        else if (judged(response.status, error.code)) unsettled = false
         throw new PaydeskApiError(
           response.status,
           error.code ?? `http_${response.status}`,

@@ -166,6 +166,16 @@ describe("RetrySafety: attempts and outcomeUnknown", () => {
     const refused = stub((_, i) => (i === 0 ? noAnswer() : json(400, { error: { code: "insufficient_balance", message: "no" } })))
     const b = await new Paydesk({ apiKey: "k", fetch: refused.fetcher, retryDelayMs: 1 }).payouts.create(request).catch((e: unknown) => e)
     expect(b).toMatchObject({ status: 400, attempts: 2, outcomeUnknown: false })
+
+    // A refusal of this attempt only (the key revoked or changed meanwhile, a write conflict) proves nothing about the first.
+    for (const [status, code] of [[403, "access_denied"], [409, "write_conflict"], [401, "unauthenticated"]] as const) {
+      const other = stub((_, i) => (i === 0 ? noAnswer() : json(status, { error: { code, message: "no" } })))
+      const c = await new Paydesk({ apiKey: "k", fetch: other.fetcher, retryDelayMs: 1 }).payouts.create(request).catch((e: unknown) => e)
+      expect(c, code).toMatchObject({ status, attempts: 2, outcomeUnknown: true })
+    }
+    const conflict = stub((_, i) => (i === 0 ? noAnswer() : json(409, { error: { code: "idempotency_conflict", message: "another body" } })))
+    const d = await new Paydesk({ apiKey: "k", fetch: conflict.fetcher, retryDelayMs: 1 }).payouts.create(request).catch((e: unknown) => e)
+    expect(d).toMatchObject({ status: 409, attempts: 2, outcomeUnknown: false })
   })
 
   it("a 4xx refusal of a write, and every failure of a read, is not an unknown outcome; a 502 of a write not retried is", async () => {

@@ -67,6 +67,31 @@ describe("CallbackShares", () => {
       yield* Effect.forEach(more, Fiber.join)
     }))
 
+  it.effect("a failing mark no slow failure renews for failingForgetMs is forgotten: the terminal sends as any again, and fails again if its endpoint still does not answer", () =>
+    Effect.gen(function*() {
+      const shares = CallbackShares.make()
+      for (let i = 0; i < failingAfter; i++) yield* shares.run("a", Effect.succeed(false), (ok) => ok)
+      const { answer, send } = yield* held()
+      const sending = yield* Effect.forEach(Array.from({ length: failingPerTerminal }), () => Effect.forkChild(shares.run("a", send, (ok) => ok)))
+      yield* Effect.yieldNow
+      assert.deepStrictEqual(yield* shares.run("a", send, (ok) => ok), { _tag: "Unsent", failures: failingAfter })
+      yield* TestClock.adjust(CallbackShares.failingForgetMs - 1)
+      assert.strictEqual((yield* shares.run("a", send, (ok) => ok))._tag, "Unsent")
+      yield* TestClock.adjust(1)
+      // Forgotten: a third one is sent beside the two still in flight.
+      const third = yield* Effect.forkChild(shares.run("a", send, (ok) => ok))
+      yield* Effect.yieldNow
+      assert.deepStrictEqual(shares.of("a"), { inFlight: failingPerTerminal + 1, failures: 0 })
+      yield* Deferred.succeed(answer, false)
+      yield* Effect.forEach([...sending, third], Fiber.join)
+      // Their slow failures mark it failing again at once.
+      assert.deepStrictEqual(shares.of("a"), { inFlight: 0, failures: failingAfter })
+      const { send: again } = yield* held()
+      yield* Effect.forEach(Array.from({ length: failingPerTerminal }), () => Effect.forkChild(shares.run("a", again, (ok) => ok)))
+      yield* Effect.yieldNow
+      assert.strictEqual((yield* shares.run("a", again, (ok) => ok))._tag, "Unsent")
+    }))
+
   it.effect("a send interrupted in flight, or a run interrupted while it waits, gives its slot back", () =>
     Effect.gen(function*() {
       const shares = CallbackShares.make()

@@ -54,11 +54,22 @@ export type Ran<A> =
   | { readonly _tag: "Defer"; readonly forMs: number }
   | { readonly _tag: "Unsent"; readonly failures: number }
 
+/**
+ * How long a terminal stays failing after its last slow failure when no send of it ends meanwhile (a
+ * quiet merchant after an outage, or its callbacks went through another process): then it may send
+ * as any terminal again, and fails again within one timeout if its endpoint still does not answer.
+ * (A review found a failing mark kept for a day: the next burst to a healthy endpoint sent 2 and
+ * recorded the rest as not sent.)
+ */
+export const failingForgetMs = 30_000
+
 interface TerminalState {
   inFlight: number
   /** When each send in flight started (at most `perTerminal`). */
   readonly starts: Array<number>
   failures: number
+  /** When the last slow failure ended. */
+  failedAt: number
   readonly waiters: Array<Deferred.Deferred<void>>
 }
 
@@ -80,18 +91,19 @@ export const make = (): Shares => {
   const stateOf = (terminalId: string): TerminalState => {
     let state = terminals.get(terminalId)
     if (state === undefined) {
-      state = { inFlight: 0, starts: [], failures: 0, waiters: [] }
+      state = { inFlight: 0, starts: [], failures: 0, failedAt: 0, waiters: [] }
       terminals.set(terminalId, state)
     }
     return state
   }
   /** Gives a slot back (`ok` null: the send was interrupted, no outcome); answers true when the terminal has just become failing. */
-  const leave = (terminalId: string, startedAt: number, ok: boolean | null): boolean => {
+  const leave = (terminalId: string, startedAt: number, endedAt: number, ok: boolean | null): boolean => {
     const state = stateOf(terminalId)
     state.inFlight--
     state.starts.splice(state.starts.indexOf(startedAt), 1)
     const wasFailing = state.failures >= failingAfter
     if (ok !== null) state.failures = ok ? 0 : state.failures + 1
+    if (ok === false) state.failedAt = endedAt
     // Every waiter looks again (one left waiting for a fiber interrupted meanwhile would wait for ever).
     for (const waiter of state.waiters.splice(0)) Deferred.doneUnsafe(waiter, Effect.void)
     if (state.inFlight === 0 && state.failures === 0) terminals.delete(terminalId)
@@ -102,13 +114,16 @@ export const make = (): Shares => {
     Effect.uninterruptibleMask((restore) => {
       const look: Effect.Effect<Ran<A>, never, R> = Effect.flatMap(Clock.currentTimeMillis, (now) => {
         const state = stateOf(terminalId)
+        // A mark no send has renewed for a while is forgotten (half open: the next sends find out).
+        if (state.failures >= failingAfter && now - state.failedAt >= failingForgetMs) state.failures = 0
         const failing = state.failures >= failingAfter
         if (state.inFlight < (failing ? failingPerTerminal : perTerminal)) {
           state.inFlight++
           state.starts.push(now)
           let nowFailing = false
           return restore(send).pipe(
-            Effect.onExit((exit) => Effect.sync(() => void (nowFailing = leave(terminalId, now, exit._tag === "Success" ? ok(exit.value) : null)))),
+            Effect.onExit((exit) =>
+              Effect.flatMap(Clock.currentTimeMillis, (endedAt) => Effect.sync(() => void (nowFailing = leave(terminalId, now, endedAt, exit._tag === "Success" ? ok(exit.value) : null))))),
             Effect.map((value): Ran<A> => ({ _tag: "Sent", value, nowFailing }))
           )
         }

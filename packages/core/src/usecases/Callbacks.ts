@@ -152,6 +152,8 @@ export const attemptShared = Traced.fn("Callbacks.attempt")(function*(
   let latencyMs = 0
   let error: string | null = null
   let responseBody: string | null = null
+  /** Whether a request went out (false when the terminal's share recorded the attempt as not sent). */
+  let requested = true
   if (url === null || Option.isNone(terminal)) {
     error = "terminal has no callback_url"
   } else {
@@ -187,7 +189,8 @@ export const attemptShared = Traced.fn("Callbacks.attempt")(function*(
     const result = ran === null || ran._tag === "Unsent" ? null : ran.value
     if (ran?._tag === "Unsent") {
       // The endpoint is failing: a failed attempt without a request (the retries go on as for one).
-      error = `not sent: the endpoint failed its last ${ran.failures} attempts slowly (no answer within ${Callback.timeoutMs / 1000} s); ${Shares.failingPerTerminal} are sent at a time until one answers`
+      requested = false
+      error = `not sent: the endpoint's last ${ran.failures} attempts failed slowly (no answer within ${Callback.timeoutMs / 1000} s, or an error after ${Shares.slowMs / 1000} s or more); ${Shares.failingPerTerminal} are sent at a time until one answers`
     } else if (result === null) {
       // Not sent: recorded below as a failed attempt.
     } else if (result._tag === "Success") {
@@ -239,7 +242,9 @@ export const attemptShared = Traced.fn("Callbacks.attempt")(function*(
       return stored ? Option.some({ recorded, nextAttemptAt }) : Option.none<{ recorded: Callback.Attempt; nextAttemptAt: number | null }>()
     })
   let done = yield* recordOn(delivery)
-  for (let tries = 0; Option.isNone(done) && tries < 3; tries++) {
+  // A request that was made is recorded after another worker's record of the same delivery; one not
+  // made (`Unsent`) is not: it would only use up one more of the delivery's attempts.
+  for (let tries = 0; requested && Option.isNone(done) && tries < 3; tries++) {
     const current = yield* outbox.getDelivery(delivery.id)
     if (Option.isNone(current) || current.value.status !== "pending") return { _tag: "Done", attempt: Option.none<Callback.Attempt>() } as const
     done = yield* recordOn(current.value)
