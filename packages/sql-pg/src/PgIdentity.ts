@@ -407,6 +407,9 @@ const familyLockSpace = 72_261_702
  * revocation racing an exchange (reuse detected, or a logout) could miss the session the exchange
  * was inserting: its `UPDATE` reads the family as of its start.
  */
+/** Sessions one purge deletes at most. */
+const purgeBatch = 1_000
+
 export const layerSessionRepository: Layer.Layer<SessionRepository, never, SqlClient.SqlClient> = Layer.effect(
   SessionRepository,
   Effect.gen(function*() {
@@ -455,9 +458,16 @@ export const layerSessionRepository: Layer.Layer<SessionRepository, never, SqlCl
               WHERE family_id = ${familyId} AND revoked_at IS NULL AND expires_at > ${time(now)}) AS live`)
             .pipe(Effect.map((rows) => rows[0]?.live === true))
           : Effect.succeed(false),
+      // At most 1,000 a call (the housekeeping calls it every pass), and only sessions of a family
+      // none of whose sessions expires at `before` or later.
       purge: (before) =>
-        orDie(sql<{ readonly purged: number }>`WITH gone AS (
-            DELETE FROM sessions WHERE expires_at < ${time(before)} RETURNING 1
+        orDie(sql<{ readonly purged: number }>`WITH old AS (
+            SELECT s.id FROM sessions s
+            WHERE s.expires_at < ${time(before)}
+              AND NOT EXISTS (SELECT 1 FROM sessions l WHERE l.family_id = s.family_id AND l.expires_at >= ${time(before)})
+            LIMIT ${purgeBatch}
+          ), gone AS (
+            DELETE FROM sessions WHERE id IN (SELECT id FROM old) RETURNING 1
           )
           SELECT count(*)::int AS purged FROM gone`).pipe(Effect.map((rows) => rows[0]?.purged ?? 0))
     })

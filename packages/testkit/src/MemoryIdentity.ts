@@ -181,9 +181,10 @@ export const layerSessionRepository: Layer.Layer<SessionRepository, never, Memor
         })),
       purge: (before) =>
         db.atomically(Effect.sync(() => {
+          const liveFamilies = new Set([...sessions.values()].filter((s) => s.expiresAt >= before).map((s) => s.familyId))
           let purged = 0
           for (const s of [...sessions.values()]) {
-            if (s.expiresAt < before) {
+            if (purged < 1_000 && s.expiresAt < before && !liveFamilies.has(s.familyId)) {
               sessions.delete(s.id)
               purged++
             }

@@ -10,8 +10,10 @@
  * family run one after another (an adapter with concurrent transactions locks the family until the
  * end of the caller's): a family revoked while an exchange of one of its tokens is in flight (which
  * calls `revoke` before it inserts the successor) then includes the session that exchange inserts.
- * `purge(before)` deletes the sessions that expired before `before`, revoked or not, and answers how
- * many (an expired refresh token is refused whether its session is kept or not).
+ * `purge(before)` deletes sessions that expired before `before`, revoked or not, of families none of
+ * whose sessions expires at `before` or later (a rotated-away token of a live family stays, so its
+ * replay still revokes the family), at most 1,000 a call (the housekeeping calls it every pass), and
+ * answers how many.
  */
 import { Context, type Effect, type Option } from "effect"
 import type { Session } from "../Terminal.js"

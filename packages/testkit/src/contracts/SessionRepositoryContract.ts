@@ -116,4 +116,20 @@ export const suite = <E>(name: string, layer_: Layer.Layer<Requirements, E>): vo
         assert.deepStrictEqual(some(yield* repo.findByHash(revokedLive.tokenHash)), revokedLive)
         assert.strictEqual(yield* repo.purge(base), 0)
       }))
+
+    it.effect("purge keeps a family's expired sessions while one of the family has not expired (a rotated-away token's replay still revokes it)", () =>
+      Effect.gen(function*() {
+        const { user, repo } = yield* setup
+        const base = Fixtures.baseTime + 20_000_000
+        const familyId = Fixtures.uuid()
+        const rotatedAway = Fixtures.session(user.id, { familyId, expiresAt: base - 10, revokedAt: base - 20 })
+        const current = Fixtures.session(user.id, { familyId, expiresAt: base + 10 })
+        for (const s of [rotatedAway, current]) yield* repo.insert(s)
+        yield* repo.purge(base)
+        assert.deepStrictEqual(some(yield* repo.findByHash(rotatedAway.tokenHash)), rotatedAway)
+        // Once the whole family has expired, it goes.
+        yield* repo.purge(base + 11)
+        none(yield* repo.findByHash(rotatedAway.tokenHash))
+        none(yield* repo.findByHash(current.tokenHash))
+      }))
   })
