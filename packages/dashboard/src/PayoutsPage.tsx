@@ -7,7 +7,7 @@
  * there that is not valid is ignored and named above the list.
  */
 import { type Balance, type Page, type Payout, type PayoutCreate, PaydeskError, type Rate } from "@paydesk/client"
-import { useRef, useState } from "preact/hooks"
+import { useState } from "preact/hooks"
 import { Confirm } from "./Confirm.js"
 import { useAction, useDashboard, useLoad } from "./Context.js"
 import { formatDecimal, formatRate, formatTime, formatUsdt } from "./I18n.js"
@@ -28,6 +28,27 @@ const searchOf = (page: number): string => {
   const query = new URLSearchParams()
   writePage(query, page)
   return withQuery(href({ page: "payouts" }), query)
+}
+
+/** Where the tab keeps the Idempotency-Key of the payout request whose outcome is not known yet. */
+const pendingPayoutKey = "paydesk.pendingPayout"
+
+/**
+ * One Idempotency-Key per payout the user means, kept in the tab (`sessionStorage`, so a reload
+ * keeps it) while the request is the same: pressing "request" again after a failure whose outcome
+ * is unknown (no answer, a 5xx) answers the payout the first press made instead of making a second
+ * one. A new key for another request, and after a success.
+ */
+const payoutKey = (body: string): string => {
+  try {
+    const kept = JSON.parse(sessionStorage.getItem(pendingPayoutKey) ?? "null") as { readonly body?: unknown; readonly key?: unknown } | null
+    if (kept !== null && kept.body === body && typeof kept.key === "string") return kept.key
+  } catch {
+    // Not ours, or damaged: a new key.
+  }
+  const key = globalThis.crypto.randomUUID()
+  sessionStorage.setItem(pendingPayoutKey, JSON.stringify({ body, key }))
+  return key
 }
 
 export const PayoutsPage = ({ search }: { search: string }) => {
@@ -59,19 +80,13 @@ export const PayoutsPage = ({ search }: { search: string }) => {
   const available = balance === null ? null : microUsdt(balance.available_usdt)
   const over = amount !== null && available !== null && amount > available
 
-  // One Idempotency-Key per payout the user means: kept while the request is the same, so pressing
-  // "request" again after a failure whose outcome is unknown (no answer, a 5xx) answers the payout
-  // the first press made instead of making a second one; a new one after a success or a change.
-  const pending = useRef<{ readonly body: string; readonly key: string } | null>(null)
   const request = async () => {
     const body = { ...draft, amount_usdt: draft.amount_usdt.trim(), wallet_address: draft.wallet_address.trim(), terminal_id: session.terminalId }
-    const text = JSON.stringify(body)
-    if (pending.current?.body !== text) pending.current = { body: text, key: globalThis.crypto.randomUUID() }
-    const idempotencyKey = pending.current.key
+    const idempotencyKey = payoutKey(JSON.stringify(body))
     await run(async () => {
       try {
         const payout = await session.client.payouts.create(body, { idempotencyKey })
-        pending.current = null
+        sessionStorage.removeItem(pendingPayoutKey)
         setMessage(t("payouts.created", { status: t(`payout.${payout.status}`) }))
         setDraft({ ...draft, amount_usdt: "" })
         if (page !== 1) go(1)

@@ -1,7 +1,7 @@
 /**
  * Just enough of a DOM for Preact to render the dashboard's pages in Node (the tests' environment
  * has no browser): elements with attributes and listeners, text nodes, a `document`, a `window`
- * with `location` and `history` (the router's) and `localStorage`. Read back with `textContent`,
+ * with `location` and `history` (the router's), `localStorage` and `sessionStorage`. Read back with `textContent`,
  * `findAll`, `button`, `click`, `edit` and `submit`. The real browser test is
  * `packages/server/test/Dashboard.browser.integration.test.ts`.
  */
@@ -138,6 +138,13 @@ export const install = (pathname = "/dashboard/"): { readonly root: FakeElement;
     removeItem: (key: string) => void stored.delete(key)
   }
   Object.defineProperty(globalThis, "localStorage", { value: localStorage, configurable: true, writable: true })
+  const tabStored = new Map<string, string>()
+  const sessionStorage = {
+    getItem: (key: string) => tabStored.get(key) ?? null,
+    setItem: (key: string, value: string) => void tabStored.set(key, value),
+    removeItem: (key: string) => void tabStored.delete(key)
+  }
+  Object.defineProperty(globalThis, "sessionStorage", { value: sessionStorage, configurable: true, writable: true })
   Object.assign(globalThis, { document, window })
   const root = document.createElement("div")
   document.documentElement.appendChild(root)

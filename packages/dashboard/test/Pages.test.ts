@@ -173,8 +173,12 @@ describe("Payouts page", () => {
     }
     await ask("1.5")
     await vi.waitFor(() => expect(root.textContent).toContain("No answer came: the payout may have been requested."))
+    // Kept in the tab, so a reload of the page asks with the same key too.
+    const kept = () => JSON.parse(sessionStorage.getItem("paydesk.pendingPayout") ?? "null") as { key: string } | null
+    expect(kept()?.key).toBe(create.mock.calls[0]![1].idempotencyKey)
     await ask("1.5")
     await vi.waitFor(() => expect(root.textContent).toContain("Payout requested: Created."))
+    expect(kept()).toBeNull()
     await ask("2")
     await vi.waitFor(() => expect(create).toHaveBeenCalledTimes(3))
     const keys = create.mock.calls.map(([, options]) => options.idempotencyKey)
