@@ -59,7 +59,7 @@ export interface Functions {
   readonly payouts: InngestFunction.Any
   /** Cron: delivers due callbacks. */
   readonly callbacks: InngestFunction.Any
-  /** Cron: purges expired nonces and idempotency records. */
+  /** Cron: purges expired nonces, idempotency records, events past their retention and expired sessions. */
   readonly housekeeping: InngestFunction.Any
   /** Cron: continues test clock advances that wait, and runs the work due at ready clocks' time. */
   readonly testClocks: InngestFunction.Any
@@ -112,7 +112,7 @@ export const makeFunctions = (client: Client, runtime: Runner.Runner): Functions
     ({ step }) => step.run("run-due-callbacks", () => runStep(runtime, Callbacks.runDue()))
   )
   const housekeeping = client.createFunction(
-    { id: "sweep-housekeeping", name: "Purge expired nonces and idempotency records", ...sweep },
+    { id: "sweep-housekeeping", name: "Purge expired nonces, idempotency records, events and sessions", ...sweep },
     ({ step }) => step.run("housekeeping", () => runStep(runtime, Work.housekeeping()))
   )
 
