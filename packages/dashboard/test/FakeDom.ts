@@ -131,20 +131,15 @@ export const install = (pathname = "/dashboard/"): { readonly root: FakeElement;
       return true
     }
   }
-  const stored = new Map<string, string>()
-  const localStorage = {
-    getItem: (key: string) => stored.get(key) ?? null,
-    setItem: (key: string, value: string) => void stored.set(key, value),
-    removeItem: (key: string) => void stored.delete(key)
+  for (const name of ["localStorage", "sessionStorage"]) {
+    const stored = new Map<string, string>()
+    const storage = {
+      getItem: (key: string) => stored.get(key) ?? null,
+      setItem: (key: string, value: string) => void stored.set(key, value),
+      removeItem: (key: string) => void stored.delete(key)
+    }
+    Object.defineProperty(globalThis, name, { value: storage, configurable: true, writable: true })
   }
-  Object.defineProperty(globalThis, "localStorage", { value: localStorage, configurable: true, writable: true })
-  const tabStored = new Map<string, string>()
-  const sessionStorage = {
-    getItem: (key: string) => tabStored.get(key) ?? null,
-    setItem: (key: string, value: string) => void tabStored.set(key, value),
-    removeItem: (key: string) => void tabStored.delete(key)
-  }
-  Object.defineProperty(globalThis, "sessionStorage", { value: sessionStorage, configurable: true, writable: true })
   Object.assign(globalThis, { document, window })
   const root = document.createElement("div")
   document.documentElement.appendChild(root)
