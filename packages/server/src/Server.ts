@@ -37,6 +37,7 @@ import * as Dashboard from "./Dashboard.js"
 import { Engine } from "./Engine.js"
 import * as Engines from "./Engine.js"
 import * as HttpCallbackTransport from "./HttpCallbackTransport.js"
+import * as FailureLog from "./FailureLog.js"
 import * as Logging from "./Logging.js"
 import * as Metrics from "./Metrics.js"
 import * as Telemetry from "./Telemetry.js"
@@ -229,12 +230,24 @@ export const layerClock = (config: ServerConfig): Layer.Layer<ManualTime> =>
 const layerPool = (size: number, name: string) =>
   Layer.unwrap(Effect.map(Database, (db) => PgStore.layerClient(db.url, { maxConnections: size, applicationName: name })))
 
-/** The HTTP callback transport, each attempt measured, and logged when it fails. */
+/**
+ * The HTTP callback transport, each attempt measured, and a failed one logged: the first to a
+ * destination in a minute, then the count of those left out (`FailureLog`).
+ */
 const layerTransport: Layer.Layer<CallbackTransport, never, Metrics.Metrics> = Layer.effect(
   CallbackTransport,
   Effect.gen(function*() {
     const inner = yield* CallbackTransport
     const metrics = yield* Metrics.Metrics
+    const failures = FailureLog.make()
+    const warn = (destination: string, message: string, annotations: Record<string, unknown>) => {
+      const verdict = failures.note(destination, Date.now())
+      return verdict.log
+        ? Effect.logWarning(`${message}${FailureLog.leftOutSuffix(verdict.leftOut)}`).pipe(
+          Effect.annotateLogs({ component: "callbacks", ...annotations, ...(verdict.leftOut === 0 ? {} : { left_out: verdict.leftOut }) })
+        )
+        : Effect.void
+    }
     return CallbackTransport.of({
       post: (request) => {
         const destination = URL.canParse(request.url) ? new URL(request.url).origin : "invalid URL"
@@ -242,15 +255,13 @@ const layerTransport: Layer.Layer<CallbackTransport, never, Metrics.Metrics> = L
           Effect.tap((answer) => {
             const delivered = Callback.isSuccess(answer.statusCode)
             metrics.observeAttempt(delivered, answer.latencyMs / 1000)
-            return delivered ? Effect.void : Effect.logWarning(`callback to ${destination} answered HTTP ${answer.statusCode}`).pipe(
-              Effect.annotateLogs({ component: "callbacks", status: answer.statusCode, latency_ms: answer.latencyMs })
-            )
+            return delivered
+              ? Effect.void
+              : warn(destination, `callback to ${destination} answered HTTP ${answer.statusCode}`, { status: answer.statusCode, latency_ms: answer.latencyMs })
           }),
           Effect.tapError((failure) => {
             metrics.observeAttempt(false, failure.latencyMs / 1000)
-            return Effect.logWarning(`callback to ${destination} failed: ${failure.message}`).pipe(
-              Effect.annotateLogs({ component: "callbacks", latency_ms: failure.latencyMs })
-            )
+            return warn(destination, `callback to ${destination} failed: ${failure.message}`, { latency_ms: failure.latencyMs })
           })
         )
       }

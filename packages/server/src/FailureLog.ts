@@ -1,0 +1,41 @@
+/**
+ * How often the server logs a failed callback attempt: the first failure to a destination (an
+ * origin) is a warning at once, the next ones to it within `windowMs` are counted, not logged, and
+ * the first failure after that window says how many were left out. A merchant whose endpoint is down
+ * made one warning per attempt of each of its callbacks: an outside probe's 40 minutes with four
+ * failing receivers wrote 46,000 such lines, half of a 0.9 GB-a-day log. Each attempt stays in the
+ * attempt log (`paydesk deliveries show`) and in `paydesk_callback_attempts_total`.
+ */
+
+/** What to do with one failure: log it (saying how many to its destination were left out before it), or not. */
+export type Verdict = { readonly log: true; readonly leftOut: number } | { readonly log: false }
+
+/** The failures of one process. */
+export interface FailureLog {
+  readonly note: (destination: string, now: number) => Verdict
+}
+
+/** Destinations remembered at most (past that the oldest window is forgotten: its next failure is logged). */
+export const maxDestinations = 10_000
+
+export const make = (windowMs = 60_000): FailureLog => {
+  const windows = new Map<string, { from: number; leftOut: number }>()
+  return {
+    note: (destination, now) => {
+      const window = windows.get(destination)
+      if (window !== undefined && now - window.from < windowMs) {
+        window.leftOut++
+        return { log: false }
+      }
+      const leftOut = window?.leftOut ?? 0
+      windows.delete(destination)
+      if (windows.size >= maxDestinations) windows.delete(windows.keys().next().value!)
+      windows.set(destination, { from: now, leftOut: 0 })
+      return { log: true, leftOut }
+    }
+  }
+}
+
+/** The line's suffix for the failures left out before it. */
+export const leftOutSuffix = (leftOut: number): string =>
+  leftOut === 0 ? "" : ` (and ${leftOut} more failed attempt${leftOut === 1 ? "" : "s"} to it since the last line, not logged)`
