@@ -40,17 +40,27 @@ export interface CallOutcome {
   readonly orderId?: string | undefined
 }
 
-/** Copies a call's outcome onto its error (explicit fields: `exactOptionalPropertyTypes`). */
-const outcomeOf = (given: Partial<CallOutcome> | undefined, attempts: number) => ({
-  attempts: given?.attempts ?? attempts,
-  outcomeUnknown: given?.outcomeUnknown ?? false,
-  idempotencyKey: given?.idempotencyKey,
-  orderId: given?.orderId
-})
-
 /** Every error of the client. */
 export class PaydeskError extends Error {
   override readonly name: string = "PaydeskError"
+}
+
+/**
+ * The errors of a call: what the call sent (`CallOutcome`), copied from `given`, else `attempts`
+ * attempts and a known outcome (explicit fields: `exactOptionalPropertyTypes`).
+ */
+export abstract class PaydeskCallError extends PaydeskError implements CallOutcome {
+  readonly attempts: number
+  readonly outcomeUnknown: boolean
+  readonly idempotencyKey: string | undefined
+  readonly orderId: string | undefined
+  constructor(message: string, given: Partial<CallOutcome> | undefined, attempts: number, options?: { readonly cause?: unknown }) {
+    super(message, options)
+    this.attempts = given?.attempts ?? attempts
+    this.outcomeUnknown = given?.outcomeUnknown ?? false
+    this.idempotencyKey = given?.idempotencyKey
+    this.orderId = given?.orderId
+  }
 }
 
 /** Stable codes of the API's errors (others may come; compare with `code`). */
@@ -101,16 +111,8 @@ export interface ApiErrorDetails extends Partial<CallOutcome> {
 }
 
 /** An error answer of the API: `{ error: { code, message, request_id, field? } }`. */
-export class PaydeskApiError extends PaydeskError implements CallOutcome {
+export class PaydeskApiError extends PaydeskCallError {
   override readonly name = "PaydeskApiError"
-  /** The attempts sent, this one included. */
-  readonly attempts: number
-  /** Whether the write may have been done all the same (a 5xx, or an earlier attempt without an answer): see `CallOutcome`. */
-  readonly outcomeUnknown: boolean
-  /** The call's `Idempotency-Key` (given or generated): repeat with it as `idempotencyKey`. */
-  readonly idempotencyKey: string | undefined
-  /** A payment creation's `order_id`. */
-  readonly orderId: string | undefined
   /**
    * How long the server asked to wait before trying again (`Retry-After`, in ms), when it said;
    * the client's own retries (5xx of calls safe to repeat) wait for it up to 60 s. A 429 is not
@@ -128,12 +130,8 @@ export class PaydeskApiError extends PaydeskError implements CallOutcome {
     readonly field?: string,
     details: ApiErrorDetails = {}
   ) {
-    super(message)
-    const outcome = outcomeOf(details, 1)
-    this.attempts = outcome.attempts
-    this.outcomeUnknown = outcome.outcomeUnknown
-    this.idempotencyKey = outcome.idempotencyKey
-    this.orderId = outcome.orderId
+    // The attempts sent, this one included; a 5xx, or an earlier attempt without an answer, leaves the outcome unknown.
+    super(message, details, 1)
     this.retryAfterMs = details.retryAfterMs
   }
 }
@@ -148,17 +146,10 @@ export interface CallErrorOptions extends Partial<Omit<CallOutcome, "attempts">>
  * `outcomeUnknown` is true: it may have been done; repeat it with the same `order_id` or
  * `idempotencyKey` (this error's `idempotencyKey` when the client generated it) to learn its result.
  */
-export class PaydeskConnectionError extends PaydeskError implements CallOutcome {
+export class PaydeskConnectionError extends PaydeskCallError {
   override readonly name = "PaydeskConnectionError"
-  readonly outcomeUnknown: boolean
-  readonly idempotencyKey: string | undefined
-  readonly orderId: string | undefined
-  constructor(message: string, readonly attempts: number, options?: CallErrorOptions) {
-    super(message, options)
-    const outcome = outcomeOf(options, attempts)
-    this.outcomeUnknown = outcome.outcomeUnknown
-    this.idempotencyKey = outcome.idempotencyKey
-    this.orderId = outcome.orderId
+  constructor(message: string, attempts: number, options?: CallErrorOptions) {
+    super(message, options, attempts, options)
   }
 }
 
@@ -167,17 +158,10 @@ export class PaydeskConnectionError extends PaydeskError implements CallOutcome 
  * cancelled after it was sent may still have taken effect (`outcomeUnknown`): repeat it with the same
  * `order_id` or idempotency key (`idempotencyKey`) to learn its result.
  */
-export class PaydeskAbortError extends PaydeskError implements CallOutcome {
+export class PaydeskAbortError extends PaydeskCallError {
   override readonly name = "PaydeskAbortError"
-  readonly outcomeUnknown: boolean
-  readonly idempotencyKey: string | undefined
-  readonly orderId: string | undefined
-  constructor(message: string, readonly attempts: number, options?: CallErrorOptions) {
-    super(message, options)
-    const outcome = outcomeOf(options, attempts)
-    this.outcomeUnknown = outcome.outcomeUnknown
-    this.idempotencyKey = outcome.idempotencyKey
-    this.orderId = outcome.orderId
+  constructor(message: string, attempts: number, options?: CallErrorOptions) {
+    super(message, options, attempts, options)
   }
 }
 
@@ -187,19 +171,10 @@ export class PaydeskAbortError extends PaydeskError implements CallOutcome {
  * `outcomeUnknown` say whether an earlier attempt may have done the work. Sign in again
  * (`Paydesk.login`) and use the new client.
  */
-export class PaydeskSessionEndedError extends PaydeskError implements CallOutcome {
+export class PaydeskSessionEndedError extends PaydeskCallError {
   override readonly name = "PaydeskSessionEndedError"
-  readonly attempts: number
-  readonly outcomeUnknown: boolean
-  readonly idempotencyKey: string | undefined
-  readonly orderId: string | undefined
   constructor(outcome?: Partial<CallOutcome>) {
-    super("Paydesk: the session has ended; sign in again (Paydesk.login)")
-    const filled = outcomeOf(outcome, 0)
-    this.attempts = filled.attempts
-    this.outcomeUnknown = filled.outcomeUnknown
-    this.idempotencyKey = filled.idempotencyKey
-    this.orderId = filled.orderId
+    super("Paydesk: the session has ended; sign in again (Paydesk.login)", outcome, 0)
   }
 }
 

@@ -13,6 +13,7 @@ export {
   ListenerCursorLost,
   PaydeskAbortError,
   PaydeskApiError,
+  PaydeskCallError,
   PaydeskConnectionError,
   PaydeskError,
   PaydeskSessionEndedError,

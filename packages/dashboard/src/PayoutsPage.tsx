@@ -6,7 +6,7 @@
  * (`?page=`), as the payments' does, so a reload, Back or a shared link keeps it; a page number
  * there that is not valid is ignored and named above the list.
  */
-import { type Balance, type Page, type Payout, type PayoutCreate, PaydeskError, type Rate } from "@paydesk/client"
+import { type Balance, type Page, type Payout, type PayoutCreate, PaydeskCallError, type Rate } from "@paydesk/client"
 import { useState } from "preact/hooks"
 import { Confirm } from "./Confirm.js"
 import { useAction, useDashboard, useLoad } from "./Context.js"
@@ -93,7 +93,7 @@ export const PayoutsPage = ({ search }: { search: string }) => {
         setReload((n) => n + 1)
       } catch (cause) {
         // It may have been made: the list shows it; the same request again is answered with it.
-        if (cause instanceof PaydeskError && (cause as { readonly outcomeUnknown?: boolean }).outcomeUnknown === true) {
+        if (cause instanceof PaydeskCallError && cause.outcomeUnknown) {
           setReload((n) => n + 1)
           throw new Error(t("payouts.unknown"))
         }
