@@ -98,6 +98,17 @@ export const recordCharge = Effect.fnUntraced(function*(input: Omit<Charge, "id"
  */
 const recordFirstPayment = (sub: Sub, payment: Payment, now: number, attempt = 1) => recordCharge(firstPaymentCharge(sub, payment, now, attempt))
 
+/**
+ * A first payment paid once the subscription no longer waits for one (it stopped, or went to review)
+ * and none of its first payments was paid: booked as the cycle's next record, `successful_cycles` + 1,
+ * without a move (`booked`: the cycle's records so far).
+ */
+const bookLateFirst = (sub: Sub, payment: Payment, now: number, booked: ReadonlyArray<Charge>) =>
+  Effect.andThen(
+    recordFirstPayment(sub, payment, now, booked.length + 1),
+    save(sub, { ...sub, successfulCycles: sub.successfulCycles + 1, updatedAt: now })
+  )
+
 const firstPaymentCharge = (sub: Sub, payment: Payment, now: number, attempt: number): Omit<Charge, "id" | "createdAt" | "updatedAt"> => ({
   subscriptionId: sub.id,
   terminalId: sub.terminalId,
@@ -158,9 +169,8 @@ export const onFirstPayment = Traced.fn("SubscriptionLifecycle.onFirstPayment")(
       if (booked.some((c) => c.paymentId === payment.id && c.status === "payed")) return null
       if (!booked.some((c) => c.kind === "first" && c.status === "payed")) {
         // No first payment was paid (the next one was refused, or the subscription stopped before
-        // any): it is the one, booked as a late current first payment is, without a move.
-        yield* recordFirstPayment(sub, payment, now, booked.length + 1)
-        yield* save(sub, { ...sub, successfulCycles: sub.successfulCycles + 1, updatedAt: now })
+        // any): it is the one, booked as a late current first payment is.
+        yield* bookLateFirst(sub, payment, now, booked)
         return null
       }
       // The subscription went on without it (another first payment was paid): the payer paid once
@@ -184,8 +194,7 @@ export const onFirstPayment = Traced.fn("SubscriptionLifecycle.onFirstPayment")(
     if (payment.status !== "paid" || state === "active/enabled") return null
     const booked = yield* (yield* ChargeRepository).listForCycle(sub.id, cycleNumberOf(sub, 0))
     if (booked.some((c) => c.kind === "first" && c.paymentId === payment.id && c.status === "payed")) return null
-    yield* recordFirstPayment(sub, payment, now, booked.length + 1)
-    yield* save(sub, { ...sub, successfulCycles: sub.successfulCycles + 1, updatedAt: now })
+    yield* bookLateFirst(sub, payment, now, booked)
     return null
   }
   if (state === "new/consent_pending" && payment.status === "expired") {
