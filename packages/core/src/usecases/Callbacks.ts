@@ -372,11 +372,10 @@ export const runDue = Traced.fn("Callbacks.runDue")(function*() {
     // has no callback URL keeps its stamp only until its attempt is recorded.
     // The lease of one left to its group in this process's background (its own ran out while it
     // waited) is noted before the claim commits, so the group never takes it for another process's.
+    // (`reclaim` notes only deliveries its groups hold.)
     const noteReclaimed = (claimed: ReadonlyArray<{ readonly delivery: Callback.Delivery }>) =>
       Effect.sync(() => {
-        for (const { delivery } of claimed) {
-          if (inFlight?.sending().has(delivery.id) === true && delivery.nextAttemptAt !== null) inFlight.reclaim(delivery.id, delivery.nextAttemptAt)
-        }
+        for (const { delivery } of claimed) if (delivery.nextAttemptAt !== null) inFlight?.reclaim(delivery.id, delivery.nextAttemptAt)
       })
     const all = yield* atomic(Effect.tap(outbox.claimDue(now, now + config.leaseMs, config.batchSize, scope, { keepFrom: now - Callback.stampReuseMs }), noteReclaimed))
     const sendingAfter = handoff._tag === "Some" ? handoff.value.sending() : undefined
