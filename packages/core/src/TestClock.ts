@@ -10,6 +10,11 @@
  * background worker to run the work due at the clock's current time (set after an action on one of
  * its objects, such as the `payment.created` callback of a new payment).
  *
+ * A clock is deleted by the merchant (`TestClocks.remove`) or by the retention once `deletesAfter` has
+ * passed (`TestClocks.purge`): from `deletedAt` on it is absent for every read and action, and a
+ * lease later its objects (payments, subscriptions, charges, events, deliveries, attempts) and the
+ * clock itself are deleted from the store.
+ *
  * While a use case works on a clock's objects, `Scope` names the clock and `Clock` is frozen at its
  * time (`frozen`); `WallClock` keeps the real clock for what must stay on real time (leases of the
  * clock itself, idempotency records, the signing-secret rotation window).
@@ -34,6 +39,10 @@ export interface TestClock {
   readonly workDue: boolean
   readonly createdAt: number
   readonly updatedAt: number
+  /** Wall time the clock was deleted (`null`: it was not): it is gone for reads, its objects are purged later. */
+  readonly deletedAt: number | null
+  /** Wall time from which the retention deletes the clock with its objects. */
+  readonly deletesAfter: number
   readonly version: number
 }
 
@@ -47,8 +56,12 @@ export const maxAdvanceMs = 731 * 86_400_000
 /** Longest clock name. */
 export const maxNameLength = 128
 
-/** A new ready clock. */
-export const make = (input: { readonly id: string; readonly terminalId: string; readonly name: string | null; readonly frozenTime: number }, now: number): TestClock => ({
+/** A new ready clock, made at wall time `now` and kept `keepMs` (then the retention deletes it). */
+export const make = (
+  input: { readonly id: string; readonly terminalId: string; readonly name: string | null; readonly frozenTime: number },
+  now: number,
+  keepMs: number
+): TestClock => ({
   ...input,
   status: "ready",
   targetTime: null,
@@ -56,6 +69,8 @@ export const make = (input: { readonly id: string; readonly terminalId: string; 
   workDue: false,
   createdAt: now,
   updatedAt: now,
+  deletedAt: null,
+  deletesAfter: now + keepMs,
   version: 1
 })
 

@@ -112,7 +112,8 @@ export const testClock = (c: TestClock) => ({
   status: c.status,
   target_frozen_time: iso(c.targetTime),
   created_at: formatIso(c.createdAt),
-  updated_at: formatIso(c.updatedAt)
+  updated_at: formatIso(c.updatedAt),
+  deletes_after: formatIso(c.deletesAfter)
 })
 
 /** A subscription plan. */

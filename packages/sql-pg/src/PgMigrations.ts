@@ -458,6 +458,25 @@ const sessionsExpiryIndex = script(`
 CREATE INDEX sessions_expires ON sessions (expires_at)
 `)
 
+/**
+ * Deleting test clocks (`TestClocks.remove`, and the retention's `TestClocks.purge`): `deleted_at`
+ * (the clock is gone for reads; its objects are purged a lease later) and `deletes_after` (the
+ * retention deletes it then; for the clocks that exist, 30 days from this migration or their
+ * creation, whichever is later, so an upgrade deletes nobody's clock at once). The purge reads a
+ * deleted clock's payments by clock, which only the open ones' index did (`payments_clock`: the
+ * build reads the payments table once, seconds per million rows); the housekeeping's two queries
+ * of every pass read the clocks to expire and the deleted ones by their own partial indexes.
+ */
+const testClockDeletion = script(`
+ALTER TABLE test_clocks ADD COLUMN deleted_at timestamptz;
+ALTER TABLE test_clocks ADD COLUMN deletes_after timestamptz;
+UPDATE test_clocks SET deletes_after = greatest(created_at, now()) + interval '30 days';
+ALTER TABLE test_clocks ALTER COLUMN deletes_after SET NOT NULL;
+CREATE INDEX test_clocks_expiry ON test_clocks (deletes_after) WHERE deleted_at IS NULL;
+CREATE INDEX test_clocks_deleted ON test_clocks (deleted_at) WHERE deleted_at IS NOT NULL;
+CREATE INDEX payments_clock ON payments (test_clock_id) WHERE test_clock_id IS NOT NULL
+`)
+
 /** Every migration, by `<id>_<name>`. */
 export const migrations: Record<string, Effect.Effect<void, unknown, SqlClient.SqlClient>> = {
   "0001_initial": initial,
@@ -470,5 +489,6 @@ export const migrations: Record<string, Effect.Effect<void, unknown, SqlClient.S
   "0008_test_clocks": testClocks,
   "0009_live_due_indexes": liveDueIndexes,
   "0010_outbox_purge_index": outboxPurgeIndex,
-  "0011_sessions_expiry_index": sessionsExpiryIndex
+  "0011_sessions_expiry_index": sessionsExpiryIndex,
+  "0012_test_clock_deletion": testClockDeletion
 }

@@ -348,6 +348,8 @@ export const testClock = (terminalId: string, overrides: Partial<TestClock.TestC
   workDue: false,
   createdAt: baseTime,
   updatedAt: baseTime,
+  deletedAt: null,
+  deletesAfter: baseTime + 30 * 86_400_000,
   version: 1,
   ...overrides
 })

@@ -4,6 +4,7 @@ import { TestClock as EffectTestClock } from "effect/testing"
 import {
   CallbackTransport,
   Instant,
+  PaydeskConfig,
   Payments,
   Subscription,
   SubscriptionRepository,
@@ -12,7 +13,7 @@ import {
   TestClocks,
   Work
 } from "@paydesk/core"
-import { AcquirerEmulator, Kit, RecordingCallbackTransport } from "@paydesk/testkit"
+import { AcquirerEmulator, Kit, MemoryDatabase, RecordingCallbackTransport } from "@paydesk/testkit"
 import { monthlyDates, reload } from "./SubscriptionSupport.js"
 
 /** The wall clock of these tests: months after the clocks' January. */
@@ -284,5 +285,82 @@ describe("Test clocks", () => {
       assert.isFalse(Subscription.hasConsent(yield* reload(subscription.id)))
       const second = Option.getOrThrow((yield* Subscriptions.confirm(subscription.payToken, subscription.csrfToken)).firstPayment)
       assert.deepStrictEqual([second.orderId, second.createdAt], [`sub-${subscription.id}-first-2`, Date.parse("2026-01-31T11:00:00+03:00")])
+    }).pipe(Effect.provide(Kit.layer)))
+
+  it.effect("a deleted clock is gone at once, its objects take no action, and a lease later they are purged with their events; nothing else is", () =>
+    Effect.gen(function*() {
+      const s = yield* setup
+      const mine = yield* activeOnClock(s, s.clock.id, "deleted")
+      const other = yield* TestClocks.create(s.principal, { frozenTime: january })
+      const theirs = yield* activeOnClock(s, other.id, "kept")
+      const offClock = yield* Payments.create(s.principal, { amount: "10", orderId: "off-clock", test: true })
+      yield* TestClocks.advance(s.principal, s.clock.id, "2026-03-01T00:00:00+03:00")
+      const open = yield* Payments.create(s.principal, { amount: "10", orderId: "open-on-clock", test: true, testClock: s.clock.id })
+      const { tables } = yield* MemoryDatabase.MemoryDatabase
+      const eventsOf = (clockId: string) => [...tables.outboxEvents.values()].filter((e) => e.testClockId === clockId)
+      const sent = eventsOf(s.clock.id)
+      assert.isAtLeast(sent.length, 4)
+      const flip = <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.map(Effect.flip(effect), (e) => [(e as { _tag: string })._tag, (e as { message: string }).message])
+
+      // Not while it advances.
+      const repo = yield* TestClockRepository
+      const clock = Option.getOrThrow(yield* repo.get(s.clock.id))
+      yield* repo.update({ ...clock, status: "advancing", targetTime: clock.frozenTime + 1, leaseUntil: wall + 60_000, version: clock.version + 1 })
+      assert.deepStrictEqual(yield* flip(TestClocks.remove(s.principal, s.clock.id)), ["TestClockAdvancing", "test clock is advancing"])
+      yield* repo.update({ ...clock, version: clock.version + 2 })
+      // Not another terminal's.
+      const foreign = yield* Kit.apiKeyPrincipal(yield* Kit.provisionMerchant({}), crypto.randomUUID())
+      assert.deepStrictEqual(yield* flip(TestClocks.remove(foreign, s.clock.id)), ["NotFound", "test clock not found"])
+
+      const deleted = yield* TestClocks.remove(s.principal, s.clock.id)
+      assert.deepStrictEqual([deleted.id, deleted.deletedAt], [s.clock.id, wall])
+      // Gone at once: the clock, and every action on its objects or naming it.
+      assert.deepStrictEqual(yield* flip(TestClocks.get(s.principal, s.clock.id)), ["NotFound", "test clock not found"])
+      assert.deepStrictEqual(yield* flip(TestClocks.remove(s.principal, s.clock.id)), ["NotFound", "test clock not found"])
+      assert.deepStrictEqual(yield* flip(TestClocks.advance(s.principal, s.clock.id, "2026-04-01T00:00:00Z")), ["NotFound", "test clock not found"])
+      assert.deepStrictEqual((yield* TestClocks.list(s.principal, {})).items.map((c) => c.id), [other.id])
+      assert.deepStrictEqual(yield* flip(Payments.create(s.principal, { amount: "1", orderId: "after", test: true, testClock: s.clock.id })),
+        ["InvalidRequest", "test_clock: no test clock with this id on the terminal"])
+      assert.deepStrictEqual(yield* flip(Payments.simulate(open.payment.payToken, { outcome: "paid", csrfToken: open.payment.csrfToken })),
+        ["NotFound", "test clock not found"])
+      assert.deepStrictEqual(yield* flip(Subscriptions.stop(s.principal, mine.subscription.id)), ["NotFound", "test clock not found"])
+      assert.strictEqual((yield* Payments.get(s.principal, open.payment.id)).status, "created")
+
+      // The housekeeping leaves the objects for a lease (an action begun before the deletion ends first)...
+      yield* Work.housekeeping()
+      assert.strictEqual((yield* Payments.get(s.principal, mine.first.id)).id, mine.first.id)
+      // ...then deletes them a batch a pass, and the clock.
+      yield* EffectTestClock.adjust((yield* PaydeskConfig).leaseMs)
+      let passes = 0
+      while ((yield* Work.housekeeping()).testClocks > 0) passes++
+      assert.isAtLeast(passes, 5)
+      for (const id of [mine.first.id, open.payment.id]) assert.strictEqual((yield* Effect.flip(Payments.get(s.principal, id)))._tag, "NotFound")
+      assert.isTrue(Option.isNone(yield* (yield* SubscriptionRepository).get(mine.subscription.id)))
+      assert.deepStrictEqual(eventsOf(s.clock.id), [])
+      assert.isFalse(tables.testClocks.has(s.clock.id))
+      assert.isFalse([...tables.charges.values()].some((c) => c.subscriptionId === mine.subscription.id))
+      assert.isFalse([...tables.deliveries.values()].some((d) => sent.some((e) => e.id === d.eventId)))
+      // The other clock's objects and the payment on no clock stay.
+      assert.strictEqual((yield* reload(theirs.subscription.id)).testClockId, other.id)
+      assert.strictEqual((yield* Payments.get(s.principal, offClock.payment.id)).status, "created")
+      assert.isAtLeast(eventsOf(other.id).length, 2)
+      assert.strictEqual((yield* TestClocks.get(s.principal, other.id)).id, other.id)
+    }).pipe(Effect.provide(Kit.layer)))
+
+  it.effect("a clock is deleted by the retention at deletesAfter (its creation plus the event retention) once ready", () =>
+    Effect.gen(function*() {
+      const s = yield* setup
+      const { eventRetentionMs } = yield* PaydeskConfig
+      assert.strictEqual(s.clock.deletesAfter, wall + eventRetentionMs)
+      const payment = yield* Payments.create(s.principal, { amount: "10", orderId: "kept-30-days", test: true, testClock: s.clock.id })
+      yield* EffectTestClock.adjust(eventRetentionMs - 1)
+      yield* Work.housekeeping()
+      assert.strictEqual((yield* TestClocks.get(s.principal, s.clock.id)).id, s.clock.id)
+      yield* EffectTestClock.adjust(1)
+      yield* Work.housekeeping()
+      assert.strictEqual((yield* Effect.flip(TestClocks.get(s.principal, s.clock.id)))._tag, "NotFound")
+      yield* EffectTestClock.adjust((yield* PaydeskConfig).leaseMs)
+      while ((yield* Work.housekeeping()).testClocks > 0) { /* a batch a pass */ }
+      assert.strictEqual((yield* Effect.flip(Payments.get(s.principal, payment.payment.id)))._tag, "NotFound")
     }).pipe(Effect.provide(Kit.layer)))
 })

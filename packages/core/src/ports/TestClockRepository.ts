@@ -10,6 +10,16 @@
  * takes, skipping rows other transactions hold, clocks that are `advancing`, or `ready` with
  * `workDue`, whose lease is absent or at or before `now` (wall time), oldest update first; it sets
  * their `leaseUntil` to `leaseUntil`, clears `workDue`, bumps `version` and returns them as stored.
+ *
+ * A deleted clock (`deletedAt` set, which `update` may write) is absent for `get`, `getForUpdate`,
+ * `list`, `markWorkDue` and `claimPending`, and `update` of it is a `WriteConflict`.
+ * `expire(now, limit)` deletes (sets `deletedAt` to `now`, bumps `version`) up to `limit` clocks that
+ * are `ready`, not deleted, with `deletesAfter` at or before `now`, and returns how many.
+ * `purgeDeleted(before, now, limit)` takes one clock deleted at or before `before` whose lease is
+ * absent or at or before `now` (skipping one another transaction holds) and deletes up to `limit` of
+ * its objects' rows, children before parents: its events with their deliveries and attempts, then
+ * its subscriptions' charges, its payments, its subscriptions, and finally the clock once nothing
+ * of it is left. Returns the rows deleted (0: no such clock).
  */
 import { Context, type Effect, type Option } from "effect"
 import type { WriteConflict } from "../Errors.js"
@@ -26,4 +36,6 @@ export class TestClockRepository extends Context.Service<TestClockRepository, {
   ): Effect.Effect<{ readonly items: ReadonlyArray<TestClock>; readonly total: number }>
   markWorkDue(id: string): Effect.Effect<void>
   claimPending(now: number, leaseUntil: number, limit: number): Effect.Effect<ReadonlyArray<TestClock>>
+  expire(now: number, limit: number): Effect.Effect<number>
+  purgeDeleted(before: number, now: number, limit: number): Effect.Effect<number>
 }>()("@paydesk/core/TestClockRepository") {}

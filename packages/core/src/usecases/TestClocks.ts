@@ -8,6 +8,12 @@
  * request, within a budget: the answer is the clock `ready` at the new time, or still `advancing`
  * when the budget ran out (the background worker finishes it; the merchant polls the clock). Two
  * advances of one clock at once: one wins, the other is 409 `test clock is advancing`.
+ *
+ * Deleting a clock (`remove`, after Stripe's `DELETE /v1/test_helpers/test_clocks/{id}`) makes it
+ * absent at once: 404 for the clock, 404 `test clock not found` for any action on its objects, 400
+ * for a creation naming it. The housekeeping (`purge`) deletes its objects from the store a lease
+ * later (a bounded number of rows a pass), and deletes the clocks whose `deletesAfter` has passed
+ * (their creation plus the event retention, 30 days by default) the same way.
  */
 import { Effect, Option } from "effect"
 import * as Access from "../Access.js"
@@ -57,7 +63,8 @@ export const create = Traced.fn("TestClocks.create")(function*(
   if (name !== null && (name.length > TestClock.maxNameLength || /[\u0000-\u001f\u007f]/.test(name))) {
     return yield* invalid("name", `name must be at most ${TestClock.maxNameLength} characters without control characters`)
   }
-  const clock = TestClock.make({ id: yield* (yield* Entropy).uuid, terminalId: terminal.id, name, frozenTime }, yield* TestClock.wallTime)
+  const keepMs = (yield* PaydeskConfig).eventRetentionMs
+  const clock = TestClock.make({ id: yield* (yield* Entropy).uuid, terminalId: terminal.id, name, frozenTime }, yield* TestClock.wallTime, keepMs)
   yield* (yield* TestClockRepository).insert(clock)
   return clock
 })
@@ -120,4 +127,44 @@ export const advance = Traced.fn("TestClocks.advance")(function*(principal: Prin
     return next
   }))
   return yield* TestClockWork.steps(started, TestClockWork.requestBudgetMs)
+})
+
+/**
+ * Deletes a clock (write access, as for advancing it): it is absent from now on, and its objects are
+ * deleted from the store a lease later by `purge`. 409 `test clock is advancing` during an advance
+ * (the merchant deletes it once it is `ready`); 404 for another terminal's, or one deleted already.
+ * Returns the clock as deleted.
+ */
+export const remove = Traced.fn("TestClocks.remove")(function*(principal: Principal, id: string) {
+  const found = yield* get(principal, id)
+  yield* Access.resolveTerminal(principal, principal._tag === "ApiKey" ? null : found.terminalId, "write")
+  const repo = yield* TestClockRepository
+  return yield* atomic(Effect.gen(function*() {
+    const locked = yield* repo.getForUpdate(found.id)
+    if (Option.isNone(locked)) return yield* NotFound.of("test clock")
+    const clock = locked.value
+    if (clock.status === "advancing") return yield* TestClockAdvancing.of()
+    const wall = yield* TestClock.wallTime
+    const deleted: TestClock.TestClock = { ...clock, deletedAt: wall, updatedAt: wall, version: clock.version + 1 }
+    yield* repo.update(deleted)
+    return deleted
+  }))
+})
+
+/** Rows of deleted clocks' objects that one `purge` deletes at most (and clocks it expires). */
+export const purgeBatch = 1_000
+
+/**
+ * Housekeeping of test clocks: deletes the `ready` clocks whose `deletesAfter` has passed, and
+ * deletes up to `purgeBatch` rows of the objects of one clock deleted at least a lease ago (an
+ * action on its objects that began before the deletion, or a worker's run of its due work, has
+ * ended by then), the clock itself once nothing of it is left. Returns clocks expired plus rows deleted.
+ */
+export const purge = Traced.fn("TestClocks.purge")(function*() {
+  const { leaseMs } = yield* PaydeskConfig
+  const repo = yield* TestClockRepository
+  const now = yield* TestClock.wallTime
+  const expired = yield* repo.expire(now, purgeBatch)
+  const purged = yield* repo.purgeDeleted(now - leaseMs, now, purgeBatch)
+  return expired + purged
 })

@@ -18,6 +18,7 @@ import * as Payouts from "./Payouts.js"
 import * as Lifecycle from "./SubscriptionLifecycle.js"
 import * as Subscriptions from "./Subscriptions.js"
 import * as Terminals from "./Terminals.js"
+import * as TestClocks from "./TestClocks.js"
 import * as TestClockWork from "./TestClockWork.js"
 import * as Traced from "../Traced.js"
 
@@ -65,8 +66,10 @@ export const sessionRetentionMs = 7 * 86_400_000
 
 /**
  * Deletes expired nonces (their 10-minute window is over), idempotency records and events past their
- * retention, and dashboard sessions a week after their refresh token expired (an outside probe found
- * none ever deleted: a row per sign-in and per refresh, for ever).
+ * retention, dashboard sessions a week after their refresh token expired (an outside probe found
+ * none ever deleted: a row per sign-in and per refresh, for ever), and test clocks past their
+ * `deletesAfter` or deleted by the merchant, with their objects, a batch at a time (`TestClocks.purge`:
+ * an outside probe found a clock's events never deleted).
  */
 export const housekeeping = Traced.fn("Work.housekeeping")(function*() {
   const config = yield* PaydeskConfig
@@ -77,7 +80,8 @@ export const housekeeping = Traced.fn("Work.housekeeping")(function*() {
     (yield* store.purge(now - config.moneyIdempotencyRetentionMs, ["payment"]))
   const events = yield* (yield* OutboxRepository).purge(now - config.eventRetentionMs)
   const sessions = yield* (yield* SessionRepository).purge(now - sessionRetentionMs)
-  return { nonces, records, events, sessions }
+  const testClocks = yield* TestClocks.purge()
+  return { nonces, records, events, sessions, testClocks }
 })
 
 /** A job of a pass (named as its count in the report). */
@@ -97,7 +101,7 @@ export const runDue = Traced.fn("Work.runDue")(function*(only?: ReadonlySet<Job>
   const payouts = runs("payouts") ? yield* job("payouts", Payouts.runDue()) : 0
   const callbacks = runs("callbacks") ? yield* job("callbacks", Callbacks.runDue()) : 0
   const testClocks = runs("testClocks") ? yield* job("test clocks", TestClockWork.runPending()) : 0
-  if (only === undefined) yield* job("housekeeping", Effect.map(housekeeping(), ({ events, nonces, records, sessions }) => nonces + records + events + sessions))
+  if (only === undefined) yield* job("housekeeping", Effect.map(housekeeping(), ({ events, nonces, records, sessions, testClocks }) => nonces + records + events + sessions + testClocks))
   const report: Report = { expiredPayments, charges, settledCharges, stops, conversions, payouts, callbacks, testClocks }
   return report
 })

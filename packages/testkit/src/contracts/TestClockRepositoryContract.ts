@@ -1,6 +1,7 @@
 /**
  * Contract suite of test clocks in the store: `TestClockRepository` (round trip, optimistic
- * updates, listing, `markWorkDue`, the leasing claim `claimPending`), and the clock scope of the
+ * updates, listing, `markWorkDue`, the leasing claim `claimPending`, deleted clocks, `expire`,
+ * `purgeDeleted` of a deleted clock's objects), and the clock scope of the
  * other repositories' claims — the global scope (no clock) never takes a clock's rows, a clock's
  * scope takes only its own — with their "earliest due moment of a clock" queries.
  *
@@ -22,7 +23,7 @@ import {
 } from "@paydesk/core"
 import type { Callback, Subscription } from "@paydesk/core"
 import * as Fixtures from "../Fixtures.js"
-import { concurrently, expectWriteConflict, ids, only, some } from "./Support.js"
+import { concurrently, expectWriteConflict, ids, none, only, some } from "./Support.js"
 
 /** What the suite needs. */
 export type Requirements =
@@ -125,6 +126,105 @@ export const suite = <E>(name: string, layer_: Layer.Layer<Requirements, E>): vo
         const taken = exits.flatMap((exit) => exit._tag === "Success" ? only(exit.value, racing) : [])
         assert.strictEqual(taken.length, racing.length)
         assert.strictEqual(new Set(ids(taken)).size, racing.length)
+      }))
+
+    it.effect("a deleted clock is absent for every read and claim; expire deletes ready clocks past deletesAfter", () =>
+      Effect.gen(function*() {
+        const { terminal, repo, clock } = yield* setup
+        const now = Fixtures.baseTime + 1_000_000
+        const gone = yield* Fixtures.seedTestClock(terminal.id, { workDue: true })
+        const deleted = { ...gone, deletedAt: now, updatedAt: now, version: 2 }
+        yield* repo.update(deleted)
+        none(yield* repo.get(gone.id), "deleted clock")
+        none(yield* repo.getForUpdate(gone.id), "deleted clock")
+        assert.notInclude(ids((yield* repo.list([terminal.id], { limit: 100, offset: 0 })).items), gone.id)
+        assert.deepStrictEqual(only(yield* repo.claimPending(now, now + 60_000, 1_000), [gone]), [])
+        yield* repo.markWorkDue(gone.id)
+        yield* expectWriteConflict(repo.update({ ...deleted, deletedAt: null, version: 3 }))
+        // expire: ready clocks whose deletesAfter has passed, not an advancing one, not one deleted already.
+        const due = yield* Fixtures.seedTestClock(terminal.id, { deletesAfter: now })
+        const later = yield* Fixtures.seedTestClock(terminal.id, { deletesAfter: now + 1 })
+        const advancing = yield* Fixtures.seedTestClock(terminal.id, { deletesAfter: now, status: "advancing", targetTime: 5 })
+        const before = new Set(ids((yield* repo.list([terminal.id], { limit: 100, offset: 0 })).items))
+        assert.isTrue(before.has(due.id) && before.has(later.id) && before.has(advancing.id) && before.has(clock.id))
+        const expired = yield* repo.expire(now, 1_000)
+        assert.isAtLeast(expired, 1)
+        none(yield* repo.get(due.id), "expired clock")
+        assert.deepStrictEqual(some(yield* repo.get(later.id)), later)
+        assert.deepStrictEqual(some(yield* repo.get(advancing.id)), advancing)
+        assert.strictEqual(yield* repo.expire(now, 1_000), 0)
+        // The expired clock carries its deletion time: a purge at that time takes it (and the one deleted above).
+        let purged = 0
+        for (let n = yield* repo.purgeDeleted(now, now, 1_000); n > 0; n = yield* repo.purgeDeleted(now, now, 1_000)) purged += n
+        assert.isAtLeast(purged, 2)
+      }))
+
+    it.effect("purgeDeleted deletes a deleted clock's objects children first, then the clock, and nothing else", () =>
+      Effect.gen(function*() {
+        const { terminal, repo, clock, other, subscription, payment } = yield* setup
+        const outbox = yield* OutboxRepository
+        const charges = yield* ChargeRepository
+        const objects = (testClockId: string | null) =>
+          Effect.gen(function*() {
+            const sub = yield* subscription({ testClockId, ...(testClockId === null ? { environment: "prod" as const } : {}) })
+            const paid = yield* payment({ testClockId, subscriptionId: sub.id, status: "paid", ...(testClockId === null ? { environment: "prod" as const } : {}) })
+            const open = yield* payment({ testClockId, ...(testClockId === null ? { environment: "prod" as const } : {}) })
+            const charge = Fixtures.charge(sub, { status: "payed", paymentId: paid.id, createdAt: 0, updatedAt: 0 })
+            yield* charges.insert(charge)
+            const events = [] as Array<Callback.OutboxEvent>
+            const deliveries = [] as Array<Callback.Delivery>
+            for (const p of [paid, open]) {
+              const event = Fixtures.outboxEvent(terminal.id, { testClockId, test: testClockId !== null, paymentId: p.id, createdAt: 0 })
+              yield* outbox.insertEvent(event)
+              const delivery = Fixtures.delivery(event, { createdAt: 0 })
+              yield* outbox.insertDelivery(delivery)
+              const resend = Fixtures.delivery(event, { kind: "resend", createdAt: 0 })
+              yield* outbox.insertDelivery(resend)
+              const attempt = Fixtures.attempt(delivery.id)
+              assert.isTrue(yield* outbox.recordAttempt(attempt, { ...delivery, attempts: 1, lastStatusCode: 500 }, 0))
+              events.push(event)
+              deliveries.push(delivery, resend)
+            }
+            return { sub, payments: [paid, open], charge, events, deliveries }
+          })
+        const mine = yield* objects(clock.id)
+        const theirs = yield* objects(other.id)
+        const live = yield* objects(null)
+        const deletedAt = Fixtures.baseTime + 5_000
+        yield* repo.update({ ...clock, deletedAt, updatedAt: deletedAt, version: clock.version + 1 })
+        // Not before `before` reaches the deletion, nor while a lease holds the clock.
+        assert.strictEqual(yield* repo.purgeDeleted(deletedAt - 1, deletedAt, 1), 0)
+        const held = yield* Fixtures.seedTestClock(terminal.id, { leaseUntil: deletedAt + 10, deletedAt })
+        // One row at a time: everything of the clock goes, in an order every foreign key allows.
+        let rows = 0
+        for (let i = 0; i < 100; i++) {
+          const n = yield* repo.purgeDeleted(deletedAt, deletedAt, 1)
+          if (n === 0) break
+          rows += n
+        }
+        // 2 events, 4 deliveries, 2 attempts (an event's deliveries and attempts go with it), 1 charge,
+        // 2 payments, 1 subscription, the clock.
+        assert.strictEqual(rows, 2 + 4 + 2 + 1 + 2 + 1 + 1)
+        for (const p of mine.payments) none(yield* (yield* PaymentRepository).get(p.id), "purged payment")
+        none(yield* (yield* SubscriptionRepository).get(mine.sub.id), "purged subscription")
+        none(yield* charges.get(mine.charge.id), "purged charge")
+        for (const e of mine.events) none(yield* outbox.getEvent(e.id), "purged event")
+        for (const d of mine.deliveries) none(yield* outbox.getDelivery(d.id), "purged delivery")
+        // The other clock's objects and the live ones stay, as does the clock still leased.
+        for (const kept of [theirs, live]) {
+          for (const p of kept.payments) some(yield* (yield* PaymentRepository).get(p.id), "kept payment")
+          some(yield* (yield* SubscriptionRepository).get(kept.sub.id), "kept subscription")
+          some(yield* charges.get(kept.charge.id), "kept charge")
+          for (const e of kept.events) some(yield* outbox.getEvent(e.id), "kept event")
+          for (const d of kept.deliveries) some(yield* outbox.getDelivery(d.id), "kept delivery")
+          assert.strictEqual((yield* outbox.listAttempts(kept.deliveries[0]!.id)).length, 1)
+        }
+        some(yield* repo.get(other.id), "other clock")
+        // The held clock goes once its lease has ended.
+        assert.strictEqual(yield* repo.purgeDeleted(deletedAt, deletedAt + 9, 1_000), 0)
+        assert.strictEqual(yield* repo.purgeDeleted(deletedAt, deletedAt + 10, 1_000), 1)
+        assert.strictEqual(yield* repo.purgeDeleted(deletedAt, deletedAt + 10, 1_000), 0)
+        none(yield* repo.get(held.id), "deleted clock")
       }))
 
     it.effect("payments: claimExpired takes a clock's rows in its scope only; earliestExpiry", () =>
