@@ -42,7 +42,8 @@
  * Test clocks: `claimDue` takes only the deliveries of `testClockId` (a clock's id), or of no clock
  * when it is `null` or absent; `earliestDelivery(testClockId)` is the smallest `nextAttemptAt` of
  * the clock's `pending` deliveries (`null` when none). `purge` never deletes events of a clock
- * (their times are the clock's, not the wall clock's).
+ * (their times are the clock's, not the wall clock's): they go with their clock
+ * (`TestClockRepository.purgeDeleted`).
  */
 import { Context, type Effect, type Option } from "effect"
 import type { Attempt, Delivery, DeliveryStatus, EventType, OutboxEvent } from "../Callback.js"
