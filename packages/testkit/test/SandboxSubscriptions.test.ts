@@ -51,6 +51,10 @@ describe("Sandbox subscriptions", () => {
       // Stop goes to the sandbox acquirer as well.
       assert.strictEqual(Subscription.stateOf(yield* Subscriptions.stop(principal, subscription.id)), "stop/stopped")
       assert.strictEqual(live.stops.length, 0)
+      // A stopped subscription is never charged again: programming its outcomes is a 409, not a silent 200.
+      const late = yield* Effect.flip(Subscriptions.programSandboxCharges(principal, subscription.id, ["paid"]))
+      assert.deepStrictEqual([late._tag, late.message],
+        ["InvalidTransition", "charge outcomes cannot be programmed: the subscription is stop/stopped and will not be charged again"])
     }).pipe(Effect.provide(Kit.layer)))
 
   it.effect("are listed apart from live ones; outcomes can be programmed for sandbox subscriptions only", () =>

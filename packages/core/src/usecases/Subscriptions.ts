@@ -10,7 +10,7 @@
 import { Effect, Option } from "effect"
 import * as Access from "../Access.js"
 import type { Principal } from "../Access.js"
-import { AccessDenied, CsrfRejected, InvalidRequest, NotFound, RecurringNotConfigured, TerminalUnavailable } from "../Errors.js"
+import { AccessDenied, CsrfRejected, InvalidRequest, InvalidTransition, NotFound, RecurringNotConfigured, TerminalUnavailable } from "../Errors.js"
 import { isUuid } from "../Id.js"
 import * as Paging from "../Paging.js"
 import type { Payment } from "../Payment.js"
@@ -148,7 +148,11 @@ export const upcoming = Traced.fn("Subscriptions.upcoming")(function*(principal:
   })
 })
 
-/** The merchant programs the sandbox acquirer's answers to a sandbox subscription's next charges. */
+/**
+ * The merchant programs the sandbox acquirer's answers to a sandbox subscription's next charges.
+ * 409 on one that is stopped or stopping: no charge of it will come, so the outcomes would never be
+ * used (an outside probe got 200 for them). One in review may still be resumed and charged.
+ */
 export const programSandboxCharges = Traced.fn("Subscriptions.programSandboxCharges")(function*(
   principal: Principal,
   id: string,
@@ -158,6 +162,12 @@ export const programSandboxCharges = Traced.fn("Subscriptions.programSandboxChar
   yield* Access.resolveTerminal(principal, principal._tag === "ApiKey" ? null : sub.terminalId, "subscription_owner")
   if (sub.environment !== "sandbox") return yield* invalid("subscription", "charge outcomes can be programmed for sandbox subscriptions only")
   if (outcomes.length === 0 || outcomes.length > 100) return yield* invalid("outcomes", "outcomes must have 1 to 100 entries")
+  if (sub.billingStatus === "stopped" || sub.billingStatus === "stop_pending") {
+    return yield* new InvalidTransition({
+      entity: "subscription", from: Subscription.stateOf(sub), event: "program_charges",
+      message: `charge outcomes cannot be programmed: the subscription is ${Subscription.stateOf(sub)} and will not be charged again`
+    })
+  }
   const sandbox = yield* Acquirers.sandbox
   if (Option.isNone(sandbox)) return yield* invalid("test", Acquirers.sandboxUnavailable)
   yield* sandbox.value.programCharges(sub.id, outcomes)
