@@ -2,7 +2,8 @@
  * `Paydesk`: the merchant API as typed methods. Every call carries the API key and a fresh
  * `X-Nonce`; writes that may be repeated safely are retried after a network failure or a 5xx
  * (payments by their `order_id`, payouts and subscriptions by an `Idempotency-Key` the client
- * generates when none is given, stops and simulations because repeating them changes nothing).
+ * generates when none is given, stops and simulations because repeating them changes nothing, a
+ * test clock's deletion because it happens once: a retry after a lost answer is a 404).
  * Every error of a call names its `Idempotency-Key` (`error.idempotencyKey`, also a generated one)
  * or a payment's `order_id` (`error.orderId`), the attempts sent and whether a write may have been
  * done all the same (`error.outcomeUnknown`): repeat the call with that key to learn its result.
@@ -20,6 +21,7 @@ import type {
   Balance,
   CreatedApiKey,
   Charge,
+  DeletedTestClock,
   Event,
   EventDetail,
   EventFeed,
@@ -464,7 +466,20 @@ export class Paydesk {
         clock = await this.testClocks.get(testClockId, options)
       }
       return clock
-    }
+    },
+    /**
+     * Deletes the clock and every object on it (`DELETE /api/v1/test-clocks/{id}`): the clock is
+     * gone at once, its payments, subscriptions, charges and events are removed within minutes.
+     * Refused while it advances (409 `test_clock_advancing`).
+     *
+     * Retried after a network failure or a 5xx like the other calls that repeating cannot do twice
+     * (a stop, a revoke): a deletion happens once. When an attempt's answer was lost after the server
+     * deleted the clock, the retry is answered 404 `test clock not found`: the error then has
+     * `attempts` above 1 and `outcomeUnknown` true, and the clock is gone either way. A 404 on the
+     * first attempt (`attempts` 1) means the clock was not there (another terminal's, or deleted before).
+     */
+    delete: (testClockId: string, options: CallOptions = {}): Promise<DeletedTestClock> =>
+      this.#call({ method: "DELETE", path: `/api/v1/test-clocks/${enc(testClockId)}`, safe: true, signal: options.signal })
   }
 
   /**

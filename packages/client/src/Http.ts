@@ -2,7 +2,8 @@
  * The client's transport: one `fetch` per attempt with the credentials (`X-API-Key` and a fresh
  * `X-Nonce`, or a dashboard session's `Authorization: Bearer`), a timeout, the error body turned into `PaydeskApiError`, and retries of network failures,
  * timeouts and 5xx answers for requests that are safe to repeat (reads, and writes that carry
- * their idempotency: an `order_id`, an `Idempotency-Key`, or a stop that repeats harmlessly).
+ * their idempotency: an `order_id`, an `Idempotency-Key`, a stop that repeats harmlessly, or a
+ * deletion, which happens once: its repeat is a 404 that leaves `outcomeUnknown` set).
  * The timeout covers the whole attempt, the answer's body included; the caller's `signal` cancels
  * the call (the attempt in flight and any wait before a retry). A 429 is not retried: its
  * `Retry-After` is on the error (`retryAfterMs`).
@@ -32,7 +33,7 @@ export interface TransportOptions {
 
 /** One API call. */
 export interface Call {
-  readonly method: "GET" | "POST" | "PUT"
+  readonly method: "GET" | "POST" | "PUT" | "DELETE"
   readonly path: string
   readonly query?: { readonly [name: string]: string | number | boolean | undefined }
   readonly body?: unknown

@@ -293,6 +293,14 @@ export interface TestClock {
   readonly target_frozen_time: string | null
   readonly created_at: string
   readonly updated_at: string
+  /** When the clock and its objects are deleted automatically (its creation plus the event retention, 30 days by default). */
+  readonly deletes_after: string
+}
+
+/** The answer of `testClocks.delete`. */
+export interface DeletedTestClock {
+  readonly id: string
+  readonly deleted: true
 }
 
 /** A charge of a subscription's history. */

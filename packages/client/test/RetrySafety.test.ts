@@ -2,7 +2,8 @@
  * What the errors of a call say about the attempts it sent (against a `fetch` stand-in, no server):
  * the `Idempotency-Key` a payout or a subscription was sent with, also a generated one, so that
  * repeating the call replays it instead of paying out twice; `attempts` and `outcomeUnknown` after an
- * attempt without an answer; `events.recover` not retried (its count does not replay); `Retry-After`
+ * attempt without an answer; `events.recover` not retried (its count does not replay); a test clock's
+ * deletion retried, its repeat after a lost answer a 404 with `outcomeUnknown`; `Retry-After`
  * as delay-seconds or an HTTP-date, on the error and in the wait before a retry.
  */
 import { describe, expect, it, vi } from "vitest"
@@ -214,6 +215,56 @@ describe("RetrySafety: events.recover", () => {
     const again = new Paydesk({ apiKey: "k", fetch: busyServer.fetcher, retryDelayMs: 1 })
     expect(await again.events.recover({ since: "2026-01-01T00:00:00Z" }).catch((e: unknown) => e)).toMatchObject({ status: 503, attempts: 1 })
     expect(busyServer.seen).toHaveLength(1)
+  })
+})
+
+describe("RetrySafety: testClocks.delete", () => {
+  const clockId = "d3f5a7c9-2e4b-4d6f-8a1c-5b7e9d2f4a68"
+  const notFound = () => json(404, { error: { code: "not_found", message: "test clock not found", request_id: "req_1" } })
+
+  /** The clock endpoint as the server keeps it: a DELETE deletes the clock once (200), then answers 404; `drop` loses the answers it names. */
+  const clockServer = (drop: (index: number) => boolean) => {
+    let exists = true
+    return stub((seen, index) => {
+      if (seen.method !== "DELETE" || seen.path !== `/api/v1/test-clocks/${clockId}`) return json(400, { error: { code: "invalid_request", message: "unexpected" } })
+      const answer = exists ? json(200, { id: clockId, deleted: true }) : notFound()
+      exists = false
+      return drop(index) ? noAnswer() : answer
+    })
+  }
+
+  it("sends DELETE without a body, with the key and a nonce, and answers { id, deleted: true }", async () => {
+    const server = clockServer(() => false)
+    const client = new Paydesk({ apiKey: "k", fetch: server.fetcher, retryDelayMs: 1 })
+    expect(await client.testClocks.delete(clockId)).toEqual({ id: clockId, deleted: true })
+    expect(server.seen).toHaveLength(1)
+    expect([server.seen[0]!.body, server.seen[0]!.headers["content-type"], server.seen[0]!.headers["x-api-key"]]).toEqual(["", undefined, "k"])
+    expect(server.seen[0]!.headers["x-nonce"]).toMatch(/^[0-9a-f-]{36}$/)
+  })
+
+  it("is retried after a lost answer or a 5xx, as the calls a repeat cannot do twice; a retry after the deletion's lost answer is a 404 with outcomeUnknown, a first 404 is not", async () => {
+    // The deletion done, its answer lost: the retry finds no clock.
+    const lost = clockServer((i) => i === 0)
+    const error = await new Paydesk({ apiKey: "k", fetch: lost.fetcher, retryDelayMs: 1 }).testClocks.delete(clockId).catch((e: unknown) => e)
+    expect(error).toBeInstanceOf(PaydeskApiError)
+    expect(error).toMatchObject({ status: 404, code: "not_found", attempts: 2, outcomeUnknown: true })
+    expect(lost.seen.map((s) => s.method)).toEqual(["DELETE", "DELETE"])
+    expect(lost.seen[0]!.headers["x-nonce"]).not.toBe(lost.seen[1]!.headers["x-nonce"])
+
+    // A 503 before anything was done: the retry deletes it.
+    const busyFirst = stub((_, i) => (i === 0 ? busy() : json(200, { id: clockId, deleted: true })))
+    expect(await new Paydesk({ apiKey: "k", fetch: busyFirst.fetcher, retryDelayMs: 1 }).testClocks.delete(clockId)).toEqual({ id: clockId, deleted: true })
+    expect(busyFirst.seen).toHaveLength(2)
+
+    // No such clock (another terminal's, deleted before): one attempt, a known outcome.
+    const absent = stub(() => notFound())
+    expect(await new Paydesk({ apiKey: "k", fetch: absent.fetcher, retryDelayMs: 1 }).testClocks.delete(clockId).catch((e: unknown) => e))
+      .toMatchObject({ status: 404, attempts: 1, outcomeUnknown: false })
+    // While it advances: 409, not retried.
+    const advancing = stub(() => json(409, { error: { code: "test_clock_advancing", message: "test clock is advancing" } }))
+    expect(await new Paydesk({ apiKey: "k", fetch: advancing.fetcher, retryDelayMs: 1 }).testClocks.delete(clockId).catch((e: unknown) => e))
+      .toMatchObject({ status: 409, code: "test_clock_advancing", attempts: 1 })
+    expect(advancing.seen).toHaveLength(1)
   })
 })
 

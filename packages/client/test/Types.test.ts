@@ -31,6 +31,7 @@ type Checks = [
   Same<Deep<Wire<typeof R.PayoutEvent>>, Deep<Sdk.PayoutEvent>>,
   Same<Deep<Wire<typeof R.UpcomingCharges>>, Deep<Sdk.UpcomingCharges>>,
   Same<Deep<Wire<typeof R.TestClock>>, Deep<Sdk.TestClock>>,
+  Same<Deep<Wire<typeof R.DeletedTestClock>>, Deep<Sdk.DeletedTestClock>>,
   Same<Deep<Wire<typeof R.Event>>, Deep<Sdk.Event>>,
   Same<Deep<Wire<typeof R.EventDetail>>, Deep<Sdk.EventDetail>>,
   Same<Deep<Wire<typeof R.EventPage>>, Deep<Sdk.EventPage>>,
@@ -44,7 +45,7 @@ type Checks = [
   Same<Deep<Wire<typeof R.SigningSecretRotation>>, Deep<Sdk.SigningSecretRotation>>
 ]
 // Every check is `true`; a `false` here is a compile error.
-export const checks: Checks = [true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true]
+export const checks: Checks = [true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true]
 
 /** What the SDK sends must decode with the request schemas (the SDK's inputs are a subset). */
 type Sends = [

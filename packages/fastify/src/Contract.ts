@@ -16,6 +16,10 @@
  * parameter is refused as unknown, as a declared query refuses one it does not name (before, a
  * `POST /api/v1/payments?terminal_id=<another terminal>` ran on the API key's own terminal). The payer
  * pages take any (their links are shared, and tracking parameters get appended to them).
+ *
+ * A body is read as Fastify reads it: never for a GET (whatever is sent is not read, so it is neither
+ * checked nor refused), and for a POST, PUT or DELETE that declares none it must be absent or `{}`
+ * (`noBody`): a DELETE with a body is refused like a POST's stray body, not ignored.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify"
 import { Effect, Schema, SchemaIssue } from "effect"
@@ -84,7 +88,7 @@ export interface Operation<
 > {
   readonly id: string
   readonly surface: Surface
-  readonly method: "GET" | "POST" | "PUT"
+  readonly method: "GET" | "POST" | "PUT" | "DELETE"
   /** Path under the surface's prefix, in OpenAPI form (`/payments/{paymentID}`). */
   readonly path: string
   readonly tag: string

@@ -328,12 +328,15 @@ export const testClock = {
   status: "ready" as const,
   target_frozen_time: null,
   created_at: at,
-  updated_at: at
+  updated_at: at,
+  deletes_after: "2026-03-31T09:30:00.000Z"
 }
 
 export const advancingTestClock = { ...testClock, status: "advancing" as const, target_frozen_time: "2026-03-31T07:00:00.000Z", updated_at: later }
 
 export const testClockPage = { items: [testClock], total: 1, page: 1, per_page: 50 }
+
+export const deletedTestClock = { id: ids.testClock, deleted: true as const }
 
 export const event = {
   id: `evt_${ids.event}`,

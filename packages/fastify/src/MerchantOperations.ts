@@ -553,6 +553,24 @@ export const advanceTestClock = operation({
   ]
 })
 
+export const deleteTestClock = operation({
+  id: "deleteTestClock", surface: "merchant", method: "DELETE", path: "/test-clocks/{testClockID}", tag: "Test clocks", auth: "merchant",
+  summary: "Delete a test clock",
+  description: "Deletes the clock and every object on it. The clock is gone at once: reading it is 404, the list leaves it out, " +
+    "a payment or subscription created with it as `test_clock` is 400, and any action on its objects is 404 `test clock not found`. " +
+    "Its payments, subscriptions, charges, events and deliveries are removed from the store within minutes (a lease after the deletion, " +
+    "in batches). Not while it advances (409: wait until it is `ready`). Clocks are also deleted automatically at their `deletes_after`. " +
+    "Takes no body and no query parameter.",
+  params: testClockID,
+  responses: [{ status: 200, description: "deleted", schema: R.DeletedTestClock, example: Examples.deletedTestClock }],
+  errors: [
+    ...common,
+    [400, "`terminal is unavailable` (a disabled terminal: deleting needs write access, as advancing)"],
+    [404, "`test clock not found` (another terminal's, or deleted already)"],
+    [409, "`test clock is advancing`"]
+  ]
+})
+
 // ---------------------------------------------------------------------------------------------
 // Docs
 
@@ -583,7 +601,7 @@ export const merchant: ReadonlyArray<Operation<any, any>> = [
   updateTerminal, listApiKeys, createApiKey, revokeApiKey, rotateSigningSecret, getBalance, getRate,
   createPayout, listPayouts,
   listPlans, createSubscription, listSubscriptions, getSubscription, listCharges, upcomingCharges, programSandboxCharges, stopSubscription,
-  createTestClock, listTestClocks, getTestClock, advanceTestClock,
+  createTestClock, listTestClocks, getTestClock, advanceTestClock, deleteTestClock,
   listEvents, getEvent, resendEvent, recoverEvents, listTerminals, getTerminal, sendTestEvent, retirePreviousSecret, eventFeed
 ]
 

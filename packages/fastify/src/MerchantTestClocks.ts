@@ -3,6 +3,8 @@
  * to a later time. The advance answers 200 with the clock `ready` at the new time once the due work
  * of its objects is done, or 202 with the clock still `advancing` when the request's budget ran out
  * (the background worker finishes; poll `GET /test-clocks/{id}`); 409 while another advance runs.
+ * `DELETE` deletes a clock with its objects (200 `{ id, deleted: true }`, after Stripe's answer
+ * without its `object`): the clock is gone at once, its objects are purged by the housekeeping.
  */
 import type { FastifyInstance } from "fastify"
 import { Effect } from "effect"
@@ -33,5 +35,10 @@ export const register = (app: FastifyInstance, ctx: Context): void => {
     runAs(ctx, request, reply, (who) =>
       Effect.flatMap(decoded, ({ params, body }) => TestClocks.advance(who, params["testClockID"]!, body.frozen_time)),
       (clock) => reply.code(clock.status === "ready" ? 200 : 202).send(Views.testClock(clock))
+    ))
+
+  route(app, Ops.deleteTestClock, (request, reply, decoded) =>
+    runAs(ctx, request, reply, (who) => Effect.flatMap(decoded, ({ params }) => TestClocks.remove(who, params["testClockID"]!)),
+      (clock) => reply.send({ id: clock.id, deleted: true })
     ))
 }

@@ -192,8 +192,14 @@ const TestClockView = Schema.Struct({
   status: Schema.Literals(["ready", "advancing"]),
   target_frozen_time: Nullable(Time).annotate({ description: "while advancing: the time the clock moves to" }),
   created_at: Time,
-  updated_at: Time
+  updated_at: Time,
+  deletes_after: Time.annotate({ description: "when the clock and its objects are deleted automatically (its creation plus the event retention, 30 days by default)" })
 }).annotate({ identifier: "TestClock", title: "TestClock" })
+
+const DeletedTestClock = Schema.Struct({
+  id: Uuid.annotate({ description: "the deleted clock's id" }),
+  deleted: Schema.Literal(true)
+}).annotate({ identifier: "DeletedTestClock", title: "DeletedTestClock" })
 
 const ApiKeyView = Schema.Struct({
   id: Uuid,
@@ -519,6 +525,7 @@ export const responses = {
   TestClock: TestClockView,
   TestClockPage: Schema.Struct({ items: Schema.Array(TestClockView), total: Int, page: Int, per_page: Int })
     .annotate({ identifier: "TestClockPage", title: "TestClockPage" }),
+  DeletedTestClock,
   TokenPair,
   ApiKey: ApiKeyView,
   ApiKeyList,
@@ -583,5 +590,6 @@ export type ViewsMatch = [
   Assignable<typeof AttemptView.Type, ReturnType<typeof Views.attempt>>,
   Assignable<typeof EventView.Type, ReturnType<typeof Views.event>>,
   Assignable<typeof EventDelivery.Type, ReturnType<typeof Views.eventDelivery>>,
-  Assignable<typeof TerminalDetails.Type, ReturnType<typeof Views.terminalDetails>>
+  Assignable<typeof TerminalDetails.Type, ReturnType<typeof Views.terminalDetails>>,
+  Assignable<typeof TestClockView.Type, ReturnType<typeof Views.testClock>>
 ]

@@ -1,8 +1,9 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest"
-import { Clock, Effect, Option } from "effect"
-import { type Runner, Signature, TestClockRepository, Work } from "@paydesk/core"
-import { Kit, RecordingCallbackTransport } from "@paydesk/testkit"
+import { Clock, Effect, Layer, ManagedRuntime, Option } from "effect"
+import { Operator, type Runner, Signature, TestClockRepository, Work } from "@paydesk/core"
+import { Kit, ManualClock, MemoryDatabase, RecordingCallbackTransport } from "@paydesk/testkit"
 import * as App from "../src/App.js"
+import * as OpenApi from "../src/OpenApi.js"
 import { adminToken, expectError, json, keyHeaders, make, publicUrl, shape, type TestApp } from "./TestApp.js"
 
 let t: TestApp
@@ -16,7 +17,7 @@ beforeEach(async () => {
 })
 afterEach(() => t.close())
 
-const api = (method: "GET" | "POST", url: string, body?: object, headers: Record<string, string> = {}, apiKey = merchant.apiKey) =>
+const api = (method: "GET" | "POST" | "DELETE", url: string, body?: object, headers: Record<string, string> = {}, apiKey = merchant.apiKey) =>
   t.app.inject({ method, url: `/api/v1${url}`, headers: keyHeaders(apiKey, headers), ...(body === undefined ? {} : { payload: body }) })
 const ok = async (response: Promise<{ statusCode: number; body: string }>, status = 200) => {
   const answer = await response
@@ -254,5 +255,176 @@ describe("MerchantApi test clocks", () => {
     expectError(await api("POST", `/subscriptions/${live.id}/sandbox/charge-outcomes`, { outcomes: ["failed"] }), 400, "invalid_request",
       "charge outcomes can be programmed for sandbox subscriptions only")
     expectError(await api("POST", `/subscriptions/${live.id}/sandbox/charge-outcomes`, { outcomes: ["maybe"] }), 400, "invalid_request")
+  })
+})
+
+describe("MerchantApi test clocks: DELETE /test-clocks/{id}", () => {
+  const del = (id: string, apiKey = merchant.apiKey) => api("DELETE", `/test-clocks/${id}`, undefined, {}, apiKey)
+
+  it("answers 200 { id, deleted: true }; the clock is then absent: GET, advance and a second DELETE 404, the list leaves it out, a payment naming it 400, a simulate of its payment 404", async () => {
+    const doomed = await ok(api("POST", "/test-clocks", { frozen_time: "2026-01-31T07:00:00Z", name: "doomed" }), 201)
+    const kept = await ok(api("POST", "/test-clocks", { frozen_time: "2026-01-31T07:00:00Z", name: "kept" }), 201)
+    const payment = await ok(api("POST", "/payments", { amount: "10", order_id: "on-doomed", test: true, test_clock: doomed.id }), 201)
+    // Another terminal's key: 404 as for a read, and the clock stays.
+    const other = await t.merchant()
+    expectError(await del(doomed.id, other.apiKey), 404, "not_found", "test clock not found")
+    expect((await ok(api("GET", `/test-clocks/${doomed.id}`))).id).toBe(doomed.id)
+
+    const deleted = await del(doomed.id)
+    expect([deleted.statusCode, json(deleted)], deleted.body).toEqual([200, { id: doomed.id, deleted: true }])
+    expect(shape("DeletedTestClock", json(deleted))).toEqual({ id: doomed.id, deleted: true })
+
+    expectError(await api("GET", `/test-clocks/${doomed.id}`), 404, "not_found", "test clock not found")
+    const page = shape("TestClockPage", await ok(api("GET", "/test-clocks"))) as { items: Array<{ id: string }>; total: number }
+    expect([page.items.map((c) => c.id), page.total]).toEqual([[kept.id], 1])
+    expectError(await api("POST", `/test-clocks/${doomed.id}/advance`, { frozen_time: "2026-02-01T00:00:00Z" }), 404, "not_found", "test clock not found")
+    expectError(await del(doomed.id), 404, "not_found", "test clock not found")
+    // Its objects: a creation naming it is refused as for an unknown clock, an action on them is 404.
+    const refused = expectError(await api("POST", "/payments", { amount: "10", order_id: "after-delete", test: true, test_clock: doomed.id }), 400, "invalid_request",
+      "test_clock: no test clock with this id on the terminal")
+    expect(refused.field).toBe("test_clock")
+    expectError(await api("POST", `/payments/${payment.id}/simulate`, { outcome: "paid" }), 404, "not_found", "test clock not found")
+    // Until the housekeeping purges it (a lease later, see below), the payment is still read as it was.
+    expect((await ok(api("GET", `/payments/${payment.id}`))).test_clock).toBe(doomed.id)
+    // The other clock is untouched.
+    expect((shape("TestClock", await ok(api("GET", `/test-clocks/${kept.id}`))) as Record<string, unknown>)["status"]).toBe("ready")
+  })
+
+  it("needs write access as advance does (a disabled terminal: 400 terminal is unavailable), is 409 while the clock advances, and the account owner's session may delete it", async () => {
+    const clock = await ok(api("POST", "/test-clocks", { frozen_time: "2026-01-31T07:00:00Z" }), 201)
+    await t.run(Operator.setTerminalStatus(merchant.terminal.id, "disabled"))
+    expectError(await api("POST", `/test-clocks/${clock.id}/advance`, { frozen_time: "2026-02-01T00:00:00Z" }), 400, "terminal_unavailable", "terminal is unavailable")
+    expectError(await del(clock.id), 400, "terminal_unavailable", "terminal is unavailable")
+    // Still readable, and still there.
+    expect((await ok(api("GET", `/test-clocks/${clock.id}`))).id).toBe(clock.id)
+    await t.run(Operator.setTerminalStatus(merchant.terminal.id, "active"))
+
+    // While an advance holds it (the state an advance whose budget ran out leaves), DELETE is 409 and the clock stays.
+    await t.run(Effect.gen(function*() {
+      const repo = yield* TestClockRepository
+      const stored = Option.getOrThrow(yield* repo.get(clock.id))
+      yield* repo.update({ ...stored, status: "advancing", targetTime: stored.frozenTime + 1, leaseUntil: Date.now() + 60_000, version: stored.version + 1 })
+    }))
+    expectError(await del(clock.id), 409, "test_clock_advancing", "test clock is advancing")
+    expect((await ok(api("GET", `/test-clocks/${clock.id}`))).status).toBe("advancing")
+
+    // The account owner's dashboard session deletes a ready clock of the account's terminal.
+    const ready = await ok(api("POST", "/test-clocks", { frozen_time: "2026-01-31T07:00:00Z" }), 201)
+    const login = await ok(t.app.inject({ method: "POST", url: "/api/v1/auth/login", payload: { email: merchant.ownerEmail, password: Kit.ownerPassword } }))
+    const byOwner = await t.app.inject({ method: "DELETE", url: `/api/v1/test-clocks/${ready.id}`, headers: { authorization: `Bearer ${login.access_token}` } })
+    expect([byOwner.statusCode, json(byOwner)], byOwner.body).toEqual([200, { id: ready.id, deleted: true }])
+    expectError(await api("GET", `/test-clocks/${ready.id}`), 404, "not_found")
+  })
+
+  it("takes no query parameter and no body but {} (as a POST that declares none; a GET's body is never read), and is documented", async () => {
+    const clock = await ok(api("POST", "/test-clocks", { frozen_time: "2026-01-31T07:00:00Z" }), 201)
+    const query = expectError(await api("DELETE", `/test-clocks/${clock.id}?force=true`), 400, "invalid_request", "unknown query parameter force")
+    expect(query.field).toBe("force")
+    const withBody = (payload: string) =>
+      t.app.inject({ method: "DELETE", url: `/api/v1/test-clocks/${clock.id}`, headers: keyHeaders(merchant.apiKey, { "content-type": "application/json" }), payload })
+    expect(expectError(await withBody(JSON.stringify({ force: true })), 400, "invalid_request", "unknown field force").field).toBe("force")
+    expectError(await withBody("[1]"), 400, "invalid_json_body")
+    expectError(await withBody("{"), 400, "invalid_json_body")
+    // Nothing was deleted by the refused requests.
+    expect((await ok(api("GET", `/test-clocks/${clock.id}`))).id).toBe(clock.id)
+    // `{}`, which many clients send with every write, is no body.
+    expect(await ok(withBody("{}"))).toEqual({ id: clock.id, deleted: true })
+
+    const doc = (OpenApi.make().paths as Record<string, Record<string, { operationId: string; summary: string; responses: Record<string, unknown> }>>)["/api/v1/test-clocks/{testClockID}"]!
+    expect([doc["get"]!.operationId, doc["delete"]!.operationId, doc["delete"]!.summary]).toEqual(["getTestClock", "deleteTestClock", "Delete a test clock"])
+    expect(Object.keys(doc["delete"]!.responses).toSorted()).toEqual(["200", "400", "401", "403", "404", "409"])
+  })
+
+  it("the housekeeping removes a deleted clock's payments, subscriptions, charges and events once a lease has passed; another clock's and a payment on no clock stay; a clock past its deletes_after is deleted too", async () => {
+    const start = Date.parse("2026-03-01T09:00:00.000Z")
+    const manual = await Effect.runPromise(ManualClock.make(start))
+    const runtime = ManagedRuntime.make(Layer.merge(Kit.layer, Layer.succeed(Clock.Clock)(manual.clock)))
+    const app = await App.build({ runtime, publicUrl, adminToken, checkResponses: true })
+    const run = <A, E>(effect: Effect.Effect<A, E, Kit.Services>) => runtime.runPromise(effect)
+    const setWall = (ms: number) => Effect.runPromise(manual.set(ms))
+    try {
+      const owner = await run(Kit.provisionMerchant({ callbackUrl: "https://shop.example/cb" }))
+      const ownerPlans = await run(Kit.provisionPlans(owner.terminal.id))
+      const call = (method: "GET" | "POST" | "DELETE", url: string, body?: object, headers: Record<string, string> = {}) =>
+        app.inject({ method, url: `/api/v1${url}`, headers: keyHeaders(owner.apiKey, headers), ...(body === undefined ? {} : { payload: body }) })
+      const page = async (path: string) => /name="csrf_token" value="([^"]*)"/.exec((await app.inject({ method: "GET", url: path })).body)![1]!
+      const status = async (url: string) => (await call("GET", url)).statusCode
+      const eventsOf = async (objectId: string) =>
+        (await ok(call("GET", `/events?environment=sandbox&object_id=${objectId}`))).items.map((e: { id: string }) => e.id) as Array<string>
+
+      const doomed = await ok(call("POST", "/test-clocks", { frozen_time: "2026-01-31T10:00:00+03:00" }), 201)
+      const kept = await ok(call("POST", "/test-clocks", { frozen_time: "2026-01-31T10:00:00+03:00" }), 201)
+      // Kept for the event retention (30 days) from its creation on the wall clock.
+      expect([doomed.created_at, doomed.deletes_after]).toEqual(["2026-03-01T09:00:00.000Z", "2026-03-31T09:00:00.000Z"])
+
+      // On the doomed clock: a payment paid by simulation, and a subscription charged once a month on.
+      const payment = await ok(call("POST", "/payments", { amount: "10", order_id: "doomed-1", test: true, test_clock: doomed.id }), 201)
+      await ok(call("POST", `/payments/${payment.id}/simulate`, { outcome: "paid" }))
+      const sub = await ok(call("POST", "/subscriptions", {
+        terminal_id: owner.terminal.id, plan_id: ownerPlans.ceilingMonthly.id, amount: "700", test: true, test_clock: doomed.id
+      }, { "idempotency-key": "doomed-sub" }), 201)
+      const subPage = pathOf(sub.pay_url)
+      const confirmed = await ok(app.inject({ method: "POST", url: `${subPage}/confirm`, payload: { csrf_token: await page(subPage) } }))
+      const firstPage = pathOf(confirmed.first_payment_url)
+      await ok(app.inject({ method: "POST", url: `${firstPage}/simulate`, payload: { outcome: "paid", csrf_token: await page(firstPage) } }))
+      expect((await ok(call("POST", `/test-clocks/${doomed.id}/advance`, { frozen_time: "2026-03-01T00:00:00Z" }))).status).toBe("ready")
+      const charges = await ok(call("GET", `/subscriptions/${sub.id}/charges`)) as Array<{ payment_id: string; status: string }>
+      expect(charges.map((c) => c.status)).toEqual(["payed", "payed"])
+      // On the kept clock and on no clock: one sandbox payment each.
+      const onKept = await ok(call("POST", "/payments", { amount: "11", order_id: "kept-1", test: true, test_clock: kept.id }), 201)
+      const onNone = await ok(call("POST", "/payments", { amount: "12", order_id: "none-1", test: true }), 201)
+      await ok(call("POST", `/payments/${onNone.id}/simulate`, { outcome: "paid" }))
+      await run(Work.drain())
+      const doomedPayments = [payment.id, ...charges.map((c) => `pay_${c.payment_id}`)]
+      const doomedEvents = (await Promise.all(doomedPayments.map(eventsOf))).flat()
+      const keptEvents = [...(await eventsOf(onKept.id)), ...(await eventsOf(onNone.id))]
+      expect(doomedEvents.length).toBeGreaterThanOrEqual(4)
+      expect(keptEvents.length).toBe(3)
+      // Delivered: the purge takes the deliveries and their attempts too.
+      const recorded = await run(Effect.map(RecordingCallbackTransport.RecordingCallbackTransport, (r) => r.requests))
+      expect(recorded.filter((r) => r.headers["x-test-clock"] === doomed.id).length).toBeGreaterThanOrEqual(doomedEvents.length)
+
+      expect(await ok(call("DELETE", `/test-clocks/${doomed.id}`))).toEqual({ id: doomed.id, deleted: true })
+      // Within the lease nothing of it is purged (an action begun before the deletion may still be running).
+      await setWall(start + 59_000)
+      expect((await run(Work.housekeeping())).testClocks).toBe(0)
+      expect(await status(`/payments/${payment.id}`)).toBe(200)
+
+      // A lease after the deletion, each pass deletes one table's worth of its rows, then the clock: the events with their
+      // deliveries and attempts (one each here), the charges, the payments (the first, the charge's and the one-off), the subscription.
+      await setWall(start + 60_000)
+      const passes: Array<number> = []
+      for (let pass = 0; pass < 20; pass++) {
+        const removed = (await run(Work.housekeeping())).testClocks
+        if (removed === 0) break
+        passes.push(removed)
+      }
+      expect(passes).toEqual([doomedEvents.length * 3, 2, 3, 1, 1])
+      for (const id of doomedPayments) expect([id, await status(`/payments/${id}`)]).toEqual([id, 404])
+      expect(await status(`/subscriptions/${sub.id}`)).toBe(404)
+      expect(await status(`/subscriptions/${sub.id}/charges`)).toBe(404)
+      for (const id of doomedEvents) expect([id, await status(`/events/${id}`)]).toEqual([id, 404])
+      expect(await status(`/test-clocks/${doomed.id}`)).toBe(404)
+      const tables = await run(Effect.map(MemoryDatabase.MemoryDatabase, (db) => db.tables))
+      expect([tables.testClocks.has(doomed.id), [...tables.deliveries.values()].some((d) => d.testClockId === doomed.id)]).toEqual([false, false])
+      // The other clock, its payment, the payment on no clock and their events stay.
+      expect(await status(`/test-clocks/${kept.id}`)).toBe(200)
+      expect([await status(`/payments/${onKept.id}`), await status(`/payments/${onNone.id}`)]).toEqual([200, 200])
+      for (const id of keptEvents) expect([id, await status(`/events/${id}`)]).toEqual([id, 200])
+
+      // At its deletes_after the retention deletes the kept clock the same way: absent at once, its objects a lease later.
+      await setWall(Date.parse(kept.deletes_after) - 1)
+      await run(Work.housekeeping())
+      expect(await status(`/test-clocks/${kept.id}`)).toBe(200)
+      await setWall(Date.parse(kept.deletes_after))
+      await run(Work.housekeeping())
+      expect(await status(`/test-clocks/${kept.id}`)).toBe(404)
+      await setWall(Date.parse(kept.deletes_after) + 60_000)
+      for (let pass = 0; pass < 20 && (await run(Work.housekeeping())).testClocks > 0; pass++);
+      expect([await status(`/payments/${onKept.id}`), await status(`/payments/${onNone.id}`)]).toEqual([404, 200])
+    } finally {
+      await app.close()
+      await runtime.dispose()
+    }
   })
 })

@@ -51,7 +51,7 @@ beforeEach(async () => {
 })
 afterEach(() => t.close())
 
-const call = (method: "GET" | "POST" | "PUT", url: string, payload?: unknown, headers: Record<string, string> = {}) =>
+const call = (method: "GET" | "POST" | "PUT" | "DELETE", url: string, payload?: unknown, headers: Record<string, string> = {}) =>
   keyCalls(t.app, () => merchant.apiKey)(method, url, payload, headers)
 const otherCall = (method: "GET" | "POST", url: string) => keyCalls(t.app, () => other.apiKey)(method, url)
 const total = async (get: (method: "GET", url: string) => Promise<Answer>, url: string) => {
@@ -84,7 +84,7 @@ describe("Stray query parameters", () => {
     const uuid = crypto.randomUUID()
     const pathOf = (path: string) => path.replace(/\{(\w+)\}/g, uuid)
     const untouched = [...MerchantOperations.merchant, ...OperatorOperations.all].filter((op) => op.query === undefined)
-    expect(untouched.map((op) => op.id)).toEqual(expect.arrayContaining(["createPayment", "createTestClock", "recoverEvents", "getPayment", "operatorRunWork"]))
+    expect(untouched.map((op) => op.id)).toEqual(expect.arrayContaining(["createPayment", "createTestClock", "recoverEvents", "getPayment", "operatorRunWork", "deleteTestClock"]))
     for (const op of untouched) {
       const url = `${pathOf(op.path)}?stray=1`
       const answer = op.surface === "operator" ? await admin(op.method, url) : await call(op.method, url)
@@ -93,11 +93,11 @@ describe("Stray query parameters", () => {
     expect(hooksRan).toEqual([])
   })
 
-  it("every merchant and operator POST or PUT that declares no body refuses one that is not {} (an outside probe found the stop taking [1] and {\"x\":1}), before it runs", async () => {
+  it("every merchant and operator POST, PUT or DELETE that declares no body refuses one that is not {} (an outside probe found the stop taking [1] and {\"x\":1}), before it runs", async () => {
     const uuid = crypto.randomUUID()
     const pathOf = (path: string) => path.replace(/\{(\w+)\}/g, uuid)
     const bodiless = [...MerchantOperations.merchant, ...OperatorOperations.all].filter((op) => op.body === undefined && op.method !== "GET")
-    expect(bodiless.map((op) => op.id)).toEqual(expect.arrayContaining(["stopSubscription", "operatorRunWork"]))
+    expect(bodiless.map((op) => op.id)).toEqual(expect.arrayContaining(["stopSubscription", "operatorRunWork", "deleteTestClock"]))
     for (const op of bodiless) {
       const send = (payload: unknown) =>
         t.app.inject({

@@ -40,7 +40,7 @@ export const keyHeaders = (apiKey: string, extra: Record<string, string> = {}) =
   ...extra
 })
 
-type Method = "GET" | "POST" | "PUT"
+type Method = "GET" | "POST" | "PUT" | "DELETE"
 
 /** Requests to the merchant API (`/api/v1`) with `apiKey` and a fresh nonce each. */
 export const keyCalls = (app: FastifyInstance, apiKey: () => string) =>

@@ -6,7 +6,7 @@
  *   paydesk listen --forward-to http://localhost:3000/webhooks [--live | --all]
  *   paydesk trigger payment.paid|payment.canceled|payment.created [--amount 100.00]
  *   paydesk events list|show|resend|recover ...
- *   paydesk test-clocks create <frozen_time> | get <id> | list | advance <id> <frozen_time> [--wait]
+ *   paydesk test-clocks create <frozen_time> | get <id> | list | advance <id> <frozen_time> [--wait] | delete <id>
  *   paydesk subscriptions upcoming <id> [--count N] | charge-outcomes <id> <paid|failed|unknown...>
  *
  * The work is `@paydesk/client`'s (the SDK, `listen` and `trigger`); this module declares the
@@ -139,7 +139,7 @@ export const register = (program: Command, context: Context, signals: Signals = 
     }))
 
   // Test clocks
-  const clocks = program.command("test-clocks").description("sandbox time you move: create, get, list, advance (PAYDESK_API_KEY)")
+  const clocks = program.command("test-clocks").description("sandbox time you move: create, get, list, advance, delete (PAYDESK_API_KEY)")
   leaf(clocks, "create", "a clock frozen at a time (attach sandbox payments and subscriptions with test_clock)")
     .argument("<frozen_time>", "ISO 8601 with Z or an offset, e.g. 2026-01-31T10:00:00+03:00")
     .option("--name <name>", "a name to recognise it")
@@ -161,6 +161,8 @@ export const register = (program: Command, context: Context, signals: Signals = 
       const given = command.opts() as { wait?: boolean }
       context.print(command, await client.testClocks.advance(id, frozenTime, { untilReady: given.wait === true }))
     }))
+  leaf(clocks, "delete", "delete a clock and every object on it (refused while it advances)").argument("<test_clock_id>")
+    .action(merchant(async (client, command, id: string) => context.print(command, await client.testClocks.delete(id))))
 
   // Subscriptions: beside the operator's commands of the same group, two with the terminal's key.
   const subscriptions = (program.commands.find((c) => c.name() === "subscriptions") ?? program.command("subscriptions"))

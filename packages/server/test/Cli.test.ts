@@ -180,7 +180,7 @@ describe("paydesk CLI: the merchant's commands (API key)", () => {
     const top = await cli(["--help"])
     for (const command of ["listen", "trigger", "events", "test-clocks"]) expect(top.stdout).toMatch(new RegExp(`^  ${command} `, "m"))
     const clocks = await cli(["test-clocks", "--help"])
-    expect([clocks.code, clocks.stdout]).toEqual([0, expect.stringMatching(/create \[options\] <frozen_time>[\s\S]*get \[options\] <test_clock_id>[\s\S]*list[\s\S]*advance \[options\] <test_clock_id> <frozen_time>/)])
+    expect([clocks.code, clocks.stdout]).toEqual([0, expect.stringMatching(/create \[options\] <frozen_time>[\s\S]*get \[options\] <test_clock_id>[\s\S]*list[\s\S]*advance \[options\] <test_clock_id> <frozen_time>[\s\S]*delete \[options\] <test_clock_id>/)])
     const advance = await cli(["test-clocks", "advance", "--help"])
     expect([advance.code, advance.stdout]).toEqual([0, expect.stringMatching(/--api-key <key>[\s\S]*--wait/)])
     const subscriptions = await cli(["subscriptions", "--help"])
@@ -196,6 +196,7 @@ describe("paydesk CLI: the merchant's commands (API key)", () => {
       [["test-clocks", "get", "c1"], "GET", "/test-clocks/c1"],
       [["test-clocks", "list", "--page", "2"], "GET", "/test-clocks?page=2"],
       [["test-clocks", "advance", "c1", "2026-03-01T00:00:00Z"], "POST", "/test-clocks/c1/advance", { frozen_time: "2026-03-01T00:00:00Z" }],
+      [["test-clocks", "delete", "c1"], "DELETE", "/test-clocks/c1"],
       [["subscriptions", "upcoming", "s1", "--count", "3"], "GET", "/subscriptions/s1/upcoming?count=3"],
       [["subscriptions", "upcoming", "s1"], "GET", "/subscriptions/s1/upcoming"],
       [["subscriptions", "charge-outcomes", "s1", "paid", "failed", "unknown"], "POST", "/subscriptions/s1/sandbox/charge-outcomes", { outcomes: ["paid", "failed", "unknown"] }],
@@ -217,6 +218,9 @@ describe("paydesk CLI: the merchant's commands (API key)", () => {
       answer: { status: 200, body: { id: "c1", status: "ready" } }
     })
     expect([flagged.code, flagged.sent[0]!.url, flagged.sent[0]!.headers["x-api-key"], flagged.stdout]).toEqual([0, "http://h.example:9/api/v1/test-clocks/c1", "pk_flag", "id      c1\nstatus  ready\n"])
+    const deleted = await cli(["test-clocks", "delete", "c1"], { env: key, answer: { status: 200, body: { id: "c1", deleted: true } } })
+    expect([deleted.code, JSON.parse(deleted.stdout), deleted.sent.map((s) => [s.method, s.body])]).toEqual([0, { id: "c1", deleted: true }, [["DELETE", undefined]]])
+    expect((await cli(["test-clocks", "delete", "c1", "--table"], { env: key, answer: { status: 200, body: { id: "c1", deleted: true } } })).stdout).toBe("id       c1\ndeleted  true\n")
   })
 
   it("advance --wait polls an advancing clock until it is ready", async () => {
@@ -241,6 +245,7 @@ describe("paydesk CLI: the merchant's commands (API key)", () => {
       [["test-clocks", "get", "c1"], /PAYDESK_API_KEY \(or --api-key\) is required/],
       [["test-clocks", "create"], /missing required argument 'frozen_time'/],
       [["test-clocks", "advance", "c1"], /missing required argument 'frozen_time'/],
+      [["test-clocks", "delete"], /missing required argument 'test_clock_id'/],
       [["subscriptions", "charge-outcomes", "s1", "maybe"], /Allowed choices are paid, failed, unknown/],
       [["subscriptions", "upcoming", "s1", "--count", "61"], /--count must be an integer from 1 to 60/],
       [["trigger", "payout.completed"], /Allowed choices are payment\.created, payment\.paid, payment\.canceled/],
@@ -255,6 +260,8 @@ describe("paydesk CLI: the merchant's commands (API key)", () => {
       expect([run.code, run.sent], argv.join(" ")).toEqual([2, []])
       expect(run.stderr, argv.join(" ")).toMatch(message)
     }
+    const advancing = await cli(["test-clocks", "delete", "c1"], { env: key, answer: { status: 409, body: { error: { code: "test_clock_advancing", message: "test clock is advancing", request_id: "req_2" } } } })
+    expect([advancing.code, advancing.stdout, advancing.stderr, advancing.sent.length]).toEqual([1, "", "paydesk: 409 test_clock_advancing: test clock is advancing\n", 1])
     const missing = await cli(["test-clocks", "get", "c9"], { env: key, answer: { status: 404, body: { error: { code: "not_found", message: "test clock not found", request_id: "req_1" } } } })
     expect([missing.code, missing.stdout, missing.stderr]).toEqual([1, "", "paydesk: 404 not_found: test clock not found\n"])
     const refused = await cli(["subscriptions", "charge-outcomes", "s1", "paid"], {

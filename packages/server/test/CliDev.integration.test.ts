@@ -47,7 +47,7 @@ describe("CliDev", () => {
     expect(await paydesk("events", "list")).toBe("")
   }, 90_000)
 
-  it("paydesk test-clocks and subscriptions upcoming / charge-outcomes drive a sandbox subscription from the command line", async () => {
+  it("paydesk test-clocks and subscriptions upcoming / charge-outcomes drive a sandbox subscription from the command line; test-clocks delete ends it", async () => {
     const m = await srv.merchant(local.url)
     const env = { ...process.env, PAYDESK_API_KEY: m.apiKey, PAYDESK_URL: srv.base }
     const paydesk = async (...args: Array<string>) => JSON.parse((await promisify(execFile)(tsx, ["--conditions=@paydesk/source", cli, ...args], { env })).stdout)
@@ -84,6 +84,10 @@ describe("CliDev", () => {
     expect([after.json.billing_status, after.json.next_charge_at]).toEqual(["review", null])
     const charges = await m.api("GET", `/subscriptions/${sub.json.id}/charges`)
     expect([charges.json[0].status, charges.json[0].actual_at]).toEqual(["fail", "2026-02-28T07:00:00.000Z"])
+    // Done with the clock: deleted with its objects (the clock at once; the housekeeping purges the rest).
+    expect(await paydesk("test-clocks", "delete", clock.id)).toEqual({ id: clock.id, deleted: true })
+    expect((await m.api("GET", `/test-clocks/${clock.id}`)).status).toBe(404)
+    expect((await paydesk("test-clocks", "list")).items).toEqual([])
   }, 90_000)
 
   it("paydesk listen forwards what paydesk trigger makes happen, signed, and stops on SIGINT", async () => {

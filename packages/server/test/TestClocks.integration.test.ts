@@ -3,13 +3,16 @@
  * its background passes every second, as deployed. A sandbox subscription on a clock from 31
  * January goes through three months, a programmed failure into review and a stop over HTTP, with
  * the API key that serves live payments, while a live subscription on the same terminal is
- * untouched; the upcoming preview matches the dates then charged.
+ * untouched; the upcoming preview matches the dates then charged. A deleted clock (the manual clock,
+ * the engine off: passes through the operator API) is absent at once, and a lease later the
+ * housekeeping of the passes deletes its payments, subscriptions, charges, events, deliveries and
+ * attempts, then its row, in an order every foreign key allows; another clock's objects stay.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { Effect } from "effect"
 import { Signature } from "@paydesk/core"
 import { freshDatabase, pgTargets, type Receiver, startReceiver, startServer } from "./ServerHarness.js"
-import { confirmOnPage } from "./ServerProcess.js"
+import { confirmOnPage, database } from "./ServerProcess.js"
 
 const at10 = (day: string) => new Date(`${day}T10:00:00+03:00`).toISOString()
 
@@ -116,5 +119,105 @@ for (const target of pgTargets()) describe(`test clocks on postgres (${target.na
     // The live subscription is as it was.
     const liveAfter = (await m.api("GET", `/subscriptions/${live.json.id}`)).json
     expect([liveAfter.billing_status, liveAfter.successful_cycles, liveAfter.next_charge_at]).toEqual(["enabled", 1, liveBefore.next_charge_at])
+  }, 120_000)
+})
+
+for (const target of pgTargets()) describe(`deleting a test clock on postgres (${target.name})`, () => {
+  let srv: Awaited<ReturnType<typeof startServer>>
+  let receiver: Receiver
+
+  beforeAll(async () => {
+    srv = await startServer({ DATABASE_URL: await freshDatabase(target) })
+    receiver = await startReceiver(() => srv.now())
+  }, 120_000)
+
+  afterAll(async () => {
+    await receiver?.close()
+    await srv?.stop()
+  })
+
+  it("DELETE answers { id, deleted: true }; a lease later the passes purge the clock's payments, subscription, charges, events, deliveries and attempts, then the clock; another clock and a payment on no clock stay", async () => {
+    const start = Date.parse("2027-01-01T00:00:00.000Z")
+    await srv.setClock(new Date(start).toISOString())
+    const m = await srv.merchant(receiver.url)
+    const ok = async (answer: Promise<{ status: number; text: string; json: any }>, status = 200) => {
+      const got = await answer
+      expect(got.status, got.text).toBe(status)
+      return got.json
+    }
+    const plan = await ok(srv.admin("POST", "/plans", {
+      terminal_ids: [m.terminalId], code: `del-${m.terminalId.slice(0, 8)}`, name: "Monthly", interval: "month",
+      schedule: "calendar", cap_amount_rub: "4000", consent_text: "Согласен", policy_version: "1"
+    }), 201)
+    // Clocks within the events API's 30 days of the wall clock (an event on a clock carries the clock's time).
+    const doomed = await ok(m.api("POST", "/test-clocks", { frozen_time: "2026-12-10T10:00:00+03:00" }), 201)
+    const kept = await ok(m.api("POST", "/test-clocks", { frozen_time: "2026-12-10T10:00:00+03:00" }), 201)
+    expect(doomed.deletes_after).toBe("2027-01-31T00:00:00.000Z")
+
+    // On the doomed clock: a payment paid by simulation, and a subscription charged a month on.
+    const payment = await ok(m.api("POST", "/payments", { amount: "10", order_id: "doomed-1", test: true, test_clock: doomed.id }), 201)
+    await ok(m.api("POST", `/payments/${payment.id}/simulate`, { outcome: "paid" }))
+    const sub = await ok(m.api("POST", "/subscriptions", { terminal_id: m.terminalId, plan_id: plan.id, amount: "700", test_clock: doomed.id },
+      { "idempotency-key": "doomed-sub", "x-test-mode": "true" }), 201)
+    const { firstPaymentToken } = await confirmOnPage(sub.pay_url)
+    const csrf = /name="csrf_token" value="([^"]+)"/.exec(await fetch(`${srv.base}/public/payments/${firstPaymentToken}`).then((r) => r.text()))![1]!
+    expect((await ok(srv.call("POST", `/public/payments/${firstPaymentToken}/simulate`, { body: { outcome: "paid", csrf_token: csrf } }))).status).toBe("paid")
+    expect((await ok(m.api("POST", `/test-clocks/${doomed.id}/advance`, { frozen_time: "2027-01-11T00:00:00Z" }))).status).toBe("ready")
+    const charges = await ok(m.api("GET", `/subscriptions/${sub.id}/charges`)) as Array<{ payment_id: string; status: string }>
+    expect(charges.map((c) => c.status)).toEqual(["payed", "payed"])
+    // On the kept clock and on no clock: a sandbox payment each.
+    const onKept = await ok(m.api("POST", "/payments", { amount: "11", order_id: "kept-1", test: true, test_clock: kept.id }), 201)
+    const onNone = await ok(m.api("POST", "/payments", { amount: "12", order_id: "none-1", test: true }), 201)
+    await ok(m.api("POST", `/payments/${onNone.id}/simulate`, { outcome: "paid" }))
+    await srv.work()
+    const eventsOf = async (id: string) => (await ok(m.api("GET", `/events?environment=sandbox&object_id=${id}`))).items.map((e: { id: string }) => e.id) as Array<string>
+    const doomedPayments = [payment.id, ...charges.map((c) => `pay_${c.payment_id}`)]
+    const doomedEvents = (await Promise.all(doomedPayments.map(eventsOf))).flat()
+    const keptEvents = [...(await eventsOf(onKept.id)), ...(await eventsOf(onNone.id))]
+    expect([doomedEvents.length >= 4, keptEvents.length]).toEqual([true, 3])
+
+    const db = database(srv.databaseUrl)
+    /** The doomed clock's rows per table, and the clock's own row. */
+    const rows = async (clock: string) => {
+      const [counts] = await db.query<Record<string, number>>(`SELECT
+        (SELECT count(*)::int FROM test_clocks WHERE id = $1) AS clocks,
+        (SELECT count(*)::int FROM payments WHERE test_clock_id = $1) AS payments,
+        (SELECT count(*)::int FROM subscriptions WHERE test_clock_id = $1) AS subscriptions,
+        (SELECT count(*)::int FROM charges c JOIN subscriptions s ON s.id = c.subscription_id WHERE s.test_clock_id = $1) AS charges,
+        (SELECT count(*)::int FROM outbox_events WHERE test_clock_id = $1) AS events,
+        (SELECT count(*)::int FROM deliveries d JOIN outbox_events e ON e.id = d.event_id WHERE e.test_clock_id = $1) AS deliveries,
+        (SELECT count(*)::int FROM delivery_attempts a JOIN deliveries d ON d.id = a.delivery_id JOIN outbox_events e ON e.id = d.event_id
+          WHERE e.test_clock_id = $1) AS attempts`, [clock])
+      return counts!
+    }
+    try {
+      const before = await rows(doomed.id)
+      expect(before).toMatchObject({ clocks: 1, payments: 3, subscriptions: 1, charges: 2, events: doomedEvents.length, deliveries: doomedEvents.length })
+      expect(before["attempts"]).toBeGreaterThanOrEqual(doomedEvents.length)
+      const keptBefore = await rows(kept.id)
+
+      expect(await ok(m.api("DELETE", `/test-clocks/${doomed.id}`))).toEqual({ id: doomed.id, deleted: true })
+      expect((await m.api("GET", `/test-clocks/${doomed.id}`)).status).toBe(404)
+      expect((await ok(m.api("GET", "/test-clocks"))).items.map((c: { id: string }) => c.id)).toEqual([kept.id])
+      expect((await m.api("POST", `/payments/${payment.id}/simulate`, { outcome: "failed" })).json.error.message).toBe("test clock not found")
+      // Within the lease the passes leave its rows (only the clock's deleted_at is set).
+      await srv.work()
+      expect(await rows(doomed.id)).toEqual(before)
+
+      // A lease later each pass deletes a table's worth of its rows, children first; the clock's row last.
+      await srv.setClock(new Date(start + 61_000).toISOString())
+      for (let pass = 0; pass < 10 && (await rows(doomed.id))["clocks"] === 1; pass++) await srv.work()
+      expect(await rows(doomed.id)).toEqual({ clocks: 0, payments: 0, subscriptions: 0, charges: 0, events: 0, deliveries: 0, attempts: 0 })
+      for (const id of doomedPayments) expect([id, (await m.api("GET", `/payments/${id}`)).status]).toEqual([id, 404])
+      expect((await m.api("GET", `/subscriptions/${sub.id}`)).status).toBe(404)
+      for (const id of doomedEvents) expect([id, (await m.api("GET", `/events/${id}`)).status]).toEqual([id, 404])
+      // The other clock's rows, its payment and the payment on no clock stay.
+      expect(await rows(kept.id)).toEqual(keptBefore)
+      expect((await m.api("GET", `/test-clocks/${kept.id}`)).status).toBe(200)
+      expect([(await m.api("GET", `/payments/${onKept.id}`)).status, (await m.api("GET", `/payments/${onNone.id}`)).status]).toEqual([200, 200])
+      for (const id of keptEvents) expect([id, (await m.api("GET", `/events/${id}`)).status]).toEqual([id, 200])
+    } finally {
+      await db.close()
+    }
   }, 120_000)
 })
