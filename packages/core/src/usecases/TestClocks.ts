@@ -151,20 +151,32 @@ export const remove = Traced.fn("TestClocks.remove")(function*(principal: Princi
   }))
 })
 
-/** Rows of deleted clocks' objects that one `purge` deletes at most (and clocks it expires). */
+/** Rows a `purgeDeleted` call deletes at most: of one table, or events with their deliveries and attempts. */
 export const purgeBatch = 1_000
 
+/** `purgeDeleted` calls of one `purge` at most (each its own short transaction). */
+export const purgeCallsPerPass = 20
+
+/** Wall time after which a `purge` makes no further `purgeDeleted` call. */
+export const purgeBudgetMs = 250
+
 /**
- * Housekeeping of test clocks: deletes the `ready` clocks whose `deletesAfter` has passed, and
- * deletes up to `purgeBatch` rows of the objects of one clock deleted at least a lease ago (an
- * action on its objects that began before the deletion, or a worker's run of its due work, has
- * ended by then), the clock itself once nothing of it is left. Returns clocks expired plus rows deleted.
+ * Housekeeping of test clocks: deletes the `ready` clocks whose `deletesAfter` has passed (up to
+ * `purgeBatch`), then purges the objects of clocks deleted at least a lease ago (an action on their
+ * objects that began before the deletion, or a worker's run of their due work, has ended by then):
+ * `purgeDeleted` again while it finds something, up to `purgeCallsPerPass` calls or `purgeBudgetMs`
+ * of wall time, so a clock of a few thousand rows goes in one pass and many go in a few, also where
+ * the housekeeping runs once a minute (the Inngest sweep). Returns clocks expired plus rows deleted.
  */
 export const purge = Traced.fn("TestClocks.purge")(function*() {
   const { leaseMs } = yield* PaydeskConfig
   const repo = yield* TestClockRepository
   const now = yield* TestClock.wallTime
-  const expired = yield* repo.expire(now, purgeBatch)
-  const purged = yield* repo.purgeDeleted(now - leaseMs, now, purgeBatch)
-  return expired + purged
+  let total = yield* repo.expire(now, purgeBatch)
+  for (let call = 0; call < purgeCallsPerPass; call++) {
+    const purged = yield* repo.purgeDeleted(now - leaseMs, now, purgeBatch)
+    total += purged
+    if (purged === 0 || (yield* TestClock.wallTime) - now >= purgeBudgetMs) break
+  }
+  return total
 })
