@@ -417,6 +417,12 @@ export const layer: Layer.Layer<OutboxRepository, never, SqlClient.SqlClient> = 
             : [sql`(e.payment_id = ${filter.objectId} OR e.payout_id = ${filter.objectId})`]),
           ...(filter.createdFrom === undefined ? [] : [sql`e.created_at >= ${time(filter.createdFrom)}`]),
           ...(filter.createdTo === undefined ? [] : [sql`e.created_at <= ${time(filter.createdTo)}`]),
+          // Live events are on no clock: the plain bound, which the listing index scan stops at.
+          ...(filter.retainedFrom === undefined
+            ? []
+            : filter.test === false
+            ? [sql`e.created_at >= ${time(filter.retainedFrom)}`]
+            : [sql`(e.created_at >= ${time(filter.retainedFrom)} OR e.test_clock_id IS NOT NULL)`]),
           ...(status === undefined ? [] : status === "none" ? [sql`d.id IS NULL`] : [sql`d.status = ${status}`]),
           ...(filter.before === undefined
             ? []

@@ -167,6 +167,7 @@ export const layer: Layer.Layer<OutboxRepository, never, MemoryDatabase> = Layer
               (filter.objectId === undefined || event.paymentId === filter.objectId || event.payoutId === filter.objectId) &&
               (filter.createdFrom === undefined || event.createdAt >= filter.createdFrom) &&
               (filter.createdTo === undefined || event.createdAt <= filter.createdTo) &&
+              (filter.retainedFrom === undefined || event.createdAt >= filter.retainedFrom || event.testClockId !== null) &&
               (filter.deliveryStatus === undefined ||
                 (filter.deliveryStatus === "none" ? delivery === null : delivery?.status === filter.deliveryStatus)) &&
               (filter.before === undefined || newestFirstOrder(event, filter.before) > 0)

@@ -77,6 +77,11 @@ export interface EventPageFilter {
   readonly objectId?: string | undefined
   readonly createdFrom?: number | undefined
   readonly createdTo?: number | undefined
+  /**
+   * The retention's window: events on no test clock created before it are left out. A clock's events
+   * carry the clock's time and are kept until the clock is deleted, so they are listed whatever it is.
+   */
+  readonly retainedFrom?: number | undefined
   /** The status of the event's delivery (the latest that delivered it, else its latest); `none` for events that had no delivery. */
   readonly deliveryStatus?: DeliveryStatus | "none" | undefined
   /** Only events listed after this one (newest first). */

@@ -8,7 +8,8 @@
  * Access follows the terminal rule: an API key sees its terminal, a dashboard user the terminals
  * of the account (all of them when no `terminal_id` is given); an event of another terminal is
  * 403. Sandbox and live are kept apart (`environment`, live only by default, as for payments).
- * Events are kept and listed for `PaydeskConfig.eventRetentionMs` (30 days).
+ * Events are kept and listed for `PaydeskConfig.eventRetentionMs` (30 days); a test clock's, which carry the
+ * clock's time, until their clock is deleted (`TestClocks.purge`).
  */
 import { Clock, Effect, Option } from "effect"
 import * as Access from "../Access.js"
@@ -118,8 +119,9 @@ export const list = Traced.fn("Events.list")(function*(principal: Principal, que
     test: testOf(query.environment),
     eventType: query.type as Callback.EventType | undefined,
     objectId,
-    createdFrom: Math.max(retained, query.createdFrom ?? retained),
+    createdFrom: query.createdFrom,
     createdTo: query.createdTo,
+    retainedFrom: retained,
     deliveryStatus: query.deliveryStatus as EventPageFilter["deliveryStatus"],
     before,
     limit: limit + 1
@@ -133,7 +135,9 @@ export const list = Traced.fn("Events.list")(function*(principal: Principal, que
 /**
  * An event the principal may act on (403 for another terminal's, 404 when unknown or past retention).
  * One past retention that is still being delivered (the retention keeps it) stays visible, so the
- * merchant can read and resend what the service still sends.
+ * merchant can read and resend what the service still sends. So does a test clock's, whatever its
+ * time (the clock's): it is kept until its clock is deleted (it was 404 once the clock's time lay 30
+ * days behind the wall clock, which a clock frozen in January does from the start).
  */
 const visible = Traced.fn("Events.visible")(function*(principal: Principal, id: string) {
   const uuid = Callback.parseEventId(id)
@@ -142,7 +146,10 @@ const visible = Traced.fn("Events.visible")(function*(principal: Principal, id: 
   const config = yield* PaydeskConfig
   const now = yield* Clock.currentTimeMillis
   if (Option.isNone(found)) return yield* NotFound.of("event")
-  if (found.value.createdAt < now - config.eventRetentionMs && !(yield* outbox.deliveriesOf(found.value.id)).some((d) => d.status === "pending")) {
+  if (
+    found.value.testClockId === null && found.value.createdAt < now - config.eventRetentionMs &&
+    !(yield* outbox.deliveriesOf(found.value.id)).some((d) => d.status === "pending")
+  ) {
     return yield* NotFound.of("event")
   }
   if (!(yield* Access.canSee(principal, found.value.terminalId))) return yield* AccessDenied.terminal()

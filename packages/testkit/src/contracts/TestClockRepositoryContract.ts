@@ -227,6 +227,25 @@ export const suite = <E>(name: string, layer_: Layer.Layer<Requirements, E>): vo
         none(yield* repo.get(held.id), "deleted clock")
       }))
 
+    it.effect("pageEvents: the retention's window leaves out old events on no clock, never a clock's (they carry its time)", () =>
+      Effect.gen(function*() {
+        const { terminal, clock } = yield* setup
+        const outbox = yield* OutboxRepository
+        const t = Fixtures.baseTime
+        const oldLive = Fixtures.outboxEvent(terminal.id, { test: true, createdAt: t - 2_000 })
+        const newLive = Fixtures.outboxEvent(terminal.id, { test: true, createdAt: t })
+        const oldClock = Fixtures.outboxEvent(terminal.id, { test: true, testClockId: clock.id, createdAt: t - 3_000 })
+        const liveOnly = Fixtures.outboxEvent(terminal.id, { test: false, createdAt: t - 1_000 })
+        for (const e of [oldLive, newLive, oldClock, liveOnly]) yield* outbox.insertEvent(e)
+        const ids = (filter: { readonly test: boolean | null; readonly createdFrom?: number }) =>
+          Effect.map(outbox.pageEvents({ terminalIds: [terminal.id], limit: 10, retainedFrom: t - 1_500, ...filter }), (rows) => rows.map((r) => r.event.id))
+        assert.deepStrictEqual(yield* ids({ test: true }), [newLive.id, oldClock.id])
+        assert.deepStrictEqual(yield* ids({ test: null }), [newLive.id, liveOnly.id, oldClock.id])
+        assert.deepStrictEqual(yield* ids({ test: false }), [liveOnly.id])
+        // An explicit createdFrom applies to every event, a clock's included.
+        assert.deepStrictEqual(yield* ids({ test: true, createdFrom: t - 2_500 }), [newLive.id])
+      }))
+
     it.effect("payments: claimExpired takes a clock's rows in its scope only; earliestExpiry", () =>
       Effect.gen(function*() {
         const { terminal, clock, other, payment } = yield* setup
