@@ -346,6 +346,7 @@ export const programSandboxCharges = operation({
     [400, "`charge outcomes can be programmed for sandbox subscriptions only`"],
     [403, "`subscription write access required`"],
     [404, "`subscription not found`"],
+    [409, "`invalid_transition`: the subscription is stopped or stopping and will not be charged again"],
     [503, "`provider not available` (the sandbox bank could not store them)"]
   ]
 })
@@ -548,6 +549,7 @@ export const advanceTestClock = operation({
   errors: [
     ...common,
     [400, "`frozen_time` malformed, not later than the clock's, or more than 731 days later"],
+    [400, "`terminal is unavailable` (a disabled terminal: advancing needs write access)"],
     [404, "`test clock not found`"],
     [409, "`test clock is advancing`"]
   ]

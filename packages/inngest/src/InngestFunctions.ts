@@ -112,7 +112,7 @@ export const makeFunctions = (client: Client, runtime: Runner.Runner): Functions
     ({ step }) => step.run("run-due-callbacks", () => runStep(runtime, Callbacks.runDue()))
   )
   const housekeeping = client.createFunction(
-    { id: "sweep-housekeeping", name: "Purge expired nonces, idempotency records, events and sessions", ...sweep },
+    { id: "sweep-housekeeping", name: "Purge expired nonces, idempotency records, events, sessions and test clocks", ...sweep },
     ({ step }) => step.run("housekeeping", () => runStep(runtime, Work.housekeeping()))
   )
 
