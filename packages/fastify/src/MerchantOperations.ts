@@ -577,13 +577,20 @@ export const deleteTestClock = operation({
 // Docs
 
 /** A docs route: a GET that takes no query parameter and answers one kind of content. */
-const docsOperation = (id: string, path: string, summary: string, description: string, contentType: "application/json" | "text/html" | "text/javascript") =>
+const docsOperation = (
+  id: string,
+  path: string,
+  summary: string,
+  description: string,
+  contentType: "application/json" | "text/html" | "text/javascript",
+  errors: ReadonlyArray<readonly [number, string]> = []
+) =>
   operation({
     id, surface: "docs", method: "GET", path, tag: "Docs", auth: "none", summary,
     query: S.NoQuery,
     queryExample: {},
     responses: [{ status: 200, description, contentType }],
-    errors: [[400, "`invalid_request`: `unknown query parameter …` (these take none)"]]
+    errors: [[400, "`invalid_request`: `unknown query parameter …` (these take none)"], ...errors]
   })
 
 export const openApiDocument = docsOperation("openApiDocument", "/openapi.json", "This OpenAPI 3.1 document", "the document", "application/json")
@@ -593,7 +600,8 @@ export const docsPage = docsOperation(
 )
 
 export const docsScript = docsOperation(
-  "docsScript", "/docs/scalar.js", "The renderer's script (the `@scalar/api-reference` package, no CDN)", "the script", "text/javascript"
+  "docsScript", "/docs/scalar.js", "The renderer's script (the `@scalar/api-reference` package, no CDN)", "the script", "text/javascript",
+  [[404, "`not_found`: the optional package `@scalar/api-reference` is not installed beside `@paydesk/fastify`"]]
 )
 
 /** The merchant API's operations, in the document's order. */

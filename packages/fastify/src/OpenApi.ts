@@ -15,7 +15,7 @@ import * as CallbacksGuide from "./CallbacksGuide.js"
 import { fullPath, type Operation, type Reply, route } from "./Contract.js"
 import * as Examples from "./Examples.js"
 import * as HostOperations from "./HostOperations.js"
-import { fromExit } from "./HttpErrors.js"
+import { errorResponse, fromExit } from "./HttpErrors.js"
 import * as MerchantOperations from "./MerchantOperations.js"
 import * as OperatorOperations from "./OperatorOperations.js"
 import { responses } from "./ResponseSchemas.js"
@@ -300,9 +300,26 @@ export type Document = ReturnType<typeof make>
 // ---------------------------------------------------------------------------------------------
 // Docs page
 
-/** The Scalar bundle in the installed `@scalar/api-reference` (one self-contained script). */
-const scalarScript = (): string =>
-  join(dirname(createRequire(import.meta.url).resolve("@scalar/api-reference/style.css")), "browser", "standalone.js")
+/**
+ * The Scalar bundle in the installed `@scalar/api-reference` (one self-contained script), or `null`
+ * when that optional peer is not installed (an embedding host that serves no reference page need not
+ * install its 50 MB).
+ */
+export const installedRenderer = (): string | null => {
+  try {
+    return join(dirname(createRequire(import.meta.url).resolve("@scalar/api-reference/style.css")), "browser", "standalone.js")
+  } catch {
+    return null
+  }
+}
+
+/** The page served at `/docs` when the renderer is not installed: where the document is, and what to install. */
+export const withoutRenderer = (title: string): string =>
+  `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>${title}</title>` +
+  `<meta name="viewport" content="width=device-width, initial-scale=1"></head><body>` +
+  `<h1>${title}</h1><p>The OpenAPI document is <a href="/openapi.json">/openapi.json</a>.</p>` +
+  `<p>The interactive reference needs the optional package <code>@scalar/api-reference</code>, which is not ` +
+  `installed beside <code>@paydesk/fastify</code> here (<code>npm install @scalar/api-reference</code>).</p></body></html>`
 
 // Nothing that would call out (fonts, the hosted AI agent, MCP, telemetry): the page stays on this origin.
 const configuration = JSON.stringify({
@@ -333,10 +350,15 @@ const contentSecurityPolicy = [
   "frame-ancestors 'none'"
 ].join("; ")
 
-/** Serves `GET /openapi.json`, `GET /docs` and the renderer's script on `app` (mount at the root). */
-export const registerDocs = async (app: FastifyInstance): Promise<void> => {
+/**
+ * Serves `GET /openapi.json`, `GET /docs` and the renderer's script on `app` (mount at the root).
+ * `renderer` finds the script (`installedRenderer`: the optional peer `@scalar/api-reference`);
+ * without it `/docs` is a plain page linking the document and `/docs/scalar.js` is 404.
+ */
+export const registerDocs = async (app: FastifyInstance, renderer: () => string | null = installedRenderer): Promise<void> => {
   const document = make()
-  const page = html(document.info.title)
+  const scriptPath = renderer()
+  const page = scriptPath === null ? withoutRenderer(document.info.title) : html(document.info.title)
   let script: string | null = null
   /** Answers with `send` once the (empty) query string decodes. */
   const serve = (send: (reply: FastifyReply) => unknown) => async (request: FastifyRequest, reply: FastifyReply, decoded: Effect.Effect<unknown, PaydeskError>) => {
@@ -349,7 +371,10 @@ export const registerDocs = async (app: FastifyInstance): Promise<void> => {
   route(app, MerchantOperations.docsPage, serve((reply) =>
     reply.type("text/html; charset=utf-8").header("content-security-policy", contentSecurityPolicy).send(page)))
   route(app, MerchantOperations.docsScript, serve((reply) => {
-    script ??= readFileSync(scalarScript(), "utf8")
+    if (scriptPath === null) {
+      return reply.code(404).send(errorResponse(404, "not_found", "the API reference renderer (@scalar/api-reference) is not installed", reply.request.id).body)
+    }
+    script ??= readFileSync(scriptPath, "utf8")
     return reply.type("text/javascript; charset=utf-8").header("cache-control", "public, max-age=3600").send(script)
   }))
 }

@@ -4,6 +4,7 @@
  * a route; examples that decode with the declared schemas; the Scalar reference page served
  * without any outside asset.
  */
+import Fastify from "fastify"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { createConfig, lintFromString } from "@redocly/openapi-core"
 import { Schema } from "effect"
@@ -132,5 +133,26 @@ describe("OpenApi", () => {
     expect(script.statusCode).toBe(200)
     expect(script.headers["content-type"]).toBe("text/javascript; charset=utf-8")
     expect(script.body.length).toBeGreaterThan(1_000_000)
+  })
+
+  it("without the optional renderer package, /docs links the document and says what to install; its script is a 404", async () => {
+    const app = Fastify()
+    try {
+      await OpenApi.registerDocs(app, () => null)
+      const page = await app.inject({ method: "GET", url: "/docs" })
+      expect(page.statusCode).toBe(200)
+      expect(page.body).toContain("<a href=\"/openapi.json\">/openapi.json</a>")
+      expect(page.body).toContain("npm install @scalar/api-reference")
+      expect(page.body).not.toContain("<script")
+      const script = await app.inject({ method: "GET", url: "/docs/scalar.js" })
+      expect([script.statusCode, json(script).error.code]).toEqual([404, "not_found"])
+      const op = OpenApi.operations.find((o) => o.id === "docsScript")!
+      expect(Contract.violation(op, 404, "application/json", script.body, responses.Error)).toBeNull()
+      expect((await app.inject({ method: "GET", url: "/openapi.json" })).statusCode).toBe(200)
+    } finally {
+      await app.close()
+    }
+    // Installed here (a devDependency): found.
+    expect(OpenApi.installedRenderer()).toMatch(/standalone\.js$/)
   })
 })
