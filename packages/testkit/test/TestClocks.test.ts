@@ -6,6 +6,7 @@ import {
   CallbackTransport,
   Events,
   Instant,
+  OutboxRepository,
   PaydeskConfig,
   Payments,
   Subscription,
@@ -15,7 +16,7 @@ import {
   TestClocks,
   Work
 } from "@paydesk/core"
-import { AcquirerEmulator, Kit, MemoryDatabase, RecordingCallbackTransport } from "@paydesk/testkit"
+import { AcquirerEmulator, Fixtures, Kit, MemoryDatabase, RecordingCallbackTransport } from "@paydesk/testkit"
 import { monthlyDates, reload } from "./SubscriptionSupport.js"
 
 /** The wall clock of these tests: months after the clocks' January. */
@@ -381,5 +382,23 @@ describe("Test clocks", () => {
       const later = (yield* Events.list(s.principal, { environment: "sandbox" })).items
       assert.deepStrictEqual(later.map((e) => e.event.paymentId), [onClock.payment.id])
       assert.notInclude(later.map((e) => e.event.paymentId), old.payment.id)
+    }).pipe(Effect.provide(Kit.layer)))
+
+  it.effect("recover leaves a deleted clock's failed events alone (its work stopped; the purge takes them)", () =>
+    Effect.gen(function*() {
+      const s = yield* setup
+      const other = yield* TestClocks.create(s.principal, { frozenTime: january })
+      const outbox = yield* OutboxRepository
+      const failed = (testClockId: string | null) =>
+        Effect.gen(function*() {
+          const event = Fixtures.outboxEvent(s.merchant.terminal.id, { test: true, testClockId, createdAt: wall })
+          yield* outbox.insertEvent(event, Fixtures.delivery(event, { status: "failed", attempts: 8, nextAttemptAt: null }))
+          return event
+        })
+      yield* failed(s.clock.id)
+      const kept = [yield* failed(other.id), yield* failed(null)]
+      yield* TestClocks.remove(s.principal, s.clock.id)
+      assert.strictEqual((yield* Events.recover(s.principal, { since: wall - 1, environment: "sandbox" })).requeued, kept.length)
+      for (const event of kept) assert.strictEqual((yield* outbox.deliveriesOf(event.id)).length, 2)
     }).pipe(Effect.provide(Kit.layer)))
 })

@@ -229,7 +229,8 @@ export const recover = Traced.fn("Events.recover")(function*(
       const page = yield* outbox.pageEvents({
         terminalIds,
         test: testOf(input.environment),
-        createdFrom: Math.max(input.since, now - config.eventRetentionMs),
+        createdFrom: input.since,
+        retainedFrom: now - config.eventRetentionMs,
         deliveryStatus: "failed",
         before,
         limit: 500
@@ -239,8 +240,15 @@ export const recover = Traced.fn("Events.recover")(function*(
       if (page.length < 500 || last === undefined) break
       before = { createdAt: last.event.createdAt, sequence: last.event.sequence, id: last.event.id }
     }
+    // A deleted test clock's events are never sent again (its work stopped; the housekeeping purges them).
+    const clockIds = new Set(failed.flatMap((event) => event.testClockId === null ? [] : [event.testClockId]))
+    const gone = new Set<string>()
+    for (const id of clockIds) if (Option.isNone(yield* (yield* TestClockRepository).get(id))) gone.add(id)
     // Oldest first, each payment's events in their sequence: the worker sends them in this order.
-    const ordered = failed.slice(0, maxRecovered).sort((a, b) => a.createdAt - b.createdAt || a.sequence - b.sequence)
+    const ordered = failed
+      .filter((event) => event.testClockId === null || !gone.has(event.testClockId))
+      .slice(0, maxRecovered)
+      .sort((a, b) => a.createdAt - b.createdAt || a.sequence - b.sequence)
     yield* Effect.forEach(ordered, (event) => Outbox.deliver(event, "recover"), { discard: true })
     return ordered
   }))
