@@ -345,8 +345,8 @@ export const programSandboxCharges = operation({
     ...common,
     [400, "`charge outcomes can be programmed for sandbox subscriptions only`"],
     [403, "`subscription write access required`"],
-    [404, "`subscription not found`"],
-    [409, "`invalid_transition`: the subscription is stopped or stopping and will not be charged again"],
+    [404, "`subscription not found`; `test clock not found` (its test clock was deleted)"],
+    [409, "`invalid_transition`: the subscription is stopped or stopping and will not be charged again; `test clock is advancing`"],
     [503, "`provider not available` (the sandbox bank could not store them)"]
   ]
 })

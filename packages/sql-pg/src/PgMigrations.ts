@@ -462,19 +462,29 @@ CREATE INDEX sessions_expires ON sessions (expires_at)
  * Deleting test clocks (`TestClocks.remove`, and the retention's `TestClocks.purge`): `deleted_at`
  * (the clock is gone for reads; its objects are purged a lease later) and `deletes_after` (the
  * retention deletes it then; for the clocks that exist, 30 days from this migration or their
- * creation, whichever is later, so an upgrade deletes nobody's clock at once). The purge reads a
- * deleted clock's payments by clock, which only the open ones' index did (`payments_clock`: the
- * build reads the payments table once, seconds per million rows); the housekeeping's two queries
- * of every pass read the clocks to expire and the deleted ones by their own partial indexes.
+ * creation, whichever is later, so an upgrade deletes nobody's clock at once; the column's default,
+ * 30 days from the insert, is for an older build still running beside the new one, whose inserts
+ * do not name it). The purge reads a deleted clock's payments by clock, which only the open ones'
+ * index did (`payments_clock`). Deleting payments and clocks, which nothing did before, makes
+ * PostgreSQL check the foreign keys that point at them: `charges.payment_id` and
+ * `deliveries.test_clock_id` had no index a check could use, so each deleted payment read the whole
+ * `charges` table (7 ms a payment with 50,000 charges, found by a review) and each clock the whole
+ * `deliveries` table (`charges_payment`, `deliveries_clock`). The builds read `payments` and
+ * `charges` once each (seconds per million rows) and hold their writes meanwhile: run it in a quiet
+ * minute. The housekeeping's two queries of every pass read the clocks to expire and the deleted ones
+ * by their own partial indexes.
  */
 const testClockDeletion = script(`
 ALTER TABLE test_clocks ADD COLUMN deleted_at timestamptz;
 ALTER TABLE test_clocks ADD COLUMN deletes_after timestamptz;
 UPDATE test_clocks SET deletes_after = greatest(created_at, now()) + interval '30 days';
+ALTER TABLE test_clocks ALTER COLUMN deletes_after SET DEFAULT now() + interval '30 days';
 ALTER TABLE test_clocks ALTER COLUMN deletes_after SET NOT NULL;
 CREATE INDEX test_clocks_expiry ON test_clocks (deletes_after) WHERE deleted_at IS NULL;
 CREATE INDEX test_clocks_deleted ON test_clocks (deleted_at) WHERE deleted_at IS NOT NULL;
-CREATE INDEX payments_clock ON payments (test_clock_id) WHERE test_clock_id IS NOT NULL
+CREATE INDEX payments_clock ON payments (test_clock_id) WHERE test_clock_id IS NOT NULL;
+CREATE INDEX charges_payment ON charges (payment_id) WHERE payment_id IS NOT NULL;
+CREATE INDEX deliveries_clock ON deliveries (test_clock_id) WHERE test_clock_id IS NOT NULL
 `)
 
 /** Every migration, by `<id>_<name>`. */

@@ -95,7 +95,8 @@ export const layer: Layer.Layer<TestClockRepository, never, MemoryDatabase> = La
             .filter((c) => c.deletedAt !== null && c.deletedAt <= before && (c.leaseUntil === null || c.leaseUntil <= now))
             .sort((a, b) => a.deletedAt! - b.deletedAt! || compareText(a.id, b.id))[0]
           if (clock === undefined) return 0
-          const events = new Set([...outboxEvents.values()].filter((e) => e.testClockId === clock.id).slice(0, limit).map((e) => e.id))
+          const n = Math.max(1, limit)
+          const events = new Set([...outboxEvents.values()].filter((e) => e.testClockId === clock.id).slice(0, n).map((e) => e.id))
           if (events.size > 0) {
             const sent = new Set([...deliveries.values()].filter((d) => events.has(d.eventId)).map((d) => d.id))
             const n = deleteSome(attempts, (a) => sent.has(a.deliveryId), Infinity) +
@@ -104,9 +105,9 @@ export const layer: Layer.Layer<TestClockRepository, never, MemoryDatabase> = La
           }
           const subs = new Set([...subscriptions.values()].filter((s) => s.testClockId === clock.id).map((s) => s.id))
           const steps: ReadonlyArray<() => number> = [
-            () => deleteSome(charges, (c) => subs.has(c.subscriptionId), limit),
-            () => deleteSome(payments, (p) => p.testClockId === clock.id, limit),
-            () => deleteSome(subscriptions, (s) => subs.has(s.id), limit)
+            () => deleteSome(charges, (c) => subs.has(c.subscriptionId), n),
+            () => deleteSome(payments, (p) => p.testClockId === clock.id, n),
+            () => deleteSome(subscriptions, (s) => subs.has(s.id), n)
           ]
           for (const step of steps) {
             const n = step()

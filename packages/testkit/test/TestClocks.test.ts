@@ -327,6 +327,7 @@ describe("Test clocks", () => {
       assert.deepStrictEqual(yield* flip(Payments.simulate(open.payment.payToken, { outcome: "paid", csrfToken: open.payment.csrfToken })),
         ["NotFound", "test clock not found"])
       assert.deepStrictEqual(yield* flip(Subscriptions.stop(s.principal, mine.subscription.id)), ["NotFound", "test clock not found"])
+      assert.deepStrictEqual(yield* flip(Subscriptions.programSandboxCharges(s.principal, mine.subscription.id, ["failed"])), ["NotFound", "test clock not found"])
       assert.strictEqual((yield* Payments.get(s.principal, open.payment.id)).status, "created")
 
       // The housekeeping leaves the objects for a lease (an action begun before the deletion ends first)...

@@ -151,7 +151,9 @@ export const upcoming = Traced.fn("Subscriptions.upcoming")(function*(principal:
 /**
  * The merchant programs the sandbox acquirer's answers to a sandbox subscription's next charges.
  * 409 on one that is stopped or stopping: no charge of it will come, so the outcomes would never be
- * used (an outside probe got 200 for them). One in review may still be resumed and charged.
+ * used (an outside probe got 200 for them). One in review may still be resumed and charged. On a
+ * test clock's subscription it is an action on the clock's object (`forObject`): 404 once the clock is
+ * deleted, 409 while it advances.
  */
 export const programSandboxCharges = Traced.fn("Subscriptions.programSandboxCharges")(function*(
   principal: Principal,
@@ -170,7 +172,8 @@ export const programSandboxCharges = Traced.fn("Subscriptions.programSandboxChar
   }
   const sandbox = yield* Acquirers.sandbox
   if (Option.isNone(sandbox)) return yield* invalid("test", Acquirers.sandboxUnavailable)
-  yield* sandbox.value.programCharges(sub.id, outcomes)
+  // An action on a clock's object: 404 once its clock is deleted, 409 while it advances (as a stop).
+  yield* forObject(sub.testClockId, sandbox.value.programCharges(sub.id, outcomes))
   return { subscription: sub, outcomes }
 })
 
