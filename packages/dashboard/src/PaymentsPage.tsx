@@ -87,6 +87,8 @@ const searchOf = (filters: Filters): string => {
 interface Loaded {
   readonly items: ReadonlyArray<Payment>
   readonly total: number
+  /** The page these items are of (the bar names it, not the one asked for while it loads). */
+  readonly shown: number
 }
 
 /** Local midnight at the start of a `YYYY-MM-DD` day, `days` later, as ISO 8601. */
@@ -127,7 +129,7 @@ export const PaymentsPage = ({ search }: { search: string }) => {
     setLoaded(null)
     const load = async (): Promise<Loaded> => {
       const page = await session.client.payments.list({ ...apiFilter(filters, session.terminalId, environment), page: filters.page, limit: perPage })
-      return { items: page.items, total: page.total }
+      return { items: page.items, total: page.total, shown: filters.page }
     }
     load().then((result) => live && setLoaded(result), (e: unknown) => live && setError(fail(e)))
     return () => {
@@ -210,7 +212,7 @@ export const PaymentsPage = ({ search }: { search: string }) => {
       ) : loaded === null ? (
         <p role="status">{t("loading")}</p>
       ) : loaded.items.length === 0 ? (
-        <EmptyPage page={filters.page} total={loaded.total} go={(page) => go({ page })} empty={t("payments.empty")} />
+        <EmptyPage page={loaded.shown} total={loaded.total} go={(page) => go({ page })} empty={t("payments.empty")} />
       ) : (
         <>
           <div class="table-wrap">
@@ -237,7 +239,7 @@ export const PaymentsPage = ({ search }: { search: string }) => {
               </tbody>
             </table>
           </div>
-          <Paging page={filters.page} total={loaded.total} go={(page) => go({ page })} />
+          <Paging page={loaded.shown} total={loaded.total} go={(page) => go({ page })} />
         </>
       )}
     </section>

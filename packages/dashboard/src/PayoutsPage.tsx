@@ -56,7 +56,8 @@ export const PayoutsPage = ({ search }: { search: string }) => {
   const { busy, error, report, run } = useAction()
   const [balance, setBalance] = useState<Balance | null>(null)
   const [rate, setRate] = useState<Rate | null>(null)
-  const [list, setList] = useState<Page<Payout> | null>(null)
+  // With the page it is of: the bar names the page shown, not the one asked for while it loads.
+  const [list, setList] = useState<(Page<Payout> & { readonly shown: number }) | null>(null)
   const [draft, setDraft] = useState<PayoutCreate>({ amount_usdt: "", wallet_address: "", network: "TRC-20" })
   const [confirming, setConfirming] = useState(false)
   const [message, setMessage] = useState<string | null>(null)
@@ -74,7 +75,7 @@ export const PayoutsPage = ({ search }: { search: string }) => {
     setBalance(b)
     setRate(r)
   }, report, [reload])
-  useLoad(() => session.client.payouts.list({ terminal_id: session.terminalId, page, limit: perPage }), setList, report, [reload, page])
+  useLoad(() => session.client.payouts.list({ terminal_id: session.terminalId, page, limit: perPage }), (p) => setList({ ...p, shown: page }), report, [reload, page])
 
   const amount = microUsdt(draft.amount_usdt)
   const available = balance === null ? null : microUsdt(balance.available_usdt)
@@ -154,7 +155,7 @@ export const PayoutsPage = ({ search }: { search: string }) => {
       {error === null ? null : <p class="error" role="alert">{error}</p>}
       <h2>{t("payouts.title")}</h2>
       <Ignored values={ignored} />
-      {list === null ? null : list.items.length === 0 ? <EmptyPage page={page} total={list.total} go={go} empty={t("payouts.empty")} /> : (
+      {list === null ? null : list.items.length === 0 ? <EmptyPage page={list.shown} total={list.total} go={go} empty={t("payouts.empty")} /> : (
         <>
           <div class="table-wrap">
             <table class="payments">
@@ -178,7 +179,7 @@ export const PayoutsPage = ({ search }: { search: string }) => {
               </tbody>
             </table>
           </div>
-          <Paging page={page} total={list.total} go={go} />
+          <Paging page={list.shown} total={list.total} go={go} />
         </>
       )}
     </section>

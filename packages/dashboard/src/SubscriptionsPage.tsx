@@ -48,7 +48,8 @@ export const SubscriptionsPage = ({ search }: { search: string }) => {
   const action = useAction()
   const { filters, ignored } = parseSubscriptionFilters(search)
   const { state, page } = filters
-  const [loaded, setLoaded] = useState<Page<Subscription> | null>(null)
+  // With the page it is of: the bar names the page shown, not the one asked for while it loads.
+  const [loaded, setLoaded] = useState<(Page<Subscription> & { readonly shown: number }) | null>(null)
   const [error, setError] = useState<string | null>(null)
   const [confirming, setConfirming] = useState<Subscription | null>(null)
   const [message, setMessage] = useState<string | null>(null)
@@ -64,7 +65,7 @@ export const SubscriptionsPage = ({ search }: { search: string }) => {
       ...(state === "" ? {} : { state }),
       page,
       limit: perPage
-    }).then((p) => live && setLoaded(p), (e: unknown) => live && setError(fail(e)))
+    }).then((p) => live && setLoaded({ ...p, shown: page }), (e: unknown) => live && setError(fail(e)))
     return () => {
       live = false
     }
@@ -101,7 +102,7 @@ export const SubscriptionsPage = ({ search }: { search: string }) => {
         <Confirm id="stop" question={t("subs.stopConfirm", { ref: refOf(confirming) })} busy={action.busy}
           onConfirm={() => stop(confirming)} onCancel={() => setConfirming(null)} />
       )}
-      {loaded === null ? (error === null ? <p role="status">{t("loading")}</p> : null) : loaded.items.length === 0 ? <EmptyPage page={page} total={loaded.total} go={goPage} empty={t("subs.empty")} /> : (
+      {loaded === null ? (error === null ? <p role="status">{t("loading")}</p> : null) : loaded.items.length === 0 ? <EmptyPage page={loaded.shown} total={loaded.total} go={goPage} empty={t("subs.empty")} /> : (
         <>
           <div class="table-wrap">
             <table class="payments">
@@ -138,7 +139,7 @@ export const SubscriptionsPage = ({ search }: { search: string }) => {
               </tbody>
             </table>
           </div>
-          <Paging page={page} total={loaded.total} go={goPage} />
+          <Paging page={loaded.shown} total={loaded.total} go={goPage} />
         </>
       )}
     </section>
