@@ -384,7 +384,11 @@ export const eventFeed = operation({
 // Events API
 
 const eventID = { eventID: "`evt_<uuid>` (or the bare UUID)" }
-const eventErrors: ReadonlyArray<readonly [number, string]> = [...common, [404, "`event not found` (unknown, or older than the retention period)"]]
+const eventErrors: ReadonlyArray<readonly [number, string]> = [
+  ...common,
+  [403, "`terminal access denied`: an event of another terminal of the key's own account"],
+  [404, "`event not found` (unknown, another merchant's, or older than the retention period)"]
+]
 
 export const listEvents = operation({
   id: "listEvents", surface: "merchant", method: "GET", path: "/events", tag: "Events", auth: "merchant",

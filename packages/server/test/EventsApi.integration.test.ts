@@ -211,7 +211,7 @@ describe("events API over HTTP", () => {
     expect(sent.some((r) => specVerifies(m.signingSecret, r.body, r.headers))).toBe(false)
   }, 60_000)
 
-  it("terminal access: another terminal's key and another account's owner get 403; sandbox and live apart", async () => {
+  it("terminal access: another merchant's key and owner get 403 on its terminal, 404 on its events; sandbox and live apart", async () => {
     await srv.setClock("2026-09-01T10:00:00.000Z")
     const a = await merchant()
     const b = await merchant()
@@ -223,11 +223,18 @@ describe("events API over HTTP", () => {
     expect((await a.api("GET", "/events")).json.items.map((e: any) => [e.type, e.test, e.object_id])).toEqual([["payment.created", false, live.json.id]])
     expect((await a.api("GET", "/events?environment=all")).json.items).toHaveLength(3)
     const id = sandbox[0].id
-    for (const [method, path] of [["GET", `/events/${id}`], ["POST", `/events/${id}/resend`], ["GET", `/terminals/${a.terminalId}`], ["POST", `/terminals/${a.terminalId}/test-event`]] as const) {
+    for (const [method, path] of [["GET", `/terminals/${a.terminalId}`], ["POST", `/terminals/${a.terminalId}/test-event`]] as const) {
       const byKey = await b.api(method, path)
       expect([method, path, byKey.status, byKey.json.error.message]).toEqual([method, path, 403, "terminal access denied"])
       const byOwner = await b.owner(method, path)
       expect([method, path, byOwner.status]).toEqual([method, path, 403])
+    }
+    // Another merchant's event is not found, as one that does not exist (its id tells nothing).
+    for (const [method, path] of [["GET", `/events/${id}`], ["POST", `/events/${id}/resend`]] as const) {
+      const byKey = await b.api(method, path)
+      expect([method, path, byKey.status, byKey.json.error.message]).toEqual([method, path, 404, "event not found"])
+      const byOwner = await b.owner(method, path)
+      expect([method, path, byOwner.status]).toEqual([method, path, 404])
     }
     expect((await b.api("GET", `/events?terminal_id=${a.terminalId}`)).status).toBe(403)
     expect((await b.api("GET", "/events?environment=all")).json.items).toEqual([])

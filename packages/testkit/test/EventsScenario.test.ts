@@ -2,7 +2,7 @@ import { assert, describe, it } from "@effect/vitest"
 import { Clock, Effect } from "effect"
 import { TestClock } from "effect/testing"
 import { Webhook } from "standardwebhooks"
-import { Auth, Callback, Credentials, Events, Payments, Signature, StandardWebhooks, Work } from "@paydesk/core"
+import { Auth, Callback, Credentials, Events, Operator, Payments, Signature, StandardWebhooks, Work } from "@paydesk/core"
 import { Kit, RecordingCallbackTransport } from "@paydesk/testkit"
 
 // Standard Webhooks' verifier checks timestamps against the real clock: run the kit's clock at it.
@@ -188,7 +188,7 @@ describe("Events API", () => {
       assert.strictEqual((yield* Events.recover(principal, { since: start, environment: "sandbox" })).requeued, 0)
     }).pipe(Effect.provide(Kit.layer)))
 
-  it.effect("lists with filters and a cursor; live and sandbox kept apart; another terminal's events are 403", () =>
+  it.effect("lists with filters and a cursor; live and sandbox kept apart; another merchant's events are 404, another terminal's of the account 403", () =>
     Effect.gen(function*() {
       const { principal } = yield* setup
       for (let i = 0; i < 5; i++) {
@@ -213,12 +213,24 @@ describe("Events API", () => {
       assert.strictEqual((yield* Effect.flip(Events.list(principal, { type: "payment.failed" })))._tag, "InvalidRequest")
       assert.strictEqual((yield* Effect.flip(Events.list(principal, { cursor: "nonsense" })))._tag, "InvalidRequest")
       assert.strictEqual((yield* Effect.flip(Events.list(principal, { limit: 101 })))._tag, "InvalidRequest")
-      // Another merchant's key.
+      // Another merchant's key: 404, as for an event that does not exist (an event id tells nothing of another merchant).
       const other = yield* Kit.provisionMerchant()
       const stranger = yield* Kit.apiKeyPrincipal(other, crypto.randomUUID())
-      const denied = [
+      const hidden = [
         yield* Effect.flip(Events.get(stranger, all[0]!.event.id)),
         yield* Effect.flip(Events.resend(stranger, all[0]!.event.id))
+      ]
+      for (const error of hidden) assert.deepStrictEqual([error._tag, error.message], ["NotFound", "event not found"])
+      // The key of another terminal of the same account: the spec's 403.
+      const merchant = yield* Kit.provisionMerchant()
+      const sibling = yield* Operator.createTerminal({ accountId: merchant.accountId, name: "sibling", h2h: false, callbackUrl: null })
+      const siblingKey = yield* Kit.apiKeyPrincipal({ ...merchant, terminal: sibling.terminal, apiKey: sibling.apiKey, signingSecret: sibling.signingSecret }, crypto.randomUUID())
+      const ownKey = yield* Kit.apiKeyPrincipal(merchant, crypto.randomUUID())
+      yield* Payments.create(ownKey, { amount: "10", orderId: "sibling-probe", test: true })
+      const [ownEvent] = (yield* Events.list(ownKey, { environment: "sandbox" })).items
+      const denied = [
+        yield* Effect.flip(Events.get(siblingKey, ownEvent!.event.id)),
+        yield* Effect.flip(Events.resend(siblingKey, ownEvent!.event.id))
       ]
       for (const error of denied) assert.deepStrictEqual([error._tag, error.message], ["AccessDenied", "terminal access denied"])
       const foreign = yield* Effect.flip(Events.list(stranger, { terminalId: all[0]!.event.terminalId }))

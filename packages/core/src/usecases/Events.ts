@@ -6,8 +6,8 @@
  * callback endpoint.
  *
  * Access follows the terminal rule: an API key sees its terminal, a dashboard user the terminals
- * of the account (all of them when no `terminal_id` is given); an event of another terminal is
- * 403. Sandbox and live are kept apart (`environment`, live only by default, as for payments).
+ * of the account (all of them when no `terminal_id` is given); an event of another terminal of the
+ * key's account is 403, another merchant's 404 (as an unknown one). Sandbox and live are kept apart (`environment`, live only by default, as for payments).
  * Events are kept and listed for `PaydeskConfig.eventRetentionMs` (30 days); a test clock's, which carry the
  * clock's time, until their clock is deleted (`TestClocks.purge`).
  */
@@ -152,8 +152,21 @@ const visible = Traced.fn("Events.visible")(function*(principal: Principal, id: 
   ) {
     return yield* NotFound.of("event")
   }
-  if (!(yield* Access.canSee(principal, found.value.terminalId))) return yield* AccessDenied.terminal()
+  if (!(yield* Access.canSee(principal, found.value.terminalId))) {
+    // Another terminal of the key's own account: the spec's 403. Another merchant's: 404, as its
+    // payments, subscriptions and clocks, so an event id tells nothing of another merchant (an
+    // outside probe told "exists" from "does not" by 403 against 404).
+    if (principal._tag === "ApiKey" && (yield* sameAccount(principal.terminalId, found.value.terminalId))) return yield* AccessDenied.terminal()
+    return yield* NotFound.of("event")
+  }
   return found.value
+})
+
+/** Whether terminals `a` and `b` belong to one account. */
+const sameAccount = Effect.fnUntraced(function*(a: string, b: string) {
+  const terminals = yield* TerminalRepository
+  const [first, second] = [yield* terminals.get(a), yield* terminals.get(b)]
+  return Option.isSome(first) && Option.isSome(second) && first.value.accountId === second.value.accountId
 })
 
 /** One event with every delivery (oldest first) and its attempts. */
