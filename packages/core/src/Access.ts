@@ -96,6 +96,16 @@ export const resolveTerminal = Effect.fnUntraced(function*(
   return terminal
 })
 
+/**
+ * Whether terminals `a` and `b` belong to one account: a record of another terminal of an API key's
+ * own account is the spec's 403, another merchant's a 404 (its existence is not revealed).
+ */
+export const sameAccount = Effect.fnUntraced(function*(a: string, b: string) {
+  const terminals = yield* TerminalRepository
+  const [first, second] = [yield* terminals.get(a), yield* terminals.get(b)]
+  return Option.isSome(first) && Option.isSome(second) && first.value.accountId === second.value.accountId
+})
+
 /** Whether the principal may see records of `terminalId` (for lookups by record id). */
 export const canSee = Traced.fn("Access.canSee")(function*(principal: Principal, terminalId: string) {
   if (principal._tag === "ApiKey") return principal.terminalId === terminalId

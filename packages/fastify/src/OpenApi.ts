@@ -303,7 +303,7 @@ export type Document = ReturnType<typeof make>
 /**
  * The Scalar bundle in the installed `@scalar/api-reference` (one self-contained script), or `null`
  * when that optional peer is not installed (an embedding host that serves no reference page need not
- * install its 50 MB).
+ * install its 150 MB of packages).
  */
 export const installedRenderer = (): string | null => {
   try {

@@ -99,9 +99,9 @@ export const layer: Layer.Layer<TestClockRepository, never, MemoryDatabase> = La
           const events = new Set([...outboxEvents.values()].filter((e) => e.testClockId === clock.id).slice(0, n).map((e) => e.id))
           if (events.size > 0) {
             const sent = new Set([...deliveries.values()].filter((d) => events.has(d.eventId)).map((d) => d.id))
-            const n = deleteSome(attempts, (a) => sent.has(a.deliveryId), Infinity) +
-              deleteSome(deliveries, (d) => events.has(d.eventId), Infinity)
-            return n + deleteSome(outboxEvents, (e) => events.has(e.id), Infinity)
+            return deleteSome(attempts, (a) => sent.has(a.deliveryId), Infinity) +
+              deleteSome(deliveries, (d) => events.has(d.eventId), Infinity) +
+              deleteSome(outboxEvents, (e) => events.has(e.id), Infinity)
           }
           const subs = new Set([...subscriptions.values()].filter((s) => s.testClockId === clock.id).map((s) => s.id))
           const steps: ReadonlyArray<() => number> = [
@@ -110,8 +110,8 @@ export const layer: Layer.Layer<TestClockRepository, never, MemoryDatabase> = La
             () => deleteSome(subscriptions, (s) => subs.has(s.id), n)
           ]
           for (const step of steps) {
-            const n = step()
-            if (n > 0) return n
+            const deleted = step()
+            if (deleted > 0) return deleted
           }
           testClocks.delete(clock.id)
           return 1

@@ -156,17 +156,10 @@ const visible = Traced.fn("Events.visible")(function*(principal: Principal, id: 
     // Another terminal of the key's own account: the spec's 403. Another merchant's: 404, as its
     // payments, subscriptions and clocks, so an event id tells nothing of another merchant (an
     // outside probe told "exists" from "does not" by 403 against 404).
-    if (principal._tag === "ApiKey" && (yield* sameAccount(principal.terminalId, found.value.terminalId))) return yield* AccessDenied.terminal()
+    if (principal._tag === "ApiKey" && (yield* Access.sameAccount(principal.terminalId, found.value.terminalId))) return yield* AccessDenied.terminal()
     return yield* NotFound.of("event")
   }
   return found.value
-})
-
-/** Whether terminals `a` and `b` belong to one account. */
-const sameAccount = Effect.fnUntraced(function*(a: string, b: string) {
-  const terminals = yield* TerminalRepository
-  const [first, second] = [yield* terminals.get(a), yield* terminals.get(b)]
-  return Option.isSome(first) && Option.isSome(second) && first.value.accountId === second.value.accountId
 })
 
 /** One event with every delivery (oldest first) and its attempts. */

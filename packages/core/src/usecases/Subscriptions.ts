@@ -187,10 +187,7 @@ const notWritable = Effect.fnUntraced(function*(principal: Principal, id: string
   const key = id.toLowerCase()
   const found = isUuid(key) ? yield* (yield* SubscriptionRepository).get(key) : Option.none<Sub>()
   if (Option.isNone(found)) return yield* notFound
-  const terminals = yield* TerminalRepository
-  const own = yield* terminals.get(principal.terminalId)
-  const theirs = yield* terminals.get(found.value.terminalId)
-  if (Option.isSome(own) && Option.isSome(theirs) && own.value.accountId === theirs.value.accountId) return yield* AccessDenied.subscriptionWrite()
+  if (yield* Access.sameAccount(principal.terminalId, found.value.terminalId)) return yield* AccessDenied.subscriptionWrite()
   return yield* notFound
 })
 
