@@ -6,12 +6,12 @@
  * endpoint's health; the `ping` test event; terminal access rules (403 across terminals); and bad
  * input answered 400 without any change.
  */
-import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { describe, expect, it } from "vitest"
 import { createHmac, randomBytes, timingSafeEqual } from "node:crypto"
 import { Webhook } from "standardwebhooks"
-import { type Receiver, startReceiver, startServer } from "./ServerHarness.js"
+import { type Receiver, serverWithReceiver, type StartedServer } from "./ServerHarness.js"
 
-type Srv = Awaited<ReturnType<typeof startServer>>
+type Srv = StartedServer
 
 /** The spec's check, written from the spec alone: hex HMAC-SHA256 of `X-Timestamp + "." + raw body`. */
 const specVerifies = (secret: string, body: string, headers: Record<string, unknown>, header = "x-signature"): boolean => {
@@ -26,15 +26,9 @@ const whsec = (secret: string) => `whsec_${Buffer.from(secret).toString("base64"
 describe("events API over HTTP", () => {
   let srv: Srv
   let receiver: Receiver
-
-  beforeAll(async () => {
-    srv = await startServer()
-    receiver = await startReceiver(() => srv.now())
-  }, 120_000)
-
-  afterAll(async () => {
-    await receiver?.close()
-    await srv?.stop()
+  serverWithReceiver(async () => ({}), (s, r) => {
+    srv = s
+    receiver = r
   })
 
   /** An account with its owner signed in, and a terminal delivering to the receiver. */

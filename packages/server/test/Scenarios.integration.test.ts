@@ -3,25 +3,19 @@
  * retries, expiry and late payment, monthly charges with clamped dates, review, max_cycles,
  * scheduled conversion and payouts. Due work runs through `POST /admin/v1/work/run`.
  */
-import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { describe, expect, it } from "vitest"
 import { Effect } from "effect"
 import { Signature } from "@paydesk/core"
-import { freshDatabase, pgTargets, type Receiver, startReceiver, startServer } from "./ServerHarness.js"
+import { freshDatabase, pgTargets, type Receiver, serverWithReceiver, type StartedServer } from "./ServerHarness.js"
 import { confirmOnPage, database } from "./ServerProcess.js"
 
 for (const target of pgTargets()) describe(`on postgres (${target.name})`, () => {
-  type Srv = Awaited<ReturnType<typeof startServer>>
+  type Srv = StartedServer
   let srv: Srv
   let receiver: Receiver
-
-  beforeAll(async () => {
-    srv = await startServer({ DATABASE_URL: await freshDatabase(target) })
-    receiver = await startReceiver(() => srv.now())
-  }, 120_000)
-
-  afterAll(async () => {
-    await receiver?.close()
-    await srv?.stop()
+  serverWithReceiver(async () => ({ DATABASE_URL: await freshDatabase(target) }), (s, r) => {
+    srv = s
+    receiver = r
   })
 
   const events = (paymentId?: string) =>

@@ -10,7 +10,7 @@ import { chmodSync, mkdtempSync } from "node:fs"
 import { createServer, type Server as HttpServer } from "node:http"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { inject } from "vitest"
+import { afterAll, beforeAll, inject } from "vitest"
 import * as Config from "../src/Config.js"
 import * as Server from "../src/Server.js"
 import { request } from "./ServerProcess.js"
@@ -132,4 +132,30 @@ export const startServer = async (env: Record<string, string> = {}, options: Ser
     },
     stop: () => running.stop()
   }
+}
+
+/** A started server (`startServer`'s answer). */
+export type StartedServer = Awaited<ReturnType<typeof startServer>>
+
+/**
+ * A suite's server, with the settings `env` gives, and a receiver of its callbacks on the server's
+ * clock: started before the suite's tests (`use` takes them for the suite's variables), both stopped
+ * after them.
+ */
+export const serverWithReceiver = (
+  env: () => Promise<Record<string, string>>,
+  use: (srv: StartedServer, receiver: Receiver) => void
+): void => {
+  let srv: StartedServer | undefined
+  let receiver: Receiver | undefined
+  beforeAll(async () => {
+    const started = await startServer(await env())
+    srv = started
+    receiver = await startReceiver(() => started.now())
+    use(started, receiver)
+  }, 120_000)
+  afterAll(async () => {
+    await receiver?.close()
+    await srv?.stop()
+  })
 }

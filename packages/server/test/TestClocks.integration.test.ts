@@ -11,7 +11,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { Effect } from "effect"
 import { Signature } from "@paydesk/core"
-import { freshDatabase, pgTargets, type Receiver, startReceiver, startServer } from "./ServerHarness.js"
+import { freshDatabase, pgTargets, type Receiver, serverWithReceiver, type StartedServer, startReceiver, startServer } from "./ServerHarness.js"
 import { confirmOnPage, database } from "./ServerProcess.js"
 
 const at10 = (day: string) => new Date(`${day}T10:00:00+03:00`).toISOString()
@@ -123,17 +123,11 @@ for (const target of pgTargets()) describe(`test clocks on postgres (${target.na
 })
 
 for (const target of pgTargets()) describe(`deleting a test clock on postgres (${target.name})`, () => {
-  let srv: Awaited<ReturnType<typeof startServer>>
+  let srv: StartedServer
   let receiver: Receiver
-
-  beforeAll(async () => {
-    srv = await startServer({ DATABASE_URL: await freshDatabase(target) })
-    receiver = await startReceiver(() => srv.now())
-  }, 120_000)
-
-  afterAll(async () => {
-    await receiver?.close()
-    await srv?.stop()
+  serverWithReceiver(async () => ({ DATABASE_URL: await freshDatabase(target) }), (s, r) => {
+    srv = s
+    receiver = r
   })
 
   it("DELETE answers { id, deleted: true }; a lease later the passes purge the clock's payments, subscription, charges, events, deliveries and attempts, then the clock; another clock and a payment on no clock stay", async () => {
