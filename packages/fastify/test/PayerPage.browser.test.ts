@@ -119,7 +119,12 @@ describe("payer page in a browser", () => {
     try {
       const [first, second] = [await context.newPage(), await context.newPage()]
       await first.goto(`${base}/public/payments/${payment.payToken}`)
+      // The second tab's status polls (every 2 s) held: it acts on the page as it loaded, as a tab left
+      // open does; on a slow machine a poll could otherwise take the final status first and hide the
+      // buttons before the click (a fresh-clone CI run timed out so).
+      await second.clock.install()
       await second.goto(`${base}/public/payments/${payment.payToken}`)
+      await second.clock.pauseAt(new Date(Date.now() + 1000))
       expect(await second.getAttribute("#status", "aria-live")).toBe("polite")
       await first.click("text=simulate failed")
       await first.waitForFunction(() => document.querySelector("#status")?.textContent === "Платёж отменён", null, { timeout: 10_000 })
