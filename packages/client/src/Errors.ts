@@ -179,17 +179,17 @@ export class PaydeskSessionEndedError extends PaydeskCallError {
 }
 
 /**
- * Every cursor the listener sends came from the server, so a refused one is gone from it: purged by
- * the event retention (a listener left that long without an event), or the server's data was reset
- * or restored. Where to go on from is then unknown (the feed's start would forward old events again,
+ * Every cursor the listener sends came from the server, so a refused one is no longer known to it:
+ * the server's data was reset or restored to an earlier point (or, from a server before `feed_`
+ * cursors, the cursor's event was purged). Where to go on from is then unknown (the feed's start would forward old events again,
  * its end skip any in between), so the listener stops and says why.
  */
 export class ListenerCursorLost extends PaydeskError {
   override readonly name = "ListenerCursorLost"
   constructor(readonly cursor: string, options: { readonly cause: unknown }) {
     super(
-      `the server no longer holds event ${cursor}, where this listener stood (purged by the event retention after a long time ` +
-        "without events, or the server's data was reset): start the listener again (the events list, `paydesk events list`, shows what happened meanwhile)",
+      `the server does not know the feed cursor ${cursor}, where this listener stood (its data was reset or restored, or an ` +
+        "older server purged that event): start the listener again (the events list, `paydesk events list`, shows what happened meanwhile)",
       options
     )
   }

@@ -350,6 +350,8 @@ export interface FeedEvent {
   readonly test: boolean
   readonly body: string
   readonly headers: CallbackHeaders
+  /** `feed_<n>`, opaque: pass as `after` to read the events after this one (valid after the event is deleted). */
+  readonly cursor: string
 }
 
 /** `GET /api/v1/events/feed`. */

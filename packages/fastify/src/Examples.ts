@@ -248,9 +248,10 @@ export const eventFeed = {
     created_at: later,
     test: true,
     body: JSON.stringify(paymentEvent),
-    headers: callbackHeaders
+    headers: callbackHeaders,
+    cursor: "feed_48213"
   }],
-  next_after: `evt_${ids.event}`
+  next_after: "feed_48213"
 }
 
 export const pageStatus = { status: "paid" as const, redirect_url: "https://coffee.example/thanks" }

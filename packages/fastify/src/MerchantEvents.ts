@@ -73,15 +73,16 @@ export const register = (app: FastifyInstance, ctx: Context): void => {
         Callbacks.feed(who, { terminalId: q.terminal_id, after: q.after, limit: q.limit, environment: q.environment })),
       ({ items, nextAfter }) =>
         reply.send({
-          items: items.map(({ event, headers }) => ({
+          items: items.map(({ event, headers, position }) => ({
             id: Callback.eventId(event.id),
             event_type: event.eventType,
             created_at: Instant.formatIso(event.createdAt),
             test: event.test,
             body: event.body,
-            headers
+            headers,
+            cursor: Callback.feedCursor(position)
           })),
-          next_after: nextAfter === null ? null : Callback.eventId(nextAfter)
+          next_after: nextAfter === null ? null : Callback.feedCursor(nextAfter)
         })
     ))
 }

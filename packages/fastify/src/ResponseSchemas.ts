@@ -301,17 +301,22 @@ export const PingEvent = Schema.Struct({
 }).annotate({ identifier: "PingEvent", title: "PingEvent" })
 
 const FeedEvent = Schema.Struct({
-  id: Schema.String.annotate({ description: "`evt_<uuid>`; pass as `after` to read the events after it" }),
+  id: Schema.String.annotate({ description: "`evt_<uuid>`" }),
   event_type: Schema.String,
   created_at: Time,
   test: Schema.Boolean,
   body: Schema.String.annotate({ description: "the exact callback body (signed bytes; parse it, never re-serialize before verifying)" }),
-  headers: CallbackHeaders
+  headers: CallbackHeaders,
+  cursor: Schema.String.annotate({
+    description: "`feed_<n>`, opaque: pass as `after` to read the events after this one (valid after the event is deleted)"
+  })
 }).annotate({ identifier: "FeedEvent", title: "FeedEvent" })
 
 const EventFeed = Schema.Struct({
   items: Schema.Array(FeedEvent),
-  next_after: Nullable(Schema.String).annotate({ description: "pass as `after` next time; null while the terminal has no event" })
+  next_after: Nullable(Schema.String).annotate({
+    description: "pass as `after` next time: the `cursor` of the last item, else the `after` given; null while the terminal has no event"
+  })
 }).annotate({ identifier: "EventFeed", title: "EventFeed" })
 
 // ---------------------------------------------------------------------------------------------

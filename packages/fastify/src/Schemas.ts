@@ -226,7 +226,7 @@ export const SubscriptionListQuery = Schema.Struct({
 /** `GET /events/feed`. */
 export const EventFeedQuery = Schema.Struct({
   terminal_id: terminalId,
-  after: Schema.optionalKey(text("`next_after` of the last answer: the events after it; `latest`: none, only the cursor of the newest event", "latest or an event id (next_after of the last answer)")),
+  after: Schema.optionalKey(text("`next_after` of the last answer (or an item's `cursor`): the events after it; `latest`: none, only the cursor of the newest event; an `evt_` id of the terminal's is accepted too", "latest or the next_after of the last answer")),
   limit: Schema.optionalKey(intParam(1, Callbacks.maxFeedLimit, `events per answer, 1 to ${Callbacks.maxFeedLimit} (default 50)`)),
   environment: Schema.optionalKey(oneOf(["sandbox", "prod", "all"], "events of sandbox payments (the default), of live ones, or all"))
 })

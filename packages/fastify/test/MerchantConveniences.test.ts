@@ -242,18 +242,29 @@ describe("MerchantConveniences: events feed", () => {
       }))
       expect(check.ok).toBe(true)
     }
-    expect(feed.next_after).toBe(feed.items[1].id)
+    // Each item's cursor reads on after it; next_after is the last one's.
+    expect(feed.items.map((e: { cursor: string }) => e.cursor)).toEqual([expect.stringMatching(/^feed_\d+$/), expect.stringMatching(/^feed_\d+$/)])
+    expect(feed.next_after).toBe(feed.items[1].cursor)
+    expect(json(await call("GET", `/events/feed?after=${feed.items[0].cursor}`)).items.map((e: { id: string }) => e.id)).toEqual([feed.items[1].id])
     expect(json(await call("GET", `/events/feed?after=${feed.next_after}`))).toEqual({ items: [], next_after: feed.next_after })
+    // An event id (the cursor of earlier versions) still reads on after it, and moves to a feed_ cursor.
+    expect(json(await call("GET", `/events/feed?after=${feed.items[0].id}`))).toMatchObject({ items: [{ id: feed.items[1].id }], next_after: feed.next_after })
+    expect(json(await call("GET", `/events/feed?after=${feed.items[1].id}`))).toEqual({ items: [], next_after: feed.next_after })
     // From the first event; live events only with environment=prod or all.
     const all = json(await call("GET", "/events/feed?limit=100"))
     expect(JSON.parse(all.items[0].body).payment_id).toBe(before.id)
     expect(json(await call("GET", "/events/feed?environment=prod")).items).toEqual([])
     expectError(await call("GET", "/events/feed?after=nope"), 400, "invalid_request")
-    // A cursor that is no event of this terminal gets a 400, not an empty feed for ever.
-    const cursor = "after must be latest or the id of an event of this feed (next_after of the last answer)"
+    // A cursor this database never gave, or an id that is no event of this terminal, gets a 400, not
+    // an empty feed for ever.
+    const cursor = "after must be latest or the next_after of an earlier answer of this feed"
     expect(expectError(await call("GET", `/events/feed?after=evt_${crypto.randomUUID()}`), 400, "invalid_request", cursor).field).toBe("after")
+    const beyond = `feed_${Number(feed.next_after.slice(5)) + 1000}`
+    expect(expectError(await call("GET", `/events/feed?after=${beyond}`), 400, "invalid_request", cursor).field).toBe("after")
     const other = await t.merchant()
     expect(json(await call("GET", "/events/feed", undefined, {}, other.apiKey)).items).toEqual([])
-    expectError(await call("GET", `/events/feed?after=${feed.next_after}`, undefined, {}, other.apiKey), 400, "invalid_request", cursor)
+    // Another terminal's event id is refused; a position is no one's, and reads that terminal's own events.
+    expectError(await call("GET", `/events/feed?after=${feed.items[1].id}`, undefined, {}, other.apiKey), 400, "invalid_request", cursor)
+    expect(json(await call("GET", `/events/feed?after=${feed.items[0].cursor}`, undefined, {}, other.apiKey))).toEqual({ items: [], next_after: feed.items[0].cursor })
   })
 })

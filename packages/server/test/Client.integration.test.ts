@@ -257,7 +257,7 @@ describe("Client: the development loop", () => {
 })
 
 describe("Client: the development loop after the event retention", () => {
-  it("listen stops with ListenerCursorLost, naming its cursor, when the retention purged it; nothing is forwarded", async () => {
+  it("listen goes on when the retention purges the event of its cursor: the next event is forwarded, nothing again", async () => {
     // A server of its own: its clock moves past the retention, which purges every old event.
     const own = await startServer()
     const forwarded: Array<string> = []
@@ -273,7 +273,7 @@ describe("Client: the development loop after the event retention", () => {
       const running = listen({
         apiKey: shop.apiKey, baseUrl: own.base, forwardTo: "http://127.0.0.1:9/unused", intervalMs: 50, settleMs: 200, signal: stop.signal,
         onReady: ready, onForward: (event) => forwarded.push(event.id)
-      }).then(() => null, (error: unknown) => error)
+      })
       await started
       // The listener's cursor is the event of `before`; 31 days later the retention (30) purges it.
       const [cursor] = (await sandbox.events.list({ environment: "sandbox" })).items
@@ -283,16 +283,45 @@ describe("Client: the development loop after the event retention", () => {
       await own.work()
       await expect(sandbox.events.get(cursor!.id)).rejects.toMatchObject({ status: 404 })
       expect((await sandbox.events.list({ environment: "sandbox" })).items).toEqual([])
-      const error = await running
-      expect(error).toBeInstanceOf(ListenerCursorLost)
-      expect(error).toMatchObject({ cursor: cursor!.id, cause: { status: 400, field: "after" } })
-      expect((error as Error).message).toContain(`the server no longer holds event ${cursor!.id}`)
-      expect(forwarded).toEqual([])
+      // The listener polls on after the purge (its cursor is a position, not the event) and takes the next event.
+      await new Promise((ok) => setTimeout(ok, 300))
+      const after = await sandbox.payments.create({ amount: "2", order_id: `after-${crypto.randomUUID()}` })
+      const [created] = (await sandbox.events.list({ environment: "sandbox" })).items
+      expect(created).toMatchObject({ type: "payment.created", object_id: after.id })
+      const deadline = Date.now() + 20_000
+      while (forwarded.length < 1 && Date.now() < deadline) await new Promise((ok) => setTimeout(ok, 50))
+      await new Promise((ok) => setTimeout(ok, 500))
+      stop.abort()
+      expect(await running).toBe(1)
+      expect(forwarded).toEqual([created!.id])
     } finally {
       stop.abort()
       await own.stop()
     }
   }, 90_000)
+
+  it("listen stops with ListenerCursorLost, naming its cursor, when the server does not know it (its data was reset)", async () => {
+    const shop = await srv.merchant(receiver.url)
+    let calls = 0
+    // The feed as a reset server answers it: the listener's first cursor is refused.
+    const resetting: typeof fetch = async (input, init) => {
+      const url = new URL(String(input instanceof Request ? input.url : input))
+      if (url.pathname === "/api/v1/events/feed" && url.searchParams.get("after") !== "latest") {
+        calls++
+        url.searchParams.set("after", "feed_999999999999")
+        return fetch(url, init)
+      }
+      return fetch(input, init)
+    }
+    await new Paydesk({ apiKey: shop.apiKey, baseUrl: srv.base, sandbox: true }).payments.create({ amount: "1", order_id: `reset-${crypto.randomUUID()}` })
+    const error = await listen({
+      apiKey: shop.apiKey, baseUrl: srv.base, forwardTo: "http://127.0.0.1:9/unused", intervalMs: 50, settleMs: 200, fetch: resetting
+    }).then(() => null, (error: unknown) => error)
+    expect(calls).toBe(1)
+    expect(error).toBeInstanceOf(ListenerCursorLost)
+    expect(error).toMatchObject({ cursor: expect.stringMatching(/^feed_\d+$/), cause: { status: 400, field: "after" } })
+    expect((error as Error).message).toContain(`the server does not know the feed cursor ${(error as ListenerCursorLost).cursor}`)
+  }, 30_000)
 })
 
 describe("Client: the owner's session and credentials", () => {

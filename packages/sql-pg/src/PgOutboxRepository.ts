@@ -280,17 +280,33 @@ export const layer: Layer.Layer<OutboxRepository, never, SqlClient.SqlClient> = 
         const condition = sql.and([
           ...(filter.paymentId === undefined ? [] : [sql`payment_id = ${filter.paymentId}`]),
           ...(filter.terminalId === undefined ? [] : [sql`terminal_id = ${filter.terminalId}`]),
-          ...(filter.test === undefined ? [] : [sql`test = ${filter.test}`]),
-          // An unknown cursor event yields no row (the subquery is NULL).
-          ...(filter.afterId === undefined ? [] : [sql`seq > (SELECT seq FROM outbox_events WHERE id = ${filter.afterId})`])
+          ...(filter.test === undefined ? [] : [sql`test = ${filter.test}`])
         ])
-        // A feed (cursor or newest first) follows insertion order alone.
-        const order = filter.newestFirst === true
-          ? sql`ORDER BY seq DESC`
-          : filter.afterId !== undefined ? sql`ORDER BY seq` : sql`ORDER BY created_at, seq`
         const limit = filter.limit === undefined ? sql`` : sql`LIMIT ${filter.limit}`
-        const rows = yield* orDie(sql<EventRow>`SELECT * FROM outbox_events WHERE ${condition} ${order} ${limit}`)
+        const rows = yield* orDie(sql<EventRow>`SELECT * FROM outbox_events WHERE ${condition} ORDER BY created_at, seq ${limit}`)
         return rows.map(toEvent)
+      }),
+
+      // The feed follows insertion order alone (`outbox_events_terminal`: terminal_id, seq).
+      feedEvents: Traced.fn("PgOutboxRepository.feedEvents")(function*(filter) {
+        const test = filter.test === undefined ? sql`` : sql`AND test = ${filter.test}`
+        const rows = yield* orDie(sql<EventRow & { readonly seq: string }>`SELECT * FROM outbox_events
+          WHERE terminal_id = ${filter.terminalId} AND seq > ${filter.afterPosition} ${test}
+          ORDER BY seq LIMIT ${filter.limit}`)
+        return rows.map((row) => ({ event: toEvent(row), position: Number(row.seq) }))
+      }),
+
+      eventPosition: Traced.fn("PgOutboxRepository.eventPosition")(function*(id) {
+        const rows = yield* orDie(sql<{ terminal_id: string; seq: string }>`SELECT terminal_id, seq FROM outbox_events WHERE id = ${id}`)
+        return Option.map(Option.fromUndefinedOr(rows[0]), (row) => ({ terminalId: row.terminal_id, position: Number(row.seq) }))
+      }),
+
+      // `issued` from the sequence itself: the events it numbered may be deleted or rolled back.
+      feedPositions: Traced.fn("PgOutboxRepository.feedPositions")(function*(terminalId) {
+        const rows = yield* orDie(sql<{ newest: string; issued: string }>`SELECT
+          coalesce((SELECT max(seq) FROM outbox_events WHERE terminal_id = ${terminalId}), 0) AS newest,
+          (SELECT CASE WHEN is_called THEN last_value ELSE 0 END FROM outbox_events_seq_seq) AS issued`)
+        return { newest: Number(rows[0]?.newest ?? 0), issued: Number(rows[0]?.issued ?? 0) }
       }),
 
       insertDelivery: Traced.fn("PgOutboxRepository.insertDelivery")(function*(delivery) {

@@ -28,6 +28,10 @@ export const layer: Layer.Layer<OutboxRepository, never, MemoryDatabase> = Layer
     // Insertion order of deliveries (the Postgres `seq`): the latest delivery of an event is the last inserted.
     const order = new Map<string, number>()
     let inserted = 0
+    // Insertion positions of events (the Postgres `seq` of the events feed): only ever growing; kept
+    // by the stored event, so a deleted one's goes with it.
+    const positions = new WeakMap<Callback.OutboxEvent, number>()
+    let positioned = 0
     const deliveriesOfEvent = (eventId: string): Array<Callback.Delivery> =>
       [...deliveries.values()].filter((d) => d.eventId === eventId).sort((a, b) => (order.get(a.id) ?? 0) - (order.get(b.id) ?? 0))
     const attemptsOfTerminal = (terminalId: string): Array<Callback.Attempt> =>
@@ -66,25 +70,42 @@ export const layer: Layer.Layer<OutboxRepository, never, MemoryDatabase> = Layer
         db.atomically(Effect.suspend(() => {
           if (outboxEvents.has(event.id)) return duplicateKey("outbox_events", event.id)
           outboxEvents.set(event.id, event)
+          positions.set(event, ++positioned)
           return delivery === undefined ? Effect.void : insertDelivery(delivery)
         })),
       getEvent: (id) => db.atomically(Effect.sync(() => Option.fromUndefinedOr(outboxEvents.get(id)))),
       listEvents: (filter) =>
         db.atomically(Effect.sync(() => {
-          // Map order is insertion order.
-          const all = [...outboxEvents.values()]
-          const start = filter.afterId === undefined ? 0 : all.findIndex((e) => e.id === filter.afterId) + 1
-          if (filter.afterId !== undefined && start === 0) return []
-          const matching = all.slice(start)
+          // Map order is insertion order; the sort is stable.
+          const matching = [...outboxEvents.values()]
             .filter((e) =>
               (filter.paymentId === undefined || e.paymentId === filter.paymentId) &&
               (filter.terminalId === undefined || e.terminalId === filter.terminalId) &&
               (filter.test === undefined || e.test === filter.test)
             )
-          // A feed (cursor or newest first) follows insertion order alone.
-          if (filter.afterId === undefined && filter.newestFirst !== true) matching.sort((a, b) => a.createdAt - b.createdAt)
-          const ordered = filter.newestFirst === true ? matching.reverse() : matching
-          return filter.limit === undefined ? ordered : ordered.slice(0, filter.limit)
+            .sort((a, b) => a.createdAt - b.createdAt)
+          return filter.limit === undefined ? matching : matching.slice(0, filter.limit)
+        })),
+      feedEvents: (filter) =>
+        db.atomically(Effect.sync(() =>
+          // Map order is insertion order, that is position order.
+          [...outboxEvents.values()]
+            .filter((e) => e.terminalId === filter.terminalId && (filter.test === undefined || e.test === filter.test))
+            .map((event) => ({ event, position: positions.get(event) ?? 0 }))
+            .filter(({ position }) => position > filter.afterPosition)
+            .slice(0, Math.max(0, filter.limit))
+        )),
+      eventPosition: (id) =>
+        db.atomically(Effect.sync(() =>
+          Option.map(Option.fromUndefinedOr(outboxEvents.get(id)), (event) => ({ terminalId: event.terminalId, position: positions.get(event) ?? 0 }))
+        )),
+      feedPositions: (terminalId) =>
+        db.atomically(Effect.sync(() => {
+          let newest = 0
+          for (const event of outboxEvents.values()) {
+            if (event.terminalId === terminalId) newest = Math.max(newest, positions.get(event) ?? 0)
+          }
+          return { newest, issued: positioned }
         })),
       insertDelivery: (delivery) => db.atomically(Effect.suspend(() => insertDelivery(delivery))),
       getDelivery: (id) => db.atomically(Effect.sync(() => Option.fromUndefinedOr(deliveries.get(id)))),

@@ -17,7 +17,7 @@
  * event's `pending` deliveries as `delivered` at `at` (their attempts as they are, no attempt
  * added), in one guarded write, and answers how many: the event got a 2xx from another of its
  * deliveries (a resend); an attempt of one in flight meanwhile is then not recorded (its delivery is
- * no longer `pending`). `listEvents` is oldest first in insertion order (newest first with `newestFirst`; a cursor or `newestFirst` orders by insertion alone, whatever the timestamps), after the event `afterId` when given (none when that event is unknown), at most `limit`, only `test` ones when given; `listDeliveries` newest first; `listAttempts`
+ * no longer `pending`). `listEvents` is oldest first (ties in insertion order), at most `limit`, only `test` ones when given; `listDeliveries` newest first; `listAttempts`
  * oldest first. `recordAttempt(attempt, delivery, expectedAttempts)` stores `delivery` (its state
  * after the attempt) and inserts `attempt`, together and only when the stored delivery is still
  * `pending` with `expectedAttempts` attempts (else neither, and it answers false: another worker
@@ -44,6 +44,14 @@
  * the clock's `pending` deliveries (`null` when none). `purge` never deletes events of a clock
  * (their times are the clock's, not the wall clock's): they go with their clock
  * (`TestClockRepository.purgeDeleted`).
+ *
+ * The events feed (`paydesk listen`) reads by insertion position, a number that only grows (the
+ * Postgres `seq`), so a cursor outlives its event's deletion: `feedEvents` lists a terminal's events
+ * inserted after `afterPosition` in insertion order alone (whatever their timestamps), each with its
+ * position; `eventPosition(id)` is the terminal and position of an event (`None` when unknown or
+ * deleted); `feedPositions(terminalId)` the highest position of the terminal's events (`newest`, 0
+ * when none) and the highest ever given to an event of any terminal, deleted or rolled back since
+ * (`issued`, 0 when none).
  */
 import { Context, type Effect, type Option } from "effect"
 import type { Attempt, Delivery, DeliveryStatus, EventType, OutboxEvent } from "../Callback.js"
@@ -52,11 +60,24 @@ import type { Attempt, Delivery, DeliveryStatus, EventType, OutboxEvent } from "
 export interface EventFilter {
   readonly paymentId?: string
   readonly terminalId?: string
-  /** Only events inserted after this one (insertion order). */
-  readonly afterId?: string
   readonly test?: boolean
   readonly limit?: number
-  readonly newestFirst?: boolean
+}
+
+/** Filter of the events feed: a terminal's events inserted after a position. */
+export interface FeedFilter {
+  readonly terminalId: string
+  /** `true`: sandbox events only; `false`: live only; absent: both. */
+  readonly test?: boolean | undefined
+  /** Events inserted after this position (0: from the first). */
+  readonly afterPosition: number
+  readonly limit: number
+}
+
+/** An event of the feed with its insertion position. */
+export interface PositionedEvent {
+  readonly event: OutboxEvent
+  readonly position: number
 }
 
 /** Filter of delivery listings. */
@@ -113,6 +134,9 @@ export class OutboxRepository extends Context.Service<OutboxRepository, {
   insertEvent(event: OutboxEvent, delivery?: Delivery): Effect.Effect<void>
   getEvent(id: string): Effect.Effect<Option.Option<OutboxEvent>>
   listEvents(filter: EventFilter): Effect.Effect<ReadonlyArray<OutboxEvent>>
+  feedEvents(filter: FeedFilter): Effect.Effect<ReadonlyArray<PositionedEvent>>
+  eventPosition(id: string): Effect.Effect<Option.Option<{ readonly terminalId: string; readonly position: number }>>
+  feedPositions(terminalId: string): Effect.Effect<{ readonly newest: number; readonly issued: number }>
   insertDelivery(delivery: Delivery): Effect.Effect<void>
   getDelivery(id: string): Effect.Effect<Option.Option<Delivery>>
   updateDelivery(delivery: Delivery): Effect.Effect<void>

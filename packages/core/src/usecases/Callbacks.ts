@@ -507,18 +507,22 @@ export const runDue = Traced.fn("Callbacks.runDue")(function*() {
 /** Events of one feed read at most. */
 export const maxFeedLimit = 100
 
-/** What the events feed returns for one event: the stored body, signed now with the terminal's secret. */
+/** What the events feed returns for one event: the stored body, signed now with the terminal's secret, and its position (its cursor). */
 export interface FeedItem {
   readonly event: Callback.OutboxEvent
   readonly headers: Record<string, string>
+  readonly position: number
 }
 
 /**
  * The merchant's events feed (`paydesk listen`): the terminal's callback events in insertion order,
- * from the first one, or after the event `after`; `after` = `latest` returns no event and the
- * cursor of the newest, so a listener starts from now. Each event carries the headers a delivery
- * would, signed at read time with the terminal's secret. `environment` is `sandbox` (default),
- * `prod` or `all`. Independent of `callback_url` and of deliveries.
+ * from the first one, or after the cursor `after`; `after` = `latest` returns no event and the
+ * cursor of the newest, so a listener starts from now. A cursor is `feed_<position>` (each item's
+ * and the answer's `next_after`), so it stays valid when its event is deleted (a test clock's, or by
+ * the retention); the id of an event of the terminal is accepted too (the cursor of earlier
+ * versions). Each event carries the headers a delivery would, signed at read time with the
+ * terminal's secret. `environment` is `sandbox` (default), `prod` or `all`. Independent of
+ * `callback_url` and of deliveries. `nextAfter` is a position (`null`: the terminal has no event yet).
  */
 export const feed = Traced.fn("Callbacks.feed")(function*(
   principal: Access.Principal,
@@ -534,27 +538,44 @@ export const feed = Traced.fn("Callbacks.feed")(function*(
   if (!Number.isInteger(limit) || limit < 1 || limit > maxFeedLimit) {
     return yield* new InvalidRequest({ field: "limit", message: `limit must be an integer from 1 to ${maxFeedLimit}` })
   }
-  const after = query.after === undefined || query.after === null ? null : query.after.toLowerCase() === "latest" ? "latest" : Callback.parseEventId(query.after)
   const outbox = yield* OutboxRepository
-  const badCursor = new InvalidRequest({ field: "after", message: "after must be latest or the id of an event of this feed (next_after of the last answer)" })
-  if (after === null && query.after !== undefined && query.after !== null) return yield* badCursor
-  // A cursor that is no event of this terminal (made up, another terminal's, or purged by the
-  // retention) is refused too: a listener would otherwise get nothing after it, for ever, and not know.
-  if (after !== null && after !== "latest" && !Option.exists(yield* outbox.getEvent(after), (event) => event.terminalId === terminal.id)) {
-    return yield* badCursor
+  const badCursor = new InvalidRequest({ field: "after", message: "after must be latest or the next_after of an earlier answer of this feed" })
+  const raw = query.after ?? null
+  if (raw !== null && raw.toLowerCase() === "latest") {
+    const { newest } = yield* outbox.feedPositions(terminal.id)
+    return { items: [] as ReadonlyArray<FeedItem>, nextAfter: newest === 0 ? null : newest }
   }
+  const cursor = raw === null ? Option.some(0) : yield* cursorPosition(raw, terminal.id)
+  if (Option.isNone(cursor)) return yield* badCursor
+  const position = cursor.value
   const environment = query.environment ?? "sandbox"
-  const scope = { terminalId: terminal.id, ...(environment === "all" ? {} : { test: environment === "sandbox" }) }
-  if (after === "latest") {
-    const newest = yield* outbox.listEvents({ terminalId: terminal.id, newestFirst: true, limit: 1 })
-    return { items: [] as ReadonlyArray<FeedItem>, nextAfter: newest[0]?.id ?? null }
-  }
-  const events = yield* outbox.listEvents({ ...scope, ...(after === null ? {} : { afterId: after }), limit })
+  const events = yield* outbox.feedEvents({
+    terminalId: terminal.id,
+    ...(environment === "all" ? {} : { test: environment === "sandbox" }),
+    afterPosition: position,
+    limit
+  })
+  // A position past any ever given is no cursor of this database (made up, or of another one): a
+  // listener would otherwise get nothing after it, for ever, and not know.
+  if (events.length === 0 && position > 0 && position > (yield* outbox.feedPositions(terminal.id)).issued) return yield* badCursor
   const now = yield* Clock.currentTimeMillis
   // Signed now, with every header a delivery carries (event id, sequence, Standard Webhooks').
-  const items = yield* Effect.forEach(events, (event) =>
-    Effect.map(signCallback(terminal, event, now, false), (headers): FeedItem => ({ event, headers })))
-  return { items, nextAfter: events.at(-1)?.id ?? after }
+  const items = yield* Effect.forEach(events, ({ event, position }) =>
+    Effect.map(signCallback(terminal, event, now, false), (headers): FeedItem => ({ event, headers, position })))
+  return { items, nextAfter: events.at(-1)?.position ?? (position === 0 ? null : position) }
+})
+
+/**
+ * The position of a feed cursor: `feed_<position>`, or the id of an event of the terminal (an
+ * earlier version's cursor; `None` when it is another terminal's, unknown or deleted).
+ */
+const cursorPosition = Effect.fnUntraced(function*(cursor: string, terminalId: string) {
+  const position = Callback.parseFeedCursor(cursor)
+  if (position !== null) return Option.some(position)
+  const id = Callback.parseEventId(cursor)
+  if (id === null) return Option.none<number>()
+  const found = yield* (yield* OutboxRepository).eventPosition(id)
+  return Option.flatMap(found, (event) => event.terminalId === terminalId ? Option.some(event.position) : Option.none())
 })
 
 /** Operator: deliveries, newest first. */

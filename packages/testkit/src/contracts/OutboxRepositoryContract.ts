@@ -183,19 +183,50 @@ export const suite = <E>(name: string, layer_: Layer.Layer<Requirements, E>): vo
         assert.deepStrictEqual(ids(yield* repo.listEvents({ terminalId: terminal.id })), ids(made))
       }))
 
-    it.effect("listEvents reads a feed: after a cursor in insertion order, newest first, by test flag, limited", () =>
+    it.effect("feedEvents reads a terminal's events after a position, in insertion order, by test flag, limited; positions outlive deletions", () =>
       Effect.gen(function*() {
         const { terminal, repo } = yield* setup
+        const start = yield* repo.feedPositions(terminal.id)
+        assert.strictEqual(start.newest, 0)
         // Timestamps against insertion order: a feed follows insertion alone.
         const made = [3, 1, 2, 0].map((n, i) =>
           Fixtures.outboxEvent(terminal.id, { createdAt: Fixtures.baseTime + n, test: i % 2 === 0 }))
         for (const event of made) yield* repo.insertEvent(event)
-        assert.deepStrictEqual(ids(yield* repo.listEvents({ terminalId: terminal.id, afterId: made[0]!.id })), ids(made.slice(1)))
-        assert.deepStrictEqual(ids(yield* repo.listEvents({ terminalId: terminal.id, afterId: made[1]!.id, limit: 1 })), [made[2]!.id])
-        assert.deepStrictEqual(ids(yield* repo.listEvents({ terminalId: terminal.id, afterId: made[3]!.id })), [])
-        assert.deepStrictEqual(ids(yield* repo.listEvents({ terminalId: terminal.id, afterId: Fixtures.uuid() })), [])
-        assert.deepStrictEqual(ids(yield* repo.listEvents({ terminalId: terminal.id, newestFirst: true, limit: 1 })), [made[3]!.id])
-        assert.deepStrictEqual(ids(yield* repo.listEvents({ terminalId: terminal.id, test: true, afterId: made[0]!.id })), [made[2]!.id])
+        const all = yield* repo.feedEvents({ terminalId: terminal.id, afterPosition: 0, limit: 100 })
+        assert.deepStrictEqual(all.map((e) => e.event.id), ids(made))
+        const positions = all.map((e) => e.position)
+        assert.isTrue(positions.every((p, i) => i === 0 || p > positions[i - 1]!), `positions grow: ${positions.join(", ")}`)
+        assert.isTrue(positions[0]! > start.issued)
+        assert.deepStrictEqual(
+          (yield* repo.feedEvents({ terminalId: terminal.id, afterPosition: positions[0]!, limit: 100 })).map((e) => e.event.id),
+          ids(made.slice(1))
+        )
+        assert.deepStrictEqual(
+          (yield* repo.feedEvents({ terminalId: terminal.id, afterPosition: positions[1]!, limit: 1 })).map((e) => e.event.id),
+          [made[2]!.id]
+        )
+        assert.deepStrictEqual(yield* repo.feedEvents({ terminalId: terminal.id, afterPosition: positions[3]!, limit: 100 }), [])
+        assert.deepStrictEqual(
+          (yield* repo.feedEvents({ terminalId: terminal.id, test: true, afterPosition: positions[0]!, limit: 100 })).map((e) => e.event.id),
+          [made[2]!.id]
+        )
+        assert.deepStrictEqual(yield* repo.feedEvents({ terminalId: Fixtures.uuid(), afterPosition: 0, limit: 100 }), [])
+        assert.deepStrictEqual(some(yield* repo.eventPosition(made[2]!.id)), { terminalId: terminal.id, position: positions[2]! })
+        none(yield* repo.eventPosition(Fixtures.uuid()))
+        const after = yield* repo.feedPositions(terminal.id)
+        assert.strictEqual(after.newest, positions[3]!)
+        assert.isTrue(after.issued >= positions[3]!)
+        // A deleted event keeps its place: the cursor after it reads on, the positions issued stay.
+        // (The suite's other tests share the store: their old finished events go too.)
+        assert.isAtLeast(yield* repo.purge(Fixtures.baseTime + 10), 4)
+        none(yield* repo.eventPosition(made[2]!.id))
+        assert.deepStrictEqual(yield* repo.feedEvents({ terminalId: terminal.id, afterPosition: positions[1]!, limit: 100 }), [])
+        assert.deepStrictEqual(yield* repo.feedPositions(terminal.id), { newest: 0, issued: after.issued })
+        const next = Fixtures.outboxEvent(terminal.id, { createdAt: Fixtures.baseTime + 20 })
+        yield* repo.insertEvent(next)
+        const read = yield* repo.feedEvents({ terminalId: terminal.id, afterPosition: positions[1]!, limit: 100 })
+        assert.deepStrictEqual(read.map((e) => e.event.id), [next.id])
+        assert.isTrue(read[0]!.position > after.issued)
       }))
 
     it.effect("deliveries round-trip and updates store the whole record", () =>
