@@ -8,8 +8,14 @@
  * core's schema and migrations, and runs on its own small pool (a `SqlClient` of its own), so its
  * writes commit on their own and never join a transaction of the core (the bank is not part of our
  * database transaction, and must not roll back with it).
+ *
+ * Retention: like a real acquirer's idempotency keys (Stripe keeps them a day), the book forgets a
+ * charge key no one has asked about for `retentionMs` (30 days by default; each charge, void or
+ * settlement of the key renews it, so a key the core still asks about, an open attempt asked daily,
+ * stays), and a programmed outcome no charge took for as long. Stopped bindings are kept. The layer
+ * runs `purge` when it starts and every `purgeEveryMs` (an hour) after, in batches of `purgeBatch`.
  */
-import { Effect, Layer } from "effect"
+import { Duration, Effect, Layer, Schedule } from "effect"
 import { SqlClient, type SqlError } from "effect/sql"
 import * as AcquirerEmulator from "./AcquirerEmulator.js"
 import * as PgBookSchema from "./PgBookSchema.js"
@@ -42,7 +48,47 @@ const ensureTables = PgBookSchema.ensure(0, (sql) =>
     yield* sql`ALTER TABLE emulator_charges ADD CONSTRAINT emulator_charges_outcome_check
       CHECK (outcome IN ('paid', 'failed', 'unknown', 'void', 'stopped'))`
     yield* sql`CREATE TABLE IF NOT EXISTS emulator_stopped_bindings (subscription_id text PRIMARY KEY)`
+    // The retention (added later; rows of an older book count from the upgrade).
+    yield* sql`ALTER TABLE emulator_charges ADD COLUMN IF NOT EXISTS seen_at timestamptz NOT NULL DEFAULT now()`
+    yield* sql`CREATE INDEX IF NOT EXISTS emulator_charges_seen ON emulator_charges (seen_at)`
+    yield* sql`ALTER TABLE emulator_charge_programs ADD COLUMN IF NOT EXISTS created_at timestamptz NOT NULL DEFAULT now()`
+    yield* sql`CREATE INDEX IF NOT EXISTS emulator_charge_programs_created ON emulator_charge_programs (created_at)`
   }))
+
+/** How long the book remembers a charge key no one asked about, and a programmed outcome no charge took. */
+export const defaultRetentionMs = 30 * 86_400_000
+
+/** How often the layer purges. */
+export const defaultPurgeEveryMs = 3_600_000
+
+/** Rows one purge statement deletes at most (each statement its own short transaction). */
+export const purgeBatch = 1_000
+
+/**
+ * Deletes the charge keys not asked about for `retentionMs`, and the programmed outcomes older than
+ * that, `purgeBatch` rows a statement until none is left; answers how many rows went. A key asked
+ * about meanwhile is kept (its `seen_at` is checked again on the row the delete finds).
+ */
+export const purge = (retentionMs: number): Effect.Effect<number, SqlError.SqlError, SqlClient.SqlClient> =>
+  Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const age = `${Math.max(0, Math.floor(retentionMs))} milliseconds`
+    let total = 0
+    for (const table of ["emulator_charges", "emulator_charge_programs"] as const) {
+      const [key, time] = table === "emulator_charges" ? ["serial", "seen_at"] : ["seq", "created_at"]
+      for (;;) {
+        const rows = yield* sql<{ n: number }>`WITH gone AS (
+            DELETE FROM ${sql(table)} WHERE ${sql(time)} < now() - ${age}::interval AND ${sql(key)} IN (
+              SELECT ${sql(key)} FROM ${sql(table)} WHERE ${sql(time)} < now() - ${age}::interval LIMIT ${purgeBatch}
+            ) RETURNING 1
+          ) SELECT count(*)::int AS n FROM gone`
+        const n = rows[0]?.n ?? 0
+        total += n
+        if (n < purgeBatch) break
+      }
+    }
+    return total
+  })
 
 /** Serializes the book's work on one subscription across processes (own advisory-lock space). */
 const lockSubscription = (sql: SqlClient.SqlClient, subscriptionId: string) =>
@@ -53,9 +99,11 @@ const unavailable = <A, R>(effect: Effect.Effect<A, SqlError.SqlError, R>) => Ef
 
 /** Builds the book's operations over `sql`. */
 const operations = (sql: SqlClient.SqlClient, client: string): ChargeBook => {
+  // A key asked about is remembered a retention from now.
   const known = (idempotencyKey: string) =>
     Effect.map(
-      sql<{ serial: string; outcome: BookOutcome }>`SELECT serial, outcome FROM emulator_charges WHERE idempotency_key = ${idempotencyKey}`,
+      sql<{ serial: string; outcome: BookOutcome }>`UPDATE emulator_charges SET seen_at = now() WHERE idempotency_key = ${idempotencyKey}
+        RETURNING serial, outcome`,
       (rows) => rows[0] === undefined ? undefined : { program: rows[0].outcome, serial: Number(rows[0].serial), fresh: false, delayMs: 0 }
     )
   const record = (request: { readonly subscriptionId: string; readonly idempotencyKey: string; readonly cycleNumber: number; readonly amount: bigint }, program: BookOutcome, delayMs: number) =>
@@ -96,7 +144,7 @@ const operations = (sql: SqlClient.SqlClient, client: string): ChargeBook => {
       unavailable(sql`INSERT INTO emulator_stopped_bindings (subscription_id) VALUES (${subscriptionId}) ON CONFLICT DO NOTHING`).pipe(Effect.asVoid),
     resolve: (idempotencyKey, outcome) =>
       unavailable(Effect.map(
-        sql`UPDATE emulator_charges SET outcome = ${outcome} WHERE idempotency_key = ${idempotencyKey} AND outcome = 'unknown' RETURNING 1`,
+        sql`UPDATE emulator_charges SET outcome = ${outcome}, seen_at = now() WHERE idempotency_key = ${idempotencyKey} AND outcome = 'unknown' RETURNING 1`,
         (rows) => rows.length > 0
       ))
   }
@@ -104,18 +152,31 @@ const operations = (sql: SqlClient.SqlClient, client: string): ChargeBook => {
 
 /**
  * `ChargeBookService` on the `SqlClient` in context, creating the book's tables when missing;
- * `client` names the caller (server process) in its records.
+ * `client` names the caller (server process) in its records. It purges (`purge`) at start and every
+ * `purgeEveryMs` while it lives (a failed purge is logged and tried again at the next); `retentionMs`
+ * and `purgeEveryMs` default to 30 days and an hour.
  *
  * Give the book a client of its own (`PgClient.layer`, a pool separate from the core's): its
  * statements and transactions then run on that client's connections, whose transactions are
  * tracked apart from every other client's, so a charge the bank recorded stays recorded whatever
  * the core's transaction around the call does.
  */
-export const layer = (options: { readonly client: string }): Layer.Layer<ChargeBookService, SqlError.SqlError, SqlClient.SqlClient> =>
+export const layer = (options: {
+  readonly client: string
+  readonly retentionMs?: number
+  readonly purgeEveryMs?: number
+}): Layer.Layer<ChargeBookService, SqlError.SqlError, SqlClient.SqlClient> =>
   Layer.effect(
     ChargeBookService,
     Effect.gen(function*() {
       yield* ensureTables
-      return ChargeBookService.of(operations(yield* SqlClient.SqlClient, options.client))
+      const sql = yield* SqlClient.SqlClient
+      const once = purge(options.retentionMs ?? defaultRetentionMs).pipe(
+        Effect.tap((n) => n > 0 ? Effect.logInfo(`sandbox bank: ${n} charge keys and programs past the retention forgotten`) : Effect.void),
+        Effect.catchCause((cause) => Effect.logWarning("sandbox bank: purge failed; tried again later", cause)),
+        Effect.annotateLogs({ component: "bank" })
+      )
+      yield* Effect.forkScoped(Effect.repeat(once, Schedule.spaced(Duration.millis(options.purgeEveryMs ?? defaultPurgeEveryMs))))
+      return ChargeBookService.of(operations(sql, options.client))
     })
   )

@@ -5,7 +5,7 @@
  * back (the book has a client of its own).
  */
 import { assert, describe, it } from "@effect/vitest"
-import { Context, Effect, Layer } from "effect"
+import { Context, Duration, Effect, Layer } from "effect"
 import { AcquirerEmulator, PgChargeBook } from "@paydesk/emulators"
 import { PgStore } from "@paydesk/sql-pg"
 import { ChargeBookContract } from "@paydesk/testkit/contracts"
@@ -16,9 +16,9 @@ import { inject } from "vitest"
 const freshDatabase = (serverUrl: string) => PgStore.createDatabase(serverUrl, `${inject("pgPrefix")}book_${randomBytes(4).toString("hex")}`)
 
 /** A book handle with a pool of its own on `url`. */
-const handle = (url: string, client: string) =>
+const handle = (url: string, client: string, options: { readonly retentionMs?: number; readonly purgeEveryMs?: number } = {}) =>
   Effect.map(
-    Layer.build(PgChargeBook.layer({ client }).pipe(Layer.provide(PgStore.layerClient(url, { maxConnections: 4 })))),
+    Layer.build(PgChargeBook.layer({ client, ...options }).pipe(Layer.provide(PgStore.layerClient(url, { maxConnections: 4 })))),
     (context) => Context.get(context, AcquirerEmulator.ChargeBookService)
   )
 
@@ -75,5 +75,63 @@ describe("PgChargeBook", () => {
         reason: "the acquirer did not answer"
       })
       assert.strictEqual((yield* Effect.flip(emulator.acquirer.stopBinding({ subscriptionId: "sub-1" })))._tag, "ProviderUnavailable")
+    })))
+
+  it.live("forgets the charge keys no one asked about for the retention and old programs; a key asked about stays", () =>
+    Effect.scoped(Effect.gen(function*() {
+      const url = yield* freshDatabase(inject("pgTargets")[0]!.url)
+      const sql = Context.get(yield* Layer.build(PgStore.layerClient(url, { maxConnections: 1 })), SqlClient.SqlClient)
+      const book = yield* handle(url, "server")
+      const charge = (key: string, cycleNumber: number) => ({ subscriptionId: "sub-1", cycleNumber, idempotencyKey: key, amount: 990_00n })
+      const old = yield* book.take(charge("old", 1))
+      const asked = yield* book.take(charge("asked", 2))
+      const recent = yield* book.take(charge("recent", 3))
+      yield* book.program("sub-2", ["failed", "unknown"])
+      yield* book.program("sub-3", ["failed"])
+      // 31 days ago: two keys and sub-2's programs; then the core asks about one of the keys again.
+      yield* sql`UPDATE emulator_charges SET seen_at = now() - interval '31 days' WHERE idempotency_key IN ('old', 'asked')`
+      yield* sql`UPDATE emulator_charge_programs SET created_at = now() - interval '31 days' WHERE subscription_id = 'sub-2'`
+      const replay = yield* book.void({ subscriptionId: "sub-1", idempotencyKey: "asked" })
+      assert.deepStrictEqual([replay.fresh, replay.serial, replay.program], [false, asked.serial, "paid"])
+      assert.strictEqual(yield* PgChargeBook.purge(PgChargeBook.defaultRetentionMs).pipe(Effect.provideService(SqlClient.SqlClient, sql)), 3)
+      const keys = yield* sql<{ idempotency_key: string }>`SELECT idempotency_key FROM emulator_charges ORDER BY serial`
+      assert.deepStrictEqual(keys.map((r) => r.idempotency_key), ["asked", "recent"])
+      const programs = yield* sql<{ subscription_id: string }>`SELECT subscription_id FROM emulator_charge_programs`
+      assert.deepStrictEqual(programs.map((r) => r.subscription_id), ["sub-3"])
+      // What stays is answered as before; a forgotten key is a new one to the bank (the retention's meaning).
+      assert.deepStrictEqual([(yield* book.take(charge("recent", 3))).fresh, (yield* book.take(charge("asked", 2))).serial], [false, asked.serial])
+      const again = yield* book.take(charge("old", 1))
+      assert.isTrue(again.fresh && again.serial > recent.serial && again.serial !== old.serial)
+      assert.strictEqual((yield* book.take({ ...charge("sub-2-first", 1), subscriptionId: "sub-2" })).program, "paid")
+      assert.strictEqual((yield* book.take({ ...charge("sub-3-first", 1), subscriptionId: "sub-3" })).program, "failed")
+      assert.strictEqual(yield* PgChargeBook.purge(PgChargeBook.defaultRetentionMs).pipe(Effect.provideService(SqlClient.SqlClient, sql)), 0)
+    })))
+
+  it.live("purges in batches, and the layer purges while it lives", () =>
+    Effect.scoped(Effect.gen(function*() {
+      const url = yield* freshDatabase(inject("pgTargets")[0]!.url)
+      const sql = Context.get(yield* Layer.build(PgStore.layerClient(url, { maxConnections: 1 })), SqlClient.SqlClient)
+      const book = yield* handle(url, "first")
+      yield* book.take({ subscriptionId: "sub-1", cycleNumber: 1, idempotencyKey: "live", amount: 1n })
+      const count = sql<{ n: number }>`SELECT count(*)::int AS n FROM emulator_charges`
+      // More than a batch, all past the retention.
+      const aged = PgChargeBook.purgeBatch * 2 + 5
+      yield* sql`INSERT INTO emulator_charges (idempotency_key, subscription_id, cycle_number, amount_kopecks, outcome, seen_at)
+        SELECT 'aged-' || n, 'sub-aged', n, 100, 'paid', now() - interval '2 minutes' FROM generate_series(1, ${aged}) AS n`
+      assert.strictEqual((yield* count)[0]!.n, aged + 1)
+      // A second handle, as a second process would start one: it purges at once and every 100 ms.
+      yield* handle(url, "second", { retentionMs: 60_000, purgeEveryMs: 100 })
+      let left = aged + 1
+      for (let i = 0; i < 100 && left > 1; i++) {
+        yield* Effect.sleep(Duration.millis(50))
+        left = (yield* count)[0]!.n
+      }
+      assert.strictEqual(left, 1)
+      yield* sql`UPDATE emulator_charges SET seen_at = now() - interval '2 minutes'`
+      for (let i = 0; i < 100 && left > 0; i++) {
+        yield* Effect.sleep(Duration.millis(50))
+        left = (yield* count)[0]!.n
+      }
+      assert.strictEqual(left, 0)
     })))
 })
