@@ -99,8 +99,8 @@ export const listen = async (options: ListenOptions): Promise<number> => {
     // Advance over the prefix that has been visible long enough for late commits to have shown.
     for (const event of read) {
       if (now - firstSeen.get(event.id)! < settle) break
-      // The event's cursor (a server before cursors: its id).
-      settled = event.cursor ?? event.id
+      // The event's cursor (a server before cursors sends none: its id then).
+      settled = (event.cursor as string | undefined) ?? event.id
       firstSeen.delete(event.id)
     }
     await sleep(interval, options.signal)

@@ -350,7 +350,7 @@ export interface FeedEvent {
   readonly test: boolean
   readonly body: string
   readonly headers: CallbackHeaders
-  /** `feed_<n>`, opaque: pass as `after` to read the events after this one (valid after the event is deleted). */
+  /** Opaque (`feed_…`): pass as `after` to read the events after this one; valid when the event is deleted. */
   readonly cursor: string
 }
 

@@ -113,15 +113,6 @@ export const parseEventId = (input: string): string | null => {
   return /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(raw) ? raw.toLowerCase() : null
 }
 
-/** A cursor of the events feed: `feed_<position>`, the insertion position of the last event read. */
-export const feedCursor = (position: number): string => `feed_${position}`
-
-/** The position behind a `feed_<position>` cursor, or null. */
-export const parseFeedCursor = (input: string): number | null => {
-  const match = /^feed_(\d{1,15})$/i.exec(input)
-  return match === null ? null : Number(match[1])
-}
-
 /** The object an event is about, for its sequence and the events API's `object_id` filter. */
 export const objectKeyOf = (event: Pick<OutboxEvent, "id" | "paymentId" | "payoutId">): string =>
   event.paymentId ?? event.payoutId ?? event.id

@@ -241,6 +241,8 @@ export const pingEvent = { event_type: "ping" as const, terminal_id: terminalId,
 
 export const callbackSignatureNext = "0c9a7e5b3d1f2a4c6e8b0d2f4a6c8e1b3d5f7a9c2e4b6d8f1a3c5e7b9d2f4a61"
 
+const feedCursor = "feed_v1.Hq3xV0bJ9c2LkRmT.N4pW7sYd1aQe8ZfG2hKj5A.c2FuZGJveC1leGFtcGxlLWN1cnNvci1ieXRlcy0wMDAx"
+
 export const eventFeed = {
   items: [{
     id: `evt_${ids.event}`,
@@ -249,9 +251,9 @@ export const eventFeed = {
     test: true,
     body: JSON.stringify(paymentEvent),
     headers: callbackHeaders,
-    cursor: "feed_48213"
+    cursor: feedCursor
   }],
-  next_after: "feed_48213"
+  next_after: feedCursor
 }
 
 export const pageStatus = { status: "paid" as const, redirect_url: "https://coffee.example/thanks" }

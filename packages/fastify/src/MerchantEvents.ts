@@ -73,16 +73,16 @@ export const register = (app: FastifyInstance, ctx: Context): void => {
         Callbacks.feed(who, { terminalId: q.terminal_id, after: q.after, limit: q.limit, environment: q.environment })),
       ({ items, nextAfter }) =>
         reply.send({
-          items: items.map(({ event, headers, position }) => ({
+          items: items.map(({ event, headers, cursor }) => ({
             id: Callback.eventId(event.id),
             event_type: event.eventType,
             created_at: Instant.formatIso(event.createdAt),
             test: event.test,
             body: event.body,
             headers,
-            cursor: Callback.feedCursor(position)
+            cursor
           })),
-          next_after: nextAfter === null ? null : Callback.feedCursor(nextAfter)
+          next_after: nextAfter
         })
     ))
 }

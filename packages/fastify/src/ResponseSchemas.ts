@@ -308,7 +308,7 @@ const FeedEvent = Schema.Struct({
   body: Schema.String.annotate({ description: "the exact callback body (signed bytes; parse it, never re-serialize before verifying)" }),
   headers: CallbackHeaders,
   cursor: Schema.String.annotate({
-    description: "`feed_<n>`, opaque: pass as `after` to read the events after this one (valid after the event is deleted)"
+    description: "opaque (`feed_…`, bound to this terminal): pass as `after` to read the events after this one; it stays valid when the event is deleted"
   })
 }).annotate({ identifier: "FeedEvent", title: "FeedEvent" })
 

@@ -243,13 +243,17 @@ describe("MerchantConveniences: events feed", () => {
       expect(check.ok).toBe(true)
     }
     // Each item's cursor reads on after it; next_after is the last one's.
-    expect(feed.items.map((e: { cursor: string }) => e.cursor)).toEqual([expect.stringMatching(/^feed_\d+$/), expect.stringMatching(/^feed_\d+$/)])
+    expect(feed.items.map((e: { cursor: string }) => e.cursor)).toEqual([expect.stringMatching(/^feed_v1\./), expect.stringMatching(/^feed_v1\./)])
     expect(feed.next_after).toBe(feed.items[1].cursor)
     expect(json(await call("GET", `/events/feed?after=${feed.items[0].cursor}`)).items.map((e: { id: string }) => e.id)).toEqual([feed.items[1].id])
     expect(json(await call("GET", `/events/feed?after=${feed.next_after}`))).toEqual({ items: [], next_after: feed.next_after })
     // An event id (the cursor of earlier versions) still reads on after it, and moves to a feed_ cursor.
-    expect(json(await call("GET", `/events/feed?after=${feed.items[0].id}`))).toMatchObject({ items: [{ id: feed.items[1].id }], next_after: feed.next_after })
-    expect(json(await call("GET", `/events/feed?after=${feed.items[1].id}`))).toEqual({ items: [], next_after: feed.next_after })
+    const byId = json(await call("GET", `/events/feed?after=${feed.items[0].id}`))
+    expect(byId.items.map((e: { id: string }) => e.id)).toEqual([feed.items[1].id])
+    expect(byId.next_after).toBe(byId.items[0].cursor)
+    const lastById = json(await call("GET", `/events/feed?after=${feed.items[1].id}`))
+    expect(lastById.items).toEqual([])
+    expect(json(await call("GET", `/events/feed?after=${lastById.next_after}`))).toEqual({ items: [], next_after: lastById.next_after })
     // From the first event; live events only with environment=prod or all.
     const all = json(await call("GET", "/events/feed?limit=100"))
     expect(JSON.parse(all.items[0].body).payment_id).toBe(before.id)
@@ -259,12 +263,16 @@ describe("MerchantConveniences: events feed", () => {
     // an empty feed for ever.
     const cursor = "after must be latest or the next_after of an earlier answer of this feed"
     expect(expectError(await call("GET", `/events/feed?after=evt_${crypto.randomUUID()}`), 400, "invalid_request", cursor).field).toBe("after")
-    const beyond = `feed_${Number(feed.next_after.slice(5)) + 1000}`
-    expect(expectError(await call("GET", `/events/feed?after=${beyond}`), 400, "invalid_request", cursor).field).toBe("after")
+    // Made-up or altered cursors are refused: one can neither forge a position nor read one.
+    const sealed: string = feed.items[0].cursor
+    const flipped = sealed.slice(0, -2) + (sealed.at(-2) === "A" ? "B" : "A") + sealed.at(-1)
+    for (const bad of ["feed_1", "feed_0", "feed_", `feed_${"x".repeat(600)}`, flipped, sealed.toUpperCase()]) {
+      expect(expectError(await call("GET", `/events/feed?after=${encodeURIComponent(bad)}`), 400, "invalid_request", cursor).field).toBe("after")
+    }
     const other = await t.merchant()
     expect(json(await call("GET", "/events/feed", undefined, {}, other.apiKey)).items).toEqual([])
-    // Another terminal's event id is refused; a position is no one's, and reads that terminal's own events.
+    // Another terminal's cursor or event id is refused.
     expectError(await call("GET", `/events/feed?after=${feed.items[1].id}`, undefined, {}, other.apiKey), 400, "invalid_request", cursor)
-    expect(json(await call("GET", `/events/feed?after=${feed.items[0].cursor}`, undefined, {}, other.apiKey))).toEqual({ items: [], next_after: feed.items[0].cursor })
+    expectError(await call("GET", `/events/feed?after=${encodeURIComponent(sealed)}`, undefined, {}, other.apiKey), 400, "invalid_request", cursor)
   })
 })

@@ -300,15 +300,16 @@ describe("Client: the development loop after the event retention", () => {
     }
   }, 90_000)
 
-  it("listen stops with ListenerCursorLost, naming its cursor, when the server does not know it (its data was reset)", async () => {
+  it("listen stops with ListenerCursorLost, naming its cursor, when the server does not know it (its data was reset, or its key changed)", async () => {
     const shop = await srv.merchant(receiver.url)
     let calls = 0
-    // The feed as a reset server answers it: the listener's first cursor is refused.
+    // The feed as a server that cannot open the cursor answers it: the listener's first cursor is refused.
     const resetting: typeof fetch = async (input, init) => {
       const url = new URL(String(input instanceof Request ? input.url : input))
       if (url.pathname === "/api/v1/events/feed" && url.searchParams.get("after") !== "latest") {
         calls++
-        url.searchParams.set("after", "feed_999999999999")
+        // Sealed with another key: what a server whose key or data changed cannot open.
+        url.searchParams.set("after", "feed_v1.AAAAAAAAAAAAAAAA.AAAAAAAAAAAAAAAAAAAAAA.AAAAAAAAAAAAAAAAAAAAAA")
         return fetch(url, init)
       }
       return fetch(input, init)
@@ -319,7 +320,7 @@ describe("Client: the development loop after the event retention", () => {
     }).then(() => null, (error: unknown) => error)
     expect(calls).toBe(1)
     expect(error).toBeInstanceOf(ListenerCursorLost)
-    expect(error).toMatchObject({ cursor: expect.stringMatching(/^feed_\d+$/), cause: { status: 400, field: "after" } })
+    expect(error).toMatchObject({ cursor: expect.stringMatching(/^feed_v1\./), cause: { status: 400, field: "after" } })
     expect((error as Error).message).toContain(`the server does not know the feed cursor ${(error as ListenerCursorLost).cursor}`)
   }, 30_000)
 })

@@ -184,6 +184,10 @@ for (const target of pgTargets()) describe(`deleting a test clock on postgres ($
           WHERE e.test_clock_id = $1) AS attempts`, [clock])
       return counts!
     }
+    // The events feed (paydesk listen) with its cursor on the doomed clock's last event.
+    const feedAll = (await ok(m.api("GET", "/events/feed?limit=100"))).items as Array<{ id: string; cursor: string }>
+    const onDoomed = feedAll.filter((e) => doomedEvents.includes(e.id)).at(-1)!
+    const feedAfter = feedAll.slice(feedAll.indexOf(onDoomed) + 1).map((e) => e.id)
     try {
       const before = await rows(doomed.id)
       expect(before).toMatchObject({ clocks: 1, payments: 3, subscriptions: 1, charges: 2, events: doomedEvents.length, deliveries: doomedEvents.length })
@@ -210,6 +214,12 @@ for (const target of pgTargets()) describe(`deleting a test clock on postgres ($
       expect((await m.api("GET", `/test-clocks/${kept.id}`)).status).toBe(200)
       expect([(await m.api("GET", `/payments/${onKept.id}`)).status, (await m.api("GET", `/payments/${onNone.id}`)).status]).toEqual([200, 200])
       for (const id of keptEvents) expect([id, (await m.api("GET", `/events/${id}`)).status]).toEqual([id, 200])
+      // The feed's cursor outlived its event: the same events after it, without the doomed ones, then a new one.
+      const read = await ok(m.api("GET", `/events/feed?after=${onDoomed.cursor}`))
+      expect(read.items.map((e: { id: string }) => e.id)).toEqual(feedAfter.filter((id) => !doomedEvents.includes(id)))
+      const later = await ok(m.api("POST", "/payments", { amount: "13", order_id: "none-2", test: true }), 201)
+      const next = await ok(m.api("GET", `/events/feed?after=${read.next_after}`))
+      expect(next.items.map((e: { body: string }) => [JSON.parse(e.body).event_type, JSON.parse(e.body).payment_id])).toEqual([["payment.created", later.id]])
     } finally {
       await db.close()
     }

@@ -507,22 +507,29 @@ export const runDue = Traced.fn("Callbacks.runDue")(function*() {
 /** Events of one feed read at most. */
 export const maxFeedLimit = 100
 
-/** What the events feed returns for one event: the stored body, signed now with the terminal's secret, and its position (its cursor). */
+/** What the events feed returns for one event: the stored body, signed now with the terminal's secret, and the cursor after it. */
 export interface FeedItem {
   readonly event: Callback.OutboxEvent
   readonly headers: Record<string, string>
-  readonly position: number
+  readonly cursor: string
 }
+
+/** Longest feed cursor accepted (a sealed one is about 100 characters). */
+const maxCursorLength = 512
 
 /**
  * The merchant's events feed (`paydesk listen`): the terminal's callback events in insertion order,
  * from the first one, or after the cursor `after`; `after` = `latest` returns no event and the
- * cursor of the newest, so a listener starts from now. A cursor is `feed_<position>` (each item's
- * and the answer's `next_after`), so it stays valid when its event is deleted (a test clock's, or by
- * the retention); the id of an event of the terminal is accepted too (the cursor of earlier
- * versions). Each event carries the headers a delivery would, signed at read time with the
- * terminal's secret. `environment` is `sandbox` (default), `prod` or `all`. Independent of
- * `callback_url` and of deliveries. `nextAfter` is a position (`null`: the terminal has no event yet).
+ * cursor of the newest, so a listener starts from now. A cursor (each item's, and the answer's
+ * `next_after`: the last item's, else the `after` given) names the event's insertion position, so
+ * it stays valid when its event is deleted (a test clock's, or by the retention). Positions are
+ * shared by every terminal, so a cursor is the terminal and position sealed with the host's
+ * `SecretCipher` (`feed_<ciphertext>`): opaque, bound to its terminal, and unforgeable (the gaps
+ * between plain positions would show how many events the other merchants made). The id of an event
+ * of the terminal is accepted too (the cursor of earlier versions). Each event carries the headers a
+ * delivery would, signed at read time with the terminal's secret. `environment` is `sandbox`
+ * (default), `prod` or `all`. Independent of `callback_url` and of deliveries. `nextAfter` is `null`
+ * while the terminal has no event (from the first one).
  */
 export const feed = Traced.fn("Callbacks.feed")(function*(
   principal: Access.Principal,
@@ -539,15 +546,17 @@ export const feed = Traced.fn("Callbacks.feed")(function*(
     return yield* new InvalidRequest({ field: "limit", message: `limit must be an integer from 1 to ${maxFeedLimit}` })
   }
   const outbox = yield* OutboxRepository
+  const cipher = yield* SecretCipher
+  const seal = (position: number) => Effect.map(cipher.encrypt(`${terminal.id}:${position}`), (sealed) => `feed_${sealed}`)
   const badCursor = new InvalidRequest({ field: "after", message: "after must be latest or the next_after of an earlier answer of this feed" })
   const raw = query.after ?? null
   if (raw !== null && raw.toLowerCase() === "latest") {
     const { newest } = yield* outbox.feedPositions(terminal.id)
-    return { items: [] as ReadonlyArray<FeedItem>, nextAfter: newest === 0 ? null : newest }
+    return { items: [] as ReadonlyArray<FeedItem>, nextAfter: newest === 0 ? null : yield* seal(newest) }
   }
-  const cursor = raw === null ? Option.some(0) : yield* cursorPosition(raw, terminal.id)
-  if (Option.isNone(cursor)) return yield* badCursor
-  const position = cursor.value
+  const opened = raw === null ? Option.some({ position: 0, sealed: false }) : yield* openCursor(raw, terminal.id)
+  if (Option.isNone(opened)) return yield* badCursor
+  const { position, sealed } = opened.value
   const environment = query.environment ?? "sandbox"
   const events = yield* outbox.feedEvents({
     terminalId: terminal.id,
@@ -555,27 +564,35 @@ export const feed = Traced.fn("Callbacks.feed")(function*(
     afterPosition: position,
     limit
   })
-  // A position past any ever given is no cursor of this database (made up, or of another one): a
-  // listener would otherwise get nothing after it, for ever, and not know.
-  if (events.length === 0 && position > 0 && position > (yield* outbox.feedPositions(terminal.id)).issued) return yield* badCursor
+  // A position past any ever given is of another database (this one reset, or restored to an
+  // earlier point): a listener would otherwise get nothing after it, for ever, and not know.
+  if (events.length === 0 && position > (yield* outbox.feedPositions(terminal.id)).issued) return yield* badCursor
   const now = yield* Clock.currentTimeMillis
   // Signed now, with every header a delivery carries (event id, sequence, Standard Webhooks').
   const items = yield* Effect.forEach(events, ({ event, position }) =>
-    Effect.map(signCallback(terminal, event, now, false), (headers): FeedItem => ({ event, headers, position })))
-  return { items, nextAfter: events.at(-1)?.position ?? (position === 0 ? null : position) }
+    Effect.zipWith(signCallback(terminal, event, now, false), seal(position), (headers, cursor): FeedItem => ({ event, headers, cursor })))
+  const nextAfter = items.at(-1)?.cursor ?? (position === 0 ? null : sealed ? raw : yield* seal(position))
+  return { items, nextAfter }
 })
 
 /**
- * The position of a feed cursor: `feed_<position>`, or the id of an event of the terminal (an
- * earlier version's cursor; `None` when it is another terminal's, unknown or deleted).
+ * The position a feed cursor names: a sealed `feed_` cursor of this terminal, or the id of an event
+ * of the terminal (an earlier version's cursor); `None` for anything else (made up, another
+ * terminal's, sealed with another key, an unknown or deleted event's id).
  */
-const cursorPosition = Effect.fnUntraced(function*(cursor: string, terminalId: string) {
-  const position = Callback.parseFeedCursor(cursor)
-  if (position !== null) return Option.some(position)
+const openCursor = Effect.fnUntraced(function*(cursor: string, terminalId: string) {
+  if (cursor.length > maxCursorLength) return Option.none()
+  if (cursor.startsWith("feed_")) {
+    // A ciphertext the key did not make dies in the cipher (its contract): here, a refused cursor.
+    const opened = yield* Effect.exit((yield* SecretCipher).decrypt(cursor.slice(5)))
+    if (opened._tag === "Failure") return Option.none()
+    const match = /^([0-9a-f-]{36}):(\d{1,15})$/.exec(opened.value)
+    return match === null || match[1] !== terminalId ? Option.none() : Option.some({ position: Number(match[2]), sealed: true })
+  }
   const id = Callback.parseEventId(cursor)
-  if (id === null) return Option.none<number>()
+  if (id === null) return Option.none()
   const found = yield* (yield* OutboxRepository).eventPosition(id)
-  return Option.flatMap(found, (event) => event.terminalId === terminalId ? Option.some(event.position) : Option.none())
+  return Option.flatMap(found, (event) => event.terminalId === terminalId ? Option.some({ position: event.position, sealed: false }) : Option.none())
 })
 
 /** Operator: deliveries, newest first. */
