@@ -12,8 +12,10 @@
  * Retention: like a real acquirer's idempotency keys (Stripe keeps them a day), the book forgets a
  * charge key no one has asked about for `retentionMs` (30 days by default; each charge, void or
  * settlement of the key renews it, so a key the core still asks about, an open attempt asked daily,
- * stays), and a programmed outcome no charge took for as long. Stopped bindings are kept. The layer
- * runs `purge` when it starts and every `purgeEveryMs` (an hour) after, in batches of `purgeBatch`.
+ * stays). A key answered `unknown` is kept until it is settled (the operator settles it, however
+ * late, and the core's resume then books that answer), and the programmed outcomes of a stopped
+ * binding go (no charge takes them any more); stopped bindings are kept. The layer runs `purge` when
+ * it starts and every `purgeEveryMs` (an hour) after, in batches of `purgeBatch`.
  */
 import { Duration, Effect, Layer, Schedule } from "effect"
 import { SqlClient, type SqlError } from "effect/sql"
@@ -23,7 +25,8 @@ import { type BookOutcome, type ChargeBook, ChargeBookService } from "./Acquirer
 import { BookUnavailable } from "./BookUnavailable.js"
 
 /** Creates the book's tables when missing (idempotent, safe from several processes). */
-const ensureTables = PgBookSchema.ensure(0, (sql) =>
+// Version 2: the retention's columns.
+const ensureTables = PgBookSchema.ensure(0, 2, (sql) =>
   Effect.gen(function*() {
     yield* sql`CREATE TABLE IF NOT EXISTS emulator_charge_programs (
       seq bigserial PRIMARY KEY,
@@ -51,11 +54,9 @@ const ensureTables = PgBookSchema.ensure(0, (sql) =>
     // The retention (added later; rows of an older book count from the upgrade).
     yield* sql`ALTER TABLE emulator_charges ADD COLUMN IF NOT EXISTS seen_at timestamptz NOT NULL DEFAULT now()`
     yield* sql`CREATE INDEX IF NOT EXISTS emulator_charges_seen ON emulator_charges (seen_at)`
-    yield* sql`ALTER TABLE emulator_charge_programs ADD COLUMN IF NOT EXISTS created_at timestamptz NOT NULL DEFAULT now()`
-    yield* sql`CREATE INDEX IF NOT EXISTS emulator_charge_programs_created ON emulator_charge_programs (created_at)`
   }))
 
-/** How long the book remembers a charge key no one asked about, and a programmed outcome no charge took. */
+/** How long the book remembers a settled charge key no one asked about. */
 export const defaultRetentionMs = 30 * 86_400_000
 
 /** How often the layer purges. */
@@ -65,29 +66,35 @@ export const defaultPurgeEveryMs = 3_600_000
 export const purgeBatch = 1_000
 
 /**
- * Deletes the charge keys not asked about for `retentionMs`, and the programmed outcomes older than
- * that, `purgeBatch` rows a statement until none is left; answers how many rows went. A key asked
- * about meanwhile is kept (its `seen_at` is checked again on the row the delete finds).
+ * Deletes the settled charge keys (not `unknown`) not asked about for `retentionMs`, and the
+ * programmed outcomes of stopped bindings, `purgeBatch` rows a statement until none is left;
+ * answers how many rows went. A key asked about meanwhile is kept (its `seen_at` is checked again on
+ * the row the delete finds).
  */
 export const purge = (retentionMs: number): Effect.Effect<number, SqlError.SqlError, SqlClient.SqlClient> =>
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const age = `${Math.max(0, Math.floor(retentionMs))} milliseconds`
-    let total = 0
-    for (const table of ["emulator_charges", "emulator_charge_programs"] as const) {
-      const [key, time] = table === "emulator_charges" ? ["serial", "seen_at"] : ["seq", "created_at"]
-      for (;;) {
-        const rows = yield* sql<{ n: number }>`WITH gone AS (
-            DELETE FROM ${sql(table)} WHERE ${sql(time)} < now() - ${age}::interval AND ${sql(key)} IN (
-              SELECT ${sql(key)} FROM ${sql(table)} WHERE ${sql(time)} < now() - ${age}::interval LIMIT ${purgeBatch}
-            ) RETURNING 1
-          ) SELECT count(*)::int AS n FROM gone`
-        const n = rows[0]?.n ?? 0
-        total += n
-        if (n < purgeBatch) break
-      }
-    }
-    return total
+    const batches = (statement: Effect.Effect<ReadonlyArray<{ readonly n: number }>, SqlError.SqlError>) =>
+      Effect.gen(function*() {
+        let total = 0
+        for (;;) {
+          const n = (yield* statement)[0]?.n ?? 0
+          total += n
+          if (n < purgeBatch) return total
+        }
+      })
+    const keys = yield* batches(sql<{ n: number }>`WITH gone AS (
+        DELETE FROM emulator_charges WHERE seen_at < now() - ${age}::interval AND outcome <> 'unknown' AND serial IN (
+          SELECT serial FROM emulator_charges WHERE seen_at < now() - ${age}::interval AND outcome <> 'unknown' LIMIT ${purgeBatch}
+        ) RETURNING 1
+      ) SELECT count(*)::int AS n FROM gone`)
+    const programs = yield* batches(sql<{ n: number }>`WITH gone AS (
+        DELETE FROM emulator_charge_programs WHERE seq IN (
+          SELECT p.seq FROM emulator_charge_programs p JOIN emulator_stopped_bindings s ON s.subscription_id = p.subscription_id LIMIT ${purgeBatch}
+        ) RETURNING 1
+      ) SELECT count(*)::int AS n FROM gone`)
+    return keys + programs
   })
 
 /** Serializes the book's work on one subscription across processes (own advisory-lock space). */
@@ -172,7 +179,7 @@ export const layer = (options: {
       yield* ensureTables
       const sql = yield* SqlClient.SqlClient
       const once = purge(options.retentionMs ?? defaultRetentionMs).pipe(
-        Effect.tap((n) => n > 0 ? Effect.logInfo(`sandbox bank: ${n} charge keys and programs past the retention forgotten`) : Effect.void),
+        Effect.tap((n) => n > 0 ? Effect.logInfo(`sandbox bank: ${n} charge keys past the retention and programs of stopped bindings forgotten`) : Effect.void),
         Effect.catchCause((cause) => Effect.logWarning("sandbox bank: purge failed; tried again later", cause)),
         Effect.annotateLogs({ component: "bank" })
       )

@@ -16,7 +16,7 @@ import * as PgBookSchema from "./PgBookSchema.js"
 import { BookUnavailable, type PayoutBook, PayoutBookService, rejected } from "./PayoutNetworkEmulator.js"
 
 /** Creates the book's table when missing (idempotent, safe from several processes). */
-const ensureTable = PgBookSchema.ensure(1, (sql) =>
+const ensureTable = PgBookSchema.ensure(1, 1, (sql) =>
   Effect.asVoid(sql`CREATE TABLE IF NOT EXISTS emulator_payouts (
       serial bigserial PRIMARY KEY,
       idempotency_key text NOT NULL UNIQUE,

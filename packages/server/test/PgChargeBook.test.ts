@@ -77,34 +77,55 @@ describe("PgChargeBook", () => {
       assert.strictEqual((yield* Effect.flip(emulator.acquirer.stopBinding({ subscriptionId: "sub-1" })))._tag, "ProviderUnavailable")
     })))
 
-  it.live("forgets the charge keys no one asked about for the retention and old programs; a key asked about stays", () =>
+  it.live("forgets the settled charge keys no one asked about for the retention and a stopped binding's programs; a key asked about or unknown stays", () =>
     Effect.scoped(Effect.gen(function*() {
       const url = yield* freshDatabase(inject("pgTargets")[0]!.url)
       const sql = Context.get(yield* Layer.build(PgStore.layerClient(url, { maxConnections: 1 })), SqlClient.SqlClient)
       const book = yield* handle(url, "server")
-      const charge = (key: string, cycleNumber: number) => ({ subscriptionId: "sub-1", cycleNumber, idempotencyKey: key, amount: 990_00n })
+      const purge = PgChargeBook.purge(PgChargeBook.defaultRetentionMs).pipe(Effect.provideService(SqlClient.SqlClient, sql))
+      const charge = (key: string, cycleNumber: number, subscriptionId = "sub-1") => ({ subscriptionId, cycleNumber, idempotencyKey: key, amount: 990_00n })
       const old = yield* book.take(charge("old", 1))
       const asked = yield* book.take(charge("asked", 2))
       const recent = yield* book.take(charge("recent", 3))
-      yield* book.program("sub-2", ["failed", "unknown"])
-      yield* book.program("sub-3", ["failed"])
-      // 31 days ago: two keys and sub-2's programs; then the core asks about one of the keys again.
-      yield* sql`UPDATE emulator_charges SET seen_at = now() - interval '31 days' WHERE idempotency_key IN ('old', 'asked')`
-      yield* sql`UPDATE emulator_charge_programs SET created_at = now() - interval '31 days' WHERE subscription_id = 'sub-2'`
+      yield* book.program("sub-4", ["unknown", "unknown"])
+      yield* book.take(charge("in-doubt", 1, "sub-4"))
+      yield* book.take(charge("settled", 2, "sub-4"))
+      yield* book.program("sub-2", ["failed"])
+      yield* book.program("sub-3", ["failed", "failed"])
+      yield* book.stopBinding("sub-3")
+      // 31 days ago: every key; then the core asks about one again, and the operator settles another.
+      yield* sql`UPDATE emulator_charges SET seen_at = now() - interval '31 days'`
       const replay = yield* book.void({ subscriptionId: "sub-1", idempotencyKey: "asked" })
       assert.deepStrictEqual([replay.fresh, replay.serial, replay.program], [false, asked.serial, "paid"])
-      assert.strictEqual(yield* PgChargeBook.purge(PgChargeBook.defaultRetentionMs).pipe(Effect.provideService(SqlClient.SqlClient, sql)), 3)
+      assert.isTrue(yield* book.resolve("settled", "failed"))
+      // old and recent go; asked and settled were renewed; in-doubt is unknown; sub-3's two programs go with its stopped binding.
+      assert.strictEqual(yield* purge, 4)
       const keys = yield* sql<{ idempotency_key: string }>`SELECT idempotency_key FROM emulator_charges ORDER BY serial`
-      assert.deepStrictEqual(keys.map((r) => r.idempotency_key), ["asked", "recent"])
+      assert.deepStrictEqual(keys.map((r) => r.idempotency_key), ["asked", "in-doubt", "settled"])
       const programs = yield* sql<{ subscription_id: string }>`SELECT subscription_id FROM emulator_charge_programs`
-      assert.deepStrictEqual(programs.map((r) => r.subscription_id), ["sub-3"])
-      // What stays is answered as before; a forgotten key is a new one to the bank (the retention's meaning).
-      assert.deepStrictEqual([(yield* book.take(charge("recent", 3))).fresh, (yield* book.take(charge("asked", 2))).serial], [false, asked.serial])
+      assert.deepStrictEqual(programs.map((r) => r.subscription_id), ["sub-2"])
+      // What stays is answered as before: the unknown one can still be settled; a forgotten key is a new one to the bank (the retention's meaning).
+      assert.strictEqual((yield* book.take(charge("asked", 2))).serial, asked.serial)
+      assert.isTrue(yield* book.resolve("in-doubt", "paid"))
       const again = yield* book.take(charge("old", 1))
       assert.isTrue(again.fresh && again.serial > recent.serial && again.serial !== old.serial)
-      assert.strictEqual((yield* book.take({ ...charge("sub-2-first", 1), subscriptionId: "sub-2" })).program, "paid")
-      assert.strictEqual((yield* book.take({ ...charge("sub-3-first", 1), subscriptionId: "sub-3" })).program, "failed")
-      assert.strictEqual(yield* PgChargeBook.purge(PgChargeBook.defaultRetentionMs).pipe(Effect.provideService(SqlClient.SqlClient, sql)), 0)
+      assert.strictEqual((yield* book.take(charge("sub-2-first", 1, "sub-2"))).program, "failed")
+      assert.strictEqual((yield* book.take(charge("sub-3-next", 3, "sub-3"))).program, "stopped")
+      assert.strictEqual(yield* purge, 0)
+    })))
+
+  it.live("a start finds the book's tables current and runs no DDL, so it waits for no lock a charge holds", () =>
+    Effect.scoped(Effect.gen(function*() {
+      const url = yield* freshDatabase(inject("pgTargets")[0]!.url)
+      const sql = Context.get(yield* Layer.build(PgStore.layerClient(url, { maxConnections: 2 })), SqlClient.SqlClient)
+      yield* handle(url, "first")
+      assert.deepStrictEqual(yield* sql`SELECT book, version FROM emulator_book_schema`, [{ book: 0, version: 2 }])
+      // A transaction of another process holds both tables (as a charge does, and more): a second start still completes.
+      const started = yield* sql.withTransaction(Effect.gen(function*() {
+        yield* sql`LOCK TABLE emulator_charges, emulator_charge_programs IN ACCESS EXCLUSIVE MODE`
+        return yield* handle(url, "second").pipe(Effect.timeout(Duration.seconds(5)), Effect.as("started"))
+      }))
+      assert.strictEqual(started, "started")
     })))
 
   it.live("purges in batches, and the layer purges while it lives", () =>
