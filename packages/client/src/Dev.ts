@@ -8,9 +8,14 @@
  *
  * Events committed out of order (a long transaction) are caught by re-reading a short trailing
  * window (`settleMs`) and forwarding only events not forwarded yet.
+ *
+ * A read the server does not answer (it restarts, or is down) or answers with a 5xx or 429 is tried
+ * again from the same cursor, after 1 s, then twice as long each time up to 30 s, for as long as it
+ * takes (`onRetry` says so each time): nothing that happened meanwhile is skipped. A refused cursor
+ * (`ListenerCursorLost`) and any other error end the listener.
  */
 import { Paydesk, type ClientOptions } from "./Client.js"
-import { ListenerCursorLost, PaydeskApiError } from "./Errors.js"
+import { ListenerCursorLost, PaydeskApiError, PaydeskConnectionError } from "./Errors.js"
 import type { FeedEvent, Payment, SimulateOutcome } from "./Types.js"
 
 /** Options of `listen`. */
@@ -29,7 +34,20 @@ export interface ListenOptions extends ClientOptions {
   readonly onForward?: (event: FeedEvent, result: { readonly status: number } | { readonly error: string }) => void
   /** Called once the listener is ready (its start cursor read). */
   readonly onReady?: () => void
+  /** Called when a read of the feed failed and will be tried again after `delayMs`. */
+  readonly onRetry?: (error: Error, delayMs: number) => void
+  /**
+   * The first wait before reading again after a read failed (after the client's own retries,
+   * `maxRetries`), in ms (default 1000; doubled each time up to `maxReconnectDelayMs`).
+   */
+  readonly reconnectDelayMs?: number
+  /** The longest wait between failed reads, in ms (default 30000). */
+  readonly maxReconnectDelayMs?: number
 }
+
+/** Whether a failed read of the feed is worth trying again: the server did not answer, or was failing or busy for now. */
+const isTransient = (error: unknown): error is Error =>
+  error instanceof PaydeskConnectionError || (error instanceof PaydeskApiError && (error.status >= 500 || error.status === 429))
 
 const sleep = (ms: number, signal?: AbortSignal) =>
   new Promise<void>((resolve) => {
@@ -68,24 +86,49 @@ export const listen = async (options: ListenOptions): Promise<number> => {
   const interval = options.intervalMs ?? 1000
   const settle = options.settleMs ?? 5000
   const fetcher = options.fetch ?? globalThis.fetch
+  const firstDelay = options.reconnectDelayMs ?? 1000
+  const maxDelay = options.maxReconnectDelayMs ?? 30_000
+  let delay = firstDelay
+  const stopped = () => options.signal?.aborted === true
+  /** `read` until it succeeds or fails for good; null when the listener is stopped meanwhile. */
+  const persistently = async <A>(read: () => Promise<A>): Promise<A | null> => {
+    for (;;) {
+      try {
+        const result = await read()
+        delay = firstDelay
+        return result
+      } catch (error) {
+        if (!isTransient(error) || stopped()) throw error
+        options.onRetry?.(error, delay)
+        await sleep(delay, options.signal)
+        delay = Math.min(delay * 2, maxDelay)
+        if (stopped()) return null
+      }
+    }
+  }
   // The settled cursor: every event up to it has been read and forwarded.
-  let settled = (await client.events.feed({ after: "latest", environment })).next_after
+  const start = await persistently(() => client.events.feed({ after: "latest", environment }))
+  if (start === null) return 0
+  let settled = start.next_after
   options.onReady?.()
   const firstSeen = new Map<string, number>()
   let forwarded = 0
   while (options.signal?.aborted !== true) {
-    let after = settled
-    const read: Array<FeedEvent> = []
-    for (;;) {
-      const cursor = after
-      const page = await client.events.feed({ ...(cursor === null ? {} : { after: cursor }), limit: 100, environment })
-        .catch((error: unknown) => {
-          throw cursor !== null && isLostCursor(error) ? new ListenerCursorLost(cursor, { cause: error }) : error
-        })
-      read.push(...page.items)
-      if (page.items.length < 100) break
-      after = page.next_after
-    }
+    const read = await persistently(async () => {
+      let after = settled
+      const events: Array<FeedEvent> = []
+      for (;;) {
+        const cursor = after
+        const page = await client.events.feed({ ...(cursor === null ? {} : { after: cursor }), limit: 100, environment })
+          .catch((error: unknown) => {
+            throw cursor !== null && isLostCursor(error) ? new ListenerCursorLost(cursor, { cause: error }) : error
+          })
+        events.push(...page.items)
+        if (page.items.length < 100) return events
+        after = page.next_after
+      }
+    })
+    if (read === null) break
     const now = Date.now()
     for (const event of read) {
       if (firstSeen.has(event.id)) continue

@@ -81,6 +81,7 @@ export const register = (program: Command, context: Context, signals: Signals = 
         environment,
         signal: stop.signal,
         onReady: () => io.stdout(`Ready: forwarding ${environment} events of the terminal to ${given.forwardTo} (Ctrl-C to stop)\n`),
+        onRetry: (error, delayMs) => io.stderr(`paydesk: reading the events feed failed (${error.message}): trying again in ${Math.round(delayMs / 1000)} s from where it stood\n`),
         onForward: (event, result) =>
           io.stdout(`${event.created_at}  ${event.event_type.padEnd(24)} ${event.id}  -> ${"status" in result ? result.status : `failed: ${result.error}`}\n`)
       })

@@ -300,6 +300,48 @@ describe("Client: the development loop after the event retention", () => {
     }
   }, 90_000)
 
+  it("listen rides out a server that does not answer or fails for a while: it reads again from its cursor, forwarding each event once", async () => {
+    const shop = await srv.merchant(receiver.url)
+    const sandbox = new Paydesk({ apiKey: shop.apiKey, baseUrl: srv.base, sandbox: true })
+    // The feed's reads fail for a while once the listener is ready: no answer at all, then 503s.
+    let failing = 0
+    const flaky: typeof fetch = async (input, init) => {
+      const url = new URL(String(input instanceof Request ? input.url : input))
+      if (url.pathname === "/api/v1/events/feed" && failing > 0) {
+        failing--
+        if (failing % 2 === 0) throw new TypeError("fetch failed")
+        return new Response(JSON.stringify({ error: { code: "service_unavailable", message: "restarting" } }), { status: 503, headers: { "content-type": "application/json" } })
+      }
+      return fetch(input, init)
+    }
+    const forwarded: Array<string> = []
+    const retries: Array<[string, number]> = []
+    const stop = new AbortController()
+    let ready!: () => void
+    const started = new Promise<void>((ok) => (ready = ok))
+    const running = listen({
+      apiKey: shop.apiKey, baseUrl: srv.base, forwardTo: "http://127.0.0.1:9/unused", intervalMs: 50, settleMs: 200, signal: stop.signal, fetch: flaky,
+      maxRetries: 0, reconnectDelayMs: 20, maxReconnectDelayMs: 80,
+      onReady: ready, onForward: (event) => forwarded.push(event.id), onRetry: (error, delayMs) => retries.push([error.name, delayMs])
+    })
+    await started
+    const before = await sandbox.payments.create({ amount: "1", order_id: `flaky-1-${crypto.randomUUID()}` })
+    failing = 8
+    // Made while the feed fails.
+    const during = await sandbox.payments.create({ amount: "2", order_id: `flaky-2-${crypto.randomUUID()}` })
+    const deadline = Date.now() + 20_000
+    while (forwarded.length < 2 && Date.now() < deadline) await new Promise((ok) => setTimeout(ok, 50))
+    await new Promise((ok) => setTimeout(ok, 500))
+    stop.abort()
+    expect(await running).toBe(2)
+    const created = await Promise.all([before, during].map(async (p) => (await sandbox.events.list({ environment: "sandbox", object_id: p.id })).items[0]!.id))
+    expect(forwarded).toEqual(created)
+    // Every failed read was reported, as a connection error or the 503, with the wait doubling up to its bound.
+    expect(retries.length).toBeGreaterThanOrEqual(7)
+    expect(new Set(retries.map(([name]) => name))).toEqual(new Set(["PaydeskConnectionError", "PaydeskApiError"]))
+    expect(retries.slice(0, 4).map(([, ms]) => ms)).toEqual([20, 40, 80, 80])
+  }, 30_000)
+
   it("listen stops with ListenerCursorLost, naming its cursor, when the server does not know it (its data was reset, or its key changed)", async () => {
     const shop = await srv.merchant(receiver.url)
     let calls = 0
