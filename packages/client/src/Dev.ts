@@ -49,14 +49,17 @@ export interface ListenOptions extends ClientOptions {
 const isTransient = (error: unknown): error is Error =>
   error instanceof PaydeskConnectionError || (error instanceof PaydeskApiError && (error.status >= 500 || error.status === 429))
 
+/** Waits `ms`, or less when `signal` aborts; its abort listener goes when it ends (a listener sleeps every poll, for days). */
 const sleep = (ms: number, signal?: AbortSignal) =>
   new Promise<void>((resolve) => {
     if (signal?.aborted === true) return resolve()
-    const timer = setTimeout(resolve, ms)
-    signal?.addEventListener("abort", () => {
+    const done = () => {
       clearTimeout(timer)
+      signal?.removeEventListener("abort", done)
       resolve()
-    }, { once: true })
+    }
+    const timer = setTimeout(done, ms)
+    signal?.addEventListener("abort", done, { once: true })
   })
 
 /** Forwards one event with its headers and exact body. */
@@ -86,8 +89,8 @@ export const listen = async (options: ListenOptions): Promise<number> => {
   const interval = options.intervalMs ?? 1000
   const settle = options.settleMs ?? 5000
   const fetcher = options.fetch ?? globalThis.fetch
-  const firstDelay = options.reconnectDelayMs ?? 1000
-  const maxDelay = options.maxReconnectDelayMs ?? 30_000
+  const firstDelay = Math.max(1, options.reconnectDelayMs ?? 1000)
+  const maxDelay = Math.max(firstDelay, options.maxReconnectDelayMs ?? 30_000)
   let delay = firstDelay
   const stopped = () => options.signal?.aborted === true
   /** `read` until it succeeds or fails for good; null when the listener is stopped meanwhile. */
@@ -98,16 +101,21 @@ export const listen = async (options: ListenOptions): Promise<number> => {
         delay = firstDelay
         return result
       } catch (error) {
-        if (!isTransient(error) || stopped()) throw error
-        options.onRetry?.(error, delay)
-        await sleep(delay, options.signal)
+        // Stopped meanwhile (the read's own abort, or a failure while the client retried): no error.
+        if (stopped()) return null
+        if (!isTransient(error)) throw error
+        // A 429's Retry-After, when longer.
+        const wait = Math.max(delay, error instanceof PaydeskApiError ? Math.min(error.retryAfterMs ?? 0, maxDelay) : 0)
+        options.onRetry?.(error, wait)
+        await sleep(wait, options.signal)
         delay = Math.min(delay * 2, maxDelay)
         if (stopped()) return null
       }
     }
   }
   // The settled cursor: every event up to it has been read and forwarded.
-  const start = await persistently(() => client.events.feed({ after: "latest", environment }))
+  const signal = options.signal === undefined ? {} : { signal: options.signal }
+  const start = await persistently(() => client.events.feed({ after: "latest", environment }, signal))
   if (start === null) return 0
   let settled = start.next_after
   options.onReady?.()
@@ -119,7 +127,7 @@ export const listen = async (options: ListenOptions): Promise<number> => {
       const events: Array<FeedEvent> = []
       for (;;) {
         const cursor = after
-        const page = await client.events.feed({ ...(cursor === null ? {} : { after: cursor }), limit: 100, environment })
+        const page = await client.events.feed({ ...(cursor === null ? {} : { after: cursor }), limit: 100, environment }, signal)
           .catch((error: unknown) => {
             throw cursor !== null && isLostCursor(error) ? new ListenerCursorLost(cursor, { cause: error }) : error
           })

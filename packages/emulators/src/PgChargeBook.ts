@@ -14,7 +14,9 @@
  * settlement of the key renews it, so a key the core still asks about, an open attempt asked daily,
  * stays). A key answered `unknown` is kept until it is settled (the operator settles it, however
  * late, and the core's resume then books that answer), and the programmed outcomes of a stopped
- * binding go (no charge takes them any more); stopped bindings are kept. The layer runs `purge` when
+ * binding go (no charge takes them any more); both, untouched for `abandonedMs` (400 days, longer
+ * than any billing interval), go too (their subscription gone without a stop: deleted with its test
+ * clock, say). Stopped bindings are kept. The layer runs `purge` when
  * it starts and every `purgeEveryMs` (an hour) after, in batches of `purgeBatch`.
  */
 import { Duration, Effect, Layer, Schedule } from "effect"
@@ -28,6 +30,11 @@ import { BookUnavailable } from "./BookUnavailable.js"
 // Version 2: the retention's columns.
 const ensureTables = PgBookSchema.ensure(0, 2, (sql) =>
   Effect.gen(function*() {
+    // An upgrade of a book in use: its tables locked first, in the order a charge takes them (charges,
+    // stopped bindings, programs), so a running process's charge waits instead of deadlocking with the DDL.
+    const existing = yield* sql<{ name: string }>`SELECT name FROM unnest(ARRAY['emulator_charges', 'emulator_stopped_bindings', 'emulator_charge_programs'])
+      WITH ORDINALITY AS t(name, n) WHERE to_regclass(name) IS NOT NULL ORDER BY n`
+    if (existing.length > 0) yield* sql.unsafe(`LOCK TABLE ${existing.map((t) => t.name).join(", ")} IN ACCESS EXCLUSIVE MODE`)
     yield* sql`CREATE TABLE IF NOT EXISTS emulator_charge_programs (
       seq bigserial PRIMARY KEY,
       subscription_id text NOT NULL,
@@ -54,10 +61,18 @@ const ensureTables = PgBookSchema.ensure(0, 2, (sql) =>
     // The retention (added later; rows of an older book count from the upgrade).
     yield* sql`ALTER TABLE emulator_charges ADD COLUMN IF NOT EXISTS seen_at timestamptz NOT NULL DEFAULT now()`
     yield* sql`CREATE INDEX IF NOT EXISTS emulator_charges_seen ON emulator_charges (seen_at)`
+    yield* sql`ALTER TABLE emulator_charge_programs ADD COLUMN IF NOT EXISTS created_at timestamptz NOT NULL DEFAULT now()`
   }))
 
 /** How long the book remembers a settled charge key no one asked about. */
 export const defaultRetentionMs = 30 * 86_400_000
+
+/**
+ * How long the book keeps what a live binding may still need, an `unknown` key and a programmed
+ * outcome, when nothing touches it: longer than any billing interval (a subscription deleted with
+ * its test clock, or stopped before its binding started, leaves them with no stop to tell the bank).
+ */
+export const abandonedMs = 400 * 86_400_000
 
 /** How often the layer purges. */
 export const defaultPurgeEveryMs = 3_600_000
@@ -66,15 +81,17 @@ export const defaultPurgeEveryMs = 3_600_000
 export const purgeBatch = 1_000
 
 /**
- * Deletes the settled charge keys (not `unknown`) not asked about for `retentionMs`, and the
- * programmed outcomes of stopped bindings, `purgeBatch` rows a statement until none is left;
- * answers how many rows went. A key asked about meanwhile is kept (its `seen_at` is checked again on
- * the row the delete finds).
+ * Deletes the settled charge keys (not `unknown`) not asked about for `retentionMs`, the `unknown`
+ * ones not asked about for `abandonedMs`, the programmed outcomes of stopped bindings and those
+ * older than `abandonedMs`, `purgeBatch` rows a statement until none is left; answers how many rows
+ * went. A key asked about meanwhile is kept (its `seen_at` is checked again on the row the delete
+ * finds).
  */
 export const purge = (retentionMs: number): Effect.Effect<number, SqlError.SqlError, SqlClient.SqlClient> =>
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
-    const age = `${Math.max(0, Math.floor(retentionMs))} milliseconds`
+    const age = (ms: number) => `${Math.max(0, Math.floor(ms))} milliseconds`
+    const [settled, abandoned] = [age(retentionMs), age(Math.max(retentionMs, abandonedMs))]
     const batches = (statement: Effect.Effect<ReadonlyArray<{ readonly n: number }>, SqlError.SqlError>) =>
       Effect.gen(function*() {
         let total = 0
@@ -84,14 +101,18 @@ export const purge = (retentionMs: number): Effect.Effect<number, SqlError.SqlEr
           if (n < purgeBatch) return total
         }
       })
+    const expired = sql`seen_at < now() - (CASE WHEN outcome = 'unknown' THEN ${abandoned} ELSE ${settled} END)::interval`
     const keys = yield* batches(sql<{ n: number }>`WITH gone AS (
-        DELETE FROM emulator_charges WHERE seen_at < now() - ${age}::interval AND outcome <> 'unknown' AND serial IN (
-          SELECT serial FROM emulator_charges WHERE seen_at < now() - ${age}::interval AND outcome <> 'unknown' LIMIT ${purgeBatch}
+        DELETE FROM emulator_charges WHERE ${expired} AND serial IN (
+          SELECT serial FROM emulator_charges WHERE ${expired} LIMIT ${purgeBatch}
         ) RETURNING 1
       ) SELECT count(*)::int AS n FROM gone`)
     const programs = yield* batches(sql<{ n: number }>`WITH gone AS (
         DELETE FROM emulator_charge_programs WHERE seq IN (
-          SELECT p.seq FROM emulator_charge_programs p JOIN emulator_stopped_bindings s ON s.subscription_id = p.subscription_id LIMIT ${purgeBatch}
+          SELECT p.seq FROM emulator_charge_programs p
+          WHERE p.created_at < now() - ${abandoned}::interval
+            OR EXISTS (SELECT 1 FROM emulator_stopped_bindings s WHERE s.subscription_id = p.subscription_id)
+          LIMIT ${purgeBatch}
         ) RETURNING 1
       ) SELECT count(*)::int AS n FROM gone`)
     return keys + programs
@@ -179,7 +200,7 @@ export const layer = (options: {
       yield* ensureTables
       const sql = yield* SqlClient.SqlClient
       const once = purge(options.retentionMs ?? defaultRetentionMs).pipe(
-        Effect.tap((n) => n > 0 ? Effect.logInfo(`sandbox bank: ${n} charge keys past the retention and programs of stopped bindings forgotten`) : Effect.void),
+        Effect.tap((n) => n > 0 ? Effect.logInfo(`sandbox bank: ${n} charge keys and programs past the retention forgotten`) : Effect.void),
         Effect.catchCause((cause) => Effect.logWarning("sandbox bank: purge failed; tried again later", cause)),
         Effect.annotateLogs({ component: "bank" })
       )

@@ -375,7 +375,7 @@ export const eventFeed = operation({
   description: "Every callback event of the terminal in order, whether or not a `callback_url` is set, each with the exact body and the headers " +
     "a delivery carries (signed now with the terminal's `signing_secret`). Start with `after=latest`, then pass `next_after` each time. " +
     "A cursor is opaque and bound to the terminal; it stays valid when its event is deleted (a deleted test clock's, or by the retention). " +
-    "400 on `after` for a cursor the server cannot open (another terminal's, altered, or of a database since reset or a key since changed) " +
+    "400 on `after` for a cursor the server cannot open (another terminal's, altered, or of a database restored to an earlier point or a key since changed) " +
     "and for an `evt_` id that is no event of the terminal (deleted, or another's): start again from `latest`.",
   query: S.EventFeedQuery,
   queryExample: { after: Examples.eventFeed.next_after, limit: "50" },

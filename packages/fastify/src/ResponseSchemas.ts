@@ -315,7 +315,7 @@ const FeedEvent = Schema.Struct({
 const EventFeed = Schema.Struct({
   items: Schema.Array(FeedEvent),
   next_after: Nullable(Schema.String).annotate({
-    description: "pass as `after` next time: the `cursor` of the last item, else a cursor of the place `after` named; null when there is no place yet (no `after`, and no event of the environment read: read from the start next time)"
+    description: "pass as `after` next time: the `cursor` of the last item, else a cursor of the place `after` named; null when there is no place yet (no event read, from the start or at `latest`: read from the start next time)"
   })
 }).annotate({ identifier: "EventFeed", title: "EventFeed" })
 

@@ -246,14 +246,16 @@ describe("MerchantConveniences: events feed", () => {
     expect(feed.items.map((e: { cursor: string }) => e.cursor)).toEqual([expect.stringMatching(/^feed_v1\./), expect.stringMatching(/^feed_v1\./)])
     expect(feed.next_after).toBe(feed.items[1].cursor)
     expect(json(await call("GET", `/events/feed?after=${feed.items[0].cursor}`)).items.map((e: { id: string }) => e.id)).toEqual([feed.items[1].id])
-    expect(json(await call("GET", `/events/feed?after=${feed.next_after}`))).toEqual({ items: [], next_after: feed.next_after })
+    const none = json(await call("GET", `/events/feed?after=${feed.next_after}`))
+    expect(none.items).toEqual([])
+    expect(json(await call("GET", `/events/feed?after=${none.next_after}`)).items).toEqual([])
     // An event id (the cursor of earlier versions) still reads on after it, and moves to a feed_ cursor.
     const byId = json(await call("GET", `/events/feed?after=${feed.items[0].id}`))
     expect(byId.items.map((e: { id: string }) => e.id)).toEqual([feed.items[1].id])
     expect(byId.next_after).toBe(byId.items[0].cursor)
     const lastById = json(await call("GET", `/events/feed?after=${feed.items[1].id}`))
     expect(lastById.items).toEqual([])
-    expect(json(await call("GET", `/events/feed?after=${lastById.next_after}`))).toEqual({ items: [], next_after: lastById.next_after })
+    expect(json(await call("GET", `/events/feed?after=${lastById.next_after}`)).items).toEqual([])
     // From the first event; live events only with environment=prod or all.
     const all = json(await call("GET", "/events/feed?limit=100"))
     expect(JSON.parse(all.items[0].body).payment_id).toBe(before.id)

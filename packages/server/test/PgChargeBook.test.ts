@@ -112,6 +112,16 @@ describe("PgChargeBook", () => {
       assert.strictEqual((yield* book.take(charge("sub-2-first", 1, "sub-2"))).program, "failed")
       assert.strictEqual((yield* book.take(charge("sub-3-next", 3, "sub-3"))).program, "stopped")
       assert.strictEqual(yield* purge, 0)
+      // Untouched for 400 days (a subscription gone without a stop): an unknown key and a live binding's program go too.
+      yield* book.program("sub-5", ["unknown", "failed"])
+      yield* book.take(charge("abandoned", 1, "sub-5"))
+      yield* sql`UPDATE emulator_charges SET seen_at = now() - interval '401 days' WHERE idempotency_key = 'abandoned'`
+      yield* sql`UPDATE emulator_charge_programs SET created_at = now() - interval '401 days' WHERE subscription_id = 'sub-5'`
+      yield* book.program("sub-6", ["failed"])
+      yield* sql`UPDATE emulator_charge_programs SET created_at = now() - interval '399 days' WHERE subscription_id = 'sub-6'`
+      assert.strictEqual(yield* purge, 2)
+      assert.deepStrictEqual((yield* sql<{ subscription_id: string }>`SELECT subscription_id FROM emulator_charge_programs`).map((r) => r.subscription_id), ["sub-6"])
+      assert.isFalse(yield* book.resolve("abandoned", "paid"))
     })))
 
   it.live("a start finds the book's tables current and runs no DDL, so it waits for no lock a charge holds", () =>

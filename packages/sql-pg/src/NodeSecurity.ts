@@ -137,11 +137,17 @@ export const layerAesGcmSecretCipher = (key: Buffer): Layer.Layer<SecretCipher> 
       }),
     decrypt: (ciphertext) =>
       Effect.sync(() => {
-        const [version, iv, tag, data] = ciphertext.split(".")
-        if (version !== "v1" || iv === undefined || tag === undefined || data === undefined) throw new Error("malformed ciphertext")
-        const decipher = createDecipheriv("aes-256-gcm", key, Buffer.from(iv, "base64url"))
-        decipher.setAuthTag(Buffer.from(tag, "base64url"))
-        return Buffer.concat([decipher.update(Buffer.from(data, "base64url")), decipher.final()]).toString("utf8")
+        const [version, ...parts] = ciphertext.split(".")
+        // Exactly what `encrypt` writes (base64url decoding skips stray characters): a 12-byte nonce, and
+        // a whole 16-byte tag (GCM would check one cut to 4 bytes only that far).
+        const [iv, tag, data] = parts.map((part) => Buffer.from(part, "base64url"))
+        if (version !== "v1" || parts.length !== 3 || iv?.length !== 12 || tag?.length !== 16 || data === undefined ||
+          [iv, tag, data].some((bytes, i) => bytes.toString("base64url") !== parts[i])) {
+          throw new Error("malformed ciphertext")
+        }
+        const decipher = createDecipheriv("aes-256-gcm", key, iv, { authTagLength: 16 })
+        decipher.setAuthTag(tag)
+        return Buffer.concat([decipher.update(data), decipher.final()]).toString("utf8")
       })
   }))
 

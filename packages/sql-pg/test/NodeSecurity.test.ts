@@ -27,3 +27,19 @@ describe("NodeSecurity.pooledTokens", () => {
     expect(Buffer.from(token(100), "base64url")).toHaveLength(100)
   })
 })
+
+describe("NodeSecurity.layerAesGcmSecretCipher", () => {
+  it("opens only what it writes: no extra part, stray character, padding or cut tag (GCM checks a tag only as far as it is given)", async () => {
+    const { Effect, Exit } = await import("effect")
+    const { SecretCipher } = await import("@paydesk/core")
+    const opens = (text: string) =>
+      Effect.runPromise(Effect.exit(Effect.flatMap(SecretCipher, (cipher) => cipher.decrypt(text))).pipe(Effect.provide(layerAesGcmSecretCipher(key))))
+    const sealed = await Effect.runPromise(Effect.flatMap(SecretCipher, (cipher) => cipher.encrypt("feed:secret")).pipe(Effect.provide(layerAesGcmSecretCipher(key))))
+    expect(Exit.isSuccess(await opens(sealed))).toBe(true)
+    const [version, iv, tag, data] = sealed.split(".") as [string, string, string, string]
+    const cutTag = Buffer.from(tag, "base64url").subarray(0, 4).toString("base64url")
+    for (const altered of [`${sealed}.junk`, `${sealed}A`, `${sealed}=`, ` ${sealed}`, [version, iv, cutTag, data].join("."), [version, `${iv}A`, tag, data].join(".")]) {
+      expect([altered, Exit.isFailure(await opens(altered))]).toEqual([altered, true])
+    }
+  })
+})

@@ -25,21 +25,28 @@ describe("Events feed", () => {
       // The retention deletes both events (no callback URL, so no delivery holds them).
       assert.isAtLeast(yield* (yield* OutboxRepository).purge(Number.MAX_SAFE_INTEGER), 2)
       const afterPurge = yield* Callbacks.feed(yield* principal(), { after: first.items[0]!.cursor })
-      assert.deepStrictEqual(afterPurge, { items: [], nextAfter: first.items[0]!.cursor })
+      assert.deepStrictEqual(afterPurge.items, [])
+      // The same place sealed again (a fresh nonce, so another text), bound to the terminal as before.
+      assert.match(afterPurge.nextAfter!, /^feed_v1\./)
+      assert.notStrictEqual(afterPurge.nextAfter, first.items[0]!.cursor)
       const c = yield* create("c")
       assert.deepStrictEqual(eventTypes((yield* Callbacks.feed(yield* principal(), { after: first.items[0]!.cursor })).items), [["payment.created", c.id]])
+      assert.deepStrictEqual(eventTypes((yield* Callbacks.feed(yield* principal(), { after: afterPurge.nextAfter! })).items), [["payment.created", c.id]])
 
       const refused = (after: string, who = principal()) =>
         Effect.map(Effect.flip(Effect.flatMap(who, (p) => Callbacks.feed(p, { after }))), (error) => [error._tag, "field" in error ? error.field : null])
       // A position sealed by the host's key but never given by this store: the store was reset.
       const cipher = yield* SecretCipher
-      const beyond = `feed_${yield* cipher.encrypt(`${merchant.terminal.id}:${10 ** 12}`)}`
+      const sealed = (text: string) => Effect.map(cipher.encrypt(text), (ciphertext) => `feed_${ciphertext}`)
+      const beyond = yield* sealed(`feed:${merchant.terminal.id}:${String(10 ** 12).padStart(15, "0")}`)
       assert.deepStrictEqual(yield* refused(beyond), ["InvalidRequest", "after"])
       // One within what it gave is read from there.
-      const within = `feed_${yield* cipher.encrypt(`${merchant.terminal.id}:0`)}`
+      const within = yield* sealed(`feed:${merchant.terminal.id}:${"0".repeat(15)}`)
       assert.deepStrictEqual(eventTypes((yield* Callbacks.feed(yield* principal(), { after: within })).items), [["payment.created", c.id]])
-      // Made up, tampered, or another terminal's.
-      assert.deepStrictEqual(yield* refused(`feed_${yield* cipher.encrypt("not a cursor")}`), ["InvalidRequest", "after"])
+      // Made up (another text the key sealed: unpadded, or of no feed), tampered, or another terminal's.
+      assert.deepStrictEqual(yield* refused(yield* sealed("not a cursor")), ["InvalidRequest", "after"])
+      assert.deepStrictEqual(yield* refused(yield* sealed(`feed:${merchant.terminal.id}:1`)), ["InvalidRequest", "after"])
+      assert.deepStrictEqual(yield* refused(yield* sealed(`${merchant.terminal.id}:${"0".repeat(15)}`)), ["InvalidRequest", "after"])
       assert.deepStrictEqual(yield* refused(first.items[0]!.cursor.slice(0, -3)), ["InvalidRequest", "after"])
       const other = yield* Kit.provisionMerchant({ callbackUrl: null })
       assert.deepStrictEqual(yield* refused(first.items[0]!.cursor, Kit.apiKeyPrincipal(other, crypto.randomUUID())), ["InvalidRequest", "after"])

@@ -547,16 +547,18 @@ export const feed = Traced.fn("Callbacks.feed")(function*(
   }
   const outbox = yield* OutboxRepository
   const cipher = yield* SecretCipher
-  const seal = (position: number) => Effect.map(cipher.encrypt(`${terminal.id}:${position}`), (sealed) => `feed_${sealed}`)
+  // The position padded to 15 digits: a ciphertext's length follows its text's, and would show the count's digits.
+  const seal = (position: number) =>
+    Effect.map(cipher.encrypt(`feed:${terminal.id}:${String(position).padStart(15, "0")}`), (sealed) => `feed_${sealed}`)
   const badCursor = new InvalidRequest({ field: "after", message: "after must be latest or the next_after of an earlier answer of this feed" })
   const raw = query.after ?? null
   if (raw !== null && raw.toLowerCase() === "latest") {
     const { newest } = yield* outbox.feedPositions(terminal.id)
     return { items: [] as ReadonlyArray<FeedItem>, nextAfter: newest === 0 ? null : yield* seal(newest) }
   }
-  const opened = raw === null ? Option.some({ position: 0, sealed: false }) : yield* openCursor(raw, terminal.id)
+  const opened = raw === null ? Option.some(0) : yield* openCursor(raw, terminal.id)
   if (Option.isNone(opened)) return yield* badCursor
-  const { position, sealed } = opened.value
+  const position = opened.value
   const environment = query.environment ?? "sandbox"
   const events = yield* outbox.feedEvents({
     terminalId: terminal.id,
@@ -571,7 +573,8 @@ export const feed = Traced.fn("Callbacks.feed")(function*(
   // Signed now, with every header a delivery carries (event id, sequence, Standard Webhooks').
   const items = yield* Effect.forEach(events, ({ event, position }) =>
     Effect.zipWith(signCallback(terminal, event, now, false), seal(position), (headers, cursor): FeedItem => ({ event, headers, cursor })))
-  const nextAfter = items.at(-1)?.cursor ?? (position === 0 ? null : sealed ? raw : yield* seal(position))
+  // Sealed again rather than the input echoed: a ciphertext the key opens may carry stray characters.
+  const nextAfter = items.at(-1)?.cursor ?? (position === 0 ? null : yield* seal(position))
   return { items, nextAfter }
 })
 
@@ -586,13 +589,13 @@ const openCursor = Effect.fnUntraced(function*(cursor: string, terminalId: strin
     // A ciphertext the key did not make dies in the cipher (its contract): here, a refused cursor.
     const opened = yield* Effect.exit((yield* SecretCipher).decrypt(cursor.slice(5)))
     if (opened._tag === "Failure") return Option.none()
-    const match = /^([0-9a-f-]{36}):(\d{1,15})$/.exec(opened.value)
-    return match === null || match[1] !== terminalId ? Option.none() : Option.some({ position: Number(match[2]), sealed: true })
+    const match = /^feed:([0-9a-f-]{36}):(\d{15})$/.exec(opened.value)
+    return match === null || match[1] !== terminalId ? Option.none() : Option.some(Number(match[2]))
   }
   const id = Callback.parseEventId(cursor)
   if (id === null) return Option.none()
   const found = yield* (yield* OutboxRepository).eventPosition(id)
-  return Option.flatMap(found, (event) => event.terminalId === terminalId ? Option.some({ position: event.position, sealed: false }) : Option.none())
+  return Option.flatMap(found, (event) => event.terminalId === terminalId ? Option.some(event.position) : Option.none())
 })
 
 /** Operator: deliveries, newest first. */
