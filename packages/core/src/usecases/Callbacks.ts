@@ -521,7 +521,7 @@ const maxCursorLength = 512
  * The merchant's events feed (`paydesk listen`): the terminal's callback events in insertion order,
  * from the first one, or after the cursor `after`; `after` = `latest` returns no event and the
  * cursor of the newest, so a listener starts from now. A cursor (each item's, and the answer's
- * `next_after`: the last item's, else the `after` given) names the event's insertion position, so
+ * `next_after`: the last item's, else one sealed again for the place `after` named) names the event's insertion position, so
  * it stays valid when its event is deleted (a test clock's, or by the retention). Positions are
  * shared by every terminal, so a cursor is the terminal and position sealed with the host's
  * `SecretCipher` (`feed_<ciphertext>`): opaque, bound to its terminal, and unforgeable (the gaps
