@@ -16,6 +16,7 @@
  */
 import { Paydesk, type ClientOptions } from "./Client.js"
 import { ListenerCursorLost, PaydeskApiError, PaydeskConnectionError } from "./Errors.js"
+import { attemptSignal } from "./Http.js"
 import type { FeedEvent, Payment, SimulateOutcome } from "./Types.js"
 
 /** Options of `listen`. */
@@ -62,19 +63,22 @@ const sleep = (ms: number, signal?: AbortSignal) =>
     signal?.addEventListener("abort", done, { once: true })
   })
 
-/** Forwards one event with its headers and exact body. */
-const forward = async (event: FeedEvent, url: string, fetcher: typeof fetch): Promise<{ readonly status: number } | { readonly error: string }> => {
+/** Forwards one event with its headers and exact body: 10 s at most, less when the listener is stopped. */
+const forward = async (
+  event: FeedEvent,
+  url: string,
+  fetcher: typeof fetch,
+  stop: AbortSignal | undefined
+): Promise<{ readonly status: number } | { readonly error: string }> => {
+  const attempt = attemptSignal(10_000, stop)
   try {
-    const response = await fetcher(url, {
-      method: "POST",
-      headers: { ...event.headers },
-      body: event.body,
-      signal: AbortSignal.timeout(10_000)
-    })
+    const response = await fetcher(url, { method: "POST", headers: { ...event.headers }, body: event.body, signal: attempt.signal })
     await response.body?.cancel().catch(() => undefined)
     return { status: response.status }
   } catch (error) {
     return { error: (error as Error)?.message ?? String(error) }
+  } finally {
+    attempt.end()
   }
 }
 
@@ -139,11 +143,13 @@ export const listen = async (options: ListenOptions): Promise<number> => {
     if (read === null) break
     const now = Date.now()
     for (const event of read) {
+      // Stopped: the rest is not forwarded (a restarted listener starts from `latest`).
+      if (stopped()) break
       if (firstSeen.has(event.id)) continue
       firstSeen.set(event.id, now)
       // Forwarded first, then reported: `onForward?.(…, await forward(…))` would skip the forward
       // itself when no `onForward` is given.
-      const result = await forward(event, options.forwardTo, fetcher)
+      const result = await forward(event, options.forwardTo, fetcher, options.signal)
       options.onForward?.(event, result)
       forwarded++
     }

@@ -68,7 +68,7 @@ const sleep = (ms: number, signal?: AbortSignal) =>
  * The signal of one attempt: aborted after `timeoutMs` or when the caller's signal aborts (by hand,
  * since `AbortSignal.any` needs Node 20). `end` releases the timer and the listener.
  */
-const attemptSignal = (timeoutMs: number, caller: AbortSignal | undefined) => {
+export const attemptSignal = (timeoutMs: number, caller: AbortSignal | undefined) => {
   const controller = new AbortController()
   const onAbort = () => controller.abort(caller?.reason)
   const timer = setTimeout(() => controller.abort(new DOMException("The operation was aborted due to timeout", "TimeoutError")), timeoutMs)

@@ -8,6 +8,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { createServer, type Server } from "node:http"
+import type { AddressInfo } from "node:net"
 import { listen, ListenerCursorLost, Paydesk, PaydeskApiError, PaydeskConnectionError, trigger, webhooks } from "@paydesk/client"
 import type { FeedEvent, TokenPair } from "@paydesk/client"
 import { type Receiver, startReceiver, startServer } from "./ServerHarness.js"
@@ -340,6 +341,38 @@ describe("Client: the development loop after the event retention", () => {
     expect(retries.length).toBeGreaterThanOrEqual(7)
     expect(new Set(retries.map(([name]) => name))).toEqual(new Set(["PaydeskConnectionError", "PaydeskApiError"]))
     expect(retries.slice(0, 4).map(([, ms]) => ms)).toEqual([20, 40, 80, 80])
+  }, 30_000)
+
+  it("listen stops at once when stopped while a forward waits for a receiver that does not answer", async () => {
+    const shop = await srv.merchant(receiver.url)
+    const sandbox = new Paydesk({ apiKey: shop.apiKey, baseUrl: srv.base, sandbox: true })
+    let reached!: () => void
+    const held = new Promise<void>((ok) => (reached = ok))
+    // Takes the request and never answers.
+    const silent = createServer(() => reached())
+    await new Promise<void>((ok) => silent.listen(0, "127.0.0.1", ok))
+    const stop = new AbortController()
+    let ready!: () => void
+    const started = new Promise<void>((ok) => (ready = ok))
+    const results: Array<unknown> = []
+    const running = listen({
+      apiKey: shop.apiKey, baseUrl: srv.base, forwardTo: `http://127.0.0.1:${(silent.address() as AddressInfo).port}/`, intervalMs: 50, settleMs: 200,
+      signal: stop.signal, onReady: ready, onForward: (_event, result) => results.push(result)
+    })
+    try {
+      await started
+      await sandbox.payments.create({ amount: "1", order_id: `silent-${crypto.randomUUID()}` })
+      await held
+      const stoppedAt = Date.now()
+      stop.abort()
+      expect(await running).toBe(1)
+      // Not the forward's 10 s.
+      expect(Date.now() - stoppedAt).toBeLessThan(2_000)
+      expect(results).toEqual([{ error: expect.any(String) }])
+    } finally {
+      silent.closeAllConnections()
+      silent.close()
+    }
   }, 30_000)
 
   it("listen stops with ListenerCursorLost, naming its cursor, when the server does not know it (its data was reset, or its key changed)", async () => {
