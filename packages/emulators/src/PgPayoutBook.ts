@@ -7,7 +7,9 @@
  *
  * The book lives in its own table (`emulator_payouts`), outside the core's schema and migrations, on
  * the bank's pool (a `SqlClient` of its own), so its writes commit on their own and never join a
- * transaction of the core. Transaction ids are `tx_<serial>`.
+ * transaction of the core. Transaction ids are random, `tx_` and 32 hex digits, as a network's hashes
+ * are: merchants see them (`tx_id`), and a serial would tell one how many payouts the others made
+ * (a payout sent before their column came keeps its `tx_<serial>`).
  */
 import { Effect, Layer } from "effect"
 import { SqlClient, type SqlError } from "effect/sql"
@@ -16,8 +18,10 @@ import * as PgBookSchema from "./PgBookSchema.js"
 import { BookUnavailable, type PayoutBook, PayoutBookService, rejected } from "./PayoutNetworkEmulator.js"
 
 /** Creates the book's table when missing (idempotent, safe from several processes). */
-const ensureTable = PgBookSchema.ensure(1, 1, (sql) =>
-  Effect.asVoid(sql`CREATE TABLE IF NOT EXISTS emulator_payouts (
+// Version 2: random transaction ids.
+const ensureTable = PgBookSchema.ensure(1, 2, (sql) =>
+  Effect.gen(function*() {
+    yield* sql`CREATE TABLE IF NOT EXISTS emulator_payouts (
       serial bigserial PRIMARY KEY,
       idempotency_key text NOT NULL UNIQUE,
       amount_micro_usdt bigint NOT NULL,
@@ -26,28 +30,32 @@ const ensureTable = PgBookSchema.ensure(1, 1, (sql) =>
       outcome text NOT NULL CHECK (outcome IN ('sent', 'rejected')),
       client text,
       created_at timestamptz NOT NULL DEFAULT now()
-    )`))
+    )`
+    yield* sql`ALTER TABLE emulator_payouts ADD COLUMN IF NOT EXISTS tx_id text`
+  }))
 
 interface Row {
   readonly serial: string
   readonly outcome: "sent" | "rejected"
+  readonly tx_id: string | null
 }
 
-const outcomeOf = (row: Row): SendOutcome => row.outcome === "sent" ? { _tag: "Sent", txId: `tx_${row.serial}` } : rejected
+const outcomeOf = (row: Row): SendOutcome => row.outcome === "sent" ? { _tag: "Sent", txId: row.tx_id ?? `tx_${row.serial}` } : rejected
 
 /** Builds the book's operations over `sql`; `client` names the caller (server process) in its records. */
 const operations = (sql: SqlClient.SqlClient, client: string): PayoutBook => {
   const final = (key: string) =>
-    Effect.map(sql<Row>`SELECT serial, outcome FROM emulator_payouts WHERE idempotency_key = ${key}`, (rows) => rows[0] === undefined ? undefined : outcomeOf(rows[0]))
+    Effect.map(sql<Row>`SELECT serial, outcome, tx_id FROM emulator_payouts WHERE idempotency_key = ${key}`, (rows) => rows[0] === undefined ? undefined : outcomeOf(rows[0]))
   return {
     final: (key) => Effect.mapError(final(key), (cause) => new BookUnavailable({ cause })),
     decide: (input, program) =>
       Effect.mapError(Effect.gen(function*() {
         const inserted = yield* sql<Row>`
-          INSERT INTO emulator_payouts (idempotency_key, amount_micro_usdt, wallet_address, network, outcome, client)
-          VALUES (${input.idempotencyKey}, ${input.amountUsdt.toString()}, ${input.walletAddress}, ${input.network}, ${program}, ${client})
+          INSERT INTO emulator_payouts (idempotency_key, amount_micro_usdt, wallet_address, network, outcome, client, tx_id)
+          VALUES (${input.idempotencyKey}, ${input.amountUsdt.toString()}, ${input.walletAddress}, ${input.network}, ${program}, ${client},
+            'tx_' || replace(gen_random_uuid()::text, '-', ''))
           ON CONFLICT (idempotency_key) DO NOTHING
-          RETURNING serial, outcome`
+          RETURNING serial, outcome, tx_id`
         if (inserted[0] !== undefined) return { outcome: outcomeOf(inserted[0]), replay: false }
         // Another process answered the key first: its answer is the key's.
         const known = yield* final(input.idempotencyKey)

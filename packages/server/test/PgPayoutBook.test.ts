@@ -10,6 +10,7 @@ import { PayoutNetworkEmulator, PgPayoutBook } from "@paydesk/emulators"
 import { PgStore } from "@paydesk/sql-pg"
 import { PayoutNetworkContract } from "@paydesk/testkit/contracts"
 import { randomBytes, randomUUID } from "node:crypto"
+import { SqlClient } from "effect/sql"
 import { inject } from "vitest"
 
 const freshDatabase = (serverUrl: string) => PgStore.createDatabase(serverUrl, `${inject("pgPrefix")}payouts_${randomBytes(4).toString("hex")}`)
@@ -49,6 +50,19 @@ describe("PgPayoutBook", () => {
       // A new payout gets a transaction id of its own.
       const other = yield* after.network.send({ ...payout, idempotencyKey: randomUUID() })
       assert.isTrue(other._tag === "Sent" && sent._tag === "Sent" && other.txId !== sent.txId)
+      // Random, as a network's hashes: a serial would count the other merchants' payouts.
+      for (const answer of [sent, other]) assert.match(answer._tag === "Sent" ? answer.txId : "", /^tx_[0-9a-f]{32}$/)
+    })))
+
+  it.live("a payout sent before the random ids keeps its tx_<serial>", () =>
+    Effect.scoped(Effect.gen(function*() {
+      const url = yield* freshDatabase(inject("pgTargets")[0]!.url)
+      const network = yield* emulatorOn(url, "upgraded")
+      const sql = Context.get(yield* Layer.build(PgStore.layerClient(url, { maxConnections: 1 })), SqlClient.SqlClient)
+      const payout = { idempotencyKey: randomUUID(), amountUsdt: 1_000_000n, walletAddress: "TXyz", network: "TRC20" }
+      yield* sql`INSERT INTO emulator_payouts (idempotency_key, amount_micro_usdt, wallet_address, network, outcome) VALUES (${payout.idempotencyKey}, 1000000, 'TXyz', 'TRC20', 'sent')`
+      const [row] = yield* sql<{ serial: string }>`SELECT serial FROM emulator_payouts WHERE idempotency_key = ${payout.idempotencyKey}`
+      assert.deepStrictEqual(yield* network.network.send(payout), { _tag: "Sent", txId: `tx_${row!.serial}` })
     })))
 
   it.live("two processes asked for one new payout at once answer the same send", () =>
