@@ -11,8 +11,10 @@
  *
  * A read the server does not answer (it restarts, or is down) or answers with a 5xx or 429 is tried
  * again from the same cursor, after 1 s, then twice as long each time up to 30 s, for as long as it
- * takes (`onRetry` says so each time): nothing that happened meanwhile is skipped. A refused cursor
- * (`ListenerCursorLost`) and any other error end the listener.
+ * takes (`onRetry` says so each time): nothing that happened meanwhile is skipped. A `feed_` cursor
+ * a server cannot open (an older version's, beside a newer one during a rolling upgrade) is read
+ * again by the id of its event, when the listener has one. A refused cursor (`ListenerCursorLost`)
+ * and any other error end the listener.
  */
 import { Paydesk, type ClientOptions } from "./Client.js"
 import { ListenerCursorLost, PaydeskApiError, PaydeskConnectionError } from "./Errors.js"
@@ -122,22 +124,29 @@ export const listen = async (options: ListenOptions): Promise<number> => {
   const start = await persistently(() => client.events.feed({ after: "latest", environment }, signal))
   if (start === null) return 0
   let settled = start.next_after
+  // The id of the event at `settled`: read from it when a server cannot open the cursor, an older one
+  // beside a newer during a rolling upgrade (it knows event ids, not `feed_` cursors).
+  let settledId: string | null = null
   options.onReady?.()
   const firstSeen = new Map<string, number>()
   let forwarded = 0
   while (options.signal?.aborted !== true) {
     const read = await persistently(async () => {
-      let after = settled
+      let [after, afterId] = [settled, settledId]
       const events: Array<FeedEvent> = []
       for (;;) {
         const cursor = after
-        const page = await client.events.feed({ ...(cursor === null ? {} : { after: cursor }), limit: 100, environment }, signal)
-          .catch((error: unknown) => {
-            throw cursor !== null && isLostCursor(error) ? new ListenerCursorLost(cursor, { cause: error }) : error
-          })
-        events.push(...page.items)
-        if (page.items.length < 100) return events
-        after = page.next_after
+        const page = (cursor === null ? {} : { after: cursor }) as { readonly after?: string }
+        const read = (query: { readonly after?: string }) => client.events.feed({ ...query, limit: 100, environment }, signal)
+        const answer = await read(page).catch((error: unknown) =>
+          cursor !== null && isLostCursor(error) && cursor.startsWith("feed_") && afterId !== null ? read({ after: afterId }) : Promise.reject(error)
+        ).catch((error: unknown) => {
+          throw cursor !== null && isLostCursor(error) ? new ListenerCursorLost(cursor, { cause: error }) : error
+        })
+        events.push(...answer.items)
+        if (answer.items.length < 100) return events
+        after = answer.next_after
+        afterId = answer.items.at(-1)!.id
       }
     })
     if (read === null) break
@@ -158,6 +167,7 @@ export const listen = async (options: ListenOptions): Promise<number> => {
       if (now - firstSeen.get(event.id)! < settle) break
       // The event's cursor (a server before cursors sends none: its id then).
       settled = (event.cursor as string | undefined) ?? event.id
+      settledId = event.id
       firstSeen.delete(event.id)
     }
     await sleep(interval, options.signal)

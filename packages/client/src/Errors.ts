@@ -180,16 +180,17 @@ export class PaydeskSessionEndedError extends PaydeskCallError {
 
 /**
  * Every cursor the listener sends came from the server, so a refused one is no longer known to it:
- * the server's data was reset or restored to an earlier point (or, from a server before `feed_`
- * cursors, the cursor's event was purged). Where to go on from is then unknown (the feed's start would forward old events again,
+ * the server's data was reset or restored to an earlier point, or its secret key changed (or a server
+ * before `feed_` cursors answered, and the cursor's event was purged). Where to go on from is then unknown (the feed's start would forward old events again,
  * its end skip any in between), so the listener stops and says why.
  */
 export class ListenerCursorLost extends PaydeskError {
   override readonly name = "ListenerCursorLost"
   constructor(readonly cursor: string, options: { readonly cause: unknown }) {
     super(
-      `the server does not know the feed cursor ${cursor}, where this listener stood (its data was reset or restored, or an ` +
-        "older server purged that event): start the listener again (the events list, `paydesk events list`, shows what happened meanwhile)",
+      `the server does not know the feed cursor ${cursor}, where this listener stood (its data was reset or restored, its secret ` +
+        "key changed, or a server of an older version answered and the event was gone): start the listener again (the events list, " +
+        "`paydesk events list`, shows what happened meanwhile)",
       options
     )
   }

@@ -200,7 +200,7 @@ export const layer = (options: {
       yield* ensureTables
       const sql = yield* SqlClient.SqlClient
       const once = purge(options.retentionMs ?? defaultRetentionMs).pipe(
-        Effect.tap((n) => n > 0 ? Effect.logInfo(`sandbox bank: ${n} charge keys and programs past the retention forgotten`) : Effect.void),
+        Effect.tap((n) => n > 0 ? Effect.logInfo(`sandbox bank: ${n} rows forgotten (charge keys past the retention, programs no charge will take)`) : Effect.void),
         Effect.catchCause((cause) => Effect.logWarning("sandbox bank: purge failed; tried again later", cause)),
         Effect.annotateLogs({ component: "bank" })
       )

@@ -375,6 +375,50 @@ describe("Client: the development loop after the event retention", () => {
     }
   }, 30_000)
 
+  it("listen reads on by its event's id when a server cannot open its feed_ cursor (an older version's, in a rolling upgrade)", async () => {
+    const shop = await srv.merchant(receiver.url)
+    const sandbox = new Paydesk({ apiKey: shop.apiKey, baseUrl: srv.base, sandbox: true })
+    // From `older` on, every feed_ cursor is answered as a server before them answers it: 400 on `after`.
+    let older = false
+    const afters: Array<string> = []
+    const mixed: typeof fetch = async (input, init) => {
+      const url = new URL(String(input instanceof Request ? input.url : input))
+      const after = url.searchParams.get("after")
+      if (url.pathname === "/api/v1/events/feed" && after !== null && after !== "latest") {
+        afters.push(after)
+        if (older && after.startsWith("feed_")) url.searchParams.set("after", "feed_unknown")
+        return fetch(url, init)
+      }
+      return fetch(input, init)
+    }
+    const forwarded: Array<string> = []
+    const stop = new AbortController()
+    let ready!: () => void
+    const started = new Promise<void>((ok) => (ready = ok))
+    const running = listen({
+      apiKey: shop.apiKey, baseUrl: srv.base, forwardTo: "http://127.0.0.1:9/unused", intervalMs: 50, settleMs: 100, signal: stop.signal, fetch: mixed,
+      onReady: ready, onForward: (event) => forwarded.push(event.id)
+    })
+    await started
+    const first = await sandbox.payments.create({ amount: "1", order_id: `mixed-1-${crypto.randomUUID()}` })
+    const waitFor = async (n: number) => {
+      const deadline = Date.now() + 20_000
+      while (forwarded.length < n && Date.now() < deadline) await new Promise((ok) => setTimeout(ok, 50))
+    }
+    await waitFor(1)
+    // Settled past the first event (its cursor now the listener's), then the older server answers.
+    await new Promise((ok) => setTimeout(ok, 400))
+    older = true
+    const second = await sandbox.payments.create({ amount: "2", order_id: `mixed-2-${crypto.randomUUID()}` })
+    await waitFor(2)
+    await new Promise((ok) => setTimeout(ok, 300))
+    stop.abort()
+    expect(await running).toBe(2)
+    const created = await Promise.all([first, second].map(async (p) => (await sandbox.events.list({ environment: "sandbox", object_id: p.id })).items[0]!.id))
+    expect(forwarded).toEqual(created)
+    expect(afters).toContain(created[0])
+  }, 30_000)
+
   it("listen stops with ListenerCursorLost, naming its cursor, when the server does not know it (its data was reset, or its key changed)", async () => {
     const shop = await srv.merchant(receiver.url)
     let calls = 0

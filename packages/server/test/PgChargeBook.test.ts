@@ -5,7 +5,7 @@
  * back (the book has a client of its own).
  */
 import { assert, describe, it } from "@effect/vitest"
-import { Context, Duration, Effect, Layer } from "effect"
+import { Context, Duration, Effect, Fiber, Layer } from "effect"
 import { AcquirerEmulator, PgChargeBook } from "@paydesk/emulators"
 import { PgStore } from "@paydesk/sql-pg"
 import { ChargeBookContract } from "@paydesk/testkit/contracts"
@@ -137,6 +137,26 @@ describe("PgChargeBook", () => {
       }))
       assert.strictEqual(started, "started")
     })))
+
+  it.live("an upgrade gives way to a session holding a table instead of queueing the running processes' charges behind it", () =>
+    Effect.scoped(Effect.gen(function*() {
+      const url = yield* freshDatabase(inject("pgTargets")[0]!.url)
+      const first = yield* handle(url, "first")
+      const sql = Context.get(yield* Layer.build(PgStore.layerClient(url, { maxConnections: 2 })), SqlClient.SqlClient)
+      // The book as an older build left it (version 1), and a report reading its charges for 6 s.
+      yield* sql`UPDATE emulator_book_schema SET version = 1 WHERE book = 0`
+      const report = yield* Effect.forkScoped(sql.withTransaction(sql`SELECT count(*) FROM emulator_charges`.pipe(Effect.andThen(sql`SELECT pg_sleep(6)`))))
+      yield* Effect.sleep(Duration.millis(300))
+      const upgrading = yield* Effect.forkScoped(handle(url, "second"))
+      yield* Effect.sleep(Duration.millis(300))
+      // A charge of the running process: it waits at most for one of the upgrade's short lock requests, not for the report.
+      const before = Date.now()
+      yield* first.take({ subscriptionId: "sub-1", cycleNumber: 1, idempotencyKey: "during-upgrade", amount: 100n })
+      assert.isBelow(Date.now() - before, 3_500)
+      yield* Fiber.join(report)
+      yield* Fiber.join(upgrading)
+      assert.deepStrictEqual(yield* sql`SELECT version FROM emulator_book_schema WHERE book = 0`, [{ version: 2 }])
+    })), 30_000)
 
   it.live("purges in batches, and the layer purges while it lives", () =>
     Effect.scoped(Effect.gen(function*() {
