@@ -136,10 +136,9 @@ export const listen = async (options: ListenOptions): Promise<number> => {
       const events: Array<FeedEvent> = []
       for (;;) {
         const cursor = after
-        const page = (cursor === null ? {} : { after: cursor }) as { readonly after?: string }
-        const read = (query: { readonly after?: string }) => client.events.feed({ ...query, limit: 100, environment }, signal)
-        const answer = await read(page).catch((error: unknown) =>
-          cursor !== null && isLostCursor(error) && cursor.startsWith("feed_") && afterId !== null ? read({ after: afterId }) : Promise.reject(error)
+        const pageAfter = (query: { readonly after?: string }) => client.events.feed({ ...query, limit: 100, environment }, signal)
+        const answer = await pageAfter(cursor === null ? {} : { after: cursor }).catch((error: unknown) =>
+          cursor !== null && isLostCursor(error) && cursor.startsWith("feed_") && afterId !== null ? pageAfter({ after: afterId }) : Promise.reject(error)
         ).catch((error: unknown) => {
           throw cursor !== null && isLostCursor(error) ? new ListenerCursorLost(cursor, { cause: error }) : error
         })
@@ -162,6 +161,7 @@ export const listen = async (options: ListenOptions): Promise<number> => {
       options.onForward?.(event, result)
       forwarded++
     }
+    if (stopped()) break
     // Advance over the prefix that has been visible long enough for late commits to have shown.
     for (const event of read) {
       if (now - firstSeen.get(event.id)! < settle) break
