@@ -12,9 +12,10 @@
  * A read the server does not answer (it restarts, or is down) or answers with a 5xx or 429 is tried
  * again from the same cursor, after 1 s, then twice as long each time up to 30 s, for as long as it
  * takes (`onRetry` says so each time): nothing that happened meanwhile is skipped. A `feed_` cursor
- * a server cannot open (an older version's, beside a newer one during a rolling upgrade) is read
- * again by the id of its event, when the listener has one. A refused cursor (`ListenerCursorLost`)
- * and any other error end the listener.
+ * a server cannot open (an older version's process, beside newer ones during a rolling upgrade) is
+ * read again by the id of its event when the listener has one, else read again as a failed read for
+ * `refusedCursorGraceMs` (5 minutes); then, as for any other refused cursor, the listener stops with
+ * `ListenerCursorLost`. Any other error ends it too.
  */
 import { Paydesk, type ClientOptions } from "./Client.js"
 import { ListenerCursorLost, PaydeskApiError, PaydeskConnectionError } from "./Errors.js"
@@ -46,11 +47,23 @@ export interface ListenOptions extends ClientOptions {
   readonly reconnectDelayMs?: number
   /** The longest wait between failed reads, in ms (default 30000). */
   readonly maxReconnectDelayMs?: number
+  /**
+   * How long a `feed_` cursor refused with no event id to read by instead is read again (as a failed
+   * read: an older process may have answered, beside newer ones in a rolling upgrade) before the
+   * listener stops with `ListenerCursorLost`, in ms (default 300000).
+   */
+  readonly refusedCursorGraceMs?: number
+}
+
+/** A `feed_` cursor refused while the listener has no event id to read by: read again for a while. */
+class CursorRefused extends Error {
+  override readonly name = "CursorRefused"
 }
 
 /** Whether a failed read of the feed is worth trying again: the server did not answer, or was failing or busy for now. */
 const isTransient = (error: unknown): error is Error =>
-  error instanceof PaydeskConnectionError || (error instanceof PaydeskApiError && (error.status >= 500 || error.status === 429))
+  error instanceof PaydeskConnectionError || error instanceof CursorRefused ||
+  (error instanceof PaydeskApiError && (error.status >= 500 || error.status === 429))
 
 /** Waits `ms`, or less when `signal` aborts; its abort listener goes when it ends (a listener sleeps every poll, for days). */
 const sleep = (ms: number, signal?: AbortSignal) =>
@@ -127,28 +140,45 @@ export const listen = async (options: ListenOptions): Promise<number> => {
   // The id of the event at `settled`: read from it when a server cannot open the cursor, an older one
   // beside a newer during a rolling upgrade (it knows event ids, not `feed_` cursors).
   let settledId: string | null = null
+  const grace = options.refusedCursorGraceMs ?? 300_000
+  // Since when the settled cursor has been refused with no id to read by (null: it is not).
+  let refusedSince: number | null = null
   options.onReady?.()
   const firstSeen = new Map<string, number>()
   let forwarded = 0
   while (options.signal?.aborted !== true) {
-    const read = await persistently(async () => {
+    const result = await persistently(async () => {
       let [after, afterId] = [settled, settledId]
       const events: Array<FeedEvent> = []
+      let first: string | null | undefined
       for (;;) {
         const cursor = after
         const pageAfter = (query: { readonly after?: string }) => client.events.feed({ ...query, limit: 100, environment }, signal)
         const answer = await pageAfter(cursor === null ? {} : { after: cursor }).catch((error: unknown) =>
           cursor !== null && isLostCursor(error) && cursor.startsWith("feed_") && afterId !== null ? pageAfter({ after: afterId }) : Promise.reject(error)
         ).catch((error: unknown) => {
-          throw cursor !== null && isLostCursor(error) ? new ListenerCursorLost(cursor, { cause: error }) : error
+          if (cursor === null || !isLostCursor(error)) throw error
+          // No id to read by (no event settled yet): an older process may have answered; read again a while.
+          const now = Date.now()
+          refusedSince ??= now
+          if (cursor.startsWith("feed_") && afterId === null && now - refusedSince < grace) {
+            throw new CursorRefused(`the server refused the feed cursor (an older version's process?): ${(error as Error).message}`, { cause: error })
+          }
+          throw new ListenerCursorLost(cursor, { cause: error })
         })
+        refusedSince = null
+        first ??= answer.next_after
         events.push(...answer.items)
-        if (answer.items.length < 100) return events
+        if (answer.items.length < 100) return { events, first }
         after = answer.next_after
         afterId = answer.items.at(-1)!.id
       }
     })
-    if (read === null) break
+    if (result === null) break
+    const read = result.events
+    // An event id the listener stands on (an older process answered it) becomes the newer processes'
+    // cursor of that place when one answers with nothing new: a cursor outlives its event, an id does not.
+    if (read.length === 0 && settled !== null && !settled.startsWith("feed_") && result.first?.startsWith("feed_") === true) settled = result.first
     const now = Date.now()
     for (const event of read) {
       // Stopped: the rest is not forwarded (a restarted listener starts from `latest`).

@@ -73,6 +73,7 @@ export const attemptSignal = (timeoutMs: number, caller: AbortSignal | undefined
   const onAbort = () => controller.abort(caller?.reason)
   const timer = setTimeout(() => controller.abort(new DOMException("The operation was aborted due to timeout", "TimeoutError")), timeoutMs)
   caller?.addEventListener("abort", onAbort, { once: true })
+  if (caller?.aborted === true) onAbort()
   return {
     signal: controller.signal,
     end: () => {

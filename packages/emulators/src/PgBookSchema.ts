@@ -23,8 +23,15 @@ export const lockWaitMs = 1_000
 /** How long it gives way. */
 export const retryMs = 2_000
 
-/** A `lock_timeout` that ran out (`effect/sql` names PostgreSQL's `lock_not_available` so). */
-const isLockTimeout = (error: SqlError.SqlError): boolean => (error.reason as { readonly _tag?: string })._tag === "LockTimeoutError"
+/**
+ * A lock the upgrade gave way on: its `lock_timeout` ran out (`effect/sql` names PostgreSQL's
+ * `lock_not_available` so), or PostgreSQL chose it in a deadlock (a session taking the tables in
+ * another order).
+ */
+const isLockTimeout = (error: SqlError.SqlError): boolean => {
+  const tag = (error.reason as { readonly _tag?: string })._tag
+  return tag === "LockTimeoutError" || tag === "DeadlockError"
+}
 
 /**
  * Runs `create` (idempotent DDL) for the book `bookKey` unless its tables are at `version` already,
@@ -54,7 +61,7 @@ export const ensure = (bookKey: number, version: number, create: (sql: SqlClient
     }))
     yield* upgrade.pipe(
       Effect.catchIf(isLockTimeout, (error) =>
-        Effect.logWarning(`sandbox bank: another session holds a table of book ${bookKey} to upgrade; trying again in ${retryMs} ms`).pipe(
+        Effect.logWarning(`emulator books: another session holds a table of the ${bookKey === 0 ? "sandbox bank's charge book" : `book ${bookKey}`} to upgrade; trying again in ${retryMs} ms`).pipe(
           Effect.annotateLogs({ component: "bank" }),
           Effect.andThen(Effect.sleep(Duration.millis(retryMs))),
           Effect.andThen(Effect.fail(error))

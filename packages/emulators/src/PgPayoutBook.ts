@@ -7,9 +7,10 @@
  *
  * The book lives in its own table (`emulator_payouts`), outside the core's schema and migrations, on
  * the bank's pool (a `SqlClient` of its own), so its writes commit on their own and never join a
- * transaction of the core. Transaction ids are random, `tx_` and 32 hex digits, as a network's hashes
- * are: merchants see them (`tx_id`), and a serial would tell one how many payouts the others made
- * (a payout sent before their column came keeps its `tx_<serial>`).
+ * transaction of the core. Transaction ids are random, `tx_` and the 32 hex digits of a random UUID:
+ * merchants see them (`tx_id`), and a serial would tell one how many payouts the others made (a
+ * payout sent before their column came keeps its `tx_<serial>`; a process of an older build beside a
+ * newer one answers a replay with `tx_<serial>` too).
  */
 import { Effect, Layer } from "effect"
 import { SqlClient, type SqlError } from "effect/sql"
