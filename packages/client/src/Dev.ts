@@ -19,8 +19,8 @@
  */
 import { Paydesk, type ClientOptions } from "./Client.js"
 import { ListenerCursorLost, PaydeskApiError, PaydeskConnectionError } from "./Errors.js"
-import { attemptSignal } from "./Http.js"
-import type { FeedEvent, Payment, SimulateOutcome } from "./Types.js"
+import { attemptSignal, sleep } from "./Http.js"
+import type { EventFeed, FeedEvent, Payment, SimulateOutcome } from "./Types.js"
 
 /** Options of `listen`. */
 export interface ListenOptions extends ClientOptions {
@@ -64,19 +64,6 @@ class CursorRefused extends Error {
 const isTransient = (error: unknown): error is Error =>
   error instanceof PaydeskConnectionError || error instanceof CursorRefused ||
   (error instanceof PaydeskApiError && (error.status >= 500 || error.status === 429))
-
-/** Waits `ms`, or less when `signal` aborts; its abort listener goes when it ends (a listener sleeps every poll, for days). */
-const sleep = (ms: number, signal?: AbortSignal) =>
-  new Promise<void>((resolve) => {
-    if (signal?.aborted === true) return resolve()
-    const done = () => {
-      clearTimeout(timer)
-      signal?.removeEventListener("abort", done)
-      resolve()
-    }
-    const timer = setTimeout(done, ms)
-    signal?.addEventListener("abort", done, { once: true })
-  })
 
 /** Forwards one event with its headers and exact body: 10 s at most, less when the listener is stopped. */
 const forward = async (
@@ -146,26 +133,37 @@ export const listen = async (options: ListenOptions): Promise<number> => {
   options.onReady?.()
   const firstSeen = new Map<string, number>()
   let forwarded = 0
+  /**
+   * One page of the feed after `cursor`. A `feed_` cursor refused is read by `afterId`, the id of its
+   * event, when there is one; else it is refused for `grace` as a failed read, then for good.
+   */
+  const readPage = async (cursor: string | null, afterId: string | null): Promise<EventFeed> => {
+    const page = (after?: string) => client.events.feed({ ...(after === undefined ? {} : { after }), limit: 100, environment }, signal)
+    if (cursor === null) return page()
+    try {
+      return await page(cursor)
+    } catch (error) {
+      if (!isLostCursor(error)) throw error
+      if (cursor.startsWith("feed_") && afterId !== null) {
+        return await page(afterId).catch((byId: unknown) => {
+          throw isLostCursor(byId) ? new ListenerCursorLost(cursor, { cause: byId }) : byId
+        })
+      }
+      // No id to read by (no event settled yet): an older process may have answered; read again a while.
+      refusedSince ??= Date.now()
+      if (cursor.startsWith("feed_") && Date.now() - refusedSince < grace) {
+        throw new CursorRefused(`the server refused the feed cursor (an older version's process?): ${(error as Error).message}`, { cause: error })
+      }
+      throw new ListenerCursorLost(cursor, { cause: error })
+    }
+  }
   while (options.signal?.aborted !== true) {
     const result = await persistently(async () => {
       let [after, afterId] = [settled, settledId]
       const events: Array<FeedEvent> = []
       let first: string | null | undefined
       for (;;) {
-        const cursor = after
-        const pageAfter = (query: { readonly after?: string }) => client.events.feed({ ...query, limit: 100, environment }, signal)
-        const answer = await pageAfter(cursor === null ? {} : { after: cursor }).catch((error: unknown) =>
-          cursor !== null && isLostCursor(error) && cursor.startsWith("feed_") && afterId !== null ? pageAfter({ after: afterId }) : Promise.reject(error)
-        ).catch((error: unknown) => {
-          if (cursor === null || !isLostCursor(error)) throw error
-          // No id to read by (no event settled yet): an older process may have answered; read again a while.
-          const now = Date.now()
-          refusedSince ??= now
-          if (cursor.startsWith("feed_") && afterId === null && now - refusedSince < grace) {
-            throw new CursorRefused(`the server refused the feed cursor (an older version's process?): ${(error as Error).message}`, { cause: error })
-          }
-          throw new ListenerCursorLost(cursor, { cause: error })
-        })
+        const answer = await readPage(after, afterId)
         refusedSince = null
         first ??= answer.next_after
         events.push(...answer.items)
@@ -187,8 +185,8 @@ export const listen = async (options: ListenOptions): Promise<number> => {
       firstSeen.set(event.id, now)
       // Forwarded first, then reported: `onForward?.(…, await forward(…))` would skip the forward
       // itself when no `onForward` is given.
-      const result = await forward(event, options.forwardTo, fetcher, options.signal)
-      options.onForward?.(event, result)
+      const outcome = await forward(event, options.forwardTo, fetcher, options.signal)
+      options.onForward?.(event, outcome)
       forwarded++
     }
     if (stopped()) break

@@ -52,9 +52,13 @@ export interface Call {
   readonly signal?: AbortSignal | undefined
 }
 
-/** Waits `ms`, or less when `signal` aborts (the caller then sees the abort). */
-const sleep = (ms: number, signal?: AbortSignal) =>
+/**
+ * Waits `ms`, or less when `signal` aborts (the caller then sees the abort); its abort listener goes
+ * when it ends (a listener sleeps every poll, for days).
+ */
+export const sleep = (ms: number, signal?: AbortSignal) =>
   new Promise<void>((resolve) => {
+    if (signal?.aborted === true) return resolve()
     const done = () => {
       clearTimeout(timer)
       signal?.removeEventListener("abort", done)

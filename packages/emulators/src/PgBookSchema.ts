@@ -28,7 +28,7 @@ export const retryMs = 2_000
  * `lock_not_available` so), or PostgreSQL chose it in a deadlock (a session taking the tables in
  * another order).
  */
-const isLockTimeout = (error: SqlError.SqlError): boolean => {
+const givesWay = (error: SqlError.SqlError): boolean => {
   const tag = (error.reason as { readonly _tag?: string })._tag
   return tag === "LockTimeoutError" || tag === "DeadlockError"
 }
@@ -60,12 +60,12 @@ export const ensure = (bookKey: number, version: number, create: (sql: SqlClient
         ON CONFLICT (book) DO UPDATE SET version = excluded.version`
     }))
     yield* upgrade.pipe(
-      Effect.catchIf(isLockTimeout, (error) =>
+      Effect.catchIf(givesWay, (error) =>
         Effect.logWarning(`emulator books: another session holds a table of the ${bookKey === 0 ? "sandbox bank's charge book" : `book ${bookKey}`} to upgrade; trying again in ${retryMs} ms`).pipe(
           Effect.annotateLogs({ component: "bank" }),
           Effect.andThen(Effect.sleep(Duration.millis(retryMs))),
           Effect.andThen(Effect.fail(error))
         )),
-      Effect.retry({ while: isLockTimeout })
+      Effect.retry({ while: givesWay })
     )
   })
