@@ -92,6 +92,62 @@ describe("CallbackShares", () => {
       assert.strictEqual((yield* shares.run("a", again, (ok) => ok))._tag, "Unsent")
     }))
 
+  it.effect("each slot given back goes to the first run waiting, first come first served; one interrupted while it waits leaves the queue", () =>
+    Effect.gen(function*() {
+      const shares = CallbackShares.make()
+      const sends = yield* Effect.forEach(Array.from({ length: perTerminal }), () => held())
+      const sending = yield* Effect.forEach(sends, ({ send }) => Effect.forkChild(shares.run("a", send, (ok) => ok)))
+      const started: Array<number> = []
+      const { answer: later, send: sendLater } = yield* held()
+      const waiting = yield* Effect.forEach([1, 2, 3, 4], (n) =>
+        Effect.forkChild(shares.run("a", Effect.andThen(Effect.sync(() => void started.push(n)), sendLater), (ok) => ok)))
+      yield* Effect.yieldNow
+      assert.deepStrictEqual(started, [])
+      yield* Deferred.succeed(sends[0]!.answer, true)
+      yield* Fiber.join(sending[0]!)
+      yield* Effect.yieldNow
+      assert.deepStrictEqual(started, [1], "the first waiting, and only it")
+      // The second leaves the queue: the next slot goes to the third at once (no wait for slowMs).
+      yield* Fiber.interrupt(waiting[1]!)
+      yield* Deferred.succeed(sends[1]!.answer, true)
+      yield* Fiber.join(sending[1]!)
+      yield* Effect.yieldNow
+      assert.deepStrictEqual(started, [1, 3])
+      assert.deepStrictEqual(shares.of("a"), { inFlight: perTerminal, failures: 0 })
+      yield* Deferred.succeed(sends[2]!.answer, true)
+      yield* Fiber.join(sending[2]!)
+      yield* Effect.yieldNow
+      assert.deepStrictEqual(started, [1, 3, 4])
+      yield* Effect.forEach(sends.slice(3), ({ answer }) => Deferred.succeed(answer, true))
+      yield* Deferred.succeed(later, true)
+      yield* Effect.forEach([...sending, waiting[0]!, ...waiting.slice(2)], Fiber.join)
+      assert.deepStrictEqual(shares.of("a"), { inFlight: 0, failures: 0 })
+    }))
+
+  it.effect("runs waiting when the terminal becomes failing are answered Unsent in turn as a slot is given back, without waiting for slowMs", () =>
+    Effect.gen(function*() {
+      const shares = CallbackShares.make()
+      const sends = yield* Effect.forEach(Array.from({ length: perTerminal }), () => held())
+      const sending = yield* Effect.forEach(sends, ({ send }) => Effect.forkChild(shares.run("a", send, (ok) => ok)))
+      const { answer: later, send: sendLater } = yield* held()
+      const waiting = yield* Effect.forEach(Array.from({ length: failingAfter + 2 }), () => Effect.forkChild(shares.run("a", sendLater, (ok) => ok)))
+      yield* Effect.yieldNow
+      // failingAfter slow failures: each but the last gives its slot to the next waiting; the last
+      // makes the terminal failing, and the next waiting finds more in flight than
+      // failingPerTerminal: it is answered Unsent and passes its turn on, so every other waiting is
+      // answered too, the clock unmoved.
+      for (let i = 0; i < failingAfter; i++) {
+        yield* Deferred.succeed(sends[i]!.answer, false)
+        yield* Fiber.join(sending[i]!)
+      }
+      const answered = yield* Effect.forEach(waiting.slice(failingAfter - 1), Fiber.join)
+      assert.deepStrictEqual(answered, waiting.slice(failingAfter - 1).map(() => ({ _tag: "Unsent" as const, failures: failingAfter })))
+      assert.deepStrictEqual(shares.of("a"), { inFlight: perTerminal - 1, failures: failingAfter })
+      yield* Effect.forEach(sends.slice(failingAfter), ({ answer }) => Deferred.succeed(answer, true))
+      yield* Deferred.succeed(later, true)
+      yield* Effect.forEach([...sending, ...waiting.slice(0, failingAfter - 1)], Fiber.join)
+    }))
+
   it.effect("a send interrupted in flight, or a run interrupted while it waits, gives its slot back", () =>
     Effect.gen(function*() {
       const shares = CallbackShares.make()

@@ -70,7 +70,14 @@ interface TerminalState {
   failures: number
   /** When the last slow failure ended. */
   failedAt: number
-  readonly waiters: Array<Deferred.Deferred<void>>
+  /** Runs waiting for a slot, first come first served; each slot given back wakes the first. */
+  readonly waiters: Array<Waiter>
+}
+
+interface Waiter {
+  readonly turn: Deferred.Deferred<void>
+  /** Whether a slot given back woke it (it then passes the wake on when it takes no slot). */
+  woken: boolean
 }
 
 /** The shares of one process. */
@@ -104,15 +111,36 @@ export const make = (): Shares => {
     const wasFailing = state.failures >= failingAfter
     if (ok !== null) state.failures = ok ? 0 : state.failures + 1
     if (ok === false) state.failedAt = endedAt
-    // Every waiter looks again (one left waiting for a fiber interrupted meanwhile would wait for ever).
-    for (const waiter of state.waiters.splice(0)) Deferred.doneUnsafe(waiter, Effect.void)
-    if (state.inFlight === 0 && state.failures === 0) terminals.delete(terminalId)
+    wakeFirst(state)
+    forget(terminalId, state)
     return !wasFailing && state.failures >= failingAfter
+  }
+  /**
+   * Wakes the first waiter: one per slot given back. (Waking them all had every waiter contend for
+   * each slot: with one busy terminal and the engine's 32 sends at once, 2.1 waits per send, each
+   * with its race, fibers and timer, against 0.3 since; docs/performance.md, twenty-ninth round.) A
+   * woken waiter that takes no slot (the terminal is failing or slow, or its fiber was interrupted)
+   * wakes the next in turn, so none is left waiting while a slot is free.
+   */
+  const wakeFirst = (state: TerminalState): void => {
+    const first = state.waiters.shift()
+    if (first === undefined) return
+    first.woken = true
+    Deferred.doneUnsafe(first.turn, Effect.void)
+  }
+  /** Forgets a terminal with nothing in flight, no slow failures and no waiters. */
+  const forget = (terminalId: string, state: TerminalState): void => {
+    if (state.inFlight === 0 && state.failures === 0 && state.waiters.length === 0) terminals.delete(terminalId)
+  }
+  const leaveQueue = (state: TerminalState, waiter: Waiter): void => {
+    const at = state.waiters.indexOf(waiter)
+    if (at >= 0) state.waiters.splice(at, 1)
   }
   const run = <A, R>(terminalId: string, send: Effect.Effect<A, never, R>, ok: (value: A) => boolean): Effect.Effect<Ran<A>, never, R> =>
     // The slot is taken and its release set up in one uninterruptible step; only the wait and `send` are interruptible.
     Effect.uninterruptibleMask((restore) => {
-      const look: Effect.Effect<Ran<A>, never, R> = Effect.flatMap(Clock.currentTimeMillis, (now) => {
+      /** `woken`: a slot given back woke this run (it was first in the queue). */
+      const look = (woken: boolean): Effect.Effect<Ran<A>, never, R> => Effect.flatMap(Clock.currentTimeMillis, (now) => {
         const state = stateOf(terminalId)
         // A mark no send has renewed for a while is forgotten (half open: the next sends find out).
         if (state.failures >= failingAfter && now - state.failedAt >= failingForgetMs) state.failures = 0
@@ -127,16 +155,37 @@ export const make = (): Shares => {
             Effect.map((value): Ran<A> => ({ _tag: "Sent", value, nowFailing }))
           )
         }
-        if (failing) return Effect.succeed<Ran<A>>({ _tag: "Unsent", failures: state.failures })
+        if (failing) {
+          if (woken) wakeFirst(state)
+          return Effect.succeed<Ran<A>>({ _tag: "Unsent", failures: state.failures })
+        }
         const oldest = now - Math.min(...state.starts)
-        if (oldest >= slowMs) return Effect.succeed<Ran<A>>({ _tag: "Defer", forMs: Math.min(busyDeferMaxMs, Math.max(busyDeferMs, oldest)) })
-        // Quick sends: look again when one ends, or after `slowMs` at the latest (the terminal may
-        // have become slow meanwhile: then defer, giving the caller's slot to other terminals).
-        const turn = Deferred.makeUnsafe<void>()
-        state.waiters.push(turn)
-        return Effect.andThen(restore(Effect.race(Deferred.await(turn), Effect.sleep(slowMs))), Effect.suspend(() => look))
+        if (oldest >= slowMs) {
+          if (woken) wakeFirst(state)
+          return Effect.succeed<Ran<A>>({ _tag: "Defer", forMs: Math.min(busyDeferMaxMs, Math.max(busyDeferMs, oldest)) })
+        }
+        // Quick sends: look again when a slot is given back to this run, or after `slowMs` at the
+        // latest (the terminal may have become slow meanwhile: then defer, giving the caller's slot
+        // to other terminals). A woken run that found its slot taken (by a run that came meanwhile)
+        // waits first in the queue again.
+        const waiter: Waiter = { turn: Deferred.makeUnsafe<void>(), woken: false }
+        if (woken) state.waiters.unshift(waiter)
+        else state.waiters.push(waiter)
+        return restore(Effect.race(Deferred.await(waiter.turn), Effect.sleep(slowMs))).pipe(
+          Effect.onInterrupt(() =>
+            Effect.sync(() => {
+              leaveQueue(state, waiter)
+              if (waiter.woken) wakeFirst(state)
+              forget(terminalId, state)
+            })
+          ),
+          Effect.andThen(Effect.suspend(() => {
+            leaveQueue(state, waiter)
+            return look(waiter.woken)
+          }))
+        )
       })
-      return look
+      return look(false)
     })
   return {
     run,
