@@ -12,6 +12,7 @@
  * | `PAYDESK_PUBLIC_URL` | origin of the payer pages | `http://HOST:PORT` |
  * | `PAYDESK_ADMIN_TOKEN` | bearer token of the operator API and `/metrics` | generated and printed at start |
  * | `PAYDESK_SECRET_KEY` | 32-byte key (base64 or hex) for secrets at rest and tokens | generated once into the data directory |
+ * | `PAYDESK_PREVIOUS_SECRET_KEYS` | keys read with but never written with, comma-separated (a rotation of the secret key) | none |
  * | `PAYDESK_CLOCK`, `PAYDESK_CLOCK_START` | `system` or `manual` (tests, demos), and the manual clock's start | `system` |
  * | `PAYDESK_ENGINE` | `local`, `inngest` or `off` | `local` |
  * | `PAYDESK_WORK_INTERVAL_MS`, `PAYDESK_WORK_BATCH_SIZE` | the local worker's interval, records per kind per pass | `1000`, `100` |
@@ -53,6 +54,12 @@ export interface ServerConfig {
   readonly adminToken: Option.Option<Redacted.Redacted<string>>
   /** The key of secrets at rest and tokens; none: read from (or generated into) `dataDir/secret.key`. */
   readonly secretKey: Option.Option<Redacted.Redacted<string>>
+  /**
+   * Keys that secrets at rest, tokens and cursors are still read with but never written with (a
+   * rotation of the secret key: the earlier key, or the next one before every process has it); the
+   * server writes what it holds under them again with `secretKey`.
+   */
+  readonly previousSecretKeys: Redacted.Redacted<ReadonlyArray<string>>
   readonly clock: "system" | "manual"
   /** Start time of the manual clock (epoch ms); none: the system time at start. */
   readonly clockStart: Option.Option<number>
@@ -174,6 +181,8 @@ const flag = (name: string) => Config.schema(Schema.Literals(["1", "true", "0", 
 
 const isOrigin = (value: string) => /^https?:\/\/[^\s/?#]+\/*$/.test(value) && URL.canParse(value)
 const isKey = (value: string) => Result.isSuccess(Result.try(() => NodeSecurity.parseKey(value)))
+/** A comma-separated list of keys (spaces around each ignored, no empty one). */
+const keyList = (value: string): ReadonlyArray<string> => value.split(",").map((key) => key.trim())
 const isIsoTime = (value: string) => /^\d{4}-\d{2}-\d{2}T/.test(value) && !Number.isNaN(Date.parse(value))
 
 const settings = {
@@ -185,6 +194,15 @@ const settings = {
   publicUrl: setting("PAYDESK_PUBLIC_URL", (n) => text(isOrigin)(n).pipe(Config.option), "must be an http(s) origin such as https://pay.example.com"),
   adminToken: setting("PAYDESK_ADMIN_TOKEN", (n) => secret((v) => /^\S+$/.test(v))(n).pipe(Config.option), "must be a token without spaces"),
   secretKey: setting("PAYDESK_SECRET_KEY", (n) => secret(isKey)(n).pipe(Config.option), "must be a 32-byte key: base64, or 64 hex characters"),
+  previousSecretKeys: setting(
+    "PAYDESK_PREVIOUS_SECRET_KEYS",
+    (n) =>
+      secret((v) => keyList(v).length > 0 && keyList(v).every(isKey))(n).pipe(
+        Config.map((v) => Redacted.make(keyList(Redacted.value(v)))),
+        Config.withDefault(Redacted.make<ReadonlyArray<string>>([]))
+      ),
+    "must be 32-byte keys (base64, or 64 hex characters), separated by commas"
+  ),
   clock: setting("PAYDESK_CLOCK", (n) => Config.Literals(["system", "manual"], n).pipe(Config.withDefault("system" as const)), "must be one of: system, manual"),
   clockStart: setting("PAYDESK_CLOCK_START", (n) => text(isIsoTime)(n).pipe(Config.map(Date.parse), Config.option), "must be an ISO 8601 date-time"),
   engine: setting("PAYDESK_ENGINE", (n) => Config.Literals(["local", "inngest", "off"], n).pipe(Config.withDefault("local" as const)), "must be one of: local, inngest, off"),
@@ -254,6 +272,7 @@ export const read = (provider: ConfigProvider.ConfigProvider): Effect.Effect<Ser
       publicUrl: Option.map(v.publicUrl, (url) => url.replace(/\/+$/, "")),
       adminToken: v.adminToken,
       secretKey: v.secretKey,
+      previousSecretKeys: v.previousSecretKeys,
       clock: v.clock,
       clockStart: v.clockStart,
       engine: v.engine,

@@ -22,7 +22,7 @@
  */
 import { Cause, Clock, Context, Data, Duration, Effect, Exit, Layer, Option, Redacted, Schedule, Scope } from "effect"
 import type { FastifyInstance } from "fastify"
-import { Callback, CallbackTransport, Config as CoreConfig, HmacTokenIssuer, PaydeskConfig, Runner, type Services } from "@paydesk/core"
+import { Callback, CallbackTransport, Config as CoreConfig, HmacTokenIssuer, PaydeskConfig, Runner, type Services, TokenIssuer } from "@paydesk/core"
 import { App } from "@paydesk/fastify"
 import { AcquirerEmulator, ManualClock, PayoutNetworkEmulator, PgChargeBook, PgPayoutBook } from "@paydesk/emulators"
 import { EmbeddedPostgres, NodeSecurity, PgRateSource, PgStore } from "@paydesk/sql-pg"
@@ -73,6 +73,8 @@ export class Database extends Context.Service<Database, {
 /** The secret key (secrets at rest, tokens) and the operator token, as given or generated. */
 export class Secrets extends Context.Service<Secrets, {
   readonly key: Buffer
+  /** `PAYDESK_PREVIOUS_SECRET_KEYS`: read with, never written with. */
+  readonly previousKeys: ReadonlyArray<Buffer>
   readonly adminToken: Redacted.Redacted<string>
   readonly adminTokenGenerated: boolean
 }>()("@paydesk/server/Secrets") {}
@@ -105,8 +107,12 @@ const keyMismatch = (problem: string) =>
       " (operations.md: keep it with the database backups); starting with another key would lose every callback"
   )
 
-/** Whether `key` decrypts what the database holds (`PgStore.checkSecretCipher`: none stored, a fresh database, is nothing to check). */
-const keyDecryptsDatabase = (key: Buffer) => PgStore.checkSecretCipher.pipe(Effect.provide(NodeSecurity.layerAesGcmSecretCipher(key)))
+/**
+ * Whether `key` (or one of `previous`) decrypts what the database holds (`PgStore.checkSecretCipher`:
+ * none stored, a fresh database, is nothing to check).
+ */
+const keyDecryptsDatabase = (key: Buffer, previous: ReadonlyArray<Buffer>) =>
+  PgStore.checkSecretCipher.pipe(Effect.provide(NodeSecurity.layerAesGcmSecretCipher(key, previous)))
 
 /**
  * The secret key (given, or kept in `dataDir/secret.key`) and the operator token (given, or
@@ -127,15 +133,24 @@ export const layerSecrets = (config: ServerConfig): Layer.Layer<Secrets, StartEr
         try: () => existsSync(file) ? readFileSync(file, "utf8").trim() : null,
         catch: (cause) => new StartError({ step: `secret key file ${file}`, cause })
       })
+      const previousKeys = yield* Effect.forEach(
+        Redacted.value(config.previousSecretKeys),
+        (text) => parse(text, "PAYDESK_PREVIOUS_SECRET_KEYS")
+      )
       const check = (key: Buffer) =>
-        keyDecryptsDatabase(key).pipe(Effect.mapError((cause) => new StartError({ step: "secret key check", cause })))
+        keyDecryptsDatabase(key, previousKeys).pipe(Effect.mapError((cause) => new StartError({ step: "secret key check", cause })))
       const given: Option.Option<{ readonly text: string; readonly source: string; readonly step: string }> = Option.isSome(config.secretKey)
         ? Option.some({ text: Redacted.value(config.secretKey.value), source: "PAYDESK_SECRET_KEY", step: "PAYDESK_SECRET_KEY" })
         : Option.map(Option.fromNullishOr(yield* readFile), (text) => ({ text, source: `the key in ${file}`, step: `secret key file ${file}` }))
       let key: Buffer
       if (Option.isSome(given)) {
         key = yield* parse(given.value.text, given.value.step)
-        if (!(yield* check(key)).decrypts) return yield* new StartError({ step: given.value.step, cause: keyMismatch(`${given.value.source} cannot decrypt them`) })
+        if (!(yield* check(key)).decrypts) {
+          return yield* new StartError({
+            step: given.value.step,
+            cause: keyMismatch(`${given.value.source}${previousKeys.length > 0 ? " (nor any of PAYDESK_PREVIOUS_SECRET_KEYS)" : ""} cannot decrypt them`)
+          })
+        }
       } else {
         const generated = randomBytes(32)
         if ((yield* check(generated)).stored) {
@@ -148,7 +163,7 @@ export const layerSecrets = (config: ServerConfig): Layer.Layer<Secrets, StartEr
         }
       }
       const adminToken = Option.getOrElse(config.adminToken, () => Redacted.make(`adm_${randomBytes(24).toString("base64url")}`))
-      return Secrets.of({ key, adminToken, adminTokenGenerated: Option.isNone(config.adminToken) })
+      return Secrets.of({ key, previousKeys, adminToken, adminTokenGenerated: Option.isNone(config.adminToken) })
     })
   )
 
@@ -277,15 +292,75 @@ const layerInitialRate = (rate: bigint): Layer.Layer<never, StartError, SqlClien
     if (rows.length === 0) yield* PgRateSource.setRate(PgRateSource.general, rate, yield* Clock.currentTimeMillis)
   }).pipe(Effect.mapError((cause) => new StartError({ step: "initial rate", cause }))))
 
-/** Production security adapters on the secret key. */
-const layerSecurity = Layer.unwrap(Effect.map(Secrets, ({ key }) =>
+/** The access tokens' HMAC key, derived from a secret key. */
+const tokenKeyOf = (key: Buffer) => createHash("sha256").update("paydesk-access-tokens").update(key).digest("base64")
+
+/**
+ * Access tokens issued with the secret key and verified with it or one of the previous keys (a
+ * rotation of the secret key: dashboard sessions go on; a process not yet given the new key as its
+ * `PAYDESK_SECRET_KEY` reads the tokens of one that has it when it lists it as a previous key).
+ */
+const layerTokens = (key: Buffer, previous: ReadonlyArray<Buffer>) =>
+  Layer.effect(
+    TokenIssuer,
+    Effect.gen(function*() {
+      const current = yield* HmacTokenIssuer.make(tokenKeyOf(key))
+      const others = yield* Effect.forEach(previous, (each) => HmacTokenIssuer.make(tokenKeyOf(each)))
+      if (others.length === 0) return current
+      return TokenIssuer.of({
+        issue: current.issue,
+        verify: (token, now) =>
+          Effect.gen(function*() {
+            for (const issuer of [current, ...others]) {
+              const claims = yield* issuer.verify(token, now)
+              if (Option.isSome(claims)) return claims
+            }
+            return Option.none()
+          })
+      })
+    })
+  )
+
+/** Production security adapters on the secret key (and the previous ones, read with only). */
+const layerSecurity = Layer.unwrap(Effect.map(Secrets, ({ key, previousKeys }) =>
   Layer.mergeAll(
     NodeSecurity.layerCryptoEntropy,
     NodeSecurity.layerScryptPasswordHasher(),
     NodeSecurity.layerSyncDigest,
-    NodeSecurity.layerAesGcmSecretCipher(key),
-    HmacTokenIssuer.layer(createHash("sha256").update("paydesk-access-tokens").update(key).digest("base64"))
+    NodeSecurity.layerAesGcmSecretCipher(key, previousKeys),
+    layerTokens(key, previousKeys),
+    layerReencryption(key, previousKeys)
   )))
+
+/** How often a process given previous secret keys writes what it finds under them again (it also does at start). */
+export const reencryptEveryMs = 3_600_000
+
+/**
+ * With previous secret keys: the terminals' signing secrets still under them are written again with
+ * the secret key, at start and every `reencryptEveryMs` (a process of the fleet still writing with an
+ * earlier key during a rolling change leaves some), with a log line saying how many and, once none is
+ * left, that the previous keys may go.
+ */
+const layerReencryption = (key: Buffer, previous: ReadonlyArray<Buffer>): Layer.Layer<never, never, SqlClient.SqlClient> =>
+  previous.length === 0 ? Layer.empty : Layer.effectDiscard(Effect.gen(function*() {
+    const current = NodeSecurity.aesGcmSecretCipher(key)
+    const readable = NodeSecurity.aesGcmSecretCipher(key, previous)
+    let toldDone = false
+    const once = PgStore.reencryptSigningSecrets(current, readable).pipe(
+      Effect.flatMap(({ reencrypted, unreadable }) =>
+        Effect.gen(function*() {
+          if (reencrypted > 0) yield* Effect.logInfo(`secret key: ${reencrypted} terminal signing secrets written again with PAYDESK_SECRET_KEY`)
+          if (unreadable > 0) yield* Effect.logWarning(`secret key: ${unreadable} terminals hold a signing secret that neither PAYDESK_SECRET_KEY nor PAYDESK_PREVIOUS_SECRET_KEYS opens`)
+          else if (!toldDone) {
+            toldDone = true
+            yield* Effect.logInfo("secret key: no terminal signing secret is left under PAYDESK_PREVIOUS_SECRET_KEYS; once every process has PAYDESK_SECRET_KEY, the previous keys can be removed")
+          }
+        })),
+      Effect.catchCause((cause) => Effect.logWarning("secret key: writing the signing secrets again failed; tried again later", cause)),
+      Effect.annotateLogs({ component: "secrets" })
+    )
+    yield* Effect.forkScoped(Effect.repeat(once, Schedule.spaced(Duration.millis(reencryptEveryMs))))
+  }))
 
 /** Every port of the core, migrated, on the server's pool, with metrics; plus database, secrets and clock. */
 export const layerCore = (config: ServerConfig) => {

@@ -88,6 +88,19 @@ describe("Config", () => {
     expect(() => load({ PAYDESK_SECRET_KEY: "not-a-key-but-secret" })).toThrow(/invalid configuration:\n {2}- PAYDESK_SECRET_KEY must be/)
     expect(() => load({ PAYDESK_SECRET_KEY: "not-a-key-but-secret" })).not.toThrow(/not-a-key-but-secret/)
     expect(problemsOf({ PAYDESK_DB_POOL: "1.5" })).toEqual(["PAYDESK_DB_POOL must be an integer from 1 to 200 (connections)"])
+    // Previous secret keys: keys separated by commas (spaces around each ignored); an empty entry, or
+    // one that is not a key, refuses the whole setting without showing it (an empty value is unset,
+    // as for every variable).
+    const [k1, k2] = [Buffer.alloc(32, 1).toString("base64"), Buffer.alloc(32, 2).toString("hex")]
+    expect(Redacted.value(load({ PAYDESK_PREVIOUS_SECRET_KEYS: ` ${k1} ,${k2}` }).previousSecretKeys)).toEqual([k1, k2])
+    expect(Redacted.value(load({}).previousSecretKeys)).toEqual([])
+    expect(Redacted.value(load({ PAYDESK_PREVIOUS_SECRET_KEYS: "" }).previousSecretKeys)).toEqual([])
+    for (const bad of [",", " ", `${k1},`, `${k1},,${k2}`, `${k1},short-secret-value`]) {
+      expect(problemsOf({ PAYDESK_PREVIOUS_SECRET_KEYS: bad }), JSON.stringify(bad)).toEqual([
+        "PAYDESK_PREVIOUS_SECRET_KEYS must be 32-byte keys (base64, or 64 hex characters), separated by commas"
+      ])
+    }
+    expect(() => load({ PAYDESK_PREVIOUS_SECRET_KEYS: `${k1},short-secret-value` })).not.toThrow(/short-secret-value/)
     // Decimal digits only: what Number() would also read (hex, binary, exponents, blanks) is refused.
     for (const bad of ["0x4650", "0b11", "0o17", "8e3", " 8080", "8080 ", "+8080", "8_080"]) {
       expect(problemsOf({ PORT: bad }), JSON.stringify(bad)).toEqual(["PORT must be a TCP port number (0 to 65535)"])

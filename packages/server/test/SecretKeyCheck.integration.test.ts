@@ -7,6 +7,8 @@
  * A fresh database starts as before, writing the generated key once.
  */
 import { afterEach, describe, expect, it } from "vitest"
+import { Effect, Exit } from "effect"
+import { NodeSecurity } from "@paydesk/sql-pg"
 import { spawn } from "node:child_process"
 import { randomBytes } from "node:crypto"
 import { existsSync, readFileSync, rmSync, writeFileSync } from "node:fs"
@@ -14,7 +16,7 @@ import { join, resolve } from "node:path"
 import * as Config from "../src/Config.js"
 import * as Server from "../src/Server.js"
 import { freshDatabase } from "./ServerHarness.js"
-import { dataDir, request } from "./ServerProcess.js"
+import { database, dataDir, request } from "./ServerProcess.js"
 
 const serverDir = resolve(import.meta.dirname, "..")
 const adminToken = "key-check-admin"
@@ -29,8 +31,8 @@ const newDir = () => {
   return dir
 }
 
-/** A server on `databaseUrl` with data directory `dir` (and `PAYDESK_SECRET_KEY` when given). */
-const start = (databaseUrl: string, dir: string, secretKey?: string) =>
+/** A server on `databaseUrl` with data directory `dir` (and `PAYDESK_SECRET_KEY`, `PAYDESK_PREVIOUS_SECRET_KEYS` when given). */
+const start = (databaseUrl: string, dir: string, secretKey?: string, previousKeys?: string) =>
   Server.start(Config.load({
     PORT: "0",
     DATABASE_URL: databaseUrl,
@@ -39,7 +41,8 @@ const start = (databaseUrl: string, dir: string, secretKey?: string) =>
     PAYDESK_ENGINE: "off",
     PAYDESK_CALLBACK_ALLOW_PRIVATE: "1",
     LOG_LEVEL: "silent",
-    ...(secretKey === undefined ? {} : { PAYDESK_SECRET_KEY: secretKey })
+    ...(secretKey === undefined ? {} : { PAYDESK_SECRET_KEY: secretKey }),
+    ...(previousKeys === undefined ? {} : { PAYDESK_PREVIOUS_SECRET_KEYS: previousKeys })
   }))
 
 const refused = (promise: Promise<Server.Running>) =>
@@ -130,6 +133,97 @@ describe("the secret key checked against the database at start", () => {
     expect(stderr).toMatch(new RegExp("^paydesk: cannot start: secret key: " + mismatch.source, "m"))
     expect(stdout).not.toContain("paydesk listening on")
     expect(existsSync(join(hostB, "secret.key"))).toBe(false)
+  }, 120_000)
+
+  it("a rotation of the secret key: the new key with the earlier one as previous starts, writes the signing secrets again with the new key and keeps sessions; then the new key alone starts", async () => {
+    const databaseUrl = await freshDatabase()
+    const dir = newDir()
+    const keyA = randomBytes(32).toString("base64")
+    const keyB = randomBytes(32).toString("hex")
+    const first = await start(databaseUrl, dir, keyA)
+    const admin = { authorization: `Bearer ${adminToken}` }
+    const account = await request(first.url, "POST", "/admin/v1/accounts", {
+      headers: admin,
+      body: { name: "Keyed", owner_email: "rotating@shop.example", owner_password: "correct horse" }
+    })
+    const terminals = await Promise.all([1, 2, 3].map(async (n) =>
+      (await request(first.url, "POST", "/admin/v1/terminals", {
+        headers: admin,
+        body: { account_id: account.json.account_id, name: `Shop ${n}`, callback_url: "http://127.0.0.1:9/cb", h2h: false }
+      })).json))
+    // One terminal also holds a previous signing secret (rotated within the overlap).
+    const rotated = await request(first.url, "POST", `/admin/v1/terminals/${terminals[0].terminal_id}/signing-secret/rotate`, { headers: admin })
+    expect(rotated.status).toBe(200)
+    const session = (await request(first.url, "POST", "/api/v1/auth/login", { body: { email: "rotating@shop.example", password: "correct horse" } })).json
+    const balance = (url: string) =>
+      request(url, "GET", `/api/v1/balance?terminal_id=${terminals[1].terminal_id}`, { headers: { authorization: `Bearer ${session.access_token}` } })
+    expect((await balance(first.url)).status).toBe(200)
+    await first.stop()
+
+    const db = database(databaseUrl)
+    const stored = async () =>
+      db.query<{ id: string; secret: string; previous: string | null }>(
+        "SELECT id, signing_secret_encrypted AS secret, previous_signing_secret_encrypted AS previous FROM terminals ORDER BY id"
+      )
+    const before = await stored()
+    const opens = async (key: string, ciphertext: string) =>
+      Effect.runPromise(Effect.exit(NodeSecurity.aesGcmSecretCipher(NodeSecurity.parseKey(key)).decrypt(ciphertext)))
+    /** What `key` alone opens `ciphertext` to, or null. */
+    const plainOf = async (key: string, ciphertext: string) => {
+      const opened = await opens(key, ciphertext)
+      return Exit.isSuccess(opened) ? opened.value : null
+    }
+    try {
+      // The new key alone cannot read what the earlier one wrote: refused, as before.
+      expect(await refused(start(databaseUrl, dir, keyB))).toMatch(mismatch)
+      // A previous key that is not a key: the settings are refused, naming the variable.
+      expect(() => Config.load({ PAYDESK_SECRET_KEY: keyB, PAYDESK_PREVIOUS_SECRET_KEYS: `${keyA},nope` })).toThrow(
+        /PAYDESK_PREVIOUS_SECRET_KEYS must be 32-byte keys \(base64, or 64 hex characters\), separated by commas/
+      )
+      // The new key, the earlier one as previous: starts, the dashboard session goes on, and every
+      // signing secret (and the previous one) is written again with the new key, the same secrets.
+      const rotating = await start(databaseUrl, dir, keyB, ` ${randomBytes(32).toString("base64")}, ${keyA} `)
+      expect((await request(rotating.url, "GET", "/health/ready")).status).toBe(200)
+      expect((await balance(rotating.url)).status).toBe(200)
+      let after = await stored()
+      for (let tries = 0; tries < 100 && after.some((row) => row.secret === before.find((b) => b.id === row.id)!.secret); tries++) {
+        await new Promise((ok) => setTimeout(ok, 50))
+        after = await stored()
+      }
+      expect(after.filter((row) => row.previous !== null)).toHaveLength(1)
+      for (const row of after) {
+        const was = before.find((b) => b.id === row.id)!
+        expect(row.secret).not.toBe(was.secret)
+        const plain = await plainOf(keyB, row.secret)
+        expect(plain).toMatch(/^sk_sign_/)
+        expect(plain).toBe(await plainOf(keyA, was.secret))
+        if (was.previous !== null) expect(await plainOf(keyB, row.previous!)).toBe(await plainOf(keyA, was.previous))
+      }
+      expect(await plainOf(keyB, after.find((row) => row.id === terminals[0].terminal_id)!.secret)).toBe(rotated.json.signing_secret)
+      // A new terminal's secret is written with the new key alone.
+      const fresh = await request(rotating.url, "POST", "/admin/v1/terminals", {
+        headers: admin,
+        body: { account_id: account.json.account_id, name: "Shop 4", callback_url: "http://127.0.0.1:9/cb", h2h: false }
+      })
+      const freshRow = (await stored()).find((row) => row.id === fresh.json.terminal_id)!
+      expect(Exit.isFailure(await opens(keyA, freshRow.secret))).toBe(true)
+      expect(await plainOf(keyB, freshRow.secret)).toBe(fresh.json.signing_secret)
+      await rotating.stop()
+
+      // The earlier key gone: the new key alone starts, and the session still holds (a refresh
+      // gives tokens of the new key).
+      const rotatedOnly = await start(databaseUrl, dir, keyB)
+      expect((await request(rotatedOnly.url, "GET", "/health/ready")).status).toBe(200)
+      expect((await balance(rotatedOnly.url)).status).toBe(401)
+      const renewed = await request(rotatedOnly.url, "POST", "/api/v1/auth/refresh", { body: { refresh_token: session.refresh_token } })
+      expect(renewed.status).toBe(200)
+      expect((await request(rotatedOnly.url, "GET", `/api/v1/balance?terminal_id=${terminals[1].terminal_id}`, {
+        headers: { authorization: `Bearer ${renewed.json.access_token}` }
+      })).status).toBe(200)
+      await rotatedOnly.stop()
+    } finally {
+      await db.close()
+    }
   }, 120_000)
 
   it("a fresh database starts with a generated key, written once", async () => {

@@ -125,9 +125,15 @@ export const parseKey = (text: string): Buffer => {
   return key
 }
 
-/** `SecretCipher` with AES-256-GCM; ciphertexts look like `v1.<iv>.<tag>.<data>` (base64url). */
-export const layerAesGcmSecretCipher = (key: Buffer): Layer.Layer<SecretCipher> =>
-  Layer.succeed(SecretCipher)(SecretCipher.of({
+/**
+ * `SecretCipher` with AES-256-GCM; ciphertexts look like `v1.<iv>.<tag>.<data>` (base64url). It
+ * encrypts with `key` and decrypts with `key` or any of `previous` (a rotation of the server's secret
+ * key: what was written with an earlier key stays readable until it is encrypted again; GCM's tag
+ * tells the keys apart).
+ */
+export const aesGcmSecretCipher = (key: Buffer, previous: ReadonlyArray<Buffer> = []): SecretCipher["Service"] => {
+  const keys = [key, ...previous]
+  return SecretCipher.of({
     encrypt: (plaintext) =>
       Effect.sync(() => {
         const iv = randomBytes(12)
@@ -145,11 +151,23 @@ export const layerAesGcmSecretCipher = (key: Buffer): Layer.Layer<SecretCipher> 
           [iv, tag, data].some((bytes, i) => bytes.toString("base64url") !== parts[i])) {
           throw new Error("malformed ciphertext")
         }
-        const decipher = createDecipheriv("aes-256-gcm", key, iv, { authTagLength: 16 })
-        decipher.setAuthTag(tag)
-        return Buffer.concat([decipher.update(data), decipher.final()]).toString("utf8")
+        for (const [i, each] of keys.entries()) {
+          const decipher = createDecipheriv("aes-256-gcm", each, iv, { authTagLength: 16 })
+          decipher.setAuthTag(tag)
+          try {
+            return Buffer.concat([decipher.update(data), decipher.final()]).toString("utf8")
+          } catch (error) {
+            if (i === keys.length - 1) throw error
+          }
+        }
+        throw new Error("unreachable")
       })
-  }))
+  })
+}
+
+/** `aesGcmSecretCipher` as a layer. */
+export const layerAesGcmSecretCipher = (key: Buffer, previous: ReadonlyArray<Buffer> = []): Layer.Layer<SecretCipher> =>
+  Layer.succeed(SecretCipher)(aesGcmSecretCipher(key, previous))
 
 /** Bytes of the CSPRNG drawn at once for tokens. */
 export const tokenPoolBytes = 4096

@@ -124,6 +124,65 @@ export const checkSecretCipher: Effect.Effect<{ readonly stored: boolean; readon
     return { stored: true, decrypts: Exit.isSuccess(decrypted) }
   })
 
+/** What `reencryptSigningSecrets` did. */
+export interface Reencrypted {
+  /** Terminals whose secrets were written again with the current key. */
+  readonly reencrypted: number
+  /** Terminals with a secret no key opens (left as they are). */
+  readonly unreadable: number
+}
+
+/**
+ * After a rotation of the host's secret key: writes every terminal signing secret (and previous
+ * secret) that `current` (the new key alone) does not open but `readable` (the new key and the
+ * earlier ones) does again with `current`, `batch` terminals a statement read, so that the earlier
+ * keys can be dropped. Each terminal is updated only while its secrets are still the ones read (a
+ * rotation of its signing secret meanwhile, or another process doing the same, wins), and its
+ * `updated_at` is left alone (its settings did not change). Safe to run from several processes at
+ * once and again at any time.
+ */
+export const reencryptSigningSecrets = (
+  current: SecretCipher["Service"],
+  readable: SecretCipher["Service"],
+  batch = 500
+): Effect.Effect<Reencrypted, SqlError.SqlError, SqlClient.SqlClient> =>
+  Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    /** The ciphertext again under `current`; the same one when `current` opens it; null when no key does. */
+    const again = (ciphertext: string): Effect.Effect<string | null> =>
+      Effect.gen(function*() {
+        if (Exit.isSuccess(yield* Effect.exit(current.decrypt(ciphertext)))) return ciphertext
+        const opened = yield* Effect.exit(readable.decrypt(ciphertext))
+        return Exit.isSuccess(opened) ? yield* current.encrypt(opened.value) : null
+      })
+    let after = "00000000-0000-0000-0000-000000000000"
+    let reencrypted = 0
+    let unreadable = 0
+    for (;;) {
+      const rows = yield* sql<{ readonly id: string; readonly secret: string; readonly previous: string | null }>`
+        SELECT id, signing_secret_encrypted AS secret, previous_signing_secret_encrypted AS previous
+        FROM terminals WHERE id > ${after} ORDER BY id LIMIT ${batch}`
+      if (rows.length === 0) break
+      after = rows[rows.length - 1]!.id
+      for (const row of rows) {
+        const secretAgain = yield* again(row.secret)
+        const previousAgain = row.previous === null ? null : yield* again(row.previous)
+        if (secretAgain === null || (row.previous !== null && previousAgain === null)) unreadable++
+        // What no key opens stays as it is.
+        const secret = secretAgain ?? row.secret
+        const previous = previousAgain ?? row.previous
+        if (secret === row.secret && previous === row.previous) continue
+        const updated = yield* sql`
+          UPDATE terminals SET signing_secret_encrypted = ${secret}, previous_signing_secret_encrypted = ${previous}
+          WHERE id = ${row.id} AND signing_secret_encrypted = ${row.secret}
+            AND previous_signing_secret_encrypted IS NOT DISTINCT FROM ${row.previous}
+          RETURNING id`
+        reencrypted += updated.length
+      }
+    }
+    return { reencrypted, unreadable }
+  })
+
 /** Creates database `name` on the server of `serverUrl` and returns its URL (tests, benchmarks, tooling). */
 export const createDatabase = (serverUrl: string, name: string): Effect.Effect<string> => {
   if (!/^[a-z_][a-z0-9_]{0,62}$/.test(name)) return Effect.die(new Error(`invalid database name ${name}`))

@@ -1,6 +1,7 @@
 import { EntropyContract, PasswordHasherContract, SecretCipherContract } from "@paydesk/testkit/contracts"
 import { describe, expect, it } from "vitest"
-import { layerAesGcmSecretCipher, layerCryptoEntropy, layerScryptPasswordHasher, parseKey, pooledTokens } from "../src/NodeSecurity.js"
+import { randomBytes } from "node:crypto"
+import { aesGcmSecretCipher, layerAesGcmSecretCipher, layerCryptoEntropy, layerScryptPasswordHasher, parseKey, pooledTokens } from "../src/NodeSecurity.js"
 
 const key = parseKey("0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef")
 const otherKey = parseKey(Buffer.alloc(32, 7).toString("base64"))
@@ -8,6 +9,7 @@ const otherKey = parseKey(Buffer.alloc(32, 7).toString("base64"))
 // A cheaper N keeps the suite fast; the production default is checked by its parameters' use in `hash`.
 PasswordHasherContract.suite("scrypt", layerScryptPasswordHasher({ N: 1024, r: 8, p: 1, keyLength: 32 }))
 SecretCipherContract.suite("aes-256-gcm", layerAesGcmSecretCipher(key), { foreign: layerAesGcmSecretCipher(otherKey) })
+SecretCipherContract.suite("aes-256-gcm with previous keys", layerAesGcmSecretCipher(key, [randomBytes(32), randomBytes(32)]), { foreign: layerAesGcmSecretCipher(otherKey) })
 EntropyContract.suite("node crypto", layerCryptoEntropy)
 
 describe("NodeSecurity.pooledTokens", () => {
@@ -41,5 +43,22 @@ describe("NodeSecurity.layerAesGcmSecretCipher", () => {
     for (const altered of [`${sealed}.junk`, `${sealed}A`, `${sealed}=`, ` ${sealed}`, [version, iv, cutTag, data].join("."), [version, `${iv}A`, tag, data].join(".")]) {
       expect([altered, Exit.isFailure(await opens(altered))]).toEqual([altered, true])
     }
+  })
+})
+
+describe("NodeSecurity.aesGcmSecretCipher with previous keys (a rotation of the secret key)", () => {
+  it("opens what the key or any previous key wrote, writes with the key alone, and refuses what none of them wrote", async () => {
+    const { Effect, Exit } = await import("effect")
+    const [older, oldest, stranger] = [randomBytes(32), randomBytes(32), randomBytes(32)]
+    const rotated = aesGcmSecretCipher(key, [older, oldest])
+    const run = <A>(effect: import("effect").Effect.Effect<A>) => Effect.runPromise(Effect.exit(effect))
+    for (const writer of [key, older, oldest]) {
+      const sealed = await Effect.runPromise(aesGcmSecretCipher(writer).encrypt("sk_sign_rotating"))
+      expect(await run(rotated.decrypt(sealed))).toEqual(Exit.succeed("sk_sign_rotating"))
+    }
+    expect(Exit.isFailure(await run(rotated.decrypt(await Effect.runPromise(aesGcmSecretCipher(stranger).encrypt("x")))))).toBe(true)
+    const written = await Effect.runPromise(rotated.encrypt("sk_sign_new"))
+    expect(await run(aesGcmSecretCipher(key).decrypt(written))).toEqual(Exit.succeed("sk_sign_new"))
+    expect(Exit.isFailure(await run(aesGcmSecretCipher(older).decrypt(written)))).toBe(true)
   })
 })
