@@ -34,7 +34,7 @@ export interface ListenOptions extends ClientOptions {
   readonly settleMs?: number
   /** Stops listening. */
   readonly signal?: AbortSignal
-  /** Called after each forward with the local answer's status (or the error). */
+  /** Called after each forward with the local answer's status (or the error); not for one the stop cut short. */
   readonly onForward?: (event: FeedEvent, result: { readonly status: number } | { readonly error: string }) => void
   /** Called once the listener is ready (its start cursor read). */
   readonly onReady?: () => void
@@ -186,6 +186,8 @@ export const listen = async (options: ListenOptions): Promise<number> => {
       // Forwarded first, then reported: `onForward?.(…, await forward(…))` would skip the forward
       // itself when no `onForward` is given.
       const outcome = await forward(event, options.forwardTo, fetcher, options.signal)
+      // A forward the stop cut short is neither reported nor counted: it did not fail, it was left.
+      if (stopped() && "error" in outcome) break
       options.onForward?.(event, outcome)
       forwarded++
     }
