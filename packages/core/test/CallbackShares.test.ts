@@ -1,5 +1,5 @@
 import { assert, describe, it } from "@effect/vitest"
-import { Deferred, Effect, Fiber } from "effect"
+import { Clock, Deferred, Effect, Fiber } from "effect"
 import { TestClock } from "effect/testing"
 import { CallbackShares } from "../src/index.js"
 
@@ -122,6 +122,51 @@ describe("CallbackShares", () => {
       yield* Deferred.succeed(later, true)
       yield* Effect.forEach([...sending, waiting[0]!, ...waiting.slice(2)], Fiber.join)
       assert.deepStrictEqual(shares.of("a"), { inFlight: 0, failures: 0 })
+    }))
+
+  it.effect("a slot given back makes only the first run waiting look again, not every one", () =>
+    Effect.gen(function*() {
+      const shares = CallbackShares.make()
+      const sends = yield* Effect.forEach(Array.from({ length: perTerminal }), () => held())
+      const sending = yield* Effect.forEach(sends, ({ send }) => Effect.forkChild(shares.run("a", send, (ok) => ok)))
+      yield* Effect.yieldNow
+      // The waiting runs read the clock once each time they look: counted.
+      const clock = yield* Clock.Clock
+      let looks = 0
+      const counting: Clock.Clock = { ...clock, currentTimeMillis: Effect.suspend(() => (looks++, clock.currentTimeMillis)) }
+      const { answer: later, send: sendLater } = yield* held()
+      const waiting = yield* Effect.forEach(Array.from({ length: 10 }), () =>
+        Effect.forkChild(Effect.provideService(shares.run("a", sendLater, (ok) => ok), Clock.Clock, counting)))
+      yield* Effect.yieldNow
+      assert.strictEqual(looks, 10)
+      yield* Deferred.succeed(sends[0]!.answer, true)
+      yield* Fiber.join(sending[0]!)
+      yield* Effect.yieldNow
+      assert.strictEqual(looks, 11, "one look for one slot")
+      assert.deepStrictEqual(shares.of("a"), { inFlight: perTerminal, failures: 0 })
+      yield* Effect.forEach(sends.slice(1), ({ answer }) => Deferred.succeed(answer, true))
+      yield* Deferred.succeed(later, true)
+      yield* Effect.forEach([...sending, ...waiting], Fiber.join)
+      assert.deepStrictEqual(shares.of("a"), { inFlight: 0, failures: 0 })
+    }))
+
+  it.effect("thousands waiting when the terminal becomes failing are all answered Unsent at once", () =>
+    Effect.gen(function*() {
+      const shares = CallbackShares.make()
+      const sends = yield* Effect.forEach(Array.from({ length: perTerminal }), () => held())
+      const sending = yield* Effect.forEach(sends, ({ send }) => Effect.forkChild(shares.run("a", send, (ok) => ok)))
+      const { answer: later, send: sendLater } = yield* held()
+      const waiting = yield* Effect.forEach(Array.from({ length: 3000 }), () => Effect.forkChild(shares.run("a", sendLater, (ok) => ok)))
+      yield* Effect.yieldNow
+      for (let i = 0; i < failingAfter; i++) {
+        yield* Deferred.succeed(sends[i]!.answer, false)
+        yield* Fiber.join(sending[i]!)
+      }
+      const answered = yield* Effect.forEach(waiting.slice(failingAfter - 1), Fiber.join)
+      assert.strictEqual(answered.filter((r) => r._tag === "Unsent").length, 3000 - (failingAfter - 1))
+      yield* Effect.forEach(sends.slice(failingAfter), ({ answer }) => Deferred.succeed(answer, true))
+      yield* Deferred.succeed(later, true)
+      yield* Effect.forEach([...sending, ...waiting.slice(0, failingAfter - 1)], Fiber.join)
     }))
 
   it.effect("runs waiting when the terminal becomes failing are answered Unsent in turn as a slot is given back, without waiting for slowMs", () =>

@@ -119,8 +119,7 @@ export const make = (): Shares => {
    * Wakes the first waiter: one per slot given back. (Waking them all had every waiter contend for
    * each slot: with one busy terminal and the engine's 32 sends at once, 2.1 waits per send, each
    * with its race, fibers and timer, against 0.3 since; docs/performance.md, twenty-ninth round.) A
-   * woken waiter that takes no slot (the terminal is failing or slow, or its fiber was interrupted)
-   * wakes the next in turn, so none is left waiting while a slot is free.
+   * woken waiter whose fiber was interrupted before it looked wakes the next in its place.
    */
   const wakeFirst = (state: TerminalState): void => {
     const first = state.waiters.shift()
@@ -128,9 +127,17 @@ export const make = (): Shares => {
     first.woken = true
     Deferred.doneUnsafe(first.turn, Effect.void)
   }
-  /** Forgets a terminal with nothing in flight, no slow failures and no waiters. */
+  /**
+   * Wakes every waiter: when a woken one finds the terminal failing or slow, every other waiting
+   * gets the same answer now. (In a loop: a woken waiter runs at once, in the caller's stack, so
+   * waking the next from each woken one overflowed the stack with a thousand waiting; a review.)
+   */
+  const wakeAll = (state: TerminalState): void => {
+    for (const waiter of state.waiters.splice(0)) Deferred.doneUnsafe(waiter.turn, Effect.void)
+  }
+  /** Forgets a terminal with nothing in flight, no slow failures and no waiters (only the state in force). */
   const forget = (terminalId: string, state: TerminalState): void => {
-    if (state.inFlight === 0 && state.failures === 0 && state.waiters.length === 0) terminals.delete(terminalId)
+    if (state.inFlight === 0 && state.failures === 0 && state.waiters.length === 0 && terminals.get(terminalId) === state) terminals.delete(terminalId)
   }
   const leaveQueue = (state: TerminalState, waiter: Waiter): void => {
     const at = state.waiters.indexOf(waiter)
@@ -156,18 +163,17 @@ export const make = (): Shares => {
           )
         }
         if (failing) {
-          if (woken) wakeFirst(state)
+          if (woken) wakeAll(state)
           return Effect.succeed<Ran<A>>({ _tag: "Unsent", failures: state.failures })
         }
         const oldest = now - Math.min(...state.starts)
         if (oldest >= slowMs) {
-          if (woken) wakeFirst(state)
+          if (woken) wakeAll(state)
           return Effect.succeed<Ran<A>>({ _tag: "Defer", forMs: Math.min(busyDeferMaxMs, Math.max(busyDeferMs, oldest)) })
         }
         // Quick sends: look again when a slot is given back to this run, or after `slowMs` at the
         // latest (the terminal may have become slow meanwhile: then defer, giving the caller's slot
-        // to other terminals). A woken run that found its slot taken (by a run that came meanwhile)
-        // waits first in the queue again.
+        // to other terminals). A woken run that found no slot waits first in the queue again.
         const waiter: Waiter = { turn: Deferred.makeUnsafe<void>(), woken: false }
         if (woken) state.waiters.unshift(waiter)
         else state.waiters.push(waiter)
