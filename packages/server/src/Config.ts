@@ -12,7 +12,8 @@
  * | `PAYDESK_PUBLIC_URL` | origin of the payer pages | `http://HOST:PORT` |
  * | `PAYDESK_ADMIN_TOKEN` | bearer token of the operator API and `/metrics` | generated and printed at start |
  * | `PAYDESK_SECRET_KEY` | 32-byte key (base64 or hex) for secrets at rest and tokens | generated once into the data directory |
- * | `PAYDESK_PREVIOUS_SECRET_KEYS` | keys read with but never written with, comma-separated (a rotation of the secret key) | none |
+ * | `PAYDESK_PREVIOUS_SECRET_KEYS` | earlier keys, comma-separated: secrets are read with them and written again with the secret key (a rotation) | none |
+ * | `PAYDESK_NEXT_SECRET_KEY` | the key the other processes of a fleet are about to write with: read with, never written with | none |
  * | `PAYDESK_CLOCK`, `PAYDESK_CLOCK_START` | `system` or `manual` (tests, demos), and the manual clock's start | `system` |
  * | `PAYDESK_ENGINE` | `local`, `inngest` or `off` | `local` |
  * | `PAYDESK_WORK_INTERVAL_MS`, `PAYDESK_WORK_BATCH_SIZE` | the local worker's interval, records per kind per pass | `1000`, `100` |
@@ -55,11 +56,17 @@ export interface ServerConfig {
   /** The key of secrets at rest and tokens; none: read from (or generated into) `dataDir/secret.key`. */
   readonly secretKey: Option.Option<Redacted.Redacted<string>>
   /**
-   * Keys that secrets at rest, tokens and cursors are still read with but never written with (a
-   * rotation of the secret key: the earlier key, or the next one before every process has it); the
-   * server writes what it holds under them again with `secretKey`.
+   * Earlier keys (a rotation of the secret key): signing secrets and feed cursors are still read
+   * with them, never written with them, and the server writes the signing secrets it finds under
+   * them again with `secretKey`. Access tokens of an earlier key are not accepted (the key may have
+   * leaked; a dashboard renews its token once).
    */
   readonly previousSecretKeys: Redacted.Redacted<ReadonlyArray<string>>
+  /**
+   * The key other processes of a fleet are about to write with (the first step of a rolling
+   * rotation): everything is read with it too, nothing written with it, nothing rewritten.
+   */
+  readonly nextSecretKey: Option.Option<Redacted.Redacted<string>>
   readonly clock: "system" | "manual"
   /** Start time of the manual clock (epoch ms); none: the system time at start. */
   readonly clockStart: Option.Option<number>
@@ -203,6 +210,7 @@ const settings = {
       ),
     "must be 32-byte keys (base64, or 64 hex characters), separated by commas"
   ),
+  nextSecretKey: setting("PAYDESK_NEXT_SECRET_KEY", (n) => secret(isKey)(n).pipe(Config.option), "must be a 32-byte key: base64, or 64 hex characters"),
   clock: setting("PAYDESK_CLOCK", (n) => Config.Literals(["system", "manual"], n).pipe(Config.withDefault("system" as const)), "must be one of: system, manual"),
   clockStart: setting("PAYDESK_CLOCK_START", (n) => text(isIsoTime)(n).pipe(Config.map(Date.parse), Config.option), "must be an ISO 8601 date-time"),
   engine: setting("PAYDESK_ENGINE", (n) => Config.Literals(["local", "inngest", "off"], n).pipe(Config.withDefault("local" as const)), "must be one of: local, inngest, off"),
@@ -273,6 +281,7 @@ export const read = (provider: ConfigProvider.ConfigProvider): Effect.Effect<Ser
       adminToken: v.adminToken,
       secretKey: v.secretKey,
       previousSecretKeys: v.previousSecretKeys,
+      nextSecretKey: v.nextSecretKey,
       clock: v.clock,
       clockStart: v.clockStart,
       engine: v.engine,

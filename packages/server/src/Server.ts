@@ -73,8 +73,10 @@ export class Database extends Context.Service<Database, {
 /** The secret key (secrets at rest, tokens) and the operator token, as given or generated. */
 export class Secrets extends Context.Service<Secrets, {
   readonly key: Buffer
-  /** `PAYDESK_PREVIOUS_SECRET_KEYS`: read with, never written with. */
+  /** `PAYDESK_PREVIOUS_SECRET_KEYS`: signing secrets and cursors read with them, and written again with `key`. */
   readonly previousKeys: ReadonlyArray<Buffer>
+  /** `PAYDESK_NEXT_SECRET_KEY` (none or one): everything read with it too, nothing written or rewritten. */
+  readonly nextKeys: ReadonlyArray<Buffer>
   readonly adminToken: Redacted.Redacted<string>
   readonly adminTokenGenerated: boolean
 }>()("@paydesk/server/Secrets") {}
@@ -107,12 +109,19 @@ const keyMismatch = (problem: string) =>
       " (operations.md: keep it with the database backups); starting with another key would lose every callback"
   )
 
+/** Why the start was refused: some terminals' secrets were written with a key this server lacks. */
+const keysMissing = (unreadable: number, terminals: number) =>
+  new Error(
+    `${unreadable} of the ${terminals} terminals' signing secrets were written with a key this server does not have (a rotation of the secret key not finished?)` +
+      "; give that key in PAYDESK_PREVIOUS_SECRET_KEYS (operations.md, \"Rotating the secret key\"); starting without it would lose their callbacks"
+  )
+
 /**
- * Whether `key` (or one of `previous`) decrypts what the database holds (`PgStore.checkSecretCipher`:
+ * Whether `key` (or one of `others`) decrypts what the database holds (`PgStore.checkSecretCipher`:
  * none stored, a fresh database, is nothing to check).
  */
-const keyDecryptsDatabase = (key: Buffer, previous: ReadonlyArray<Buffer>) =>
-  PgStore.checkSecretCipher.pipe(Effect.provide(NodeSecurity.layerAesGcmSecretCipher(key, previous)))
+const keyDecryptsDatabase = (key: Buffer, others: ReadonlyArray<Buffer>) =>
+  PgStore.checkSecretCipher.pipe(Effect.provide(NodeSecurity.layerAesGcmSecretCipher(key, others)))
 
 /**
  * The secret key (given, or kept in `dataDir/secret.key`) and the operator token (given, or
@@ -133,23 +142,39 @@ export const layerSecrets = (config: ServerConfig): Layer.Layer<Secrets, StartEr
         try: () => existsSync(file) ? readFileSync(file, "utf8").trim() : null,
         catch: (cause) => new StartError({ step: `secret key file ${file}`, cause })
       })
-      const previousKeys = yield* Effect.forEach(
+      const listedPrevious = yield* Effect.forEach(
         Redacted.value(config.previousSecretKeys),
         (text) => parse(text, "PAYDESK_PREVIOUS_SECRET_KEYS")
       )
-      const check = (key: Buffer) =>
-        keyDecryptsDatabase(key, previousKeys).pipe(Effect.mapError((cause) => new StartError({ step: "secret key check", cause })))
+      const listedNext = yield* Effect.forEach(
+        Option.toArray(config.nextSecretKey),
+        (text) => parse(Redacted.value(text), "PAYDESK_NEXT_SECRET_KEY")
+      )
+      /** The keys besides `key` (previous, then next), each once, without `key` itself. */
+      const othersOf = (key: Buffer) => {
+        const distinct = (keys: ReadonlyArray<Buffer>, not: ReadonlyArray<Buffer>) =>
+          keys.filter((each, i) => !not.some((other) => other.equals(each)) && keys.findIndex((other) => other.equals(each)) === i)
+        const previous = distinct(listedPrevious, [key])
+        return { previous, next: distinct(listedNext, [key, ...previous]) }
+      }
+      const check = (key: Buffer) => {
+        const { previous, next } = othersOf(key)
+        return keyDecryptsDatabase(key, [...previous, ...next]).pipe(Effect.mapError((cause) => new StartError({ step: "secret key check", cause })))
+      }
+      /** The refusal for a key that opens some terminals' secrets and not others', or none. */
+      const refusal = (checked: { readonly terminals: number; readonly unreadable: number }, step: string, none: string) =>
+        new StartError({ step, cause: checked.unreadable < checked.terminals ? keysMissing(checked.unreadable, checked.terminals) : keyMismatch(none) })
       const given: Option.Option<{ readonly text: string; readonly source: string; readonly step: string }> = Option.isSome(config.secretKey)
         ? Option.some({ text: Redacted.value(config.secretKey.value), source: "PAYDESK_SECRET_KEY", step: "PAYDESK_SECRET_KEY" })
         : Option.map(Option.fromNullishOr(yield* readFile), (text) => ({ text, source: `the key in ${file}`, step: `secret key file ${file}` }))
       let key: Buffer
       if (Option.isSome(given)) {
         key = yield* parse(given.value.text, given.value.step)
-        if (!(yield* check(key)).decrypts) {
-          return yield* new StartError({
-            step: given.value.step,
-            cause: keyMismatch(`${given.value.source}${previousKeys.length > 0 ? " (nor any of PAYDESK_PREVIOUS_SECRET_KEYS)" : ""} cannot decrypt them`)
-          })
+        const checked = yield* check(key)
+        if (!checked.decrypts) {
+          const others = othersOf(key)
+          const also = [...(others.previous.length > 0 ? ["PAYDESK_PREVIOUS_SECRET_KEYS"] : []), ...(others.next.length > 0 ? ["PAYDESK_NEXT_SECRET_KEY"] : [])]
+          return yield* refusal(checked, given.value.step, `${given.value.source}${also.length > 0 ? ` (nor ${also.join(" nor ")})` : ""} cannot decrypt them`)
         }
       } else {
         const generated = randomBytes(32)
@@ -158,12 +183,17 @@ export const layerSecrets = (config: ServerConfig): Layer.Layer<Secrets, StartEr
         }
         key = yield* writeKeyFile(file, config.dataDir, generated)
         // Another start on this data directory wrote its key first: that one is checked like any read key.
-        if (key !== generated && !(yield* check(key)).decrypts) {
-          return yield* new StartError({ step: `secret key file ${file}`, cause: keyMismatch(`the key in ${file} cannot decrypt them`) })
+        if (key !== generated) {
+          const checked = yield* check(key)
+          if (!checked.decrypts) return yield* refusal(checked, `secret key file ${file}`, `the key in ${file} cannot decrypt them`)
         }
       }
+      const { previous, next } = othersOf(key)
+      if (previous.length + next.length < listedPrevious.length + listedNext.length) {
+        yield* Effect.logWarning("secret key: PAYDESK_PREVIOUS_SECRET_KEYS or PAYDESK_NEXT_SECRET_KEY repeats a key (or the secret key itself); the repeats are ignored")
+      }
       const adminToken = Option.getOrElse(config.adminToken, () => Redacted.make(`adm_${randomBytes(24).toString("base64url")}`))
-      return Secrets.of({ key, previousKeys, adminToken, adminTokenGenerated: Option.isNone(config.adminToken) })
+      return Secrets.of({ key, previousKeys: previous, nextKeys: next, adminToken, adminTokenGenerated: Option.isNone(config.adminToken) })
     })
   )
 
@@ -296,16 +326,17 @@ const layerInitialRate = (rate: bigint): Layer.Layer<never, StartError, SqlClien
 const tokenKeyOf = (key: Buffer) => createHash("sha256").update("paydesk-access-tokens").update(key).digest("base64")
 
 /**
- * Access tokens issued with the secret key and verified with it or one of the previous keys (a
- * rotation of the secret key: dashboard sessions go on; a process not yet given the new key as its
- * `PAYDESK_SECRET_KEY` reads the tokens of one that has it when it lists it as a previous key).
+ * Access tokens issued with the secret key and verified with it or the next key (a fleet's rolling
+ * rotation: a process not yet writing with the new key reads the tokens of one that does). Not with
+ * a previous key: a rotation may be for a leaked key, which could mint tokens (a review); a token of
+ * the previous key is refused once, and the dashboard renews it with its refresh token.
  */
-const layerTokens = (key: Buffer, previous: ReadonlyArray<Buffer>) =>
+const layerTokens = (key: Buffer, next: ReadonlyArray<Buffer>) =>
   Layer.effect(
     TokenIssuer,
     Effect.gen(function*() {
       const current = yield* HmacTokenIssuer.make(tokenKeyOf(key))
-      const others = yield* Effect.forEach(previous, (each) => HmacTokenIssuer.make(tokenKeyOf(each)))
+      const others = yield* Effect.forEach(next, (each) => HmacTokenIssuer.make(tokenKeyOf(each)))
       if (others.length === 0) return current
       return TokenIssuer.of({
         issue: current.issue,
@@ -321,15 +352,15 @@ const layerTokens = (key: Buffer, previous: ReadonlyArray<Buffer>) =>
     })
   )
 
-/** Production security adapters on the secret key (and the previous ones, read with only). */
-const layerSecurity = Layer.unwrap(Effect.map(Secrets, ({ key, previousKeys }) =>
+/** Production security adapters on the secret key (and the previous and next ones, read with only). */
+const layerSecurity = Layer.unwrap(Effect.map(Secrets, ({ key, previousKeys, nextKeys }) =>
   Layer.mergeAll(
     NodeSecurity.layerCryptoEntropy,
     NodeSecurity.layerScryptPasswordHasher(),
     NodeSecurity.layerSyncDigest,
-    NodeSecurity.layerAesGcmSecretCipher(key, previousKeys),
-    layerTokens(key, previousKeys),
-    layerReencryption(key, previousKeys)
+    NodeSecurity.layerAesGcmSecretCipher(key, [...previousKeys, ...nextKeys]),
+    layerTokens(key, nextKeys),
+    layerReencryption(key, previousKeys, nextKeys)
   )))
 
 /** How often a process given previous secret keys writes what it finds under them again (it also does at start). */
@@ -338,22 +369,35 @@ export const reencryptEveryMs = 3_600_000
 /**
  * With previous secret keys: the terminals' signing secrets still under them are written again with
  * the secret key, at start and every `reencryptEveryMs` (a process of the fleet still writing with an
- * earlier key during a rolling change leaves some), with a log line saying how many and, once none is
- * left, that the previous keys may go.
+ * earlier key during a rolling change leaves some), sweeping again while a sweep wrote any. What the
+ * next key opens is left alone (another process's, mid-rotation). Logs how many it wrote, and that
+ * none is left each time a pass finds none after finding some (or at start).
  */
-const layerReencryption = (key: Buffer, previous: ReadonlyArray<Buffer>): Layer.Layer<never, never, SqlClient.SqlClient> =>
+const layerReencryption = (key: Buffer, previous: ReadonlyArray<Buffer>, next: ReadonlyArray<Buffer>): Layer.Layer<never, never, SqlClient.SqlClient> =>
   previous.length === 0 ? Layer.empty : Layer.effectDiscard(Effect.gen(function*() {
-    const current = NodeSecurity.aesGcmSecretCipher(key)
-    const readable = NodeSecurity.aesGcmSecretCipher(key, previous)
-    let toldDone = false
-    const once = PgStore.reencryptSigningSecrets(current, readable).pipe(
-      Effect.flatMap(({ reencrypted, unreadable }) =>
+    const current = NodeSecurity.aesGcmSecretCipher(key, next)
+    const readable = NodeSecurity.aesGcmSecretCipher(key, [...previous, ...next])
+    let toldNoneLeft = false
+    const sweeps = Effect.gen(function*() {
+      let written = 0
+      for (let sweep = 0; sweep < 5; sweep++) {
+        const { reencrypted, unreadable } = yield* PgStore.reencryptSigningSecrets(current, readable)
+        written += reencrypted
+        if (reencrypted === 0) return { written, unreadable, left: unreadable > 0 }
+      }
+      return { written, unreadable: 0, left: true }
+    })
+    const once = sweeps.pipe(
+      Effect.flatMap(({ written, unreadable, left }) =>
         Effect.gen(function*() {
-          if (reencrypted > 0) yield* Effect.logInfo(`secret key: ${reencrypted} terminal signing secrets written again with PAYDESK_SECRET_KEY`)
-          if (unreadable > 0) yield* Effect.logWarning(`secret key: ${unreadable} terminals hold a signing secret that neither PAYDESK_SECRET_KEY nor PAYDESK_PREVIOUS_SECRET_KEYS opens`)
-          else if (!toldDone) {
-            toldDone = true
-            yield* Effect.logInfo("secret key: no terminal signing secret is left under PAYDESK_PREVIOUS_SECRET_KEYS; once every process has PAYDESK_SECRET_KEY, the previous keys can be removed")
+          if (written > 0) yield* Effect.logInfo(`secret key: ${written} terminal signing secrets written again with PAYDESK_SECRET_KEY`)
+          if (unreadable > 0) yield* Effect.logWarning(`secret key: ${unreadable} terminals hold a signing secret that no key of this server opens`)
+          if (left || written > 0) toldNoneLeft = false
+          if (!left && !toldNoneLeft) {
+            toldNoneLeft = true
+            yield* Effect.logInfo(
+              "secret key: no terminal signing secret is left under PAYDESK_PREVIOUS_SECRET_KEYS; once every process runs with this PAYDESK_SECRET_KEY and one of them, started last, says so too, the previous keys can be removed"
+            )
           }
         })),
       Effect.catchCause((cause) => Effect.logWarning("secret key: writing the signing secrets again failed; tried again later", cause)),

@@ -101,6 +101,8 @@ describe("Config", () => {
       ])
     }
     expect(() => load({ PAYDESK_PREVIOUS_SECRET_KEYS: `${k1},short-secret-value` })).not.toThrow(/short-secret-value/)
+    expect(Option.map(load({ PAYDESK_NEXT_SECRET_KEY: k2 }).nextSecretKey, Redacted.value)).toEqual(Option.some(k2))
+    expect(problemsOf({ PAYDESK_NEXT_SECRET_KEY: `${k1},${k2}` })).toEqual(["PAYDESK_NEXT_SECRET_KEY must be a 32-byte key: base64, or 64 hex characters"])
     // Decimal digits only: what Number() would also read (hex, binary, exponents, blanks) is refused.
     for (const bad of ["0x4650", "0b11", "0o17", "8e3", " 8080", "8080 ", "+8080", "8_080"]) {
       expect(problemsOf({ PORT: bad }), JSON.stringify(bad)).toEqual(["PORT must be a TCP port number (0 to 65535)"])

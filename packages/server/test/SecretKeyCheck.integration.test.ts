@@ -32,7 +32,7 @@ const newDir = () => {
 }
 
 /** A server on `databaseUrl` with data directory `dir` (and `PAYDESK_SECRET_KEY`, `PAYDESK_PREVIOUS_SECRET_KEYS` when given). */
-const start = (databaseUrl: string, dir: string, secretKey?: string, previousKeys?: string) =>
+const start = (databaseUrl: string, dir: string, secretKey?: string, previousKeys?: string, nextKey?: string) =>
   Server.start(Config.load({
     PORT: "0",
     DATABASE_URL: databaseUrl,
@@ -42,7 +42,8 @@ const start = (databaseUrl: string, dir: string, secretKey?: string, previousKey
     PAYDESK_CALLBACK_ALLOW_PRIVATE: "1",
     LOG_LEVEL: "silent",
     ...(secretKey === undefined ? {} : { PAYDESK_SECRET_KEY: secretKey }),
-    ...(previousKeys === undefined ? {} : { PAYDESK_PREVIOUS_SECRET_KEYS: previousKeys })
+    ...(previousKeys === undefined ? {} : { PAYDESK_PREVIOUS_SECRET_KEYS: previousKeys }),
+    ...(nextKey === undefined ? {} : { PAYDESK_NEXT_SECRET_KEY: nextKey })
   }))
 
 const refused = (promise: Promise<Server.Running>) =>
@@ -135,7 +136,7 @@ describe("the secret key checked against the database at start", () => {
     expect(existsSync(join(hostB, "secret.key"))).toBe(false)
   }, 120_000)
 
-  it("a rotation of the secret key: the new key with the earlier one as previous starts, writes the signing secrets again with the new key and keeps sessions; then the new key alone starts", async () => {
+  it("a rotation of the secret key across two processes: the next key first, then the new key with the earlier one as previous (the signing secrets written again, the same secrets), then the new key alone", async () => {
     const databaseUrl = await freshDatabase()
     const dir = newDir()
     const keyA = randomBytes(32).toString("base64")
@@ -155,9 +156,9 @@ describe("the secret key checked against the database at start", () => {
     const rotated = await request(first.url, "POST", `/admin/v1/terminals/${terminals[0].terminal_id}/signing-secret/rotate`, { headers: admin })
     expect(rotated.status).toBe(200)
     const session = (await request(first.url, "POST", "/api/v1/auth/login", { body: { email: "rotating@shop.example", password: "correct horse" } })).json
-    const balance = (url: string) =>
-      request(url, "GET", `/api/v1/balance?terminal_id=${terminals[1].terminal_id}`, { headers: { authorization: `Bearer ${session.access_token}` } })
-    expect((await balance(first.url)).status).toBe(200)
+    const balance = (url: string, token: string) =>
+      request(url, "GET", `/api/v1/balance?terminal_id=${terminals[1].terminal_id}`, { headers: { authorization: `Bearer ${token}` } })
+    expect((await balance(first.url, session.access_token)).status).toBe(200)
     await first.stop()
 
     const db = database(databaseUrl)
@@ -180,16 +181,22 @@ describe("the secret key checked against the database at start", () => {
       expect(() => Config.load({ PAYDESK_SECRET_KEY: keyB, PAYDESK_PREVIOUS_SECRET_KEYS: `${keyA},nope` })).toThrow(
         /PAYDESK_PREVIOUS_SECRET_KEYS must be 32-byte keys \(base64, or 64 hex characters\), separated by commas/
       )
-      // The new key, the earlier one as previous: starts, the dashboard session goes on, and every
+      // Step 1 (a fleet): a process given the new key as the next key starts and rewrites nothing.
+      const fleetX = await start(databaseUrl, dir, keyA, undefined, keyB)
+      expect((await balance(fleetX.url, session.access_token)).status).toBe(200)
+      // Step 2: a process on the new key, the earlier one as previous, beside it: it starts, and every
       // signing secret (and the previous one) is written again with the new key, the same secrets.
       const rotating = await start(databaseUrl, dir, keyB, ` ${randomBytes(32).toString("base64")}, ${keyA} `)
       expect((await request(rotating.url, "GET", "/health/ready")).status).toBe(200)
-      expect((await balance(rotating.url)).status).toBe(200)
-      let after = await stored()
-      for (let tries = 0; tries < 100 && after.some((row) => row.secret === before.find((b) => b.id === row.id)!.secret); tries++) {
-        await new Promise((ok) => setTimeout(ok, 50))
-        after = await stored()
+      const allUnderB = async () => {
+        for (let tries = 0; tries < 100; tries++) {
+          const rows = await stored()
+          if ((await Promise.all(rows.map((row) => plainOf(keyB, row.secret)))).every((plain) => plain !== null)) return rows
+          await new Promise((ok) => setTimeout(ok, 50))
+        }
+        throw new Error("the signing secrets were not written again with the new key")
       }
+      const after = await allUnderB()
       expect(after.filter((row) => row.previous !== null)).toHaveLength(1)
       for (const row of after) {
         const was = before.find((b) => b.id === row.id)!
@@ -200,26 +207,48 @@ describe("the secret key checked against the database at start", () => {
         if (was.previous !== null) expect(await plainOf(keyB, row.previous!)).toBe(await plainOf(keyA, was.previous))
       }
       expect(await plainOf(keyB, after.find((row) => row.id === terminals[0].terminal_id)!.secret)).toBe(rotated.json.signing_secret)
-      // A new terminal's secret is written with the new key alone.
-      const fresh = await request(rotating.url, "POST", "/admin/v1/terminals", {
+      // An access token of the earlier key is refused by the new process (the key may have leaked);
+      // the refresh token renews it, and the new token is read by both processes.
+      expect((await balance(rotating.url, session.access_token)).status).toBe(401)
+      const renewed = await request(rotating.url, "POST", "/api/v1/auth/refresh", { body: { refresh_token: session.refresh_token } })
+      expect(renewed.status).toBe(200)
+      expect((await balance(rotating.url, renewed.json.access_token)).status).toBe(200)
+      expect((await balance(fleetX.url, renewed.json.access_token)).status).toBe(200)
+      // A terminal made by the process still on the earlier key is under it; a process on the new key
+      // alone is refused now, naming the problem; the next pass of one with the previous key writes it again.
+      const lateTerminal = await request(fleetX.url, "POST", "/admin/v1/terminals", {
         headers: admin,
         body: { account_id: account.json.account_id, name: "Shop 4", callback_url: "http://127.0.0.1:9/cb", h2h: false }
+      })
+      const lateRow = (await stored()).find((row) => row.id === lateTerminal.json.terminal_id)!
+      expect(await plainOf(keyA, lateRow.secret)).toBe(lateTerminal.json.signing_secret)
+      expect(await refused(start(databaseUrl, dir, keyB))).toContain(
+        "1 of the 4 terminals' signing secrets were written with a key this server does not have (a rotation of the secret key not finished?); give that key in PAYDESK_PREVIOUS_SECRET_KEYS"
+      )
+      await fleetX.stop()
+      // The first process restarted on the earlier key with the next key: it reads everything and
+      // writes nothing back.
+      const fleetXAgain = await start(databaseUrl, dir, keyA, undefined, keyB)
+      await rotating.stop()
+      const rotatingAgain = await start(databaseUrl, dir, keyB, keyA)
+      const lastly = await allUnderB()
+      expect(await plainOf(keyB, lastly.find((row) => row.id === lateTerminal.json.terminal_id)!.secret)).toBe(lateTerminal.json.signing_secret)
+      await fleetXAgain.stop()
+      // A new terminal's secret is written with the new key alone.
+      const fresh = await request(rotatingAgain.url, "POST", "/admin/v1/terminals", {
+        headers: admin,
+        body: { account_id: account.json.account_id, name: "Shop 5", callback_url: "http://127.0.0.1:9/cb", h2h: false }
       })
       const freshRow = (await stored()).find((row) => row.id === fresh.json.terminal_id)!
       expect(Exit.isFailure(await opens(keyA, freshRow.secret))).toBe(true)
       expect(await plainOf(keyB, freshRow.secret)).toBe(fresh.json.signing_secret)
-      await rotating.stop()
+      await rotatingAgain.stop()
 
-      // The earlier key gone: the new key alone starts, and the session still holds (a refresh
-      // gives tokens of the new key).
+      // Step 3, the earlier key gone: the new key alone starts, and the renewed session holds.
       const rotatedOnly = await start(databaseUrl, dir, keyB)
       expect((await request(rotatedOnly.url, "GET", "/health/ready")).status).toBe(200)
-      expect((await balance(rotatedOnly.url)).status).toBe(401)
-      const renewed = await request(rotatedOnly.url, "POST", "/api/v1/auth/refresh", { body: { refresh_token: session.refresh_token } })
-      expect(renewed.status).toBe(200)
-      expect((await request(rotatedOnly.url, "GET", `/api/v1/balance?terminal_id=${terminals[1].terminal_id}`, {
-        headers: { authorization: `Bearer ${renewed.json.access_token}` }
-      })).status).toBe(200)
+      expect((await balance(rotatedOnly.url, renewed.json.access_token)).status).toBe(200)
+      expect((await balance(rotatedOnly.url, session.access_token)).status).toBe(401)
       await rotatedOnly.stop()
     } finally {
       await db.close()

@@ -120,6 +120,11 @@ export const layerSyncDigest = Layer.sync(Digest)(() => {
 
 /** Parses a 32-byte key given as base64 or 64 hex characters. */
 export const parseKey = (text: string): Buffer => {
+  // Exactly 32 bytes written out: Node's base64 decoding stops at padding and skips stray characters,
+  // so it read "<key>=,<anything>" as the key (a review).
+  if (!/^[0-9a-f]{64}$/i.test(text) && !/^[A-Za-z0-9+/_-]{42}[AEIMQUYcgkosw048]=?$/.test(text)) {
+    throw new Error("the secret key must be 32 bytes (base64 or 64 hex characters)")
+  }
   const key = /^[0-9a-f]{64}$/i.test(text) ? Buffer.from(text, "hex") : Buffer.from(text, "base64")
   if (key.length !== 32) throw new Error("the secret key must be 32 bytes (base64 or 64 hex characters)")
   return key

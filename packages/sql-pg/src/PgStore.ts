@@ -99,9 +99,11 @@ export const layer = (url: string, options: { readonly maxConnections?: number }
   )
 
 /**
- * Whether the host's `SecretCipher` (its secret key) decrypts the secrets the database holds: one
- * stored terminal signing secret is decrypted with it. A database that holds none yet (fresh) answers
- * `{ stored: false, decrypts: true }`: nothing to check.
+ * Whether the host's `SecretCipher` (its secret key) decrypts the secrets the database holds: every
+ * terminal's signing secret (and previous secret) is decrypted with it, `unreadable` counting the
+ * terminals with one it cannot (`terminals` read; the read stops after a first thousand of which none
+ * opens). A database that holds none yet (fresh) answers `{ stored: false, decrypts: true }`: nothing
+ * to check.
  *
  * A host checks this at start, after the migrations, and refuses to start when `decrypts` is false: the
  * database was written with another key (a move to a new host, a backup restored without its key, a
@@ -113,16 +115,35 @@ export const layer = (url: string, options: { readonly maxConnections?: number }
  * const { decrypts } = yield* PgStore.checkSecretCipher.pipe(Effect.provide(NodeSecurity.layerAesGcmSecretCipher(key)))
  * ```
  */
-export const checkSecretCipher: Effect.Effect<{ readonly stored: boolean; readonly decrypts: boolean }, SqlError.SqlError, SqlClient.SqlClient | SecretCipher> =
-  Effect.gen(function*() {
-    const sql = yield* SqlClient.SqlClient
-    const rows = yield* sql<{ readonly secret: string }>`SELECT signing_secret_encrypted AS secret FROM terminals LIMIT 1`
-    if (rows.length === 0) return { stored: false, decrypts: true }
-    const cipher = yield* SecretCipher
-    // A foreign or tampered ciphertext dies (the port's contract).
-    const decrypted = yield* Effect.exit(cipher.decrypt(rows[0]!.secret))
-    return { stored: true, decrypts: Exit.isSuccess(decrypted) }
-  })
+export const checkSecretCipher: Effect.Effect<
+  { readonly stored: boolean; readonly decrypts: boolean; readonly terminals: number; readonly unreadable: number },
+  SqlError.SqlError,
+  SqlClient.SqlClient | SecretCipher
+> = Effect.gen(function*() {
+  const sql = yield* SqlClient.SqlClient
+  const cipher = yield* SecretCipher
+  // Every terminal's secrets, not one: after a rotation of the key the terminals may be under
+  // different keys (a review found a half-rotated database passing a check of one row).
+  let after = "00000000-0000-0000-0000-000000000000"
+  let terminals = 0
+  let unreadable = 0
+  for (;;) {
+    const rows = yield* sql<{ readonly id: string; readonly secret: string; readonly previous: string | null }>`
+      SELECT id, signing_secret_encrypted AS secret, previous_signing_secret_encrypted AS previous
+      FROM terminals WHERE id > ${after} ORDER BY id LIMIT 1000`
+    if (rows.length === 0) break
+    after = rows[rows.length - 1]!.id
+    for (const row of rows) {
+      terminals++
+      // A foreign or tampered ciphertext dies (the port's contract).
+      const opens = (ciphertext: string) => Effect.map(Effect.exit(cipher.decrypt(ciphertext)), Exit.isSuccess)
+      if (!(yield* opens(row.secret)) || (row.previous !== null && !(yield* opens(row.previous)))) unreadable++
+    }
+    // A key that opens none of the first thousand is the wrong key: no need to read on.
+    if (unreadable === terminals) break
+  }
+  return { stored: terminals > 0, decrypts: unreadable === 0, terminals, unreadable }
+})
 
 /** What `reencryptSigningSecrets` did. */
 export interface Reencrypted {
@@ -134,9 +155,10 @@ export interface Reencrypted {
 
 /**
  * After a rotation of the host's secret key: writes every terminal signing secret (and previous
- * secret) that `current` (the new key alone) does not open but `readable` (the new key and the
- * earlier ones) does again with `current`, `batch` terminals a statement read, so that the earlier
- * keys can be dropped. Each terminal is updated only while its secrets are still the ones read (a
+ * secret) that `current` does not open but `readable` (the new key and the earlier ones) does again
+ * with `current`, `batch` terminals a statement read, so that the earlier keys can be dropped.
+ * `current` encrypts with the new key; what it opens (the new key, and any key the host also keeps,
+ * such as the next key of a fleet's rotation) is left as it is. Each terminal is updated only while its secrets are still the ones read (a
  * rotation of its signing secret meanwhile, or another process doing the same, wins), and its
  * `updated_at` is left alone (its settings did not change). Safe to run from several processes at
  * once and again at any time.

@@ -62,3 +62,21 @@ describe("NodeSecurity.aesGcmSecretCipher with previous keys (a rotation of the 
     expect(Exit.isFailure(await run(aesGcmSecretCipher(older).decrypt(written)))).toBe(true)
   })
 })
+
+describe("NodeSecurity.parseKey", () => {
+  it("reads 32 bytes as base64 (with or without its padding, or base64url) or 64 hex characters, and nothing more or less", () => {
+    const bytes = randomBytes(32)
+    expect(parseKey(bytes.toString("base64")).equals(bytes)).toBe(true)
+    expect(parseKey(bytes.toString("base64").replace(/=$/, "")).equals(bytes)).toBe(true)
+    expect(parseKey(bytes.toString("base64url")).equals(bytes)).toBe(true)
+    expect(parseKey(bytes.toString("hex")).equals(bytes)).toBe(true)
+    expect(parseKey(bytes.toString("hex").toUpperCase()).equals(bytes)).toBe(true)
+    const other = randomBytes(32).toString("base64")
+    for (const bad of [
+      `${bytes.toString("base64")},${other}`, `${bytes.toString("base64")}junk`, ` ${bytes.toString("base64")}`,
+      randomBytes(31).toString("base64"), randomBytes(33).toString("base64"), `${bytes.toString("hex")}00`, ""
+    ]) {
+      expect(() => parseKey(bad), bad).toThrow(/the secret key must be 32 bytes/)
+    }
+  })
+})

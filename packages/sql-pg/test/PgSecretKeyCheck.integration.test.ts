@@ -22,13 +22,25 @@ for (const target of targets) {
   describe(`PgStore.checkSecretCipher on ${target.name}`, () => {
     it.live("a fresh database holds nothing to check; once a secret is stored, only the key it was written with decrypts it", () =>
       Effect.gen(function*() {
-        assert.deepStrictEqual(yield* checkWith(keyA), { stored: false, decrypts: true })
+        assert.deepStrictEqual(yield* checkWith(keyA), { stored: false, decrypts: true, terminals: 0, unreadable: 0 })
         const encrypted = yield* Effect.gen(function*() {
           return yield* (yield* SecretCipher).encrypt("whsec_check")
         }).pipe(Effect.provide(NodeSecurity.layerAesGcmSecretCipher(keyA)))
         yield* Fixtures.seedTerminal({ signingSecretEncrypted: encrypted })
-        assert.deepStrictEqual(yield* checkWith(keyA), { stored: true, decrypts: true })
-        assert.deepStrictEqual(yield* checkWith(keyB), { stored: true, decrypts: false })
+        assert.deepStrictEqual(yield* checkWith(keyA), { stored: true, decrypts: true, terminals: 1, unreadable: 0 })
+        assert.deepStrictEqual(yield* checkWith(keyB), { stored: true, decrypts: false, terminals: 1, unreadable: 1 })
+        // A database half rotated (a terminal under each key; one under A with its previous secret
+        // under B): every terminal is checked, not one.
+        yield* Fixtures.seedTerminal({ signingSecretEncrypted: yield* NodeSecurity.aesGcmSecretCipher(keyB).encrypt("whsec_b") })
+        yield* Fixtures.seedTerminal({
+          signingSecretEncrypted: yield* NodeSecurity.aesGcmSecretCipher(keyA).encrypt("whsec_a"),
+          previousSigningSecretEncrypted: yield* NodeSecurity.aesGcmSecretCipher(keyB).encrypt("whsec_b_before"),
+          signingSecretRotatedAt: 1_700_000_000_000
+        })
+        assert.deepStrictEqual(yield* checkWith(keyA), { stored: true, decrypts: false, terminals: 3, unreadable: 2 })
+        assert.deepStrictEqual(yield* checkWith(keyB), { stored: true, decrypts: false, terminals: 3, unreadable: 2 })
+        const both = yield* PgStore.checkSecretCipher.pipe(Effect.provide(NodeSecurity.layerAesGcmSecretCipher(keyB, [keyA])))
+        assert.deepStrictEqual(both, { stored: true, decrypts: true, terminals: 3, unreadable: 0 })
       }).pipe(Effect.provide(store(target.url, { maxConnections: 2 }))), 60_000)
   })
 
@@ -86,6 +98,29 @@ for (const target of targets) {
         assert.deepStrictEqual(yield* PgStore.reencryptSigningSecrets(NodeSecurity.aesGcmSecretCipher(keyB), racing), { reencrypted: 0, unreadable: 0 })
         const [row] = yield* sql<{ readonly secret: string }>`SELECT signing_secret_encrypted AS secret FROM terminals WHERE id = ${terminal.id}`
         assert.strictEqual(row!.secret, rotatedMeanwhile)
+      }).pipe(Effect.provide(store(target.url, { maxConnections: 2 }))), 60_000)
+
+    it.live("a terminal whose previous secret is retired between the read and the write does not get it back", () =>
+      Effect.gen(function*() {
+        const sql = yield* SqlClient.SqlClient
+        const underA = NodeSecurity.aesGcmSecretCipher(keyA)
+        const { terminal } = yield* Fixtures.seedTerminal({
+          signingSecretEncrypted: yield* underA.encrypt("sk_sign_now"),
+          previousSigningSecretEncrypted: yield* underA.encrypt("sk_sign_before"),
+          signingSecretRotatedAt: 1_700_000_000_000
+        })
+        const readable = NodeSecurity.aesGcmSecretCipher(keyB, [keyA])
+        // The overlap ends (the previous secret retired) while the secrets are being opened.
+        const racing = SecretCipher.of({
+          encrypt: readable.encrypt,
+          decrypt: (ciphertext) =>
+            Effect.tap(readable.decrypt(ciphertext), () => sql`UPDATE terminals SET previous_signing_secret_encrypted = NULL WHERE id = ${terminal.id}`.pipe(Effect.orDie))
+        })
+        assert.deepStrictEqual(yield* PgStore.reencryptSigningSecrets(NodeSecurity.aesGcmSecretCipher(keyB), racing), { reencrypted: 0, unreadable: 0 })
+        const [row] = yield* sql<{ readonly previous: string | null }>`SELECT previous_signing_secret_encrypted AS previous FROM terminals WHERE id = ${terminal.id}`
+        assert.isNull(row!.previous)
+        // The next pass writes what is left again.
+        assert.deepStrictEqual(yield* PgStore.reencryptSigningSecrets(NodeSecurity.aesGcmSecretCipher(keyB), readable), { reencrypted: 1, unreadable: 0 })
       }).pipe(Effect.provide(store(target.url, { maxConnections: 2 }))), 60_000)
   })
 }
