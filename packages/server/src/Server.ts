@@ -113,7 +113,7 @@ const keyMismatch = (problem: string) =>
 const keysMissing = (unreadable: number, terminals: number) =>
   new Error(
     `${unreadable} of the ${terminals} terminals' signing secrets were written with a key this server does not have (a rotation of the secret key not finished?)` +
-      "; give that key in PAYDESK_PREVIOUS_SECRET_KEYS (operations.md, \"Rotating the secret key\"); starting without it would lose their callbacks"
+      "; give that key in PAYDESK_PREVIOUS_SECRET_KEYS if it is an earlier key, or in PAYDESK_NEXT_SECRET_KEY if other processes have moved to it (operations.md, \"Rotating the secret key\"); starting without it would lose their callbacks"
   )
 
 /**
@@ -363,6 +363,9 @@ const layerSecurity = Layer.unwrap(Effect.map(Secrets, ({ key, previousKeys, nex
     layerReencryption(key, previousKeys, nextKeys)
   )))
 
+/** "1 terminal", "2 terminals". */
+const terminalsText = (n: number) => `${n} terminal${n === 1 ? "" : "s"}`
+
 /** How often a process given previous secret keys writes what it finds under them again (it also does at start). */
 export const reencryptEveryMs = 3_600_000
 
@@ -390,8 +393,8 @@ const layerReencryption = (key: Buffer, previous: ReadonlyArray<Buffer>, next: R
     const once = sweeps.pipe(
       Effect.flatMap(({ written, unreadable, left }) =>
         Effect.gen(function*() {
-          if (written > 0) yield* Effect.logInfo(`secret key: ${written} terminal signing secrets written again with PAYDESK_SECRET_KEY`)
-          if (unreadable > 0) yield* Effect.logWarning(`secret key: ${unreadable} terminals hold a signing secret that no key of this server opens`)
+          if (written > 0) yield* Effect.logInfo(`secret key: ${terminalsText(written)}' signing secrets written again with the secret key`)
+          if (unreadable > 0) yield* Effect.logWarning(`secret key: ${terminalsText(unreadable)} hold a signing secret that no key of this server opens`)
           if (left || written > 0) toldNoneLeft = false
           if (!left && !toldNoneLeft) {
             toldNoneLeft = true
@@ -400,6 +403,7 @@ const layerReencryption = (key: Buffer, previous: ReadonlyArray<Buffer>, next: R
             )
           }
         })),
+      Effect.onInterrupt(() => Effect.logInfo("secret key: writing the signing secrets again was stopped with the server; the next start goes on")),
       Effect.catchCause((cause) => Effect.logWarning("secret key: writing the signing secrets again failed; tried again later", cause)),
       Effect.annotateLogs({ component: "secrets" })
     )

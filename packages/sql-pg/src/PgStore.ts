@@ -101,8 +101,7 @@ export const layer = (url: string, options: { readonly maxConnections?: number }
 /**
  * Whether the host's `SecretCipher` (its secret key) decrypts the secrets the database holds: every
  * terminal's signing secret (and previous secret) is decrypted with it, `unreadable` counting the
- * terminals with one it cannot (`terminals` read; the read stops after a first thousand of which none
- * opens). A database that holds none yet (fresh) answers `{ stored: false, decrypts: true }`: nothing
+ * terminals with one it cannot (of `terminals`). A database that holds none yet (fresh) answers `{ stored: false, decrypts: true }`: nothing
  * to check.
  *
  * A host checks this at start, after the migrations, and refuses to start when `decrypts` is false: the
@@ -139,8 +138,6 @@ export const checkSecretCipher: Effect.Effect<
       const opens = (ciphertext: string) => Effect.map(Effect.exit(cipher.decrypt(ciphertext)), Exit.isSuccess)
       if (!(yield* opens(row.secret)) || (row.previous !== null && !(yield* opens(row.previous)))) unreadable++
     }
-    // A key that opens none of the first thousand is the wrong key: no need to read on.
-    if (unreadable === terminals) break
   }
   return { stored: terminals > 0, decrypts: unreadable === 0, terminals, unreadable }
 })

@@ -166,7 +166,7 @@ export const attemptShared = Traced.fn("Callbacks.attempt")(function*(
       : yield* (yield* OutboxRepository).stampSending(delivery.id, now, keepFrom)
     const signed = yield* Effect.exit(signCallback(terminal.value, event, stamp))
     if (signed._tag === "Failure") {
-      yield* Effect.logError("callback not signed: the terminal's signing secret cannot be decrypted", signed.cause)
+      yield* Effect.logError(`callback not signed (signing secret unavailable): the signing secret of terminal ${delivery.terminalId} cannot be decrypted (event ${Callback.eventId(event.id)})`, signed.cause)
       error = "signing secret unavailable"
     }
     const post = Effect.result((yield* CallbackTransport).post({ url, headers: signed._tag === "Failure" ? {} : signed.value, body: event.body, timeoutMs: Callback.timeoutMs }))
