@@ -8,6 +8,14 @@ const { failingAfter, failingPerTerminal, busyDeferMs, perTerminal, slowMs } = C
 /** A send held until `release` answers it (`ok` or not). */
 const held = () => Effect.map(Deferred.make<boolean>(), (answer) => ({ answer, send: Deferred.await(answer) }))
 
+/** Fresh shares with terminal "a"'s perTerminal slots taken by held sends (each answered on its own). */
+const fullTerminal = Effect.gen(function*() {
+  const shares = CallbackShares.make()
+  const sends = yield* Effect.forEach(Array.from({ length: perTerminal }), () => held())
+  const sending = yield* Effect.forEach(sends, ({ send }) => Effect.forkChild(shares.run("a", send, (ok) => ok)))
+  return { shares, sends, sending }
+})
+
 describe("CallbackShares", () => {
   it.effect("a terminal sends perTerminal at once; one more waits for a slot of its own while its sends are quick; another terminal is not held", () =>
     Effect.gen(function*() {
@@ -94,9 +102,7 @@ describe("CallbackShares", () => {
 
   it.effect("each slot given back goes to the first run waiting, first come first served; one interrupted while it waits leaves the queue", () =>
     Effect.gen(function*() {
-      const shares = CallbackShares.make()
-      const sends = yield* Effect.forEach(Array.from({ length: perTerminal }), () => held())
-      const sending = yield* Effect.forEach(sends, ({ send }) => Effect.forkChild(shares.run("a", send, (ok) => ok)))
+      const { shares, sends, sending } = yield* fullTerminal
       const started: Array<number> = []
       const { answer: later, send: sendLater } = yield* held()
       const waiting = yield* Effect.forEach([1, 2, 3, 4], (n) =>
@@ -126,9 +132,7 @@ describe("CallbackShares", () => {
 
   it.effect("a slot given back makes only the first run waiting look again, not every one", () =>
     Effect.gen(function*() {
-      const shares = CallbackShares.make()
-      const sends = yield* Effect.forEach(Array.from({ length: perTerminal }), () => held())
-      const sending = yield* Effect.forEach(sends, ({ send }) => Effect.forkChild(shares.run("a", send, (ok) => ok)))
+      const { shares, sends, sending } = yield* fullTerminal
       yield* Effect.yieldNow
       // The waiting runs read the clock once each time they look: counted.
       const clock = yield* Clock.Clock
@@ -152,9 +156,7 @@ describe("CallbackShares", () => {
 
   it.effect("thousands waiting when the terminal becomes failing are all answered Unsent at once", () =>
     Effect.gen(function*() {
-      const shares = CallbackShares.make()
-      const sends = yield* Effect.forEach(Array.from({ length: perTerminal }), () => held())
-      const sending = yield* Effect.forEach(sends, ({ send }) => Effect.forkChild(shares.run("a", send, (ok) => ok)))
+      const { shares, sends, sending } = yield* fullTerminal
       const { answer: later, send: sendLater } = yield* held()
       const waiting = yield* Effect.forEach(Array.from({ length: 3000 }), () => Effect.forkChild(shares.run("a", sendLater, (ok) => ok)))
       yield* Effect.yieldNow
@@ -171,9 +173,7 @@ describe("CallbackShares", () => {
 
   it.effect("runs waiting when the terminal becomes failing are answered Unsent in turn as a slot is given back, without waiting for slowMs", () =>
     Effect.gen(function*() {
-      const shares = CallbackShares.make()
-      const sends = yield* Effect.forEach(Array.from({ length: perTerminal }), () => held())
-      const sending = yield* Effect.forEach(sends, ({ send }) => Effect.forkChild(shares.run("a", send, (ok) => ok)))
+      const { shares, sends, sending } = yield* fullTerminal
       const { answer: later, send: sendLater } = yield* held()
       const waiting = yield* Effect.forEach(Array.from({ length: failingAfter + 2 }), () => Effect.forkChild(shares.run("a", sendLater, (ok) => ok)))
       yield* Effect.yieldNow

@@ -119,28 +119,38 @@ export const checkSecretCipher: Effect.Effect<
   SqlError.SqlError,
   SqlClient.SqlClient | SecretCipher
 > = Effect.gen(function*() {
-  const sql = yield* SqlClient.SqlClient
   const cipher = yield* SecretCipher
+  // A foreign or tampered ciphertext dies (the port's contract).
+  const opens = (ciphertext: string) => Effect.map(Effect.exit(cipher.decrypt(ciphertext)), Exit.isSuccess)
   // Every terminal's secrets, not one: after a rotation of the key the terminals may be under
   // different keys (a review found a half-rotated database passing a check of one row).
-  let after = "00000000-0000-0000-0000-000000000000"
   let terminals = 0
   let unreadable = 0
-  for (;;) {
-    const rows = yield* sql<{ readonly id: string; readonly secret: string; readonly previous: string | null }>`
-      SELECT id, signing_secret_encrypted AS secret, previous_signing_secret_encrypted AS previous
-      FROM terminals WHERE id > ${after} ORDER BY id LIMIT 1000`
-    if (rows.length === 0) break
-    after = rows[rows.length - 1]!.id
-    for (const row of rows) {
+  yield* forEachTerminalSecrets(1000, (row) =>
+    Effect.gen(function*() {
       terminals++
-      // A foreign or tampered ciphertext dies (the port's contract).
-      const opens = (ciphertext: string) => Effect.map(Effect.exit(cipher.decrypt(ciphertext)), Exit.isSuccess)
       if (!(yield* opens(row.secret)) || (row.previous !== null && !(yield* opens(row.previous)))) unreadable++
-    }
-  }
+    }))
   return { stored: terminals > 0, decrypts: unreadable === 0, terminals, unreadable }
 })
+
+/** Runs `each` on every terminal's stored secrets, in the order of their ids, `batch` terminals a read. */
+const forEachTerminalSecrets = <E, R>(
+  batch: number,
+  each: (row: { readonly id: string; readonly secret: string; readonly previous: string | null }) => Effect.Effect<void, E, R>
+): Effect.Effect<void, E | SqlError.SqlError, R | SqlClient.SqlClient> =>
+  Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    let after = "00000000-0000-0000-0000-000000000000"
+    for (;;) {
+      const rows = yield* sql<{ readonly id: string; readonly secret: string; readonly previous: string | null }>`
+        SELECT id, signing_secret_encrypted AS secret, previous_signing_secret_encrypted AS previous
+        FROM terminals WHERE id > ${after} ORDER BY id LIMIT ${batch}`
+      if (rows.length === 0) return
+      after = rows[rows.length - 1]!.id
+      for (const row of rows) yield* each(row)
+    }
+  })
 
 /** What `reencryptSigningSecrets` did. */
 export interface Reencrypted {
@@ -174,31 +184,24 @@ export const reencryptSigningSecrets = (
         const opened = yield* Effect.exit(readable.decrypt(ciphertext))
         return Exit.isSuccess(opened) ? yield* current.encrypt(opened.value) : null
       })
-    let after = "00000000-0000-0000-0000-000000000000"
     let reencrypted = 0
     let unreadable = 0
-    for (;;) {
-      const rows = yield* sql<{ readonly id: string; readonly secret: string; readonly previous: string | null }>`
-        SELECT id, signing_secret_encrypted AS secret, previous_signing_secret_encrypted AS previous
-        FROM terminals WHERE id > ${after} ORDER BY id LIMIT ${batch}`
-      if (rows.length === 0) break
-      after = rows[rows.length - 1]!.id
-      for (const row of rows) {
+    yield* forEachTerminalSecrets(batch, (row) =>
+      Effect.gen(function*() {
         const secretAgain = yield* again(row.secret)
         const previousAgain = row.previous === null ? null : yield* again(row.previous)
         if (secretAgain === null || (row.previous !== null && previousAgain === null)) unreadable++
         // What no key opens stays as it is.
         const secret = secretAgain ?? row.secret
         const previous = previousAgain ?? row.previous
-        if (secret === row.secret && previous === row.previous) continue
+        if (secret === row.secret && previous === row.previous) return
         const updated = yield* sql`
           UPDATE terminals SET signing_secret_encrypted = ${secret}, previous_signing_secret_encrypted = ${previous}
           WHERE id = ${row.id} AND signing_secret_encrypted = ${row.secret}
             AND previous_signing_secret_encrypted IS NOT DISTINCT FROM ${row.previous}
           RETURNING id`
         reencrypted += updated.length
-      }
-    }
+      }))
     return { reencrypted, unreadable }
   })
 
