@@ -154,6 +154,20 @@ describe("CallbackShares", () => {
       assert.deepStrictEqual(shares.of("a"), { inFlight: 0, failures: 0 })
     }))
 
+  it.effect("thousands waiting whose sends end at once (a synchronous transport) all go through one slot given back", () =>
+    Effect.gen(function*() {
+      const { shares, sends, sending } = yield* fullTerminal
+      const waiting = yield* Effect.forEach(Array.from({ length: 3000 }), () => Effect.forkChild(shares.run("a", Effect.sync(() => true), (ok) => ok)))
+      yield* Effect.yieldNow
+      yield* Deferred.succeed(sends[0]!.answer, true)
+      const ran = yield* Effect.forEach(waiting, Fiber.join)
+      assert.strictEqual(ran.filter((r) => r._tag === "Sent").length, 3000)
+      assert.deepStrictEqual(shares.of("a"), { inFlight: perTerminal - 1, failures: 0 })
+      yield* Effect.forEach(sends.slice(1), ({ answer }) => Deferred.succeed(answer, true))
+      yield* Effect.forEach(sending, Fiber.join)
+      assert.deepStrictEqual(shares.of("a"), { inFlight: 0, failures: 0 })
+    }))
+
   it.effect("thousands waiting when the terminal becomes failing are all answered Unsent at once", () =>
     Effect.gen(function*() {
       const { shares, sends, sending } = yield* fullTerminal
@@ -179,8 +193,8 @@ describe("CallbackShares", () => {
       yield* Effect.yieldNow
       // failingAfter slow failures: each but the last gives its slot to the next waiting; the last
       // makes the terminal failing, and the next waiting finds more in flight than
-      // failingPerTerminal: it is answered Unsent and passes its turn on, so every other waiting is
-      // answered too, the clock unmoved.
+      // failingPerTerminal: it is answered Unsent and wakes every other waiting, answered too, the
+      // clock unmoved.
       for (let i = 0; i < failingAfter; i++) {
         yield* Deferred.succeed(sends[i]!.answer, false)
         yield* Fiber.join(sending[i]!)

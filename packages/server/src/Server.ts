@@ -393,8 +393,8 @@ const layerReencryption = (key: Buffer, previous: ReadonlyArray<Buffer>, next: R
     const once = sweeps.pipe(
       Effect.flatMap(({ written, unreadable, left }) =>
         Effect.gen(function*() {
-          if (written > 0) yield* Effect.logInfo(`secret key: ${terminalsText(written)}' signing secrets written again with the secret key`)
-          if (unreadable > 0) yield* Effect.logWarning(`secret key: ${terminalsText(unreadable)} hold a signing secret that no key of this server opens`)
+          if (written > 0) yield* Effect.logInfo(`secret key: the signing secrets of ${terminalsText(written)} written again with the secret key`)
+          if (unreadable > 0) yield* Effect.logWarning(`secret key: no key of this server opens the signing secret of ${terminalsText(unreadable)}`)
           if (left || written > 0) toldNoneLeft = false
           if (!left && !toldNoneLeft) {
             toldNoneLeft = true

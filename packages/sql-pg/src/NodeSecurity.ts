@@ -119,7 +119,9 @@ export const layerSyncDigest = Layer.sync(Digest)(() => {
 })
 
 /** Parses a 32-byte key given as base64 or 64 hex characters. */
-export const parseKey = (text: string): Buffer => {
+export const parseKey = (given: string): Buffer => {
+  // Blanks around it (a key file's newline, carried into the environment) are not part of it.
+  const text = given.trim()
   // Exactly 32 bytes written out: Node's base64 decoding stops at padding and skips stray characters,
   // so it read "<key>=,<anything>" as the key (a review).
   if (!/^[0-9a-f]{64}$/i.test(text) && !/^[A-Za-z0-9+/_-]{42}[AEIMQUYcgkosw048]=?$/.test(text)) {

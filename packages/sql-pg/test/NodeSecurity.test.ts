@@ -71,9 +71,11 @@ describe("NodeSecurity.parseKey", () => {
     expect(parseKey(bytes.toString("base64url")).equals(bytes)).toBe(true)
     expect(parseKey(bytes.toString("hex")).equals(bytes)).toBe(true)
     expect(parseKey(bytes.toString("hex").toUpperCase()).equals(bytes)).toBe(true)
+    // Blanks around it (a key file's newline carried into the environment) are not part of it.
+    expect(parseKey(` ${bytes.toString("base64")}\r\n`).equals(bytes)).toBe(true)
     const other = randomBytes(32).toString("base64")
     for (const bad of [
-      `${bytes.toString("base64")},${other}`, `${bytes.toString("base64")}junk`, ` ${bytes.toString("base64")}`,
+      `${bytes.toString("base64")},${other}`, `${bytes.toString("base64")}junk`, `${bytes.toString("base64")} ${bytes.toString("base64")}`,
       randomBytes(31).toString("base64"), randomBytes(33).toString("base64"), `${bytes.toString("hex")}00`, ""
     ]) {
       expect(() => parseKey(bad), bad).toThrow(/the secret key must be 32 bytes/)

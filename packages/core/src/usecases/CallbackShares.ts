@@ -72,6 +72,10 @@ interface TerminalState {
   failedAt: number
   /** Runs waiting for a slot, first come first served; each slot given back wakes the first. */
   readonly waiters: Array<Waiter>
+  /** Wakes asked for and not yet given (`wake`). */
+  wakes: number
+  /** Whether `wake` is giving them now (a wake asked for meanwhile joins its loop). */
+  waking: boolean
 }
 
 interface Waiter {
@@ -98,7 +102,7 @@ export const make = (): Shares => {
   const stateOf = (terminalId: string): TerminalState => {
     let state = terminals.get(terminalId)
     if (state === undefined) {
-      state = { inFlight: 0, starts: [], failures: 0, failedAt: 0, waiters: [] }
+      state = { inFlight: 0, starts: [], failures: 0, failedAt: 0, waiters: [], wakes: 0, waking: false }
       terminals.set(terminalId, state)
     }
     return state
@@ -116,25 +120,38 @@ export const make = (): Shares => {
     return !wasFailing && state.failures >= failingAfter
   }
   /**
-   * Wakes the first waiter: one per slot given back. (Waking them all had every waiter contend for
-   * each slot: with one busy terminal and the engine's 32 sends at once, 2.1 waits per send, each
-   * with its race, fibers and timer, against 0.3 since; docs/performance.md, twenty-ninth round.) A
-   * woken waiter whose fiber was interrupted before it looked wakes the next in its place.
+   * Wakes the first `n` waiters, first come first served. A woken waiter runs at once, in this call's
+   * stack (Effect's `Deferred.doneUnsafe` resumes it there), and may take a slot, send without
+   * waiting (a synchronous transport) and give it back, asking for a wake again: such a wake joins
+   * the loop already running instead of nesting (a chain of them overflowed the stack; two reviews).
+   * Wakes asked for with no one waiting lapse.
    */
-  const wakeFirst = (state: TerminalState): void => {
-    const first = state.waiters.shift()
-    if (first === undefined) return
-    first.woken = true
-    Deferred.doneUnsafe(first.turn, Effect.void)
+  const wake = (state: TerminalState, n: number): void => {
+    state.wakes += n
+    if (state.waking) return
+    state.waking = true
+    try {
+      while (state.wakes > 0) {
+        const first = state.waiters.shift()
+        if (first === undefined) break
+        state.wakes--
+        first.woken = true
+        Deferred.doneUnsafe(first.turn, Effect.void)
+      }
+    } finally {
+      state.wakes = 0
+      state.waking = false
+    }
   }
   /**
-   * Wakes every waiter: when a woken one finds the terminal failing or slow, every other waiting
-   * gets the same answer now. (In a loop: a woken waiter runs at once, in the caller's stack, so
-   * waking the next from each woken one overflowed the stack with a thousand waiting; a review.)
+   * One wake per slot given back. (Waking every waiter had each look again for every slot: with one
+   * busy terminal and the engine's 32 sends at once, 2.1 waits per send, each with its race, fibers
+   * and timer, against 0.3 since; docs/performance.md, twenty-ninth round.) A woken waiter whose
+   * fiber was interrupted before it looked wakes the next in its place.
    */
-  const wakeAll = (state: TerminalState): void => {
-    for (const waiter of state.waiters.splice(0)) Deferred.doneUnsafe(waiter.turn, Effect.void)
-  }
+  const wakeFirst = (state: TerminalState): void => wake(state, 1)
+  /** When a woken waiter finds the terminal failing or slow, every other waiting gets the same answer now. */
+  const wakeAll = (state: TerminalState): void => wake(state, state.waiters.length)
   /** Forgets a terminal with nothing in flight, no slow failures and no waiters (only the state in force). */
   const forget = (terminalId: string, state: TerminalState): void => {
     if (state.inFlight === 0 && state.failures === 0 && state.waiters.length === 0 && terminals.get(terminalId) === state) terminals.delete(terminalId)
