@@ -255,6 +255,47 @@ describe("the secret key checked against the database at start", () => {
     }
   }, 120_000)
 
+  it("with previous keys and a next key together, what the next key opens is left as it is and what a previous key opens is written again", async () => {
+    const databaseUrl = await freshDatabase()
+    const dir = newDir()
+    const [keyA, keyB, keyC] = [1, 2, 3].map(() => randomBytes(32).toString("base64")) as [string, string, string]
+    const admin = { authorization: `Bearer ${adminToken}` }
+    const terminalOn = async (url: string, name: string) => {
+      const account = await request(url, "POST", "/admin/v1/accounts", {
+        headers: admin,
+        body: { name, owner_email: `${name.toLowerCase()}@shop.example`, owner_password: "correct horse" }
+      })
+      return (await request(url, "POST", "/admin/v1/terminals", {
+        headers: admin,
+        body: { account_id: account.json.account_id, name, callback_url: "http://127.0.0.1:9/cb", h2h: false }
+      })).json
+    }
+    const onA = await start(databaseUrl, dir, keyA)
+    const first = await terminalOn(onA.url, "First")
+    await onA.stop()
+    // A process on C that also reads A (C the key it moves to, A its next: only read with).
+    const onC = await start(databaseUrl, dir, keyC, undefined, keyA)
+    const second = await terminalOn(onC.url, "Second")
+    await onC.stop()
+    const db = database(databaseUrl)
+    try {
+      const secretOf = async (id: string) =>
+        (await db.query<{ secret: string }>("SELECT signing_secret_encrypted AS secret FROM terminals WHERE id = $1", [id]))[0]!.secret
+      const opens = async (key: string, ciphertext: string) =>
+        Exit.isSuccess(await Effect.runPromise(Effect.exit(NodeSecurity.aesGcmSecretCipher(NodeSecurity.parseKey(key)).decrypt(ciphertext))))
+      const secondBefore = await secretOf(second.terminal_id)
+      expect(await opens(keyC, secondBefore)).toBe(true)
+      // The key B, A previous, C next.
+      const onB = await start(databaseUrl, dir, keyB, keyA, keyC)
+      for (let tries = 0; tries < 100 && !(await opens(keyB, await secretOf(first.terminal_id))); tries++) await new Promise((ok) => setTimeout(ok, 50))
+      expect(await opens(keyB, await secretOf(first.terminal_id))).toBe(true)
+      expect(await secretOf(second.terminal_id)).toBe(secondBefore)
+      await onB.stop()
+    } finally {
+      await db.close()
+    }
+  }, 120_000)
+
   it("a fresh database starts with a generated key, written once", async () => {
     const databaseUrl = await freshDatabase()
     const dir = newDir()

@@ -83,6 +83,22 @@ for (const target of targets) {
         assert.deepStrictEqual((yield* rows()).map((row) => row.secret).sort(), after.map((row) => row.secret).sort())
       }).pipe(Effect.provide(store(target.url, { maxConnections: 2 }))), 60_000)
 
+    it.live("with a next key as well (a second rotation begun before the first ended): what the next key opens is left, what only a previous key opens is written again", () =>
+      Effect.gen(function*() {
+        const sql = yield* SqlClient.SqlClient
+        const keyC = randomBytes(32)
+        const { terminal: underA } = yield* Fixtures.seedTerminal({ signingSecretEncrypted: yield* NodeSecurity.aesGcmSecretCipher(keyA).encrypt("sk_sign_a") })
+        const underNext = yield* NodeSecurity.aesGcmSecretCipher(keyC).encrypt("sk_sign_c")
+        const { terminal: underC } = yield* Fixtures.seedTerminal({ signingSecretEncrypted: underNext })
+        // The server's cipher: the key B, previous A, next C; it writes with B and leaves what C opens.
+        const current = NodeSecurity.aesGcmSecretCipher(keyB, [keyC])
+        const readable = NodeSecurity.aesGcmSecretCipher(keyB, [keyA, keyC])
+        assert.deepStrictEqual(yield* PgStore.reencryptSigningSecrets(current, readable), { reencrypted: 1, unreadable: 0 })
+        const secretOf = (id: string) => Effect.map(sql<{ readonly secret: string }>`SELECT signing_secret_encrypted AS secret FROM terminals WHERE id = ${id}`, (rows) => rows[0]!.secret)
+        assert.strictEqual(yield* NodeSecurity.aesGcmSecretCipher(keyB).decrypt(yield* secretOf(underA.id)), "sk_sign_a")
+        assert.strictEqual(yield* secretOf(underC.id), underNext)
+      }).pipe(Effect.provide(store(target.url, { maxConnections: 2 }))), 60_000)
+
     it.live("a terminal whose secret changes between the read and the write keeps the new secret", () =>
       Effect.gen(function*() {
         const sql = yield* SqlClient.SqlClient
