@@ -179,7 +179,7 @@ export const layerSecrets = (config: ServerConfig): Layer.Layer<Secrets, StartEr
       } else {
         const generated = randomBytes(32)
         if ((yield* check(generated)).stored) {
-          return yield* new StartError({ step: "secret key", cause: keyMismatch(`this server has no key (PAYDESK_SECRET_KEY is not set and ${file} does not exist), and a new one could never decrypt them, so none was generated`) })
+          return yield* new StartError({ step: "secret key", cause: keyMismatch(`this server has no key (PAYDESK_SECRET_KEY is not set and ${file} does not exist), and a new one could never decrypt them, so none was generated${listedPrevious.length + listedNext.length > 0 ? " (PAYDESK_PREVIOUS_SECRET_KEYS and PAYDESK_NEXT_SECRET_KEY are only read with: the key in force is still needed)" : ""}`) })
         }
         key = yield* writeKeyFile(file, config.dataDir, generated)
         // Another start on this data directory wrote its key first: that one is checked like any read key.
@@ -383,12 +383,15 @@ const layerReencryption = (key: Buffer, previous: ReadonlyArray<Buffer>, next: R
     let toldNoneLeft = false
     const sweeps = Effect.gen(function*() {
       let written = 0
+      let unreadable = 0
       for (let sweep = 0; sweep < 5; sweep++) {
-        const { reencrypted, unreadable } = yield* PgStore.reencryptSigningSecrets(current, readable)
-        written += reencrypted
-        if (reencrypted === 0) return { written, unreadable, left: unreadable > 0 }
+        const swept = yield* PgStore.reencryptSigningSecrets(current, readable)
+        written += swept.reencrypted
+        unreadable = swept.unreadable
+        if (swept.reencrypted === 0) return { written, unreadable, left: unreadable > 0 }
       }
-      return { written, unreadable: 0, left: true }
+      // Still writing after five sweeps (another process writing with an earlier key): the next pass goes on.
+      return { written, unreadable, left: true }
     })
     const once = sweeps.pipe(
       Effect.flatMap(({ written, unreadable, left }) =>

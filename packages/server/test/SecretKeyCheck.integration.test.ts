@@ -80,6 +80,10 @@ describe("the secret key checked against the database at start", () => {
     expect(moved).toMatch(mismatch)
     expect(moved).toContain(`this server has no key (PAYDESK_SECRET_KEY is not set and ${join(hostB, "secret.key")} does not exist), and a new one could never decrypt them, so none was generated`)
     expect(existsSync(join(hostB, "secret.key"))).toBe(false)
+    // The database's key given only as a previous key: still refused, saying why.
+    const previousOnly = await refused(start(databaseUrl, hostB, undefined, keyA))
+    expect(previousOnly).toContain("(PAYDESK_PREVIOUS_SECRET_KEYS and PAYDESK_NEXT_SECRET_KEY are only read with: the key in force is still needed)")
+    expect(existsSync(join(hostB, "secret.key"))).toBe(false)
 
     // A wrong PAYDESK_SECRET_KEY: refused, naming the variable.
     const wrong = await refused(start(databaseUrl, hostB, randomBytes(32).toString("base64")))
