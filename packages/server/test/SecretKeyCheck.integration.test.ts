@@ -8,9 +8,10 @@
  */
 import { afterEach, describe, expect, it } from "vitest"
 import { Effect, Exit } from "effect"
+import { HmacTokenIssuer } from "@paydesk/core"
 import { NodeSecurity } from "@paydesk/sql-pg"
 import { spawn } from "node:child_process"
-import { randomBytes } from "node:crypto"
+import { createHash, randomBytes } from "node:crypto"
 import { existsSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { join, resolve } from "node:path"
 import * as Config from "../src/Config.js"
@@ -297,6 +298,42 @@ describe("the secret key checked against the database at start", () => {
       await onB.stop()
     } finally {
       await db.close()
+    }
+  }, 120_000)
+
+  it("an access token minted with the key for another user or account over one's own live session is refused", async () => {
+    const databaseUrl = await freshDatabase()
+    const key = randomBytes(32).toString("base64")
+    const server = await start(databaseUrl, newDir(), key)
+    try {
+      const admin = { authorization: `Bearer ${adminToken}` }
+      const merchant = async (name: string) => {
+        const account = await request(server.url, "POST", "/admin/v1/accounts", {
+          headers: admin,
+          body: { name, owner_email: `${name}@shop.example`, owner_password: "correct horse" }
+        })
+        const terminal = await request(server.url, "POST", "/admin/v1/terminals", {
+          headers: admin,
+          body: { account_id: account.json.account_id, name, callback_url: "http://127.0.0.1:9/cb", h2h: false }
+        })
+        const session = (await request(server.url, "POST", "/api/v1/auth/login", { body: { email: `${name}@shop.example`, password: "correct horse" } })).json
+        return { accountId: account.json.account_id as string, userId: account.json.user_id as string, terminalId: terminal.json.terminal_id as string, session }
+      }
+      const [mallory, victim] = [await merchant("mallory"), await merchant("victim")]
+      const balance = (token: string, terminalId: string) =>
+        request(server.url, "GET", `/api/v1/balance?terminal_id=${terminalId}`, { headers: { authorization: `Bearer ${token}` } })
+      // The token key as the server derives it from its secret key (what a holder of the key can do).
+      const issuer = await Effect.runPromise(HmacTokenIssuer.make(createHash("sha256").update("paydesk-access-tokens").update(NodeSecurity.parseKey(key)).digest("base64")))
+      const mint = (claims: { userId: string; accountId: string }) =>
+        Effect.runPromise(issuer.issue({ ...claims, role: "owner", familyId: JSON.parse(Buffer.from(mallory.session.access_token.split(".")[0], "base64url").toString()).familyId, expiresAt: Date.now() + 600_000 }))
+      // Minted for herself: the same as her own token.
+      expect((await balance(await mint({ userId: mallory.userId, accountId: mallory.accountId }), mallory.terminalId)).status).toBe(200)
+      // For the victim, or her own user in the victim's account, over her own live family: refused.
+      expect((await balance(await mint({ userId: victim.userId, accountId: victim.accountId }), victim.terminalId)).status).toBe(401)
+      expect((await balance(await mint({ userId: mallory.userId, accountId: victim.accountId }), victim.terminalId)).status).toBe(401)
+      expect((await balance(victim.session.access_token, victim.terminalId)).status).toBe(200)
+    } finally {
+      await server.stop()
     }
   }, 120_000)
 

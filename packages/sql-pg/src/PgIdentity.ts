@@ -452,12 +452,17 @@ export const layerSessionRepository: Layer.Layer<SessionRepository, never, SqlCl
               WHERE user_id = ${userId} AND revoked_at IS NULL`
           )).pipe(Effect.asVoid)
           : Effect.void,
-      isFamilyLive: (familyId, now) =>
-        Id.isUuid(familyId)
-          ? orDie(sql<{ readonly live: boolean }>`SELECT EXISTS (SELECT 1 FROM sessions
-              WHERE family_id = ${familyId} AND revoked_at IS NULL AND expires_at > ${time(now)}) AS live`)
-            .pipe(Effect.map((rows) => rows[0]?.live === true))
-          : Effect.succeed(false),
+      isFamilyLive: (familyId, now, owner) =>
+        !Id.isUuid(familyId) || (owner !== undefined && !(Id.isUuid(owner.userId) && Id.isUuid(owner.accountId)))
+          ? Effect.succeed(false)
+          : orDie(
+            owner === undefined
+              ? sql<{ readonly live: boolean }>`SELECT EXISTS (SELECT 1 FROM sessions
+                  WHERE family_id = ${familyId} AND revoked_at IS NULL AND expires_at > ${time(now)}) AS live`
+              : sql<{ readonly live: boolean }>`SELECT EXISTS (SELECT 1 FROM sessions s JOIN users u ON u.id = s.user_id
+                  WHERE s.family_id = ${familyId} AND s.revoked_at IS NULL AND s.expires_at > ${time(now)}
+                    AND s.user_id = ${owner.userId} AND u.account_id = ${owner.accountId}) AS live`
+          ).pipe(Effect.map((rows) => rows[0]?.live === true)),
       // At most 1,000 a call (the housekeeping calls it every pass), and only sessions of a family
       // none of whose sessions expires at `before` or later.
       purge: (before) =>

@@ -174,9 +174,13 @@ export const layerSessionRepository: Layer.Layer<SessionRepository, never, Memor
             if (s.userId === userId && s.revokedAt === null) sessions.set(s.id, { ...s, revokedAt: at })
           }
         })),
-      isFamilyLive: (familyId, now) =>
+      isFamilyLive: (familyId, now, owner) =>
         db.atomically(Effect.sync(() => {
-          for (const s of sessions.values()) if (s.familyId === familyId && s.revokedAt === null && s.expiresAt > now) return true
+          for (const s of sessions.values()) {
+            if (s.familyId !== familyId || s.revokedAt !== null || s.expiresAt <= now) continue
+            if (owner === undefined) return true
+            if (s.userId === owner.userId && db.tables.users.get(s.userId)?.accountId === owner.accountId) return true
+          }
           return false
         })),
       purge: (before) =>

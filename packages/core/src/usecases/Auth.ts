@@ -63,7 +63,9 @@ const liveClaims = Traced.fn("Auth.liveClaims")(function*(token: string) {
   const claims = yield* (yield* TokenIssuer).verify(token, now)
   const invalid = () => new Unauthenticated({ message: "invalid or expired access token" })
   if (Option.isNone(claims)) return yield* invalid()
-  if (!(yield* (yield* SessionRepository).isFamilyLive(claims.value.familyId, now))) return yield* invalid()
+  // The family live, and of the user and account the token names.
+  const owner = { userId: claims.value.userId, accountId: claims.value.accountId }
+  if (!(yield* (yield* SessionRepository).isFamilyLive(claims.value.familyId, now, owner))) return yield* invalid()
   return claims.value
 })
 

@@ -99,6 +99,28 @@ export const suite = <E>(name: string, layer_: Layer.Layer<Requirements, E>): vo
         assert.isTrue(yield* repo.isFamilyLive(others.familyId, Fixtures.baseTime + 60))
       }))
 
+    it.effect("isFamilyLive with an owner: only a live session of that user, a user of that account", () =>
+      Effect.gen(function*() {
+        const { user, repo } = yield* setup
+        const accounts = yield* AccountRepository
+        const colleague = Fixtures.user(user.accountId)
+        const elsewhere = Fixtures.account()
+        yield* accounts.insertAccount(elsewhere)
+        const stranger = Fixtures.user(elsewhere.id)
+        yield* accounts.insertUser(colleague)
+        yield* accounts.insertUser(stranger)
+        const session = Fixtures.session(user.id)
+        yield* repo.insert(session)
+        const now = Fixtures.baseTime + 1
+        assert.isTrue(yield* repo.isFamilyLive(session.familyId, now, { userId: user.id, accountId: user.accountId }))
+        assert.isFalse(yield* repo.isFamilyLive(session.familyId, now, { userId: colleague.id, accountId: user.accountId }))
+        assert.isFalse(yield* repo.isFamilyLive(session.familyId, now, { userId: user.id, accountId: elsewhere.id }))
+        assert.isFalse(yield* repo.isFamilyLive(session.familyId, now, { userId: stranger.id, accountId: elsewhere.id }))
+        assert.isFalse(yield* repo.isFamilyLive(session.familyId, now, { userId: "not-a-uuid", accountId: user.accountId }))
+        yield* repo.revokeFamily(session.familyId, now)
+        assert.isFalse(yield* repo.isFamilyLive(session.familyId, now + 1, { userId: user.id, accountId: user.accountId }))
+      }))
+
     it.effect("purge deletes the sessions expired before the time, revoked or not, and keeps the rest", () =>
       Effect.gen(function*() {
         const { user, repo } = yield* setup
