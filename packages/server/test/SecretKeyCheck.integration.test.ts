@@ -47,6 +47,20 @@ const start = (databaseUrl: string, dir: string, secretKey?: string, previousKey
     ...(nextKey === undefined ? {} : { PAYDESK_NEXT_SECRET_KEY: nextKey })
   }))
 
+/** An account named `name` with its owner (`<name>@shop.example`) and a terminal, made through the operator API of `url`. */
+const merchantOn = async (url: string, name: string) => {
+  const admin = { authorization: `Bearer ${adminToken}` }
+  const account = await request(url, "POST", "/admin/v1/accounts", {
+    headers: admin,
+    body: { name, owner_email: `${name.toLowerCase()}@shop.example`, owner_password: "correct horse" }
+  })
+  const terminal = await request(url, "POST", "/admin/v1/terminals", {
+    headers: admin,
+    body: { account_id: account.json.account_id, name, callback_url: "http://127.0.0.1:9/cb", h2h: false }
+  })
+  return { accountId: account.json.account_id as string, userId: account.json.user_id as string, terminal: terminal.json }
+}
+
 const refused = (promise: Promise<Server.Running>) =>
   promise.then(async (running) => {
     await running.stop()
@@ -264,17 +278,7 @@ describe("the secret key checked against the database at start", () => {
     const databaseUrl = await freshDatabase()
     const dir = newDir()
     const [keyA, keyB, keyC] = [1, 2, 3].map(() => randomBytes(32).toString("base64")) as [string, string, string]
-    const admin = { authorization: `Bearer ${adminToken}` }
-    const terminalOn = async (url: string, name: string) => {
-      const account = await request(url, "POST", "/admin/v1/accounts", {
-        headers: admin,
-        body: { name, owner_email: `${name.toLowerCase()}@shop.example`, owner_password: "correct horse" }
-      })
-      return (await request(url, "POST", "/admin/v1/terminals", {
-        headers: admin,
-        body: { account_id: account.json.account_id, name, callback_url: "http://127.0.0.1:9/cb", h2h: false }
-      })).json
-    }
+    const terminalOn = async (url: string, name: string) => (await merchantOn(url, name)).terminal
     const onA = await start(databaseUrl, dir, keyA)
     const first = await terminalOn(onA.url, "First")
     await onA.stop()
@@ -306,18 +310,10 @@ describe("the secret key checked against the database at start", () => {
     const key = randomBytes(32).toString("base64")
     const server = await start(databaseUrl, newDir(), key)
     try {
-      const admin = { authorization: `Bearer ${adminToken}` }
       const merchant = async (name: string) => {
-        const account = await request(server.url, "POST", "/admin/v1/accounts", {
-          headers: admin,
-          body: { name, owner_email: `${name}@shop.example`, owner_password: "correct horse" }
-        })
-        const terminal = await request(server.url, "POST", "/admin/v1/terminals", {
-          headers: admin,
-          body: { account_id: account.json.account_id, name, callback_url: "http://127.0.0.1:9/cb", h2h: false }
-        })
+        const { accountId, userId, terminal } = await merchantOn(server.url, name)
         const session = (await request(server.url, "POST", "/api/v1/auth/login", { body: { email: `${name}@shop.example`, password: "correct horse" } })).json
-        return { accountId: account.json.account_id as string, userId: account.json.user_id as string, terminalId: terminal.json.terminal_id as string, session }
+        return { accountId, userId, terminalId: terminal.terminal_id as string, session }
       }
       const [mallory, victim] = [await merchant("mallory"), await merchant("victim")]
       const balance = (token: string, terminalId: string) =>
