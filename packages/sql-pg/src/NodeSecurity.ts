@@ -124,12 +124,11 @@ export const parseKey = (given: string): Buffer => {
   const text = given.trim()
   // Exactly 32 bytes written out: Node's base64 decoding stops at padding and skips stray characters,
   // so it read "<key>=,<anything>" as the key (a review).
-  if (!/^[0-9a-f]{64}$/i.test(text) && !/^[A-Za-z0-9+/_-]{42}[AEIMQUYcgkosw048]=?$/.test(text)) {
+  const hex = /^[0-9a-f]{64}$/i.test(text)
+  if (!hex && !/^[A-Za-z0-9+/_-]{42}[AEIMQUYcgkosw048]=?$/.test(text)) {
     throw new Error("the secret key must be 32 bytes (base64 or 64 hex characters)")
   }
-  const key = /^[0-9a-f]{64}$/i.test(text) ? Buffer.from(text, "hex") : Buffer.from(text, "base64")
-  if (key.length !== 32) throw new Error("the secret key must be 32 bytes (base64 or 64 hex characters)")
-  return key
+  return Buffer.from(text, hex ? "hex" : "base64")
 }
 
 /**
@@ -158,16 +157,17 @@ export const aesGcmSecretCipher = (key: Buffer, previous: ReadonlyArray<Buffer> 
           [iv, tag, data].some((bytes, i) => bytes.toString("base64url") !== parts[i])) {
           throw new Error("malformed ciphertext")
         }
-        for (const [i, each] of keys.entries()) {
+        let failure: unknown
+        for (const each of keys) {
           const decipher = createDecipheriv("aes-256-gcm", each, iv, { authTagLength: 16 })
           decipher.setAuthTag(tag)
           try {
             return Buffer.concat([decipher.update(data), decipher.final()]).toString("utf8")
           } catch (error) {
-            if (i === keys.length - 1) throw error
+            failure = error
           }
         }
-        throw new Error("unreachable")
+        throw failure
       })
   })
 }

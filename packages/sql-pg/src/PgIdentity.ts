@@ -455,14 +455,11 @@ export const layerSessionRepository: Layer.Layer<SessionRepository, never, SqlCl
       isFamilyLive: (familyId, now, owner) =>
         !Id.isUuid(familyId) || (owner !== undefined && !(Id.isUuid(owner.userId) && Id.isUuid(owner.accountId)))
           ? Effect.succeed(false)
-          : orDie(
-            owner === undefined
-              ? sql<{ readonly live: boolean }>`SELECT EXISTS (SELECT 1 FROM sessions
-                  WHERE family_id = ${familyId} AND revoked_at IS NULL AND expires_at > ${time(now)}) AS live`
-              : sql<{ readonly live: boolean }>`SELECT EXISTS (SELECT 1 FROM sessions s JOIN users u ON u.id = s.user_id
-                  WHERE s.family_id = ${familyId} AND s.revoked_at IS NULL AND s.expires_at > ${time(now)}
-                    AND s.user_id = ${owner.userId} AND u.account_id = ${owner.accountId}) AS live`
-          ).pipe(Effect.map((rows) => rows[0]?.live === true)),
+          : orDie(sql<{ readonly live: boolean }>`SELECT EXISTS (SELECT 1 FROM sessions s
+              WHERE s.family_id = ${familyId} AND s.revoked_at IS NULL AND s.expires_at > ${time(now)}
+              ${owner === undefined ? sql`` : sql`AND s.user_id = ${owner.userId}
+                AND EXISTS (SELECT 1 FROM users u WHERE u.id = s.user_id AND u.account_id = ${owner.accountId})`}) AS live`)
+            .pipe(Effect.map((rows) => rows[0]?.live === true)),
       // At most 1,000 a call (the housekeeping calls it every pass), and only sessions of a family
       // none of whose sessions expires at `before` or later.
       purge: (before) =>

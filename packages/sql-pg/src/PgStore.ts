@@ -101,8 +101,8 @@ export const layer = (url: string, options: { readonly maxConnections?: number }
 /**
  * Whether the host's `SecretCipher` (its secret key) decrypts the secrets the database holds: every
  * terminal's signing secret (and previous secret) is decrypted with it, `unreadable` counting the
- * terminals with one it cannot (of `terminals`). A database that holds none yet (fresh) answers `{ stored: false, decrypts: true }`: nothing
- * to check.
+ * terminals with one it cannot (of `terminals`). A database that holds none yet (fresh) answers
+ * `{ stored: false, decrypts: true, terminals: 0, unreadable: 0 }`: nothing to check.
  *
  * A host checks this at start, after the migrations, and refuses to start when `decrypts` is false: the
  * database was written with another key (a move to a new host, a backup restored without its key, a
@@ -165,9 +165,9 @@ export interface Reencrypted {
  * secret) that `current` does not open but `readable` (the new key and the earlier ones) does again
  * with `current`, `batch` terminals a statement read, so that the earlier keys can be dropped.
  * `current` encrypts with the new key; what it opens (the new key, and any key the host also keeps,
- * such as the next key of a fleet's rotation) is left as it is. Each terminal is updated only while its secrets are still the ones read (a
- * rotation of its signing secret meanwhile, or another process doing the same, wins), and its
- * `updated_at` is left alone (its settings did not change). Safe to run from several processes at
+ * such as the next key of a fleet's rotation) is left as it is. Each terminal is updated only while
+ * its secrets are still the ones read (a rotation of its signing secret meanwhile, or another process
+ * doing the same, wins), and its `updated_at` is left alone (its settings did not change). Safe to run from several processes at
  * once and again at any time.
  */
 export const reencryptSigningSecrets = (
