@@ -6,7 +6,7 @@
  * callback failed "signing secret unavailable" until its delivery was given up (outside probe).
  * A fresh database starts as before, writing the generated key once.
  */
-import { afterEach, describe, expect, it } from "vitest"
+import { afterEach, describe, expect, it, vi } from "vitest"
 import { Effect, Exit } from "effect"
 import { HmacTokenIssuer } from "@paydesk/core"
 import { NodeSecurity } from "@paydesk/sql-pg"
@@ -33,7 +33,7 @@ const newDir = () => {
 }
 
 /** A server on `databaseUrl` with data directory `dir` (and `PAYDESK_SECRET_KEY`, `PAYDESK_PREVIOUS_SECRET_KEYS` when given). */
-const start = (databaseUrl: string, dir: string, secretKey?: string, previousKeys?: string, nextKey?: string) =>
+const start = (databaseUrl: string, dir: string, secretKey?: string, previousKeys?: string, nextKey?: string, logLevel = "silent") =>
   Server.start(Config.load({
     PORT: "0",
     DATABASE_URL: databaseUrl,
@@ -41,7 +41,7 @@ const start = (databaseUrl: string, dir: string, secretKey?: string, previousKey
     PAYDESK_ADMIN_TOKEN: adminToken,
     PAYDESK_ENGINE: "off",
     PAYDESK_CALLBACK_ALLOW_PRIVATE: "1",
-    LOG_LEVEL: "silent",
+    LOG_LEVEL: logLevel,
     ...(secretKey === undefined ? {} : { PAYDESK_SECRET_KEY: secretKey }),
     ...(previousKeys === undefined ? {} : { PAYDESK_PREVIOUS_SECRET_KEYS: previousKeys }),
     ...(nextKey === undefined ? {} : { PAYDESK_NEXT_SECRET_KEY: nextKey })
@@ -304,6 +304,40 @@ describe("the secret key checked against the database at start", () => {
       await db.close()
     }
   }, 120_000)
+
+  it("a process given previous keys says how many signing secrets it wrote again, and when none is left", async () => {
+    const databaseUrl = await freshDatabase()
+    const dir = newDir()
+    const [keyA, keyB] = [1, 2].map(() => randomBytes(32).toString("base64")) as [string, string]
+    const onA = await start(databaseUrl, dir, keyA)
+    for (const name of ["First", "Second"]) await merchantOn(onA.url, name)
+    await onA.stop()
+    // The server's own lines (Effect's logger) go through process.stdout.write: kept here, not shown.
+    const lines: Array<{ readonly level: number; readonly msg: string; readonly component?: string }> = []
+    const write = vi.spyOn(process.stdout, "write").mockImplementation((chunk: string | Uint8Array) => {
+      for (const line of String(chunk).split("\n")) if (line.startsWith("{")) lines.push(JSON.parse(line))
+      return true
+    })
+    const secretLines = () => lines.filter((line) => line.component === "secrets").map((line) => line.msg)
+    const until = async (text: string) => {
+      for (let tries = 0; tries < 100 && !secretLines().some((msg) => msg.includes(text)); tries++) await new Promise((ok) => setTimeout(ok, 50))
+    }
+    const noneLeft = "secret key: no terminal signing secret is left under PAYDESK_PREVIOUS_SECRET_KEYS; once every process runs with this PAYDESK_SECRET_KEY and one of them, started last, says so too, the previous keys can be removed"
+    try {
+      const rotating = await start(databaseUrl, dir, keyB, keyA, undefined, "info")
+      await until("no terminal signing secret is left")
+      await rotating.stop()
+      expect(secretLines()).toEqual(["secret key: the signing secrets of 2 terminals written again with the secret key", noneLeft])
+      // Started again: nothing left to write, said once at start.
+      lines.length = 0
+      const again = await start(databaseUrl, dir, keyB, keyA, undefined, "info")
+      await until("no terminal signing secret is left")
+      await again.stop()
+      expect(secretLines()).toEqual([noneLeft])
+    } finally {
+      write.mockRestore()
+    }
+  }, 60_000)
 
   it("an access token minted with the key for another user or account over one's own live session is refused", async () => {
     const databaseUrl = await freshDatabase()
