@@ -57,23 +57,12 @@ export const apiKeyRequest = Traced.fn("Auth.apiKeyRequest")(function*(key: stri
 export const apiKey = (key: string | undefined, nonce: string | undefined) =>
   Effect.map(apiKeyRequest(key, nonce), (authenticated): Principal => authenticated.principal)
 
-/**
- * How far an access token's expiry may lie beyond now plus `accessTokenTtlMs`: the clocks of the
- * processes that issue and verify tokens may differ by this much.
- */
-export const accessTokenSkewMs = 60_000
-
-/**
- * The claims of a valid access token whose refresh family is still live. A token whose expiry lies
- * further ahead than the lifetime tokens are issued with (plus `accessTokenSkewMs`) was not issued
- * here (minted with a leaked key, say): it is refused, so such a token lives no longer than one of ours.
- */
+/** The claims of a valid access token whose refresh family is still live. */
 const liveClaims = Traced.fn("Auth.liveClaims")(function*(token: string) {
   const now = yield* Clock.currentTimeMillis
   const claims = yield* (yield* TokenIssuer).verify(token, now)
   const invalid = () => new Unauthenticated({ message: "invalid or expired access token" })
   if (Option.isNone(claims)) return yield* invalid()
-  if (claims.value.expiresAt > now + (yield* PaydeskConfig).accessTokenTtlMs + accessTokenSkewMs) return yield* invalid()
   // The family live, and of the user and account the token names.
   const owner = { userId: claims.value.userId, accountId: claims.value.accountId }
   if (!(yield* (yield* SessionRepository).isFamilyLive(claims.value.familyId, now, owner))) return yield* invalid()
