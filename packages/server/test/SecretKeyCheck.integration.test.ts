@@ -315,13 +315,11 @@ describe("the secret key checked against the database at start", () => {
     // The server's own lines (Effect's logger) go through process.stdout.write: kept here, not shown.
     const lines: Array<{ readonly level: number; readonly msg: string; readonly component?: string }> = []
     const write = vi.spyOn(process.stdout, "write").mockImplementation((chunk: string | Uint8Array) => {
-      for (const line of String(chunk).split("\n")) if (line.startsWith("{")) lines.push(JSON.parse(line))
+      for (const line of (typeof chunk === "string" ? chunk : Buffer.from(chunk).toString("utf8")).split("\n")) if (line.startsWith("{")) lines.push(JSON.parse(line))
       return true
     })
     const secretLines = () => lines.filter((line) => line.component === "secrets").map((line) => line.msg)
-    const until = async (text: string) => {
-      for (let tries = 0; tries < 100 && !secretLines().some((msg) => msg.includes(text)); tries++) await new Promise((ok) => setTimeout(ok, 50))
-    }
+    const until = (text: string) => vi.waitFor(() => expect(secretLines().some((msg) => msg.includes(text))).toBe(true), { timeout: 30_000, interval: 50 })
     const noneLeft = "secret key: no terminal signing secret is left under PAYDESK_PREVIOUS_SECRET_KEYS; once every process runs with this PAYDESK_SECRET_KEY and one of them, started last, says so too, the previous keys can be removed"
     try {
       const rotating = await start(databaseUrl, dir, keyB, keyA, undefined, "info")
