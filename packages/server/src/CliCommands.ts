@@ -12,6 +12,16 @@ export interface Call {
   /** Path under `/admin/v1`, with its query string. */
   readonly path: string
   readonly body?: Record<string, unknown>
+  /** A call that cannot be undone: asked before it is made when the CLI runs in a terminal (not with `--yes`). */
+  readonly confirm?: Confirm
+}
+
+/** What is asked before a call that cannot be undone. */
+export interface Confirm {
+  /** What the call does and the question (`[y/N]` is added). */
+  readonly question: string
+  /** The object the call acts on, read first (a path under `/admin/v1`) and shown by these fields. */
+  readonly show?: { readonly path: string; readonly fields: ReadonlyArray<string> }
 }
 
 /** Performs a call (and prints its answer). */
@@ -112,7 +122,16 @@ export const register = (program: Command, send: Send, readStdin: ReadStdin): vo
     .addArgument(new Argument("<status>", "active or disabled").choices(["active", "disabled"]))
     .action((terminalId: string, status: string) => send({ method: "POST", path: `/terminals/${id(terminalId)}/status`, body: { status } }))
   terminals.command("rotate-secret").description("replace the callback signing secret (the new one is shown once)").argument("<terminal_id>")
-    .action((terminalId: string) => send({ method: "POST", path: `/terminals/${id(terminalId)}/signing-secret/rotate`, body: {} }))
+    .action((terminalId: string) =>
+      send({
+        method: "POST",
+        path: `/terminals/${id(terminalId)}/signing-secret/rotate`,
+        body: {},
+        confirm: {
+          question: "The merchant must install the new signing secret before the overlap ends (the current one then stops signing). Replace this terminal's callback signing secret?",
+          show: { path: `/terminals/${id(terminalId)}`, fields: ["terminal_id", "name", "account_id", "callback_url"] }
+        }
+      }))
 
   // API keys
   const apiKeys = group("api-keys", "API keys of a terminal")
@@ -130,7 +149,12 @@ export const register = (program: Command, send: Send, readStdin: ReadStdin): vo
     .action((options: { terminal: string }) => send({ method: "GET", path: `/terminals/${id(options.terminal)}/api-keys` }))
   apiKeys.command("revoke").description("revoke a key at once").argument("<key_id>").requiredOption("--terminal <terminal_id>", "the terminal")
     .action((keyId: string, options: { terminal: string }) =>
-      send({ method: "POST", path: `/terminals/${id(options.terminal)}/api-keys/${id(keyId)}/revoke`, body: {} }))
+      send({
+        method: "POST",
+        path: `/terminals/${id(options.terminal)}/api-keys/${id(keyId)}/revoke`,
+        body: {},
+        confirm: { question: `Every request with API key ${keyId} is refused from now on. Revoke it (terminal ${options.terminal})?` }
+      }))
 
   // Users
   group("users", "dashboard users").command("logout").description("end every session of a user").argument("<user_id>")
@@ -194,7 +218,16 @@ export const register = (program: Command, send: Send, readStdin: ReadStdin): vo
     .action((paymentId: string) => send({ method: "GET", path: `/payments/${id(paymentId)}` }))
   for (const move of ["refund", "chargeback"] as const) {
     payments.command(move).description(`record a ${move} of a paid live payment`).argument("<payment_id>")
-      .action((paymentId: string) => send({ method: "POST", path: `/payments/${id(paymentId)}/${move}`, body: {} }))
+      .action((paymentId: string) =>
+        send({
+          method: "POST",
+          path: `/payments/${id(paymentId)}/${move}`,
+          body: {},
+          confirm: {
+            question: `A ${move} is booked against the terminal's balance and cannot be undone. Record a ${move} of this payment?`,
+            show: { path: `/payments/${id(paymentId)}`, fields: ["payment_id", "terminal_id", "order_id", "amount", "payment_currency", "status", "environment"] }
+          }
+        }))
   }
 
   // Subscriptions
@@ -208,7 +241,20 @@ export const register = (program: Command, send: Send, readStdin: ReadStdin): vo
     .action((subscriptionId: string) => send({ method: "GET", path: `/subscriptions/${id(subscriptionId)}` }))
   for (const move of ["resume", "stop"] as const) {
     subscriptions.command(move).description(move === "resume" ? "resume a subscription in review" : "stop a subscription").argument("<subscription_id>")
-      .action((subscriptionId: string) => send({ method: "POST", path: `/subscriptions/${id(subscriptionId)}/${move}`, body: {} }))
+      .action((subscriptionId: string) =>
+        send({
+          method: "POST",
+          path: `/subscriptions/${id(subscriptionId)}/${move}`,
+          body: {},
+          ...(move === "stop"
+            ? {
+              confirm: {
+                question: "A stopped subscription is charged no more; charging the payer again takes a new subscription and their consent. Stop this subscription?",
+                show: { path: `/subscriptions/${id(subscriptionId)}`, fields: ["id", "terminal_id", "plan_code", "payer_amount_rub", "interval", "billing_status", "environment"] }
+              }
+            }
+            : {})
+        }))
   }
 
   // Payouts
@@ -218,11 +264,26 @@ export const register = (program: Command, send: Send, readStdin: ReadStdin): vo
       send({ method: "GET", path: `/terminals/${id(options.terminal)}/payouts${query({ page: options.page })}` }))
   payouts.command("get").description("a payout (po_<uuid> or UUID)").argument("<payout_id>")
     .action((payoutId: string) => send({ method: "GET", path: `/payouts/${id(payoutId)}` }))
+  const payoutShown = (payoutId: string) => ({
+    path: `/payouts/${id(payoutId)}`,
+    fields: ["id", "terminal_id", "amount_usdt", "wallet_address", "network", "status", "created_at"]
+  })
   payouts.command("approve").description("approve a payout waiting for review").argument("<payout_id>")
-    .action((payoutId: string) => send({ method: "POST", path: `/payouts/${id(payoutId)}/approve`, body: {} }))
+    .action((payoutId: string) =>
+      send({
+        method: "POST",
+        path: `/payouts/${id(payoutId)}/approve`,
+        body: {},
+        confirm: { question: "The USDT is sent to the wallet, which cannot be undone. Approve this payout?", show: payoutShown(payoutId) }
+      }))
   payouts.command("reject").description("reject a payout").argument("<payout_id>").option("--reason <text>", "why (shown to the merchant)")
     .action((payoutId: string, options: { reason?: string }) =>
-      send({ method: "POST", path: `/payouts/${id(payoutId)}/reject`, body: options.reason === undefined ? {} : { reason: options.reason } }))
+      send({
+        method: "POST",
+        path: `/payouts/${id(payoutId)}/reject`,
+        body: options.reason === undefined ? {} : { reason: options.reason },
+        confirm: { question: "Its amount goes back to the terminal's balance and it cannot be approved afterwards. Reject this payout?", show: payoutShown(payoutId) }
+      }))
 
   // Deliveries
   const deliveries = group("deliveries", "the callback delivery log")

@@ -20,6 +20,11 @@ export interface Io {
   readonly stderr: (text: string) => void
   readonly readStdin: () => Promise<string>
   readonly fetch: typeof globalThis.fetch
+  /**
+   * Asks the person at the terminal a yes/no question (default no); absent when the CLI does not run
+   * in a terminal (a script, a pipe), where calls that cannot be undone are made without asking.
+   */
+  readonly confirm?: (question: string) => Promise<boolean>
 }
 
 /** What a command module gets besides the program. */
@@ -111,6 +116,7 @@ export const run = async (argv: ReadonlyArray<string>, io: Io, modules: Readonly
     .description("Operate a Paydesk server through its operator API (PAYDESK_URL, PAYDESK_ADMIN_TOKEN); a merchant's commands (listen, trigger, events, test-clocks, subscriptions upcoming and charge-outcomes) take a terminal's API key (PAYDESK_API_KEY).")
     .option("--url <url>", `the server (default: PAYDESK_URL, else ${defaultUrl})`)
     .option("--table", "print a table instead of JSON")
+    .option("-y, --yes", "make calls that cannot be undone (payouts approve and reject, payments refund and chargeback, api-keys revoke, terminals rotate-secret, subscriptions stop) without asking first in a terminal")
     .showHelpAfterError("(add --help for usage)")
     .configureOutput({ writeOut: io.stdout, writeErr: io.stderr })
     .exitOverride()
@@ -136,29 +142,52 @@ export const run = async (argv: ReadonlyArray<string>, io: Io, modules: Readonly
       if (!URL.canParse(url)) return fail(`the server URL ${JSON.stringify(url)} is not a URL (--url or PAYDESK_URL)`, 2)
       const token = io.env.PAYDESK_ADMIN_TOKEN
       if (token === undefined || token === "") return fail("PAYDESK_ADMIN_TOKEN is not set (the server prints one at start when it generates it)", 2)
-      let response: Response
-      try {
-        response = await io.fetch(`${url}/admin/v1${call.path}`, {
-          method: call.method,
-          headers: { authorization: `Bearer ${token}`, ...(call.body === undefined ? {} : { "content-type": "application/json" }) },
-          ...(call.body === undefined ? {} : { body: JSON.stringify(call.body) }),
-          signal: AbortSignal.timeout(timeoutMs)
-        })
-      } catch (error) {
-        const code = networkCode(error)
-        return fail(`cannot reach ${url} (${code}): is the server running there? Point --url or PAYDESK_URL at it.`, 1)
+      /** The answer's body when the server answered 2xx; otherwise the failure is reported and undefined returned. */
+      const exchange = async (method: CliCommands.Call["method"], path: string, body?: Record<string, unknown>): Promise<{ readonly body: unknown } | undefined> => {
+        let response: Response
+        try {
+          response = await io.fetch(`${url}/admin/v1${path}`, {
+            method,
+            headers: { authorization: `Bearer ${token}`, ...(body === undefined ? {} : { "content-type": "application/json" }) },
+            ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+            signal: AbortSignal.timeout(timeoutMs)
+          })
+        } catch (error) {
+          const code = networkCode(error)
+          fail(`cannot reach ${url} (${code}): is the server running there? Point --url or PAYDESK_URL at it.`, 1)
+          return undefined
+        }
+        const text = await response.text()
+        let answer: unknown = text
+        try {
+          answer = JSON.parse(text)
+        } catch {}
+        if (response.ok) return { body: answer }
+        const error = isRecord(answer) && isRecord(answer.error) ? answer.error : null
+        if (response.status === 401) fail(`${url} refused the operator token (401): check PAYDESK_ADMIN_TOKEN`, 1)
+        else {
+          fail(error === null
+            ? `${response.status} ${response.statusText}: ${text.slice(0, 500)}`
+            : `${response.status} ${String(error.code)}: ${String(error.message)}${error.field === undefined ? "" : ` (field ${String(error.field)})`}`, 1)
+        }
+        return undefined
       }
-      const text = await response.text()
-      let body: unknown = text
-      try {
-        body = JSON.parse(text)
-      } catch {}
-      if (response.ok) return context.print(command, body)
-      const error = isRecord(body) && isRecord(body.error) ? body.error : null
-      if (response.status === 401) return fail(`${url} refused the operator token (401): check PAYDESK_ADMIN_TOKEN`, 1)
-      fail(error === null
-        ? `${response.status} ${response.statusText}: ${text.slice(0, 500)}`
-        : `${response.status} ${String(error.code)}: ${String(error.message)}${error.field === undefined ? "" : ` (field ${String(error.field)})`}`, 1)
+      // A call that cannot be undone, in a terminal and without --yes: the object it acts on is shown
+      // (read first; a failure to read it is reported as the call's would be) and the answer must be yes.
+      const asked = (command.optsWithGlobals() as { yes?: boolean }).yes !== true ? call.confirm : undefined
+      if (asked !== undefined && io.confirm !== undefined) {
+        let shown = ""
+        if (asked.show !== undefined) {
+          const object = await exchange("GET", asked.show.path)
+          if (object === undefined) return
+          const record = isRecord(object.body) ? object.body : {}
+          const fields = asked.show.fields.filter((field) => field in record)
+          shown = fields.length === 0 ? "" : `${aligned(fields.map((field) => [`  ${field}`, cell(record[field])]))}\n`
+        }
+        if (!(await io.confirm(`${shown}${asked.question} [y/N] `))) return fail("not done: not confirmed (--yes makes it without asking)", 1)
+      }
+      const answer = await exchange(call.method, call.path, call.body)
+      if (answer !== undefined) context.print(command, answer.body)
     }
   }
   for (const module of modules) module(program, context)

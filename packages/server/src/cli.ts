@@ -2,6 +2,7 @@
  * `paydesk`: the operator CLI (see CliProgram.ts). `paydesk --help` lists the groups, `paydesk <group> --help`
  * their commands.
  */
+import { createInterface } from "node:readline/promises"
 import * as CliProgram from "./CliProgram.js"
 
 const readStdin = async (): Promise<string> => {
@@ -10,10 +11,31 @@ const readStdin = async (): Promise<string> => {
   return Buffer.concat(chunks).toString("utf8")
 }
 
+/**
+ * The question on stderr (stdout stays the answer's), the reply from the terminal: yes only for `y`
+ * or `yes`; Ctrl-C or Ctrl-D answer no.
+ */
+const confirm = async (question: string): Promise<boolean> => {
+  const terminal = createInterface({ input: process.stdin, output: process.stderr })
+  // Ctrl-C cancels the question (closing the interface alone left it pending and the CLI exited 13).
+  const cancel = new AbortController()
+  terminal.on("SIGINT", () => cancel.abort())
+  try {
+    return /^(y|yes)$/i.test((await terminal.question(question, { signal: cancel.signal })).trim())
+  } catch {
+    process.stderr.write("\n")
+    return false
+  } finally {
+    terminal.close()
+  }
+}
+
 process.exitCode = await CliProgram.run(process.argv.slice(2), {
   env: process.env,
   stdout: (text) => void process.stdout.write(text),
   stderr: (text) => void process.stderr.write(text),
   readStdin,
-  fetch: globalThis.fetch
+  fetch: globalThis.fetch,
+  // Asked only when a person is at the terminal: a script or a pipe runs as before.
+  ...(process.stdin.isTTY && process.stderr.isTTY ? { confirm } : {})
 })

@@ -24,8 +24,11 @@ const cli = async (
     readonly answer?: { readonly status: number; readonly body: unknown }
     readonly fetch?: typeof globalThis.fetch
     readonly modules?: ReadonlyArray<CliProgram.Extension>
+    /** A person at the terminal answering each question so (none: not in a terminal). */
+    readonly confirm?: boolean
   } = {}
 ) => {
+  const questions: Array<string> = []
   const sent: Array<Sent> = []
   let stdout = ""
   let stderr = ""
@@ -44,9 +47,15 @@ const cli = async (
     stdout: (text) => void (stdout += text),
     stderr: (text) => void (stderr += text),
     readStdin: async () => options.stdin ?? "",
-    fetch: options.fetch ?? fake
+    fetch: options.fetch ?? fake,
+    ...(options.confirm === undefined ? {} : {
+      confirm: async (question: string) => {
+        questions.push(question)
+        return options.confirm!
+      }
+    })
   }, options.modules)
-  return { code, sent, stdout, stderr }
+  return { code, sent, stdout, stderr, questions }
 }
 
 describe("paydesk CLI: help and usage", () => {
@@ -125,6 +134,8 @@ describe("paydesk CLI: commands", () => {
       [["payouts", "list", "--terminal", "t1"], "GET", "/terminals/t1/payouts"],
       [["payouts", "get", "po_1"], "GET", "/payouts/po_1"],
       [["payouts", "reject", "po_1", "--reason", "blocked"], "POST", "/payouts/po_1/reject", { reason: "blocked" }],
+      [["payouts", "approve", "po_1"], "POST", "/payouts/po_1/approve", {}],
+      [["payments", "chargeback", "pay_1"], "POST", "/payments/pay_1/chargeback", {}],
       [["deliveries", "list", "--payment", "p1", "--status", "failed"], "GET", "/deliveries?payment_id=p1&status=failed"],
       [["deliveries", "show", "d1"], "GET", "/deliveries/d1"],
       [["acquirer", "settle", "p1"], "POST", "/acquirer/payments/p1/outcome", { outcome: "paid" }],
@@ -143,6 +154,53 @@ describe("paydesk CLI: commands", () => {
         headers: { authorization: "Bearer adm-token", ...(body === undefined ? {} : { "content-type": "application/json" }) },
         body
       }])
+    }
+  })
+
+  it("in a terminal, asks before a call that cannot be undone, showing what it acts on; --yes and scripts do not ask", async () => {
+    const payout = { id: "po_1", terminal_id: "t1", amount_usdt: "125.500000", wallet_address: "TXYZ1234", network: "TRC20", status: "pending", idempotency_key: null }
+    const approve = ["payouts", "approve", "po_1"]
+    // Answered yes: the payout is read, shown, and then approved.
+    const yes = await cli(approve, { confirm: true, answer: { status: 200, body: payout } })
+    expect(yes.code).toBe(0)
+    expect(yes.sent.map((call) => `${call.method} ${call.url}`)).toEqual([
+      "GET http://127.0.0.1:8080/admin/v1/payouts/po_1",
+      "POST http://127.0.0.1:8080/admin/v1/payouts/po_1/approve"
+    ])
+    expect(yes.questions).toHaveLength(1)
+    expect(yes.questions[0]).toMatch(/^  id\s+po_1\n  terminal_id\s+t1\n  amount_usdt\s+125\.500000\n  wallet_address\s+TXYZ1234\n  network\s+TRC20\n  status\s+pending\n/)
+    expect(yes.questions[0]).toMatch(/The USDT is sent to the wallet, which cannot be undone\. Approve this payout\? \[y\/N\] $/)
+    // Only the call's answer is printed (the object read first is in the question).
+    expect(JSON.parse(yes.stdout)).toEqual(payout)
+    // Answered no: read and shown, nothing approved, exit 1.
+    const no = await cli(approve, { confirm: false, answer: { status: 200, body: payout } })
+    expect([no.code, no.stderr, no.stdout]).toEqual([1, "paydesk: not done: not confirmed (--yes makes it without asking)\n", ""])
+    expect(no.sent.map((call) => call.method)).toEqual(["GET"])
+    // --yes (before or after the command): no question, the call alone.
+    for (const argv of [["--yes", ...approve], [...approve, "-y"]]) {
+      const given = await cli(argv, { confirm: false })
+      expect([given.code, given.questions, given.sent.map((call) => call.method)]).toEqual([0, [], ["POST"]])
+    }
+    // What it acts on cannot be read: the server's refusal, no question, no call.
+    const missing = await cli(approve, { confirm: true, answer: { status: 404, body: { error: { code: "not_found", message: "payout not found" } } } })
+    expect([missing.code, missing.stderr, missing.questions, missing.sent.map((call) => call.method)]).toEqual([1, "paydesk: 404 not_found: payout not found\n", [], ["GET"]])
+    // Each call that cannot be undone asks; the others do not.
+    const asking: ReadonlyArray<[ReadonlyArray<string>, string | null]> = [
+      [["payouts", "reject", "po_1"], "/payouts/po_1"],
+      [["payments", "refund", "pay_1"], "/payments/pay_1"],
+      [["payments", "chargeback", "pay_1"], "/payments/pay_1"],
+      [["subscriptions", "stop", "s1"], "/subscriptions/s1"],
+      [["terminals", "rotate-secret", "t1"], "/terminals/t1"],
+      [["api-keys", "revoke", "k1", "--terminal", "t1"], null]
+    ]
+    for (const [argv, shown] of asking) {
+      const declined = await cli(argv, { confirm: false })
+      expect([declined.code, declined.questions.length], argv.join(" ")).toEqual([1, 1])
+      expect(declined.sent.map((call) => `${call.method} ${call.url}`), argv.join(" ")).toEqual(shown === null ? [] : [`GET http://127.0.0.1:8080/admin/v1${shown}`])
+    }
+    for (const argv of [["subscriptions", "resume", "s1"], ["terminals", "status", "t1", "disabled"], ["users", "logout", "u1"], ["payouts", "get", "po_1"]]) {
+      const run = await cli(argv, { confirm: false })
+      expect([run.code, run.questions, run.sent.length], argv.join(" ")).toEqual([0, [], 1])
     }
   })
 
