@@ -266,6 +266,29 @@ describe("First payments and the consent", () => {
     return { merchant, principal, subscription, first: Option.getOrThrow(firstPayment) }
   })
 
+  it.effect("a stop expires the first payment still unpaid (the payer is not offered it); one being paid goes on, and money that comes is booked", () =>
+    Effect.gen(function*() {
+      const { principal, subscription, first } = yield* consented
+      yield* Subscriptions.stop(principal, subscription.id)
+      const sub = yield* reload(subscription.id)
+      assert.deepStrictEqual([Subscription.stateOf(sub), yield* statusOf(first.id)], ["stop/stopped", "expired"])
+      const events = yield* (yield* OutboxRepository).listEvents({ terminalId: subscription.terminalId, limit: 100 })
+      assert.deepStrictEqual(events.filter((e) => e.paymentId === first.id).map((e) => e.eventType), ["payment.created", "payment.expired"])
+      // The page answers that it expired, and confirming again makes no payment.
+      const page = yield* Subscriptions.confirm(subscription.payToken, subscription.csrfToken)
+      assert.deepStrictEqual(Option.map(page.firstPayment, (p) => [p.id, p.status]), Option.some([first.id, "expired"]))
+      // Money the payer sent before the page told them (late at the bank) is booked, as a late first payment of a stopped subscription.
+      yield* Payments.settle(first.id, "paid")
+      assert.deepStrictEqual(yield* history(principal, subscription.id), [[1, "payed", first.id, "accepted", null]])
+      assert.strictEqual(Subscription.stateOf(yield* reload(subscription.id)), "stop/stopped")
+
+      // A first payment the payer is paying (processing) is not cancelled by the stop.
+      const paying = yield* consented
+      yield* Payments.settle(paying.first.id, "processing")
+      yield* Subscriptions.stop(paying.principal, paying.subscription.id)
+      assert.strictEqual(yield* statusOf(paying.first.id), "processing")
+    }).pipe(Effect.provide(Kit.layer)))
+
   it.effect("a first payment that expires unpaid takes the consent back; confirming again creates the next first payment", () =>
     Effect.gen(function*() {
       const { subscription, first } = yield* consented

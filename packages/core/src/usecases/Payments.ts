@@ -705,6 +705,27 @@ export const settle = Traced.fn("Payments.settle")(function*(paymentId: string, 
   }))
 })
 
+/**
+ * The first payment of a subscription being stopped (or stopped), while still unpaid and not started
+ * (`created`), expires: its page says so and the merchant gets `payment.expired`, so the payer is no
+ * longer offered a subscription that charges no more (an outside probe paid one after the stop, and
+ * its money was booked on the stopped subscription). One the payer is paying (`processing`) goes on:
+ * a stop does not cancel an operation already started. Money that arrives for either later is booked
+ * as for any first payment paid after its subscription stopped. Idempotent.
+ */
+export const expireFirstOfStopping = Traced.fn("Payments.expireFirstOfStopping")(function*(sub: {
+  readonly id: string
+  readonly firstPaymentId: string | null
+  readonly billingStatus: string
+}) {
+  const firstPaymentId = sub.firstPaymentId
+  if (firstPaymentId === null || (sub.billingStatus !== "stop_pending" && sub.billingStatus !== "stopped")) return
+  yield* atomic(Effect.gen(function*() {
+    const payment = yield* lockedPayment(firstPaymentId)
+    if (payment.status === "created" && payment.subscriptionId === sub.id) yield* apply(payment, ["expire"])
+  }))
+})
+
 /** Expires unpaid payments (of the test clock in scope, or of none) whose lifetime has run out; returns how many. Idempotent. */
 export const expireDue = Traced.fn("Payments.expireDue")(function*() {
   const config = yield* PaydeskConfig

@@ -27,6 +27,7 @@ import type * as Charge from "../Charge.js"
 import * as Acquirers from "./Acquirers.js"
 import { atomic } from "./Atomic.js"
 import { startFirstPayment } from "./SubscriptionCreation.js"
+import * as Payments from "./Payments.js"
 import * as Lifecycle from "./SubscriptionLifecycle.js"
 import { forObject } from "./TestClockScope.js"
 import * as Traced from "../Traced.js"
@@ -203,6 +204,9 @@ export const stopById = Traced.fn("Subscriptions.stopById")(function*(id: string
   const sub = yield* Lifecycle.load(id)
   return yield* forObject(sub.testClockId, Effect.gen(function*() {
     const requested = yield* Lifecycle.requestStop(sub.id)
+    // Its first payment, if still unpaid, is offered to the payer no more (before the acquirer is
+    // asked: a stop it refuses leaves the subscription in review, with no payment open either).
+    yield* Payments.expireFirstOfStopping(requested)
     if (requested.billingStatus === "stopped") return requested
     return yield* Lifecycle.completeStop(sub.id)
   }))
