@@ -226,6 +226,13 @@ describe("MerchantApi payments", () => {
       const error = expectError(await post(JSON.stringify(body), { "content-type": "application/json" }), 400, code, message)
       if (field !== "") expect(error.field).toBe(field)
     }
+    // A number beyond the largest double parses as Infinity, which JSON writes as null (an outside
+    // probe's 1e400 was stored and sent in callbacks as null).
+    for (const metadata of ["{\"n\":1e400}", "{\"deep\":{\"list\":[1,-1e309]}}"]) {
+      const error = expectError(await post(`{"amount":"1","order_id":"x","test":true,"metadata":${metadata}}`, { "content-type": "application/json" }), 400, "invalid_request",
+        "metadata numbers must be within ±1.7976931348623157e308, the largest JSON numbers carry; send larger ones as strings")
+      expect(error.field).toBe("metadata")
+    }
     const proto = "{\"amount\":\"1\",\"order_id\":\"x\",\"__proto__\":{\"test\":true}}"
     expectError(await post(proto, { "content-type": "application/json" }), 400, "invalid_request", "unknown field __proto__")
     expectError(await t.app.inject({ method: "POST", url: "/api/v1/payments", headers: keyHeaders(apiKey) }), 400, "invalid_json_body", "invalid json body")

@@ -88,18 +88,22 @@ const depthOf = (value: unknown): number => {
 }
 
 /**
- * Whether a number in `value` is an integer JSON cannot carry exactly to the merchant's code (beyond
- * 2^53 - 1: `12345678901234567890` would come back as `12345678901234567000`). Walked after the
- * depth check, so without recursion limits to mind.
+ * The first number in `value` JSON cannot carry to the merchant's code as sent: an integer beyond
+ * 2^53 - 1 (`12345678901234567890` would come back as `12345678901234567000`: "inexact"), or one
+ * beyond the largest double (`1e400` parses as Infinity, which JSON writes as `null`: "infinite").
+ * Walked after the depth check, so without recursion limits to mind.
  */
-const hasInexactInteger = (value: unknown): boolean => {
+const unfaithfulNumber = (value: unknown): "inexact" | "infinite" | null => {
   const pending: Array<unknown> = [value]
   while (pending.length > 0) {
     const item = pending.pop()
-    if (typeof item === "number" && Number.isInteger(item) && !Number.isSafeInteger(item)) return true
+    if (typeof item === "number") {
+      if (!Number.isFinite(item)) return "infinite"
+      if (Number.isInteger(item) && !Number.isSafeInteger(item)) return "inexact"
+    }
     if (typeof item === "object" && item !== null) pending.push(...Object.values(item))
   }
-  return false
+  return null
 }
 
 const validate = Effect.fnUntraced(function*(input: CreateInput) {
@@ -127,8 +131,13 @@ const validate = Effect.fnUntraced(function*(input: CreateInput) {
     return yield* invalid("metadata", `metadata must be nested at most ${maxMetadataDepth} levels deep`)
   }
   // Refused rather than stored changed (a conformance probe got 12345678901234567890 back as ...7000).
-  if (metadata !== null && hasInexactInteger(metadata)) {
+  const unfaithful = metadata === null ? null : unfaithfulNumber(metadata)
+  if (unfaithful === "inexact") {
     return yield* invalid("metadata", "metadata integers must be within ±9007199254740991 (2^53 - 1), which JSON carries exactly; send larger ones as strings")
+  }
+  // An outside probe's `1e400` was stored, answered and sent in callbacks as null.
+  if (unfaithful === "infinite") {
+    return yield* invalid("metadata", "metadata numbers must be within ±1.7976931348623157e308, the largest JSON numbers carry; send larger ones as strings")
   }
   const metadataJson = metadata === null ? null : JSON.stringify(metadata)
   if (metadataJson !== null && new TextEncoder().encode(metadataJson).length > maxMetadataBytes) {
