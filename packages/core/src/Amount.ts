@@ -75,6 +75,9 @@ export const parseUsdt = (input: unknown, field = "amount_usdt"): Result.Result<
 /** Formats micro-USDT with exactly six decimals (`12.500000`, `0.000000`, `-1.000000`). */
 export const formatUsdt = (micro: bigint): string => formatScaled(micro, 6)
 
+/** The largest USDT amount an amount field holds, in micro-USDT: 14 digits before the point, 6 after (99999999999999.999999). */
+export const maxUsdtMicro = 10n ** 20n - 1n
+
 /** The highest USDT/RUB rate taken, in micro-RUB per USDT (1 000 000 RUB; the store holds 14 digits before the point). */
 export const maxRateMicro = 1_000_000_000_000n
 

@@ -80,7 +80,7 @@ export const TerminalSettings = Schema.Struct({
 
 /** `POST /payouts`. */
 export const PayoutCreate = Schema.Struct({
-  amount_usdt: text("USDT amount as a string, at most six decimals, greater than zero", "a string like \"12.5\" (USDT, at most six decimals)"),
+  amount_usdt: text(`USDT amount as a string, at most six decimals, greater than zero and at most ${Amount.formatUsdt(Amount.maxUsdtMicro)}`, "a string like \"12.5\" (USDT, at most six decimals)"),
   wallet_address: text(`recipient wallet: 1 to ${Payouts.maxWalletLength} letters, digits, \`:\`, \`_\`, \`-\``),
   network: oneOf(Payouts.networks, "payout network"),
   idempotency_key: Schema.optionalKey(

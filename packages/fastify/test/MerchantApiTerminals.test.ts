@@ -116,6 +116,11 @@ describe("MerchantApi terminals, balance, rate and payouts", () => {
     expect(expectError(await call("POST", "/payouts", { ...body, amount_usdt: 1 }), 400, "usdt_amount_malformed").message).toMatch(/amount_usdt/)
     expect(expectError(await call("POST", "/payouts", { ...body, amount_usdt: "1.0000001" }), 400, "usdt_amount_malformed").field).toBe("amount_usdt")
     expect(expectError(await call("POST", "/payouts", { ...body, amount_usdt: "0" }), 400, "amount_not_positive").field).toBe("amount_usdt")
+    // Beyond what an amount column holds (PostgreSQL's numeric overflow answered 500): refused as such;
+    // the largest it holds is only beyond the balance.
+    expect(expectError(await call("POST", "/payouts", { ...body, amount_usdt: "100000000000000" }), 400, "invalid_request", "amount_usdt must not exceed 99999999999999.999999").field)
+      .toBe("amount_usdt")
+    expectError(await call("POST", "/payouts", { ...body, amount_usdt: "99999999999999.999999" }), 400, "insufficient_balance", "insufficient balance")
     expect(expectError(await call("POST", "/payouts", { ...body, network: "BTC" }), 400, "invalid_request").field).toBe("network")
     expect(expectError(await call("POST", "/payouts", { ...body, wallet_address: "bad wallet!" }), 400, "invalid_request").field).toBe("wallet_address")
     expect(expectError(await call("POST", "/payouts", { amount_usdt: "1", network: "TON" }), 400, "invalid_request", "wallet_address is required").field).toBe("wallet_address")

@@ -9,7 +9,7 @@
 import { Clock, Effect, Option, Result } from "effect"
 import * as Access from "../Access.js"
 import type { Principal } from "../Access.js"
-import { parseUsdt } from "../Amount.js"
+import { formatUsdt, maxUsdtMicro, parseUsdt } from "../Amount.js"
 import { withoutLoneSurrogates } from "../Bytes.js"
 import { PaydeskConfig } from "../Config.js"
 import { InsufficientBalance, InvalidRequest, InvalidTransition, MaxActivePayouts, NotFound, TerminalIdRequired } from "../Errors.js"
@@ -53,6 +53,8 @@ export const create = Traced.fn("Payouts.create")(function*(principal: Principal
   const terminal = yield* Access.resolveTerminal(principal, input.terminalId, "write")
   const amount = parseUsdt(input.amountUsdt)
   if (Result.isFailure(amount)) return yield* amount.failure
+  // More than a balance can hold (an outside probe's got a 500 from the store's numeric overflow).
+  if (amount.success > maxUsdtMicro) return yield* invalid("amount_usdt", `amount_usdt must not exceed ${formatUsdt(maxUsdtMicro)}`)
   const wallet = input.walletAddress.trim()
   if (wallet.length === 0 || wallet.length > maxWalletLength || !/^[A-Za-z0-9:_-]+$/.test(wallet)) {
     return yield* invalid("wallet_address", `wallet_address must be 1 to ${maxWalletLength} letters, digits, ':', '_' or '-'`)
