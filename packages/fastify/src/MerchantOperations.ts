@@ -100,11 +100,17 @@ export const listPayments = operation({
   description: "Pages of 50 with `page`, or `limit` records after a `cursor` (`next_cursor` of the last answer). " +
     "`status`, `order_id` and the created range narrow the list, the CSV export and the statistics alike. " +
     "`format=csv` exports every payment the filters select, newest first, at most 10 000 rows: it is never a page, so `page`, `limit` and `cursor` " +
-    "are refused with it (400 naming the parameter) rather than ignored; narrow an export with `created_from` and `created_to`.",
+    "are refused with it (400 naming the parameter) rather than ignored; narrow an export with `created_from` and `created_to`. " +
+    "Exports are built one at a time per server; a terminal (or a dashboard user's account) has at most 2 waiting or being built, " +
+    "a third is 429 `too_many_requests` with `Retry-After`, and one whose client leaves is dropped.",
   query: S.PaymentListQuery,
   queryExample: { environment: "sandbox", limit: "20" },
   responses: [{ status: 200, description: "a page of payments, or `text/csv` with `format=csv`", schema: R.PaymentPage, example: Examples.paymentPage, csv: true }],
-  errors: [...common, [400, "`page`, `limit` or `cursor` with `format=csv` (named in `field`); `created_to` not later than `created_from`; an empty `order_id`"]]
+  errors: [
+    ...common,
+    [400, "`page`, `limit` or `cursor` with `format=csv` (named in `field`); `created_to` not later than `created_from`; an empty `order_id`"],
+    [429, "`too_many_requests`: 2 CSV exports of the terminal (or account) are already waiting or being built"]
+  ]
 })
 
 export const paymentStats = operation({

@@ -3,12 +3,12 @@
  * `Idempotency-Key` replays the same payment), read (by id or `order_id`), list (JSON page or CSV
  * export), statistics, and the sandbox simulation by API key.
  */
-import type { FastifyInstance } from "fastify"
+import type { FastifyInstance, FastifyReply } from "fastify"
 import { Effect, Semaphore } from "effect"
 import { Amount, Instant, Payment, Payments, Views } from "@paydesk/core"
 import type { DailyStats, PaymentFilter, StatusStats } from "@paydesk/core"
 import { route } from "./Contract.js"
-import { instantOf, runAs, sandboxRequested, type Context } from "./Http.js"
+import { instantOf, runAs, sandboxRequested, sendError, type Context } from "./Http.js"
 import * as Ops from "./MerchantOperations.js"
 
 /** The stats response: per status count and amount (decimal roubles), plus totals. */
@@ -81,9 +81,37 @@ const dailyView = (filter: PaymentFilter, timeZone: string, rows: ReadonlyArray<
  */
 export const exportsAtOnce = 1
 
+/**
+ * CSV exports of one terminal (an API key's) or one account (a dashboard user's) waiting or being
+ * built at once, at most; one more is answered 429 `too_many_requests` with `Retry-After`. With the
+ * exports built one at a time, an outside probe held up every other merchant's export for seconds
+ * with a few hundred exports it gave up on at once.
+ */
+export const exportsPerScope = 2
+
+/** Answers when the client of `reply` leaves (its connection closes before the answer is sent), never otherwise. */
+const clientLeft = (reply: FastifyReply): Effect.Effect<void> =>
+  Effect.callback<void>((resume) => {
+    const response = reply.raw
+    if (response.destroyed && !response.writableEnded) return resume(Effect.void)
+    const left = () => {
+      if (!response.writableEnded) resume(Effect.void)
+    }
+    response.once("close", left)
+    return Effect.sync(() => void response.off("close", left))
+  })
+
 /** Registers the payment routes. */
 export const register = (app: FastifyInstance, ctx: Context): void => {
   const exporting = Semaphore.makeUnsafe(exportsAtOnce)
+  /** Exports waiting or being built, per terminal or account. */
+  const inScope = new Map<string, number>()
+  const release = (scope: string) =>
+    Effect.sync(() => {
+      const left = (inScope.get(scope) ?? 1) - 1
+      if (left === 0) inScope.delete(scope)
+      else inScope.set(scope, left)
+    })
   const view = (payment: Payment.Payment) => Views.payment(payment, ctx.publicUrl)
 
   route(app, Ops.createPayment, (request, reply, decoded) =>
@@ -112,12 +140,25 @@ export const register = (app: FastifyInstance, ctx: Context): void => {
         if (q.format === "csv") {
           // A refused query (paging, terminal, filters) is answered at once, not after the exports ahead of it.
           yield* Payments.checkExport(who, query)
-          return { _tag: "Csv" as const, csv: yield* exporting.withPermits(1)(Payments.exportCsv(who, query, Instant.formatIso)) }
+          const scope = who._tag === "ApiKey" ? `terminal:${who.terminalId}` : `account:${who.accountId}`
+          const held = inScope.get(scope) ?? 0
+          if (held >= exportsPerScope) return { _tag: "Busy" as const, of: who._tag === "ApiKey" ? "terminal" : "account" }
+          inScope.set(scope, held + 1)
+          // An export whose client left (waiting for its turn or being built) is dropped: it only reads.
+          return yield* Effect.raceFirst(
+            Effect.map(exporting.withPermits(1)(Payments.exportCsv(who, query, Instant.formatIso)), (csv) => ({ _tag: "Csv" as const, csv })),
+            Effect.as(clientLeft(reply), { _tag: "Left" as const })
+          ).pipe(Effect.ensuring(release(scope)))
         }
         return { _tag: "Page" as const, page: yield* Payments.list(who, query) }
       }),
       (result) =>
-        result._tag === "Csv"
+        result._tag === "Busy"
+          ? sendError(request, reply.header("retry-after", "1"), 429, "too_many_requests", `${exportsPerScope} CSV exports of this ${result.of} are already waiting or being built; retry once one is done`)
+          : result._tag === "Left"
+          // No one reads it (the request log names such a request 499 too: App's `abortedStatus`).
+          ? reply.code(499).send()
+          : result._tag === "Csv"
           ? reply
             .type("text/csv; charset=utf-8")
             .header("content-disposition", "attachment; filename=\"payments.csv\"")

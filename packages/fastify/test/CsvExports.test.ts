@@ -8,6 +8,7 @@ import { afterEach, describe, expect, it } from "vitest"
 import { Effect, Layer } from "effect"
 import { PaymentRepository, Payments } from "@paydesk/core"
 import { Fixtures, Kit } from "@paydesk/testkit"
+import { get } from "node:http"
 import * as MerchantPayments from "../src/MerchantPayments.js"
 import { expectError, keyHeaders, make, type TestApp } from "./TestApp.js"
 
@@ -44,14 +45,21 @@ describe("CSV exports", () => {
     t = await make({}, layer)
     const { app } = t
     const merchant = await t.merchant()
-    for (let i = 0; i < 3; i++) {
-      const created = await app.inject({ method: "POST", url: "/api/v1/payments", headers: keyHeaders(merchant.apiKey), payload: { amount: "10", order_id: `csv-${i}`, test: true } })
-      expect(created.statusCode).toBe(201)
+    const second = await t.merchant()
+    for (const shop of [merchant, second]) {
+      for (let i = 0; i < 3; i++) {
+        const created = await app.inject({ method: "POST", url: "/api/v1/payments", headers: keyHeaders(shop.apiKey), payload: { amount: "10", order_id: `csv-${i}`, test: true } })
+        expect(created.statusCode).toBe(201)
+      }
     }
-    const exportCsv = () => app.inject({ method: "GET", url: "/api/v1/payments?format=csv&environment=sandbox", headers: keyHeaders(merchant.apiKey) })
-    // (`inject` starts a request when its answer is asked for.)
-    const exports = Array.from({ length: 4 }, () => exportCsv().then((answer) => answer))
+    const exportCsv = (apiKey: string) => app.inject({ method: "GET", url: "/api/v1/payments?format=csv&environment=sandbox", headers: keyHeaders(apiKey) })
+    // (`inject` starts a request when its answer is asked for.) Two of each terminal's, the most one terminal has at once.
+    const exports = [merchant, second, merchant, second].map((shop) => exportCsv(shop.apiKey).then((answer) => answer))
     while (state.running === 0) await new Promise((ok) => setTimeout(ok, 5))
+    // A third of one terminal's is answered at once: 429, retry in a second.
+    const third = await exportCsv(merchant.apiKey)
+    expectError(third, 429, "too_many_requests", "2 CSV exports of this terminal are already waiting or being built; retry once one is done")
+    expect(third.headers["retry-after"]).toBe("1")
     const listing = await app.inject({ method: "GET", url: "/api/v1/payments?environment=sandbox", headers: keyHeaders(merchant.apiKey) })
     expect(listing.statusCode).toBe(200)
     expect(state.running).toBeGreaterThan(0) // the listing was answered while exports still ran
@@ -76,6 +84,35 @@ describe("CSV exports", () => {
     expect(state.reads).toBe(4)
     expect(state.most).toBe(1)
     expect(MerchantPayments.exportsAtOnce).toBe(1)
+    // Once they are done, the terminal exports again.
+    expect((await exportCsv(merchant.apiKey)).statusCode).toBe(200)
+  })
+
+  it("drops an export whose client left, waiting for its turn or being built: it no longer holds up the others", async () => {
+    const { state, layer } = counting()
+    t = await make({}, layer)
+    const attacker = await t.merchant()
+    const victim = await t.merchant()
+    for (const shop of [attacker, victim]) {
+      const created = await t.app.inject({ method: "POST", url: "/api/v1/payments", headers: keyHeaders(shop.apiKey), payload: { amount: "10", order_id: "left-1", test: true } })
+      expect(created.statusCode).toBe(201)
+    }
+    const url = await t.app.listen({ port: 0, host: "127.0.0.1" })
+    // Two exports of one terminal, both given up at once: the first while being built, the second while waiting.
+    const gaveUp = await Promise.all([0, 1].map(() => {
+      const request = get(`${url}/api/v1/payments?format=csv&environment=sandbox`, { headers: keyHeaders(attacker.apiKey) })
+      request.on("error", () => undefined)
+      return new Promise<void>((ok) => setTimeout(() => ok(void request.destroy()), 50))
+    }))
+    expect(gaveUp).toHaveLength(2)
+    // The other merchant's export is built at once (the first page read only), not after the two left.
+    const readsBefore = state.reads
+    const answer = await fetch(`${url}/api/v1/payments?format=csv&environment=sandbox`, { headers: keyHeaders(victim.apiKey) })
+    expect(answer.status).toBe(200)
+    expect((await answer.text()).split("\r\n").length - 2).toBe(1)
+    expect(state.reads - readsBefore).toBe(1)
+    // The terminal whose clients left may export again (they no longer count).
+    expect((await fetch(`${url}/api/v1/payments?format=csv&environment=sandbox`, { headers: keyHeaders(attacker.apiKey) })).status).toBe(200)
   })
 
   it("reads pages of exportPageSize from a cursor: every payment once, newest first", async () => {
