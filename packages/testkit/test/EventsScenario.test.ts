@@ -1,8 +1,8 @@
 import { assert, describe, it } from "@effect/vitest"
-import { Clock, Effect } from "effect"
+import { Clock, Deferred, Effect } from "effect"
 import { TestClock } from "effect/testing"
 import { Webhook } from "standardwebhooks"
-import { Auth, Callback, Credentials, Events, Operator, Payments, Signature, StandardWebhooks, Work } from "@paydesk/core"
+import { Auth, Callback, CallbackTransport, Credentials, Events, Operator, Payments, Signature, StandardWebhooks, Work } from "@paydesk/core"
 import { Kit, RecordingCallbackTransport } from "@paydesk/testkit"
 
 // Standard Webhooks' verifier checks timestamps against the real clock: run the kit's clock at it.
@@ -155,6 +155,38 @@ describe("Events API", () => {
       assert.strictEqual((yield* Events.list(principal, { environment: "sandbox", deliveryStatus: "failed" })).items.length, 0)
       assert.strictEqual((yield* Events.list(principal, { environment: "sandbox", deliveryStatus: "delivered", type: "payment.paid" })).items.length, 1)
       assert.strictEqual(payment.status, "created")
+    }).pipe(Effect.provide(Kit.layer)))
+
+  it.effect("resends at once each record their attempt: a 2xx of one does not end another in flight unrecorded", () =>
+    Effect.gen(function*() {
+      const { principal } = yield* setup
+      yield* (yield* transport).failAlways({ status: 500 })
+      yield* paidPayment(principal, "o-resends")
+      yield* Work.drain()
+      const [paid] = (yield* Events.list(principal, { environment: "sandbox", type: "payment.paid" })).items
+      // The receiver answers 200 once three resends are in flight at once (an outside probe's five
+      // parallel resends left three delivered with no attempt recorded).
+      let arrived = 0
+      const together = yield* Deferred.make<void>()
+      const receiver = CallbackTransport.of({
+        post: () =>
+          Effect.gen(function*() {
+            if (++arrived === 3) yield* Deferred.succeed(together, undefined)
+            yield* Deferred.await(together)
+            return { statusCode: 200, latencyMs: 1 }
+          })
+      })
+      const resent = yield* Effect.forEach([1, 2, 3], () => Events.resend(principal, Callback.eventId(paid!.event.id)), { concurrency: "unbounded" }).pipe(
+        Effect.provideService(CallbackTransport, receiver)
+      )
+      assert.deepStrictEqual(resent.map((r) => [r.delivery.status, r.attempt?.statusCode]), [["delivered", 200], ["delivered", 200], ["delivered", 200]])
+      const detail = yield* Events.get(principal, paid!.event.id)
+      assert.deepStrictEqual(detail.deliveries.map((d) => [d.delivery.kind, d.delivery.status, d.delivery.attempts, d.attempts.length]), [
+        ["scheduled", "delivered", 1, 1],
+        ["resend", "delivered", 1, 1],
+        ["resend", "delivered", 1, 1],
+        ["resend", "delivered", 1, 1]
+      ])
     }).pipe(Effect.provide(Kit.layer)))
 
   it.effect("a receiver down for a day: recover re-queues every failed event, sent again in sequence order with the same ids", () =>
