@@ -230,10 +230,12 @@ const asciiDecoded = (text: string): { readonly decoded: string; readonly from: 
 }
 
 /**
- * A payer-page prefix as the router or a person reads it: any case, repeated slashes, `./`
- * segments, followed by a slash (what comes after it is the token).
+ * A payer-page prefix as the router, a person or another server reads it: any case, repeated
+ * slashes or backslashes, `./` segments, `;` parameters after a segment, followed by a separator
+ * (what comes after it is the token). An outside probe found `/public/payments;x/<token>` and
+ * `/public\payments\<token>` logged with the token.
  */
-const payerPrefix = /\/+(?:\.\/+)*public\/+(?:\.\/+)*(payments|subscriptions)\/+/i
+const payerPrefix = /[/\\]+(?:\.[/\\]+)*public(?:;[^/\\]*)?[/\\]+(?:\.[/\\]+)*(payments|subscriptions)(?:;[^/\\]*)?[/\\]+/i
 
 /**
  * `part` (a path, or one parameter of a query) cut at the first payer-page prefix it holds, in any

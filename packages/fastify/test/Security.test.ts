@@ -74,7 +74,12 @@ describe("request log", () => {
       ["GET", `/public%2Fpayments%2F${token}`, 404, "/public/payments/[redacted]"],
       ["GET", `/public/payments/${token}%ZZ`, 400, "/public/payments/[redacted]"],
       ["GET", `/public/%73ubscriptions/${token}%C0%AF`, 400, "/public/subscriptions/[redacted]"],
-      ["GET", `/no/such/route?next=/%70ublic/payments/${token}`, 404, "/no/such/route?next=/public/payments/[redacted]"]
+      ["GET", `/no/such/route?next=/%70ublic/payments/${token}`, 404, "/no/such/route?next=/public/payments/[redacted]"],
+      // `;` parameters and backslashes (an outside probe found them logged with the token).
+      ["GET", `/public/payments;x/${token}`, 404, "/public/payments/[redacted]"],
+      ["GET", `/public;v=1/subscriptions;a/${token}`, 404, "/public/subscriptions/[redacted]"],
+      ["GET", `/public\\payments\\${token}`, 404, "/public/payments/[redacted]"],
+      ["GET", `/public/%5Cpayments%5C${token}`, 404, "/public/payments/[redacted]"]
     ] as const
     for (const [method, path, status, shown] of cases) expect([path, await send(method, path)]).toEqual([path, status])
     const logged = lines.map((line) => JSON.parse(line) as Record<string, any>).filter((entry) => entry.msg === "request completed").map((entry) => entry.req.url)
