@@ -124,7 +124,8 @@ export const machine: Machine<State, Event, never> = {
       first_payment_failed: { to: "new/review", emits: [] },
       ...stopFrom
     },
-    "new/review": { ...stopFrom },
+    // The operator's resume, once a first payment of it was paid after all (booked late): activated then.
+    "new/review": { resume: { to: "active/enabled", emits: [] }, ...stopFrom },
     "new/stop_pending": {
       stop_confirmed: { to: "stop/stopped", emits: [] },
       stop_failed: { to: "new/review", emits: [] }

@@ -273,7 +273,8 @@ describe("StateMachine", () => {
       ["active/stop_pending", "stop_confirmed", "stop/stopped", []],
       ["new/stop_pending", "stop_failed", "new/review", []],
       ["active/stop_pending", "stop_failed", "active/review", []],
-      ["active/review", "resume", "active/enabled", []]
+      ["active/review", "resume", "active/enabled", []],
+      ["new/review", "resume", "active/enabled", []]
     ]
 
     walk(Subscription.machine, states, events, rows)

@@ -263,6 +263,9 @@ export const chargebackPayment = operation({
 export const resumeSubscription = operation({
   id: "operatorResumeSubscription", surface: "operator", method: "POST", path: "/subscriptions/{id}/resume", tag, auth: "operator",
   summary: "Resume a subscription in review",
+  description: "`active/review`: the open charge of the cycle is asked about again under its key, then charges go on. " +
+    "`new/review` (its first payment refused, or expired unanswered): only once one of its first payments was paid after all, " +
+    "which activates it at the resume (`activated_at` now, the next charge a period later); otherwise 400, and only a stop ends it.",
   params: id("subscription"),
   responses: [{ status: 200, description: "the subscription", schema: R.Subscription, example: { ...Examples.storedSubscription, provider_state: "active", billing_status: "enabled" } }],
   errors: [...common, [404, "`subscription not found`"], [409, "a state conflict"]]

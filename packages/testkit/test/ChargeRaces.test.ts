@@ -1,5 +1,5 @@
 import { assert, describe, it } from "@effect/vitest"
-import { Deferred, Effect, Fiber, Option } from "effect"
+import { Clock, Deferred, Effect, Fiber, Option } from "effect"
 import { TestClock } from "effect/testing"
 import {
   type Access,
@@ -10,6 +10,7 @@ import {
   PaydeskConfig,
   PaymentRepository,
   Payments,
+  Schedule,
   Subscription,
   SubscriptionRepository,
   Subscriptions,
@@ -401,6 +402,28 @@ describe("First payments and the consent", () => {
       assert.deepStrictEqual([history[1]!.validationStatus, history[1]!.validationReason, history[1]!.message], ["review", "outcome_unconfirmed", "first payment expired"])
       assert.deepStrictEqual([refused[0]!.validationStatus, refused[0]!.validationReason], ["accepted", null])
       assert.strictEqual((yield* reload(other.subscription.id)).successfulCycles, 1)
+      // The operator's resume: the refused one has no paid first payment (only a stop ends it); the
+      // one paid late is activated at the resume, its next charge one period later.
+      assert.strictEqual((yield* Effect.flip(Subscriptions.resume(subscription.id))).message,
+        "subscription in new/review cannot be resumed: none of its first payments was paid; stop it")
+      assert.strictEqual(Subscription.stateOf(yield* reload(subscription.id)), "new/review")
+      yield* TestClock.adjust("2 days")
+      const resumedAt = yield* Clock.currentTimeMillis
+      const resumed = yield* Subscriptions.resume(other.subscription.id)
+      assert.deepStrictEqual(
+        [Subscription.stateOf(resumed), resumed.activatedAt, resumed.nextCycleIndex, resumed.successfulCycles, resumed.reviewReason, resumed.consecutiveFailures],
+        ["active/enabled", resumedAt, 1, 1, null, 0]
+      )
+      assert.strictEqual(resumed.nextChargeAt, Schedule.chargeAt(resumed.terms, resumedAt, 1))
+      assert.isTrue(resumed.nextChargeAt! > resumedAt + 27 * 86_400_000)
+      // Charged when that comes, once.
+      yield* TestClock.setTime(resumed.nextChargeAt!)
+      yield* Work.drain()
+      const charged = yield* Subscriptions.charges(other.principal, other.subscription.id)
+      assert.deepStrictEqual(charged.map((c) => [c.kind, c.status]).slice(0, 1), [["recurring", "payed"]])
+      assert.strictEqual((yield* reload(other.subscription.id)).successfulCycles, 2)
+      // A second resume: it is no longer in review.
+      assert.strictEqual((yield* Effect.flip(Subscriptions.resume(other.subscription.id))).message, "subscription in active/enabled cannot be resumed")
     }).pipe(Effect.provide(Kit.layer)))
 
   it.effect("a first payment paid after the stop is booked in the history; the subscription stays stopped", () =>

@@ -415,6 +415,7 @@ export const resume = Traced.fn("Subscriptions.resume")(function*(id: string) {
 })
 
 const resumeLoaded = Traced.fn("Subscriptions.resumeLoaded")(function*(sub: Subscription.Subscription) {
+  if (Subscription.stateOf(sub) === "new/review") return yield* Lifecycle.activateLatePaid(sub.id)
   if (Subscription.stateOf(sub) !== "active/review") {
     return yield* new OperationNotAllowed({ message: `subscription in ${Subscription.stateOf(sub)} cannot be resumed` })
   }

@@ -10,7 +10,7 @@
 import { Clock, Effect, Option, Result } from "effect"
 import type { Charge } from "../Charge.js"
 import { PaydeskConfig } from "../Config.js"
-import { type InvalidTransition, NotFound, StopFailed } from "../Errors.js"
+import { type InvalidTransition, NotFound, OperationNotAllowed, StopFailed } from "../Errors.js"
 import { isFirstOf, type Payment } from "../Payment.js"
 import { isUuid } from "../Id.js"
 import { chargeAt } from "../Schedule.js"
@@ -230,6 +230,37 @@ export const onFirstPayment = Traced.fn("SubscriptionLifecycle.onFirstPayment")(
     })
   }
   return superseded
+})
+
+/**
+ * The operator's resume of a subscription in `new/review` (its first payment refused, or expired
+ * while the payer paid with no answer) once one of its first payments was paid after all (booked
+ * late, `accepted`): activated as that payment would have activated it, at the resume
+ * (`activated_at` now, the next charge one period later). Before, the payer had paid and the
+ * subscription could only be stopped (an outside probe). Without such a payment it cannot be resumed.
+ */
+export const activateLatePaid = Traced.fn("SubscriptionLifecycle.activateLatePaid")(function*(id: string) {
+  return yield* atomic(Effect.gen(function*() {
+    const sub = yield* locked(id)
+    const state = Subscription.stateOf(sub)
+    if (state !== "new/review") return yield* new OperationNotAllowed({ message: `subscription in ${state} cannot be resumed` })
+    const booked = yield* (yield* ChargeRepository).listForCycle(sub.id, cycleNumberOf(sub, 0))
+    if (!booked.some((c) => c.kind === "first" && c.status === "payed" && c.validationStatus === "accepted")) {
+      return yield* new OperationNotAllowed({ message: "subscription in new/review cannot be resumed: none of its first payments was paid; stop it" })
+    }
+    const now = yield* Clock.currentTimeMillis
+    const moved = move(sub, "resume", now)
+    if (Result.isFailure(moved)) return yield* moved.failure
+    return yield* save(sub, stopIfComplete({
+      ...moved.success,
+      activatedAt: now,
+      consecutiveFailures: 0,
+      nextCycleIndex: 1,
+      nextChargeAt: chargeAt(sub.terms, now, 1),
+      reviewReason: null,
+      chargeLeaseUntil: null
+    }, now))
+  }))
 })
 
 /** Step 1 of a stop, in a transaction: stop_pending, no next charge. Returns the subscription. */
