@@ -405,7 +405,7 @@ describe("First payments and the consent", () => {
       // The operator's resume: the refused one has no paid first payment (only a stop ends it); the
       // one paid late is activated at the resume, its next charge one period later.
       assert.strictEqual((yield* Effect.flip(Subscriptions.resume(subscription.id))).message,
-        "subscription in new/review cannot be resumed: none of its first payments was paid; stop it")
+        "subscription in new/review cannot be resumed: none of its first payments is paid; stop it")
       assert.strictEqual(Subscription.stateOf(yield* reload(subscription.id)), "new/review")
       yield* TestClock.adjust("2 days")
       const resumedAt = yield* Clock.currentTimeMillis
@@ -424,6 +424,80 @@ describe("First payments and the consent", () => {
       assert.strictEqual((yield* reload(other.subscription.id)).successfulCycles, 2)
       // A second resume: it is no longer in review.
       assert.strictEqual((yield* Effect.flip(Subscriptions.resume(other.subscription.id))).message, "subscription in active/enabled cannot be resumed")
+    }).pipe(Effect.provide(Kit.layer)))
+
+  /** A subscription in new/review whose first payment expired while the payer paid, then paid late (booked). */
+  const latePaidInReview = Effect.gen(function*() {
+    const consent = yield* consented
+    yield* Payments.settle(consent.first.id, "processing")
+    yield* TestClock.adjust("31 minutes")
+    yield* Work.drain()
+    yield* Payments.settle(consent.first.id, "paid")
+    assert.deepStrictEqual([Subscription.stateOf(yield* reload(consent.subscription.id)), (yield* reload(consent.subscription.id)).successfulCycles], ["new/review", 1])
+    return consent
+  })
+
+  it.effect("resume does not start a subscription whose late first payment was refunded or charged back since", () =>
+    Effect.gen(function*() {
+      for (const move of [Payments.refund, Payments.chargeback]) {
+        const { subscription, first } = yield* latePaidInReview
+        yield* move(first.id)
+        assert.strictEqual((yield* Effect.flip(Subscriptions.resume(subscription.id))).message,
+          "subscription in new/review cannot be resumed: none of its first payments is paid; stop it")
+        assert.strictEqual(Subscription.stateOf(yield* reload(subscription.id)), "new/review")
+      }
+    }).pipe(Effect.provide(Kit.layer)))
+
+  it.effect("after a resume on one first payment paid late, another first payment paid late is booked as paid twice, not as a cycle", () =>
+    Effect.gen(function*() {
+      // First payment A expires unpaid (consent taken back); B, confirmed next, expires while the payer pays.
+      const { principal, subscription, first: a } = yield* expiredFirst
+      const b = Option.getOrThrow((yield* Subscriptions.confirm(subscription.payToken, subscription.csrfToken)).firstPayment)
+      yield* Payments.settle(b.id, "processing")
+      yield* TestClock.adjust("31 minutes")
+      yield* Work.drain()
+      assert.strictEqual(Subscription.stateOf(yield* reload(subscription.id)), "new/review")
+      // A is paid late (booked as the cycle's payment), the operator resumes, then B is paid late too.
+      yield* Payments.settle(a.id, "paid")
+      const resumed = yield* Subscriptions.resume(subscription.id)
+      assert.deepStrictEqual([Subscription.stateOf(resumed), resumed.firstPaymentId], ["active/enabled", a.id])
+      yield* Payments.settle(b.id, "paid")
+      const sub = yield* reload(subscription.id)
+      assert.deepStrictEqual([Subscription.stateOf(sub), sub.successfulCycles], ["active/enabled", 1])
+      const booked = (yield* history(principal, subscription.id)).filter(([, status]) => status === "payed")
+      assert.sameDeepMembers(booked.map(([, , paymentId, validation, reason]) => [paymentId, validation, reason]), [
+        [a.id, "accepted", null],
+        [b.id, "review", "superseded_first_payment"]
+      ])
+    }).pipe(Effect.provide(Kit.layer)))
+
+  it.effect("in new/review, a second first payment paid late is booked as paid twice, not as a second cycle", () =>
+    Effect.gen(function*() {
+      const { principal, subscription, first: a } = yield* expiredFirst
+      const b = Option.getOrThrow((yield* Subscriptions.confirm(subscription.payToken, subscription.csrfToken)).firstPayment)
+      yield* Payments.settle(b.id, "processing")
+      yield* TestClock.adjust("31 minutes")
+      yield* Work.drain()
+      yield* Payments.settle(a.id, "paid")
+      yield* Payments.settle(b.id, "paid")
+      const sub = yield* reload(subscription.id)
+      assert.deepStrictEqual([Subscription.stateOf(sub), sub.successfulCycles], ["new/review", 1])
+      const booked = (yield* history(principal, subscription.id)).filter(([, status]) => status === "payed")
+      assert.sameDeepMembers(booked.map(([, , paymentId, validation]) => [paymentId, validation]), [[a.id, "accepted"], [b.id, "review"]])
+    }).pipe(Effect.provide(Kit.layer)))
+
+  it.effect("resume does not start again a subscription whose stop the acquirer refused", () =>
+    Effect.gen(function*() {
+      const { principal, subscription, first } = yield* consented
+      yield* Payments.settle(first.id, "processing")
+      yield* (yield* AcquirerEmulator.AcquirerEmulator).programStop(subscription.id, "failed")
+      assert.strictEqual((yield* Effect.flip(Subscriptions.stop(principal, subscription.id)))._tag, "StopFailed")
+      yield* Payments.settle(first.id, "paid")
+      const sub = yield* reload(subscription.id)
+      assert.strictEqual(Subscription.stateOf(sub), "new/review")
+      assert.match(sub.reviewReason ?? "", /^stop failed/)
+      assert.strictEqual((yield* Effect.flip(Subscriptions.resume(subscription.id))).message,
+        "subscription in new/review cannot be resumed: its stop failed; stop it again")
     }).pipe(Effect.provide(Kit.layer)))
 
   it.effect("a first payment paid after the stop is booked in the history; the subscription stays stopped", () =>

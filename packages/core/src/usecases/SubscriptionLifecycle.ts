@@ -109,6 +109,21 @@ const bookLateFirst = (sub: Sub, payment: Payment, now: number, booked: Readonly
     save(sub, { ...sub, successfulCycles: sub.successfulCycles + 1, updatedAt: now })
   )
 
+/**
+ * A first payment paid late, once the subscription no longer waits for one: the cycle's payment when
+ * none of its first payments was paid (`bookLateFirst`); else the payer paid once more, booked for
+ * the merchant to see and settle (a refund), not as a cycle (`booked`: the cycle's records so far).
+ */
+const bookLate = (sub: Sub, payment: Payment, now: number, booked: ReadonlyArray<Charge>) =>
+  booked.some((c) => c.kind === "first" && c.status === "payed")
+    ? recordCharge({
+      ...firstPaymentCharge(sub, payment, now, booked.length + 1),
+      validationStatus: "review",
+      validationReason: "superseded_first_payment",
+      message: "first payment paid after another first payment of the subscription was paid: the payer paid twice"
+    })
+    : bookLateFirst(sub, payment, now, booked)
+
 const firstPaymentCharge = (sub: Sub, payment: Payment, now: number, attempt: number): Omit<Charge, "id" | "createdAt" | "updatedAt"> => ({
   subscriptionId: sub.id,
   terminalId: sub.terminalId,
@@ -167,20 +182,10 @@ export const onFirstPayment = Traced.fn("SubscriptionLifecycle.onFirstPayment")(
     if (waiting !== "new/consent_pending" && waiting !== "new/pending") {
       const booked = yield* (yield* ChargeRepository).listForCycle(sub.id, cycleNumberOf(sub, 0))
       if (booked.some((c) => c.paymentId === payment.id && c.status === "payed")) return null
-      if (!booked.some((c) => c.kind === "first" && c.status === "payed")) {
-        // No first payment was paid (the next one was refused, or the subscription stopped before
-        // any): it is the one, booked as a late current first payment is.
-        yield* bookLateFirst(sub, payment, now, booked)
-        return null
-      }
-      // The subscription went on without it (another first payment was paid): the payer paid once
-      // more. Booked for the merchant to see and settle (a refund), not as a cycle.
-      yield* recordCharge({
-        ...firstPaymentCharge(sub, payment, now, booked.length + 1),
-        validationStatus: "review",
-        validationReason: "superseded_first_payment",
-        message: "first payment paid after another first payment of the subscription was paid: the payer paid twice"
-      })
+      // No first payment was paid (the next one was refused, or the subscription stopped before
+      // any): it is the one, booked as a late current first payment is. Else the subscription went on
+      // without it: the payer paid once more (below).
+      yield* bookLate(sub, payment, now, booked)
       return null
     }
     // Still waiting for its first payment: this one is it (the payer must not be asked to pay
@@ -194,7 +199,9 @@ export const onFirstPayment = Traced.fn("SubscriptionLifecycle.onFirstPayment")(
     if (payment.status !== "paid" || state === "active/enabled") return null
     const booked = yield* (yield* ChargeRepository).listForCycle(sub.id, cycleNumberOf(sub, 0))
     if (booked.some((c) => c.kind === "first" && c.paymentId === payment.id && c.status === "payed")) return null
-    yield* bookLateFirst(sub, payment, now, booked)
+    // (Another first payment of it paid late before this one: the payer paid twice, a review found
+    // both booked as cycles.)
+    yield* bookLate(sub, payment, now, booked)
     return null
   }
   if (state === "new/consent_pending" && payment.status === "expired") {
@@ -244,15 +251,31 @@ export const activateLatePaid = Traced.fn("SubscriptionLifecycle.activateLatePai
     const sub = yield* locked(id)
     const state = Subscription.stateOf(sub)
     if (state !== "new/review") return yield* new OperationNotAllowed({ message: `subscription in ${state} cannot be resumed` })
+    // The merchant asked to stop it and the acquirer refused the stop: not started again.
+    if (sub.reviewReason?.startsWith("stop failed") === true) {
+      return yield* new OperationNotAllowed({ message: "subscription in new/review cannot be resumed: its stop failed; stop it again" })
+    }
     const booked = yield* (yield* ChargeRepository).listForCycle(sub.id, cycleNumberOf(sub, 0))
-    if (!booked.some((c) => c.kind === "first" && c.status === "payed" && c.validationStatus === "accepted")) {
-      return yield* new OperationNotAllowed({ message: "subscription in new/review cannot be resumed: none of its first payments was paid; stop it" })
+    // A first payment booked as paid that is still paid (not refunded or charged back since: its
+    // transitions lock the subscription too, so they come before or after this one).
+    const payments = yield* PaymentRepository
+    let paid: Payment | undefined
+    for (const charge of booked) {
+      if (charge.kind !== "first" || charge.status !== "payed" || charge.validationStatus !== "accepted" || charge.paymentId === null) continue
+      const payment = yield* payments.get(charge.paymentId)
+      if (Option.isSome(payment) && payment.value.status === "paid") paid = payment.value
+    }
+    if (paid === undefined) {
+      return yield* new OperationNotAllowed({ message: "subscription in new/review cannot be resumed: none of its first payments is paid; stop it" })
     }
     const now = yield* Clock.currentTimeMillis
     const moved = move(sub, "resume", now)
     if (Result.isFailure(moved)) return yield* moved.failure
     return yield* save(sub, stopIfComplete({
       ...moved.success,
+      // The payment that activates it is its first payment: another paid later is then booked as the
+      // payer paying twice (`superseded_first_payment`), not as a cycle.
+      firstPaymentId: paid.id,
       activatedAt: now,
       consecutiveFailures: 0,
       nextCycleIndex: 1,
