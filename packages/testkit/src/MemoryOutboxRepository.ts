@@ -116,7 +116,7 @@ export const layer: Layer.Layer<OutboxRepository, never, MemoryDatabase> = Layer
       stampSending: (id, now, keepFrom) => db.atomically(Effect.sync(() => stamp(id, now, keepFrom) ?? now)),
       endPending: (eventId, at) =>
         db.atomically(Effect.sync(() => {
-          const pending = deliveriesOfEvent(eventId).filter((d) => d.status === "pending" && d.kind !== "resend")
+          const pending = deliveriesOfEvent(eventId).filter((d) => d.status === "pending" && !(d.kind === "resend" && d.nextAttemptAt !== null && d.nextAttemptAt > at))
           for (const d of pending) {
             deliveries.set(d.id, { ...d, status: "delivered", deliveredAt: at, nextAttemptAt: null, sendingAt: null, updatedAt: at })
           }

@@ -14,11 +14,12 @@
  * request is sent. `renewLease(id, heldUntil, leaseUntil)` moves a `pending` delivery's `nextAttemptAt`
  * from `heldUntil` to `leaseUntil` and answers true, only while it still holds `heldUntil` (else
  * nothing, false: a claim took it, or an attempt was recorded). `endPending(eventId, at)` ends the
- * event's `pending` deliveries but its resends as `delivered` at `at` (their attempts as they are, no
- * attempt added), in one guarded write, and answers how many: the event got a 2xx from another of its
- * deliveries (a resend); an attempt of one in flight meanwhile is then not recorded (its delivery is
- * no longer `pending`). A resend's delivery, whose single attempt its own request sends and records,
- * is left to it (concurrent resends ended one another unrecorded: `delivered` with no attempt). `listEvents` is oldest first (ties in insertion order), at most `limit`, only `test` ones when given; `listDeliveries` newest first; `listAttempts`
+ * event's `pending` deliveries as `delivered` at `at` (their attempts as they are, no attempt added),
+ * in one guarded write, and answers how many: the event got a 2xx from another of its deliveries (a
+ * resend); an attempt of one in flight meanwhile is then not recorded (its delivery is no longer
+ * `pending`). A resend still within its lease, whose single attempt its own request sends and
+ * records, is left to it (concurrent resends ended one another unrecorded: `delivered` with no
+ * attempt); one whose lease ran out (its request died, a worker would send it) is ended too. `listEvents` is oldest first (ties in insertion order), at most `limit`, only `test` ones when given; `listDeliveries` newest first; `listAttempts`
  * oldest first. `recordAttempt(attempt, delivery, expectedAttempts)` stores `delivery` (its state
  * after the attempt) and inserts `attempt`, together and only when the stored delivery is still
  * `pending` with `expectedAttempts` attempts (else neither, and it answers false: another worker

@@ -403,12 +403,18 @@ export const suite = <E>(name: string, layer_: Layer.Layer<Requirements, E>): vo
         const { event, delivery: scheduled } = yield* seed({}, { attempts: 1, nextAttemptAt: 90_000, lastStatusCode: 500, lastError: "HTTP 500" })
         const resend = Fixtures.delivery(event, { kind: "resend", status: "delivered", attempts: 1, nextAttemptAt: null, deliveredAt: 70_000 })
         yield* repo.insertDelivery(resend)
-        // Another resend, its attempt in flight (its request records it): left pending.
+        // Another resend, its attempt in flight within its lease (its request records it): left pending.
         const resending = Fixtures.delivery(event, { kind: "resend", status: "pending", attempts: 0, nextAttemptAt: 100_000 })
         yield* repo.insertDelivery(resending)
+        // A resend whose lease ran out (its request died; a worker would send it): ended with the others.
+        const lapsed = Fixtures.delivery(event, { kind: "resend", status: "pending", attempts: 0, nextAttemptAt: 75_000 })
+        yield* repo.insertDelivery(lapsed)
         const { delivery: other } = yield* seed({}, { nextAttemptAt: 90_000 })
-        assert.strictEqual(yield* repo.endPending(event.id, 75_000), 1)
+        assert.strictEqual(yield* repo.endPending(event.id, 75_000), 2)
         assert.deepStrictEqual(some(yield* repo.getDelivery(resending.id)), resending)
+        assert.deepStrictEqual(some(yield* repo.getDelivery(lapsed.id)), {
+          ...lapsed, status: "delivered", deliveredAt: 75_000, nextAttemptAt: null, sendingAt: null, updatedAt: 75_000
+        })
         assert.deepStrictEqual(some(yield* repo.getDelivery(scheduled.id)), {
           ...scheduled, status: "delivered", deliveredAt: 75_000, nextAttemptAt: null, sendingAt: null, updatedAt: 75_000
         })
