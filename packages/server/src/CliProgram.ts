@@ -118,6 +118,8 @@ export const run = async (argv: ReadonlyArray<string>, io: Io, modules: Readonly
     .option("--table", "print a table instead of JSON")
     .option("-y, --yes", "make calls that cannot be undone (payouts approve and reject, payments refund and chargeback, api-keys revoke, terminals rotate-secret, subscriptions stop) without asking first in a terminal")
     .showHelpAfterError("(add --help for usage)")
+    // A command's help lists --url, --table and --yes too.
+    .configureHelp({ showGlobalOptions: true })
     .configureOutput({ writeOut: io.stdout, writeErr: io.stderr })
     .exitOverride()
     .addHelpText("after", "\nEvery group has --help, so does every command: paydesk accounts --help, paydesk accounts create --help.\nExit codes: 0 done, 1 API error or server not reachable, 2 wrong usage.")
