@@ -118,7 +118,7 @@ describe("Charges racing stops", () => {
       assert.deepStrictEqual([Subscription.stateOf(sub), sub.successfulCycles], ["stop/stopped", 2])
     }).pipe(Effect.provide(Kit.layer)))
 
-  it.effect("a stop that fails into review during the call: the paid charge is booked, review stays, resume charges the next cycle", () =>
+  it.effect("a stop that fails into review during the call: the paid charge is booked, review stays; resume is refused, a stop again ends it", () =>
     Effect.gen(function*() {
       const { ids: [id], merchant } = yield* activeMerchant(1)
       const { answer, emulator } = yield* chargeInFlight(id!)
@@ -128,11 +128,14 @@ describe("Charges racing stops", () => {
       yield* assertBookedPaid(id!)
       let sub = yield* reload(id!)
       assert.deepStrictEqual([Subscription.stateOf(sub), sub.successfulCycles, sub.nextChargeAt], ["active/review", 2, null])
-      sub = yield* Subscriptions.resume(id!)
-      assert.deepStrictEqual([Subscription.stateOf(sub), sub.nextChargeAt], ["active/enabled", monthlyDates[1]])
+      // The merchant asked to stop it: the operator's resume would charge the payer on (a review found it did).
+      assert.strictEqual((yield* Effect.flip(Subscriptions.resume(id!))).message, "subscription in active/review cannot be resumed: its stop failed; stop it again")
+      yield* emulator.programStop(id!, "stopped")
+      sub = yield* Subscriptions.stop(yield* principalOf(merchant), id!)
+      assert.strictEqual(Subscription.stateOf(sub), "stop/stopped")
       yield* TestClock.setTime(monthlyDates[1]!)
       yield* Work.drain()
-      assert.deepStrictEqual(emulator.charges.map((c) => c.cycleNumber), [1, 2])
+      assert.deepStrictEqual(emulator.charges.map((c) => c.cycleNumber), [1])
     }).pipe(Effect.provide(Kit.layer)))
 
   it.effect("a charge the bank refuses after the stop is booked `stop`: no money, no review, no failure counted", () =>
@@ -253,6 +256,14 @@ describe("Charge history", () => {
       assert.deepStrictEqual(shown.map((c) => c.cycleNumber), Array.from({ length: 100 }, (_, i) => 120 - i))
     }).pipe(Effect.provide(Kit.layer)))
 })
+
+/** The subscription in review as an unconfirmed charge leaves it (the resumable kind; a refused stop's is not). */
+const intoReview = (id: string) =>
+  Effect.gen(function*() {
+    const repo = yield* SubscriptionRepository
+    const sub = Option.getOrThrow(yield* repo.get(id))
+    yield* repo.update({ ...sub, billingStatus: "review", reviewReason: "charge unconfirmed", nextChargeAt: null, version: sub.version + 1 })
+  })
 
 /** An API-key principal of the merchant (a fresh nonce each time). */
 const principalOf = (merchant: Kit.Merchant) => Kit.apiKeyPrincipal(merchant, crypto.randomUUID())
@@ -471,6 +482,30 @@ describe("First payments and the consent", () => {
       ])
     }).pipe(Effect.provide(Kit.layer)))
 
+  it.effect("a first payment paid late after the one booked was refunded is the cycle's payment: booked so (counted once), and resume activates on it", () =>
+    Effect.gen(function*() {
+      for (const order of ["refund A, then B paid", "both paid, then A refunded"] as const) {
+        const { principal, subscription, first: a } = yield* expiredFirst
+        const b = Option.getOrThrow((yield* Subscriptions.confirm(subscription.payToken, subscription.csrfToken)).firstPayment)
+        yield* Payments.settle(b.id, "processing")
+        yield* TestClock.adjust("31 minutes")
+        yield* Work.drain()
+        yield* Payments.settle(a.id, "paid")
+        if (order === "refund A, then B paid") {
+          yield* Payments.refund(a.id)
+          yield* Payments.settle(b.id, "paid")
+          const booked = (yield* history(principal, subscription.id)).filter(([, status]) => status === "payed")
+          assert.sameDeepMembers(booked.map(([, , paymentId, validation]) => [paymentId, validation]), [[a.id, "accepted"], [b.id, "accepted"]], order)
+        } else {
+          yield* Payments.settle(b.id, "paid")
+          yield* Payments.refund(a.id)
+        }
+        assert.strictEqual((yield* reload(subscription.id)).successfulCycles, 1, order)
+        const resumed = yield* Subscriptions.resume(subscription.id)
+        assert.deepStrictEqual([Subscription.stateOf(resumed), resumed.firstPaymentId], ["active/enabled", b.id], order)
+      }
+    }).pipe(Effect.provide(Kit.layer)))
+
   it.effect("in new/review, a second first payment paid late is booked as paid twice, not as a second cycle", () =>
     Effect.gen(function*() {
       const { principal, subscription, first: a } = yield* expiredFirst
@@ -534,9 +569,8 @@ describe("Charges and review", () => {
       assert.strictEqual(open.status, "pending")
       assert.strictEqual(emulator.chargeCalls, 0)
       assert.deepStrictEqual(emulator.voids, [])
-      // A real review: the stop fails; then the operator resumes, which sends the same key.
-      yield* emulator.programStop(id!, "failed")
-      yield* Effect.flip(Subscriptions.stop(yield* principalOf(merchant), id!))
+      // A real review (not of a refused stop, which is not resumed); then the operator resumes, which sends the same key.
+      yield* intoReview(id!)
       const resumed = yield* Subscriptions.resume(id!)
       assert.strictEqual(Subscription.stateOf(resumed), "active/enabled")
       assert.deepStrictEqual(emulator.charges.map((c) => c.idempotencyKey), [open.idempotencyKey])
@@ -557,8 +591,7 @@ describe("Charges and review", () => {
         }))
       assert.isTrue(yield* Subscriptions.chargeOne(id!).pipe(Effect.provideService(SubscriptionRepository, yield* reviewOnRead)))
       const open = yield* latest(id!)
-      yield* emulator.programStop(id!, "failed")
-      yield* Effect.flip(Subscriptions.stop(yield* principalOf(merchant), id!))
+      yield* intoReview(id!)
       // The operator resumes more than a lease later; during the bank call the merchant stops the
       // subscription and a settling pass runs.
       yield* TestClock.adjust(config.leaseMs + 1_000)

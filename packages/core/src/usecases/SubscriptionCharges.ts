@@ -419,6 +419,11 @@ const resumeLoaded = Traced.fn("Subscriptions.resumeLoaded")(function*(sub: Subs
   if (Subscription.stateOf(sub) !== "active/review") {
     return yield* new OperationNotAllowed({ message: `subscription in ${Subscription.stateOf(sub)} cannot be resumed` })
   }
+  // The merchant asked to stop it and the acquirer refused the stop: charging on would go against the
+  // merchant's request (a review found it so); stopping again is the way out.
+  if (sub.reviewReason?.startsWith(Lifecycle.stopFailedReason) === true) {
+    return yield* new OperationNotAllowed({ message: "subscription in active/review cannot be resumed: its stop failed; stop it again" })
+  }
   const cycle = Lifecycle.cycleNumberOf(sub, sub.nextCycleIndex)
   const attempts = yield* (yield* ChargeRepository).listForCycle(sub.id, cycle)
   const open = attempts.at(-1)

@@ -110,19 +110,44 @@ const bookLateFirst = (sub: Sub, payment: Payment, now: number, booked: Readonly
   )
 
 /**
- * A first payment paid late, once the subscription no longer waits for one: the cycle's payment when
- * none of its first payments was paid (`bookLateFirst`); else the payer paid once more, booked for
- * the merchant to see and settle (a refund), not as a cycle (`booked`: the cycle's records so far).
+ * The first payments of `booked` (the cycle's records) booked paid whose payment is still paid (not
+ * refunded or charged back since), but `except`. Read in the caller's transaction, which holds the
+ * subscription: a refund locks it too, so it comes wholly before or after.
  */
-const bookLate = (sub: Sub, payment: Payment, now: number, booked: ReadonlyArray<Charge>) =>
-  booked.some((c) => c.kind === "first" && c.status === "payed")
-    ? recordCharge({
+const stillPaidFirsts = Effect.fnUntraced(function*(booked: ReadonlyArray<Charge>, except?: string) {
+  const payments = yield* PaymentRepository
+  const found: Array<{ readonly charge: Charge; readonly payment: Payment }> = []
+  for (const charge of booked) {
+    if (charge.kind !== "first" || charge.status !== "payed" || charge.paymentId === null || charge.paymentId === except) continue
+    const payment = yield* payments.get(charge.paymentId)
+    if (Option.isSome(payment) && payment.value.status === "paid") found.push({ charge, payment: payment.value })
+  }
+  return found
+})
+
+/**
+ * A first payment paid late, once the subscription no longer waits for one: when another first
+ * payment of it is paid (and not refunded since), the payer paid once more: booked for the merchant to
+ * see and settle (a refund), not as a cycle. Else it is the cycle's payment: booked so, and counted
+ * (`bookLateFirst`) unless an earlier one was counted and refunded since (`booked`: the cycle's records).
+ */
+const bookLate = Effect.fnUntraced(function*(sub: Sub, payment: Payment, now: number, booked: ReadonlyArray<Charge>) {
+  if ((yield* stillPaidFirsts(booked, payment.id)).length > 0) {
+    return yield* recordCharge({
       ...firstPaymentCharge(sub, payment, now, booked.length + 1),
       validationStatus: "review",
       validationReason: "superseded_first_payment",
       message: "first payment paid after another first payment of the subscription was paid: the payer paid twice"
     })
-    : bookLateFirst(sub, payment, now, booked)
+  }
+  if (booked.some((c) => c.kind === "first" && c.status === "payed" && c.validationStatus === "accepted")) {
+    return yield* recordFirstPayment(sub, payment, now, booked.length + 1)
+  }
+  return yield* bookLateFirst(sub, payment, now, booked)
+})
+
+/** How `reviewReason` starts when the acquirer refused the merchant's stop (`completeStop`). */
+export const stopFailedReason = "stop failed:"
 
 const firstPaymentCharge = (sub: Sub, payment: Payment, now: number, attempt: number): Omit<Charge, "id" | "createdAt" | "updatedAt"> => ({
   subscriptionId: sub.id,
@@ -252,19 +277,13 @@ export const activateLatePaid = Traced.fn("SubscriptionLifecycle.activateLatePai
     const state = Subscription.stateOf(sub)
     if (state !== "new/review") return yield* new OperationNotAllowed({ message: `subscription in ${state} cannot be resumed` })
     // The merchant asked to stop it and the acquirer refused the stop: not started again.
-    if (sub.reviewReason?.startsWith("stop failed") === true) {
+    if (sub.reviewReason?.startsWith(stopFailedReason) === true) {
       return yield* new OperationNotAllowed({ message: "subscription in new/review cannot be resumed: its stop failed; stop it again" })
     }
-    const booked = yield* (yield* ChargeRepository).listForCycle(sub.id, cycleNumberOf(sub, 0))
-    // A first payment booked as paid that is still paid (not refunded or charged back since: its
-    // transitions lock the subscription too, so they come before or after this one).
-    const payments = yield* PaymentRepository
-    let paid: Payment | undefined
-    for (const charge of booked) {
-      if (charge.kind !== "first" || charge.status !== "payed" || charge.validationStatus !== "accepted" || charge.paymentId === null) continue
-      const payment = yield* payments.get(charge.paymentId)
-      if (Option.isSome(payment) && payment.value.status === "paid") paid = payment.value
-    }
+    // A first payment booked paid and still paid: the cycle's own first, else one booked as paid twice
+    // (the cycle's own refunded since).
+    const stillPaid = yield* stillPaidFirsts(yield* (yield* ChargeRepository).listForCycle(sub.id, cycleNumberOf(sub, 0)))
+    const paid = (stillPaid.find((found) => found.charge.validationStatus === "accepted") ?? stillPaid[0])?.payment
     if (paid === undefined) {
       return yield* new OperationNotAllowed({ message: "subscription in new/review cannot be resumed: none of its first payments is paid; stop it" })
     }
@@ -318,7 +337,7 @@ export const completeStop = Traced.fn("SubscriptionLifecycle.completeStop")(func
     }
     const review = move(sub, "stop_failed", now)
     if (Result.isFailure(review)) return yield* review.failure
-    return yield* save(sub, { ...review.success, reviewReason: `stop failed: ${answer.reason}`, chargeLeaseUntil: null })
+    return yield* save(sub, { ...review.success, reviewReason: `${stopFailedReason} ${answer.reason}`, chargeLeaseUntil: null })
   }))
   if (result.billingStatus === "review") return yield* StopFailed.of()
   return result

@@ -342,16 +342,25 @@ const chargeDue = (i: number) =>
     await real.run(Work.runDue())
   })
 
-/** The operator resumes subscription i; refused only when it is not in `active/review` or its charge is still unknown at the bank. */
-const resumeChecked = async (real: Real, id: string) => {
+/**
+ * The operator resumes subscription i; refused only when it is not in `active/review`, its charge is
+ * still unknown at the bank, or the review is a stop the bank refused (not charged on against the
+ * merchant's stop: with `stopAgain`, the operator then stops it again, the bank now taking it).
+ */
+const resumeChecked = async (real: Real, id: string, stopAgain = false) => {
   const before = await real.run(subscription(id))
   const result = await real.run(Effect.result(Subscriptions.resume(id)))
   if (result._tag === "Success") return
   const tag = (result.failure as { _tag?: string })._tag
   const message = String((result.failure as { message?: string }).message)
+  const stopRefused = message.endsWith("cannot be resumed: its stop failed; stop it again")
   const expected = tag === "OperationNotAllowed" &&
-    (Subscription.stateOf(before) !== "active/review" || message === "the last charge is still unconfirmed by the acquirer")
+    (Subscription.stateOf(before) !== "active/review" || message === "the last charge is still unconfirmed by the acquirer" || stopRefused)
   if (!expected) throw new Error(`resume of ${Subscription.stateOf(before)} refused: ${tag} ${message}`)
+  if (stopRefused && stopAgain) {
+    await real.run(Effect.flatMap(AcquirerEmulator.AcquirerEmulator, (emulator) => emulator.programStop(id, "stopped")))
+    await real.run(Subscriptions.stopById(id))
+  }
 }
 
 const resume = (i: number) =>
@@ -859,7 +868,8 @@ const finish = async (real: Real): Promise<void> => {
     const unknownAtBank = record !== undefined && bankOutcome(real, record) === "unknown"
     if (state !== "active/review" && !unknownAtBank) fail(`charge ${charge.id} (${charge.status}) of a ${state} subscription has no way to finish`)
   }
-  // The bank answers everything it left unknown; the operator resumes what is in review. Resumed
+  // The bank answers everything it left unknown; the operator resumes what is in review (and stops
+  // again what is in review because the bank refused its stop). Resumed
   // subscriptions may be charged again at once (programmed answers included), so repeat until quiet.
   for (let round = 0; round < 20 && (await open()).length > 0; round++) {
     for (const record of emulator.charges) {
@@ -868,7 +878,7 @@ const finish = async (real: Real): Promise<void> => {
         real.resolved.set(record.idempotencyKey, "paid")
       }
     }
-    for (const id of real.subs) await resumeChecked(real, id)
+    for (const id of real.subs) await resumeChecked(real, id, true)
     await settle()
     await checkInvariants(real)
   }
