@@ -340,7 +340,7 @@ export const layer: Layer.Layer<OutboxRepository, never, SqlClient.SqlClient> = 
         if (!Id.isUuid(eventId)) return 0
         const rows = yield* orDie(sql<{ id: string }>`UPDATE deliveries
           SET status = 'delivered', delivered_at = ${time(at)}, next_attempt_at = NULL, sending_at = NULL, updated_at = ${time(at)}
-          WHERE event_id = ${eventId} AND status = 'pending' AND NOT (kind = 'resend' AND next_attempt_at > ${time(at)})
+          WHERE event_id = ${eventId} AND status = 'pending' AND NOT (kind = 'resend' AND next_attempt_at IS NOT NULL AND next_attempt_at > ${time(at)})
           RETURNING id`)
         return rows.length
       }),
