@@ -448,6 +448,17 @@ describe("First payments and the consent", () => {
     return consent
   })
 
+  /** First payment A expired unpaid (consent taken back); B, confirmed next, expired while the payer paid (new/review). */
+  const secondExpiredWhilePaying = Effect.gen(function*() {
+    const { principal, subscription, first: a } = yield* expiredFirst
+    const b = Option.getOrThrow((yield* Subscriptions.confirm(subscription.payToken, subscription.csrfToken)).firstPayment)
+    yield* Payments.settle(b.id, "processing")
+    yield* TestClock.adjust("31 minutes")
+    yield* Work.drain()
+    assert.strictEqual(Subscription.stateOf(yield* reload(subscription.id)), "new/review")
+    return { principal, subscription, a, b }
+  })
+
   it.effect("resume does not start a subscription whose late first payment was refunded or charged back since", () =>
     Effect.gen(function*() {
       for (const move of [Payments.refund, Payments.chargeback]) {
@@ -461,13 +472,7 @@ describe("First payments and the consent", () => {
 
   it.effect("after a resume on one first payment paid late, another first payment paid late is booked as paid twice, not as a cycle", () =>
     Effect.gen(function*() {
-      // First payment A expires unpaid (consent taken back); B, confirmed next, expires while the payer pays.
-      const { principal, subscription, first: a } = yield* expiredFirst
-      const b = Option.getOrThrow((yield* Subscriptions.confirm(subscription.payToken, subscription.csrfToken)).firstPayment)
-      yield* Payments.settle(b.id, "processing")
-      yield* TestClock.adjust("31 minutes")
-      yield* Work.drain()
-      assert.strictEqual(Subscription.stateOf(yield* reload(subscription.id)), "new/review")
+      const { principal, subscription, a, b } = yield* secondExpiredWhilePaying
       // A is paid late (booked as the cycle's payment), the operator resumes, then B is paid late too.
       yield* Payments.settle(a.id, "paid")
       const resumed = yield* Subscriptions.resume(subscription.id)
@@ -485,11 +490,7 @@ describe("First payments and the consent", () => {
   it.effect("a first payment paid late after the one booked was refunded is the cycle's payment: booked so (counted once), and resume activates on it", () =>
     Effect.gen(function*() {
       for (const order of ["refund A, then B paid", "both paid, then A refunded"] as const) {
-        const { principal, subscription, first: a } = yield* expiredFirst
-        const b = Option.getOrThrow((yield* Subscriptions.confirm(subscription.payToken, subscription.csrfToken)).firstPayment)
-        yield* Payments.settle(b.id, "processing")
-        yield* TestClock.adjust("31 minutes")
-        yield* Work.drain()
+        const { principal, subscription, a, b } = yield* secondExpiredWhilePaying
         yield* Payments.settle(a.id, "paid")
         if (order === "refund A, then B paid") {
           yield* Payments.refund(a.id)
@@ -508,11 +509,7 @@ describe("First payments and the consent", () => {
 
   it.effect("in new/review, a second first payment paid late is booked as paid twice, not as a second cycle", () =>
     Effect.gen(function*() {
-      const { principal, subscription, first: a } = yield* expiredFirst
-      const b = Option.getOrThrow((yield* Subscriptions.confirm(subscription.payToken, subscription.csrfToken)).firstPayment)
-      yield* Payments.settle(b.id, "processing")
-      yield* TestClock.adjust("31 minutes")
-      yield* Work.drain()
+      const { principal, subscription, a, b } = yield* secondExpiredWhilePaying
       yield* Payments.settle(a.id, "paid")
       yield* Payments.settle(b.id, "paid")
       const sub = yield* reload(subscription.id)
