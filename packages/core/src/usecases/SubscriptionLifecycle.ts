@@ -267,9 +267,10 @@ export const onFirstPayment = Traced.fn("SubscriptionLifecycle.onFirstPayment")(
 /**
  * The operator's resume of a subscription in `new/review` (its first payment refused, or expired
  * while the payer paid with no answer) once one of its first payments was paid after all (booked
- * late, `accepted`): activated as that payment would have activated it, at the resume
+ * late) and is still paid: activated as that payment would have activated it, at the resume
  * (`activated_at` now, the next charge one period later). Before, the payer had paid and the
- * subscription could only be stopped (an outside probe). Without such a payment it cannot be resumed.
+ * subscription could only be stopped (an outside probe). Without such a payment, or when the review
+ * is a stop the acquirer refused, it cannot be resumed.
  */
 export const activateLatePaid = Traced.fn("SubscriptionLifecycle.activateLatePaid")(function*(id: string) {
   return yield* atomic(Effect.gen(function*() {
