@@ -230,7 +230,12 @@ export const approvePayout = operation({
   summary: "Approve a payout for sending",
   params: { id: "`po_<uuid>` or UUID" },
   responses: [{ status: 200, description: "the payout", schema: R.Payout, example: { ...Examples.payout, status: "processing" } }],
-  errors: [...common, [400, "`insufficient balance` (negative balance)"], [404, "`payout not found`"], [409, "a state conflict"]]
+  errors: [
+    ...common,
+    [400, "`insufficient balance` (negative balance); the payout's terminal is disabled (enable it, or reject the payout)"],
+    [404, "`payout not found`"],
+    [409, "a state conflict"]
+  ]
 })
 
 export const rejectPayout = operation({

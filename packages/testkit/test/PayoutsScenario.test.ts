@@ -1,7 +1,7 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
 import { TestClock } from "effect/testing"
-import { LedgerRepository, Payments, Payouts, PaydeskConfig, Config, Work } from "@paydesk/core"
+import { LedgerRepository, Operator, Payments, Payouts, PaydeskConfig, Config, Work } from "@paydesk/core"
 import { Kit, PayoutNetworkEmulator, RecordingCallbackTransport } from "@paydesk/testkit"
 
 const setup = Effect.gen(function*() {
@@ -52,6 +52,24 @@ describe("Payouts scenarios", () => {
         test: false
       })
       // Nothing is sent twice.
+      yield* Work.drain()
+      assert.strictEqual((yield* PayoutNetworkEmulator.PayoutNetworkEmulator).sends.length, 1)
+    }).pipe(Effect.provide(Kit.layer)))
+
+  it.effect("a payout of a terminal disabled since it was requested is not approved until the terminal is enabled; it can be rejected", () =>
+    Effect.gen(function*() {
+      const { merchant, principal } = yield* setup
+      const { payout } = yield* Payouts.create(principal, { amountUsdt: "10", walletAddress: "TQn9Y2khEsLJW1ChVWFMSMeRDow5KcbLSE", network: "TRC-20" })
+      const { payout: other } = yield* Payouts.create(principal, { amountUsdt: "5", walletAddress: "TQn9Y2khEsLJW1ChVWFMSMeRDow5KcbLSE", network: "TRC-20" })
+      yield* Work.drain()
+      yield* Operator.setTerminalStatus(merchant.terminal.id, "disabled")
+      const refused = yield* Effect.flip(Payouts.approve(`po_${payout.id}`))
+      assert.deepStrictEqual([refused._tag, refused.message], ["OperationNotAllowed", "the payout's terminal is disabled: enable it to approve the payout, or reject the payout"])
+      yield* Work.drain()
+      assert.strictEqual((yield* PayoutNetworkEmulator.PayoutNetworkEmulator).sends.length, 0)
+      assert.strictEqual((yield* Payouts.reject(`po_${other.id}`, null)).status, "rejected")
+      yield* Operator.setTerminalStatus(merchant.terminal.id, "active")
+      assert.strictEqual((yield* Payouts.approve(`po_${payout.id}`)).status, "processing")
       yield* Work.drain()
       assert.strictEqual((yield* PayoutNetworkEmulator.PayoutNetworkEmulator).sends.length, 1)
     }).pipe(Effect.provide(Kit.layer)))

@@ -12,7 +12,7 @@ import type { Principal } from "../Access.js"
 import { formatUsdt, maxUsdtMicro, parseUsdt } from "../Amount.js"
 import { withoutLoneSurrogates } from "../Bytes.js"
 import { PaydeskConfig } from "../Config.js"
-import { InsufficientBalance, InvalidRequest, InvalidTransition, MaxActivePayouts, NotFound, TerminalIdRequired } from "../Errors.js"
+import { InsufficientBalance, InvalidRequest, InvalidTransition, MaxActivePayouts, NotFound, OperationNotAllowed, TerminalIdRequired } from "../Errors.js"
 import * as Idempotency from "../Idempotency.js"
 import { parsePayoutId } from "../Id.js"
 import * as Paging from "../Paging.js"
@@ -198,6 +198,12 @@ export const approve = Traced.fn("Payouts.approve")(function*(payoutId: string) 
     const payout = yield* lockedPayout(id)
     if (payout.status === "created" || payout.status === "pending") {
       if ((yield* (yield* LedgerRepository).balance(payout.terminalId)).usdtAvailable < 0n) return yield* InsufficientBalance.of()
+      // A terminal disabled since the payout was requested (say, for suspected fraud) sends no money
+      // until it is enabled again (an outside probe approved and sent such a payout).
+      const terminal = yield* (yield* TerminalRepository).get(payout.terminalId)
+      if (Option.isSome(terminal) && terminal.value.status !== "active") {
+        return yield* new OperationNotAllowed({ message: "the payout's terminal is disabled: enable it to approve the payout, or reject the payout" })
+      }
     }
     return yield* apply(payout, payout.status === "created" ? ["submit", "approve"] : ["approve"])
   }))
