@@ -84,9 +84,8 @@ export const exportsAtOnce = 1
 /**
  * CSV exports of one terminal (an API key's) or one account (a dashboard user's) waiting or being
  * built at once in this app (a process), at most; one more is answered 429 `too_many_requests` with
- * `Retry-After`. With the
- * exports built one at a time, an outside probe held up every other merchant's export for seconds
- * with a few hundred exports it gave up on at once.
+ * `Retry-After`. With the exports built one at a time, an outside probe held up every other
+ * merchant's export for seconds with a few hundred exports it gave up on at once.
  */
 export const exportsPerScope = 2
 

@@ -20,6 +20,7 @@ import * as Paging from "../Paging.js"
 import * as Payment from "../Payment.js"
 import { timingSafeEqual } from "../Signature.js"
 import * as StateMachine from "../StateMachine.js"
+import type { Subscription } from "../Subscription.js"
 import type { Terminal } from "../Terminal.js"
 import { Acquirer } from "../ports/Acquirer.js"
 import { Entropy } from "../ports/Entropy.js"
@@ -722,11 +723,7 @@ export const settle = Traced.fn("Payments.settle")(function*(paymentId: string, 
  * a stop does not cancel an operation already started. Money that arrives for either later is booked
  * as for any first payment paid after its subscription stopped. Idempotent.
  */
-export const expireFirstOfStopping = Traced.fn("Payments.expireFirstOfStopping")(function*(sub: {
-  readonly id: string
-  readonly firstPaymentId: string | null
-  readonly billingStatus: string
-}) {
+export const expireFirstOfStopping = Traced.fn("Payments.expireFirstOfStopping")(function*(sub: Pick<Subscription, "id" | "firstPaymentId" | "billingStatus">) {
   const firstPaymentId = sub.firstPaymentId
   if (firstPaymentId === null || (sub.billingStatus !== "stop_pending" && sub.billingStatus !== "stopped")) return
   yield* atomic(Effect.gen(function*() {
