@@ -33,6 +33,7 @@ export * as Terminal from "./Terminal.js"
 export * as TestClock from "./TestClock.js"
 export * as Traced from "./Traced.js"
 export * as Views from "./Views.js"
+export * as WalletAddress from "./WalletAddress.js"
 
 export * from "./ports/AccountRepository.js"
 export * from "./ports/Acquirer.js"

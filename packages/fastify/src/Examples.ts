@@ -107,7 +107,7 @@ export const payout = {
   id: ids.payout,
   terminal_id: terminalId,
   amount_usdt: "20.000000",
-  wallet_address: "TQ5vX2hKp9ZyR3mN8wLc4dF7gJ1sB6aE0u",
+  wallet_address: "TQn9Y2khEsLJW1ChVWFMSMeRDow5KcbLSE",
   network: "TRC-20",
   status: "created" as const,
   idempotency_key: "payout-2026-03-01",

@@ -272,7 +272,7 @@ describe("AdminApi: acquirer and operator moves", () => {
     await fresh()
     const { principal } = await livePayment("9500.00", true)
     const create = (key: string) =>
-      t.run(Payouts.create(principal, { amountUsdt: "10", walletAddress: "TWallet1", network: "TRC-20", idempotencyKey: key }))
+      t.run(Payouts.create(principal, { amountUsdt: "10", walletAddress: "TQn9Y2khEsLJW1ChVWFMSMeRDow5KcbLSE", network: "TRC-20", idempotencyKey: key }))
     const first = await create("p-1")
     const approved = await admin(t.app, "POST", `/payouts/po_${first.payout.id}/approve`)
     expect(approved.statusCode).toBe(200)

@@ -82,7 +82,7 @@ describe("Empty query parameters and fields", () => {
       const since = new Date(Date.now() - 60_000).toISOString()
       const writes: ReadonlyArray<readonly [string, object]> = [
         ["/payments", { amount: "10", order_id: "empty-1", test: true, terminal_id: "" }],
-        ["/payouts?terminal_id=", { amount_usdt: "1", wallet_address: "TWallet1", network: "TRC-20" }],
+        ["/payouts?terminal_id=", { amount_usdt: "1", wallet_address: "TQn9Y2khEsLJW1ChVWFMSMeRDow5KcbLSE", network: "TRC-20" }],
         ["/test-clocks", { frozen_time: "2026-01-31T10:00:00Z", terminal_id: "" }],
         ["/events/recover", { since, terminal_id: "" }]
       ]

@@ -99,7 +99,7 @@ describe("Lone surrogates in free text", () => {
     const principal = await t.run(Kit.apiKeyPrincipal(merchant, crypto.randomUUID()))
     const { payment } = await t.run(Payments.create(principal, { amount: "9500", orderId: "ls-paid" }))
     await t.run(Payments.settle(payment.id, "paid"))
-    const { payout } = await t.run(Payouts.create(principal, { amountUsdt: "10", walletAddress: "TWallet1", network: "TRC-20" }))
+    const { payout } = await t.run(Payouts.create(principal, { amountUsdt: "10", walletAddress: "TQn9Y2khEsLJW1ChVWFMSMeRDow5KcbLSE", network: "TRC-20" }))
     const rejected = await ok(admin("POST", `/payouts/po_${payout.id}/reject`, { reason: lone }))
     expect(rejected.reject_reason).toBe(stored)
     expect((await ok(admin("GET", `/payouts/po_${payout.id}`))).reject_reason).toBe(stored)

@@ -125,8 +125,21 @@ describe("MerchantApi terminals, balance, rate and payouts", () => {
     expect(expectError(await call("POST", "/payouts", { ...body, wallet_address: "bad wallet!" }), 400, "invalid_request").field).toBe("wallet_address")
     expect(expectError(await call("POST", "/payouts", { amount_usdt: "1", network: "TON" }), 400, "invalid_request", "wallet_address is required").field).toBe("wallet_address")
     expectError(await call("POST", "/payouts", { ...body, memo: "x" }), 400, "invalid_request", "unknown field memo")
+    // An address of another network, a mistyped one and a burn address: refused before anything is held.
+    expect(expectError(await call("POST", "/payouts", { ...body, network: "ERC-20" }), 400, "invalid_request",
+      "wallet_address is not an ERC-20 address: 0x and 40 hexadecimal digits").field).toBe("wallet_address")
+    expect(expectError(await call("POST", "/payouts", { ...body, network: "TON" }), 400, "invalid_request").message).toMatch(/^wallet_address is not a TON address/)
+    expect(expectError(await call("POST", "/payouts", { ...body, wallet_address: `${wallet.slice(0, 10)}X${wallet.slice(11)}` }), 400, "invalid_request",
+      "wallet_address is not a TRC-20 address: 34 base58 characters starting with T, with a valid checksum").field).toBe("wallet_address")
+    expectError(await call("POST", "/payouts", { ...body, wallet_address: "T9yD14Nj9j7xAB4dbGeiX9h8unkKHxuWwb" }), 400, "invalid_request",
+      "wallet_address is the TRON zero address: USDT sent there is lost")
     expect(await payoutCount()).toBe(0)
-    for (let i = 0; i < 5; i++) expect((await call("POST", "/payouts", body)).statusCode).toBe(200)
+    expect(json(await call("GET", "/balance"))).toMatchObject({ available_usdt: "100.000000", hold_usdt: "0.000000" })
+    for (const [network, address] of [["ERC-20", "0xdAC17F958D2ee523a2206206994597C13D831ec7"], ["TON", "EQCxE6mUtQJKFnGfaROTKOt1lZbDiiX1kCixRv7Nw2Id_sDs"]]) {
+      const created = await call("POST", "/payouts", { ...body, network, wallet_address: address })
+      expect(json(created)).toMatchObject({ network, wallet_address: address, status: "created" })
+    }
+    for (let i = 0; i < 3; i++) expect((await call("POST", "/payouts", body)).statusCode).toBe(200)
     expectError(await call("POST", "/payouts", body), 409, "max_active_payouts", "max active payouts reached")
     expect(await payoutCount()).toBe(5)
   })

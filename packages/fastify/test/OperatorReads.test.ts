@@ -89,7 +89,7 @@ describe("operator reads", () => {
 
     const { payment } = await t.run(Payments.create(principal, { amount: "9500.00", orderId: "big" }))
     await t.run(Payments.settle(payment.id, "paid"))
-    const { payout } = await t.run(Payouts.create(principal, { amountUsdt: "10", walletAddress: "TWallet1", network: "TRC-20", idempotencyKey: "po-1" }))
+    const { payout } = await t.run(Payouts.create(principal, { amountUsdt: "10", walletAddress: "TQn9Y2khEsLJW1ChVWFMSMeRDow5KcbLSE", network: "TRC-20", idempotencyKey: "po-1" }))
     const payouts = json(await admin("GET", `/terminals/${merchant.terminal.id}/payouts`))
     expect(payouts.items.map((p: { id: string }) => p.id)).toEqual([`po_${payout.id}`])
     shape("PayoutPage", payouts)

@@ -219,7 +219,7 @@ describe("Access", () => {
             "Terminals.balance": Terminals.balance(principal, ""),
             "Terminals.rate": Terminals.rate(principal, ""),
             "Payouts.list": Payouts.list(principal, { terminalId: "" }),
-            "Payouts.create": Payouts.create(principal, { terminalId: "", amountUsdt: "1", walletAddress: "TWallet1", network: "TRC-20" }),
+            "Payouts.create": Payouts.create(principal, { terminalId: "", amountUsdt: "1", walletAddress: "TQn9Y2khEsLJW1ChVWFMSMeRDow5KcbLSE", network: "TRC-20" }),
             "Subscriptions.list": Subscriptions.list(principal, { terminalId: "" }),
             "Events.list": Events.list(principal, { terminalId: "" }),
             "Callbacks.feed": Callbacks.feed(principal, { terminalId: "" }),

@@ -77,7 +77,7 @@ describe("Payouts scenarios", () => {
   it.effect("insufficient balance, max active payouts, idempotency key and rejection", () =>
     Effect.gen(function*() {
       const { merchant, principal } = yield* setup
-      const request = { amountUsdt: "10", walletAddress: "wallet-1", network: "TRC-20" }
+      const request = { amountUsdt: "10", walletAddress: "TR7NHqjeKQxGTCi8q8ZY4pL8otSzgjLj6t", network: "TRC-20" }
       assert.strictEqual((yield* Effect.flip(Payouts.create(principal, { ...request, amountUsdt: "100.000001" }))).message, "insufficient balance")
       const first = yield* Payouts.create(principal, { ...request, idempotencyKey: "po-1" })
       const replay = yield* Payouts.create(principal, { ...request, idempotencyKey: "po-1" })
@@ -104,7 +104,7 @@ describe("Payouts scenarios", () => {
   it.effect("the maximum of active payouts is configurable and a refused send releases the hold", () =>
     Effect.gen(function*() {
       const { merchant, principal } = yield* setup
-      const request = { amountUsdt: "30", walletAddress: "w", network: "TON" }
+      const request = { amountUsdt: "30", walletAddress: "EQCxE6mUtQJKFnGfaROTKOt1lZbDiiX1kCixRv7Nw2Id_sDs", network: "TON" }
       yield* Payouts.create(principal, request)
       assert.strictEqual((yield* Effect.flip(Payouts.create(principal, request)))._tag, "MaxActivePayouts")
       return merchant
@@ -130,7 +130,7 @@ describe("Payouts scenarios", () => {
       const { merchant, principal } = yield* setup
       const results = yield* Effect.forEach(
         Array.from({ length: 20 }, (_, i) => i),
-        () => Effect.result(Payouts.create(principal, { amountUsdt: "30", walletAddress: "w", network: "TRC-20" })),
+        () => Effect.result(Payouts.create(principal, { amountUsdt: "30", walletAddress: "TQn9Y2khEsLJW1ChVWFMSMeRDow5KcbLSE", network: "TRC-20" })),
         { concurrency: "unbounded" }
       )
       assert.strictEqual(results.filter((r) => r._tag === "Success").length, 3)

@@ -27,9 +27,10 @@ import { TerminalRepository } from "../ports/TerminalRepository.js"
 import { atomic, wakeup } from "./Atomic.js"
 import * as Outbox from "./Outbox.js"
 import * as Traced from "../Traced.js"
+import * as WalletAddress from "../WalletAddress.js"
 
 /** Networks payouts may use. */
-export const networks = ["TRC-20", "ERC-20", "TON"] as const
+export const networks = WalletAddress.networks
 
 /** Longest wallet address (characters). */
 export const maxWalletLength = 128
@@ -59,9 +60,13 @@ export const create = Traced.fn("Payouts.create")(function*(principal: Principal
   if (wallet.length === 0 || wallet.length > maxWalletLength || !/^[A-Za-z0-9:_-]+$/.test(wallet)) {
     return yield* invalid("wallet_address", `wallet_address must be 1 to ${maxWalletLength} letters, digits, ':', '_' or '-'`)
   }
-  if (!(networks as ReadonlyArray<string>).includes(input.network)) {
+  const network = input.network
+  if (!WalletAddress.isNetwork(network)) {
     return yield* invalid("network", `network must be one of: ${networks.join(", ")}`)
   }
+  // Before any money is held: a malformed or mistyped address is refused here, not by the network.
+  const walletProblem = yield* WalletAddress.problem(network, wallet)
+  if (walletProblem !== undefined) return yield* invalid("wallet_address", walletProblem)
   const key = input.idempotencyKey ?? null
   if (key !== null) {
     const valid = Idempotency.validateKey(key, "idempotency_key")

@@ -406,7 +406,7 @@ const payout = (thousandths: number) =>
     const created = await attempt(real, Effect.flatMap(principal(real), (who) =>
       Payouts.create(who, {
         amountUsdt: `${amount / 1_000_000n}.${(amount % 1_000_000n).toString().padStart(6, "0")}`,
-        walletAddress: "TWallet1",
+        walletAddress: "TQn9Y2khEsLJW1ChVWFMSMeRDow5KcbLSE",
         network: "TRC-20",
         idempotencyKey: `po-${++real.keys}`
       })), ["InsufficientBalance", "MaxActivePayouts"])
