@@ -130,8 +130,9 @@ export const PayoutsPage = ({ search }: { search: string }) => {
         </label>
         <label>
           <span>{t("payouts.wallet")}</span>
-          <input name="wallet" required autocomplete="off" spellcheck={false} value={draft.wallet_address}
+          <input name="wallet" required autocomplete="off" spellcheck={false} value={draft.wallet_address} aria-describedby="wallet-hint"
             onInput={(e) => setDraft({ ...draft, wallet_address: (e.currentTarget as HTMLInputElement).value })} />
+          <small id="wallet-hint" class="note">{t(`payouts.walletHint.${draft.network}`)}</small>
         </label>
         <label>
           <span>{t("payouts.network")}</span>

@@ -136,6 +136,14 @@ describe("Payouts page", () => {
 
     // A payout requested from a later page shows on the first one, in the URL too.
     await vi.waitFor(() => expect(root.textContent).toContain("Page 2 of 3 (57 in all)"))
+    // The wallet's form follows the network chosen.
+    expect(root.textContent).toContain("A TRON address: 34 characters starting with T.")
+    edit(findAll(root, (e) => e.getAttribute("name") === "network")[0]!, "TON", "change")
+    await rendered()
+    expect(root.textContent).toContain("A TON address: 48 characters")
+    expect(root.textContent).not.toContain("A TRON address")
+    edit(findAll(root, (e) => e.getAttribute("name") === "network")[0]!, "TRC-20", "change")
+    await rendered()
     edit(findAll(root, (e) => e.getAttribute("name") === "amount")[0]!, "1.5")
     await rendered()
     edit(findAll(root, (e) => e.getAttribute("name") === "wallet")[0]!, "TQn9Y2khEsLJW1ChVWFMSMeRDow5KcbLSE")
