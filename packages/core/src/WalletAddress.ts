@@ -9,13 +9,17 @@
  *   the first 4 bytes of SHA-256(SHA-256) of the first 21 (base58check). One wrong character is
  *   caught by the checksum.
  * - `ERC-20` (Ethereum): `0x` and 40 hexadecimal digits. The mixed-case EIP-55 checksum needs
- *   Keccak-256, which neither Web Crypto nor Node offers, so it is not checked (decisions.md).
+ *   Keccak-256, which neither Web Crypto nor Node offers, so it is not checked (decisions.md): a
+ *   mistyped digit of an Ethereum address is not caught here.
  * - `TON`: the user-friendly form (48 base64url characters decoding to 36 bytes: a flag byte,
  *   the workchain, the 32-byte account and a CRC16-XMODEM of the first 34), bounceable or not,
  *   never a testnet-only address (payouts move real USDT); or the raw form `0:` / `-1:` and 64
  *   hexadecimal digits.
  *
- * On every network the all-zero account (the burn address) is refused: what is sent there is gone.
+ * On every network the all-zero account (the burn address) and USDT's own token contract (pasting
+ * the token's address for a wallet's is the classic way USDT is lost) are refused. An address of
+ * another network's form is named as such ("a TRC-20 address; this payout's network is ERC-20").
+ * A TON address in standard base64 (`+`, `/`) is taken in its base64url form (`normalize`).
  */
 import { Effect } from "effect"
 
@@ -27,8 +31,12 @@ export const isNetwork = (network: string): network is Network => (networks as R
 
 const BASE58 = "123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz"
 
-/** Base58 (Bitcoin's alphabet) to bytes; `undefined` for a character outside it. */
+/** Longest text `base58Decode` reads (its work grows with the square of the length). */
+const maxBase58Length = 64
+
+/** Base58 (Bitcoin's alphabet) to bytes; `undefined` for a character outside it or a text longer than 64. */
 export const base58Decode = (text: string): Uint8Array | undefined => {
+  if (text.length > maxBase58Length) return undefined
   let value = 0n
   for (const char of text) {
     const digit = BASE58.indexOf(char)
@@ -45,15 +53,16 @@ export const base58Decode = (text: string): Uint8Array | undefined => {
   return Uint8Array.from(bytes)
 }
 
+const BASE64URL = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
+
 /** base64url (no padding) to bytes; `undefined` for a character outside it. */
 const base64UrlDecode = (text: string): Uint8Array | undefined => {
   if (!/^[A-Za-z0-9_-]*$/.test(text) || text.length % 4 === 1) return undefined
-  const alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
   const bytes: Array<number> = []
   let buffer = 0
   let bits = 0
   for (const char of text) {
-    buffer = (buffer << 6) | alphabet.indexOf(char)
+    buffer = ((buffer << 6) | BASE64URL.indexOf(char)) & 0xffff
     bits += 6
     if (bits >= 8) {
       bits -= 8
@@ -62,6 +71,8 @@ const base64UrlDecode = (text: string): Uint8Array | undefined => {
   }
   return Uint8Array.from(bytes)
 }
+
+const toHex = (bytes: Uint8Array): string => Array.from(bytes, (byte) => byte.toString(16).padStart(2, "0")).join("")
 
 /** CRC16-XMODEM (polynomial 0x1021, initial 0), as TON's user-friendly addresses carry it. */
 export const crc16Xmodem = (bytes: Uint8Array): number => {
@@ -78,45 +89,100 @@ const allZero = (bytes: Uint8Array): boolean => bytes.every((byte) => byte === 0
 const sha256 = (bytes: Uint8Array<ArrayBuffer>): Effect.Effect<Uint8Array<ArrayBuffer>> =>
   Effect.promise(async () => new Uint8Array(await globalThis.crypto.subtle.digest("SHA-256", bytes)))
 
+/** USDT's token contracts (lowercase hex of the account): a payout sent there is lost. */
+const usdtContracts: Record<Network, string> = {
+  // TR7NHqjeKQxGTCi8q8ZY4pL8otSzgjLj6t
+  "TRC-20": "a614f803b6fd780986a42c78ec9c7f77e6ded13c",
+  // 0xdAC17F958D2ee523a2206206994597C13D831ec7
+  "ERC-20": "dac17f958d2ee523a2206206994597c13d831ec7",
+  // EQCxE6mUtQJKFnGfaROTKOt1lZbDiiX1kCixRv7Nw2Id_sDs (workchain 0)
+  "TON": "b113a994b5024a16719f69139328eb759596c38a25f59028b146fecdc3621dfe"
+}
+
+/** Burn addresses other than the zero account (Ethereum's conventional `…dEaD`). */
+const burnAccounts: Record<Network, ReadonlyArray<string>> = {
+  "TRC-20": [],
+  "ERC-20": ["000000000000000000000000000000000000dead"],
+  "TON": []
+}
+
+/** What is wrong with an account that decoded: the zero account, a burn address or USDT's contract. */
+const accountProblem = (network: Network, account: Uint8Array): string | undefined => {
+  const hex = toHex(account)
+  if (allZero(account) || burnAccounts[network].includes(hex)) return `wallet_address is a ${network} burn address: USDT sent there is lost`
+  if (hex === usdtContracts[network]) return "wallet_address is USDT's own token contract, not a wallet: USDT sent there is lost"
+  return undefined
+}
+
+const mistyped = "its checksum does not match: a character is probably mistyped; copy the address again"
+
+/** The shapes of each network's addresses, without their checksums: to name the network an address belongs to. */
+const shapes: Record<Network, RegExp> = {
+  "TRC-20": /^T[1-9A-HJ-NP-Za-km-z]{33}$/,
+  "ERC-20": /^0x[0-9a-fA-F]{40}$/,
+  "TON": /^(?:[A-Za-z0-9_-]{48}|(?:0|-1):[0-9a-fA-F]{64})$/
+}
+
+const forms: Record<Network, string> = {
+  "TRC-20": "34 base58 characters starting with T",
+  "ERC-20": "0x and 40 hexadecimal digits",
+  "TON": "48 base64url characters (the user-friendly form) or 0: or -1: and 64 hexadecimal digits"
+}
+
+/** Not of `network`'s form: names the network whose form it has, if any. */
+const notOfForm = (network: Network, address: string): string => {
+  const other = networks.find((each) => each !== network && shapes[each].test(address))
+  return other === undefined
+    ? `wallet_address is not a${network === "ERC-20" ? "n" : ""} ${network} address: ${forms[network]}`
+    : `wallet_address is a${other === "ERC-20" ? "n" : ""} ${other} address, but the payout's network is ${network}: choose network ${other}, or give a${network === "ERC-20" ? "n" : ""} ${network} address`
+}
+
 const tron = Effect.fnUntraced(function*(address: string) {
-  const problem = "wallet_address is not a TRC-20 address: 34 base58 characters starting with T, with a valid checksum"
-  if (address.length !== 34 || !address.startsWith("T")) return problem
+  if (!shapes["TRC-20"].test(address)) return notOfForm("TRC-20", address)
   const bytes = base58Decode(address)
-  if (bytes === undefined || bytes.length !== 25 || bytes[0] !== 0x41) return problem
+  if (bytes === undefined || bytes.length !== 25 || bytes[0] !== 0x41) return `wallet_address is not a TRC-20 address: ${mistyped}`
   const body = Uint8Array.from(bytes.subarray(0, 21))
   const check = yield* sha256(yield* sha256(body))
-  if (!check.subarray(0, 4).every((byte, i) => byte === bytes[21 + i])) return problem
-  if (allZero(body.subarray(1))) return "wallet_address is the TRON zero address: USDT sent there is lost"
-  return undefined
+  if (!check.subarray(0, 4).every((byte, i) => byte === bytes[21 + i])) return `wallet_address is not a TRC-20 address: ${mistyped}`
+  return accountProblem("TRC-20", body.subarray(1))
 })
 
 const ethereum = (address: string): string | undefined => {
-  if (!/^0x[0-9a-fA-F]{40}$/.test(address)) return "wallet_address is not an ERC-20 address: 0x and 40 hexadecimal digits"
-  if (/^0x0{40}$/.test(address)) return "wallet_address is the Ethereum zero address: USDT sent there is lost"
-  return undefined
+  if (!shapes["ERC-20"].test(address)) return notOfForm("ERC-20", address)
+  return accountProblem("ERC-20", Uint8Array.from(address.slice(2).match(/../g)!, (pair) => parseInt(pair, 16)))
 }
 
+/** USDT's contract is on the basechain (0); the zero account is refused on either. */
+const tonAccountProblem = (workchain: number, account: Uint8Array): string | undefined =>
+  workchain === 0x00 || allZero(account) ? accountProblem("TON", account) : undefined
+
 const ton = (address: string): string | undefined => {
-  const problem =
-    "wallet_address is not a TON address: 48 base64url characters (the user-friendly form, with a valid checksum) or 0: or -1: and 64 hexadecimal digits"
-  const zero = "wallet_address is the TON zero address: USDT sent there is lost"
-  const raw = /^(?:0|-1):([0-9a-fA-F]{64})$/.exec(address)
-  if (raw !== null) return /^0+$/.test(raw[1]!) ? zero : undefined
-  if (address.length !== 48) return problem
+  if (!shapes.TON.test(address)) return notOfForm("TON", address)
+  const raw = /^(0|-1):([0-9a-fA-F]{64})$/.exec(address)
+  if (raw !== null) {
+    return tonAccountProblem(raw[1] === "0" ? 0x00 : 0xff, Uint8Array.from(raw[2]!.match(/../g)!, (pair) => parseInt(pair, 16)))
+  }
   const bytes = base64UrlDecode(address)
-  if (bytes === undefined || bytes.length !== 36) return problem
+  if (bytes === undefined || bytes.length !== 36) return notOfForm("TON", address)
   const flag = bytes[0]!
+  if (((flag & 0x7f) !== 0x11 && (flag & 0x7f) !== 0x51) || (bytes[1] !== 0x00 && bytes[1] !== 0xff)
+    || crc16Xmodem(bytes.subarray(0, 34)) !== ((bytes[34]! << 8) | bytes[35]!)) {
+    return `wallet_address is not a TON address: ${mistyped}`
+  }
   if ((flag & 0x80) !== 0) return "wallet_address is a TON testnet-only address: payouts move real USDT"
-  if (flag !== 0x11 && flag !== 0x51) return problem
-  if (bytes[1] !== 0x00 && bytes[1] !== 0xff) return problem
-  if (crc16Xmodem(bytes.subarray(0, 34)) !== ((bytes[34]! << 8) | bytes[35]!)) return problem
-  if (allZero(bytes.subarray(2, 34))) return zero
-  return undefined
+  return tonAccountProblem(bytes[1]!, bytes.subarray(2, 34))
 }
 
 /**
+ * The address as stored: a TON address in standard base64 (`+`, `/`, as some wallets show it) in
+ * base64url, the form the rest of the rules read; any other unchanged.
+ */
+export const normalize = (network: Network, address: string): string =>
+  network === "TON" && /^[A-Za-z0-9+/]{48}$/.test(address) ? address.replace(/\+/g, "-").replace(/\//g, "_") : address
+
+/**
  * Why `address` cannot receive a payout on `network`, or `undefined` when it can. `address` is
- * already within the general rule (1 to 128 letters, digits, `:`, `_`, `-`).
+ * normalized (`normalize`) and within the general rule (1 to 128 letters, digits, `:`, `_`, `-`).
  */
 export const problem = (network: Network, address: string): Effect.Effect<string | undefined> => {
   switch (network) {

@@ -3,13 +3,18 @@ import { Effect } from "effect"
 import * as fc from "fast-check"
 import * as WalletAddress from "../src/WalletAddress.js"
 
-// Real addresses: USDT's contracts on TRON and Ethereum, its jetton master on TON (the first a
-// well-known TRON account).
-const tron = "TR7NHqjeKQxGTCi8q8ZY4pL8otSzgjLj6t"
+// Addresses made for these tests (valid checksums, no one's wallet), and USDT's token contracts.
+const tron = "TJKmZKEkHfSuVWmQ5ZYsLFcEgH8NgoNSGw"
 const tron2 = "TQn9Y2khEsLJW1ChVWFMSMeRDow5KcbLSE"
-const ethereum = "0xdAC17F958D2ee523a2206206994597C13D831ec7"
-const tonBounceable = "EQCxE6mUtQJKFnGfaROTKOt1lZbDiiX1kCixRv7Nw2Id_sDs"
-const tonRaw = "0:b113a994b5024a16719f69139328eb759596c38a25f59028b146fecdc3621dfe"
+const ethereum = "0x865f2ecac5ec7ffd0d3b1c8900eb63162ac0f631"
+const tonBounceable = "EQBbpICDZRnZno_y9CuIwQeUIKJVxNwriXTo_Q-Q9nGB5fDX"
+const tonNonBounceable = "UQBbpICDZRnZno_y9CuIwQeUIKJVxNwriXTo_Q-Q9nGB5a0S"
+const tonRaw = `0:${Buffer.from(tonBounceable, "base64url").subarray(2, 34).toString("hex")}`
+const usdt = {
+  tron: "TR7NHqjeKQxGTCi8q8ZY4pL8otSzgjLj6t",
+  ethereum: "0xdAC17F958D2ee523a2206206994597C13D831ec7",
+  ton: "EQCxE6mUtQJKFnGfaROTKOt1lZbDiiX1kCixRv7Nw2Id_sDs"
+}
 
 const problem = (network: WalletAddress.Network, address: string) => WalletAddress.problem(network, address)
 
@@ -40,27 +45,32 @@ describe("WalletAddress", () => {
       assert.isUndefined(yield* problem("TRC-20", tron))
       assert.isUndefined(yield* problem("TRC-20", tron2))
       assert.isUndefined(yield* problem("ERC-20", ethereum))
-      assert.isUndefined(yield* problem("ERC-20", ethereum.toLowerCase()))
+      assert.isUndefined(yield* problem("ERC-20", ethereum.toUpperCase().replace("0X", "0x")))
       assert.isUndefined(yield* problem("TON", tonBounceable))
-      assert.isUndefined(yield* problem("TON", tonWithFlag(0x51)), "non-bounceable (UQ…)")
+      assert.isUndefined(yield* problem("TON", tonNonBounceable), "non-bounceable (UQ…)")
+      assert.strictEqual(tonWithFlag(0x51), tonNonBounceable)
       assert.isUndefined(yield* problem("TON", tonWithFlag(0x11, 0xff)), "masterchain")
       assert.isUndefined(yield* problem("TON", tonRaw))
       assert.isUndefined(yield* problem("TON", `-1:${tonRaw.slice(2).toUpperCase()}`))
     }))
 
-  it.effect("refuses an address of another network", () =>
+  it.effect("refuses an address of another network, naming it", () =>
     Effect.gen(function*() {
-      assert.match((yield* problem("ERC-20", tron))!, /not an ERC-20 address/)
-      assert.match((yield* problem("TON", tron))!, /not a TON address/)
-      assert.match((yield* problem("TRC-20", ethereum))!, /not a TRC-20 address/)
-      assert.match((yield* problem("TRC-20", tonBounceable))!, /not a TRC-20 address/)
-      assert.match((yield* problem("ERC-20", tonRaw))!, /not an ERC-20 address/)
+      assert.strictEqual(yield* problem("ERC-20", tron), "wallet_address is a TRC-20 address, but the payout's network is ERC-20: choose network TRC-20, or give an ERC-20 address")
+      assert.match((yield* problem("TON", tron))!, /^wallet_address is a TRC-20 address, but the payout's network is TON/)
+      assert.strictEqual(yield* problem("TRC-20", ethereum), "wallet_address is an ERC-20 address, but the payout's network is TRC-20: choose network ERC-20, or give a TRC-20 address")
+      assert.match((yield* problem("TRC-20", tonBounceable))!, /^wallet_address is a TON address/)
+      assert.match((yield* problem("ERC-20", tonRaw))!, /^wallet_address is a TON address/)
+      // Of no network's form: the expected one is described.
+      assert.strictEqual(yield* problem("TRC-20", "abc"), "wallet_address is not a TRC-20 address: 34 base58 characters starting with T")
+      assert.strictEqual(yield* problem("ERC-20", "abc"), "wallet_address is not an ERC-20 address: 0x and 40 hexadecimal digits")
+      assert.match((yield* problem("TON", "abc"))!, /^wallet_address is not a TON address: 48 base64url characters/)
     }))
 
   it.effect("a TRON address with any one character mistyped fails its checksum", () =>
     Effect.gen(function*() {
       for (let at = 1; at < tron.length; at++) {
-        assert.match((yield* problem("TRC-20", mistype(tron, at, base58)))!, /not a TRC-20 address/, `at ${at}`)
+        assert.match((yield* problem("TRC-20", mistype(tron, at, base58)))!, /checksum does not match: a character is probably mistyped/, `at ${at}`)
       }
       // Two characters swapped.
       assert.isDefined(yield* problem("TRC-20", `${tron.slice(0, 5)}${tron[6]}${tron[5]}${tron.slice(7)}`))
@@ -69,7 +79,7 @@ describe("WalletAddress", () => {
   it.effect("a TON address with any one character mistyped fails its CRC", () =>
     Effect.gen(function*() {
       for (let at = 2; at < tonBounceable.length; at++) {
-        assert.isDefined(yield* problem("TON", mistype(tonBounceable, at, base64url)), `at ${at}`)
+        assert.match((yield* problem("TON", mistype(tonBounceable, at, base64url)))!, /checksum does not match/, `at ${at}`)
       }
     }))
 
@@ -78,6 +88,10 @@ describe("WalletAddress", () => {
       for (const address of [tron.slice(0, 33), `${tron}1`, `A${tron.slice(1)}`, "T0000000000000000000000000000000OI"]) {
         assert.isDefined(yield* problem("TRC-20", address), address)
       }
+      // Valid base58check starting with T, but another version byte than TRON's 0x41 (0x40, 0x42).
+      for (const address of ["T1mmJjSMcEVPdma3oiEDah4MBPC3yQsKfi", "TpSyGx2w2bR9GdrDrYtrYwbvSPhwSmg7ER"]) {
+        assert.match((yield* problem("TRC-20", address))!, /not a TRC-20 address/, address)
+      }
       for (const address of [ethereum.slice(0, 41), `${ethereum}0`, ethereum.slice(2) + "00", `0X${ethereum.slice(2)}`, `0x${"g".repeat(40)}`]) {
         assert.isDefined(yield* problem("ERC-20", address), address)
       }
@@ -85,24 +99,52 @@ describe("WalletAddress", () => {
       assert.match((yield* problem("TON", tonWithFlag(0xd1)))!, /testnet-only/)
       assert.match((yield* problem("TON", tonWithFlag(0x12)))!, /not a TON address/)
       assert.match((yield* problem("TON", tonWithFlag(0x11, 0x01)))!, /not a TON address/)
+      // A broken address with the testnet bit is broken, not "testnet-only".
+      assert.match((yield* problem("TON", "z".repeat(48)))!, /not a TON address/)
+      assert.match((yield* problem("TON", `k${tonBounceable.slice(1)}`))!, /not a TON address/)
       assert.isDefined(yield* problem("TON", `1:${tonRaw.slice(2)}`))
       assert.isDefined(yield* problem("TON", tonRaw.slice(0, -1)))
       assert.isDefined(yield* problem("TON", tonBounceable.slice(0, 47)))
     }))
 
-  it.effect("refuses each network's zero (burn) address", () =>
+  it.effect("refuses each network's burn addresses", () =>
     Effect.gen(function*() {
-      assert.match((yield* problem("TRC-20", "T9yD14Nj9j7xAB4dbGeiX9h8unkKHxuWwb"))!, /zero address/)
-      assert.match((yield* problem("ERC-20", `0x${"0".repeat(40)}`))!, /zero address/)
-      assert.match((yield* problem("TON", "EQAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAM9c"))!, /zero address/)
-      assert.match((yield* problem("TON", `0:${"0".repeat(64)}`))!, /zero address/)
+      assert.strictEqual(yield* problem("TRC-20", "T9yD14Nj9j7xAB4dbGeiX9h8unkKHxuWwb"), "wallet_address is a TRC-20 burn address: USDT sent there is lost")
+      assert.match((yield* problem("ERC-20", `0x${"0".repeat(40)}`))!, /ERC-20 burn address/)
+      assert.match((yield* problem("ERC-20", "0x000000000000000000000000000000000000dEaD"))!, /ERC-20 burn address/)
+      assert.match((yield* problem("TON", "EQAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAM9c"))!, /TON burn address/)
+      assert.match((yield* problem("TON", `0:${"0".repeat(64)}`))!, /TON burn address/)
+      assert.match((yield* problem("TON", `-1:${"0".repeat(64)}`))!, /TON burn address/)
     }))
+
+  it.effect("refuses USDT's own token contract in every form", () =>
+    Effect.gen(function*() {
+      const contract = "wallet_address is USDT's own token contract, not a wallet: USDT sent there is lost"
+      assert.strictEqual(yield* problem("TRC-20", usdt.tron), contract)
+      assert.strictEqual(yield* problem("ERC-20", usdt.ethereum), contract)
+      assert.strictEqual(yield* problem("ERC-20", usdt.ethereum.toLowerCase()), contract)
+      assert.strictEqual(yield* problem("TON", usdt.ton), contract)
+      const account = Buffer.from(usdt.ton, "base64url").subarray(2, 34).toString("hex")
+      assert.strictEqual(yield* problem("TON", `0:${account}`), contract)
+      // The same account on the masterchain is another account.
+      assert.isUndefined(yield* problem("TON", `-1:${account}`))
+    }))
+
+  it("a TON address in standard base64 is taken in base64url; other addresses are unchanged", () => {
+    const standard = "EQCHFsJOm+UOeYHn650gtw7TPMXpKEZ5Foc6UlS8ppKeL25F"
+    assert.strictEqual(WalletAddress.normalize("TON", standard), "EQCHFsJOm-UOeYHn650gtw7TPMXpKEZ5Foc6UlS8ppKeL25F")
+    assert.strictEqual(WalletAddress.normalize("TON", "EQCw/ikJ"), "EQCw/ikJ")
+    assert.strictEqual(WalletAddress.normalize("TRC-20", standard), standard)
+    assert.strictEqual(WalletAddress.normalize("TON", tonBounceable), tonBounceable)
+  })
 
   it("base58 decoding keeps leading zero bytes and refuses characters outside the alphabet", () => {
     assert.deepStrictEqual(WalletAddress.base58Decode("11"), Uint8Array.from([0, 0]))
     assert.deepStrictEqual(WalletAddress.base58Decode("1z"), Uint8Array.from([0, 57]))
     assert.deepStrictEqual(WalletAddress.base58Decode("5R"), Uint8Array.from([1, 0]))
     for (const char of ["0", "O", "I", "l", "+"]) assert.isUndefined(WalletAddress.base58Decode(`T${char}`))
+    assert.isUndefined(WalletAddress.base58Decode("z".repeat(65)), "longer than any address: not read")
+    assert.isDefined(WalletAddress.base58Decode("z".repeat(64)))
   })
 
   it("CRC16-XMODEM of the check string is 0x31C3", () => {

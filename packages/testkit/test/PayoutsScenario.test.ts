@@ -77,7 +77,7 @@ describe("Payouts scenarios", () => {
   it.effect("insufficient balance, max active payouts, idempotency key and rejection", () =>
     Effect.gen(function*() {
       const { merchant, principal } = yield* setup
-      const request = { amountUsdt: "10", walletAddress: "TR7NHqjeKQxGTCi8q8ZY4pL8otSzgjLj6t", network: "TRC-20" }
+      const request = { amountUsdt: "10", walletAddress: "TJKmZKEkHfSuVWmQ5ZYsLFcEgH8NgoNSGw", network: "TRC-20" }
       assert.strictEqual((yield* Effect.flip(Payouts.create(principal, { ...request, amountUsdt: "100.000001" }))).message, "insufficient balance")
       const first = yield* Payouts.create(principal, { ...request, idempotencyKey: "po-1" })
       const replay = yield* Payouts.create(principal, { ...request, idempotencyKey: "po-1" })
@@ -104,7 +104,7 @@ describe("Payouts scenarios", () => {
   it.effect("the maximum of active payouts is configurable and a refused send releases the hold", () =>
     Effect.gen(function*() {
       const { merchant, principal } = yield* setup
-      const request = { amountUsdt: "30", walletAddress: "EQCxE6mUtQJKFnGfaROTKOt1lZbDiiX1kCixRv7Nw2Id_sDs", network: "TON" }
+      const request = { amountUsdt: "30", walletAddress: "EQBbpICDZRnZno_y9CuIwQeUIKJVxNwriXTo_Q-Q9nGB5fDX", network: "TON" }
       yield* Payouts.create(principal, request)
       assert.strictEqual((yield* Effect.flip(Payouts.create(principal, request)))._tag, "MaxActivePayouts")
       return merchant

@@ -56,15 +56,17 @@ export const create = Traced.fn("Payouts.create")(function*(principal: Principal
   if (Result.isFailure(amount)) return yield* amount.failure
   // More than a balance can hold (an outside probe's got a 500 from the store's numeric overflow).
   if (amount.success > maxUsdtMicro) return yield* invalid("amount_usdt", `amount_usdt must not exceed ${formatUsdt(maxUsdtMicro)}`)
-  const wallet = input.walletAddress.trim()
-  if (wallet.length === 0 || wallet.length > maxWalletLength || !/^[A-Za-z0-9:_-]+$/.test(wallet)) {
-    return yield* invalid("wallet_address", `wallet_address must be 1 to ${maxWalletLength} letters, digits, ':', '_' or '-'`)
-  }
   const network = input.network
   if (!WalletAddress.isNetwork(network)) {
     return yield* invalid("network", `network must be one of: ${networks.join(", ")}`)
   }
+  const wallet = WalletAddress.normalize(network, input.walletAddress.trim())
+  if (wallet.length === 0 || wallet.length > maxWalletLength || !/^[A-Za-z0-9:_-]+$/.test(wallet)) {
+    return yield* invalid("wallet_address", `wallet_address must be 1 to ${maxWalletLength} letters, digits, ':', '_' or '-'`)
+  }
   // Before any money is held: a malformed or mistyped address is refused here, not by the network.
+  // (Also before an idempotency key's replay: a retry of a payout stored before these checks, to an
+  // address they refuse, is answered 400, as a new request would be.)
   const walletProblem = yield* WalletAddress.problem(network, wallet)
   if (walletProblem !== undefined) return yield* invalid("wallet_address", walletProblem)
   const key = input.idempotencyKey ?? null
