@@ -41,7 +41,9 @@ export const start = async (options: { readonly secret: string; readonly port?: 
       let summary = body.slice(0, 200)
       try {
         const event = JSON.parse(body) as { event_type?: string; payment_id?: string; payout_id?: string; status?: string }
-        summary = `${event.event_type} ${event.payment_id ?? event.payout_id ?? ""} status=${event.status}`
+        // A ping (the terminal's test event) names no object and has no status.
+        summary = [event.event_type, event.payment_id ?? event.payout_id, event.status === undefined ? undefined : `status=${event.status}`]
+          .filter((part) => part !== undefined).join(" ")
       } catch {}
       const line = verdict.ok ? `verified ${summary}` : `REJECTED (${verdict.reason}) ${summary}`
       options.onCallback?.({ verified: verdict.ok, line })
