@@ -8,12 +8,14 @@
  * work safely because the use cases claim rows with `SKIP LOCKED` and leases. Callbacks still being
  * sent a second after a pass started them go on in the background (`CallbacksInFlight`, in a scope
  * of the layer's, which waits for them when it closes), so a slow receiver holds up neither the
- * next pass's callbacks nor the other work.
+ * next pass's callbacks nor the other work. Test clocks run in a loop of their own (every interval,
+ * `TestClocks.runPendingFor`), so live work never waits behind a clock's, whose advance waits for
+ * its callbacks; the operator's `runNow` works them too.
  *
  * A pass that did work logs one summary line; a failed pass logs its cause and the loop goes on.
  */
 import { Cause, Context, Duration, Effect, Layer, Schedule, Scope, Semaphore } from "effect"
-import { Callback, CallbacksInFlight, Work } from "@paydesk/core"
+import { Callback, CallbacksInFlight, TestClocks, Work } from "@paydesk/core"
 import type { HostRoutes } from "@paydesk/fastify"
 import { WakeSignal } from "./LocalWakeups.js"
 import { Metrics } from "./Metrics.js"
@@ -75,11 +77,13 @@ export const layer = (options: Options): Layer.Layer<LocalWorker, never, WakeSig
       // The loop's passes leave slow callbacks in the background; a pass asked for (`runNow`: the
       // operator's `work run`) waits for all it sent, so its report means done (after the
       // background's callbacks of the same payments).
+      // The loop's passes leave test clocks to a loop of their own (below); a pass asked for runs
+      // them too.
       const rounds = (leaveSlow: boolean) =>
         Effect.gen(function*() {
           // A wake from now on asks for another pass.
           signal.closeUnsafe()
-          return yield* Work.rounds(maxRounds, (only) => Effect.uninterruptible(Work.runDue(only))).pipe(
+          return yield* Work.rounds(maxRounds, (only) => Effect.uninterruptible(Work.runDue(only, { testClocks: !leaveSlow }))).pipe(
             Effect.provideService(CallbacksInFlight.InFlight, leaveSlow ? inFlight : inFlight.waiting())
           )
         })
@@ -114,11 +118,30 @@ export const layer = (options: Options): Layer.Layer<LocalWorker, never, WakeSig
         Effect.ignore
       )
 
+      // Test clocks in a loop of their own, every interval: an advance waits for its clock's callbacks
+      // (up to their timeout each, so that retries follow at the clock's moments), and in the live
+      // loop 8 clocks of one sandbox whose endpoint did not answer held up every merchant's live work
+      // (retries due 30–50 s late; found by an outside probe). Each run is uninterruptible, as a
+      // round is: a shutdown waits for it (its budget, then the step in progress). Not on the wake
+      // signal: the live loop closes it, and an open one would spin this loop.
+      const clockRun = TestClocks.runPendingFor(TestClocks.backgroundBudgetMs).pipe(
+        Effect.uninterruptible,
+        Effect.tapCause((cause) =>
+          Cause.hasInterruptsOnly(cause)
+            ? Effect.void
+            : Effect.logError(`test clock work failed: ${Cause.pretty(cause).split("\n")[0] ?? "failed"}`).pipe(
+              Effect.annotateLogs({ component: "worker", cause: Cause.pretty(cause) })
+            )),
+        Effect.ignore
+      )
+      yield* Effect.repeat(Effect.andThen(Effect.sleep(Duration.millis(options.intervalMs)), clockRun), Schedule.forever).pipe(Effect.forkScoped)
+
       yield* Effect.repeat(cycle, Schedule.forever).pipe(
         Effect.onExit(() => Effect.sync(() => void (state.running = false))),
         Effect.forkScoped,
         Effect.tap(() => Effect.sync(() => void (state.running = true)))
       )
+
       // Registered last, so it runs first: the loop is interrupted next, after the round it is in.
       yield* Effect.addFinalizer(() =>
         Effect.suspend(() => {

@@ -120,6 +120,37 @@ for (const target of pgTargets()) describe(`test clocks on postgres (${target.na
     const liveAfter = (await m.api("GET", `/subscriptions/${live.json.id}`)).json
     expect([liveAfter.billing_status, liveAfter.successful_cycles, liveAfter.next_charge_at]).toEqual(["enabled", 1, liveBefore.next_charge_at])
   }, 120_000)
+
+  it("a sandbox's clocks whose endpoint does not answer hold up no live callback: the local engine works test clocks in a loop of its own", async () => {
+    // Four clocks of another merchant, each with a payment whose callback hangs until its timeout (10 s).
+    const slow = await startReceiver(() => Date.now())
+    try {
+      slow.answers.push(...Array.from({ length: 8 }, () => "hang" as const))
+      const sandboxMerchant = await srv.merchant(slow.url)
+      for (let i = 0; i < 4; i++) {
+        const clock = await sandboxMerchant.api("POST", "/test-clocks", { frozen_time: "2026-06-01T10:00:00+03:00" })
+        expect(clock.status, clock.text).toBe(201)
+        const payment = await sandboxMerchant.api("POST", "/payments", { amount: "10", order_id: `slow-${i}`, test: true, test_clock: clock.json.id })
+        expect(payment.status, payment.text).toBe(201)
+      }
+      await eventually(() => slow.requests.length >= 1, "the first clock's callback to hang")
+
+      // A live payment paid meanwhile: its payment.paid is sent by a pass of the live loop.
+      const m = await srv.merchant(receiver.url)
+      const payment = await m.api("POST", "/payments", { amount: "100", order_id: "live-beside-slow-clocks" })
+      expect(payment.status, payment.text).toBe(201)
+      const paidAt = Date.now()
+      expect((await srv.admin("POST", `/acquirer/payments/${payment.json.id}/outcome`, { outcome: "paid" })).json.status).toBe("paid")
+      const delivered = () => receiver.requests.find((r) => r.body.includes(`"payment_id":"${payment.json.id}"`) && r.body.includes(`"event_type":"payment.paid"`))
+      await eventually(() => delivered() !== undefined, "the live payment.paid")
+      // Before, the live loop worked the clocks: it waited for their callbacks, 10 s each, one after another.
+      expect(delivered()!.at - paidAt).toBeLessThan(5_000)
+      // The clocks' callbacks were attempted meanwhile, in their own loop.
+      expect(slow.requests.length).toBeGreaterThanOrEqual(1)
+    } finally {
+      await slow.close()
+    }
+  }, 90_000)
 })
 
 for (const target of pgTargets()) describe(`deleting a test clock on postgres (${target.name})`, () => {

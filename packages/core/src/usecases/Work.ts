@@ -87,12 +87,22 @@ export const housekeeping = Traced.fn("Work.housekeeping")(function*() {
 /** A job of a pass (named as its count in the report). */
 export type Job = keyof Report
 
+/** Options of `runDue`. */
+export interface RunOptions {
+  /**
+   * `false`: test clocks are left to a run of their own (`TestClocks.runPendingFor`), as the local
+   * engine and the Inngest sweep give them, so that live work never waits behind a clock's work
+   * (whose callbacks an advance waits for). Default `true`.
+   */
+  readonly testClocks?: boolean
+}
+
 /**
  * Runs every due job once, or only the jobs of `only` (then without housekeeping); one job failing
  * does not keep the others from running.
  */
-export const runDue = Traced.fn("Work.runDue")(function*(only?: ReadonlySet<Job>) {
-  const runs = (name: Job) => only === undefined || only.has(name)
+export const runDue = Traced.fn("Work.runDue")(function*(only?: ReadonlySet<Job>, options?: RunOptions) {
+  const runs = (name: Job) => (only === undefined || only.has(name)) && (name !== "testClocks" || options?.testClocks !== false)
   const expiredPayments = runs("expiredPayments") ? yield* job("expire payments", Payments.expireDue()) : 0
   const charges = runs("charges") ? yield* job("due charges", Subscriptions.runDueCharges()) : 0
   const stops = runs("stops") ? yield* job("pending stops", Lifecycle.finishPendingStops()) : 0
