@@ -261,6 +261,13 @@ export const decode = <Q extends Schema.Top | undefined, B extends Schema.Top | 
   Effect.gen(function*() {
     const headers: Record<string, string | undefined> = {}
     for (const header of op.headers ?? []) headers[header.name] = yield* decodeHeader(request, header)
+    // No parameter takes several values: one given twice is named as such (it was refused with its
+    // value's message, "environment must be one of …", for `environment=sandbox&environment=sandbox`).
+    const known = (op.query as unknown as { readonly fields?: Record<string, unknown> } | undefined)?.fields ?? {}
+    const repeated = Object.entries((request.query ?? {}) as Record<string, unknown>).find(([name, value]) => Array.isArray(value) && Object.hasOwn(known, name))
+    if (repeated !== undefined) {
+      return yield* new InvalidRequest({ field: repeated[0], message: `${repeated[0]} is given more than once` })
+    }
     const query = op.query !== undefined && !takesNone(op.query)
       ? yield* decodeWith(op.query, "query", { ...(request.query as object | undefined) })
       : op.query !== undefined || strictSurfaces.has(op.surface)

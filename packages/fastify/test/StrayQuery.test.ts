@@ -73,6 +73,15 @@ describe("Stray query parameters", () => {
     expect(json(created).terminal_id).toBe(merchant.terminal.id)
   })
 
+  it("a parameter given twice is 400 saying so (it got its value's message); an unknown one given twice is unknown", async () => {
+    for (const [url, name] of [["/payments?environment=sandbox&environment=sandbox", "environment"], ["/events?limit=1&limit=2", "limit"]] as const) {
+      expect(expectError(await call("GET", url), 400, "invalid_request", `${name} is given more than once`).field).toBe(name)
+    }
+    refused(await call("GET", "/payments?foo=1&foo=2"), "foo", "GET /payments?foo=1&foo=2")
+    // Once each, they are taken.
+    expect((await call("GET", "/payments?environment=sandbox&limit=1")).statusCode).toBe(200)
+  })
+
   it("POST /test-clocks?x=1 is 400 naming x and creates no clock", async () => {
     refused(await call("POST", "/test-clocks?x=1", { frozen_time: "2026-01-31T10:00:00Z" }), "x", "POST /test-clocks?x=1")
     refused(await call("POST", `/test-clocks?terminal_id=${other.terminal.id}`, { frozen_time: "2026-01-31T10:00:00Z" }), "terminal_id", "POST /test-clocks?terminal_id")
