@@ -116,7 +116,7 @@ const accountProblem = (network: Network, account: Uint8Array): string | undefin
 
 const mistyped = "its checksum does not match: a character is probably mistyped; copy the address again"
 
-/** The shapes of each network's addresses, without their checksums: to name the network an address belongs to. */
+/** The shapes of each network's addresses, without their checksums (the first check of each). */
 const shapes: Record<Network, RegExp> = {
   "TRC-20": /^T[1-9A-HJ-NP-Za-km-z]{33}$/,
   "ERC-20": /^0x[0-9a-fA-F]{40}$/,
@@ -129,26 +129,21 @@ const forms: Record<Network, string> = {
   "TON": "48 base64url characters (the user-friendly form) or 0: or -1: and 64 hexadecimal digits"
 }
 
-/** Not of `network`'s form: names the network whose form it has, if any. */
-const notOfForm = (network: Network, address: string): string => {
-  const other = networks.find((each) => each !== network && shapes[each].test(address))
-  return other === undefined
-    ? `wallet_address is not a${network === "ERC-20" ? "n" : ""} ${network} address: ${forms[network]}`
-    : `wallet_address is a${other === "ERC-20" ? "n" : ""} ${other} address, but the payout's network is ${network}: choose network ${other}, or give a${network === "ERC-20" ? "n" : ""} ${network} address`
-}
+const notOfForm = (network: Network): string =>
+  `wallet_address is not a${network === "ERC-20" ? "n" : ""} ${network} address: ${forms[network]}`
 
 const tron = Effect.fnUntraced(function*(address: string) {
-  if (!shapes["TRC-20"].test(address)) return notOfForm("TRC-20", address)
+  if (!shapes["TRC-20"].test(address)) return notOfForm("TRC-20")
   const bytes = base58Decode(address)
   if (bytes === undefined || bytes.length !== 25 || bytes[0] !== 0x41) return `wallet_address is not a TRC-20 address: ${mistyped}`
   const body = Uint8Array.from(bytes.subarray(0, 21))
-  const check = yield* sha256(yield* sha256(body))
-  if (!check.subarray(0, 4).every((byte, i) => byte === bytes[21 + i])) return `wallet_address is not a TRC-20 address: ${mistyped}`
+  const digest = yield* sha256(yield* sha256(body))
+  if (!digest.subarray(0, 4).every((byte, i) => byte === bytes[21 + i])) return `wallet_address is not a TRC-20 address: ${mistyped}`
   return accountProblem("TRC-20", body.subarray(1))
 })
 
 const ethereum = (address: string): string | undefined => {
-  if (!shapes["ERC-20"].test(address)) return notOfForm("ERC-20", address)
+  if (!shapes["ERC-20"].test(address)) return notOfForm("ERC-20")
   return accountProblem("ERC-20", Uint8Array.from(address.slice(2).match(/../g)!, (pair) => parseInt(pair, 16)))
 }
 
@@ -157,13 +152,13 @@ const tonAccountProblem = (workchain: number, account: Uint8Array): string | und
   workchain === 0x00 || allZero(account) ? accountProblem("TON", account) : undefined
 
 const ton = (address: string): string | undefined => {
-  if (!shapes.TON.test(address)) return notOfForm("TON", address)
+  if (!shapes.TON.test(address)) return notOfForm("TON")
   const raw = /^(0|-1):([0-9a-fA-F]{64})$/.exec(address)
   if (raw !== null) {
     return tonAccountProblem(raw[1] === "0" ? 0x00 : 0xff, Uint8Array.from(raw[2]!.match(/../g)!, (pair) => parseInt(pair, 16)))
   }
   const bytes = base64UrlDecode(address)
-  if (bytes === undefined || bytes.length !== 36) return notOfForm("TON", address)
+  if (bytes === undefined || bytes.length !== 36) return notOfForm("TON")
   const flag = bytes[0]!
   if (((flag & 0x7f) !== 0x11 && (flag & 0x7f) !== 0x51) || (bytes[1] !== 0x00 && bytes[1] !== 0xff)
     || crc16Xmodem(bytes.subarray(0, 34)) !== ((bytes[34]! << 8) | bytes[35]!)) {
@@ -180,11 +175,7 @@ const ton = (address: string): string | undefined => {
 export const normalize = (network: Network, address: string): string =>
   network === "TON" && /^[A-Za-z0-9+/]{48}$/.test(address) ? address.replace(/\+/g, "-").replace(/\//g, "_") : address
 
-/**
- * Why `address` cannot receive a payout on `network`, or `undefined` when it can. `address` is
- * normalized (`normalize`) and within the general rule (1 to 128 letters, digits, `:`, `_`, `-`).
- */
-export const problem = (network: Network, address: string): Effect.Effect<string | undefined> => {
+const check = (network: Network, address: string): Effect.Effect<string | undefined> => {
   switch (network) {
     case "TRC-20":
       return tron(address)
@@ -194,3 +185,21 @@ export const problem = (network: Network, address: string): Effect.Effect<string
       return Effect.succeed(ton(address))
   }
 }
+
+/**
+ * Why `address` cannot receive a payout on `network`, or `undefined` when it can. `address` is
+ * normalized (`normalize`) and within the general rule (1 to 128 letters, digits, `:`, `_`, `-`).
+ * An address not of `network`'s form that is a valid address of another network (its checksum
+ * too) is named as such.
+ */
+export const problem = Effect.fnUntraced(function*(network: Network, address: string) {
+  const own = yield* check(network, address)
+  if (own !== notOfForm(network)) return own
+  for (const other of networks) {
+    if (other !== network && shapes[other].test(address) && (yield* check(other, address)) === undefined) {
+      const a = (n: Network) => `a${n === "ERC-20" ? "n" : ""} ${n}`
+      return `wallet_address is ${a(other)} address, but the payout's network is ${network}: choose network ${other}, or give ${a(network)} address`
+    }
+  }
+  return own
+})

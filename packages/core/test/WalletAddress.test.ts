@@ -61,6 +61,9 @@ describe("WalletAddress", () => {
       assert.strictEqual(yield* problem("TRC-20", ethereum), "wallet_address is an ERC-20 address, but the payout's network is TRC-20: choose network ERC-20, or give a TRC-20 address")
       assert.match((yield* problem("TRC-20", tonBounceable))!, /^wallet_address is a TON address/)
       assert.match((yield* problem("ERC-20", tonRaw))!, /^wallet_address is a TON address/)
+      // Of another network's shape but not valid there (its checksum fails): not named.
+      assert.strictEqual(yield* problem("TRC-20", "x".repeat(48)), "wallet_address is not a TRC-20 address: 34 base58 characters starting with T")
+      assert.strictEqual(yield* problem("ERC-20", `${tron.slice(0, 10)}X${tron.slice(11)}`), "wallet_address is not an ERC-20 address: 0x and 40 hexadecimal digits")
       // Of no network's form: the expected one is described.
       assert.strictEqual(yield* problem("TRC-20", "abc"), "wallet_address is not a TRC-20 address: 34 base58 characters starting with T")
       assert.strictEqual(yield* problem("ERC-20", "abc"), "wallet_address is not an ERC-20 address: 0x and 40 hexadecimal digits")

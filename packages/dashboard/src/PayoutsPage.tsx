@@ -128,11 +128,10 @@ export const PayoutsPage = ({ search }: { search: string }) => {
             aria-describedby={over ? "payout-over" : undefined}
             onInput={(e) => setDraft({ ...draft, amount_usdt: (e.currentTarget as HTMLInputElement).value })} />
         </label>
-        <label>
+        <label class="wide">
           <span>{t("payouts.wallet")}</span>
           <input name="wallet" required autocomplete="off" spellcheck={false} value={draft.wallet_address} aria-describedby="wallet-hint"
             onInput={(e) => setDraft({ ...draft, wallet_address: (e.currentTarget as HTMLInputElement).value })} />
-          <small id="wallet-hint" class="note">{t(`payouts.walletHint.${draft.network}`)}</small>
         </label>
         <label>
           <span>{t("payouts.network")}</span>
@@ -142,6 +141,7 @@ export const PayoutsPage = ({ search }: { search: string }) => {
         </label>
         <div class="actions"><button type="submit" disabled={over || busy}>{t("payouts.request")}</button></div>
       </form>
+      <p id="wallet-hint" class="note">{t(`payouts.walletHint.${draft.network}`)}</p>
       {over ? <p id="payout-over" class="error">{t("payouts.over")}</p> : null}
       {confirming ? (
         <Confirm id="payout" busy={busy} onConfirm={request} onCancel={() => setConfirming(false)}

@@ -122,23 +122,38 @@ export const layer = (options: Options): Layer.Layer<LocalWorker, never, WakeSig
       // (up to their timeout each, so that retries follow at the clock's moments), and in the live
       // loop 8 clocks of one sandbox whose endpoint did not answer held up every merchant's live work
       // (retries due 30–50 s late; found by an outside probe). Each run is uninterruptible, as a
-      // round is: a shutdown waits for it (its budget, then the step in progress). Not on the wake
-      // signal: the live loop closes it, and an open one would spin this loop.
+      // round is: a stop waits for it (its budget, then the step in progress). Not on the wake
+      // signal: the live loop closes it, and an open one would spin this loop. A failed run (a
+      // database error is a defect here) is logged and the loop goes on.
+      const clocks = { running: false, lastError: null as string | null }
       const clockRun = TestClocks.runPendingFor(TestClocks.backgroundBudgetMs).pipe(
         Effect.uninterruptible,
-        Effect.tapCause((cause) =>
-          Cause.hasInterruptsOnly(cause)
-            ? Effect.void
-            : Effect.logError(`test clock work failed: ${Cause.pretty(cause).split("\n")[0] ?? "failed"}`).pipe(
-              Effect.annotateLogs({ component: "worker", cause: Cause.pretty(cause) })
-            )),
-        Effect.ignore
+        Effect.matchCauseEffect({
+          onSuccess: (worked) =>
+            Effect.sync(() => {
+              clocks.lastError = null
+              metrics.observeTestClocks(worked)
+            }),
+          onFailure: (cause) =>
+            Cause.hasInterruptsOnly(cause) ? Effect.failCause(cause) : Effect.gen(function*() {
+              clocks.lastError = Cause.pretty(cause).split("\n")[0] ?? "failed"
+              metrics.observeTestClocks(null)
+              yield* Effect.logError(`test clock work failed: ${clocks.lastError}`).pipe(Effect.annotateLogs({ component: "worker", cause: Cause.pretty(cause) }))
+            })
+        })
       )
-      yield* Effect.repeat(Effect.andThen(Effect.sleep(Duration.millis(options.intervalMs)), clockRun), Schedule.forever).pipe(Effect.forkScoped)
 
+      // Both loops in a scope of their own, closed (both interrupted at once, each after the round or
+      // run it is in) where the loop alone was.
+      const loops = yield* Scope.fork(yield* Effect.scope, "parallel")
+      yield* Effect.repeat(Effect.andThen(Effect.sleep(Duration.millis(options.intervalMs)), clockRun), Schedule.forever).pipe(
+        Effect.onExit(() => Effect.sync(() => void (clocks.running = false))),
+        Effect.forkIn(loops),
+        Effect.tap(() => Effect.sync(() => void (clocks.running = true)))
+      )
       yield* Effect.repeat(cycle, Schedule.forever).pipe(
         Effect.onExit(() => Effect.sync(() => void (state.running = false))),
-        Effect.forkScoped,
+        Effect.forkIn(loops),
         Effect.tap(() => Effect.sync(() => void (state.running = true)))
       )
 
@@ -146,15 +161,18 @@ export const layer = (options: Options): Layer.Layer<LocalWorker, never, WakeSig
       yield* Effect.addFinalizer(() =>
         Effect.suspend(() => {
           stopping.at = Date.now()
-          return Logging.lifecycle("worker stopping: ending its round (its callbacks' attempts end within their timeout)")
+          return Logging.lifecycle("worker stopping: ending its round and its test-clock run (their callbacks' attempts end within their timeout)")
         }))
 
       return LocalWorker.of({
         runNow: Effect.provideContext(pass(false), services),
         check: Effect.sync((): HostRoutes.Check => {
           if (!state.running) return { ok: false, detail: "the local worker is not running" }
+          if (!clocks.running) return { ok: false, detail: "the local worker's test-clock loop is not running" }
           if (state.lastError !== null) return { ok: false, detail: `the last pass failed: ${state.lastError}` }
-          return { ok: true, detail: state.lastPassAt === null ? "running (no pass yet)" : `running (last pass ${new Date(state.lastPassAt).toISOString()})` }
+          // A failed test-clock run is said, but keeps the server ready: live work does not depend on it.
+          const clockNote = clocks.lastError === null ? "" : `; the last test-clock run failed: ${clocks.lastError}`
+          return { ok: true, detail: `${state.lastPassAt === null ? "running (no pass yet)" : `running (last pass ${new Date(state.lastPassAt).toISOString()})`}${clockNote}` }
         })
       })
     })

@@ -13,7 +13,8 @@
  *   deliveries, expiries, conversions) has waited, 0 when none is overdue (database, server clock; a
  *   test clock's objects are due on the clock's time, when it is advanced, and are left out);
  * - `paydesk_work_passes_total{result}` and `paydesk_work_items_total{kind}`: the local worker's passes
- *   (and, as `callbacks` items, the callbacks handed off to the engine that it sent without a pass);
+ *   (and, as `callbacks` items, the callbacks handed off to the engine that it sent without a pass;
+ *   as `testClocks` items, the clocks of its test-clock loop, a failed run of which counts as a failed pass);
  * - `paydesk_db_pool_connections{state}` (`in_use`, `idle`) and `paydesk_db_pool_max_connections`: the
  *   server's pool as PostgreSQL sees it (`pg_stat_activity` of the pool's application name);
  * - `paydesk_database_up`: 1 when the scrape's database reads (the gauges marked "database" above)
@@ -41,6 +42,8 @@ export class Metrics extends Context.Service<Metrics, {
   observeAttempt(delivered: boolean, seconds: number): void
   /** A pass of the local worker and what it did (or that it failed). */
   observePass(report: Work.Report | null): void
+  /** A run of the local engine's test-clock loop: the clocks it worked on, or `null` when it failed. */
+  observeTestClocks(worked: number | null): void
   /** A callback the local engine sent from a hand-off (without a pass). */
   observeHandedOff(): void
 }>()("@paydesk/server/Metrics") {}
@@ -214,6 +217,10 @@ export const layer = (options: Options): Layer.Layer<Metrics, never, SqlClient.S
         observePass: (report) => {
           passes.inc({ result: report === null ? "failed" : "ok" })
           if (report !== null) for (const [kind, count] of Object.entries(report)) if (count > 0) items.inc({ kind }, count)
+        },
+        observeTestClocks: (worked) => {
+          if (worked === null) passes.inc({ result: "failed" })
+          else if (worked > 0) items.inc({ kind: "testClocks" }, worked)
         },
         observeHandedOff: () => items.inc({ kind: "callbacks" })
       })

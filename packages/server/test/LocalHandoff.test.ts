@@ -31,6 +31,7 @@ describe("LocalHandoff", () => {
         countInFlight: () => {},
         observeAttempt: () => {},
         observePass: () => {},
+        observeTestClocks: () => {},
         observeHandedOff: () => void counted++
       })
       const scope = yield* Scope.make()

@@ -119,8 +119,8 @@ export const runDue = Traced.fn("Work.runDue")(function*(only?: ReadonlySet<Job>
 /**
  * The jobs the round after `report` runs: after a round that did live work, only the live jobs that
  * did and the callbacks (which every other job feeds), so a busy job's next batch does not wait
- * behind the queries of idle ones; test clocks only in whole rounds (about once a pass), so that a
- * sandbox's clocks hold up busy live work by one share of `TestClocks.backgroundBudgetMs` a pass; after a round restricted so that found nothing, every job again
+ * behind the queries of idle ones; test clocks (when the round runs them at all, see
+ * `RunOptions.testClocks`) only in whole rounds; after a round restricted so that found nothing, every job again
  * (`undefined`), which finds what came in meanwhile; after a whole round that found nothing, none
  * (`null`: the pass is over).
  */
