@@ -3,9 +3,9 @@ import { Context, Deferred, Effect, Exit, Layer, Scope } from "effect"
 import { TestClock } from "effect/testing"
 import { CallbackShares, CallbackTransport, DeliveryHandoff, OutboxRepository, Payments } from "@paydesk/core"
 import { Kit } from "@paydesk/testkit"
-import { Registry } from "prom-client"
 import * as LocalHandoff from "../src/LocalHandoff.js"
 import { Metrics } from "../src/Metrics.js"
+import { fakeMetrics } from "./FakeMetrics.js"
 
 const start = Date.parse("2026-06-01T12:00:00.000Z")
 
@@ -25,15 +25,7 @@ describe("LocalHandoff", () => {
         }))
       })
       let counted = 0
-      const metrics = Metrics.of({
-        registry: new Registry(),
-        observeRequest: () => {},
-        countInFlight: () => {},
-        observeAttempt: () => {},
-        observePass: () => {},
-        observeTestClocks: () => {},
-        observeHandedOff: () => void counted++
-      })
+      const metrics = fakeMetrics({ observeHandedOff: () => void counted++ })
       const scope = yield* Scope.make()
       const built = yield* Layer.buildWithScope(LocalHandoff.layer({ limit: 2, concurrency: 1 }), scope).pipe(
         Effect.provideService(CallbackTransport, transport),

@@ -9,10 +9,10 @@ import { Context, Effect, Exit, Layer, Scope } from "effect"
 import { TestClock } from "effect/testing"
 import { TestClockRepository } from "@paydesk/core"
 import { Kit } from "@paydesk/testkit"
-import { Registry } from "prom-client"
 import { WakeSignal } from "../src/LocalWakeups.js"
 import * as LocalWorker from "../src/LocalWorker.js"
 import { Metrics } from "../src/Metrics.js"
+import { fakeMetrics } from "./FakeMetrics.js"
 
 describe("LocalWorker", () => {
   it.effect("the test-clock loop goes on after a failed run; the check says so and stays ok", () =>
@@ -31,15 +31,7 @@ describe("LocalWorker", () => {
         })
       )
       const observed: Array<number | null> = []
-      const metrics = Metrics.of({
-        registry: new Registry(),
-        observeRequest: () => {},
-        countInFlight: () => {},
-        observeAttempt: () => {},
-        observePass: () => {},
-        observeTestClocks: (worked) => void observed.push(worked),
-        observeHandedOff: () => {}
-      })
+      const metrics = fakeMetrics({ observeTestClocks: (worked) => void observed.push(worked) })
       const scope = yield* Scope.make()
       const built = yield* Layer.buildWithScope(
         LocalWorker.layer({ intervalMs: 100 }).pipe(Layer.provide(failingOnce), Layer.provide(WakeSignal.layer)),
