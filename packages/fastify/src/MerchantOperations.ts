@@ -27,6 +27,12 @@ const testMode: Header = {
   normalize: (value) => value.trim().toLowerCase()
 }
 
+/** On reads with an `environment`: its default (`true`: the sandbox, `false`: live); a disagreeing `environment` is 400. */
+const testModeRead: Header = {
+  ...testMode,
+  description: "`true` reads the sandbox, `false` live: the default of `environment`, as on creations; given with an `environment` that disagrees (`prod` or `all` with `true`, `sandbox` or `all` with `false`), 400"
+}
+
 const idempotencyKey = (what: "payment" | "payout" | "subscription"): Header => ({
   name: "Idempotency-Key",
   required: false,
@@ -104,6 +110,7 @@ export const listPayments = operation({
     "Exports are built one at a time per server; a terminal (or a dashboard user's account) has at most 2 waiting or being built, " +
     "a third is 429 `too_many_requests` with `Retry-After`, and one whose client leaves is dropped.",
   query: S.PaymentListQuery,
+  headers: [testModeRead],
   queryExample: { environment: "sandbox", limit: "20" },
   responses: [{ status: 200, description: "a page of payments, or `text/csv` with `format=csv`", schema: R.PaymentPage, example: Examples.paymentPage, csv: true }],
   errors: [
@@ -117,6 +124,7 @@ export const paymentStats = operation({
   id: "paymentStats", surface: "merchant", method: "GET", path: "/payments/stats", tag: "Payments", auth: "merchant",
   summary: "Payment statistics per status",
   query: S.PaymentStatsQuery,
+  headers: [testModeRead],
   queryExample: { environment: "sandbox" },
   responses: [{ status: 200, description: "statistics", schema: R.PaymentStats, example: Examples.paymentStats }],
   errors: common
@@ -127,6 +135,7 @@ export const paymentDailyStats = operation({
   summary: "Payment statistics per calendar day and status",
   description: "Counts and sums per status of the payments created in `[created_from, created_to)`, for each calendar day of `time_zone` that has payments (a chart of the last 30 days is one call).",
   query: S.PaymentDailyStatsQuery,
+  headers: [testModeRead],
   queryExample: { created_from: "2026-02-28T21:00:00Z", created_to: "2026-03-02T21:00:00Z", time_zone: "Europe/Moscow" },
   responses: [{ status: 200, description: "statistics per day", schema: R.PaymentDailyStats, example: Examples.paymentDailyStats }],
   errors: [...common, [400, "`created_from is required`, `created_to is required`, `created_to must be later than created_from`, a range over 366 days, an unknown `time_zone`"]]
@@ -136,6 +145,7 @@ export const getPaymentByOrder = operation({
   id: "getPaymentByOrderId", surface: "merchant", method: "GET", path: "/payments/by-order", tag: "Payments", auth: "merchant",
   summary: "Read the payment of an `order_id`",
   query: S.PaymentByOrderQuery,
+  headers: [testModeRead],
   queryExample: { order_id: "ord-1001", environment: "sandbox" },
   responses: [{ status: 200, description: "the payment", schema: R.Payment, example: Examples.payment }],
   errors: [...common, [404, "`payment not found`"]]
@@ -308,6 +318,7 @@ export const listSubscriptions = operation({
   id: "listSubscriptions", surface: "merchant", method: "GET", path: "/subscriptions", tag: "Subscriptions", auth: "merchant",
   summary: "List subscriptions (newest first)",
   query: S.SubscriptionListQuery,
+  headers: [testModeRead],
   queryExample: { state: "active", page: "1" },
   responses: [{ status: 200, description: "a page of subscriptions", schema: R.SubscriptionPage, example: Examples.subscriptionPage }],
   errors: common
@@ -384,6 +395,7 @@ export const eventFeed = operation({
     "400 on `after` for a cursor the server cannot open (another terminal's, altered, or of a database restored to an earlier point or a key since changed) " +
     "and for an `evt_` id that is no event of the terminal (deleted, or another's): start again from `latest`.",
   query: S.EventFeedQuery,
+  headers: [testModeRead],
   queryExample: { after: Examples.eventFeed.next_after, limit: "50" },
   responses: [{ status: 200, description: "events after the cursor, oldest first", schema: R.EventFeed, example: Examples.eventFeed }],
   errors: common
@@ -405,6 +417,7 @@ export const listEvents = operation({
   description: "Events are kept for 30 days (`PAYDESK_EVENT_RETENTION_DAYS`). Sandbox and live are apart: live only unless `environment` says otherwise. " +
     "Pass `next_cursor` as `cursor` for the next page.",
   query: S.EventListQuery,
+  headers: [testModeRead],
   queryExample: { environment: "sandbox", type: "payment.paid", delivery_status: "failed", limit: "20" },
   responses: [{ status: 200, description: "a page of events", schema: R.EventPage, example: Examples.eventPage }],
   errors: [...common, [400, "`created_from`/`created_to` not ISO 8601, or `created_to must not be earlier than created_from`; `cursor` not a `next_cursor`; `object_id` not a payment or payout id"]]

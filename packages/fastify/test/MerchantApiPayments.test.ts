@@ -105,6 +105,28 @@ describe("MerchantApi payments", () => {
     expect(lines[1]).toMatch(/^pay_[0-9a-f-]{36},l-3,\d{4}-\d\d-\d\dT[\d:.]+Z,created,3\.00,RUB,sandbox,false,,sbp_test,,$/)
   })
 
+  it("X-Test-Mode on a read is the default of its environment; one that disagrees with environment is 400", async () => {
+    await post({ amount: "1", order_id: "m-1" })
+    await post({ amount: "2", order_id: "m-2", test: true })
+    const read = (url: string, mode: string) => get(url, { "x-test-mode": mode })
+    const orders = async (url: string, mode: string) => json(await read(url, mode)).items.map((p: { order_id: string }) => p.order_id)
+    // It was ignored: a merchant who sent X-Test-Mode: true read live payments.
+    expect(await orders("/payments", "true")).toEqual(["m-2"])
+    expect(await orders("/payments", " TRUE ")).toEqual(["m-2"])
+    expect(await orders("/payments", "false")).toEqual(["m-1"])
+    expect(await orders("/payments?environment=sandbox", "true")).toEqual(["m-2"])
+    expect(json(await read("/payments/stats", "true"))).toEqual(json(await get("/payments/stats?environment=sandbox")))
+    expect(json(await read("/payments/stats", "true"))).not.toEqual(json(await get("/payments/stats")))
+    expect(json(await read("/payments/by-order?order_id=m-2", "true")).order_id).toBe("m-2")
+    expectError(await read("/payments/by-order?order_id=m-2", "false"), 404, "not_found")
+    for (const [url, mode, env] of [["/payments?environment=prod", "true", "prod"], ["/payments?environment=all", "true", "all"], ["/payments?environment=sandbox", "false", "sandbox"], ["/events?environment=prod", "true", "prod"]]) {
+      expect(expectError(await read(url!, mode!), 400, "invalid_request", `environment (${env}) and X-Test-Mode (${mode}) disagree: send one of them, or agreeing values`).field).toBe("environment")
+    }
+    expect(expectError(await read("/payments", "yes"), 400, "invalid_request", "X-Test-Mode must be true or false").field).toBe("X-Test-Mode")
+    // A read without an environment takes it as before (ignored there, as any header it does not read).
+    expect((await read(`/payments/${json(await read("/payments", "false")).items[0].id}`, "true")).statusCode).toBe(200)
+  })
+
   it("rejects bad list queries with the field named", async () => {
     expect(expectError(await get("/payments?environment=test"), 400, "invalid_request").field).toBe("environment")
     expect(expectError(await get("/payments?recurring=yes"), 400, "invalid_request").field).toBe("recurring")
