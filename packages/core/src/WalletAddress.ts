@@ -17,8 +17,8 @@
  *   hexadecimal digits.
  *
  * On every network the all-zero account (the burn address) and USDT's own token contract (pasting
- * the token's address for a wallet's is the classic way USDT is lost) are refused. An address of
- * another network's form is named as such ("a TRC-20 address; this payout's network is ERC-20").
+ * the token's address for a wallet's is the classic way USDT is lost) are refused. An address valid
+ * on another network is named as such ("a TRC-20 address, but the payout's network is ERC-20").
  * A TON address in standard base64 (`+`, `/`) is taken in its base64url form (`normalize`).
  */
 import { Effect } from "effect"

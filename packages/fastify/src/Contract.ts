@@ -268,25 +268,26 @@ export const decode = <Q extends Schema.Top | undefined, B extends Schema.Top | 
     if (repeated !== undefined) {
       return yield* new InvalidRequest({ field: repeated[0], message: `${repeated[0]} is given more than once` })
     }
-    const given: Record<string, unknown> = { ...(request.query as object | undefined) }
-    // `X-Test-Mode` on a read with an `environment`: its default, as on creations (it was ignored,
-    // so a merchant who sent it read live data); one that disagrees is refused, as there.
-    const mode = headers["X-Test-Mode"]
-    if (mode !== undefined && Object.hasOwn(known, "environment")) {
-      const implied = mode === "true" ? "sandbox" : "prod"
-      if (given["environment"] === undefined) given["environment"] = implied
-      else if (given["environment"] !== implied) {
-        return yield* new InvalidRequest({
-          field: "environment",
-          message: `environment (${String(given["environment"])}) and X-Test-Mode (${mode}) disagree: send one of them, or agreeing values`
-        })
-      }
-    }
     const query = op.query !== undefined && !takesNone(op.query)
-      ? yield* decodeWith(op.query, "query", given)
+      ? yield* decodeWith(op.query, "query", { ...(request.query as object | undefined) })
       : op.query !== undefined || strictSurfaces.has(op.surface)
       ? yield* noQuery(request)
       : {}
+    // `X-Test-Mode` on a read with an `environment`: its default, as on creations (it was ignored,
+    // so a merchant who sent it read live data); one that disagrees with a valid `environment` is
+    // refused, as there.
+    const mode = headers["X-Test-Mode"]
+    if (mode !== undefined && Object.hasOwn(known, "environment")) {
+      const implied = mode === "true" ? "sandbox" : "prod"
+      const chosen = (query as Record<string, unknown>)["environment"]
+      if (chosen === undefined) (query as Record<string, unknown>)["environment"] = implied
+      else if (chosen !== implied) {
+        return yield* new InvalidRequest({
+          field: "environment",
+          message: `environment (${String(chosen)}) and X-Test-Mode (${mode}) disagree: send one of them, or agreeing values`
+        })
+      }
+    }
     const spec = op.body as Body | undefined
     let body: unknown = undefined
     if (spec !== undefined) {

@@ -123,6 +123,9 @@ describe("MerchantApi payments", () => {
       expect(expectError(await read(url!, mode!), 400, "invalid_request", `environment (${env}) and X-Test-Mode (${mode}) disagree: send one of them, or agreeing values`).field).toBe("environment")
     }
     expect(expectError(await read("/payments", "yes"), 400, "invalid_request", "X-Test-Mode must be true or false").field).toBe("X-Test-Mode")
+    // An environment that is not one is said to be so, header or not.
+    expect(expectError(await read("/payments?environment=test", "true"), 400, "invalid_request").message).toMatch(/^environment must be one of/)
+    expect(expectError(await read("/payments/by-order?order_id=m-2&environment=all", "true"), 400, "invalid_request").message).toMatch(/^environment must be/)
     // A read without an environment takes it as before (ignored there, as any header it does not read).
     expect((await read(`/payments/${json(await read("/payments", "false")).items[0].id}`, "true")).statusCode).toBe(200)
   })

@@ -157,11 +157,11 @@ export const layer = (options: Options): Layer.Layer<LocalWorker, never, WakeSig
         Effect.tap(() => Effect.sync(() => void (state.running = true)))
       )
 
-      // Registered last, so it runs first: the loop is interrupted next, after the round it is in.
+      // Registered last, so it runs first: the loops are interrupted next, after the round or run each is in.
       yield* Effect.addFinalizer(() =>
         Effect.suspend(() => {
           stopping.at = Date.now()
-          return Logging.lifecycle("worker stopping: ending its round and its test-clock run (their callbacks' attempts end within their timeout)")
+          return Logging.lifecycle("worker stopping: ending its round and its test-clock step (their callbacks' attempts end within their timeout, 10 s each)")
         }))
 
       return LocalWorker.of({
