@@ -13,6 +13,8 @@
  * commands, calls the client and prints.
  */
 import { Argument, type Command, InvalidArgumentError, Option } from "commander"
+import { Instant } from "@paydesk/core"
+import { Option as Maybe } from "effect"
 import { listen, Paydesk, PaydeskApiError, PaydeskError, trigger, triggers } from "@paydesk/client"
 import type { EventFilter, SandboxChargeOutcome } from "@paydesk/client"
 import type { Context } from "./CliProgram.js"
@@ -29,6 +31,12 @@ const integer = (name: string, min: number, max: number) => (value: string) => {
   const n = Number(value)
   if (!/^\d+$/.test(value) || n < min || n > max) throw new InvalidArgumentError(`${name} must be an integer from ${min} to ${max}`)
   return n
+}
+
+/** An ISO 8601 date-time with an offset, as the API takes it: named by its option when it is not one (it was refused by the server naming its query field). */
+const isoTime = (name: string) => (value: string) => {
+  if (Maybe.isNone(Instant.parseIso(value))) throw new InvalidArgumentError(`${name} must be an ISO 8601 date-time with an offset, e.g. 2026-11-30T00:00:00Z`)
+  return value
 }
 
 const apiKeyOption = () => new Option("--api-key <key>", "the terminal's API key (default: PAYDESK_API_KEY)")
@@ -102,8 +110,8 @@ export const register = (program: Command, context: Context, signals: Signals = 
   environments(leaf(events, "list", "events, newest first: one line each"))
     .option("--type <type>", "one event type, e.g. payment.paid")
     .option("--object <id>", "of one payment (pay_…) or payout (po_…)")
-    .option("--since <iso>", "created at or after")
-    .option("--until <iso>", "created at or before (inclusive)")
+    .option("--since <iso>", "created at or after", isoTime("--since"))
+    .option("--until <iso>", "created at or before (inclusive)", isoTime("--until"))
     .addOption(new Option("--status <status>", "by delivery status").choices(["pending", "delivered", "failed", "none"]))
     .option("--limit <n>", "at most this many (1 to 100)", integer("--limit", 1, 100))
     .option("--cursor <cursor>", "the next page (printed after a full page)")
@@ -133,7 +141,7 @@ export const register = (program: Command, context: Context, signals: Signals = 
   leaf(events, "resend", "send an event once more, now").argument("<evt_id>")
     .action(merchant(async (client, command, id: string) => context.print(command, await client.events.resend(id))))
   environments(leaf(events, "recover", "re-queue the events whose delivery failed since a time"))
-    .requiredOption("--since <iso>", "events created at or after (ISO 8601)")
+    .requiredOption("--since <iso>", "events created at or after (ISO 8601)", isoTime("--since"))
     .action(merchant(async (client, command) => {
       const given = command.opts() as { since: string; sandbox?: boolean; all?: boolean }
       context.print(command, await client.events.recover({ since: given.since, environment: environmentOf(given, "prod") }))

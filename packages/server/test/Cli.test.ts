@@ -261,7 +261,9 @@ describe("paydesk CLI: the merchant's commands (API key)", () => {
       [["events", "show", "evt_1"], "GET", "/events/evt_1"],
       [["events", "resend", "evt_1"], "POST", "/events/evt_1/resend"],
       [["events", "recover", "--since", "2026-01-01T00:00:00Z", "--sandbox"], "POST", "/events/recover", { since: "2026-01-01T00:00:00Z", environment: "sandbox" }],
-      [["events", "list", "--all", "--status", "failed", "--limit", "5"], "GET", "/events?environment=all&delivery_status=failed&limit=5"]
+      [["events", "list", "--all", "--status", "failed", "--limit", "5"], "GET", "/events?environment=all&delivery_status=failed&limit=5"],
+      [["events", "list", "--since", "2026-11-01T00:00:00+03:00", "--until", "2026-11-30T00:00:00Z"], "GET",
+        `/events?environment=prod&created_from=${encodeURIComponent("2026-11-01T00:00:00+03:00")}&created_to=${encodeURIComponent("2026-11-30T00:00:00Z")}`]
     ]
     for (const [argv, method, path, body] of cases) {
       const run = await cli(argv, { env: key, answer: { status: 200, body: argv[1] === "list" && argv[0] === "events" ? { items: [], next_cursor: null } : { ok: true } } })
@@ -310,6 +312,9 @@ describe("paydesk CLI: the merchant's commands (API key)", () => {
       [["events", "recover"], /required option '--since <iso>' not specified/],
       [["events", "purge"], /unknown command 'purge'/],
       [["events", "list", "--limit", "many"], /--limit must be an integer/],
+      [["events", "list", "--since", "yesterday"], /--since must be an ISO 8601 date-time with an offset/],
+      [["events", "list", "--until", "2026-11-30"], /--until must be an ISO 8601 date-time with an offset/],
+      [["events", "recover", "--since", "2026-11-30T00:00:00"], /--since must be an ISO 8601 date-time with an offset/],
       [["events", "list", "--sandbox", "--all"], /cannot be used with option '--all'/],
       [["listen"], /required option '--forward-to <url>' not specified/]
     ]
