@@ -504,6 +504,10 @@ describe("First payments and the consent", () => {
         assert.strictEqual((yield* reload(subscription.id)).successfulCycles, 1, order)
         const resumed = yield* Subscriptions.resume(subscription.id)
         assert.deepStrictEqual([Subscription.stateOf(resumed), resumed.firstPaymentId], ["active/enabled", b.id], order)
+        // B's record is the first payment's, whichever way it was booked (it kept "paid twice" before).
+        const booked = (yield* history(principal, subscription.id)).filter(([, status]) => status === "payed")
+        assert.sameDeepMembers(booked.map(([, , paymentId, validation, reason]) => [paymentId, validation, reason]),
+          [[a.id, "accepted", null], [b.id, "accepted", order === "refund A, then B paid" ? null : "activated_on_resume"]], order)
       }
     }).pipe(Effect.provide(Kit.layer)))
 

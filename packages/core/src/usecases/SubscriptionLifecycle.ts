@@ -283,14 +283,27 @@ export const activateLatePaid = Traced.fn("SubscriptionLifecycle.activateLatePai
     }
     // A first payment booked paid and still paid: the cycle's own first, else one booked as paid twice
     // (the cycle's own refunded since).
-    const stillPaid = yield* stillPaidFirsts(yield* (yield* ChargeRepository).listForCycle(sub.id, cycleNumberOf(sub, 0)))
-    const paid = (stillPaid.find((found) => found.charge.validationStatus === "accepted") ?? stillPaid[0])?.payment
-    if (paid === undefined) {
+    const charges = yield* ChargeRepository
+    const stillPaid = yield* stillPaidFirsts(yield* charges.listForCycle(sub.id, cycleNumberOf(sub, 0)))
+    const chosen = stillPaid.find((found) => found.charge.validationStatus === "accepted") ?? stillPaid[0]
+    if (chosen === undefined) {
       return yield* new OperationNotAllowed({ message: "subscription in new/review cannot be resumed: none of its first payments is paid; stop it" })
     }
+    const paid = chosen.payment
     const now = yield* Clock.currentTimeMillis
     const moved = move(sub, "resume", now)
     if (Result.isFailure(moved)) return yield* moved.failure
+    // One booked as the payer paying twice (the one before it refunded since) is now the first
+    // payment: its record says so, so that access is granted from it (it kept the flag before).
+    if (chosen.charge.validationStatus !== "accepted") {
+      yield* charges.update({
+        ...chosen.charge,
+        validationStatus: "accepted",
+        validationReason: "activated_on_resume",
+        message: "first payment: the operator's resume activated the subscription on it (the first payment paid before it was refunded)",
+        updatedAt: now
+      })
+    }
     return yield* save(sub, stopIfComplete({
       ...moved.success,
       // The payment that activates it is its first payment: another paid later is then booked as the
