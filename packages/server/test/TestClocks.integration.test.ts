@@ -121,6 +121,32 @@ for (const target of pgTargets()) describe(`test clocks on postgres (${target.na
     expect([liveAfter.billing_status, liveAfter.successful_cycles, liveAfter.next_charge_at]).toEqual(["enabled", 1, liveBefore.next_charge_at])
   }, 120_000)
 
+  it("one sandbox's clocks whose endpoint does not answer hold up another merchant's clock for one batch at most (the clocks of a run side by side)", async () => {
+    const slow = await startReceiver(() => Date.now())
+    try {
+      slow.answers.push(...Array.from({ length: 8 }, () => "hang" as const))
+      const stuck = await srv.merchant(slow.url)
+      for (let i = 0; i < 4; i++) {
+        const clock = await stuck.api("POST", "/test-clocks", { frozen_time: "2026-06-01T10:00:00+03:00" })
+        expect((await stuck.api("POST", "/payments", { amount: "10", order_id: `stuck-${i}`, test: true, test_clock: clock.json.id })).status).toBe(201)
+      }
+      await eventually(() => slow.requests.length >= 1, "the stuck clocks' callbacks to hang")
+      // Another merchant's clock, with a payment whose payment.created its loop sends.
+      const m = await srv.merchant(receiver.url)
+      const clock = await m.api("POST", "/test-clocks", { frozen_time: "2026-06-01T10:00:00+03:00" })
+      const createdAt = Date.now()
+      expect((await m.api("POST", "/payments", { amount: "10", order_id: "beside-stuck", test: true, test_clock: clock.json.id })).status).toBe(201)
+      const arrived = () => receiver.requests.find((r) => r.headers["x-test-clock"] === clock.json.id)
+      for (let i = 0; i < 300 && arrived() === undefined; i++) await new Promise((ok) => setTimeout(ok, 100))
+      expect(arrived(), "the other merchant's clock callback").toBeDefined()
+      // The stuck clocks of the run in progress end together (10 s, their callbacks' timeout), then
+      // this clock's run: it was 10 s for each stuck clock, one after another.
+      expect(arrived()!.at - createdAt).toBeLessThan(20_000)
+    } finally {
+      await slow.close()
+    }
+  }, 90_000)
+
   it("a sandbox's clocks whose endpoint does not answer hold up no live callback: the local engine works test clocks in a loop of its own", async () => {
     // Four clocks of another merchant, each with a payment whose callback hangs until its timeout (10 s).
     const slow = await startReceiver(() => Date.now())
