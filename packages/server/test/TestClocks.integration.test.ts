@@ -121,12 +121,13 @@ for (const target of pgTargets()) describe(`test clocks on postgres (${target.na
     expect([liveAfter.billing_status, liveAfter.successful_cycles, liveAfter.next_charge_at]).toEqual(["enabled", 1, liveBefore.next_charge_at])
   }, 120_000)
 
-  it("one sandbox's clocks whose endpoint does not answer hold up another merchant's clock for one batch at most (the clocks of a run side by side)", async () => {
+  it("one sandbox's clocks whose endpoint does not answer hold up another merchant's clock for one run at most (a run's clocks side by side, one place per terminal first)", async () => {
     const slow = await startReceiver(() => Date.now())
     try {
-      slow.answers.push(...Array.from({ length: 8 }, () => "hang" as const))
+      slow.answers.push(...Array.from({ length: 16 }, () => "hang" as const))
       const stuck = await srv.merchant(slow.url)
-      for (let i = 0; i < 4; i++) {
+      // More than a run's 4 places: before, the other merchant's clock waited for every one of them.
+      for (let i = 0; i < 8; i++) {
         const clock = await stuck.api("POST", "/test-clocks", { frozen_time: "2026-06-01T10:00:00+03:00" })
         expect((await stuck.api("POST", "/payments", { amount: "10", order_id: `stuck-${i}`, test: true, test_clock: clock.json.id })).status).toBe(201)
       }
@@ -140,7 +141,7 @@ for (const target of pgTargets()) describe(`test clocks on postgres (${target.na
       for (let i = 0; i < 300 && arrived() === undefined; i++) await new Promise((ok) => setTimeout(ok, 100))
       expect(arrived(), "the other merchant's clock callback").toBeDefined()
       // The stuck clocks of the run in progress end together (10 s, their callbacks' timeout), then
-      // this clock's run: it was 10 s for each stuck clock, one after another.
+      // this clock's run, beside 3 more of them: it was 10 s for each stuck clock, one after another.
       expect(arrived()!.at - createdAt).toBeLessThan(20_000)
     } finally {
       await slow.close()

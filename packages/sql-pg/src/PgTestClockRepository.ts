@@ -100,13 +100,20 @@ export const layer: Layer.Layer<TestClockRepository, never, SqlClient.SqlClient>
       markWorkDue: (id) =>
         Id.isUuid(id) ? orDie(sql`UPDATE test_clocks SET work_due = true WHERE id = ${id} AND deleted_at IS NULL`).pipe(Effect.asVoid) : Effect.void,
       claimPending: (now, leaseUntil, limit) =>
-        orDie(sql<TestClockRow>`UPDATE test_clocks SET lease_until = ${time(leaseUntil)}, work_due = false, version = version + 1
+        // Each terminal's least recently worked clock first, then each one's second, …: a terminal
+        // with many clocks waiting takes one place of a run while others wait (least recently worked
+        // first among them), not every place.
+        orDie(sql<TestClockRow>`WITH ranked AS (
+            SELECT id, updated_at, row_number() OVER (PARTITION BY terminal_id ORDER BY updated_at, id) AS place
+            FROM test_clocks
+            WHERE (status = 'advancing' OR work_due) AND (lease_until IS NULL OR lease_until <= ${time(now)}) AND deleted_at IS NULL)
+          UPDATE test_clocks SET lease_until = ${time(leaseUntil)}, work_due = false, version = version + 1
           WHERE id IN (
-            SELECT id FROM test_clocks
-            WHERE (status = 'advancing' OR work_due) AND (lease_until IS NULL OR lease_until <= ${time(now)}) AND deleted_at IS NULL
-            ORDER BY updated_at, id
+            SELECT c.id FROM test_clocks c JOIN ranked r ON r.id = c.id
+            WHERE (c.status = 'advancing' OR c.work_due) AND (c.lease_until IS NULL OR c.lease_until <= ${time(now)}) AND c.deleted_at IS NULL
+            ORDER BY r.place, r.updated_at, r.id
             LIMIT ${Math.max(0, limit)}
-            FOR UPDATE SKIP LOCKED)
+            FOR UPDATE OF c SKIP LOCKED)
           RETURNING *`).pipe(Effect.map((rows) => rows.map(toClock).sort((a, b) => a.updatedAt - b.updatedAt || (a.id < b.id ? -1 : 1)))),
       expire: (now, limit) =>
         orDie(sql<{ readonly id: string }>`UPDATE test_clocks SET deleted_at = ${time(now)}, updated_at = ${time(now)}, version = version + 1

@@ -14,6 +14,21 @@ import { TestClockRepository } from "@paydesk/core"
 import type { TestClock } from "@paydesk/core"
 import { compareText, MemoryDatabase, newestFirst, writeConflict } from "./MemoryDatabase.js"
 
+/**
+ * Clocks in the order a claim takes them: each terminal's least recently worked first, then each
+ * one's second, …, least recently worked first within a place (as the PostgreSQL adapter ranks them).
+ */
+const fairly = (clocks: ReadonlyArray<TestClock.TestClock>): Array<TestClock.TestClock> => {
+  const byAge = [...clocks].sort((a, b) => a.updatedAt - b.updatedAt || compareText(a.id, b.id))
+  const seen = new Map<string, number>()
+  const placed = byAge.map((clock) => {
+    const place = (seen.get(clock.terminalId) ?? 0) + 1
+    seen.set(clock.terminalId, place)
+    return { clock, place }
+  })
+  return placed.sort((a, b) => a.place - b.place || a.clock.updatedAt - b.clock.updatedAt || compareText(a.clock.id, b.clock.id)).map((p) => p.clock)
+}
+
 const waiting = (c: TestClock.TestClock, now: number): boolean =>
   c.deletedAt === null && (c.status === "advancing" || c.workDue) && (c.leaseUntil === null || c.leaseUntil <= now)
 
@@ -70,9 +85,7 @@ export const layer: Layer.Layer<TestClockRepository, never, MemoryDatabase> = La
         })),
       claimPending: (now, leaseUntil, limit) =>
         db.atomically(Effect.sync(() =>
-          [...testClocks.values()]
-            .filter((c) => waiting(c, now))
-            .sort((a, b) => a.updatedAt - b.updatedAt || compareText(a.id, b.id))
+          fairly([...testClocks.values()].filter((c) => waiting(c, now)))
             .slice(0, Math.max(0, limit))
             .map((c) => {
               const leased = { ...c, leaseUntil, workDue: false, version: c.version + 1 }

@@ -245,7 +245,7 @@ describe("Test clocks", () => {
       assert.deepStrictEqual(yield* statuses, clocks.map(() => "ready"))
     }).pipe(Effect.provide(Kit.layer)))
 
-  it.effect("the background worker takes a few clocks per pass, sharing its budget, and the others at later passes", () =>
+  it.effect("the background worker takes a few clocks per pass, side by side, and the others at later passes", () =>
     Effect.gen(function*() {
       const { clocks, statuses } = yield* sixAdvancing(yield* setup)
       assert.strictEqual(yield* TestClocks.runPending(), TestClocks.clocksPerPass)

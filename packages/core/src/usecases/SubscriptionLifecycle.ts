@@ -293,14 +293,14 @@ export const activateLatePaid = Traced.fn("SubscriptionLifecycle.activateLatePai
     const now = yield* Clock.currentTimeMillis
     const moved = move(sub, "resume", now)
     if (Result.isFailure(moved)) return yield* moved.failure
-    // One booked as the payer paying twice (the one before it refunded since) is now the first
+    // One booked as the payer paying twice (the one before it refunded or charged back since) is now the first
     // payment: its record says so, so that access is granted from it (it kept the flag before).
-    if (chosen.charge.validationStatus !== "accepted") {
+    if (chosen.charge.validationReason === "superseded_first_payment") {
       yield* charges.update({
         ...chosen.charge,
         validationStatus: "accepted",
         validationReason: "activated_on_resume",
-        message: "first payment: the operator's resume activated the subscription on it (the first payment paid before it was refunded)",
+        message: "first payment: the operator's resume activated the subscription on it (the first payment paid before it was refunded or charged back)",
         updatedAt: now
       })
     }

@@ -128,6 +128,21 @@ export const suite = <E>(name: string, layer_: Layer.Layer<Requirements, E>): vo
         assert.strictEqual(new Set(ids(taken)).size, racing.length)
       }))
 
+    it.effect("claimPending takes each terminal's least recently worked clock first, then each one's second: a terminal with many waiting takes one place while others wait", () =>
+      Effect.gen(function*() {
+        const { terminal, repo } = yield* setup
+        const { terminal: other } = yield* Fixtures.seedTerminal()
+        const now = Fixtures.baseTime + 2_000_000
+        // Whatever else waits is taken first (its lease then runs past `now`).
+        yield* repo.claimPending(now, now + 60_000, 1_000)
+        const at = (n: number) => Fixtures.baseTime + n
+        const many = yield* Effect.forEach([1, 2, 3, 4, 5], (n) => Fixtures.seedTestClock(terminal.id, { workDue: true, updatedAt: at(n) }))
+        const late = yield* Fixtures.seedTestClock(other.id, { workDue: true, updatedAt: at(10) })
+        // Before, the 4 places went to the busy terminal's 4 oldest clocks; the other waited for them.
+        assert.deepStrictEqual(ids(yield* repo.claimPending(now, now + 60_000, 2)), [many[0]!.id, late.id])
+        assert.deepStrictEqual(ids(yield* repo.claimPending(now, now + 60_000, 2)), [many[1]!.id, many[2]!.id])
+      }))
+
     it.effect("a deleted clock is absent for every read and claim; expire deletes ready clocks past deletesAfter", () =>
       Effect.gen(function*() {
         const { terminal, repo, clock } = yield* setup
