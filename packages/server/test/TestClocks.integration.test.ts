@@ -121,17 +121,28 @@ for (const target of pgTargets()) describe(`test clocks on postgres (${target.na
     expect([liveAfter.billing_status, liveAfter.successful_cycles, liveAfter.next_charge_at]).toEqual(["enabled", 1, liveBefore.next_charge_at])
   }, 120_000)
 
-  it("one sandbox's clocks whose endpoint does not answer hold up another merchant's clock for one run at most (a run's clocks side by side, one place per terminal first)", async () => {
+  /**
+   * `count` clocks of a merchant of their own, each with a sandbox payment whose callback hangs until
+   * its timeout (10 s); answers once the first hangs. The receiver is the caller's to close.
+   */
+  const stuckClocks = async (count: number) => {
     const slow = await startReceiver(() => Date.now())
+    slow.answers.push(...Array.from({ length: 2 * count }, () => "hang" as const))
+    const stuck = await srv.merchant(slow.url)
+    for (let i = 0; i < count; i++) {
+      const clock = await stuck.api("POST", "/test-clocks", { frozen_time: "2026-06-01T10:00:00+03:00" })
+      expect(clock.status, clock.text).toBe(201)
+      const payment = await stuck.api("POST", "/payments", { amount: "10", order_id: `stuck-${i}`, test: true, test_clock: clock.json.id })
+      expect(payment.status, payment.text).toBe(201)
+    }
+    await eventually(() => slow.requests.length >= 1, "the stuck clocks' callbacks to hang")
+    return slow
+  }
+
+  it("one sandbox's clocks whose endpoint does not answer hold up another merchant's clock for one run at most (a run's clocks side by side, one place per terminal first)", async () => {
+    // More than a run's 4 places: before, the other merchant's clock waited for every one of them.
+    const slow = await stuckClocks(8)
     try {
-      slow.answers.push(...Array.from({ length: 16 }, () => "hang" as const))
-      const stuck = await srv.merchant(slow.url)
-      // More than a run's 4 places: before, the other merchant's clock waited for every one of them.
-      for (let i = 0; i < 8; i++) {
-        const clock = await stuck.api("POST", "/test-clocks", { frozen_time: "2026-06-01T10:00:00+03:00" })
-        expect((await stuck.api("POST", "/payments", { amount: "10", order_id: `stuck-${i}`, test: true, test_clock: clock.json.id })).status).toBe(201)
-      }
-      await eventually(() => slow.requests.length >= 1, "the stuck clocks' callbacks to hang")
       // Another merchant's clock, with a payment whose payment.created its loop sends.
       const m = await srv.merchant(receiver.url)
       const clock = await m.api("POST", "/test-clocks", { frozen_time: "2026-06-01T10:00:00+03:00" })
@@ -149,18 +160,8 @@ for (const target of pgTargets()) describe(`test clocks on postgres (${target.na
   }, 90_000)
 
   it("a sandbox's clocks whose endpoint does not answer hold up no live callback: the local engine works test clocks in a loop of its own", async () => {
-    // Four clocks of another merchant, each with a payment whose callback hangs until its timeout (10 s).
-    const slow = await startReceiver(() => Date.now())
+    const slow = await stuckClocks(4)
     try {
-      slow.answers.push(...Array.from({ length: 8 }, () => "hang" as const))
-      const sandboxMerchant = await srv.merchant(slow.url)
-      for (let i = 0; i < 4; i++) {
-        const clock = await sandboxMerchant.api("POST", "/test-clocks", { frozen_time: "2026-06-01T10:00:00+03:00" })
-        expect(clock.status, clock.text).toBe(201)
-        const payment = await sandboxMerchant.api("POST", "/payments", { amount: "10", order_id: `slow-${i}`, test: true, test_clock: clock.json.id })
-        expect(payment.status, payment.text).toBe(201)
-      }
-      await eventually(() => slow.requests.length >= 1, "the first clock's callback to hang")
 
       // A live payment paid meanwhile: its payment.paid is sent by a pass of the live loop.
       const m = await srv.merchant(receiver.url)
