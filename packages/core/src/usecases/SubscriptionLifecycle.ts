@@ -293,8 +293,8 @@ export const activateLatePaid = Traced.fn("SubscriptionLifecycle.activateLatePai
     const now = yield* Clock.currentTimeMillis
     const moved = move(sub, "resume", now)
     if (Result.isFailure(moved)) return yield* moved.failure
-    // One booked as the payer paying twice (the one before it refunded or charged back since) is now the first
-    // payment: its record says so, so that access is granted from it (it kept the flag before).
+    // One booked as the payer paying twice (the one before it refunded or charged back since) is now
+    // the first payment: its record says so, so that access is granted from it (it kept the flag).
     if (chosen.charge.validationReason === "superseded_first_payment") {
       yield* charges.update({
         ...chosen.charge,
