@@ -21,7 +21,9 @@
  * on another network is named as such ("a TRC-20 address, but the payout's network is ERC-20").
  * A TON address in standard base64 (`+`, `/`) is taken in its base64url form (`normalize`).
  */
-import { Effect } from "effect"
+import { Effect, Result } from "effect"
+import { Hex } from "effect/encoding"
+import { fromBase64Url } from "./Bytes.js"
 
 /** Networks payouts may use. */
 export const networks = ["TRC-20", "ERC-20", "TON"] as const
@@ -53,26 +55,8 @@ export const base58Decode = (text: string): Uint8Array | undefined => {
   return Uint8Array.from(bytes)
 }
 
-const BASE64URL = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
-
-/** base64url (no padding) to bytes; `undefined` for a character outside it. */
-const base64UrlDecode = (text: string): Uint8Array | undefined => {
-  if (!/^[A-Za-z0-9_-]*$/.test(text) || text.length % 4 === 1) return undefined
-  const bytes: Array<number> = []
-  let buffer = 0
-  let bits = 0
-  for (const char of text) {
-    buffer = ((buffer << 6) | BASE64URL.indexOf(char)) & 0xffff
-    bits += 6
-    if (bits >= 8) {
-      bits -= 8
-      bytes.push((buffer >> bits) & 0xff)
-    }
-  }
-  return Uint8Array.from(bytes)
-}
-
-const toHex = (bytes: Uint8Array): string => Array.from(bytes, (byte) => byte.toString(16).padStart(2, "0")).join("")
+/** Bytes of hexadecimal digits already checked by a network's shape. */
+const fromHex = (hex: string): Uint8Array => Result.getOrThrow(Hex.decode(hex.toLowerCase()))
 
 /** CRC16-XMODEM (polynomial 0x1021, initial 0), as TON's user-friendly addresses carry it. */
 export const crc16Xmodem = (bytes: Uint8Array): number => {
@@ -108,7 +92,7 @@ const burnAccounts: Record<Network, ReadonlyArray<string>> = {
 
 /** What is wrong with an account that decoded: the zero account, a burn address or USDT's contract. */
 const accountProblem = (network: Network, account: Uint8Array): string | undefined => {
-  const hex = toHex(account)
+  const hex = Hex.encode(account)
   if (allZero(account) || burnAccounts[network].includes(hex)) return `wallet_address is a ${network} burn address: USDT sent there is lost`
   if (hex === usdtContracts[network]) return "wallet_address is USDT's own token contract, not a wallet: USDT sent there is lost"
   return undefined
@@ -144,7 +128,7 @@ const tron = Effect.fnUntraced(function*(address: string) {
 
 const ethereum = (address: string): string | undefined => {
   if (!shapes["ERC-20"].test(address)) return notOfForm("ERC-20")
-  return accountProblem("ERC-20", Uint8Array.from(address.slice(2).match(/../g)!, (pair) => parseInt(pair, 16)))
+  return accountProblem("ERC-20", fromHex(address.slice(2)))
 }
 
 /** USDT's contract is on the basechain (0); the zero account is refused on either. */
@@ -155,9 +139,9 @@ const ton = (address: string): string | undefined => {
   if (!shapes.TON.test(address)) return notOfForm("TON")
   const raw = /^(0|-1):([0-9a-fA-F]{64})$/.exec(address)
   if (raw !== null) {
-    return tonAccountProblem(raw[1] === "0" ? 0x00 : 0xff, Uint8Array.from(raw[2]!.match(/../g)!, (pair) => parseInt(pair, 16)))
+    return tonAccountProblem(raw[1] === "0" ? 0x00 : 0xff, fromHex(raw[2]!))
   }
-  const bytes = base64UrlDecode(address)
+  const bytes = fromBase64Url(address)
   if (bytes === undefined || bytes.length !== 36) return notOfForm("TON")
   const flag = bytes[0]!
   if (((flag & 0x7f) !== 0x11 && (flag & 0x7f) !== 0x51) || (bytes[1] !== 0x00 && bytes[1] !== 0xff)
