@@ -84,8 +84,14 @@ for (const target of targets) {
         const bWaits = yield* Deferred.make<void>()
         const bump = (id: number) => orDie(sql`UPDATE lock_pair SET v = v + 1 WHERE id = ${id}`)
         let nestedRuns = 0
+        let outerRuns = 0
+        // Set once b has committed: a's retry waits for it. Without it, a's retry could take row 1
+        // before b (woken by a's rollback) did, and deadlock again: nestedRuns 3 under load (a
+        // fresh-clone CI run).
+        const bDone = yield* Deferred.make<void>()
         // Row 1 in the outer transaction, row 2 in a nested atomic (a savepoint); the other the other way round.
         const a = Effect.gen(function*() {
+          if (outerRuns++ > 0) yield* Deferred.await(bDone)
           yield* bump(1)
           yield* Deferred.succeed(holding[0], undefined)
           yield* Deferred.await(holding[1])
@@ -104,7 +110,7 @@ for (const target of targets) {
         })
         const opener = Effect.andThen(lockWaits(1), Deferred.succeed(bWaits, undefined))
         const [exits] = yield* Effect.all([
-          Effect.all([Effect.exit(Atomic.atomic(a)), Effect.exit(Atomic.atomic(b))], { concurrency: 2 }),
+          Effect.all([Effect.exit(Atomic.atomic(a)), Effect.exit(Atomic.atomic(b).pipe(Effect.ensuring(Deferred.succeed(bDone, undefined))))], { concurrency: 2 }),
           opener
         ], { concurrency: 2 })
         assert.isTrue(exits.every(Exit.isSuccess))
