@@ -109,6 +109,8 @@ export interface Options {
   readonly logger?: FastifyServerOptions["logger"]
   /** Login attempts per minute per e-mail and per client address (default 10 and 30). */
   readonly loginLimits?: MerchantRoutes.LoginLimits
+  /** Resends and test events a minute per terminal (API key) or account (dashboard user), together (default 30). */
+  readonly eventSendsPerMinute?: number
   /**
    * Addresses and CIDR ranges of the reverse proxies whose `X-Forwarded-For` names the client
    * (Fastify's `trustProxy`). Default: none, the client is the TCP peer.
@@ -535,7 +537,7 @@ export const build = async (options: Options): Promise<FastifyInstance> => {
 
   await OpenApi.registerDocs(app)
   await HostRoutes.register(app, options.host ?? {}, options.adminToken)
-  await app.register(async (api) => MerchantRoutes.register(api, ctx, options.loginLimits), { prefix: "/api/v1" })
+  await app.register(async (api) => MerchantRoutes.register(api, ctx, options.loginLimits, options.eventSendsPerMinute), { prefix: "/api/v1" })
   await app.register(async (pages) => PublicRoutes.register(pages, ctx), { prefix: "/public" })
   if (options.adminToken !== undefined) {
     const adminToken = options.adminToken

@@ -71,6 +71,13 @@ export const principal = (request: FastifyRequest): Effect.Effect<Access.Princip
   return Auth.apiKey(header(request, "x-api-key"), header(request, "x-nonce"))
 }
 
+/**
+ * Whose limit a merchant request counts towards: an API key's terminal, or a dashboard user's
+ * account (`key` for the counters, `of` for the message).
+ */
+export const limitScope = (who: Access.Principal): { readonly key: string; readonly of: "terminal" | "account" } =>
+  who._tag === "ApiKey" ? { key: `terminal:${who.terminalId}`, of: "terminal" } : { key: `account:${who.accountId}`, of: "account" }
+
 /** Authenticates the merchant (`principal`), then runs the route's use case as that principal. */
 export const runAs = <A, E>(
   ctx: Context,

@@ -3,12 +3,20 @@
  * attempts, resend, recovery), the terminal's `ping` test event, and the events feed of
  * `paydesk listen`.
  */
-import type { FastifyInstance } from "fastify"
+import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify"
 import { Effect } from "effect"
-import { Callback, Callbacks, Events, Instant, Views } from "@paydesk/core"
+import { type Access, Callback, Callbacks, Events, Instant, Views } from "@paydesk/core"
 import { route } from "./Contract.js"
-import { instantOf, runAs, type Context } from "./Http.js"
+import { instantOf, limitScope, runAs, sendError, type Context } from "./Http.js"
 import * as Ops from "./MerchantOperations.js"
+
+/**
+ * Resends and test events of one terminal (an API key's) or one account (a dashboard user's) in a
+ * minute, together, at most (default): each is a POST to the merchant's endpoint made while the
+ * request waits (up to the 10 s timeout), so a loop of them kept this server's connections and the
+ * endpoint busy without bound. Past it: 429 `too_many_requests` with `Retry-After`; nothing is sent.
+ */
+export const defaultSendsPerMinute = 30
 
 /** The answer of a resend or a test event: the event, the delivery made for it, and its attempt. */
 const sentView = (sent: { readonly event: Callback.OutboxEvent; readonly delivery: Callback.Delivery; readonly attempt: Callback.Attempt | null }) => ({
@@ -17,8 +25,33 @@ const sentView = (sent: { readonly event: Callback.OutboxEvent; readonly deliver
   attempt: sent.attempt === null ? null : Views.eventAttempt(sent.attempt)
 })
 
-/** Registers the events routes. */
-export const register = (app: FastifyInstance, ctx: Context): void => {
+/** A resend's or test event's answer: what was sent, or the limit's seconds to wait. */
+type Limited<A> = { readonly _tag: "Sent"; readonly sent: A } | { readonly _tag: "Limited"; readonly of: "terminal" | "account"; readonly seconds: number }
+
+/** Registers the events routes; `sendsPerMinute`: resends and test events a minute per terminal or account. */
+export const register = (app: FastifyInstance, ctx: Context, sendsPerMinute: number = defaultSendsPerMinute): void => {
+  // Counted per process in fixed one-minute windows (@fastify/rate-limit's store), once the request
+  // is authenticated: keyed by whose they are, not by the request's address.
+  const scopes = new WeakMap<FastifyRequest, string>()
+  const sends = app.createRateLimit({ max: sendsPerMinute, timeWindow: 60_000, keyGenerator: (request) => `event-sends:${scopes.get(request)}` })
+  const limited = <A, E, R>(request: FastifyRequest, who: Access.Principal, send: Effect.Effect<A, E, R>): Effect.Effect<Limited<A>, E, R> =>
+    Effect.flatMap(
+      Effect.promise(() => {
+        const scope = limitScope(who)
+        scopes.set(request, scope.key)
+        return sends(request).then((result) => ({ ...result, of: scope.of }))
+      }),
+      (result): Effect.Effect<Limited<A>, E, R> =>
+        !result.isAllowed && result.isExceeded
+          ? Effect.succeed({ _tag: "Limited", of: result.of, seconds: Math.max(1, result.ttlInSeconds) })
+          : Effect.map(send, (sent) => ({ _tag: "Sent", sent }))
+    )
+  const answer = (request: FastifyRequest, reply: FastifyReply, result: Limited<Parameters<typeof sentView>[0]>) =>
+    result._tag === "Limited"
+      ? sendError(request, reply.header("retry-after", String(result.seconds)), 429, "too_many_requests",
+        `${sendsPerMinute} resends and test events a minute for this ${result.of}; retry in ${result.seconds} s`)
+      : reply.send(sentView(result.sent))
+
   route(app, Ops.listEvents, (request, reply, decoded) =>
     runAs(ctx, request, reply, (who) =>
       Effect.gen(function*() {
@@ -48,8 +81,8 @@ export const register = (app: FastifyInstance, ctx: Context): void => {
     ))
 
   route(app, Ops.resendEvent, (request, reply, decoded) =>
-    runAs(ctx, request, reply, (who) => Effect.flatMap(decoded, ({ params }) => Events.resend(who, params["eventID"]!)),
-      (sent) => reply.send(sentView(sent))
+    runAs(ctx, request, reply, (who) => Effect.flatMap(decoded, ({ params }) => limited(request, who, Events.resend(who, params["eventID"]!))),
+      (result) => answer(request, reply, result)
     ))
 
   route(app, Ops.recoverEvents, (request, reply, decoded) =>
@@ -63,8 +96,8 @@ export const register = (app: FastifyInstance, ctx: Context): void => {
     ))
 
   route(app, Ops.sendTestEvent, (request, reply, decoded) =>
-    runAs(ctx, request, reply, (who) => Effect.flatMap(decoded, ({ params }) => Events.ping(who, params["terminalID"]!)),
-      (sent) => reply.send(sentView(sent))
+    runAs(ctx, request, reply, (who) => Effect.flatMap(decoded, ({ params }) => limited(request, who, Events.ping(who, params["terminalID"]!))),
+      (result) => answer(request, reply, result)
     ))
 
   route(app, Ops.eventFeed, (request, reply, decoded) =>

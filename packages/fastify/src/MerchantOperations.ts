@@ -431,14 +431,18 @@ export const getEvent = operation({
   errors: eventErrors
 })
 
+/** The limit shared by resends and test events (`MerchantEvents.defaultSendsPerMinute`, the server's `PAYDESK_EVENT_SENDS_PER_MINUTE`). */
+const manualSendsLimited: readonly [number, string] = [429, "`too_many_requests`: the minute's resends and test events of the terminal (or account) are used up"]
+
 export const resendEvent = operation({
   id: "resendEvent", surface: "merchant", method: "POST", path: "/events/{eventID}/resend", tag: "Events", auth: "merchant",
   summary: "Send an event again now: one attempt, outside the 8 of its delivery",
   description: "The callback carries the same body, `X-Event-Id` and sequence, signed now. The event's own delivery is not touched. " +
-    "The answer reports the attempt (an answer of the endpoint other than 2xx is not an error of this request).",
+    "The answer reports the attempt (an answer of the endpoint other than 2xx is not an error of this request). " +
+    "Resends and test events count together: 30 a minute per terminal (or dashboard account) by default; past that 429 with `Retry-After`, nothing sent.",
   params: eventID,
   responses: [{ status: 200, description: "the attempt made", schema: R.EventSent, example: Examples.eventSent }],
-  errors: [...eventErrors, [400, "`the terminal has no callback_url to send to`"]]
+  errors: [...eventErrors, [400, "`the terminal has no callback_url to send to`"], manualSendsLimited]
 })
 
 export const recoverEvents = operation({
@@ -470,10 +474,11 @@ export const getTerminal = operation({
 export const sendTestEvent = operation({
   id: "sendTestEvent", surface: "merchant", method: "POST", path: "/terminals/{terminalID}/test-event", tag: "Events", auth: "merchant",
   summary: "Send a `ping` event to the callback URL now (checks the endpoint and its signature verification)",
-  description: "The body is `{ event_type: \"ping\", terminal_id, sent_at, test: false }`, signed like every callback. It is listed among the events.",
+  description: "The body is `{ event_type: \"ping\", terminal_id, sent_at, test: false }`, signed like every callback. It is listed among the events. " +
+    "Counts with resends: 30 a minute per terminal (or dashboard account) by default; past that 429 with `Retry-After`, nothing sent.",
   params: terminalID,
   responses: [{ status: 200, description: "the attempt made", schema: R.EventSent, example: { ...Examples.eventSent, event: { ...Examples.event, type: "ping", object_id: null, sequence: 1, test: false, payload: { event_type: "ping" } } } }],
-  errors: [...common, [400, "`the terminal has no callback_url to send to`"]]
+  errors: [...common, [400, "`the terminal has no callback_url to send to`"], manualSendsLimited]
 })
 
 // ---------------------------------------------------------------------------------------------

@@ -8,7 +8,7 @@ import { Effect, Semaphore } from "effect"
 import { Amount, Instant, Payment, Payments, Views } from "@paydesk/core"
 import type { DailyStats, PaymentFilter, StatusStats } from "@paydesk/core"
 import { route } from "./Contract.js"
-import { instantOf, runAs, sandboxRequested, sendError, type Context } from "./Http.js"
+import { instantOf, limitScope, runAs, sandboxRequested, sendError, type Context } from "./Http.js"
 import * as Ops from "./MerchantOperations.js"
 
 /** The stats response: per status count and amount (decimal roubles), plus totals. */
@@ -140,9 +140,9 @@ export const register = (app: FastifyInstance, ctx: Context): void => {
         if (q.format === "csv") {
           // A refused query (paging, terminal, filters) is answered at once, not after the exports ahead of it.
           yield* Payments.checkExport(who, query)
-          const scope = who._tag === "ApiKey" ? `terminal:${who.terminalId}` : `account:${who.accountId}`
+          const { key: scope, of } = limitScope(who)
           const held = inScope.get(scope) ?? 0
-          if (held >= exportsPerScope) return { _tag: "Busy" as const, of: who._tag === "ApiKey" ? "terminal" : "account" }
+          if (held >= exportsPerScope) return { _tag: "Busy" as const, of }
           inScope.set(scope, held + 1)
           // An export whose client left (waiting for its turn or being built) is dropped: it only reads.
           return yield* Effect.raceFirst(

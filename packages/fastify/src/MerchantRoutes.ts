@@ -50,7 +50,7 @@ const emailOf = (body: unknown): string | null => {
 }
 
 /** Registers the merchant API on `app` (mounted under `/api/v1`). */
-export const register = async (app: FastifyInstance, ctx: Context, limits: LoginLimits = defaultLoginLimits): Promise<void> => {
+export const register = async (app: FastifyInstance, ctx: Context, limits: LoginLimits = defaultLoginLimits, eventSendsPerMinute?: number): Promise<void> => {
   // Bodies of the merchant API are JSON only; a form or text body is refused before any route.
   // (Fastify's callback form: no promise per request; answered here, the request goes no further.)
   app.addHook("preHandler", (request, reply, done) => {
@@ -97,5 +97,5 @@ export const register = async (app: FastifyInstance, ctx: Context, limits: Login
   MerchantCredentials.register(app, ctx)
   MerchantSubscriptions.register(app, ctx)
   MerchantTestClocks.register(app, ctx)
-  MerchantEvents.register(app, ctx)
+  MerchantEvents.register(app, ctx, eventSendsPerMinute)
 }

@@ -24,6 +24,7 @@
  * | `PAYDESK_REQUEST_TIMEOUT_MS` | how long a request may take to arrive whole, headers and body (then 408; 0: no limit) | `30000` |
  * | `PAYDESK_CALLBACK_ALLOW_PRIVATE` | `1`: callbacks may go to loopback and private addresses (development) | `0` |
  * | `PAYDESK_LOGIN_LIMIT_PER_EMAIL`, `_PER_ADDRESS` | login attempts per minute | `10`, `30` |
+ * | `PAYDESK_EVENT_SENDS_PER_MINUTE` | resends and test events per minute per terminal (API key) or account (dashboard user) | `30` |
  * | `PAYDESK_TRUST_PROXY` | reverse proxies whose `X-Forwarded-For` is believed: addresses and CIDR ranges (`loopback`, `linklocal`, `uniquelocal`) | unset: none, the client is the TCP peer |
  * | `INNGEST_DEV`, `INNGEST_SIGNING_KEY`, `INNGEST_EVENT_KEY`, `INNGEST_BASE_URL` | the Inngest engine's client | |
  * | `OTEL_EXPORTER_OTLP_ENDPOINT`, `OTEL_SERVICE_NAME` | export traces over OTLP/HTTP to this endpoint | unset: no export; `paydesk` |
@@ -97,6 +98,8 @@ export interface ServerConfig {
   readonly callbackAllowPrivate: boolean
   /** Login attempts per minute per e-mail and per client address. */
   readonly loginLimits: { readonly perEmail: number; readonly perAddress: number }
+  /** Resends and test events per minute per terminal (API key) or account (dashboard user), together. */
+  readonly eventSendsPerMinute: number
   /**
    * Addresses and CIDR ranges of the reverse proxies in front of the server (Fastify's `trustProxy`);
    * empty: none, the client address is the TCP peer. With proxies, the client address (login limits,
@@ -233,6 +236,7 @@ const settings = {
   callbackAllowPrivate: setting("PAYDESK_CALLBACK_ALLOW_PRIVATE", (n) => flag(n).pipe(Config.withDefault(false)), "must be 1 or 0"),
   loginPerEmail: setting("PAYDESK_LOGIN_LIMIT_PER_EMAIL", (n) => integer(1, 100_000)(n).pipe(Config.withDefault(10)), "must be an integer from 1 to 100000 (attempts per minute)"),
   loginPerAddress: setting("PAYDESK_LOGIN_LIMIT_PER_ADDRESS", (n) => integer(1, 100_000)(n).pipe(Config.withDefault(30)), "must be an integer from 1 to 100000 (attempts per minute)"),
+  eventSendsPerMinute: setting("PAYDESK_EVENT_SENDS_PER_MINUTE", (n) => integer(1, 100_000)(n).pipe(Config.withDefault(30)), "must be an integer from 1 to 100000 (resends and test events per minute)"),
   trustProxy: setting(
     "PAYDESK_TRUST_PROXY",
     (n) => text((v) => Result.isSuccess(parseTrustProxy(v)))(n).pipe(Config.map((v) => Result.getOrThrow(parseTrustProxy(v))), Config.withDefault([] as ReadonlyArray<string>)),
@@ -297,6 +301,7 @@ export const read = (provider: ConfigProvider.ConfigProvider): Effect.Effect<Ser
       logLevel: v.logLevel,
       callbackAllowPrivate: v.callbackAllowPrivate,
       loginLimits: { perEmail: v.loginPerEmail, perAddress: v.loginPerAddress },
+      eventSendsPerMinute: v.eventSendsPerMinute,
       trustProxy: v.trustProxy,
       warnings
     }

@@ -505,6 +505,7 @@ export const layerHttp = (config: ServerConfig) =>
               publicUrl,
               adminToken: Redacted.value(secrets.adminToken),
               loginLimits: config.loginLimits,
+              eventSendsPerMinute: config.eventSendsPerMinute,
               trustProxy: config.trustProxy,
               requestTimeoutMs: config.requestTimeoutMs,
               logger: config.logLevel === "silent" ? false : {

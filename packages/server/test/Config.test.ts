@@ -24,7 +24,7 @@ describe("Config", () => {
     expect(config).toMatchObject({
       port: 8080, host: "127.0.0.1", dataDir: resolve(".data"), dbPool: 10, clock: "system", engine: "local",
       initialRate: 95_000_000n, workIntervalMs: 1000, workBatchSize: 100, eventRetentionDays: 30, signingSecretOverlapHours: 24, shutdownTimeoutMs: 10_000, requestTimeoutMs: 30_000, logLevel: "info",
-      callbackAllowPrivate: false, loginLimits: { perEmail: 10, perAddress: 30 }, trustProxy: [], warnings: [],
+      callbackAllowPrivate: false, loginLimits: { perEmail: 10, perAddress: 30 }, eventSendsPerMinute: 30, trustProxy: [], warnings: [],
       otel: { serviceName: "paydesk" }, inngest: { isDev: false }
     })
     const absent: ReadonlyArray<Option.Option<unknown>> = [config.databaseUrl, config.publicUrl, config.adminToken, config.secretKey, config.clockStart, config.otel.endpoint]
@@ -39,13 +39,13 @@ describe("Config", () => {
       PAYDESK_SECRET_KEY: key, PAYDESK_CLOCK: "manual", PAYDESK_CLOCK_START: "2027-01-31T07:00:00.000Z", PAYDESK_ENGINE: "off",
       PAYDESK_INITIAL_RATE: "90.5", PAYDESK_WORK_INTERVAL_MS: "250", PAYDESK_WORK_BATCH_SIZE: "5", PAYDESK_EVENT_RETENTION_DAYS: "90", PAYDESK_SIGNING_SECRET_OVERLAP_HOURS: "2", PAYDESK_SHUTDOWN_TIMEOUT_MS: "2000",
       PAYDESK_REQUEST_TIMEOUT_MS: "5000",
-      PAYDESK_CALLBACK_ALLOW_PRIVATE: "1", PAYDESK_LOGIN_LIMIT_PER_EMAIL: "3", PAYDESK_LOGIN_LIMIT_PER_ADDRESS: "4",
+      PAYDESK_CALLBACK_ALLOW_PRIVATE: "1", PAYDESK_LOGIN_LIMIT_PER_EMAIL: "3", PAYDESK_LOGIN_LIMIT_PER_ADDRESS: "4", PAYDESK_EVENT_SENDS_PER_MINUTE: "7",
       INNGEST_DEV: "true", INNGEST_SIGNING_KEY: "s", INNGEST_EVENT_KEY: "e", INNGEST_BASE_URL: "http://inngest:8288",
       OTEL_EXPORTER_OTLP_ENDPOINT: "http://collector:4318", OTEL_SERVICE_NAME: "paydesk-eu", LOG_LEVEL: "warn"
     })
     expect(config).toMatchObject({
       port: 9000, host: "0.0.0.0", dataDir: "/tmp/pd", dbPool: 25, clock: "manual", engine: "off", initialRate: 90_500_000n,
-      workIntervalMs: 250, workBatchSize: 5, eventRetentionDays: 90, signingSecretOverlapHours: 2, shutdownTimeoutMs: 2000, requestTimeoutMs: 5000, callbackAllowPrivate: true, loginLimits: { perEmail: 3, perAddress: 4 },
+      workIntervalMs: 250, workBatchSize: 5, eventRetentionDays: 90, signingSecretOverlapHours: 2, shutdownTimeoutMs: 2000, requestTimeoutMs: 5000, callbackAllowPrivate: true, loginLimits: { perEmail: 3, perAddress: 4 }, eventSendsPerMinute: 7,
       logLevel: "warn", otel: { serviceName: "paydesk-eu" }, inngest: { isDev: true }
     })
     expect(config.publicUrl).toEqual(Option.some("https://pay.example"))
@@ -64,7 +64,7 @@ describe("Config", () => {
       PORT: "99999", PAYDESK_CLOCK: "fast", PAYDESK_ENGINE: "cron", PAYDESK_SECRET_KEY: "too-short", PAYDESK_DB_POOL: "0",
       PAYDESK_CLOCK_START: "yesterday", PAYDESK_WORK_INTERVAL_MS: "soon", PAYDESK_WORK_BATCH_SIZE: "0", PAYDESK_PUBLIC_URL: "pay.example",
       PAYDESK_INITIAL_RATE: "-1", DATABASE_URL: "mysql://x", OTEL_EXPORTER_OTLP_ENDPOINT: "collector", LOG_LEVEL: "loud",
-      PAYDESK_CALLBACK_ALLOW_PRIVATE: "yes", PAYDESK_EVENT_RETENTION_DAYS: "0", PAYDESK_SIGNING_SECRET_OVERLAP_HOURS: "-1"
+      PAYDESK_CALLBACK_ALLOW_PRIVATE: "yes", PAYDESK_EVENT_RETENTION_DAYS: "0", PAYDESK_SIGNING_SECRET_OVERLAP_HOURS: "-1", PAYDESK_EVENT_SENDS_PER_MINUTE: "0"
     })
     expect(problems).toEqual([
       "PORT must be a TCP port number (0 to 65535)",
@@ -81,6 +81,7 @@ describe("Config", () => {
       "PAYDESK_SIGNING_SECRET_OVERLAP_HOURS must be an integer from 0 to 720 (hours)",
       "PAYDESK_EVENT_RETENTION_DAYS must be an integer from 1 to 3650 (days)",
       "PAYDESK_CALLBACK_ALLOW_PRIVATE must be 1 or 0",
+      "PAYDESK_EVENT_SENDS_PER_MINUTE must be an integer from 1 to 100000 (resends and test events per minute)",
       "OTEL_EXPORTER_OTLP_ENDPOINT must be an http(s) URL",
       "LOG_LEVEL must be one of: fatal, error, warn, info, debug, trace, silent"
     ])

@@ -23,6 +23,24 @@ const specVerifies = (secret: string, body: string, headers: Record<string, unkn
 /** The `whsec_` form of a secret (Standard Webhooks: base64 of the key bytes). */
 const whsec = (secret: string) => `whsec_${Buffer.from(secret).toString("base64")}`
 
+/** An account with its owner signed in on `srv`, and a terminal delivering to `callbackUrl`. */
+const merchantOn = async (srv: Srv, callbackUrl: string) => {
+  const email = `owner-${randomBytes(4).toString("hex")}@shop.example`
+  const account = await srv.admin("POST", "/accounts", { name: "Shop", owner_email: email, owner_password: "correct horse" })
+  const terminal = await srv.admin("POST", "/terminals", { account_id: account.json.account_id, name: "Shop", callback_url: callbackUrl })
+  const session = (await srv.call("POST", "/api/v1/auth/login", { body: { email, password: "correct horse" } })).json
+  const apiKey: string = terminal.json.api_key
+  return {
+    terminalId: terminal.json.terminal_id as string,
+    apiKey,
+    signingSecret: terminal.json.signing_secret as string,
+    api: (method: string, path: string, body?: unknown) =>
+      srv.call(method, `/api/v1${path}`, { headers: { "x-api-key": apiKey, "x-nonce": crypto.randomUUID() }, ...(body === undefined ? {} : { body }) }),
+    owner: (method: string, path: string, body?: unknown) =>
+      srv.call(method, `/api/v1${path}`, { headers: { authorization: `Bearer ${session.access_token}` }, ...(body === undefined ? {} : { body }) })
+  }
+}
+
 describe("events API over HTTP", () => {
   let srv: Srv
   let receiver: Receiver
@@ -32,22 +50,7 @@ describe("events API over HTTP", () => {
   })
 
   /** An account with its owner signed in, and a terminal delivering to the receiver. */
-  const merchant = async (callbackUrl: string = receiver.url) => {
-    const email = `owner-${randomBytes(4).toString("hex")}@shop.example`
-    const account = await srv.admin("POST", "/accounts", { name: "Shop", owner_email: email, owner_password: "correct horse" })
-    const terminal = await srv.admin("POST", "/terminals", { account_id: account.json.account_id, name: "Shop", callback_url: callbackUrl })
-    const session = (await srv.call("POST", "/api/v1/auth/login", { body: { email, password: "correct horse" } })).json
-    const apiKey: string = terminal.json.api_key
-    return {
-      terminalId: terminal.json.terminal_id as string,
-      apiKey,
-      signingSecret: terminal.json.signing_secret as string,
-      api: (method: string, path: string, body?: unknown) =>
-        srv.call(method, `/api/v1${path}`, { headers: { "x-api-key": apiKey, "x-nonce": crypto.randomUUID() }, ...(body === undefined ? {} : { body }) }),
-      owner: (method: string, path: string, body?: unknown) =>
-        srv.call(method, `/api/v1${path}`, { headers: { authorization: `Bearer ${session.access_token}` }, ...(body === undefined ? {} : { body }) })
-    }
-  }
+  const merchant = (callbackUrl: string = receiver.url) => merchantOn(srv, callbackUrl)
   type Merchant = Awaited<ReturnType<typeof merchant>>
 
   /** A sandbox payment, paid by simulation: `payment.created` (sequence 1) then `payment.paid` (2). */
@@ -268,5 +271,42 @@ describe("events API over HTTP", () => {
     expect(receiver.requests.filter((r) => r.body.includes(payment)).map((r) => JSON.parse(r.body).event_type)).toEqual(["payment.created", "payment.paid"])
     const events = (await m.api("GET", "/events?environment=sandbox")).json.items
     expect(events.map((e: any) => [e.type, e.delivery.status])).toEqual([["payment.paid", "delivered"], ["payment.created", "delivered"]])
+  }, 60_000)
+})
+
+describe("resends and test events, limited per terminal and account", () => {
+  let srv: Srv
+  let receiver: Receiver
+  serverWithReceiver(async () => ({ PAYDESK_EVENT_SENDS_PER_MINUTE: "3" }), (s, r) => {
+    srv = s
+    receiver = r
+  })
+
+  it("past the minute's 3 (resends and pings together): 429 with Retry-After, nothing sent; another terminal and the owner's account count apart", async () => {
+    const a = await merchantOn(srv, receiver.url)
+    const b = await merchantOn(srv, receiver.url)
+    const ping = await a.api("POST", `/terminals/${a.terminalId}/test-event`)
+    expect(ping.status).toBe(200)
+    const eventId: string = ping.json.event.id
+    for (const _ of [1, 2]) expect((await a.api("POST", `/events/${eventId}/resend`)).status).toBe(200)
+    const sentBefore = receiver.requests.length
+    const deliveriesBefore = (await a.api("GET", `/events/${eventId}`)).json.deliveries.length
+    expect(deliveriesBefore).toBe(3)
+    for (const [method, path] of [["POST", `/events/${eventId}/resend`], ["POST", `/terminals/${a.terminalId}/test-event`]] as const) {
+      const limited = await a.api(method, path)
+      expect([path, limited.status, limited.json.error.code, limited.json.error.message]).toEqual([
+        path, 429, "too_many_requests", expect.stringMatching(/^3 resends and test events a minute for this terminal; retry in \d+ s$/)
+      ])
+      const seconds = Number(limited.headers["retry-after"])
+      expect(seconds >= 1 && seconds <= 60).toBe(true)
+    }
+    // Nothing was sent or recorded for the refused ones.
+    expect(receiver.requests.length).toBe(sentBefore)
+    expect((await a.api("GET", `/events/${eventId}`)).json.deliveries.length).toBe(deliveriesBefore)
+    expect((await a.api("GET", "/events?type=ping")).json.items).toHaveLength(1)
+    // Another merchant's terminal has its own budget, and so has the dashboard account of a's owner.
+    expect((await b.api("POST", `/terminals/${b.terminalId}/test-event`)).status).toBe(200)
+    expect((await a.owner("POST", `/events/${eventId}/resend`)).status).toBe(200)
+    expect(receiver.requests.length).toBe(sentBefore + 2)
   }, 60_000)
 })

@@ -49,7 +49,7 @@ describe("login limits", () => {
     const retryAfter = Number(limited.headers.get("retry-after"))
     expect(retryAfter).toBeGreaterThanOrEqual(1)
     expect(retryAfter).toBeLessThanOrEqual(60)
-    expectTooMany({ status: limited.status, json: await limited.json(), text: "" })
+    expectTooMany({ status: limited.status, json: await limited.json(), text: "", headers: {} })
     // Another e-mail from the same address is not affected.
     const other = await owner(srv)
     expect((await login(srv, other, "correct horse")).status).toBe(200)

@@ -65,6 +65,8 @@ export interface Answer {
   readonly status: number
   readonly json: any
   readonly text: string
+  /** The answer's headers, names in lower case. */
+  readonly headers: Record<string, string>
 }
 
 /** Calls `base + path`; with `retry`, connection failures (a server being restarted) are retried until `retry` ms pass. */
@@ -88,7 +90,7 @@ export const request = async (
       try {
         json = JSON.parse(text)
       } catch {}
-      return { status: response.status, json, text }
+      return { status: response.status, json, text, headers: Object.fromEntries(response.headers) }
     } catch (error) {
       if (Date.now() > deadline) throw error
       await new Promise((ok) => setTimeout(ok, 100))
