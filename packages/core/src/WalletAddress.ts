@@ -90,10 +90,13 @@ const burnAccounts: Record<Network, ReadonlyArray<string>> = {
   "TON": []
 }
 
+/** The network with its article: "an ERC-20", "a TRC-20", "a TON". */
+const a = (network: Network) => `a${network === "ERC-20" ? "n" : ""} ${network}`
+
 /** What is wrong with an account that decoded: the zero account, a burn address or USDT's contract. */
 const accountProblem = (network: Network, account: Uint8Array): string | undefined => {
   const hex = Hex.encode(account)
-  if (allZero(account) || burnAccounts[network].includes(hex)) return `wallet_address is a ${network} burn address: USDT sent there is lost`
+  if (allZero(account) || burnAccounts[network].includes(hex)) return `wallet_address is ${a(network)} burn address: USDT sent there is lost`
   if (hex === usdtContracts[network]) return "wallet_address is USDT's own token contract, not a wallet: USDT sent there is lost"
   return undefined
 }
@@ -181,7 +184,6 @@ export const problem = Effect.fnUntraced(function*(network: Network, address: st
   if (own !== notOfForm(network)) return own
   for (const other of networks) {
     if (other !== network && shapes[other].test(address) && (yield* check(other, address)) === undefined) {
-      const a = (n: Network) => `a${n === "ERC-20" ? "n" : ""} ${n}`
       return `wallet_address is ${a(other)} address, but the payout's network is ${network}: choose network ${other}, or give ${a(network)} address`
     }
   }
