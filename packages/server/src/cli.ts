@@ -30,6 +30,14 @@ const confirm = async (question: string): Promise<boolean> => {
   }
 }
 
+// The reader of our output has gone (`paydesk --help | head -n 3`, a `listen` piped into a command that
+// ended): the rest of it has no one to go to, so stop quietly, as `cat` or `git` would (an unhandled
+// EPIPE printed Node's stack trace).
+process.stdout.on("error", (error: NodeJS.ErrnoException) => {
+  if (error.code !== "EPIPE") throw error
+  process.exit(process.exitCode ?? 0)
+})
+
 process.exitCode = await CliProgram.run(process.argv.slice(2), {
   env: process.env,
   stdout: (text) => void process.stdout.write(text),

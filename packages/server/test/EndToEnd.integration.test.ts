@@ -165,6 +165,15 @@ describe("reference server end to end (./run start)", () => {
     expect(help.code).toBe(0)
     expect(help.stdout).toMatch(/Usage: paydesk[\s\S]*accounts[\s\S]*deliveries/)
     expect(help.stderr).toBe("")
+    // A reader that goes away (`paydesk --help | head -n 1`): the CLI stops quietly, no EPIPE stack trace.
+    const cut = await new Promise<{ readonly code: number | null; readonly stderr: string }>((ok) => {
+      const child = spawn(join(root, "run"), ["paydesk", "--help"], { cwd: root, stdio: ["ignore", "pipe", "pipe"] })
+      child.stdout.destroy()
+      let stderr = ""
+      child.stderr.on("data", (chunk: Buffer) => void (stderr += chunk.toString()))
+      child.on("close", (code) => ok({ code, stderr }))
+    })
+    expect(cut).toEqual({ code: 0, stderr: "" })
     const groupHelp = await paydesk(["terminals", "--help"])
     expect([groupHelp.code, groupHelp.stdout]).toEqual([0, expect.stringContaining("update [options] <terminal_id>")])
     const usage = await paydesk(["accounts", "create", "--name", "x"])
