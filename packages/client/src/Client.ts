@@ -318,6 +318,8 @@ export class Paydesk {
      * The key goes in the `Idempotency-Key` header of every attempt (and stays in the body when given there).
      * A failed call's error names the key (`error.idempotencyKey`): repeat the call with it (the
      * option or the body field) to learn the result. Calling again without it makes a second payout.
+     * Payouts are live only: a client made with `sandbox: true` is refused (400 `invalid_request` on
+     * `X-Test-Mode`) and nothing is sent; make payouts with a live client.
      */
     create: async (input: PayoutCreate & { readonly terminal_id?: string }, options: WriteOptions = {}): Promise<Payout> => {
       const { terminal_id, ...body } = input
@@ -331,6 +333,9 @@ export class Paydesk {
         path: "/api/v1/payouts",
         query: { terminal_id },
         body,
+        // Payouts exist only live: a sandbox client says so, and the server refuses it (400 on
+        // X-Test-Mode) instead of sending real USDT for what its caller takes for a test.
+        ...(this.sandbox ? { headers: { "X-Test-Mode": "true" } } : {}),
         idempotencyKey: key,
         safe: true,
         signal: options.signal

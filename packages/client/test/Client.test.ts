@@ -88,6 +88,17 @@ describe("Client: payout idempotency key in the body", () => {
   })
 })
 
+describe("Client: payouts are live only", () => {
+  it("a sandbox client's payout says X-Test-Mode: true, which the server refuses; a live client's says nothing", async () => {
+    const { seen, fetcher } = stub(() => json(200, payout(null)))
+    const request = { amount_usdt: "1", wallet_address: "TQn9Y2khEsLJW1ChVWFMSMeRDow5KcbLSE", network: "TRC-20" } as const
+    await new Paydesk({ apiKey: "k", fetch: fetcher, sandbox: true }).payouts.create(request)
+    await new Paydesk({ apiKey: "k", fetch: fetcher }).payouts.create(request)
+    expect(seen.map((s) => s.headers["x-test-mode"])).toEqual(["true", undefined])
+    expect(JSON.parse(seen[0]!.body)).toEqual(request)
+  })
+})
+
 /** A local HTTP server whose handler each test sets; counts the requests. */
 let server: Server
 let base: string

@@ -33,6 +33,12 @@ const testModeRead: Header = {
   description: "`true` reads the sandbox, `false` live: the default of `environment`, as on creations; given with an `environment` that disagrees (`prod` or `all` with `true`, `sandbox` or `all` with `false`), 400"
 }
 
+/** On live-only writes (payouts): `true` is refused, since no sandbox version exists and live money would move. */
+const testModeRefused: Header = {
+  ...testMode,
+  description: "`true` is refused with 400 (`field` `X-Test-Mode`): payouts have no sandbox, a payout sends real USDT from the live balance; `false` or none: live"
+}
+
 const idempotencyKey = (what: "payment" | "payout" | "subscription"): Header => ({
   name: "Idempotency-Key",
   required: false,
@@ -252,7 +258,7 @@ export const createPayout = operation({
   id: "createPayout", surface: "merchant", method: "POST", path: "/payouts", tag: "Payouts", auth: "merchant",
   summary: "Request a USDT payout",
   description: "The `Idempotency-Key` header and the body's `idempotency_key` are the same key (send one, or both equal).",
-  headers: [idempotencyKey("payout")],
+  headers: [idempotencyKey("payout"), testModeRefused],
   query: S.TerminalQuery,
   queryExample: {},
   body: {
@@ -263,7 +269,7 @@ export const createPayout = operation({
   responses: [{ status: 200, description: "the payout (`created`), also for a replayed idempotency key", schema: R.Payout, example: Examples.payout }],
   errors: [
     ...common,
-    [400, "`terminal_id is required` (dashboard user), `insufficient balance`, `amount_usdt` malformed, `Idempotency-Key` and `idempotency_key` differ"],
+    [400, "`terminal_id is required` (dashboard user), `insufficient balance`, `amount_usdt` malformed, `Idempotency-Key` and `idempotency_key` differ, `X-Test-Mode: true` (payouts have no sandbox)"],
     [409, "`max active payouts reached`, `idempotency key conflicts with another request`"]
   ]
 })

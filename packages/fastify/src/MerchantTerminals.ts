@@ -61,6 +61,14 @@ export const register = (app: FastifyInstance, ctx: Context): void => {
     runAs(ctx, request, reply, (who) =>
       Effect.gen(function*() {
         const { query, body, headers } = yield* decoded
+        // A sandbox client (the SDK's `sandbox: true`, a dashboard in sandbox mode) must not move live
+        // money thinking it is a test: payouts exist only live (an outside probe's sandbox client made one).
+        if (headers["X-Test-Mode"] === "true") {
+          return yield* new InvalidRequest({
+            field: "X-Test-Mode",
+            message: "payouts have no sandbox: a payout sends real USDT from the live balance; send it without X-Test-Mode: true"
+          })
+        }
         return yield* Payouts.create(who, {
           terminalId: query.terminal_id,
           amountUsdt: body.amount_usdt,

@@ -125,6 +125,11 @@ describe("MerchantApi terminals, balance, rate and payouts", () => {
     expect(expectError(await call("POST", "/payouts", { ...body, wallet_address: "bad wallet!" }), 400, "invalid_request").field).toBe("wallet_address")
     expect(expectError(await call("POST", "/payouts", { amount_usdt: "1", network: "TON" }), 400, "invalid_request", "wallet_address is required").field).toBe("wallet_address")
     expectError(await call("POST", "/payouts", { ...body, memo: "x" }), 400, "invalid_request", "unknown field memo")
+    // Payouts have no sandbox: a client in sandbox mode is refused, never given a live payout.
+    expect(expectError(await call("POST", "/payouts", body, { "X-Test-Mode": "true" }), 400, "invalid_request",
+      "payouts have no sandbox: a payout sends real USDT from the live balance; send it without X-Test-Mode: true").field).toBe("X-Test-Mode")
+    expect(expectError(await call("POST", "/payouts", body, { "X-Test-Mode": " TRUE " }), 400, "invalid_request").field).toBe("X-Test-Mode")
+    expect(expectError(await call("POST", "/payouts", body, { "X-Test-Mode": "yes" }), 400, "invalid_request").field).toBe("X-Test-Mode")
     // An address of another network, a mistyped one and a burn address: refused before anything is held.
     expect(expectError(await call("POST", "/payouts", { ...body, network: "ERC-20" }), 400, "invalid_request",
       "wallet_address is a TRC-20 address, but the payout's network is ERC-20: choose network TRC-20, or give an ERC-20 address").field).toBe("wallet_address")
@@ -144,7 +149,8 @@ describe("MerchantApi terminals, balance, rate and payouts", () => {
     // A TON address in standard base64 is stored in base64url (the same address).
     const standard = await call("POST", "/payouts", { ...body, network: "TON", wallet_address: "EQCHFsJOm+UOeYHn650gtw7TPMXpKEZ5Foc6UlS8ppKeL25F" })
     expect(json(standard)).toMatchObject({ network: "TON", wallet_address: "EQCHFsJOm-UOeYHn650gtw7TPMXpKEZ5Foc6UlS8ppKeL25F", status: "created" })
-    for (let i = 0; i < 2; i++) expect((await call("POST", "/payouts", body)).statusCode).toBe(200)
+    expect((await call("POST", "/payouts", body, { "X-Test-Mode": "false" })).statusCode).toBe(200)
+    expect((await call("POST", "/payouts", body)).statusCode).toBe(200)
     expectError(await call("POST", "/payouts", body), 409, "max_active_payouts", "max active payouts reached")
     expect(await payoutCount()).toBe(5)
   })
