@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest"
 import { Effect } from "effect"
-import { PaymentRepository, Payments } from "@paydesk/core"
+import { Operator, PaymentRepository, Payments } from "@paydesk/core"
 import { Fixtures } from "@paydesk/testkit"
 import { expectError, json, keyHeaders, make, shape, type TestApp } from "./TestApp.js"
 
@@ -50,6 +50,25 @@ describe("MerchantApi payments", () => {
 
     expectError(await post({ ...body, amount: "1600" }), 409, "order_id_conflict", "order_id already used for another payment")
     expect(await countPayments()).toBe(1)
+  })
+
+  it("a disabled terminal: a payment's replay (order_id, Idempotency-Key; live and sandbox) is answered, a new payment is 400 terminal is unavailable", async () => {
+    const live = json(await post({ amount: "10", order_id: "d-live" }))
+    const sandbox = json(await post({ amount: "10", order_id: "d-sandbox", test: true }))
+    const keyed = json(await post({ amount: "10", order_id: "d-keyed" }, { "idempotency-key": "k-1" }))
+    await t.run(Operator.setTerminalStatus(terminalId, "disabled"))
+    for (const [body, headers, id] of [
+      [{ amount: "10", order_id: "d-live" }, {}, live.id],
+      [{ amount: "10", order_id: "d-sandbox", test: true }, {}, sandbox.id],
+      [{ amount: "10", order_id: "d-keyed" }, { "idempotency-key": "k-1" }, keyed.id]
+    ] as const) {
+      const replay = await post(body, headers)
+      expect([body.order_id, replay.statusCode, json(replay).id]).toEqual([body.order_id, 200, id])
+    }
+    expectError(await post({ amount: "10", order_id: "d-new" }), 400, "terminal_unavailable", "terminal is unavailable")
+    expectError(await post({ amount: "10", order_id: "d-new", test: true }), 400, "terminal_unavailable", "terminal is unavailable")
+    expectError(await post({ amount: "11", order_id: "d-live" }), 409, "order_id_conflict", "order_id already used for another payment")
+    expect(await countPayments()).toBe(3)
   })
 
   it("creates sandbox payments with test: true or X-Test-Mode: true", async () => {

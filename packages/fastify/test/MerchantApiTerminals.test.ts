@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest"
 import { Effect } from "effect"
-import { Payments, PayoutRepository } from "@paydesk/core"
+import { Operator, Payments, PayoutRepository } from "@paydesk/core"
 import { Kit, MemoryRateSource } from "@paydesk/testkit"
 import { expectError, json, keyCalls, make, shape, type TestApp } from "./TestApp.js"
 
@@ -106,6 +106,19 @@ describe("MerchantApi terminals, balance, rate and payouts", () => {
     expect(json(list).items[0].id).toBe(payout["id"])
     expect(json(await call("GET", "/payouts?page=2"))).toMatchObject({ items: [], total: 1, page: 2 })
     expect(expectError(await call("GET", "/payouts?page=x"), 400, "invalid_request").field).toBe("page")
+  })
+
+  it("a disabled terminal: a payout's replay is answered (its retry learns it was made), a new payout is 400 terminal is unavailable", async () => {
+    await fund()
+    const body = { amount_usdt: "10", wallet_address: wallet, network: "TRC-20", idempotency_key: "po-before" }
+    const made = json(await call("POST", "/payouts", body))
+    await t.run(Operator.setTerminalStatus(merchant.terminal.id, "disabled"))
+    const replay = await call("POST", "/payouts", body)
+    expect([replay.statusCode, json(replay).id]).toEqual([200, made.id])
+    expectError(await call("POST", "/payouts", { ...body, idempotency_key: "po-after" }), 400, "terminal_unavailable", "terminal is unavailable")
+    expectError(await call("POST", "/payouts", { ...body, idempotency_key: "po-before", amount_usdt: "11" }), 409, "idempotency_conflict", "idempotency key conflicts with another request")
+    expect(await payoutCount()).toBe(1)
+    expect(json(await call("GET", "/balance"))).toMatchObject({ available_usdt: "90.000000", hold_usdt: "10.000000" })
   })
 
   it("payouts: insufficient balance, max active payouts reached, bad bodies create nothing", async () => {

@@ -11,7 +11,7 @@ import type { Principal } from "../Access.js"
 import { formatRub, parseRub } from "../Amount.js"
 import { hasLoneSurrogate, hasLoneSurrogateEscape, unicodeOnly, withoutLoneSurrogates } from "../Bytes.js"
 import { PaydeskConfig } from "../Config.js"
-import { CsrfRejected, InvalidRequest, InvalidTransition, NotFound, OperationNotAllowed, OrderIdConflict } from "../Errors.js"
+import { CsrfRejected, InvalidRequest, InvalidTransition, NotFound, OperationNotAllowed, OrderIdConflict, TerminalUnavailable } from "../Errors.js"
 import * as Idempotency from "../Idempotency.js"
 import { fingerprint } from "../Idempotency.js"
 import { isUuid, parsePaymentId } from "../Id.js"
@@ -205,7 +205,9 @@ const noPayment = Effect.succeed(Option.none<Payment.Payment>())
 
 /** Creates a payment; a repeated `order_id` with the same parameters returns the first one. */
 export const create = Traced.fn("Payments.create")(function*(principal: Principal, input: CreateInput) {
-  const terminal = yield* Access.resolveTerminal(principal, input.terminalId, "write")
+  // Whether the terminal takes new payments is checked after the replays (below): a retry of a payment
+  // made just before the terminal was disabled gets that payment, not a refusal that reads as "not made".
+  const terminal = yield* Access.resolveTerminal(principal, input.terminalId, "read")
   const request = yield* validate(input)
   const key = input.idempotencyKey ?? null
   if (key !== null) {
@@ -239,7 +241,9 @@ export const create = Traced.fn("Payments.create")(function*(principal: Principa
   // answered first, so a replay never registers another. So is one on a test clock (a replay must
   // not wait for the clock or meet its checks). A sandbox payment on no clock calls no one: its
   // replay is found by the unique order_id rule in the transaction below.
-  const early = request.environment === "sandbox" && request.testClock === undefined
+  // (On a disabled terminal a sandbox payment's replay is looked for here too, before the refusal.)
+  const active = terminal.status === "active"
+  const early = request.environment === "sandbox" && request.testClock === undefined && active
     ? Option.none<Payment.Payment>()
     : yield* payments.findByOrderId(terminal.id, request.environment, request.orderId)
   if (Option.isSome(early)) {
@@ -249,6 +253,7 @@ export const create = Traced.fn("Payments.create")(function*(principal: Principa
     }))
     return answer
   }
+  if (!active) return yield* TerminalUnavailable.of()
 
   const clock = request.testClock === undefined ? null : yield* testClockOf(terminal.id, request.testClock)
   const entropy = yield* Entropy

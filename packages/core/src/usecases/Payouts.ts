@@ -12,7 +12,7 @@ import type { Principal } from "../Access.js"
 import { formatUsdt, maxUsdtMicro, parseUsdt } from "../Amount.js"
 import { withoutLoneSurrogates } from "../Bytes.js"
 import { PaydeskConfig } from "../Config.js"
-import { InsufficientBalance, InvalidRequest, InvalidTransition, MaxActivePayouts, NotFound, OperationNotAllowed, TerminalIdRequired } from "../Errors.js"
+import { InsufficientBalance, InvalidRequest, InvalidTransition, MaxActivePayouts, NotFound, OperationNotAllowed, TerminalIdRequired, TerminalUnavailable } from "../Errors.js"
 import * as Idempotency from "../Idempotency.js"
 import { parsePayoutId } from "../Id.js"
 import * as Paging from "../Paging.js"
@@ -51,7 +51,10 @@ export const create = Traced.fn("Payouts.create")(function*(principal: Principal
   if (principal._tag === "User" && (input.terminalId === undefined || input.terminalId === null || input.terminalId === "")) {
     return yield* TerminalIdRequired.of()
   }
-  const terminal = yield* Access.resolveTerminal(principal, input.terminalId, "write")
+  // Whether the terminal takes new payouts is checked after the idempotency key's replay (below): a
+  // retry of a payout made just before the terminal was disabled gets that payout, not a refusal that
+  // reads as "not made" (an outside probe's client then took its payout for failed).
+  const terminal = yield* Access.resolveTerminal(principal, input.terminalId, "read")
   const amount = parseUsdt(input.amountUsdt)
   if (Result.isFailure(amount)) return yield* amount.failure
   // More than a balance can hold (an outside probe's got a 500 from the store's numeric overflow).
@@ -91,6 +94,7 @@ export const create = Traced.fn("Payouts.create")(function*(principal: Principal
         if (Option.isSome(existing)) return { payout: existing.value, created: false }
       }
     }
+    if (locked.value.status !== "active") return yield* TerminalUnavailable.of()
     if ((yield* payouts.countActive(terminal.id)) >= config.maxActivePayouts) return yield* MaxActivePayouts.of()
     const ledger = yield* LedgerRepository
     const balance = yield* ledger.balance(terminal.id)
