@@ -107,6 +107,17 @@ export const retryAfterMs = (value: string | null | undefined, date?: string | n
   return Math.max(0, at - (Number.isFinite(served) ? served : now))
 }
 
+/** What an idempotency key may hold (the API's rule, also what a header carries as sent). */
+const printableAscii = /^[\x20-\x7e]{1,128}$/
+
+/** Whether a `fetch` failure is a refused connection (nothing reached the server): Node's `fetch` puts the code on its cause. */
+const refused = (error: unknown): boolean => {
+  for (let e = error, depth = 0; typeof e === "object" && e !== null && depth < 4; e = (e as { cause?: unknown }).cause, depth++) {
+    if ((e as { code?: unknown }).code === "ECONNREFUSED") return true
+  }
+  return false
+}
+
 /** Whether an error answer judged the request itself (its body), so an earlier attempt of it was refused too. */
 const judged = (status: number, code: string | undefined): boolean =>
   status === 400 || status === 413 || status === 415 || status === 422 ||
@@ -151,6 +162,11 @@ export const transport = (options: TransportOptions, credentials: Credentials = 
   const cancelled = (call: Call): boolean => call.signal?.aborted === true
 
   return async <A>(call: Call): Promise<A> => {
+    // Checked before anything is sent: a key `fetch` cannot put in a header (Cyrillic, say) failed
+    // every attempt locally and read as a network failure whose outcome was unknown.
+    if (call.idempotencyKey !== undefined && !printableAscii.test(call.idempotencyKey)) {
+      throw new TypeError("Paydesk: an idempotency key is 1 to 128 printable ASCII characters (letters, digits, punctuation, spaces); nothing was sent")
+    }
     const url = urlOf(call)
     const write = call.method !== "GET"
     let renewed = false
@@ -218,8 +234,9 @@ export const transport = (options: TransportOptions, credentials: Credentials = 
         text = await response.text()
       } catch (cause) {
         end()
-        // Sent, perhaps received and done: no answer says otherwise.
-        unsettled = true
+        // Sent, perhaps received and done: no answer says otherwise (unless the connection was
+        // refused: then nothing reached the server).
+        if (!refused(cause)) unsettled = true
         if (cancelled(call)) throw aborted()
         if (retriable) {
           await wait(attempt, call.signal)
@@ -250,7 +267,19 @@ export const transport = (options: TransportOptions, credentials: Credentials = 
           { ...outcome(), retryAfterMs: retryAfterOf(response) }
         )
       }
-      return (call.text === true ? text : JSON.parse(text)) as A
+      if (call.text === true) return text as A
+      try {
+        return JSON.parse(text) as A
+      } catch (cause) {
+        // A 2xx that is not the API's JSON (a proxy's or a portal's page, a cut body): the server may
+        // have done the work, so the call says so, with its key, as for no answer at all.
+        unsettled = true
+        throw new PaydeskConnectionError(
+          `${call.method} ${call.path}: answered ${response.status} with a body that is not JSON (${JSON.stringify(text.slice(0, 80))}): not the API's answer`,
+          sent,
+          { cause, ...outcome() }
+        )
+      }
     }
   }
 }

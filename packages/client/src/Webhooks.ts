@@ -64,17 +64,23 @@ const fail = (reason: WebhookVerificationError["reason"], message: string) => ne
  * Verifies a callback and returns its event; throws `WebhookVerificationError` when it must not be
  * trusted. `secret` is the terminal's signing secret, or several (the previous and the new one
  * during a rotation): the callback is genuine when `X-Signature` or `X-Signature-Next` matches one.
+ * In a list, an absent entry (`undefined`, `null` or `""`: a variable not set yet, such as the next
+ * secret before a rotation) is skipped; at least one secret must be given.
  */
 export const verify = async (
   rawBody: RawBody,
   headers: HeadersLike,
-  secret: string | ReadonlyArray<string>,
+  secret: string | ReadonlyArray<string | null | undefined>,
   options: VerifyOptions = {}
 ): Promise<WebhookEvent> => {
-  const secrets = typeof secret === "string" ? [secret] : [...secret]
-  if (secrets.length === 0 || secrets.some((s) => typeof s !== "string" || s === "")) {
-    throw new TypeError("webhooks.verify: secret must be a non-empty string or a non-empty list of them")
+  if (typeof secret !== "string" && !Array.isArray(secret)) {
+    throw new TypeError(`webhooks.verify: no signing secret given (${secret === undefined ? "undefined" : typeof secret}): pass the terminal's signing_secret, or a list of them`)
   }
+  const given = typeof secret === "string" ? [secret] : secret.filter((s) => s !== undefined && s !== null && s !== "")
+  if (given.length === 0 || given.some((s) => typeof s !== "string" || s === "")) {
+    throw new TypeError("webhooks.verify: secret must be a non-empty string or a list holding at least one")
+  }
+  const secrets = given as ReadonlyArray<string>
   const signature = headerOf(headers, "x-signature")?.trim()
   const timestamp = headerOf(headers, "x-timestamp")?.trim()
   if (signature === undefined || timestamp === undefined) throw fail("missing_header", "X-Signature and X-Timestamp headers are required")

@@ -16,6 +16,8 @@ import {
   type PayoutCreate
 } from "../src/index.js"
 import { retryAfterMs } from "../src/Http.js"
+import { createServer } from "node:net"
+import type { AddressInfo } from "node:net"
 
 /** One request the stand-in received. */
 interface Seen {
@@ -310,5 +312,58 @@ describe("RetrySafety: Retry-After", () => {
     expect(retryAfterMs(inSeconds(5), null, served.getTime())).toBe(5000)
     expect(retryAfterMs(inSeconds(5), "yesterday", served.getTime())).toBe(5000)
     for (const junk of [null, undefined, "", "-1", "soon", "7 s", "Sun, 99 Foo 2026"]) expect(retryAfterMs(junk, date)).toBeUndefined()
+  })
+})
+
+describe("answers that are no answer, and requests that never left", () => {
+  it("a 2xx whose body is not JSON (a proxy's page) may have done the work: a connection error with outcomeUnknown and the key", async () => {
+    for (const body of ["<html>portal</html>", ""]) {
+      const { seen, fetcher } = stub(() => new Response(body, { status: 200 }))
+      const client = new Paydesk({ apiKey: "k", fetch: fetcher, retryDelayMs: 1 })
+      const error = await client.payouts.create(request, { idempotencyKey: "po-portal" }).catch((e: unknown) => e)
+      expect(error).toBeInstanceOf(PaydeskConnectionError)
+      expect(error).toMatchObject({ attempts: 1, outcomeUnknown: true, idempotencyKey: "po-portal" })
+      expect((error as Error).message).toMatch(/answered 200 with a body that is not JSON/)
+      expect(seen).toHaveLength(1)
+      // A read says so too, its outcome not a question.
+      const read = await client.payments.get("pay_1").catch((e: unknown) => e)
+      expect(read).toMatchObject({ outcomeUnknown: false })
+      expect(read).toBeInstanceOf(PaydeskConnectionError)
+    }
+  })
+
+  it("an idempotency key fetch cannot send (Cyrillic, control characters) is refused before anything is sent", async () => {
+    const { seen, fetcher } = stub(() => json(200, {}))
+    const client = new Paydesk({ apiKey: "k", fetch: fetcher, retryDelayMs: 1 })
+    for (const key of ["ключ-1", "a\nb", "x".repeat(129)]) {
+      await expect(client.payouts.create(request, { idempotencyKey: key })).rejects.toThrow(/an idempotency key is 1 to 128 printable ASCII characters.*nothing was sent/)
+      await expect(client.payments.create({ amount: "1.00", order_id: "o-1" }, { idempotencyKey: key })).rejects.toThrow(TypeError)
+    }
+    expect(seen).toHaveLength(0)
+  })
+
+  it("a refused connection reached no server: retried, then a connection error whose outcome is known (nothing done)", async () => {
+    const { seen, fetcher } = stub(() => {
+      throw new TypeError("fetch failed", { cause: Object.assign(new Error("connect ECONNREFUSED 127.0.0.1:1"), { code: "ECONNREFUSED" }) })
+    })
+    const client = new Paydesk({ apiKey: "k", fetch: fetcher, retryDelayMs: 1 })
+    const error = await client.payouts.create(request).catch((e: unknown) => e)
+    expect(error).toBeInstanceOf(PaydeskConnectionError)
+    expect(error).toMatchObject({ attempts: 3, outcomeUnknown: false })
+    expect(seen).toHaveLength(3)
+    // Over a real socket: a port nothing listens on any more.
+    const closed = await new Promise<number>((ok) => {
+      const server = createServer().listen(0, "127.0.0.1", () => {
+        const { port } = server.address() as AddressInfo
+        server.close(() => ok(port))
+      })
+    })
+    const real = await new Paydesk({ apiKey: "k", baseUrl: `http://127.0.0.1:${closed}`, retryDelayMs: 1, maxRetries: 0 }).payouts.create(request).catch((e: unknown) => e)
+    expect(real).toMatchObject({ attempts: 1, outcomeUnknown: false })
+    // A refusal after an attempt that got no answer leaves the outcome unknown.
+    const { fetcher: mixed } = stub((_, index) => index === 0 ? noAnswer() : (() => {
+      throw new TypeError("fetch failed", { cause: Object.assign(new Error("refused"), { code: "ECONNREFUSED" }) })
+    })())
+    expect(await new Paydesk({ apiKey: "k", fetch: mixed, retryDelayMs: 1 }).payouts.create(request).catch((e: unknown) => e)).toMatchObject({ attempts: 3, outcomeUnknown: true })
   })
 })

@@ -93,7 +93,9 @@ pages; kept 30 days) and \`GET /api/v1/events/{eventID}\` shows one with every d
 the first 1 KiB of your answer). \`POST /api/v1/events/{eventID}/resend\` makes one attempt now, outside the ${Callback.maxAttempts};
 after an outage \`POST /api/v1/events/recover\` \`{ "since": "<ISO time>" }\` queues every event whose delivery failed since
 then once more, in order, with the same ids. \`POST /api/v1/terminals/{terminalID}/test-event\` sends a \`ping\` event
-to check your endpoint and its signature check; the terminal shows the endpoint \`healthy\` or \`failing\`.
+to check your endpoint and its signature check; the terminal shows the endpoint \`healthy\` or \`failing\`. Resends and
+pings are for a few events at a time (30 a minute together per terminal, then 429 with \`Retry-After\`); to deliver many
+again, use \`recover\`.
 
 ### Rotating the signing secret
 
