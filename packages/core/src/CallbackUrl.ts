@@ -50,7 +50,7 @@ export const check = (url: string, options: { readonly allowPrivate: boolean; re
   if (kind !== null) {
     return IpAddress.isAllowed(kind, options.allowPrivate)
       ? Result.succeed(url)
-      : Result.fail(`${field} must not point to a ${kind} address (${parsed.hostname})`)
+      : Result.fail(`${field} must not point to ${IpAddress.withArticle(kind)} address (${parsed.hostname})`)
   }
   if (!options.allowPrivate && isLocalName(parsed.hostname)) {
     return Result.fail(`${field} must not point to a local host name (${parsed.hostname})`)

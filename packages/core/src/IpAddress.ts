@@ -28,6 +28,9 @@ export type Kind =
   | "documentation"
   | "reserved"
 
+/** The kind with its article, for messages: "a loopback", "an unspecified". */
+export const withArticle = (kind: Kind): string => `${/^[aeiou]/.test(kind) ? "an" : "a"} ${kind}`
+
 /** Kinds a deployment may allow for development (`PAYDESK_CALLBACK_ALLOW_PRIVATE`); the others are never reachable. */
 export const privateKinds: ReadonlyArray<Kind> = ["loopback", "private", "carrier-grade-nat"]
 

@@ -17,6 +17,10 @@ describe("IpAddress", () => {
     for (const bad of ["1:2:3:4:5:6:7:8:9", "1::2::3", "fe80::1%eth0", "::ffff:1.2.3", "12345::", ":::"]) expect([bad, IpAddress.parseIpv6(bad)]).toEqual([bad, null])
   })
 
+  it("names a kind with its article for messages", () => {
+    expect(["unspecified", "loopback", "link-local", "private"].map((k) => IpAddress.withArticle(k as IpAddress.Kind))).toEqual(["an unspecified", "a loopback", "a link-local", "a private"])
+  })
+
   it("classifies addresses by the range they reach", () => {
     const cases: ReadonlyArray<readonly [string, IpAddress.Kind]> = [
       ["8.8.8.8", "public"], ["93.184.216.34", "public"], ["127.0.0.1", "loopback"], ["127.255.255.254", "loopback"],

@@ -29,7 +29,7 @@ import * as AdminRoutes from "./AdminRoutes.js"
 import * as Contract from "./Contract.js"
 import * as HostRoutes from "./HostRoutes.js"
 import type { Context } from "./Http.js"
-import { sendError } from "./Http.js"
+import { limiterKeys, sendError } from "./Http.js"
 import { errorResponse } from "./HttpErrors.js"
 import * as MerchantRoutes from "./MerchantRoutes.js"
 import * as OpenApi from "./OpenApi.js"
@@ -329,6 +329,8 @@ export const build = async (options: Options): Promise<FastifyInstance> => {
   const requestLog = new OneLineRequestLog()
   const requestTimeoutMs = options.requestTimeoutMs ?? 30_000
   if (!Number.isSafeInteger(requestTimeoutMs) || requestTimeoutMs < 0) throw new RangeError(`requestTimeoutMs must be a whole number of ms, 0 or more: ${requestTimeoutMs}`)
+  const sends = options.eventSendsPerMinute
+  if (sends !== undefined && (!Number.isSafeInteger(sends) || sends < 1)) throw new RangeError(`eventSendsPerMinute must be a whole number, 1 or more: ${sends}`)
   const app = Fastify({
     logger: withRedaction(options.logger),
     logController: requestLog,
@@ -517,7 +519,7 @@ export const build = async (options: Options): Promise<FastifyInstance> => {
   })
   await app.register(formbody, { bodyLimit })
   // Limits are created per route (login); the plugin limits nothing by itself.
-  await app.register(rateLimit, { global: false, cache: 10_000 })
+  await app.register(rateLimit, { global: false, cache: limiterKeys })
 
   app.setErrorHandler((error: Error & { statusCode?: number; code?: string; validation?: unknown }, request, reply) => {
     if (error.code === "FST_ERR_CTP_BODY_TOO_LARGE") return sendError(request, reply, 400, "body_too_large", `request body larger than ${bodyLimit} bytes`)

@@ -5,6 +5,7 @@
  * (API key + nonce, or a dashboard Bearer token).
  */
 import type { FastifyReply, FastifyRequest } from "fastify"
+import type { CreateRateLimitOptions } from "@fastify/rate-limit"
 import { Effect, Option, type Exit, type Tracer } from "effect"
 import { Access, Auth, Instant, InvalidRequest } from "@paydesk/core"
 import type { Runner, Services } from "@paydesk/core"
@@ -70,6 +71,21 @@ export const principal = (request: FastifyRequest): Effect.Effect<Access.Princip
   }
   return Auth.apiKey(header(request, "x-api-key"), header(request, "x-nonce"))
 }
+
+/**
+ * Keys each request limiter (`@fastify/rate-limit`'s `createRateLimit`) keeps counting at most, the
+ * least recently used dropped beyond: given to every limiter, since the plugin's own `cache` option
+ * sizes only its global store and each limiter made with `createRateLimit` kept 5,000 (a review found
+ * a locked e-mail freed after 5,000 others were tried).
+ */
+export const limiterKeys = 10_000
+
+/**
+ * A limiter's options for `createRateLimit`, with its store's size (`limiterKeys`): the plugin reads
+ * `cache` from them at run time (its store's `child`), though its types leave it out.
+ */
+export const limiterOptions = (options: CreateRateLimitOptions): CreateRateLimitOptions =>
+  ({ ...options, cache: limiterKeys }) as CreateRateLimitOptions
 
 /**
  * Whose limit a merchant request counts towards: an API key's terminal, or a dashboard user's

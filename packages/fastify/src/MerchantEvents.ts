@@ -7,7 +7,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify"
 import { Effect } from "effect"
 import { type Access, Callback, Callbacks, Events, Instant, Views } from "@paydesk/core"
 import { route } from "./Contract.js"
-import { instantOf, limitScope, runAs, sendError, type Context } from "./Http.js"
+import { instantOf, limiterOptions, limitScope, runAs, sendError, type Context } from "./Http.js"
 import * as Ops from "./MerchantOperations.js"
 
 /**
@@ -33,7 +33,7 @@ export const register = (app: FastifyInstance, ctx: Context, sendsPerMinute: num
   // Counted per process in fixed one-minute windows (@fastify/rate-limit's store), once the request
   // is authenticated: keyed by whose they are, not by the request's address.
   const scopes = new WeakMap<FastifyRequest, string>()
-  const sends = app.createRateLimit({ max: sendsPerMinute, timeWindow: 60_000, keyGenerator: (request) => `event-sends:${scopes.get(request)}` })
+  const sends = app.createRateLimit(limiterOptions({ max: sendsPerMinute, timeWindow: 60_000, keyGenerator: (request) => `event-sends:${scopes.get(request)}` }))
   const limited = <A, E, R>(request: FastifyRequest, who: Access.Principal, send: Effect.Effect<A, E, R>): Effect.Effect<Limited<A>, E, R> =>
     Effect.flatMap(
       Effect.promise(() => {

@@ -13,7 +13,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify"
 import { Effect } from "effect"
 import { Auth, Instant, Views } from "@paydesk/core"
-import { headerOf, run, sendError, type Context } from "./Http.js"
+import { headerOf, limiterOptions, run, sendError, type Context } from "./Http.js"
 import * as MerchantCredentials from "./MerchantCredentials.js"
 import * as MerchantPayments from "./MerchantPayments.js"
 import * as MerchantSubscriptions from "./MerchantSubscriptions.js"
@@ -62,8 +62,8 @@ export const register = async (app: FastifyInstance, ctx: Context, limits: Login
   })
 
   const window = limits.windowMs ?? 60_000
-  const perAddress = app.createRateLimit({ max: limits.perAddress, timeWindow: window, keyGenerator: (request) => `login-address:${request.ip}` })
-  const perEmail = app.createRateLimit({ max: limits.perEmail, timeWindow: window, keyGenerator: (request) => `login-email:${emailOf(request.body)}` })
+  const perAddress = app.createRateLimit(limiterOptions({ max: limits.perAddress, timeWindow: window, keyGenerator: (request) => `login-address:${request.ip}` }))
+  const perEmail = app.createRateLimit(limiterOptions({ max: limits.perEmail, timeWindow: window, keyGenerator: (request) => `login-email:${emailOf(request.body)}` }))
   const loginLimit = async (request: FastifyRequest, reply: FastifyReply) => {
     const limited = [await perAddress(request), ...(emailOf(request.body) === null ? [] : [await perEmail(request)])]
       .find((result) => !result.isAllowed && result.isExceeded)

@@ -240,6 +240,18 @@ describe("login limits", () => {
     expect((await login(Kit.ownerPassword)).statusCode).toBe(200)
   })
 
+  it("a locked e-mail stays locked while more than 5,000 other e-mails are tried (each limiter keeps 10,000 keys)", async () => {
+    t = await make({ loginLimits: { perEmail: 2, perAddress: 1_000_000 } })
+    const merchant = await t.merchant()
+    const login = (email: string, password = "guess") => t!.app.inject({ method: "POST", url: "/api/v1/auth/login", payload: { email, password } })
+    expect((await login(merchant.ownerEmail)).statusCode).toBe(401)
+    expect((await login(merchant.ownerEmail)).statusCode).toBe(401)
+    expect((await login(merchant.ownerEmail, Kit.ownerPassword)).statusCode).toBe(429)
+    // Each a key of its own in the per-e-mail limiter: with the plugin's 5,000 the victim's was dropped.
+    for (let i = 0; i < 5_200; i++) await login(`other-${i}@shop.example`)
+    expect((await login(merchant.ownerEmail, Kit.ownerPassword)).statusCode).toBe(429)
+  }, 60_000)
+
   it("behind a trusted proxy (trustProxy) the per-address limit counts the client in X-Forwarded-For; from others the header is ignored", async () => {
     t = await make({ loginLimits: { perEmail: 100, perAddress: 2 }, trustProxy: ["10.0.0.5"] })
     const login = (remoteAddress: string, forwardedFor: string, i: number) =>
@@ -253,6 +265,15 @@ describe("login limits", () => {
     expect((await login("192.0.2.1", "198.51.100.10", 4)).statusCode).toBe(401)
     expect((await login("192.0.2.1", "198.51.100.11", 5)).statusCode).toBe(401)
     expect((await login("192.0.2.1", "198.51.100.12", 6)).statusCode).toBe(429)
+  })
+})
+
+describe("event sends' limit setting", () => {
+  it("is a whole number of at least 1, or the app is not built", async () => {
+    for (const bad of [0, -1, 2.5, Number.NaN, Number.POSITIVE_INFINITY]) {
+      await expect(make({ eventSendsPerMinute: bad })).rejects.toThrow(/^eventSendsPerMinute must be a whole number, 1 or more/)
+    }
+    t = await make({ eventSendsPerMinute: 1 })
   })
 })
 

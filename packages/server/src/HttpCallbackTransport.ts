@@ -45,10 +45,10 @@ export class DestinationRefused extends Error {
 
 const refusal = (host: string, kind: IpAddress.Kind, address: string) =>
   host === address
-    ? new DestinationRefused(`callback destination refused: ${address} is a ${kind} address`, `${address} is a ${kind} address`)
+    ? new DestinationRefused(`callback destination refused: ${address} is ${IpAddress.withArticle(kind)} address`, `${address} is ${IpAddress.withArticle(kind)} address`)
     : new DestinationRefused(
       `callback destination refused: ${host} resolves to an address callbacks may not go to`,
-      `${host} resolves to a ${kind} address (${address})`
+      `${host} resolves to ${IpAddress.withArticle(kind)} address (${address})`
     )
 
 type LookupCallback = (error: NodeJS.ErrnoException | null, address: string | Array<LookupAddress>, family?: number) => void

@@ -30,12 +30,17 @@ const confirm = async (question: string): Promise<boolean> => {
   }
 }
 
-// The reader of our output has gone (`paydesk --help | head -n 3`, a `listen` piped into a command that
-// ended): the rest of it has no one to go to, so stop quietly, as `cat` or `git` would (an unhandled
-// EPIPE printed Node's stack trace).
+// The reader of our output has gone (`paydesk --help | head -n 1`, a `listen` piped into a command that
+// ended): the rest of it has no one to go to, so stop quietly (an unhandled EPIPE printed Node's stack
+// trace). A command that had finished keeps its exit code; one still running ends with 141, as a program
+// ended by SIGPIPE does (`yes | head`), so a pipeline under `set -o pipefail` does not take it for done.
 process.stdout.on("error", (error: NodeJS.ErrnoException) => {
   if (error.code !== "EPIPE") throw error
-  process.exit(process.exitCode ?? 0)
+  process.exit(process.exitCode ?? 141)
+})
+// Diagnostics with no one to read them are dropped, not a crash of their own.
+process.stderr.on("error", (error: NodeJS.ErrnoException) => {
+  if (error.code !== "EPIPE") throw error
 })
 
 process.exitCode = await CliProgram.run(process.argv.slice(2), {

@@ -98,6 +98,8 @@ describe("callback URLs refused on write (SSRF)", () => {
     expect(metadata.json.error.message).toBe("callback_url must not point to a link-local address (169.254.169.254)")
     const operatorMetadata = await strict.admin("PUT", `/terminals/${m.terminalId}`, { callback_url: "http://169.254.169.254/" })
     expect(operatorMetadata.json.error.message).toBe("callback_url must not point to a link-local address (169.254.169.254)")
+    const unspecified = await m.api("PUT", `/terminals/${m.terminalId}`, { callback_url: "http://0.0.0.0/" })
+    expect(unspecified.json.error.message).toBe("callback_url must not point to an unspecified address (0.0.0.0)")
     const operatorCredentials = await strict.admin("PUT", `/terminals/${m.terminalId}`, { callback_url: "https://user:secret@merchant.example/cb" })
     expect(operatorCredentials.json.error.message).toMatch(/credentials/)
     const unchanged = await m.api("PUT", `/terminals/${m.terminalId}`, {})
