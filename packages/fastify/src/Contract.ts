@@ -63,7 +63,7 @@ export interface Body<S extends Schema.Top = Schema.Top> {
   /** Every failure is `invalid json body` (spec rule 1 of subscription creation). */
   readonly invalidJsonOnly?: true
   /** A field whose failure is a core error of its own code (given the message saying what is expected). */
-  readonly overrides?: Readonly<Record<string, (message: string) => PaydeskError>>
+  readonly overrides?: Readonly<Record<string, (message: string, field: string) => PaydeskError>>
 }
 
 /** One documented answer. */
@@ -161,7 +161,7 @@ const expectedOf = (schema: Schema.Top, field: string): string | undefined => {
 }
 
 /** The 400 of a failed decode, naming the field and what it expects (or a core error of its own). */
-const failure = (schema: Schema.Top, where: Where, overrides: Readonly<Record<string, (message: string) => PaydeskError>>) =>
+const failure = (schema: Schema.Top, where: Where, overrides: Readonly<Record<string, (message: string, field: string) => PaydeskError>>) =>
 (error: Schema.SchemaError): PaydeskError => {
   const { issue, path } = leafOf(error.issue)
   const field = path.map(String).join(".")
@@ -178,7 +178,7 @@ const failure = (schema: Schema.Top, where: Where, overrides: Readonly<Record<st
     ? `${top} must be ${expected}`
     : `${field}: ${lowerFirst(formatter(issue).issues[0]?.message ?? "invalid value")}`
   const override = overrides[top]
-  if (override !== undefined) return override(message)
+  if (override !== undefined) return override(message, top)
   return new InvalidRequest({ field: expected !== undefined ? top : field, message })
 }
 
@@ -221,7 +221,7 @@ export const decodeWith = <S extends Schema.Top>(
   schema: S,
   where: Where,
   input: unknown,
-  overrides: Readonly<Record<string, (message: string) => PaydeskError>> = {}
+  overrides: Readonly<Record<string, (message: string, field: string) => PaydeskError>> = {}
 ): Effect.Effect<S["Type"], PaydeskError> =>
   Effect.mapError(decoderOf(schema)(input), failure(schema, where, overrides)) as Effect.Effect<S["Type"], PaydeskError>
 

@@ -93,7 +93,7 @@ export const createPayment = operation({
   body: {
     schema: S.PaymentCreate,
     example: { amount: "1000.50", order_id: "ord-1001", description: "Coffee beans, 1 kg", metadata: { cart: "c-77" }, test: true },
-    overrides: { amount: (message) => new AmountMalformed({ message }) }
+    overrides: { amount: (message, field) => new AmountMalformed({ message, field }) }
   },
   responses: [
     { status: 201, description: "payment created", schema: R.Payment, example: Examples.payment },
@@ -264,7 +264,7 @@ export const createPayout = operation({
   body: {
     schema: S.PayoutCreate,
     example: { amount_usdt: "20", wallet_address: Examples.payout.wallet_address, network: "TRC-20", idempotency_key: "payout-2026-03-01" },
-    overrides: { amount_usdt: (message) => new UsdtAmountMalformed({ message }) }
+    overrides: { amount_usdt: (message, field) => new UsdtAmountMalformed({ message, field }) }
   },
   responses: [{ status: 200, description: "the payout (`created`), also for a replayed idempotency key", schema: R.Payout, example: Examples.payout }],
   errors: [

@@ -257,7 +257,7 @@ describe("MerchantApi payments", () => {
       [{ amount: "1", order_id: "x\udfffy" }, "invalid_request", "order_id", "order_id must be valid Unicode text (a surrogate without its pair was sent)"],
       [{ amount: "1", order_id: "\ud800", test: true }, "invalid_request", "order_id", "order_id must be valid Unicode text (a surrogate without its pair was sent)"],
       // A type error says what is expected.
-      [{ amount: 100.5, order_id: "x" }, "amount_malformed", "", "amount must be a string like \"1000.50\" (roubles, at most two decimals)"],
+      [{ amount: 100.5, order_id: "x" }, "amount_malformed", "amount", "amount must be a string like \"1000.50\" (roubles, at most two decimals)"],
       [{ amount: "1.234", order_id: "x" }, "amount_malformed", "amount", "amount malformed: rubles with at most two decimals"],
       [{ amount: "0", order_id: "x" }, "amount_not_positive", "amount", "amount must be greater than zero"],
       [{ amount: "1000000.01", order_id: "x" }, "invalid_request", "amount", "amount must not exceed 1000000.00"],
