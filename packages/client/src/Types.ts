@@ -306,6 +306,11 @@ export interface DeletedTestClock {
 /** A charge of a subscription's history. */
 export interface Charge {
   readonly id: string
+  /**
+   * The payment this charge made, as a bare UUID (the spec's charge history), where `Payment.id` and
+   * callbacks carry `pay_<uuid>`: compare `` `pay_${charge.payment_id}` `` with them, or read it with
+   * `payments.get(charge.payment_id)` (either form is taken). `null` until the charge is booked.
+   */
   readonly payment_id: string | null
   readonly status: "payed" | "fail" | "stop" | "pending"
   readonly validation_status: "accepted" | "review"
