@@ -40,9 +40,36 @@ export interface CallOutcome {
   readonly orderId?: string | undefined
 }
 
-/** Every error of the client. */
+/** Where an error keeps its classes' names (a global symbol: the same in every copy of the package). */
+const kinds = Symbol.for("@paydesk/client/error-kinds")
+
+/**
+ * Every error of the client. `instanceof` holds across the package's CommonJS and ESM builds loaded
+ * in one process (a dependency that `require`s the client, an application that `import`s it): each
+ * error carries the names of its classes, which `instanceof` reads when the prototype chain is of
+ * the other copy (the "dual package hazard").
+ */
 export class PaydeskError extends Error {
   override readonly name: string = "PaydeskError"
+  /** The class's own name for `instanceof` across copies; a subclass of yours without one is matched by its prototype only. */
+  static readonly kind: string = "PaydeskError"
+  declare readonly [kinds]: ReadonlyArray<string>
+
+  constructor(message?: string, options?: { readonly cause?: unknown }) {
+    super(message, options)
+    const chain: Array<string> = []
+    for (let c: unknown = new.target; typeof c === "function" && c !== Error; c = Object.getPrototypeOf(c)) {
+      if (Object.hasOwn(c, "kind")) chain.push((c as unknown as { readonly kind: string }).kind)
+    }
+    Object.defineProperty(this, kinds, { value: chain })
+  }
+
+  static override [Symbol.hasInstance](value: unknown): boolean {
+    if (Function.prototype[Symbol.hasInstance].call(this, value)) return true
+    if (typeof value !== "object" || value === null || !Object.hasOwn(this, "kind")) return false
+    const chain = (value as { readonly [kinds]?: unknown })[kinds]
+    return Array.isArray(chain) && chain.includes((this as unknown as { readonly kind: string }).kind)
+  }
 }
 
 /**
@@ -50,6 +77,7 @@ export class PaydeskError extends Error {
  * attempts and a known outcome (explicit fields: `exactOptionalPropertyTypes`).
  */
 export abstract class PaydeskCallError extends PaydeskError implements CallOutcome {
+  static override readonly kind: string = "PaydeskCallError"
   readonly attempts: number
   readonly outcomeUnknown: boolean
   readonly idempotencyKey: string | undefined
@@ -115,6 +143,7 @@ export interface ApiErrorDetails extends Partial<CallOutcome> {
 
 /** An error answer of the API: `{ error: { code, message, request_id, field? } }`. */
 export class PaydeskApiError extends PaydeskCallError {
+  static override readonly kind: string = "PaydeskApiError"
   override readonly name = "PaydeskApiError"
   /**
    * How long the server asked to wait before trying again (`Retry-After`, in ms), when it said;
@@ -150,6 +179,7 @@ export interface CallErrorOptions extends Partial<Omit<CallOutcome, "attempts">>
  * `idempotencyKey` (this error's `idempotencyKey` when the client generated it) to learn its result.
  */
 export class PaydeskConnectionError extends PaydeskCallError {
+  static override readonly kind: string = "PaydeskConnectionError"
   override readonly name = "PaydeskConnectionError"
   constructor(message: string, attempts: number, options?: CallErrorOptions) {
     super(message, options, attempts, options)
@@ -162,6 +192,7 @@ export class PaydeskConnectionError extends PaydeskCallError {
  * `order_id` or idempotency key (`idempotencyKey`) to learn its result.
  */
 export class PaydeskAbortError extends PaydeskCallError {
+  static override readonly kind: string = "PaydeskAbortError"
   override readonly name = "PaydeskAbortError"
   constructor(message: string, attempts: number, options?: CallErrorOptions) {
     super(message, options, attempts, options)
@@ -175,6 +206,7 @@ export class PaydeskAbortError extends PaydeskCallError {
  * (`Paydesk.login`) and use the new client.
  */
 export class PaydeskSessionEndedError extends PaydeskCallError {
+  static override readonly kind: string = "PaydeskSessionEndedError"
   override readonly name = "PaydeskSessionEndedError"
   constructor(outcome?: Partial<CallOutcome>) {
     super("Paydesk: the session has ended; sign in again (Paydesk.login)", outcome, 0)
@@ -188,6 +220,7 @@ export class PaydeskSessionEndedError extends PaydeskCallError {
  * its end skip any in between), so the listener stops and says why.
  */
 export class ListenerCursorLost extends PaydeskError {
+  static override readonly kind: string = "ListenerCursorLost"
   override readonly name = "ListenerCursorLost"
   constructor(readonly cursor: string, options: { readonly cause: unknown }) {
     super(
@@ -204,6 +237,7 @@ export type WebhookFailure = "missing_header" | "malformed_signature" | "signatu
 
 /** A callback that must not be trusted (answer it 4xx). */
 export class WebhookVerificationError extends PaydeskError {
+  static override readonly kind: string = "WebhookVerificationError"
   override readonly name = "WebhookVerificationError"
   constructor(readonly reason: WebhookFailure, message: string) {
     super(message)

@@ -25,7 +25,35 @@ const esm = `import(${JSON.stringify(join(dist, "index.js"))}).then((m) => { ${s
 
 const nodes = [process.execPath, ...["/usr/bin/node", "/usr/local/bin/node"].filter((p) => existsSync(p) && p !== process.execPath).slice(0, 1)]
 
+/** Both builds in one process: an error of either copy is `instanceof` the other's classes, and of no unrelated one. */
+const both = `
+const { createRequire } = require("node:module")
+const cjs = createRequire(${JSON.stringify(join(dist, "index.cjs"))})(${JSON.stringify(join(dist, "index.cjs"))})
+import(${JSON.stringify(join(dist, "index.js"))}).then((esm) => {
+  const checks = []
+  for (const [from, to] of [[cjs, esm], [esm, cjs]]) {
+    const api = new from.PaydeskApiError(400, "invalid_request", "m", "req_1")
+    const connection = new from.PaydeskConnectionError("no answer", 1)
+    checks.push(
+      api instanceof to.PaydeskApiError, api instanceof to.PaydeskError, api instanceof Error,
+      connection instanceof to.PaydeskConnectionError, connection instanceof to.PaydeskError,
+      !(api instanceof to.PaydeskConnectionError), !(connection instanceof to.PaydeskApiError), !(api instanceof to.WebhookVerificationError),
+      !({ message: "m" } instanceof to.PaydeskError), !(new Error("m") instanceof to.PaydeskError)
+    )
+  }
+  console.log(JSON.stringify(checks))
+})
+`
+
 describe("Formats", () => {
+  it("an error of the CommonJS build is instanceof the ESM build's classes and back (both loaded in one process)", () => {
+    const result = spawnSync(process.execPath, ["-e", both], { encoding: "utf8" })
+    expect(result.stderr).toBe("")
+    const checks = JSON.parse(result.stdout) as Array<boolean>
+    expect(checks).toHaveLength(20)
+    expect(checks.every(Boolean)).toBe(true)
+  })
+
   for (const node of nodes) {
     const version = spawnSync(node, ["--version"], { encoding: "utf8" }).stdout.trim()
     for (const [format, code] of [["CJS", cjs], ["ESM", esm]] as const) {
