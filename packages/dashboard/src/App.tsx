@@ -10,7 +10,7 @@ import { HomePage } from "./HomePage.js"
 import { initialLanguage, keepLanguage, translator, type Language, type Translate } from "./I18n.js"
 import { PaymentPage } from "./PaymentPage.js"
 import { PaymentsPage } from "./PaymentsPage.js"
-import { base, follow, href, navigate, parse, useLocation } from "./Router.js"
+import { base, follow, forgetQuery, href, navigate, parse, useLocation } from "./Router.js"
 import { PayoutsPage } from "./PayoutsPage.js"
 import { SettingsPage } from "./SettingsPage.js"
 import { SignIn } from "./SignIn.js"
@@ -46,6 +46,7 @@ export const App = () => {
   }
   const setSandbox = (next: boolean) => {
     Auth.keepSandbox(next)
+    forgetQuery("page")
     setSandboxState(next)
   }
   const onEnded = useCallback(() => {
@@ -61,6 +62,14 @@ export const App = () => {
   useEffect(() => {
     Auth.resume(onEnded).then(setSession, () => setSession(null))
   }, [])
+
+  // After signing in, the first page's heading takes the focus (the form that had it is gone).
+  const signedIn = useRef(false)
+  useEffect(() => {
+    if (!signedIn.current || session === null || session === "resuming") return
+    signedIn.current = false
+    main.current?.querySelector<HTMLElement>("h1")?.focus()
+  }, [session])
 
   // Each page's heading takes the focus after a navigation (not on the first load).
   const first = useRef(true)
@@ -79,6 +88,7 @@ export const App = () => {
       <div class="signin-page">
         <div class="top-switches"><LanguageSwitch language={language} setLanguage={setLanguage} t={t} /></div>
         <SignIn t={t} ended={ended} onSignedIn={(s) => {
+          signedIn.current = true
           setEnded(false)
           setSession(s)
           if (!location.pathname.startsWith(`${base}/`)) navigate(href({ page: "home" }))
@@ -125,7 +135,10 @@ export const App = () => {
             ? (
               <label class="switch">
                 <span>{t("terminal.label")}</span>
-                <select value={session.terminalId} onChange={(e) => setSession(Auth.switchTerminal(session, (e.currentTarget as HTMLSelectElement).value))}>
+                <select value={session.terminalId} onChange={(e) => {
+                  forgetQuery("page")
+                  setSession(Auth.switchTerminal(session, (e.currentTarget as HTMLSelectElement).value))
+                }}>
                   {session.terminals.map((x) => <option key={x.id} value={x.id}>{x.name}</option>)}
                 </select>
               </label>

@@ -128,6 +128,7 @@ export const HomePage = () => {
       <div class="cards">
         <div class="card">
           <h2>{t("payouts.balance")}</h2>
+          {sandbox ? <p class="note">{t("home.balanceLive")}</p> : null}
           {balance === null ? <p role="status">{t("loading")}</p> : (
             <dl class="details">
               <dt>{t("payouts.available")}</dt><dd>{formatUsdt(language, balance.available_usdt)}</dd>

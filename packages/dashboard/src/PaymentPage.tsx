@@ -94,15 +94,17 @@ const EventCard = ({ initial }: { initial: EventDetail }) => {
 }
 
 export const PaymentPage = ({ id }: { id: string }) => {
-  const { session, t, language } = useDashboard()
+  const { session, sandbox, t, language } = useDashboard()
   const { error, report } = useAction()
   const [loaded, setLoaded] = useState<Loaded | null>(null)
 
   useLoad(async (): Promise<Loaded> => {
-    const { client, terminalId } = session
+    const { client } = session
     const payment = await client.payments.get(id)
+    // The payment's own terminal: an owner may open a payment of another terminal of the account
+    // than the one chosen (a link, a bookmark), and its events are that terminal's.
     const page = await client.events.list({
-      terminal_id: terminalId,
+      terminal_id: payment.terminal_id,
       object_id: payment.id,
       environment: payment.environment === "sandbox" ? "sandbox" : "prod",
       limit: 100
@@ -127,6 +129,12 @@ export const PaymentPage = ({ id }: { id: string }) => {
     <section aria-labelledby="payment-title">
       <p><a href={href({ page: "payments" })} onClick={follow}>← {t("payment.back")}</a></p>
       <h1 id="payment-title" tabIndex={-1}>{t("payment.title", { order: payment.order_id })}</h1>
+      {(payment.environment === "sandbox") === sandbox ? null : (
+        <p class="notice" role="note">{t("payment.otherMode", {
+          environment: payment.environment === "sandbox" ? t("env.sandbox") : t("env.live"),
+          mode: sandbox ? t("env.sandbox") : t("env.live")
+        })}</p>
+      )}
       <h2>{t("payment.details")}</h2>
       <dl class="details">
         <dt>{t("payment.id")}</dt><dd><code>{payment.id}</code></dd>

@@ -52,8 +52,8 @@ const payoutKey = (body: string): string => {
 }
 
 export const PayoutsPage = ({ search }: { search: string }) => {
-  const { session, t, language } = useDashboard()
-  const { busy, error, report, run } = useAction()
+  const { session, sandbox, t, language } = useDashboard()
+  const { busy, error, report, run, clear } = useAction()
   const [balance, setBalance] = useState<Balance | null>(null)
   const [rate, setRate] = useState<Rate | null>(null)
   // With the page it is of: the bar names the page shown, not the one asked for while it loads.
@@ -77,6 +77,11 @@ export const PayoutsPage = ({ search }: { search: string }) => {
   }, report, [reload])
   useLoad(() => session.client.payouts.list({ terminal_id: session.terminalId, page, limit: perPage }), (p) => setList({ ...p, shown: page }), report, [reload, page])
 
+  // A refusal of the last request (a mistyped address) is about that request: editing the draft clears it.
+  const edit = (next: PayoutCreate) => {
+    setDraft(next)
+    clear()
+  }
   const amount = microUsdt(draft.amount_usdt)
   const available = balance === null ? null : microUsdt(balance.available_usdt)
   const over = amount !== null && available !== null && amount > available
@@ -107,7 +112,7 @@ export const PayoutsPage = ({ search }: { search: string }) => {
   return (
     <section aria-labelledby="payouts-title">
       <h1 id="payouts-title" tabIndex={-1}>{t("payouts.title")}</h1>
-      <p class="note">{t("payouts.live")}</p>
+      {sandbox ? <p class="notice" role="note">{t("payouts.liveInSandbox")}</p> : <p class="note">{t("payouts.live")}</p>}
       <h2>{t("payouts.balance")}</h2>
       {balance === null ? (error === null ? <p role="status">{t("loading")}</p> : null) : (
         <dl class="details">
@@ -126,16 +131,16 @@ export const PayoutsPage = ({ search }: { search: string }) => {
           <span>{t("payouts.amount")}</span>
           <input name="amount" inputMode="decimal" required pattern="\d+(\.\d{1,6})?" value={draft.amount_usdt} aria-invalid={over}
             aria-describedby={over ? "payout-over" : undefined}
-            onInput={(e) => setDraft({ ...draft, amount_usdt: (e.currentTarget as HTMLInputElement).value })} />
+            onInput={(e) => edit({ ...draft, amount_usdt: (e.currentTarget as HTMLInputElement).value })} />
         </label>
         <label class="wide">
           <span>{t("payouts.wallet")}</span>
           <input name="wallet" required autocomplete="off" spellcheck={false} value={draft.wallet_address} aria-describedby="wallet-hint"
-            onInput={(e) => setDraft({ ...draft, wallet_address: (e.currentTarget as HTMLInputElement).value })} />
+            onInput={(e) => edit({ ...draft, wallet_address: (e.currentTarget as HTMLInputElement).value })} />
         </label>
         <label>
           <span>{t("payouts.network")}</span>
-          <select name="network" value={draft.network} onChange={(e) => setDraft({ ...draft, network: (e.currentTarget as HTMLSelectElement).value as PayoutCreate["network"] })}>
+          <select name="network" value={draft.network} onChange={(e) => edit({ ...draft, network: (e.currentTarget as HTMLSelectElement).value as PayoutCreate["network"] })}>
             {networks.map((n) => <option value={n} key={n}>{n}</option>)}
           </select>
         </label>

@@ -67,6 +67,19 @@ export const navigate = (path: string): void => {
   window.dispatchEvent(new Event(changed))
 }
 
+/**
+ * Leaves `name` out of the current URL's query in place (no new history entry): a list's `page` is a
+ * page of the mode and terminal it was read in, so a switch of either starts at the first page (a
+ * probe switched from sandbox to live on page 2 and was told page 2 was past the end).
+ */
+export const forgetQuery = (name: string): void => {
+  const query = new URLSearchParams(window.location.search)
+  if (!query.has(name)) return
+  query.delete(name)
+  window.history.replaceState(null, "", withQuery(window.location.pathname, query))
+  window.dispatchEvent(new Event(changed))
+}
+
 /** The current location (path and query), updated on navigation and on back/forward. */
 export const useLocation = (): { readonly pathname: string; readonly search: string } => {
   const read = () => ({ pathname: window.location.pathname, search: window.location.search })

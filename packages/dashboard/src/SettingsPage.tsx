@@ -16,7 +16,7 @@ export const SettingsPage = () => {
   const [terminal, setTerminal] = useState<TerminalDetails | null>(null)
   const [confirming, setConfirming] = useState(false)
   const [rotated, setRotated] = useState<SigningSecretRotation | null>(null)
-  const [tested, setTested] = useState<string | null>(null)
+  const [tested, setTested] = useState<{ readonly text: string; readonly accepted: boolean } | null>(null)
   const [reload, setReload] = useState(0)
   const rotateButton = useRef<HTMLButtonElement>(null)
 
@@ -34,7 +34,8 @@ export const SettingsPage = () => {
     setTested(null)
     return run(async () => {
       const sent = await session.client.terminals.testEvent(session.terminalId)
-      setTested(t("terminal.testSent", { result: attemptResult(t, sent) }))
+      const accepted = sent.attempt !== null && sent.attempt.status_code !== null && sent.attempt.status_code >= 200 && sent.attempt.status_code < 300
+      setTested({ text: t(accepted ? "terminal.testSent" : "terminal.testFailed", { result: attemptResult(t, sent) }), accepted })
       setReload((n) => n + 1)
     })
   }
@@ -57,7 +58,7 @@ export const SettingsPage = () => {
           <p>
             <button type="button" class="secondary" disabled={busy || terminal.callback_url === null} onClick={testEvent}>{t("terminal.testEvent")}</button>
           </p>
-          {tested === null ? null : <p class="ok" role="status">{tested}</p>}
+          {tested === null ? null : <p class={tested.accepted ? "ok" : "error"} role="status">{tested.text}</p>}
           <h2>{t("terminal.form")}</h2>
           <TerminalForm key={terminal.id} terminal={terminal} onSaved={() => setReload((n) => n + 1)} />
         </>

@@ -122,6 +122,12 @@ export const install = (pathname = "/dashboard/"): { readonly root: FakeElement;
         const next = new URL(path, "http://localhost")
         location.pathname = next.pathname
         location.search = next.search
+      },
+      // In place: no entry in `pushed`.
+      replaceState: (_state: unknown, _title: string, path: string) => {
+        const next = new URL(path, "http://localhost")
+        location.pathname = next.pathname
+        location.search = next.search
       }
     },
     addEventListener: (type: string, listener: () => void) => listeners.set(type, (listeners.get(type) ?? new Set()).add(listener)),

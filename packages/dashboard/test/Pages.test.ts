@@ -31,13 +31,13 @@ afterEach(() => {
  * to. As in the app, the component gets the location's query as `search` and again after every
  * navigation, unless `props` gives its own `search`.
  */
-const show = (component: Component, client: Record<string, unknown>, options: { language?: Language; path?: string; props?: Record<string, unknown> } = {}) => {
+const show = (component: Component, client: Record<string, unknown>, options: { language?: Language; path?: string; props?: Record<string, unknown>; sandbox?: boolean } = {}) => {
   const installed = install(options.path ?? "/dashboard/")
   root = installed.root
   const language = options.language ?? "en"
   const dashboard: Dashboard = {
     session: { client: client as never, terminals: [], terminalId: "term-1", email: "owner@example.com" },
-    sandbox: true,
+    sandbox: options.sandbox ?? true,
     language,
     t: translator(language),
     fail: (error) => `failed: ${error instanceof Error ? error.message : String(error)}`
@@ -149,7 +149,7 @@ describe("Payouts page", () => {
     edit(findAll(root, (e) => e.getAttribute("name") === "wallet")[0]!, "TQn9Y2khEsLJW1ChVWFMSMeRDow5KcbLSE")
     await rendered()
     submit(findAll(root, (e) => e.localName === "form")[0]!)
-    await vi.waitFor(() => expect(root.textContent).toContain("Send 1.5 USDT to TQn9Y2khEsLJW1ChVWFMSMeRDow5KcbLSE"))
+    await vi.waitFor(() => expect(root.textContent).toContain("Send 1.5 USDT of real money from the live balance to TQn9Y2khEsLJW1ChVWFMSMeRDow5KcbLSE"))
     click(button(root, "Confirm"))
     await vi.waitFor(() => expect(root.textContent).toContain("Page 1 of 3 (57 in all)"))
     expect(client.payouts.create).toHaveBeenCalledTimes(1)
@@ -293,6 +293,72 @@ describe("Subscriptions page", () => {
     expect(parse("")).toEqual({ filters: { state: "", page: 1 }, ignored: [] })
     expect(parse("?state=bogus&page=abc")).toEqual({ filters: { state: "", page: 1 }, ignored: ["page=abc"] })
     expect(parse("?page=99999999999").filters.page).toBe(1_000_000)
+  })
+})
+
+describe("Live money in sandbox mode", () => {
+  it("the payouts page says payouts are live (in sandbox mode prominently), and the home page's balance says it is live", async () => {
+    const { PayoutsPage } = await load("PayoutsPage")
+    for (const [sandbox, text] of [[true, "Payouts are live, also in sandbox mode: real USDT leaves the live balance below."], [false, "Payouts always move real USDT, whatever the mode."]] as const) {
+      const { root } = show(PayoutsPage!, payoutsClient(0), { sandbox })
+      await vi.waitFor(() => expect(root.textContent).toContain(text))
+      render(null, root as unknown as Element)
+    }
+    const { HomePage } = await load("HomePage")
+    const pending = () => new Promise(() => undefined)
+    for (const sandbox of [true, false]) {
+      const { root } = show(HomePage!, { ...payoutsClient(0), payments: { stats: pending, dailyStats: pending } }, { sandbox })
+      await vi.waitFor(() => expect(root.textContent).toContain("10.521578"))
+      expect(root.textContent.includes("The live balance: real money, whatever the mode."), String(sandbox)).toBe(sandbox)
+      render(null, root as unknown as Element)
+    }
+  })
+
+  it("a refused payout's error goes when the draft is edited", async () => {
+    const { PayoutsPage } = await load("PayoutsPage")
+    const client = payoutsClient(0)
+    const refused = Object.assign(client, { payouts: { ...client.payouts, create: vi.fn(async () => { throw new Error("wallet_address is not a TRC-20 address") }) } })
+    const { root } = show(PayoutsPage!, refused)
+    await vi.waitFor(() => expect(root.textContent).toContain("10.521578"))
+    edit(findAll(root, (e) => e.getAttribute("name") === "amount")[0]!, "1")
+    await rendered()
+    edit(findAll(root, (e) => e.getAttribute("name") === "wallet")[0]!, "TQn9Y2khEsLJW1ChVWFMSMeRDow5KcbLSX")
+    await rendered()
+    submit(findAll(root, (e) => e.localName === "form")[0]!)
+    await vi.waitFor(() => expect(root.textContent).toContain("Send 1 USDT of real money"))
+    click(button(root, "Confirm"))
+    await vi.waitFor(() => expect(root.textContent).toContain("failed: wallet_address is not a TRC-20 address"))
+    edit(findAll(root, (e) => e.getAttribute("name") === "wallet")[0]!, "TQn9Y2khEsLJW1ChVWFMSMeRDow5KcbLSE")
+    await rendered()
+    expect(root.textContent).not.toContain("failed: wallet_address")
+  })
+})
+
+describe("Payment page", () => {
+  it("reads the events of the payment's own terminal, and says when the payment is of the other mode", async () => {
+    const { PaymentPage } = await load("PaymentPage")
+    const list = vi.fn(async () => ({ items: [], next_cursor: null }))
+    const livePayment = { ...payment(1), terminal_id: "term-2", environment: "prod", status: "paid", paid_at: null, expires_at: null, description: null }
+    const client = { payments: { get: async () => livePayment }, events: { list, get: vi.fn() } }
+    const { root } = show(PaymentPage!, client, { props: { id: "pay_1" }, sandbox: true })
+    await vi.waitFor(() => expect(root.textContent).toContain("This payment is of Live mode, while the dashboard is in Sandbox mode."))
+    expect(list).toHaveBeenCalledWith(expect.objectContaining({ terminal_id: "term-2", object_id: "pay_1", environment: "prod" }))
+    render(null, root as unknown as Element)
+    const same = show(PaymentPage!, client, { props: { id: "pay_1" }, sandbox: false }).root
+    await vi.waitFor(() => expect(same.textContent).toContain("order-1"))
+    expect(same.textContent).not.toContain("while the dashboard is in")
+  })
+})
+
+describe("Switching mode or terminal", () => {
+  it("leaves the page out of the URL in place (the list starts at its first page), keeping the other filters", async () => {
+    const { forgetQuery } = await import("../src/Router.js")
+    const installed = install("/dashboard/payments?status=paid&page=2")
+    root = installed.root
+    forgetQuery("page")
+    expect([window.location.pathname, window.location.search, installed.pushed]).toEqual(["/dashboard/payments", "?status=paid", []])
+    forgetQuery("page")
+    expect(window.location.search).toBe("?status=paid")
   })
 })
 

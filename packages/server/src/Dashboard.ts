@@ -52,12 +52,14 @@ export const register = async (app: FastifyInstance, options: { readonly root?: 
         reply.code(503).type("text/plain; charset=utf-8").send("The dashboard is not built: run `pnpm run build` (or `pnpm --filter @paydesk/dashboard build`).\n"))
       return
     }
-    // One route per built file (wildcard: false), so the app's routes below can fall back to index.html.
-    await scope.register(fastifyStatic, { root, prefix: `${prefix}/`, wildcard: false, index: false, cacheControl: false })
+    // The assets are looked up when asked for, as index.html is read for each page: a build made while
+    // the server runs (new hashed names) is served at once (routes made per file at start answered
+    // the new build's assets 404, a blank page until a restart).
+    await scope.register(fastifyStatic, { root: join(root, "assets"), prefix: `${prefix}/assets/`, index: false, cacheControl: false })
     scope.get(`${prefix}/*`, (request, reply) => {
       // A missing asset is a 404, not the app.
       if (request.url.startsWith(`${prefix}/assets/`)) return reply.callNotFound()
-      return reply.type("text/html; charset=utf-8").sendFile("index.html")
+      return reply.type("text/html; charset=utf-8").sendFile("index.html", root)
     })
   })
 }

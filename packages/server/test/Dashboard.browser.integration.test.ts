@@ -299,13 +299,20 @@ describe("dashboard", () => {
 
     await page.getByRole("link", { name: "Payouts" }).click()
     await page.getByText("100.000000 USDT").waitFor()
+    // Under the sandbox banner, the page says payouts are live.
+    await page.getByRole("note").getByText("Payouts are live, also in sandbox mode: real USDT leaves the live balance below.").waitFor()
     // More than the balance: refused before any request.
     await page.getByLabel("Amount, USDT").fill("150")
     await page.getByText("The amount is more than the available balance.").waitFor()
     await page.getByLabel("Amount, USDT").fill("40.5")
     await page.getByLabel("Wallet address").fill("TQn9Y2khEsLJW1ChVWFMSMeRDow5KcbLSE")
     await page.getByRole("button", { name: "Request payout" }).click()
-    await page.getByText("Send 40.5 USDT to TQn9Y2khEsLJW1ChVWFMSMeRDow5KcbLSE (TRC-20)? Available: 100.000000 USDT.").waitFor()
+    await page.getByText("Send 40.5 USDT of real money from the live balance to TQn9Y2khEsLJW1ChVWFMSMeRDow5KcbLSE (TRC-20)? Available: 100.000000 USDT.").waitFor()
+    // Escape cancels, and the focus goes back to the button that asked (not the page's body).
+    await page.keyboard.press("Escape")
+    await page.getByRole("alertdialog").waitFor({ state: "detached" })
+    expect(await page.evaluate(() => document.activeElement?.textContent)).toBe("Request payout")
+    await page.getByRole("button", { name: "Request payout" }).click()
     await page.getByRole("button", { name: "Confirm" }).click()
     await page.getByText("Payout requested: Created.").waitFor()
     await page.getByText("59.500000 USDT").waitFor()
