@@ -318,8 +318,9 @@ export class Paydesk {
      * The key goes in the `Idempotency-Key` header of every attempt (and stays in the body when given there).
      * A failed call's error names the key (`error.idempotencyKey`): repeat the call with it (the
      * option or the body field) to learn the result. Calling again without it makes a second payout.
-     * Payouts are live only: a client made with `sandbox: true` is refused (400 `invalid_request` on
-     * `X-Test-Mode`) and nothing is sent; make payouts with a live client.
+     * Payouts are live only: a client made with `sandbox: true` refuses one with a `TypeError`, before
+     * anything is sent (the server refuses `X-Test-Mode: true` on payouts too); make payouts with a
+     * live client.
      */
     create: async (input: PayoutCreate & { readonly terminal_id?: string }, options: WriteOptions = {}): Promise<Payout> => {
       const { terminal_id, ...body } = input
@@ -327,15 +328,17 @@ export class Paydesk {
       if (given !== undefined && options.idempotencyKey !== undefined && given !== options.idempotencyKey) {
         throw new TypeError("Paydesk: idempotency_key and the idempotencyKey option differ (they are the same key: give one, or both equal)")
       }
+      // Payouts exist only live: a sandbox client refuses one itself, before anything is sent (also
+      // against a server that would take it: real USDT for what its caller takes for a test).
+      if (this.sandbox) {
+        throw new TypeError("Paydesk: payouts are live only (real USDT), and this client was made with sandbox: true; make payouts with a live client. Nothing was sent")
+      }
       const key = given ?? options.idempotencyKey ?? await uuid()
       return this.#call({
         method: "POST",
         path: "/api/v1/payouts",
         query: { terminal_id },
         body,
-        // Payouts exist only live: a sandbox client says so, and the server refuses it (400 on
-        // X-Test-Mode) instead of sending real USDT for what its caller takes for a test.
-        ...(this.sandbox ? { headers: { "X-Test-Mode": "true" } } : {}),
         idempotencyKey: key,
         safe: true,
         signal: options.signal

@@ -61,7 +61,7 @@ export class PaydeskError extends Error {
     for (let c: unknown = new.target; typeof c === "function" && c !== Error; c = Object.getPrototypeOf(c)) {
       if (Object.hasOwn(c, "kind")) chain.push((c as unknown as { readonly kind: string }).kind)
     }
-    Object.defineProperty(this, kinds, { value: chain })
+    Object.defineProperty(this, kinds, { value: Object.freeze(chain) })
   }
 
   static override [Symbol.hasInstance](value: unknown): boolean {

@@ -107,15 +107,17 @@ export const retryAfterMs = (value: string | null | undefined, date?: string | n
   return Math.max(0, at - (Number.isFinite(served) ? served : now))
 }
 
-/** What an idempotency key may hold (the API's rule, also what a header carries as sent). */
-const printableAscii = /^[\x20-\x7e]{1,128}$/
+/** What an idempotency key may hold: the API's rule (`Idempotency.validateKey`), 1 to 128 printable ASCII characters without spaces. */
+const printableAscii = /^[\x21-\x7e]{1,128}$/
 
-/** Whether a `fetch` failure is a refused connection (nothing reached the server): Node's `fetch` puts the code on its cause. */
+/**
+ * Whether a `fetch` failure is a refused connection (nothing reached the server): Node's `fetch` puts
+ * the code on its direct cause. Only there: a `fetch` of the caller's that retries inside may have
+ * sent the request before a later try was refused.
+ */
 const refused = (error: unknown): boolean => {
-  for (let e = error, depth = 0; typeof e === "object" && e !== null && depth < 4; e = (e as { cause?: unknown }).cause, depth++) {
-    if ((e as { code?: unknown }).code === "ECONNREFUSED") return true
-  }
-  return false
+  const codeOf = (e: unknown) => typeof e === "object" && e !== null ? (e as { code?: unknown }).code : undefined
+  return codeOf(error) === "ECONNREFUSED" || codeOf(typeof error === "object" && error !== null ? (error as { cause?: unknown }).cause : undefined) === "ECONNREFUSED"
 }
 
 /** Whether an error answer judged the request itself (its body), so an earlier attempt of it was refused too. */
@@ -165,7 +167,7 @@ export const transport = (options: TransportOptions, credentials: Credentials = 
     // Checked before anything is sent: a key `fetch` cannot put in a header (Cyrillic, say) failed
     // every attempt locally and read as a network failure whose outcome was unknown.
     if (call.idempotencyKey !== undefined && !printableAscii.test(call.idempotencyKey)) {
-      throw new TypeError("Paydesk: an idempotency key is 1 to 128 printable ASCII characters (letters, digits, punctuation, spaces); nothing was sent")
+      throw new TypeError("Paydesk: an idempotency key is 1 to 128 printable ASCII characters (letters, digits, punctuation; no spaces); nothing was sent")
     }
     const url = urlOf(call)
     const write = call.method !== "GET"

@@ -89,13 +89,15 @@ describe("Client: payout idempotency key in the body", () => {
 })
 
 describe("Client: payouts are live only", () => {
-  it("a sandbox client's payout says X-Test-Mode: true, which the server refuses; a live client's says nothing", async () => {
+  it("a sandbox client refuses a payout before sending anything (also against a server that would take it); a live client sends it", async () => {
     const { seen, fetcher } = stub(() => json(200, payout(null)))
     const request = { amount_usdt: "1", wallet_address: "TQn9Y2khEsLJW1ChVWFMSMeRDow5KcbLSE", network: "TRC-20" } as const
-    await new Paydesk({ apiKey: "k", fetch: fetcher, sandbox: true }).payouts.create(request)
-    await new Paydesk({ apiKey: "k", fetch: fetcher }).payouts.create(request)
-    expect(seen.map((s) => s.headers["x-test-mode"])).toEqual(["true", undefined])
-    expect(JSON.parse(seen[0]!.body)).toEqual(request)
+    await expect(new Paydesk({ apiKey: "k", fetch: fetcher, sandbox: true }).payouts.create(request))
+      .rejects.toThrow(/^Paydesk: payouts are live only \(real USDT\), and this client was made with sandbox: true; make payouts with a live client\. Nothing was sent$/)
+    expect(seen).toHaveLength(0)
+    expect((await new Paydesk({ apiKey: "k", fetch: fetcher }).payouts.create(request)).id).toBe("po_1")
+    expect(seen).toHaveLength(1)
+    expect(seen[0]!.headers["x-test-mode"]).toBeUndefined()
   })
 })
 

@@ -335,8 +335,8 @@ describe("answers that are no answer, and requests that never left", () => {
   it("an idempotency key fetch cannot send (Cyrillic, control characters) is refused before anything is sent", async () => {
     const { seen, fetcher } = stub(() => json(200, {}))
     const client = new Paydesk({ apiKey: "k", fetch: fetcher, retryDelayMs: 1 })
-    for (const key of ["ключ-1", "a\nb", "x".repeat(129)]) {
-      await expect(client.payouts.create(request, { idempotencyKey: key })).rejects.toThrow(/an idempotency key is 1 to 128 printable ASCII characters.*nothing was sent/)
+    for (const key of ["ключ-1", "a\nb", "x".repeat(129), "with space", " k", ""]) {
+      await expect(client.payouts.create(request, { idempotencyKey: key }), JSON.stringify(key)).rejects.toThrow(/an idempotency key is 1 to 128 printable ASCII characters.*no spaces.*nothing was sent/)
       await expect(client.payments.create({ amount: "1.00", order_id: "o-1" }, { idempotencyKey: key })).rejects.toThrow(TypeError)
     }
     expect(seen).toHaveLength(0)

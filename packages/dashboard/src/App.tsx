@@ -135,7 +135,7 @@ export const App = () => {
             ? (
               <label class="switch">
                 <span>{t("terminal.label")}</span>
-                <select value={session.terminalId} onChange={(e) => {
+                <select value={session.terminalId} title={session.terminals.find((x) => x.id === session.terminalId)?.name} onChange={(e) => {
                   forgetQuery("page")
                   setSession(Auth.switchTerminal(session, (e.currentTarget as HTMLSelectElement).value))
                 }}>
@@ -143,7 +143,7 @@ export const App = () => {
                 </select>
               </label>
             )
-            : <span class="terminal-name" title={session.terminalId}>{session.terminals[0]?.name}</span>}
+            : <span class="terminal-name" title={`${session.terminals[0]?.name ?? ""} (${session.terminalId})`}>{session.terminals[0]?.name}</span>}
           <span class="who">{session.email}</span>
           <button type="button" onClick={async () => {
             await Auth.signOut(session)

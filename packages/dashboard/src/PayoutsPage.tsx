@@ -7,7 +7,7 @@
  * there that is not valid is ignored and named above the list.
  */
 import { type Balance, type Page, type Payout, type PayoutCreate, PaydeskCallError, type Rate } from "@paydesk/client"
-import { useState } from "preact/hooks"
+import { useRef, useState } from "preact/hooks"
 import { Confirm } from "./Confirm.js"
 import { useAction, useDashboard, useLoad } from "./Context.js"
 import { formatDecimal, formatRate, formatTime, formatUsdt } from "./I18n.js"
@@ -77,10 +77,13 @@ export const PayoutsPage = ({ search }: { search: string }) => {
   }, report, [reload])
   useLoad(() => session.client.payouts.list({ terminal_id: session.terminalId, page, limit: perPage }), (p) => setList({ ...p, shown: page }), report, [reload, page])
 
-  // A refusal of the last request (a mistyped address) is about that request: editing the draft clears it.
+  // A refusal of the last request (a mistyped address) is about that request: editing the draft clears
+  // it. Not an error of loading the page, nor the warning that a request may have been made.
+  const refused = useRef(false)
   const edit = (next: PayoutCreate) => {
     setDraft(next)
-    clear()
+    if (refused.current) clear()
+    refused.current = false
   }
   const amount = microUsdt(draft.amount_usdt)
   const available = balance === null ? null : microUsdt(balance.available_usdt)
@@ -103,6 +106,7 @@ export const PayoutsPage = ({ search }: { search: string }) => {
           setReload((n) => n + 1)
           throw new Error(t("payouts.unknown"))
         }
+        refused.current = true
         throw cause
       }
     })

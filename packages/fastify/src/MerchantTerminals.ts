@@ -61,8 +61,9 @@ export const register = (app: FastifyInstance, ctx: Context): void => {
     runAs(ctx, request, reply, (who) =>
       Effect.gen(function*() {
         const { query, body, headers } = yield* decoded
-        // A sandbox client (the SDK's `sandbox: true`, a dashboard in sandbox mode) must not move live
-        // money thinking it is a test: payouts exist only live (an outside probe's sandbox client made one).
+        // A client that says it works in the sandbox must not move live money thinking it is a test:
+        // payouts exist only live (an outside probe's sandbox client made one). (The dashboard makes
+        // payouts live in either mode, saying so, and sends no X-Test-Mode.)
         if (headers["X-Test-Mode"] === "true") {
           return yield* new InvalidRequest({
             field: "X-Test-Mode",

@@ -55,7 +55,7 @@ export const register = async (app: FastifyInstance, options: { readonly root?: 
     // The assets are looked up when asked for, as index.html is read for each page: a build made while
     // the server runs (new hashed names) is served at once (routes made per file at start answered
     // the new build's assets 404, a blank page until a restart).
-    await scope.register(fastifyStatic, { root: join(root, "assets"), prefix: `${prefix}/assets/`, index: false, cacheControl: false })
+    await scope.register(fastifyStatic, { root: join(root, "assets"), prefix: `${prefix}/assets/`, index: false, list: false, dotfiles: "ignore", cacheControl: false })
     scope.get(`${prefix}/*`, (request, reply) => {
       // A missing asset is a 404, not the app.
       if (request.url.startsWith(`${prefix}/assets/`)) return reply.callNotFound()

@@ -39,6 +39,14 @@ describe("Dashboard files", () => {
     expect([asset.statusCode, asset.headers["content-type"], asset.headers["cache-control"]]).toEqual([200, expect.stringMatching(/javascript/), "public, max-age=31536000, immutable"])
     expect((await get("/dashboard/assets/index-old.js")).statusCode).toBe(404)
     expect((await get("/dashboard/assets/missing.js")).statusCode).toBe(404)
-    expect((await get("/dashboard/assets/../index.html")).statusCode).not.toBe(500)
+    // Nothing outside the assets, and no dotfile: an encoded `..` (light-my-request would resolve a plain one).
+    writeFileSync(join(dir, "assets", ".secret"), "dot-secret")
+    writeFileSync(join(dir, "beside.txt"), "beside-secret")
+    for (const path of ["/dashboard/assets/..%2fbeside.txt", "/dashboard/assets/..%2findex.html", "/dashboard/assets/.secret"]) {
+      const refused = await get(path)
+      expect(refused.statusCode, path).toBeGreaterThanOrEqual(400)
+      expect(refused.headers["cache-control"], path).not.toBe("public, max-age=31536000, immutable")
+      expect(refused.body, path).not.toMatch(/dot-secret|beside-secret|index-new/)
+    }
   })
 })
