@@ -77,6 +77,17 @@ const payoutsClient = (count: number) => {
   }
 }
 
+/** Fills the payout form (amount, a TRON wallet), submits it, waits for the confirmation and confirms. */
+const requestPayout = async (at: FakeElement, amount: string, wallet = "TQn9Y2khEsLJW1ChVWFMSMeRDow5KcbLSE") => {
+  edit(findAll(at, (e) => e.getAttribute("name") === "amount")[0]!, amount)
+  await rendered()
+  edit(findAll(at, (e) => e.getAttribute("name") === "wallet")[0]!, wallet)
+  await rendered()
+  submit(findAll(at, (e) => e.localName === "form")[0]!)
+  await vi.waitFor(() => expect(at.textContent).toContain(`Send ${amount} USDT of real money from the live balance to ${wallet}`))
+  click(button(at, "Confirm"))
+}
+
 const payment = (n: number) => ({
   id: `pay_${n}`, order_id: `order-${n}`, amount: "100.00", status: "paid", environment: "sandbox",
   created_at: "2026-01-02T10:00:00.000Z"
@@ -144,13 +155,7 @@ describe("Payouts page", () => {
     expect(root.textContent).not.toContain("A TRON address")
     edit(findAll(root, (e) => e.getAttribute("name") === "network")[0]!, "TRC-20", "change")
     await rendered()
-    edit(findAll(root, (e) => e.getAttribute("name") === "amount")[0]!, "1.5")
-    await rendered()
-    edit(findAll(root, (e) => e.getAttribute("name") === "wallet")[0]!, "TQn9Y2khEsLJW1ChVWFMSMeRDow5KcbLSE")
-    await rendered()
-    submit(findAll(root, (e) => e.localName === "form")[0]!)
-    await vi.waitFor(() => expect(root.textContent).toContain("Send 1.5 USDT of real money from the live balance to TQn9Y2khEsLJW1ChVWFMSMeRDow5KcbLSE"))
-    click(button(root, "Confirm"))
+    await requestPayout(root, "1.5")
     await vi.waitFor(() => expect(root.textContent).toContain("Page 1 of 3 (57 in all)"))
     expect(client.payouts.create).toHaveBeenCalledTimes(1)
     expect(pushed.at(-1)).toBe("/dashboard/payouts")
@@ -170,15 +175,7 @@ describe("Payouts page", () => {
     const { PayoutsPage } = await load("PayoutsPage")
     const { root } = show(PayoutsPage!, client)
     await vi.waitFor(() => expect(root.textContent).toContain("Page 1 of 1 (3 in all)"))
-    const ask = async (amount: string) => {
-      edit(findAll(root, (e) => e.getAttribute("name") === "amount")[0]!, amount)
-      await rendered()
-      edit(findAll(root, (e) => e.getAttribute("name") === "wallet")[0]!, "TQn9Y2khEsLJW1ChVWFMSMeRDow5KcbLSE")
-      await rendered()
-      submit(findAll(root, (e) => e.localName === "form")[0]!)
-      await vi.waitFor(() => expect(root.textContent).toContain(`Send ${amount} USDT`))
-      click(button(root, "Confirm"))
-    }
+    const ask = (amount: string) => requestPayout(root, amount)
     await ask("1.5")
     await vi.waitFor(() => expect(root.textContent).toContain("No answer came: the payout may have been requested."))
     // Kept in the tab, so a reload of the page asks with the same key too.
@@ -320,13 +317,7 @@ describe("Live money in sandbox mode", () => {
     const refused = Object.assign(client, { payouts: { ...client.payouts, create: vi.fn(async () => { throw new Error("wallet_address is not a TRC-20 address") }) } })
     const { root } = show(PayoutsPage!, refused)
     await vi.waitFor(() => expect(root.textContent).toContain("10.521578"))
-    edit(findAll(root, (e) => e.getAttribute("name") === "amount")[0]!, "1")
-    await rendered()
-    edit(findAll(root, (e) => e.getAttribute("name") === "wallet")[0]!, "TQn9Y2khEsLJW1ChVWFMSMeRDow5KcbLSX")
-    await rendered()
-    submit(findAll(root, (e) => e.localName === "form")[0]!)
-    await vi.waitFor(() => expect(root.textContent).toContain("Send 1 USDT of real money"))
-    click(button(root, "Confirm"))
+    await requestPayout(root, "1", "TQn9Y2khEsLJW1ChVWFMSMeRDow5KcbLSX")
     await vi.waitFor(() => expect(root.textContent).toContain("failed: wallet_address is not a TRC-20 address"))
     edit(findAll(root, (e) => e.getAttribute("name") === "wallet")[0]!, "TQn9Y2khEsLJW1ChVWFMSMeRDow5KcbLSE")
     await rendered()
