@@ -143,7 +143,9 @@ export const PaymentPage = ({ id }: { id: string }) => {
         <dt>{t("payments.col.env")}</dt><dd>{payment.environment === "sandbox" ? t("env.sandbox") : t("env.live")}</dd>
         <dt>{t("payments.col.created")}</dt><dd>{formatTime(language, payment.created_at)}</dd>
         <dt>{t("payment.paidAt")}</dt><dd>{formatTime(language, payment.paid_at)}</dd>
-        <dt>{t("payment.expiresAt")}</dt><dd>{formatTime(language, payment.expires_at)}</dd>
+        {payment.status === "created" || payment.status === "processing"
+          ? <><dt>{t("payment.expiresAt")}</dt><dd>{formatTime(language, payment.expires_at)}</dd></>
+          : null}
         <dt>{t("payment.description")}</dt><dd>{payment.description ?? t("none")}</dd>
       </dl>
       <h2>{t("timeline.title")}</h2>

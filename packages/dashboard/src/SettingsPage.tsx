@@ -49,6 +49,7 @@ export const SettingsPage = () => {
       {error === null ? null : <p class="error" role="alert">{error}</p>}
       {terminal === null ? (error === null ? <p role="status">{t("loading")}</p> : null) : (
         <>
+          {terminal.status === "disabled" ? <p class="notice" role="note">{t("terminal.disabled")}</p> : null}
           <dl class="details">
             <dt>{t("terminal.label")}</dt><dd><code>{terminal.id}</code> {terminal.name}</dd>
             <dt>{t("settings.endpoint")}</dt>

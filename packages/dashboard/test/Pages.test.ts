@@ -341,6 +341,34 @@ describe("Payment page", () => {
   })
 })
 
+describe("Disabled terminal, finished payment", () => {
+  it("the settings page says the operator disabled the terminal; an active one says nothing of it", async () => {
+    const { SettingsPage } = await load("SettingsPage")
+    const details = (status: "active" | "disabled") => ({
+      id: "term-1", terminal_id: "term-1", account_id: "acc-1", name: "Shop", status, h2h: false, callback_url: null, success_redirect_url: null,
+      fail_redirect_url: null, conversion_mode: "instant", conversion_time: null, show_platform_branding: true, updated_at: "2026-01-01T00:00:00.000Z",
+      callback_endpoint: { status: "unknown", last_attempt_at: null, last_error: null, failing_since: null }, previous_secret_expires_at: null
+    })
+    for (const status of ["disabled", "active"] as const) {
+      const { root } = show(SettingsPage!, { terminals: { get: async () => details(status) }, apiKeys: { list: async () => [] } })
+      await vi.waitFor(() => expect(root.textContent).toContain("Shop"))
+      expect(root.textContent.includes("The operator has disabled this terminal"), status).toBe(status === "disabled")
+      render(null, root as unknown as Element)
+    }
+  })
+
+  it("a payment shows when it expires only while it can still be paid", async () => {
+    const { PaymentPage } = await load("PaymentPage")
+    for (const [status, shown] of [["created", true], ["processing", true], ["paid", false], ["expired", false]] as const) {
+      const paid = { ...payment(1), terminal_id: "term-1", status, paid_at: null, expires_at: "2026-01-02T10:30:00.000Z", description: null }
+      const { root } = show(PaymentPage!, { payments: { get: async () => paid }, events: { list: async () => ({ items: [], next_cursor: null }), get: vi.fn() } }, { props: { id: "pay_1" } })
+      await vi.waitFor(() => expect(root.textContent).toContain("order-1"))
+      expect(root.textContent.includes("Expires"), status).toBe(shown)
+      render(null, root as unknown as Element)
+    }
+  })
+})
+
 describe("Switching mode or terminal", () => {
   it("leaves the page out of the URL in place (the list starts at its first page), keeping the other filters", async () => {
     const { forgetQuery } = await import("../src/Router.js")
