@@ -7,7 +7,7 @@ import { useCallback, useEffect, useMemo, useRef, useState } from "preact/hooks"
 import * as Auth from "./Auth.js"
 import { DashboardContext, type Dashboard } from "./Context.js"
 import { HomePage } from "./HomePage.js"
-import { initialLanguage, keepLanguage, translator, type Language, type Translate } from "./I18n.js"
+import { apiErrorText, initialLanguage, keepLanguage, translator, type Language, type Translate } from "./I18n.js"
 import { PaymentPage } from "./PaymentPage.js"
 import { PaymentsPage } from "./PaymentsPage.js"
 import { base, follow, forgetQuery, href, navigate, parse, useLocation } from "./Router.js"
@@ -18,8 +18,8 @@ import { SubscriptionPage } from "./SubscriptionPage.js"
 import { SubscriptionsPage } from "./SubscriptionsPage.js"
 
 /** The text of an error for the page (the API's own message when it has one). */
-export const describeError = (t: Translate, error: unknown): string =>
-  error instanceof PaydeskApiError ? error.message : error instanceof Error ? `${t("error.generic")}: ${error.message}` : t("error.generic")
+export const describeError = (t: Translate, language: Language, error: unknown): string =>
+  error instanceof PaydeskApiError ? apiErrorText(language, error) : error instanceof Error ? `${t("error.generic")}: ${error.message}` : t("error.generic")
 
 const LanguageSwitch = ({ language, setLanguage, t }: { language: Language; setLanguage: (l: Language) => void; t: Translate }) => (
   <label class="switch">
@@ -87,7 +87,7 @@ export const App = () => {
     return (
       <div class="signin-page">
         <div class="top-switches"><LanguageSwitch language={language} setLanguage={setLanguage} t={t} /></div>
-        <SignIn t={t} ended={ended} onSignedIn={(s) => {
+        <SignIn t={t} language={language} ended={ended} onSignedIn={(s) => {
           signedIn.current = true
           setEnded(false)
           setSession(s)
@@ -104,7 +104,7 @@ export const App = () => {
     t,
     fail: (error) => {
       if (error instanceof PaydeskApiError && error.status === 401) onEnded()
-      return describeError(t, error)
+      return describeError(t, language, error)
     }
   }
   const route = parse(location.pathname)

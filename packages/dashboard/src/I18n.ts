@@ -470,6 +470,37 @@ export const translator = (language: Language) =>
 /** A translator's type. */
 export type Translate = ReturnType<typeof translator>
 
+/**
+ * The API's refusals in Russian, by error code: the server's messages are English (the API's, for
+ * developers); a person using the dashboard in Russian reads these. `{detail}` is the API's message
+ * (which names the field and what it expects), `{seconds}` the wait a 429 asks for. A code not here
+ * is shown with the API's message.
+ */
+const apiErrorsRu: { readonly [code: string]: string } = {
+  invalid_credentials: "Неверный e-mail или пароль.",
+  too_many_requests: "Слишком много попыток: повторите через {seconds} с.",
+  insufficient_balance: "Недостаточно средств на балансе.",
+  max_active_payouts: "Слишком много выплат в работе: дождитесь завершения одной из них.",
+  terminal_unavailable: "Терминал отключён оператором.",
+  invalid_request: "Неверные данные: {detail}",
+  amount_malformed: "Неверная сумма: {detail}",
+  amount_not_positive: "Сумма должна быть больше нуля.",
+  usdt_amount_malformed: "Неверная сумма USDT: {detail}",
+  idempotency_conflict: "Такой запрос уже был отправлен с другими данными.",
+  not_found: "Не найдено.",
+  service_busy: "Сервис занят: повторите через секунду.",
+  service_unavailable: "Сервис временно недоступен: повторите позже.",
+  internal_error: "Внутренняя ошибка сервиса: повторите позже."
+}
+
+/** What to show for an API refusal: in English the API's own message, in Russian its text by code (`apiErrorsRu`). */
+export const apiErrorText = (language: Language, error: { readonly code: string; readonly message: string; readonly retryAfterMs?: number | undefined }): string => {
+  const text = language === "ru" ? apiErrorsRu[error.code] : undefined
+  if (text === undefined) return error.message
+  const seconds = error.retryAfterMs === undefined ? 60 : Math.max(1, Math.ceil(error.retryAfterMs / 1000))
+  return text.replace("{detail}", error.message).replace("{seconds}", String(seconds))
+}
+
 /** What an event sent now came to: the attempt's HTTP status or error, else the delivery's state. */
 export const attemptResult = (t: Translate, sent: EventSent): string =>
   sent.attempt === null ? t(`delivery.${sent.delivery.status}`)

@@ -1,11 +1,12 @@
 /** The sign-in form: e-mail and password (the e-mail remembered for next time). */
 import { useEffect, useRef, useState } from "preact/hooks"
 import * as Auth from "./Auth.js"
-import type { Translate } from "./I18n.js"
+import { apiErrorText, type Language, type Translate } from "./I18n.js"
 import { PaydeskApiError } from "@paydesk/client"
 
-export const SignIn = ({ t, ended, onSignedIn, onEnded }: {
+export const SignIn = ({ t, language, ended, onSignedIn, onEnded }: {
   t: Translate
+  language: Language
   ended: boolean
   onSignedIn: (session: Auth.Session) => void
   onEnded: () => void
@@ -27,7 +28,7 @@ export const SignIn = ({ t, ended, onSignedIn, onEnded }: {
         password: String(form.get("password") ?? "")
       }, onEnded))
     } catch (cause) {
-      setError(cause instanceof PaydeskApiError ? cause.message : cause instanceof Auth.NoTerminals ? t("signin.noTerminals") : t("error.generic"))
+      setError(cause instanceof PaydeskApiError ? apiErrorText(language, cause) : cause instanceof Auth.NoTerminals ? t("signin.noTerminals") : t("error.generic"))
       setBusy(false)
     }
   }

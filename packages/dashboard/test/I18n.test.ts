@@ -1,10 +1,21 @@
 import { describe, expect, it } from "vitest"
 import fc from "fast-check"
-import { dictionaries, formatDecimal, formatRate, formatRub, formatUsdt, moscowTimeLocally, translator } from "../src/I18n.js"
+import { apiErrorText, dictionaries, formatDecimal, formatRate, formatRub, formatUsdt, moscowTimeLocally, translator } from "../src/I18n.js"
 
 const placeholders = (text: string) => [...text.matchAll(/\{(\w+)\}/g)].map((m) => m[1]).toSorted()
 
 describe("I18n", () => {
+  it("shows the API's refusals in Russian by their code, with the API's detail where it names the field; in English the API's message", () => {
+    const login = { code: "invalid_credentials", message: "invalid email or password" }
+    expect([apiErrorText("ru", login), apiErrorText("en", login)]).toEqual(["Неверный e-mail или пароль.", "invalid email or password"])
+    expect(apiErrorText("ru", { code: "too_many_requests", message: "too many login attempts, retry in 53 s", retryAfterMs: 52_100 }))
+      .toBe("Слишком много попыток: повторите через 53 с.")
+    expect(apiErrorText("ru", { code: "invalid_request", message: "wallet_address is not a TRC-20 address" }))
+      .toBe("Неверные данные: wallet_address is not a TRC-20 address")
+    // A code without a Russian text keeps the API's message.
+    expect(apiErrorText("ru", { code: "test_clock_advancing", message: "test clock is advancing" })).toBe("test clock is advancing")
+  })
+
   it("English and Russian have the same keys and the same placeholders in each text", () => {
     expect(Object.keys(dictionaries.ru).toSorted()).toEqual(Object.keys(dictionaries.en).toSorted())
     for (const [key, text] of Object.entries(dictionaries.en)) {
