@@ -7,6 +7,13 @@
  */
 import { Schema } from "effect"
 
+/**
+ * A noun of a message with its article: "an" before a vowel letter ("an ERC-20", "an unspecified"),
+ * else "a" ("a TRC-20", "a loopback"). For the product's own fixed words (networks, address kinds),
+ * whose sound follows their first letter.
+ */
+export const withArticle = (noun: string): string => `${/^[aeiou]/i.test(noun) ? "an" : "a"} ${noun}`
+
 const message = { message: Schema.String }
 /** A message and the request field at fault, when known (the HTTP error's `field`). */
 const withField = { message: Schema.String, field: Schema.optional(Schema.String) }

@@ -9,6 +9,7 @@
  * are ordinary Internet hosts. IPv6 forms that carry an IPv4 address (IPv4-mapped, NAT64, 6to4)
  * are classified by that IPv4 address, so `::ffff:127.0.0.1` is loopback.
  */
+import { withArticle as article } from "./Errors.js"
 
 /** A parsed address: IPv4 as an unsigned 32-bit number, IPv6 as eight 16-bit groups. */
 export type Address =
@@ -29,7 +30,7 @@ export type Kind =
   | "reserved"
 
 /** The kind with its article, for messages: "a loopback", "an unspecified". */
-export const withArticle = (kind: Kind): string => `${/^[aeiou]/.test(kind) ? "an" : "a"} ${kind}`
+export const withArticle = (kind: Kind): string => article(kind)
 
 /** Kinds a deployment may allow for development (`PAYDESK_CALLBACK_ALLOW_PRIVATE`); the others are never reachable. */
 export const privateKinds: ReadonlyArray<Kind> = ["loopback", "private", "carrier-grade-nat"]

@@ -24,6 +24,7 @@
 import { Effect, Result } from "effect"
 import { Hex } from "effect/encoding"
 import { fromBase64Url } from "./Bytes.js"
+import { withArticle as a } from "./Errors.js"
 
 /** Networks payouts may use. */
 export const networks = ["TRC-20", "ERC-20", "TON"] as const
@@ -89,9 +90,6 @@ const burnAccounts: Record<Network, ReadonlyArray<string>> = {
   "ERC-20": ["000000000000000000000000000000000000dead"],
   "TON": []
 }
-
-/** The network with its article: "an ERC-20", "a TRC-20", "a TON". */
-const a = (network: Network) => `a${network === "ERC-20" ? "n" : ""} ${network}`
 
 /** What is wrong with an account that decoded: the zero account, a burn address or USDT's contract. */
 const accountProblem = (network: Network, account: Uint8Array): string | undefined => {
