@@ -2,8 +2,9 @@
  * The Paydesk core in a host of its own, with adapters of its own: no Fastify, no reference
  * server. The host provides every port the core asks for (`Services`): the in-memory store of
  * `@paydesk/testkit` for persistence (swap in `PgStore.layer(url)` from `@paydesk/sql-pg`), and
- * its own `CallbackTransport` (global `fetch`) and `RateSource` (a fixed rate) written here, plus
- * crypto adapters and the testkit's bank emulators for the ports a real bank integration fills.
+ * its own `CallbackTransport` (global `fetch`), `RateSource` (a fixed rate) and `Keccak256` (from
+ * `@noble/hashes`; Ethereum payout addresses' checksums) written here, plus crypto adapters and the
+ * testkit's bank emulators for the ports a real bank integration fills.
  *
  * The callback transport is the host's own, and so is its part of the SSRF defence: callback URLs are
  * merchant-controlled, and `CallbackUrl.check` (at registration) checks only the URL's text. A
@@ -19,7 +20,8 @@
  * `Payments.simulate`, `Work.drain` (which signs and sends the callbacks through our transport).
  */
 import { Effect, Layer, ManagedRuntime } from "effect"
-import { Callback, CallbackTransport, Config, HmacTokenIssuer, PaydeskConfig, RateSource, TransportFailure } from "@paydesk/core"
+import { keccak_256 } from "@noble/hashes/sha3.js"
+import { Callback, CallbackTransport, Config, HmacTokenIssuer, Keccak256, PaydeskConfig, RateSource, TransportFailure } from "@paydesk/core"
 import type { Services } from "@paydesk/core"
 import {
   AcquirerEmulator,
@@ -88,6 +90,9 @@ export const fetchTransport = Layer.succeed(CallbackTransport)({
 export const fixedRate = (rate: bigint) =>
   Layer.succeed(RateSource)({ current: () => Effect.succeed({ rate, updatedAt: Date.now() }) })
 
+/** Our `Keccak256`: Node's crypto has none; `@noble/hashes`' (audited, no dependencies) checks Ethereum payout addresses. */
+export const nobleKeccak = Layer.succeed(Keccak256)({ hash: (bytes) => keccak_256(bytes) })
+
 /** Every port of the core, from our adapters and the testkit's; `allowPrivateCallbacks` for local receivers. */
 export const layer = (options: { readonly allowPrivateCallbacks?: boolean } = {}): Layer.Layer<Services> => Layer.mergeAll(
   layerMemoryStore,
@@ -97,6 +102,7 @@ export const layer = (options: { readonly allowPrivateCallbacks?: boolean } = {}
   AesGcmSecretCipher.layer("embed-core example: use your own key management"),
   fetchTransport,
   fixedRate(95_000_000n),
+  nobleKeccak,
   AcquirerEmulator.layer,
   PayoutNetworkEmulator.layer,
   Layer.succeed(PaydeskConfig)({ ...Config.defaults, allowPrivateCallbacks: options.allowPrivateCallbacks ?? false })

@@ -1,12 +1,24 @@
 import { assert, describe, it } from "@effect/vitest"
-import { Effect } from "effect"
+import { keccak_256 } from "@noble/hashes/sha3.js"
+import { Effect, Layer } from "effect"
 import * as fc from "fast-check"
+import { Keccak256 } from "../src/ports/Keccak256.js"
 import * as WalletAddress from "../src/WalletAddress.js"
+
+// The port as the reference server and the kit provide it (a core test cannot import the testkit).
+const keccak = Layer.succeed(Keccak256)({ hash: (bytes) => keccak_256(bytes) })
 
 // Addresses made for these tests (valid checksums, no one's wallet), and USDT's token contracts.
 const tron = "TJKmZKEkHfSuVWmQ5ZYsLFcEgH8NgoNSGw"
 const tron2 = "TQn9Y2khEsLJW1ChVWFMSMeRDow5KcbLSE"
 const ethereum = "0x865f2ecac5ec7ffd0d3b1c8900eb63162ac0f631"
+// EIP-55's own examples of checksummed addresses.
+const checksummed = [
+  "0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed",
+  "0xfB6916095ca1df60bB79Ce92cE3Ea74c37c5d359",
+  "0xdbF03B407c01E7cD3CBea99509d93f8DDDC8C6FB",
+  "0xD1220A0cf47c7B9Be7A2E6BA89F429762e7b9aDb"
+]
 const tonBounceable = "EQBbpICDZRnZno_y9CuIwQeUIKJVxNwriXTo_Q-Q9nGB5fDX"
 const tonNonBounceable = "UQBbpICDZRnZno_y9CuIwQeUIKJVxNwriXTo_Q-Q9nGB5a0S"
 const tonRaw = `0:${Buffer.from(tonBounceable, "base64url").subarray(2, 34).toString("hex")}`
@@ -16,7 +28,7 @@ const usdt = {
   ton: "EQCxE6mUtQJKFnGfaROTKOt1lZbDiiX1kCixRv7Nw2Id_sDs"
 }
 
-const problem = (network: WalletAddress.Network, address: string) => WalletAddress.problem(network, address)
+const problem = (network: WalletAddress.Network, address: string) => WalletAddress.problem(network, address).pipe(Effect.provide(keccak))
 
 /** The same TON account with another flag byte, its checksum recomputed. */
 const tonWithFlag = (flag: number, workchain = 0x00): string => {
@@ -77,6 +89,48 @@ describe("WalletAddress", () => {
       }
       // Two characters swapped.
       assert.isDefined(yield* problem("TRC-20", `${tron.slice(0, 5)}${tron[6]}${tron[5]}${tron.slice(7)}`))
+    }))
+
+  it.effect("a checksummed (mixed-case) Ethereum address passes; all in one case it carries no checksum and passes", () =>
+    Effect.gen(function*() {
+      for (const address of checksummed) {
+        assert.isUndefined(yield* problem("ERC-20", address), address)
+        assert.isUndefined(yield* problem("ERC-20", address.toLowerCase()), address)
+        assert.isUndefined(yield* problem("ERC-20", `0x${address.slice(2).toUpperCase()}`), address)
+      }
+      // EIP-55's all-caps and all-lower examples.
+      for (const address of ["0x52908400098527886E0F7030069857D2E4169EE7", "0x8617E340B3D01FA5F11F306F4090FD50E238070D",
+        "0xde709f2102306220921060314715629080e2fb77", "0x27b1fdb04752bbc536007a920d24acb045561c26"]) {
+        assert.isUndefined(yield* problem("ERC-20", address), address)
+      }
+    }))
+
+  it.effect("a checksummed Ethereum address with any one character mistyped, or one letter's case changed, fails its checksum", () =>
+    Effect.gen(function*() {
+      const message = "wallet_address is not an ERC-20 address: its checksum does not match: a character is probably mistyped; copy the address again"
+      const hexDigits = "0123456789abcdef"
+      for (const address of checksummed) {
+        let mistypes = 0
+        let caught = 0
+        for (let at = 2; at < address.length; at++) {
+          const current = address[at]!
+          // The next digit of the alphabet, in the case the address has there (a digit typed for a letter comes out as a digit).
+          const next = hexDigits[(hexDigits.indexOf(current.toLowerCase()) + 1) % 16]!
+          const typed = current === current.toUpperCase() ? next.toUpperCase() : next
+          const mistyped = address.slice(0, at) + typed + address.slice(at + 1)
+          mistypes++
+          if ((yield* problem("ERC-20", mistyped)) === message) caught++
+          if (/[a-fA-F]/.test(current)) {
+            const flipped = address.slice(0, at) + (current === current.toLowerCase() ? current.toUpperCase() : current.toLowerCase()) + address.slice(at + 1)
+            assert.strictEqual(yield* problem("ERC-20", flipped), message, `${address} case at ${at}`)
+          }
+        }
+        // A mistype slips through only where the new checksum happens to fit every letter's case (about 2^-15 each):
+        // with these four addresses, none does.
+        assert.strictEqual(caught, mistypes, address)
+      }
+      // The token contract's checksummed form passes the checksum and is refused as the contract.
+      assert.match((yield* problem("ERC-20", usdt.ethereum))!, /USDT's own token contract/)
     }))
 
   it.effect("a TON address with any one character mistyped fails its CRC", () =>

@@ -81,7 +81,7 @@ export const TerminalSettings = Schema.Struct({
 /** `POST /payouts`. */
 export const PayoutCreate = Schema.Struct({
   amount_usdt: text(`USDT amount as a string, at most six decimals, greater than zero and at most ${Amount.formatUsdt(Amount.maxUsdtMicro)}`, "a string like \"12.5\" (USDT, at most six decimals)"),
-  wallet_address: text(`recipient wallet: 1 to ${Payouts.maxWalletLength} letters, digits, \`:\`, \`_\`, \`-\`, and an address of \`network\`: TRC-20 base58check (T…, 34 characters, checksum checked), ERC-20 \`0x\` and 40 hexadecimal digits, TON user-friendly (48 base64url characters, checksum checked; standard base64 is stored as base64url) or raw (\`0:\` or \`-1:\` and 64 hexadecimal digits); burn addresses and USDT's own token contract are refused`),
+  wallet_address: text(`recipient wallet: 1 to ${Payouts.maxWalletLength} letters, digits, \`:\`, \`_\`, \`-\`, and an address of \`network\`: TRC-20 base58check (T…, 34 characters, checksum checked), ERC-20 \`0x\` and 40 hexadecimal digits (in mixed case, its EIP-55 checksum checked), TON user-friendly (48 base64url characters, checksum checked; standard base64 is stored as base64url) or raw (\`0:\` or \`-1:\` and 64 hexadecimal digits); burn addresses and USDT's own token contract are refused`),
   network: oneOf(Payouts.networks, "payout network"),
   idempotency_key: Schema.optionalKey(
     nullableText(`at most ${Idempotency.maxKeyLength} printable ASCII characters; the same key and body return the first payout (the \`Idempotency-Key\` header is equal)`)

@@ -153,9 +153,12 @@ describe("MerchantApi terminals, balance, rate and payouts", () => {
       "wallet_address is a TRC-20 burn address: USDT sent there is lost")
     expectError(await call("POST", "/payouts", { ...body, wallet_address: "TR7NHqjeKQxGTCi8q8ZY4pL8otSzgjLj6t" }), 400, "invalid_request",
       "wallet_address is USDT's own token contract, not a wallet: USDT sent there is lost")
+    // A checksummed (EIP-55) Ethereum address with one digit mistyped.
+    expect(expectError(await call("POST", "/payouts", { ...body, network: "ERC-20", wallet_address: "0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAee" }), 400, "invalid_request",
+      "wallet_address is not an ERC-20 address: its checksum does not match: a character is probably mistyped; copy the address again").field).toBe("wallet_address")
     expect(await payoutCount()).toBe(0)
     expect(json(await call("GET", "/balance"))).toMatchObject({ available_usdt: "100.000000", hold_usdt: "0.000000" })
-    for (const [network, address] of [["ERC-20", "0x865f2ecac5ec7ffd0d3b1c8900eb63162ac0f631"], ["TON", "EQBbpICDZRnZno_y9CuIwQeUIKJVxNwriXTo_Q-Q9nGB5fDX"]]) {
+    for (const [network, address] of [["ERC-20", "0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed"], ["TON", "EQBbpICDZRnZno_y9CuIwQeUIKJVxNwriXTo_Q-Q9nGB5fDX"]]) {
       const created = await call("POST", "/payouts", { ...body, network, wallet_address: address })
       expect(json(created)).toMatchObject({ network, wallet_address: address, status: "created" })
     }

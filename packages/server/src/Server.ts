@@ -358,6 +358,7 @@ const layerSecurity = Layer.unwrap(Effect.map(Secrets, ({ key, previousKeys, nex
     NodeSecurity.layerCryptoEntropy,
     NodeSecurity.layerScryptPasswordHasher(),
     NodeSecurity.layerSyncDigest,
+    NodeSecurity.layerKeccak256,
     NodeSecurity.layerAesGcmSecretCipher(key, [...previousKeys, ...nextKeys]),
     layerTokens(key, nextKeys),
     layerReencryption(key, previousKeys, nextKeys)

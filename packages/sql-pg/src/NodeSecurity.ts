@@ -1,8 +1,9 @@
 /**
  * Production adapters of the core's security ports on Node's crypto: scrypt password hashes
  * (memory-hard, bounded in concurrency), AES-256-GCM encryption of secrets at rest with a key from
- * configuration, cryptographically secure identifiers and tokens, and a synchronous SHA-256 for
- * API-key lookups.
+ * configuration, cryptographically secure identifiers and tokens, a synchronous SHA-256 for
+ * API-key lookups, and Keccak-256 for Ethereum address checksums (`@noble/hashes`: Node's crypto has
+ * none).
  *
  * scrypt runs on libuv's thread pool (4 threads by default), which Web Crypto digests and file
  * system calls share. At most `maxConcurrent` hashes run at once (default 2, so half the pool stays
@@ -10,7 +11,8 @@
  * `ServiceBusy` (503) instead of growing memory and latency for everyone.
  */
 import { Effect, Layer, Semaphore } from "effect"
-import { Digest, Entropy, PasswordHasher, SecretCipher, ServiceBusy } from "@paydesk/core"
+import { Digest, Entropy, Keccak256, PasswordHasher, SecretCipher, ServiceBusy } from "@paydesk/core"
+import { keccak_256 } from "@noble/hashes/sha3.js"
 import { createCipheriv, createDecipheriv, createHmac, createSecretKey, type KeyObject, hash, randomBytes, randomFillSync, randomUUID, scrypt, timingSafeEqual } from "node:crypto"
 
 /** scrypt parameters: N = 2^15, r = 8, p = 1 (32 MiB of memory per hash), 32-byte key. */
@@ -117,6 +119,9 @@ export const layerSyncDigest = Layer.sync(Digest)(() => {
     hmacSha256: (secret, message) => Effect.sync(() => new Uint8Array(createHmac("sha256", keyOf(secret)).update(message, "utf8").digest()))
   }
 })
+
+/** `Keccak256` from `@noble/hashes` (audited, no dependencies): the EIP-55 checksum of ERC-20 payout addresses. */
+export const layerKeccak256: Layer.Layer<Keccak256> = Layer.succeed(Keccak256)({ hash: (bytes) => keccak_256(bytes) })
 
 /** Parses a 32-byte key given as base64 or 64 hex characters. */
 export const parseKey = (given: string): Buffer => {

@@ -1,13 +1,14 @@
-import { EntropyContract, PasswordHasherContract, SecretCipherContract } from "@paydesk/testkit/contracts"
+import { EntropyContract, Keccak256Contract, PasswordHasherContract, SecretCipherContract } from "@paydesk/testkit/contracts"
 import { describe, expect, it } from "vitest"
 import { randomBytes } from "node:crypto"
-import { aesGcmSecretCipher, layerAesGcmSecretCipher, layerCryptoEntropy, layerScryptPasswordHasher, parseKey, pooledTokens } from "../src/NodeSecurity.js"
+import { aesGcmSecretCipher, layerAesGcmSecretCipher, layerCryptoEntropy, layerKeccak256, layerScryptPasswordHasher, parseKey, pooledTokens } from "../src/NodeSecurity.js"
 
 const key = parseKey("0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef")
 const otherKey = parseKey(Buffer.alloc(32, 7).toString("base64"))
 
 // A cheaper N keeps the suite fast; the production default is checked by its parameters' use in `hash`.
 PasswordHasherContract.suite("scrypt", layerScryptPasswordHasher({ N: 1024, r: 8, p: 1, keyLength: 32 }))
+Keccak256Contract.suite("@noble/hashes", layerKeccak256)
 SecretCipherContract.suite("aes-256-gcm", layerAesGcmSecretCipher(key), { foreign: layerAesGcmSecretCipher(otherKey) })
 SecretCipherContract.suite("aes-256-gcm with previous keys", layerAesGcmSecretCipher(key, [randomBytes(32), randomBytes(32)]), { foreign: layerAesGcmSecretCipher(otherKey) })
 EntropyContract.suite("node crypto", layerCryptoEntropy)

@@ -9,6 +9,7 @@ import type {
   Acquirer,
   CallbackTransport,
   Entropy,
+  Keccak256,
   PasswordHasher,
   PayoutNetwork,
   RateSource,
@@ -20,6 +21,7 @@ import * as AesGcmSecretCipher from "./AesGcmSecretCipher.js"
 import * as HmacTokenIssuer from "./HmacTokenIssuer.js"
 import * as MemoryRateSource from "./MemoryRateSource.js"
 import * as MemoryStore from "./MemoryStore.js"
+import * as NobleKeccak256 from "./NobleKeccak256.js"
 import * as Pbkdf2PasswordHasher from "./Pbkdf2PasswordHasher.js"
 import * as RecordingCallbackTransport from "./RecordingCallbackTransport.js"
 import * as TestEntropy from "./TestEntropy.js"
@@ -29,6 +31,7 @@ export type Services =
   | MemoryStore.Services
   | Entropy
   | PasswordHasher
+  | Keccak256
   | TokenIssuer
   | SecretCipher
   | RateSource
@@ -49,6 +52,7 @@ const liveSurroundings = (entropy: Layer.Layer<Entropy>): Layer.Layer<Exclude<Su
   Layer.mergeAll(
     entropy,
     Pbkdf2PasswordHasher.layer(),
+    NobleKeccak256.layer,
     HmacTokenIssuer.layer(),
     AesGcmSecretCipher.layer(),
     MemoryRateSource.layer(),

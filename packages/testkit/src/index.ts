@@ -29,6 +29,8 @@ export * as MemoryRequestStores from "./MemoryRequestStores.js"
 export * as TestEntropy from "./TestEntropy.js"
 /** PBKDF2 `PasswordHasher` for tests. */
 export * as Pbkdf2PasswordHasher from "./Pbkdf2PasswordHasher.js"
+/** `Keccak256` from `@noble/hashes` (EIP-55 address checksums). */
+export * as NobleKeccak256 from "./NobleKeccak256.js"
 /** HMAC-SHA256 `TokenIssuer`. */
 export * as HmacTokenIssuer from "./HmacTokenIssuer.js"
 /** AES-256-GCM `SecretCipher`. */

@@ -4,6 +4,7 @@ import {
   AesGcmSecretCipher,
   HmacTokenIssuer,
   MemoryStore,
+  NobleKeccak256,
   PayoutNetworkEmulator,
   Pbkdf2PasswordHasher,
   TestEntropy
@@ -16,6 +17,7 @@ import {
   ChargeRepositoryContract,
   EntropyContract,
   IdempotencyStoreContract,
+  Keccak256Contract,
   LedgerRepositoryContract,
   NonceStoreContract,
   OutboxRepositoryContract,
@@ -54,6 +56,7 @@ IdempotencyStoreContract.suite("memory", store)
 EntropyContract.suite("seeded", TestEntropy.layerSeeded())
 EntropyContract.suite("crypto", TestEntropy.layerCrypto)
 PasswordHasherContract.suite("pbkdf2", Pbkdf2PasswordHasher.layer())
+Keccak256Contract.suite("@noble/hashes", NobleKeccak256.layer)
 TokenIssuerContract.suite("hmac", HmacTokenIssuer.layer(), { foreign: HmacTokenIssuer.layer("another key") })
 SecretCipherContract.suite("aes-gcm", AesGcmSecretCipher.layer(), { foreign: AesGcmSecretCipher.layer("another passphrase") })
 AcquirerContract.suite("emulator", AcquirerEmulator.layer)

@@ -9,6 +9,7 @@ import type { CallbackTransport } from "./CallbackTransport.js"
 import type { ChargeRepository } from "./ChargeRepository.js"
 import type { Entropy } from "./Entropy.js"
 import type { IdempotencyStore } from "./IdempotencyStore.js"
+import type { Keccak256 } from "./Keccak256.js"
 import type { LedgerRepository } from "./LedgerRepository.js"
 import type { NonceStore } from "./NonceStore.js"
 import type { OutboxRepository } from "./OutboxRepository.js"
@@ -49,6 +50,7 @@ export type Services =
   | Persistence
   | Entropy
   | PasswordHasher
+  | Keccak256
   | TokenIssuer
   | SecretCipher
   | RateSource
