@@ -3,7 +3,8 @@
  * code with an "open in bank app" link, sandbox simulation buttons) and the subscription consent
  * page with the spec's text per billing status (in sandbox also the banner and the first
  * payment's simulate buttons). Pure functions from records to strings; every interpolated text is
- * escaped, and the inline script reads its data from attributes, never from interpolated code.
+ * escaped, merchant and operator texts are isolated (`isolate`: `<bdi>`; in `<title>` without bidi
+ * controls), and the inline script reads its data from attributes, never from interpolated code.
  * Payers see Russian wording only: a refusal is shown by its error code, never by the API's message.
  */
 import { Option } from "effect"
@@ -18,6 +19,46 @@ export const escape = (text: string): string =>
     .replaceAll(">", "&gt;")
     .replaceAll("\"", "&quot;")
     .replaceAll("'", "&#39;")
+
+/** The bidi formatting characters: embeddings and overrides (U+202A–U+202E) and isolates (U+2066–U+2069). */
+const bidiControls = /[\u202a-\u202e\u2066-\u2069]/g
+
+/** Text for a place no element can isolate (`<title>`): the bidi formatting characters taken out. */
+export const withoutBidiControls = (text: string): string => text.replace(bidiControls, "")
+
+/** Characters that end a bidi paragraph (bidi class B): the isolates opened before one end there. */
+const paragraphEnd = /[\n\r\u001c-\u001e\u0085\u2029]/
+
+/**
+ * `text` with its isolates balanced: a PDI (U+2069) that closes no isolate of the text's own is
+ * dropped, and every isolate the text leaves open is closed at its end (and before each paragraph
+ * end). Inside a `<bdi>` a stray PDI would close the element's own isolate and let what follows in
+ * the text reorder the page; embeddings and overrides cannot outlive an isolate, so they stay.
+ */
+export const balanceIsolates = (text: string): string => {
+  let out = ""
+  let open = 0
+  for (const char of text) {
+    if (char === "\u2069") {
+      if (open === 0) continue
+      open -= 1
+    } else if (char === "\u2066" || char === "\u2067" || char === "\u2068") {
+      open += 1
+    } else if (paragraphEnd.test(char)) {
+      out += "\u2069".repeat(open)
+      open = 0
+    }
+    out += char
+  }
+  return out + "\u2069".repeat(open)
+}
+
+/**
+ * Merchant or operator text (a shop name, a description, a plan's consent text) as element content:
+ * escaped, and isolated in `<bdi>` so that its direction and any bidi controls in it cannot reorder
+ * the text around it (make an amount or a name read differently).
+ */
+export const isolate = (text: string): string => `<bdi>${escape(balanceIsolates(text))}</bdi>`
 
 /** Statuses in which the payer can still pay (QR and simulate buttons shown). */
 export const openStatuses: ReadonlyArray<Payment.Status> = ["created", "processing"]
@@ -234,6 +275,13 @@ const paymentScript = `(() => {
   else { finished = true; redirect(root.dataset.redirectUrl); }
 })();`
 
+/** The sandbox simulate buttons' labels, in the payer pages' Russian as the rest of them. */
+export const simulateLabels = {
+  paid: "Имитировать оплату",
+  failed: "Имитировать отказ в оплате",
+  processing: "Имитировать начало оплаты (плательщик начал платить)"
+} as const
+
 /**
  * The sandbox simulate buttons of an open payment: plain forms posting to the payment page's
  * simulate route (`pagePath` is that page's path) with the payment's own `csrf_token`.
@@ -246,9 +294,9 @@ const simulateForms = (payment: Payment.Payment, pagePath: string): string => {
 <button type="submit"${cls === "" ? "" : ` class="${cls}"`}>${escape(label)}</button>
 </form>`
   return [
-    form("paid", "simulate paid", ""),
-    form("failed", "simulate failed", "secondary"),
-    payment.status === "created" ? form("processing", "simulate processing (payer started paying)", "secondary") : ""
+    form("paid", simulateLabels.paid, ""),
+    form("failed", simulateLabels.failed, "secondary"),
+    payment.status === "created" ? form("processing", simulateLabels.processing, "secondary") : ""
   ].join("\n")
 }
 
@@ -290,9 +338,9 @@ ${simulateForms(payment, input.pagePath)}
     redirect === null ? "" : ` data-redirect-url="${escape(redirect)}"`
   } data-labels="${escape(JSON.stringify(statusLabels))}" data-messages="${escape(JSON.stringify(scriptMessages))}">
 <h1>Оплата заказа</h1>
-<p class="merchant">${escape(terminal.name)}</p>
+<p class="merchant">${isolate(terminal.name)}</p>
 <p class="amount">${escape(money(payment.amount, payment.currency))}</p>
-${payment.description === null ? "" : `<p class="description">${escape(payment.description)}</p>`}
+${payment.description === null ? "" : `<p class="description">${isolate(payment.description)}</p>`}
 <p class="status">Статус: <span id="status" aria-live="polite" aria-atomic="true">${escape(statusLabels[payment.status])}</span></p>
 ${qr}
 ${simulate}
@@ -300,7 +348,7 @@ ${simulate}
 ${open ? "<noscript><meta http-equiv=\"refresh\" content=\"5\"></noscript>" : ""}
 </div>`
   return layout({
-    title: `Оплата: ${terminal.name}`,
+    title: `Оплата: ${withoutBidiControls(terminal.name)}`,
     nonce: input.nonce,
     body,
     script: paymentScript,
@@ -343,7 +391,7 @@ export const subscriptionPage = (input: {
   const terms = sub.terms
   const status = sub.billingStatus
   const summary = `<dl>
-<dt>Магазин</dt><dd class="merchant">${escape(terminal.name)}</dd>
+<dt>Магазин</dt><dd class="merchant">${isolate(terminal.name)}</dd>
 <dt>Сумма списания</dt><dd class="amount">${escape(money(terms.payerAmount, "RUB"))}</dd>
 <dt>Периодичность</dt><dd class="period">${escape(periodText(terms))}</dd>
 ${terms.maxCycles === null ? "" : `<dt>Количество списаний</dt><dd>не более ${terms.maxCycles}</dd>`}
@@ -361,8 +409,8 @@ ${payLink}`
     content = `<p class="state">${escape(billingTexts.consent_pending)}</p>
 ${summary}
 <h2>Условия</h2>
-<div class="consent">${escape(terms.consentText)}</div>
-<p class="policy">Версия условий: ${escape(terms.policyVersion)}</p>
+<div class="consent">${isolate(terms.consentText)}</div>
+<p class="policy">Версия условий: ${isolate(terms.policyVersion)}</p>
 <form method="post" action="${escape(`${input.pagePath}/confirm`)}">
 <input type="hidden" name="csrf_token" value="${escape(sub.csrfToken)}">
 <button type="submit">Подтвердить и перейти к оплате</button>
@@ -392,7 +440,7 @@ ${
 ${content}
 ${sandbox}
 </div>`
-  return layout({ title: `Подписка: ${terminal.name}`, nonce: input.nonce, body, branding: terminal.showPlatformBranding })
+  return layout({ title: `Подписка: ${withoutBidiControls(terminal.name)}`, nonce: input.nonce, body, branding: terminal.showPlatformBranding })
 }
 
 /**

@@ -1,8 +1,9 @@
 /**
- * The payer pages in headless Chromium: open a sandbox `pay_url`, click "simulate paid", see the
- * page turn to paid without a reload, and follow the redirect to the terminal's success URL; a
- * phone-wide viewport with long unbroken merchant texts; two tabs racing on one payment; the
- * simulate buttons while a submission is in flight. Needs Debian's chromium (`./run test`
+ * The payer pages in headless Chromium: open a sandbox `pay_url`, click "Имитировать оплату"
+ * (simulate paid), see the page turn to paid without a reload, and follow the redirect to the
+ * terminal's success URL; a phone-wide viewport with long unbroken merchant texts; two tabs racing
+ * on one payment; the simulate buttons while a submission is in flight; merchant texts with bidi
+ * controls laid out without reordering the text around them. Needs Debian's chromium (`./run test`
  * installs it when missing).
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
@@ -13,6 +14,7 @@ import { existsSync } from "node:fs"
 import { Operator, Payments, Subscriptions, Terminals } from "@paydesk/core"
 import { Kit } from "@paydesk/testkit"
 import * as App from "../src/App.js"
+import * as PublicPages from "../src/PublicPages.js"
 
 const executablePath = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium"
 
@@ -60,7 +62,7 @@ describe("payer page in a browser", () => {
     await page.goto(`${base}/public/payments/${payment.payToken}`)
     expect(await page.textContent("body")).toContain("Coffee Roasters")
     expect(await page.textContent("#status")).toBe("Ожидает оплаты")
-    await page.click("text=simulate paid")
+    await page.click("text=Имитировать оплату")
     await page.waitForFunction(() => document.querySelector("#status")?.textContent === "Оплачено", null, { timeout: 10_000 })
     await page.waitForURL(`${base}/docs`, { timeout: 15_000 })
     const stored = await runtime.runPromise(Payments.findPublic(payment.payToken))
@@ -103,6 +105,39 @@ describe("payer page in a browser", () => {
     }
   }, 60_000)
 
+  it("a merchant text isolated as the pages isolate it cannot reorder the text after it (override, stray PDI, isolate left open)", async () => {
+    const page = await browser.newPage()
+    try {
+      // Where each word of the page's own text starts, left to right, with `merchant` in the middle.
+      const layout = async (merchant: string) => {
+        await page.setContent(`<!doctype html><p id="p" style="font:16px monospace;white-space:nowrap">Shop ${merchant} pays 100 RUB</p>`)
+        return page.evaluate(() => ["Shop", "pays", "100", "RUB"].map((word) => {
+          // The page's own text: the text nodes of the paragraph itself, not those in the <bdi>.
+          const texts = [...document.getElementById("p")!.childNodes].filter((node): node is Text => node.nodeType === 3)
+          const text = texts.find((node) => node.data.includes(word))!
+          const range = document.createRange()
+          const at = text.data.indexOf(word)
+          range.setStart(text, at)
+          range.setEnd(text, at + word.length)
+          return range.getBoundingClientRect().left
+        }))
+      }
+      const inOrder = (xs: ReadonlyArray<number>) => xs.every((x, i) => i === 0 || x > xs[i - 1]!)
+      const evil = ["\u202ename", "\u2069\u202ename", "\u05d0\u2067"]
+      // Not isolated, an override turns the page's own words around (the reason for the <bdi>).
+      expect(inOrder(await layout(PublicPages.escape(evil[0]!)))).toBe(false)
+      for (const text of evil) {
+        const positions = await layout(PublicPages.isolate(text))
+        expect(inOrder(positions), JSON.stringify(text)).toBe(true)
+      }
+      // After the isolated text its own words stay where a plain name puts them.
+      const plain = await layout(PublicPages.isolate("\u05d0"))
+      expect(await layout(PublicPages.isolate("\u05d0\u2067"))).toEqual(plain)
+    } finally {
+      await page.close()
+    }
+  }, 60_000)
+
   /** A sandbox payment of a terminal without redirect pages, so the tabs stay on it. */
   const sandboxPayment = (orderId: string) =>
     runtime.runPromise(Effect.gen(function*() {
@@ -126,9 +161,9 @@ describe("payer page in a browser", () => {
       await second.goto(`${base}/public/payments/${payment.payToken}`)
       await second.clock.pauseAt(new Date(Date.now() + 1000))
       expect(await second.getAttribute("#status", "aria-live")).toBe("polite")
-      await first.click("text=simulate failed")
+      await first.click("text=Имитировать отказ в оплате")
       await first.waitForFunction(() => document.querySelector("#status")?.textContent === "Платёж отменён", null, { timeout: 10_000 })
-      await second.click("text=simulate paid")
+      await second.click("text=Имитировать оплату")
       await second.waitForFunction(() => (document.querySelector("#error")?.textContent ?? "") !== "", null, { timeout: 10_000 })
       // Read in the same task as the message appeared: the status was refreshed with it, not by a later poll.
       const [status, error] = await second.evaluate(() => [document.querySelector("#status")?.textContent, document.querySelector("#error")?.textContent])
@@ -155,7 +190,7 @@ describe("payer page in a browser", () => {
         await route.fulfill({ status: 503, contentType: "application/json", body: JSON.stringify({ error: { code: "service_busy", message: "service busy", request_id: "req_x" } }) })
       })
       await page.goto(`${base}/public/payments/${payment.payToken}`)
-      await page.dblclick("text=simulate paid")
+      await page.dblclick("text=Имитировать оплату")
       await page.waitForFunction(() => [...document.querySelectorAll("form[data-simulate] button")].every((b) => (b as HTMLButtonElement).disabled), null, { timeout: 5_000 })
       release()
       await page.waitForFunction(() => (document.querySelector("#error")?.textContent ?? "") !== "", null, { timeout: 10_000 })

@@ -97,8 +97,11 @@ describe("PublicPages: payment page", () => {
     expect(html).toContain(`<form method="post" action="/public/payments/${token}/simulate"`)
     expect(html).toContain(`<input type="hidden" name="outcome" value="paid">`)
     expect(html).toContain(`<input type="hidden" name="outcome" value="failed">`)
-    expect(html).toContain("simulate paid")
-    expect(html).toContain("simulate failed")
+    // In the pages' Russian, as every other word of them.
+    expect(html).toContain(">Имитировать оплату</button>")
+    expect(html).toContain(">Имитировать отказ в оплате</button>")
+    expect(html).toContain(">Имитировать начало оплаты (плательщик начал платить)</button>")
+    expect(html).not.toMatch(/simulate (paid|failed|processing)/)
     expect(csrfOf(html)).toBe(payment.csrfToken)
     expect(html).toContain(`data-status-url="/public/payments/${token}/status"`)
     // The status polling script is the only script and carries the CSP nonce.
@@ -111,7 +114,7 @@ describe("PublicPages: payment page", () => {
     const html = (await getPage(`/public/payments/${token}`)).body
     expect(html).toMatch(/<img src="data:image\/png;base64,/)
     expect(html).not.toContain("/simulate")
-    expect(html).not.toContain("simulate paid")
+    expect(html).not.toContain(PublicPages.simulateLabels.paid)
     expect(html).not.toContain(`name="csrf_token"`)
   })
 
@@ -536,6 +539,78 @@ describe("PublicPages: payer-facing wording, layout and accessibility", () => {
     for (const payload of ["javascript:alert(1)", "JaVaScRiPt:alert(1)", "data:text/html,x", "sandbox-qr:1", "http://qr.example/x", "not a url"]) {
       expect(render(payload), payload).not.toContain("class=\"bank-link\"")
     }
+  })
+})
+
+describe("PublicPages: merchant texts isolated from the page's own (bidi)", () => {
+  const rlo = "\u202e"
+  const pdi = "\u2069"
+  const controls = /[\u202a-\u202e\u2066-\u2069]/
+  /** Every `<bdi>`'s content, and the page with them cut out (the page's own text). */
+  const split = (html: string) => ({
+    isolated: [...html.matchAll(/<bdi>([^<]*)<\/bdi>/g)].map((m) => m[1]!),
+    outside: html.replaceAll(/<bdi>[^<]*<\/bdi>/g, "")
+  })
+  const titleOf = (html: string) => /<title>([^<]*)<\/title>/.exec(html)?.[1] ?? ""
+
+  it("the payment page isolates the shop name and the description in <bdi>, keeps bidi controls out of <title>, and stores them as given", async () => {
+    const name = `Shop ${rlo}BUR 00.1`
+    const description = `${pdi}${rlo}Order 42 ${pdi}`
+    const { token } = await paymentOf({ name, description })
+    const html = (await getPage(`/public/payments/${token}`)).body
+    const { isolated, outside } = split(html)
+    expect(isolated).toContain(`${PublicPages.escape(name)} shop`)
+    // The stray PDIs are dropped: one would close the <bdi>'s own isolate and free the override.
+    expect(isolated).toContain(`${rlo}Order 42 `)
+    expect(html).toContain(`<p class="merchant"><bdi>${PublicPages.escape(name)} shop</bdi></p>`)
+    // Nothing of the merchant's reaches the page's own text: the amount and status are outside any <bdi>.
+    expect(outside).not.toMatch(controls)
+    expect(outside).toContain("<p class=\"amount\">1500.50 RUB</p>")
+    expect(titleOf(html)).toBe("Оплата: Shop BUR 00.1 shop")
+    // The API stores and answers the texts as given.
+    const stored = await t.run(Payments.findPublic(token))
+    expect([stored.terminal.name, stored.payment.description]).toEqual([`${name} shop`, description])
+  })
+
+  it("the consent page isolates the shop name, the consent text and the policy version; its <title> has no bidi controls", async () => {
+    const merchant = await t.merchant({ name: `${rlo}Gym` })
+    const plan = await t.run(Operator.createPlan({
+      terminalIds: [merchant.terminal.id],
+      code: `bidi-${merchant.terminal.id.slice(0, 8)}`,
+      name: "Bidi",
+      interval: "month",
+      schedule: "calendar",
+      capAmountRub: "1000.00",
+      consentText: `Charged monthly ${rlo}\nsecond line \u2067open`,
+      policyVersion: `v1${pdi}${rlo}`
+    }))
+    const { subscription } = await t.run(Subscriptions.create(await principalOf(merchant), {
+      idempotencyKey: "bidi", terminalId: merchant.terminal.id, planId: plan.id, amount: "500"
+    }))
+    const html = (await getPage(`/public/subscriptions/${subscription.payToken}`)).body
+    const { isolated, outside } = split(html)
+    expect(html).toContain(`<dd class="merchant"><bdi>${rlo}Gym shop</bdi></dd>`)
+    // An isolate the text opens is closed where its line ends and at its end.
+    expect(html).toContain(`<div class="consent"><bdi>Charged monthly ${rlo}\nsecond line \u2067open${pdi}</bdi></div>`)
+    expect(html).toContain(`<p class="policy">Версия условий: <bdi>v1${rlo}</bdi></p>`)
+    expect(isolated).toHaveLength(3)
+    expect(outside).not.toMatch(controls)
+    expect(titleOf(html)).toBe("Подписка: Gym shop")
+  })
+
+  it("balances a text's isolates: a PDI that closes none of its own is dropped, one it leaves open is closed (also before a line end)", () => {
+    const cases: ReadonlyArray<readonly [string, string]> = [
+      ["plain", "plain"],
+      [`${rlo}reversed`, `${rlo}reversed`],
+      [`a${pdi}b`, "ab"],
+      [`\u2067a${pdi}b${pdi}`, `\u2067a${pdi}b`],
+      ["\u2066a\u2068b", `\u2066a\u2068b${pdi}${pdi}`],
+      [`\u2067a\n${pdi}b`, `\u2067a${pdi}\nb`],
+      ["\u2068a\u2029b", `\u2068a${pdi}\u2029b`]
+    ]
+    for (const [text, balanced] of cases) expect(PublicPages.balanceIsolates(text), JSON.stringify(text)).toBe(balanced)
+    expect(PublicPages.isolate(`<b>${pdi}`)).toBe("<bdi>&lt;b&gt;</bdi>")
+    expect(PublicPages.withoutBidiControls(`\u202aa\u202bb\u202cc\u202dd\u202ee\u2066f\u2067g\u2068h${pdi}`)).toBe("abcdefgh")
   })
 })
 
