@@ -5,6 +5,7 @@
 import { PaydeskApiError } from "@paydesk/client"
 import { useCallback, useEffect, useMemo, useRef, useState } from "preact/hooks"
 import * as Auth from "./Auth.js"
+import { isolated, withoutBidiControls } from "./Bidi.js"
 import { DashboardContext, type Dashboard } from "./Context.js"
 import { HomePage } from "./HomePage.js"
 import { apiErrorText, initialLanguage, keepLanguage, translator, type Language, type Translate } from "./I18n.js"
@@ -135,16 +136,16 @@ export const App = () => {
             ? (
               <label class="switch">
                 <span>{t("terminal.label")}</span>
-                <select value={session.terminalId} title={session.terminals.find((x) => x.id === session.terminalId)?.name} onChange={(e) => {
+                <select value={session.terminalId} title={withoutBidiControls(session.terminals.find((x) => x.id === session.terminalId)?.name ?? "")} onChange={(e) => {
                   forgetQuery("page")
                   setSession(Auth.switchTerminal(session, (e.currentTarget as HTMLSelectElement).value))
                 }}>
-                  {session.terminals.map((x) => <option key={x.id} value={x.id}>{x.name}</option>)}
+                  {session.terminals.map((x) => <option key={x.id} value={x.id}>{withoutBidiControls(x.name)}</option>)}
                 </select>
               </label>
             )
-            : <span class="terminal-name" title={`${session.terminals[0]?.name ?? ""} (${session.terminalId})`}>{session.terminals[0]?.name}</span>}
-          <span class="who">{session.email}</span>
+            : <span class="terminal-name" title={`${withoutBidiControls(session.terminals[0]?.name ?? "")} (${session.terminalId})`}>{isolated(session.terminals[0]?.name ?? "")}</span>}
+          <span class="who">{isolated(session.email)}</span>
           <button type="button" onClick={async () => {
             await Auth.signOut(session)
             setEnded(false)

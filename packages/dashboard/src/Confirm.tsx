@@ -1,10 +1,11 @@
 /** An inline confirmation: the question, Confirm (focused when shown) and Cancel. */
+import type { ComponentChildren } from "preact"
 import { useLayoutEffect, useRef } from "preact/hooks"
 import { useDashboard } from "./Context.js"
 
 export const Confirm = ({ id, question, busy, onConfirm, onCancel }: {
   id: string
-  question: string
+  question: ComponentChildren
   busy: boolean
   onConfirm: () => void
   onCancel: () => void

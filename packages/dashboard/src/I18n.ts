@@ -126,6 +126,7 @@ const en = {
   "sub.charges": "Charge history",
   "sub.noCharges": "No charges yet.",
   "sub.cycle": "Cycle",
+  "sub.attempt": "Attempt",
   "sub.scheduled": "Scheduled",
   "sub.message": "Message",
   "sub.upcoming": "Upcoming charges",
@@ -347,6 +348,7 @@ const ru: { readonly [K in Key]: string } = {
   "sub.charges": "История списаний",
   "sub.noCharges": "Списаний пока не было.",
   "sub.cycle": "Цикл",
+  "sub.attempt": "Попытка",
   "sub.scheduled": "По графику",
   "sub.message": "Сообщение",
   "sub.upcoming": "Предстоящие списания",
@@ -473,32 +475,52 @@ export type Translate = ReturnType<typeof translator>
 /**
  * The API's refusals in Russian, by error code: the server's messages are English (the API's, for
  * developers); a person using the dashboard in Russian reads these. `{detail}` is the API's message
- * (which names the field and what it expects), `{seconds}` the wait a 429 asks for. A code not here
- * is shown with the API's message.
+ * (which names the field and what it expects), `{seconds}` the wait a 429 asks for. Every code the
+ * dashboard's own calls can meet has one; a code not here (one only payment or subscription
+ * creation, the payer pages, API keys or the operator meet, or a new one) is shown with the API's
+ * message.
  */
 const apiErrorsRu: { readonly [code: string]: string } = {
   invalid_credentials: "Неверный e-mail или пароль.",
+  unauthenticated: "Сессия недействительна или истекла: войдите снова.",
+  access_denied: "Недостаточно прав для этого действия.",
   too_many_requests: "Слишком много попыток: повторите через {seconds} с.",
   insufficient_balance: "Недостаточно средств на балансе.",
   max_active_payouts: "Слишком много выплат в работе: дождитесь завершения одной из них.",
   terminal_unavailable: "Терминал отключён оператором.",
   invalid_request: "Неверные данные: {detail}",
+  invalid_json_body: "Неверный запрос: {detail}",
+  body_too_large: "Слишком большой запрос: сократите введённые данные.",
   amount_malformed: "Неверная сумма: {detail}",
   amount_not_positive: "Сумма должна быть больше нуля.",
   usdt_amount_malformed: "Неверная сумма USDT: {detail}",
   idempotency_conflict: "Такой запрос уже был отправлен с другими данными.",
+  invalid_transition: "Действие не выполнено: состояние уже изменилось. Обновите страницу.",
+  write_conflict: "Запись сейчас изменяется: повторите ещё раз.",
+  test_clock_advancing: "Тестовые часы переводятся: повторите, когда перевод закончится.",
+  recurring_not_configured: "Подписки не подключены: попросите оператора подключить тарифы.",
+  provider_unavailable: "Банк сейчас недоступен: повторите позже.",
+  stop_failed: "Не удалось завершить отключение подписки: подписка переведена на проверку (review).",
   not_found: "Не найдено.",
+  route_not_found: "Не найдено.",
+  uri_too_long: "Слишком длинный адрес: такой записи нет.",
+  request_timeout: "Запрос шёл до сервера слишком долго: повторите.",
   service_busy: "Сервис занят: повторите через секунду.",
   service_unavailable: "Сервис временно недоступен: повторите позже.",
   internal_error: "Внутренняя ошибка сервиса: повторите позже."
 }
 
+/** An answer that is not the API's error body (a proxy's page): the client's code `http_<status>`. */
+const httpErrorRu = "Сервер ответил ошибкой HTTP {status}: повторите позже."
+
 /** What to show for an API refusal: in English the API's own message, in Russian its text by code (`apiErrorsRu`). */
 export const apiErrorText = (language: Language, error: { readonly code: string; readonly message: string; readonly retryAfterMs?: number | undefined }): string => {
-  const text = language === "ru" ? apiErrorsRu[error.code] : undefined
+  if (language !== "ru") return error.message
+  const status = /^http_(\d{3})$/.exec(error.code)?.[1]
+  const text = Object.prototype.hasOwnProperty.call(apiErrorsRu, error.code) ? apiErrorsRu[error.code] : status === undefined ? undefined : httpErrorRu
   if (text === undefined) return error.message
   const seconds = error.retryAfterMs === undefined ? 60 : Math.max(1, Math.ceil(error.retryAfterMs / 1000))
-  return text.replace("{detail}", error.message).replace("{seconds}", String(seconds))
+  return text.replace("{detail}", error.message).replace("{seconds}", String(seconds)).replace("{status}", status ?? "")
 }
 
 /** What an event sent now came to: the attempt's HTTP status or error, else the delivery's state. */

@@ -6,6 +6,7 @@
  * the URL's query (`page`, left out for the first page), read by `pageOf`; a value there that is
  * not valid is ignored and named above the list by `Ignored`.
  */
+import { isolated, sentence } from "./Bidi.js"
 import { useDashboard } from "./Context.js"
 
 /** Records a page on every list. */
@@ -31,10 +32,13 @@ export const writePage = (query: URLSearchParams, page: number): void => {
   if (page > 1) query.set("page", String(page))
 }
 
-/** The note above a list that names the URL's values it ignored (nothing when there are none). */
+/**
+ * The note above a list that names the URL's values it ignored (nothing when there are none), each
+ * isolated: a link's query is anyone's text.
+ */
 export const Ignored = ({ values }: { values: ReadonlyArray<string> }) => {
   const { t } = useDashboard()
-  return values.length === 0 ? null : <p class="note" role="status">{t("list.ignored", { values: values.join(", ") })}</p>
+  return values.length === 0 ? null : <p class="note" role="status">{sentence(t, "list.ignored", { values: values.flatMap((value, i) => i === 0 ? [isolated(value)] : [", ", isolated(value)]) })}</p>
 }
 
 /** The number of pages of `total` records (at least one). */

@@ -5,6 +5,7 @@
  */
 import type { EventDetail, Payment } from "@paydesk/client"
 import { useState } from "preact/hooks"
+import { isolated, sentence } from "./Bidi.js"
 import { useAction, useDashboard, useLoad } from "./Context.js"
 import { attemptResult, formatRub, formatTime } from "./I18n.js"
 import { StatusBadge } from "./PaymentsPage.js"
@@ -128,7 +129,7 @@ export const PaymentPage = ({ id }: { id: string }) => {
   return (
     <section aria-labelledby="payment-title">
       <p><a href={href({ page: "payments" })} onClick={follow}>← {t("payment.back")}</a></p>
-      <h1 id="payment-title" tabIndex={-1}>{t("payment.title", { order: payment.order_id })}</h1>
+      <h1 id="payment-title" tabIndex={-1}>{sentence(t, "payment.title", { order: isolated(payment.order_id) })}</h1>
       {(payment.environment === "sandbox") === sandbox ? null : (
         <p class="notice" role="note">{t("payment.otherMode", {
           environment: payment.environment === "sandbox" ? t("env.sandbox") : t("env.live"),
@@ -146,7 +147,7 @@ export const PaymentPage = ({ id }: { id: string }) => {
         {payment.status === "created" || payment.status === "processing"
           ? <><dt>{t("payment.expiresAt")}</dt><dd>{formatTime(language, payment.expires_at)}</dd></>
           : null}
-        <dt>{t("payment.description")}</dt><dd>{payment.description ?? t("none")}</dd>
+        <dt>{t("payment.description")}</dt><dd>{payment.description === null ? t("none") : isolated(payment.description)}</dd>
       </dl>
       <h2>{t("timeline.title")}</h2>
       <ol class="timeline">

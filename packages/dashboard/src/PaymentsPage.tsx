@@ -8,6 +8,7 @@
  */
 import type { Payment, PaymentFilter, PaymentStatus } from "@paydesk/client"
 import { useEffect, useState } from "preact/hooks"
+import { isolated } from "./Bidi.js"
 import { useDashboard, useDraft } from "./Context.js"
 import { formatRub, formatTime } from "./I18n.js"
 import { EmptyPage, Ignored, pageOf, Paging, perPage, writePage } from "./Paging.js"
@@ -229,7 +230,7 @@ export const PaymentsPage = ({ search }: { search: string }) => {
               <tbody>
                 {loaded.items.map((p) => (
                   <tr key={p.id}>
-                    <td data-label={t("payments.col.order")}><a href={href({ page: "payment", id: p.id })} onClick={follow}>{p.order_id}</a></td>
+                    <td data-label={t("payments.col.order")}><a href={href({ page: "payment", id: p.id })} onClick={follow}>{isolated(p.order_id)}</a></td>
                     <td data-label={t("payments.col.amount")} class="num">{formatRub(language, p.amount)}</td>
                     <td data-label={t("payments.col.status")}><StatusBadge status={p.status} /></td>
                     <td data-label={t("payments.col.created")}>{formatTime(language, p.created_at)}</td>

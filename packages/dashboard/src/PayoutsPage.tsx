@@ -8,6 +8,7 @@
  */
 import { type Balance, type Page, type Payout, type PayoutCreate, PaydeskCallError, type Rate } from "@paydesk/client"
 import { useRef, useState } from "preact/hooks"
+import { isolated, sentence } from "./Bidi.js"
 import { Confirm } from "./Confirm.js"
 import { useAction, useDashboard, useLoad } from "./Context.js"
 import { formatDecimal, formatRate, formatTime, formatUsdt } from "./I18n.js"
@@ -154,9 +155,8 @@ export const PayoutsPage = ({ search }: { search: string }) => {
       {over ? <p id="payout-over" class="error">{t("payouts.over")}</p> : null}
       {confirming ? (
         <Confirm id="payout" busy={busy} onConfirm={request} onCancel={() => setConfirming(false)}
-          question={t("payouts.confirm", {
+          question={sentence(t, "payouts.confirm", { wallet: isolated(draft.wallet_address.trim()) }, {
             amount: formatDecimal(language, draft.amount_usdt.trim()),
-            wallet: draft.wallet_address.trim(),
             network: draft.network,
             available: balance === null ? "?" : formatDecimal(language, balance.available_usdt)
           })} />
@@ -183,7 +183,7 @@ export const PayoutsPage = ({ search }: { search: string }) => {
                     <td data-label={t("payouts.col.created")}>{formatTime(language, p.created_at)}</td>
                     <td data-label={t("payouts.col.amount")} class="num">{formatDecimal(language, p.amount_usdt)}</td>
                     <td data-label={t("payouts.col.wallet")}><code>{p.wallet_address}</code> {p.network}</td>
-                    <td data-label={t("payouts.col.status")}><span class={`badge payout-${p.status}`}>{t(`payout.${p.status}`)}</span>{p.reject_reason === null ? null : ` ${p.reject_reason}`}</td>
+                    <td data-label={t("payouts.col.status")}><span class={`badge payout-${p.status}`}>{t(`payout.${p.status}`)}</span>{p.reject_reason === null ? null : <> {isolated(p.reject_reason)}</>}</td>
                   </tr>
                 ))}
               </tbody>

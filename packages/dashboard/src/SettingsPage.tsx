@@ -5,6 +5,7 @@
 import type { SigningSecretRotation, TerminalDetails } from "@paydesk/client"
 import { useRef, useState } from "preact/hooks"
 import { ApiKeys } from "./ApiKeys.js"
+import { isolated } from "./Bidi.js"
 import { Confirm } from "./Confirm.js"
 import { useAction, useDashboard, useLoad } from "./Context.js"
 import { attemptResult, formatTime } from "./I18n.js"
@@ -51,7 +52,7 @@ export const SettingsPage = () => {
         <>
           {terminal.status === "disabled" ? <p class="notice" role="note">{t("terminal.disabled")}</p> : null}
           <dl class="details">
-            <dt>{t("terminal.label")}</dt><dd><code>{terminal.id}</code> {terminal.name}</dd>
+            <dt>{t("terminal.label")}</dt><dd><code>{terminal.id}</code> {isolated(terminal.name)}</dd>
             <dt>{t("settings.endpoint")}</dt>
             <dd>
               <span class={`badge endpoint-${terminal.callback_endpoint.status}`}>{t(`endpoint.${terminal.callback_endpoint.status}`)}</span>{" "}

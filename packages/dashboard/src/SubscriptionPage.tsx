@@ -1,10 +1,12 @@
 /**
- * A subscription's page: its details, the charge history (up to the 100 newest), the upcoming
+ * A subscription's page: its details, the charge history (up to the 100 newest; the cycle and the
+ * attempt in columns of their own, since "0.1" for cycle 0, attempt 1 reads as a number), the upcoming
  * charges (asked only of an enabled subscription: the schedule charges nothing otherwise), and
  * stop after a confirmation.
  */
 import type { Charge, Subscription, UpcomingCharges } from "@paydesk/client"
 import { useState } from "preact/hooks"
+import { isolated, sentence } from "./Bidi.js"
 import { Confirm } from "./Confirm.js"
 import { useAction, useDashboard, useLoad } from "./Context.js"
 import { formatRub, formatTime } from "./I18n.js"
@@ -56,11 +58,11 @@ export const SubscriptionPage = ({ id }: { id: string }) => {
   return (
     <section aria-labelledby="sub-title">
       {back}
-      <h1 id="sub-title" tabIndex={-1}>{t("sub.title", { ref })}</h1>
+      <h1 id="sub-title" tabIndex={-1}>{sentence(t, "sub.title", { ref: isolated(ref) })}</h1>
       {error === null ? null : <p class="error" role="alert">{error}</p>}
       <dl class="details">
         <dt>ID</dt><dd><code>{s.id}</code></dd>
-        <dt>{t("subs.col.plan")}</dt><dd>{s.plan_code} v{s.plan_version} ({t(`interval.${s.interval}`)})</dd>
+        <dt>{t("subs.col.plan")}</dt><dd>{isolated(s.plan_code)} v{s.plan_version} ({t(`interval.${s.interval}`)})</dd>
         <dt>{t("subs.col.amount")}</dt><dd>{formatRub(language, s.merchant_amount_rub)}</dd>
         <dt>{t("subs.state")}</dt><dd><span class="badge">{t(`sub.state.${s.provider_state}`)}</span></dd>
         <dt>{t("subs.col.billing")}</dt><dd>{t(`billing.${s.billing_status}`)}</dd>
@@ -71,7 +73,7 @@ export const SubscriptionPage = ({ id }: { id: string }) => {
         <dt>{t("sub.stoppedAt")}</dt><dd>{formatTime(language, s.stopped_at)}</dd>
       </dl>
       {stoppable(s) ? (confirming ? (
-        <Confirm id="stop" question={t("subs.stopConfirm", { ref })} busy={busy} onConfirm={stop} onCancel={() => setConfirming(false)} />
+        <Confirm id="stop" question={sentence(t, "subs.stopConfirm", { ref: isolated(ref) })} busy={busy} onConfirm={stop} onCancel={() => setConfirming(false)} />
       ) : (
         <p><button type="button" onClick={() => setConfirming(true)}>{t("subs.stop")}</button></p>
       )) : null}
@@ -82,6 +84,7 @@ export const SubscriptionPage = ({ id }: { id: string }) => {
             <thead>
               <tr>
                 <th scope="col">{t("sub.cycle")}</th>
+                <th scope="col">{t("sub.attempt")}</th>
                 <th scope="col">{t("sub.scheduled")}</th>
                 <th scope="col">{t("subs.col.amount")}</th>
                 <th scope="col">{t("payments.col.status")}</th>
@@ -91,11 +94,12 @@ export const SubscriptionPage = ({ id }: { id: string }) => {
             <tbody>
               {charges.map((c) => (
                 <tr key={c.id}>
-                  <td data-label={t("sub.cycle")}>{c.cycle_number}.{c.attempt}</td>
+                  <td data-label={t("sub.cycle")}>{c.cycle_number}</td>
+                  <td data-label={t("sub.attempt")}>{c.attempt}</td>
                   <td data-label={t("sub.scheduled")}>{formatTime(language, c.scheduled_at)}</td>
                   <td data-label={t("subs.col.amount")} class="num">{formatRub(language, c.amount_rub)}</td>
                   <td data-label={t("payments.col.status")}>{t(`charge.${c.status}`)}{c.validation_status === "review" ? ` (${t("charge.review")})` : ""}</td>
-                  <td data-label={t("sub.message")}>{c.message ?? t("none")}</td>
+                  <td data-label={t("sub.message")}>{c.message === null ? t("none") : isolated(c.message)}</td>
                 </tr>
               ))}
             </tbody>

@@ -6,7 +6,9 @@
  * list, a state the page does not offer is ignored.
  */
 import type { Page, Subscription } from "@paydesk/client"
+import type { ComponentChildren } from "preact"
 import { useEffect, useState } from "preact/hooks"
+import { isolated, sentence } from "./Bidi.js"
 import { Confirm } from "./Confirm.js"
 import { useAction, useDashboard } from "./Context.js"
 import { formatRub, formatTime } from "./I18n.js"
@@ -52,7 +54,7 @@ export const SubscriptionsPage = ({ search }: { search: string }) => {
   const [loaded, setLoaded] = useState<(Page<Subscription> & { readonly shown: number }) | null>(null)
   const [error, setError] = useState<string | null>(null)
   const [confirming, setConfirming] = useState<Subscription | null>(null)
-  const [message, setMessage] = useState<string | null>(null)
+  const [message, setMessage] = useState<ComponentChildren | null>(null)
   const [reload, setReload] = useState(0)
 
   useEffect(() => {
@@ -77,7 +79,7 @@ export const SubscriptionsPage = ({ search }: { search: string }) => {
   const stop = async (subscription: Subscription) => {
     await action.run(async () => {
       await session.client.subscriptions.stop(subscription.id)
-      setMessage(t("subs.stopped", { ref: refOf(subscription) }))
+      setMessage(sentence(t, "subs.stopped", { ref: isolated(refOf(subscription)) }))
       setReload((n) => n + 1)
     })
     setConfirming(null)
@@ -99,7 +101,7 @@ export const SubscriptionsPage = ({ search }: { search: string }) => {
       {message === null ? null : <p class="ok" role="status">{message}</p>}
       {[error, action.error].map((text) => text === null ? null : <p class="error" role="alert">{text}</p>)}
       {confirming === null ? null : (
-        <Confirm id="stop" question={t("subs.stopConfirm", { ref: refOf(confirming) })} busy={action.busy}
+        <Confirm id="stop" question={sentence(t, "subs.stopConfirm", { ref: isolated(refOf(confirming)) })} busy={action.busy}
           onConfirm={() => stop(confirming)} onCancel={() => setConfirming(null)} />
       )}
       {loaded === null ? (error === null ? <p role="status">{t("loading")}</p> : null) : loaded.items.length === 0 ? <EmptyPage page={loaded.shown} total={loaded.total} go={goPage} empty={t("subs.empty")} /> : (
@@ -120,8 +122,8 @@ export const SubscriptionsPage = ({ search }: { search: string }) => {
               <tbody>
                 {loaded.items.map((s) => (
                   <tr key={s.id}>
-                    <td data-label={t("subs.col.ref")}><a href={href({ page: "subscription", id: s.id })} onClick={follow}>{refOf(s)}</a></td>
-                    <td data-label={t("subs.col.plan")}>{s.plan_code} v{s.plan_version}</td>
+                    <td data-label={t("subs.col.ref")}><a href={href({ page: "subscription", id: s.id })} onClick={follow}>{isolated(refOf(s))}</a></td>
+                    <td data-label={t("subs.col.plan")}>{isolated(s.plan_code)} v{s.plan_version}</td>
                     <td data-label={t("subs.col.amount")} class="num">{formatRub(language, s.merchant_amount_rub)}</td>
                     <td data-label={t("subs.state")}><span class="badge">{t(`sub.state.${s.provider_state}`)}</span></td>
                     <td data-label={t("subs.col.billing")}>{t(`billing.${s.billing_status}`)}</td>

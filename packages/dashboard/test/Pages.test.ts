@@ -4,7 +4,9 @@
  * crash "Try again" cannot clear), a page past the end says so and leads back, USDT amounts and the
  * rate follow the language (payouts and home), the conversion time is labelled Moscow time, the
  * subscriptions' state filter and page and the payouts' page live in the URL as the payments'
- * filters do, and the README's sign-in fields are the form's.
+ * filters do, merchant and operator texts are isolated in `<bdi>` (no bidi control reaches the
+ * page's own text), a charge's cycle and attempt have columns of their own, and the README's sign-in
+ * fields are the form's.
  */
 import { afterEach, describe, expect, it, vi } from "vitest"
 import { h, render } from "preact"
@@ -12,7 +14,8 @@ import { readFileSync } from "node:fs"
 import { DashboardContext, type Dashboard } from "../src/Context.js"
 import { translator, type Language } from "../src/I18n.js"
 import { useLocation } from "../src/Router.js"
-import { button, click, edit, findAll, install, submit, type FakeElement } from "./FakeDom.js"
+import fc from "fast-check"
+import { button, click, edit, FakeElement, type FakeNode, findAll, install, submit } from "./FakeDom.js"
 import { PaydeskConnectionError } from "@paydesk/client"
 
 // The pages are JSX (their own tsconfig): loaded by a computed path, so the root type-check does not follow them.
@@ -492,6 +495,153 @@ describe("Terminal settings", () => {
     expect(hint(translator("en"), "18:00", now, "Europe/Moscow")).toBeNull()
     expect(hint(translator("en"), "25:00", now, "Asia/Vladivostok")).toBeNull()
     expect(hint(translator("en"), "", now, "Asia/Vladivostok")).toBeNull()
+  })
+})
+
+const rlo = "\u202e"
+const pdi = "\u2069"
+const bidiControls = /[\u202a-\u202e\u2066-\u2069]/
+
+/** The text of `node` outside every `<bdi>` (the dashboard's own text). */
+const ownText = (node: FakeNode): string =>
+  node instanceof FakeElement ? (node.localName === "bdi" ? "" : node.childNodes.map(ownText).join("")) : node.textContent
+
+/** The texts of the `<bdi>` elements under `node`. */
+const isolatedTexts = (node: FakeElement): ReadonlyArray<string> => findAll(node, (e) => e.localName === "bdi").map((e) => e.textContent)
+
+/** The first element under `node` whose own (not isolated) text contains `text`. */
+const elementWith = (node: FakeElement, name: string, text: string): FakeElement => {
+  const found = findAll(node, (e) => e.localName === name && e.textContent.includes(text))[0]
+  if (found === undefined) throw new Error(`no <${name}> with "${text}" in: ${node.textContent}`)
+  return found
+}
+
+describe("Merchant and operator texts (bidi isolation)", () => {
+  const charge = (cycle: number, attempt: number, message: string | null) => ({
+    id: `ch-${cycle}-${attempt}`, payment_id: null, status: "fail", validation_status: "accepted", validation_reason: null,
+    cycle_number: cycle, attempt, amount_rub: "100.00", expected_amount_rub: "100.00", scheduled_at: "2026-01-02T10:00:00.000Z",
+    actual_at: null, created_at: "2026-01-02T10:00:00.000Z", message
+  })
+
+  it("a subscription's page isolates its reference, plan code and charge messages; no override reaches the page's own text", async () => {
+    const { SubscriptionPage } = await load("SubscriptionPage")
+    const s = { ...subscription(1), merchant_subscription_ref: `${pdi}${rlo}member-1`, plan_code: `${rlo}gold`, billing_status: "review" }
+    const client = { subscriptions: { get: async () => s, charges: async () => [charge(1, 1, `${rlo}declined by bank`)] } }
+    const { root } = show(SubscriptionPage!, client, { props: { id: "sub_1" } })
+    await vi.waitFor(() => expect(root.textContent).toContain("Charge history"))
+    const title = elementWith(root, "h1", "Subscription")
+    // The stray PDI is dropped: it would close the <bdi>'s own isolate and free the override.
+    expect(isolatedTexts(title)).toEqual([`${rlo}member-1`])
+    expect(ownText(title)).toBe("Subscription ")
+    expect(ownText(elementWith(root, "dd", "v1"))).toBe(" v1 (monthly)")
+    expect(isolatedTexts(root)).toEqual([`${rlo}member-1`, `${rlo}gold`, `${rlo}declined by bank`])
+    click(button(root, "Stop"))
+    await rendered()
+    const question = findAll(root, (e) => e.getAttribute("id") === "stop-question")[0]!
+    expect(ownText(question)).toBe("Stop subscription ? No further charges will be made.")
+    expect(isolatedTexts(question)).toEqual([`${rlo}member-1`])
+    expect(ownText(root)).not.toMatch(bidiControls)
+  })
+
+  it("the subscriptions list isolates references and plan codes, in the rows and in the stop's question and message", async () => {
+    const { SubscriptionsPage } = await load("SubscriptionsPage")
+    const s = { ...subscription(1), merchant_subscription_ref: `${rlo}member-1`, plan_code: `${rlo}gold` }
+    const stop = vi.fn(async () => ({ ...s, billing_status: "stop_pending" }))
+    const client = { subscriptions: { list: vi.fn(async () => pageOf([s], 1, 20)), stop } }
+    const { root } = show(SubscriptionsPage!, client)
+    await vi.waitFor(() => expect(root.textContent).toContain("Page 1 of 1 (1 in all)"))
+    expect(isolatedTexts(root)).toEqual([`${rlo}member-1`, `${rlo}gold`])
+    click(button(root, "Stop"))
+    await rendered()
+    expect(ownText(findAll(root, (e) => e.getAttribute("id") === "stop-question")[0]!)).toBe("Stop subscription ? No further charges will be made.")
+    click(button(root, "Confirm"))
+    await vi.waitFor(() => expect(root.textContent).toContain("is stopping."))
+    expect(ownText(elementWith(root, "p", "is stopping."))).toBe("Subscription  is stopping.")
+    expect(ownText(root)).not.toMatch(bidiControls)
+  })
+
+  it("payments, payouts, terminal settings and an address's ignored values show merchant, operator and link texts isolated", async () => {
+    const { PaymentsPage } = await load("PaymentsPage")
+    const search = `?from=${encodeURIComponent(`${rlo}2026`)}&page=${encodeURIComponent(`${rlo}x`)}`
+    const payments = { payments: { list: async () => pageOf([{ ...payment(1), order_id: `${rlo}order-1` }], 1, 20) } }
+    const list = show(PaymentsPage!, payments, { path: `/dashboard/payments${search}`, props: { search } }).root
+    await vi.waitFor(() => expect(list.textContent).toContain("Page 1 of 1 (1 in all)"))
+    expect(isolatedTexts(list)).toEqual([`from=${rlo}2026`, `page=${rlo}x`, `${rlo}order-1`])
+    expect(ownText(elementWith(list, "p", "Ignored"))).toBe("Ignored in the address, not valid: , .")
+    expect(ownText(list)).not.toMatch(bidiControls)
+    render(null, list as unknown as Element)
+
+    const { PaymentPage } = await load("PaymentPage")
+    const one = { ...payment(1), order_id: `${rlo}order-1`, description: `${rlo}beans ${pdi}`, terminal_id: "term-1", paid_at: null, expires_at: null }
+    const page = show(PaymentPage!, { payments: { get: async () => one }, events: { list: async () => ({ items: [], next_cursor: null }), get: vi.fn() } }, { props: { id: "pay_1" } }).root
+    await vi.waitFor(() => expect(page.textContent).toContain("Timeline"))
+    expect(ownText(elementWith(page, "h1", "Payment"))).toBe("Payment ")
+    expect(isolatedTexts(page)).toEqual([`${rlo}order-1`, `${rlo}beans `])
+    expect(ownText(page)).not.toMatch(bidiControls)
+    render(null, page as unknown as Element)
+
+    const { PayoutsPage } = await load("PayoutsPage")
+    const rejected = { ...payoutsClient(1), payouts: { list: async () => pageOf([{ ...payout(1), reject_reason: `${rlo}wallet on a sanctions list` }], 1, 20) } }
+    const payouts = show(PayoutsPage!, rejected).root
+    await vi.waitFor(() => expect(payouts.textContent).toContain("Page 1 of 1 (1 in all)"))
+    expect(isolatedTexts(payouts)).toEqual([`${rlo}wallet on a sanctions list`])
+    expect(ownText(payouts)).not.toMatch(bidiControls)
+    render(null, payouts as unknown as Element)
+
+    const { SettingsPage } = await load("SettingsPage")
+    const terminal = {
+      id: "term-1", terminal_id: "term-1", account_id: "acc-1", name: `${rlo}Shop`, status: "active", h2h: false, callback_url: null, success_redirect_url: null,
+      fail_redirect_url: null, conversion_mode: "instant", conversion_time: null, show_platform_branding: true, updated_at: "2026-01-01T00:00:00.000Z",
+      callback_endpoint: { status: "unknown", last_attempt_at: null, last_error: null, failing_since: null }, previous_secret_expires_at: null
+    }
+    const settings = show(SettingsPage!, { terminals: { get: async () => terminal }, apiKeys: { list: async () => [] } }).root
+    await vi.waitFor(() => expect(settings.textContent).toContain("Shop"))
+    expect(isolatedTexts(settings)).toEqual([`${rlo}Shop`])
+    expect(ownText(settings)).not.toMatch(bidiControls)
+  })
+
+  it("balances a text's isolates inside its <bdi>, and takes every bidi control out where no element can isolate (tooltips, options)", async () => {
+    const { balanceIsolates, withoutBidiControls } = await import("../src/Bidi.js")
+    expect(balanceIsolates(`a${pdi}b`)).toBe("ab")
+    expect(balanceIsolates(`\u2067a${pdi}b${pdi}`)).toBe(`\u2067a${pdi}b`)
+    expect(balanceIsolates("\u2068a\nb\u2066")).toBe(`\u2068a${pdi}\nb\u2066${pdi}`)
+    expect(withoutBidiControls(`\u202aa\u202bb\u202cc\u202dd${rlo}e\u2066f\u2067g\u2068h${pdi}`)).toBe("abcdefgh")
+    // Whatever the text: only PDIs are added or dropped, and every isolate it opens is closed in order.
+    const bidi = fc.constantFrom("\u202a", "\u202b", "\u202c", "\u202d", rlo, "\u2066", "\u2067", "\u2068", pdi, "\n", "a", "\u05d0", " ")
+    fc.assert(fc.property(fc.array(bidi).map((chars) => chars.join("")), (text) => {
+      const balanced = balanceIsolates(text)
+      expect(balanced.replaceAll(pdi, "")).toBe(text.replaceAll(pdi, ""))
+      let open = 0
+      for (const char of balanced) {
+        if ("\u2066\u2067\u2068".includes(char)) open += 1
+        else if (char === pdi) open -= 1
+        else if (char === "\n") expect(open).toBe(0)
+        expect(open).toBeGreaterThanOrEqual(0)
+      }
+      expect(open).toBe(0)
+    }))
+  })
+})
+
+describe("Charge history", () => {
+  it("shows a charge's cycle and attempt in columns of their own (cycle 0, attempt 1 read as \"0.1\")", async () => {
+    const { SubscriptionPage } = await load("SubscriptionPage")
+    const charge = (cycle: number, attempt: number) => ({
+      id: `ch-${cycle}-${attempt}`, payment_id: null, status: "payed", validation_status: "accepted", validation_reason: null,
+      cycle_number: cycle, attempt, amount_rub: "100.00", expected_amount_rub: "100.00", scheduled_at: "2026-01-02T10:00:00.000Z",
+      actual_at: null, created_at: "2026-01-02T10:00:00.000Z", message: null
+    })
+    const client = { subscriptions: { get: async () => ({ ...subscription(1), billing_status: "review" }), charges: async () => [charge(1, 2), charge(0, 1)] } }
+    for (const [language, header] of [["en", ["Cycle", "Attempt"]], ["ru", ["Цикл", "Попытка"]]] as const) {
+      const { root } = show(SubscriptionPage!, client, { language, props: { id: "sub_1" } })
+      await vi.waitFor(() => expect(findAll(root, (e) => e.localName === "table")).toHaveLength(1))
+      const table = findAll(root, (e) => e.localName === "table")[0]!
+      expect(findAll(table, (e) => e.localName === "th").slice(0, 2).map((e) => e.textContent), language).toEqual(header)
+      const cells = findAll(table, (e) => e.localName === "tr").slice(1).map((row) => findAll(row, (e) => e.localName === "td").slice(0, 2).map((e) => e.textContent))
+      expect(cells, language).toEqual([["1", "2"], ["0", "1"]])
+      for (const joined of ["0.1", "1.2"]) expect(table.textContent, language).not.toContain(joined)
+      render(null, root as unknown as Element)
+    }
   })
 })
 
