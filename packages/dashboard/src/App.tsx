@@ -2,7 +2,7 @@
  * The dashboard's shell: the sign-in page until there is a session, then a header on every page
  * (navigation, the sandbox/live switch, the language switch, sign-out) around the current route.
  */
-import { PaydeskApiError } from "@paydesk/client"
+import { PaydeskApiError, PaydeskConnectionError } from "@paydesk/client"
 import { useCallback, useEffect, useMemo, useRef, useState } from "preact/hooks"
 import * as Auth from "./Auth.js"
 import { isolated, withoutBidiControls } from "./Bidi.js"
@@ -18,9 +18,14 @@ import { SignIn } from "./SignIn.js"
 import { SubscriptionPage } from "./SubscriptionPage.js"
 import { SubscriptionsPage } from "./SubscriptionsPage.js"
 
-/** The text of an error for the page (the API's own message when it has one). */
+/**
+ * The text of an error for the page: an API refusal's (`apiErrorText`), a call that got no answer
+ * (in English with the client's detail, which is English), else the generic text with the error's.
+ */
 export const describeError = (t: Translate, language: Language, error: unknown): string =>
-  error instanceof PaydeskApiError ? apiErrorText(language, error) : error instanceof Error ? `${t("error.generic")}: ${error.message}` : t("error.generic")
+  error instanceof PaydeskApiError ? apiErrorText(language, error)
+    : error instanceof PaydeskConnectionError ? (language === "ru" ? t("error.connection") : `${t("error.connection")} (${error.message})`)
+    : error instanceof Error ? `${t("error.generic")}: ${error.message}` : t("error.generic")
 
 const LanguageSwitch = ({ language, setLanguage, t }: { language: Language; setLanguage: (l: Language) => void; t: Translate }) => (
   <label class="switch">

@@ -2,7 +2,13 @@
 import { useEffect, useRef, useState } from "preact/hooks"
 import * as Auth from "./Auth.js"
 import { apiErrorText, type Language, type Translate } from "./I18n.js"
-import { PaydeskApiError } from "@paydesk/client"
+import { PaydeskApiError, PaydeskConnectionError } from "@paydesk/client"
+
+/** Why a sign-in failed, for the form: the API's refusal, no terminal, no answer at all, or else the generic text. */
+export const signInErrorText = (t: Translate, language: Language, cause: unknown): string =>
+  cause instanceof PaydeskApiError ? apiErrorText(language, cause)
+    : cause instanceof Auth.NoTerminals ? t("signin.noTerminals")
+    : cause instanceof PaydeskConnectionError ? t("error.connection") : t("error.generic")
 
 export const SignIn = ({ t, language, ended, onSignedIn, onEnded }: {
   t: Translate
@@ -28,7 +34,7 @@ export const SignIn = ({ t, language, ended, onSignedIn, onEnded }: {
         password: String(form.get("password") ?? "")
       }, onEnded))
     } catch (cause) {
-      setError(cause instanceof PaydeskApiError ? apiErrorText(language, cause) : cause instanceof Auth.NoTerminals ? t("signin.noTerminals") : t("error.generic"))
+      setError(signInErrorText(t, language, cause))
       setBusy(false)
     }
   }

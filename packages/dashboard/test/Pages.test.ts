@@ -658,3 +658,24 @@ describe("README", () => {
     expect(signIn).not.toMatch(/terminal ID/i)
   })
 })
+
+describe("Error texts", () => {
+  it("a call that got no answer says so in the page's language (the client's English detail only in English)", async () => {
+    const { describeError } = await load("App") as unknown as { describeError: (t: unknown, language: Language, error: unknown) => string }
+    const lost = new PaydeskConnectionError("GET /api/v1/payments: no answer (fetch failed) after 3 attempts", 3)
+    expect(describeError(translator("ru"), "ru", lost)).toBe("Сервер не ответил: проверьте подключение и повторите попытку")
+    expect(describeError(translator("en"), "en", lost)).toBe("No answer from the server: check the connection and try again (GET /api/v1/payments: no answer (fetch failed) after 3 attempts)")
+    // Any other error keeps the generic text with its own message.
+    expect(describeError(translator("ru"), "ru", new Error("boom"))).toBe("Что-то пошло не так: boom")
+  })
+})
+
+describe("Sign-in errors", () => {
+  it("a sign-in that got no answer says so, in Russian too", async () => {
+    const { signInErrorText } = await load("SignIn") as unknown as { signInErrorText: (t: unknown, language: Language, cause: unknown) => string }
+    const lost = new PaydeskConnectionError("POST /api/v1/auth/login: no answer (fetch failed)", 1)
+    expect(signInErrorText(translator("ru"), "ru", lost)).toBe("Сервер не ответил: проверьте подключение и повторите попытку")
+    expect(signInErrorText(translator("en"), "en", lost)).toBe("No answer from the server: check the connection and try again")
+    expect(signInErrorText(translator("ru"), "ru", new Error("boom"))).toBe("Что-то пошло не так")
+  })
+})
