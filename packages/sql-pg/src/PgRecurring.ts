@@ -305,6 +305,10 @@ export const layerPlanRepository: Layer.Layer<PlanRepository, never, SqlClient.S
         orDie(sql`UPDATE plans SET active = false WHERE code = ${code} AND version < ${version} AND active`).pipe(
           Effect.asVoid
         ),
+      activeVersions: (code) =>
+        orDie(sql<PlanRow>`SELECT p.*, ${terminalIds} FROM plans p WHERE p.code = ${code} AND p.active ORDER BY p.version`).pipe(
+          Effect.map((rows) => rows.map(toPlan))
+        ),
       listForTerminal: (terminalId, options) =>
         Id.isUuid(terminalId)
           ? orDie(sql<PlanRow>`SELECT p.*, ${terminalIds} FROM plans p

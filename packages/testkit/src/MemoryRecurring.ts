@@ -41,6 +41,8 @@ export const layerPlanRepository: Layer.Layer<PlanRepository, never, MemoryDatab
             if (p.code === code && p.version < version && p.active) plans.set(p.id, { ...p, active: false })
           }
         })),
+      activeVersions: (code) =>
+        db.atomically(Effect.sync(() => [...plans.values()].filter((p) => p.code === code && p.active).sort((a, b) => a.version - b.version))),
       listForTerminal: (terminalId, options) =>
         db.atomically(Effect.sync(() =>
           [...plans.values()]

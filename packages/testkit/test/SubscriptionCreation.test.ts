@@ -1,8 +1,8 @@
 import { assert, describe, it } from "@effect/vitest"
-import { Deferred, Effect, Result } from "effect"
+import { Deferred, Effect, Option, Result } from "effect"
 import { TestClock } from "effect/testing"
-import { Acquirer, Auth, Operator, ProviderUnavailable, Subscriptions, SubscriptionRepository } from "@paydesk/core"
-import { AcquirerEmulator, Kit } from "@paydesk/testkit"
+import { Acquirer, Auth, type InvalidRequest, Operator, PlanRepository, ProviderUnavailable, Subscriptions, SubscriptionRepository } from "@paydesk/core"
+import { AcquirerEmulator, Fixtures, Kit } from "@paydesk/testkit"
 
 const setup = Effect.gen(function*() {
   yield* TestClock.setTime(Date.parse("2026-05-01T09:00:00.000Z"))
@@ -216,22 +216,47 @@ describe("Subscription creation rules", () => {
       assert.strictEqual(create.message, "subscriptions not configured")
       const foreign = yield* Effect.flip(Subscriptions.listPlans(principal, bare.terminal.id))
       assert.strictEqual(foreign.message, "terminal access denied")
-      // Plans connected but none active (their code moved on to a version for another terminal): an empty list, not 503.
+      // Plans connected but none active (stored before a new version had to name every terminal of the
+      // older ones, when a version for another terminal withdrew them): an empty list, not 503.
       const retired = yield* Kit.provisionMerchant()
       const retiredPrincipal = yield* Kit.apiKeyPrincipal(retired, crypto.randomUUID())
-      const v1 = yield* Operator.createPlan({
-        terminalIds: [retired.terminal.id], code: `retired-${retired.terminal.id.slice(0, 8)}`, name: "Old", interval: "month",
-        capAmountRub: "100", consentText: "Согласен", policyVersion: "1"
-      })
-      yield* Operator.createPlan({
-        terminalIds: [merchant.terminal.id], code: v1.code, name: "New", interval: "month",
-        capAmountRub: "200", consentText: "Согласен", policyVersion: "2"
-      })
+      const v1 = yield* Fixtures.seedPlan([retired.terminal.id], { code: `retired-${retired.terminal.id.slice(0, 8)}`, version: 1, active: false })
       assert.deepStrictEqual(yield* Subscriptions.listPlans(retiredPrincipal, retired.terminal.id), [])
       const closed = yield* Effect.flip(Subscriptions.create(retiredPrincipal, {
         idempotencyKey: "k", terminalId: retired.terminal.id, planId: v1.id, amount: "10"
       }))
       assert.strictEqual(closed._tag, "PlanNotAvailable")
+    }).pipe(Effect.provide(Kit.layer)))
+
+  it.effect("a new version of a code offered on a terminal it does not name is refused, nothing changed; naming every terminal replaces it on all", () =>
+    Effect.gen(function*() {
+      const first = yield* Kit.provisionMerchant()
+      const second = yield* Kit.provisionMerchant()
+      const third = yield* Kit.provisionMerchant()
+      const code = `shared-${first.terminal.id.slice(0, 8)}`
+      const terms = { name: "Monthly", interval: "month", capAmountRub: "4000", consentText: "Согласен", policyVersion: "1" }
+      const v1 = yield* Operator.createPlan({ ...terms, terminalIds: [first.terminal.id, second.terminal.id], code })
+      const offered = (merchant: Kit.Merchant) =>
+        Effect.flatMap(Kit.apiKeyPrincipal(merchant, crypto.randomUUID()), (principal) =>
+          Effect.map(Subscriptions.listPlans(principal, merchant.terminal.id), (plans) => plans.filter((p) => p.code === code).map((p) => p.version))).pipe(
+          // A terminal with no plan at all: "recurring plans not configured".
+          Effect.catchTag("RecurringNotConfigured", () => Effect.succeed([])))
+      // Provisioning a third merchant with the same code would have withdrawn the plan from the first two.
+      const refused = yield* Effect.flip(Operator.createPlan({ ...terms, terminalIds: [third.terminal.id], code, capAmountRub: "500" }))
+      assert.strictEqual(refused._tag, "InvalidRequest")
+      assert.strictEqual((refused as InvalidRequest).field, "terminal_ids")
+      assert.strictEqual(refused.message, `plan ${code} version 1 is also offered on terminal ${first.terminal.id}, which terminal_ids does not name: a new version replaces the older ones on all their terminals; name that terminal too, or give this plan another code`)
+      // Naming only one of the two is refused too, naming the other.
+      const partial = yield* Effect.flip(Operator.createPlan({ ...terms, terminalIds: [first.terminal.id], code }))
+      assert.include(partial.message, `also offered on terminal ${second.terminal.id}`)
+      assert.deepStrictEqual([yield* offered(first), yield* offered(second), yield* offered(third)], [[1], [1], []])
+      assert.isTrue(Option.getOrThrow(yield* (yield* PlanRepository).get(v1.id)).active)
+      // Naming every terminal of the older version (and more) makes version 2, on all of them.
+      const v2 = yield* Operator.createPlan({ ...terms, terminalIds: [second.terminal.id, first.terminal.id, third.terminal.id], code })
+      assert.strictEqual(v2.version, 2)
+      assert.deepStrictEqual([yield* offered(first), yield* offered(second), yield* offered(third)], [[2], [2], [2]])
+      // Another code is free for the third merchant alone.
+      assert.strictEqual((yield* Operator.createPlan({ ...terms, terminalIds: [third.terminal.id], code: `${code}-b` })).version, 1)
     }).pipe(Effect.provide(Kit.layer)))
 
   it.effect("a plan without a schedule takes the kind of its mode; the operator may choose the other", () =>

@@ -152,7 +152,11 @@ const amountField = (field: string, value: string) => {
 /** The schedule kind the spec pairs with a plan mode: calendar periods for a ceiling, fixed days for a fixed tariff. */
 export const defaultSchedule = (mode: Plan["mode"]): ScheduleKind => mode === "ceiling" ? "calendar" : "fixed_days"
 
-/** Creates the next version of a plan code; older versions stop accepting new subscriptions. */
+/**
+ * Creates the next version of a plan code; older versions stop accepting new subscriptions. Refused
+ * (400 on `terminal_ids`) while an older active version is offered on a terminal this one does not
+ * name: a new version would withdraw it there, from a merchant the operator may not have meant.
+ */
 export const createPlan = Traced.fn("Operator.createPlan")(function*(input: PlanInput) {
   if (!/^[a-z0-9][a-z0-9_.-]{0,63}$/.test(input.code)) {
     return yield* invalid("code", "code must be 1 to 64 lowercase letters, digits, '.', '_' or '-'")
@@ -223,6 +227,15 @@ export const createPlan = Traced.fn("Operator.createPlan")(function*(input: Plan
   const id = yield* entropy.uuid
   return yield* atomic(Effect.gen(function*() {
     const plans = yield* PlanRepository
+    // A new version replaces every older one of its code, on all their terminals: one still offered on
+    // a terminal this one does not name (another merchant's, often) would be withdrawn there without
+    // a word (an outside probe's operator shut two merchants' plan off by provisioning a third).
+    for (const older of yield* plans.activeVersions(input.code)) {
+      const elsewhere = older.terminalIds.find((terminalId) => !terminalIds.includes(terminalId))
+      if (elsewhere !== undefined) {
+        return yield* invalid("terminal_ids", `plan ${input.code} version ${older.version} is also offered on terminal ${elsewhere}, which terminal_ids does not name: a new version replaces the older ones on all their terminals; name that terminal too, or give this plan another code`)
+      }
+    }
     const version = (yield* plans.latestVersion(input.code)) + 1
     const plan: Plan = {
       id,

@@ -82,6 +82,22 @@ export const suite = <E>(name: string, layer_: Layer.Layer<Requirements, E>): vo
         assert.deepStrictEqual(normalized(some(yield* repo.get(v1.id))), normalized({ ...v1, active: false }))
       }))
 
+    it.effect("activeVersions returns the active versions of that code only, by version, with their terminals", () =>
+      Effect.gen(function*() {
+        const { terminal, repo } = yield* setup
+        const { terminal: other } = yield* Fixtures.seedTerminal()
+        const code = `plan-${Fixtures.unique()}`
+        assert.deepStrictEqual(yield* repo.activeVersions(code), [])
+        const v2 = yield* Fixtures.seedPlan([terminal.id, other.id], { code, version: 2 })
+        const v1 = yield* Fixtures.seedPlan([terminal.id], { code, version: 1 })
+        yield* Fixtures.seedPlan([other.id], { version: 1 })
+        assert.deepStrictEqual((yield* repo.activeVersions(code)).map(normalized), [normalized(v1), normalized(v2)])
+        yield* repo.deactivateOlder(code, 2)
+        const left = yield* repo.activeVersions(code)
+        assert.deepStrictEqual(left.map((p) => p.id), [v2.id])
+        assert.deepStrictEqual(left[0]!.terminalIds, [terminal.id, other.id])
+      }))
+
     it.effect("listForTerminal returns connected plans by code then version; activeOnly filters", () =>
       Effect.gen(function*() {
         const { terminal, repo } = yield* setup
