@@ -35,7 +35,7 @@ import {
 import type { DeliveryFilter } from "@paydesk/core"
 import type { OperatorHooks } from "./App.js"
 import { route } from "./Contract.js"
-import { type Context, run, sendError } from "./Http.js"
+import { type Context, jsonBodiesOnly, run, sendError } from "./Http.js"
 import { rotationView } from "./MerchantCredentials.js"
 import * as MerchantSettings from "./MerchantTerminals.js"
 import * as Ops from "./OperatorOperations.js"
@@ -78,6 +78,8 @@ export const register = async (
   const { hooks } = options
 
   app.addHook("onRequest", operatorAuth(options.token))
+  // Bodies of the operator API are JSON only, as the merchant API's (a form was 400 "invalid_request").
+  app.addHook("preHandler", jsonBodiesOnly)
 
   const subscriptionView = (s: Parameters<typeof Views.subscription>[0]) => Views.subscription(s, { publicUrl: ctx.publicUrl, withPayUrl: false })
 

@@ -497,6 +497,10 @@ export const build = async (options: Options): Promise<FastifyInstance> => {
   })
 
   app.removeContentTypeParser("application/json")
+  // No route takes text: Fastify's own text/plain parser would hand a JSON text sent as text/plain to
+  // the operator routes, which answered 400 "invalid json body" (or took it); without it, 415 as for
+  // any other type (an outside probe).
+  app.removeContentTypeParser("text/plain")
   const utf8 = new TextDecoder("utf-8", { fatal: true })
   app.addContentTypeParser("application/json", { parseAs: "buffer", bodyLimit }, (_request, body, done) => {
     let text: string

@@ -13,7 +13,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify"
 import { Effect } from "effect"
 import { Auth, Instant, Views } from "@paydesk/core"
-import { headerOf, limiterOptions, run, sendError, type Context } from "./Http.js"
+import { headerOf, jsonBodiesOnly, limiterOptions, run, sendError, type Context } from "./Http.js"
 import * as MerchantCredentials from "./MerchantCredentials.js"
 import * as MerchantPayments from "./MerchantPayments.js"
 import * as MerchantSubscriptions from "./MerchantSubscriptions.js"
@@ -30,9 +30,6 @@ export const tokenPairView = (pair: Auth.TokenPair) => ({
   expires_at: Instant.toUnixSeconds(pair.expiresAt),
   user: Views.user(pair.user)
 })
-
-const isJson = (contentType: string | undefined): boolean =>
-  contentType !== undefined && /^application\/json\s*(;|$)/i.test(contentType.trim())
 
 /** Login attempts allowed per window (one minute unless `windowMs` says otherwise). */
 export interface LoginLimits {
@@ -51,15 +48,8 @@ const emailOf = (body: unknown): string | null => {
 
 /** Registers the merchant API on `app` (mounted under `/api/v1`). */
 export const register = async (app: FastifyInstance, ctx: Context, limits: LoginLimits = defaultLoginLimits, eventSendsPerMinute?: number): Promise<void> => {
-  // Bodies of the merchant API are JSON only; a form or text body is refused before any route.
-  // (Fastify's callback form: no promise per request; answered here, the request goes no further.)
-  app.addHook("preHandler", (request, reply, done) => {
-    if (request.body !== undefined && !isJson(request.headers["content-type"])) {
-      sendError(request, reply, 415, "unsupported_media_type", "Content-Type must be application/json")
-      return
-    }
-    done()
-  })
+  // Bodies of the merchant API are JSON only; a form body is refused before any route.
+  app.addHook("preHandler", jsonBodiesOnly)
 
   const window = limits.windowMs ?? 60_000
   const perAddress = app.createRateLimit(limiterOptions({ max: limits.perAddress, timeWindow: window, keyGenerator: (request) => `login-address:${request.ip}` }))

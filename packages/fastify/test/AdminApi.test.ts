@@ -95,6 +95,16 @@ describe("AdminApi: authentication", () => {
     expect((await admin(t.app, "POST", "/accounts", body)).statusCode).toBe(201)
   })
 
+  it("refuses a body of another content type with 415, a JSON text sent as text/plain too, and creates nothing", async () => {
+    await fresh()
+    const body = JSON.stringify({ name: "Typed", owner_email: "typed@example.com", owner_password: "password-1" })
+    for (const type of ["text/plain", "text/plain; charset=utf-8", "application/x-www-form-urlencoded", "application/xml"]) {
+      const response = await t.app.inject({ method: "POST", url: "/admin/v1/accounts", headers: { ...auth, "content-type": type }, payload: body })
+      expect([response.statusCode, json(response).error.code], type).toEqual([415, "unsupported_media_type"])
+    }
+    expect(json(await admin(t.app, "GET", "/accounts")).items.map((a: { name: string }) => a.name)).not.toContain("Typed")
+  })
+
   it("is not mounted without a token", async () => {
     const runtime = ManagedRuntime.make(Kit.layer)
     const app = await App.build({ runtime, publicUrl })

@@ -292,6 +292,11 @@ describe("MerchantApi payments", () => {
     expectError(await raw(big), 400, "body_too_large")
     expectError(await raw("amount=1&order_id=form", "application/x-www-form-urlencoded"), 415, "unsupported_media_type")
     expectError(await raw("<xml/>", "application/xml"), 415, "unsupported_media_type")
+    // A JSON text sent as another type is refused too (a text/plain parser would take it).
+    const json = JSON.stringify({ amount: "1", order_id: "typed", test: true })
+    for (const type of ["text/plain", "text/plain; charset=utf-8", "application/jsonx", "application/x-json"]) {
+      expectError(await raw(json, type), 415, "unsupported_media_type")
+    }
     expect(await countPayments()).toBe(0)
   })
 
