@@ -434,7 +434,8 @@ describe("First payments and the consent", () => {
       assert.deepStrictEqual(charged.map((c) => [c.kind, c.status]).slice(0, 1), [["recurring", "payed"]])
       assert.strictEqual((yield* reload(other.subscription.id)).successfulCycles, 2)
       // A second resume: it is no longer in review.
-      assert.strictEqual((yield* Effect.flip(Subscriptions.resume(other.subscription.id))).message, "subscription in active/enabled cannot be resumed")
+      const again = yield* Effect.flip(Subscriptions.resume(other.subscription.id))
+      assert.deepStrictEqual([again._tag, again.message], ["InvalidTransition", "subscription in active/enabled cannot be resumed"])
     }).pipe(Effect.provide(Kit.layer)))
 
   /** A subscription in new/review whose first payment expired while the payer paid, then paid late (booked). */
@@ -620,7 +621,7 @@ describe("Charges and review", () => {
       assert.strictEqual(Subscription.stateOf(yield* reload(id!)), "stop/stopped")
     }).pipe(Effect.provide(Kit.layer)))
 
-  it.effect("two resumes at once: one resumes, the other is refused with OperationNotAllowed", () =>
+  it.effect("two resumes at once: one resumes, the other is refused with InvalidTransition (409)", () =>
     Effect.gen(function*() {
       const { ids: [id] } = yield* activeMerchant(1)
       yield* (yield* AcquirerEmulator.AcquirerEmulator).programCharges(id!, ["failed"])
@@ -629,7 +630,7 @@ describe("Charges and review", () => {
       const results = yield* Effect.all([Effect.result(Subscriptions.resume(id!)), Effect.result(Subscriptions.resume(id!))], { concurrency: 2 })
       assert.deepStrictEqual(results.map((r) => r._tag).sort(), ["Failure", "Success"])
       const refused = results.find((r) => r._tag === "Failure")!
-      assert.strictEqual((refused as { failure: { _tag: string } }).failure._tag, "OperationNotAllowed")
+      assert.strictEqual((refused as { failure: { _tag: string } }).failure._tag, "InvalidTransition")
     }).pipe(Effect.provide(Kit.layer)))
 
   it.effect("an acquirer that pays a key it had voided is believed: the money is booked for review", () =>

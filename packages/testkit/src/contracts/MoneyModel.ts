@@ -354,9 +354,12 @@ const resumeChecked = async (real: Real, id: string, stopAgain = false) => {
   const tag = (result.failure as { _tag?: string })._tag
   const message = String((result.failure as { message?: string }).message)
   const stopRefused = message.endsWith("cannot be resumed: its stop failed; stop it again")
-  const expected = tag === "OperationNotAllowed" &&
-    (Subscription.stateOf(before) !== "active/review" || message === "the last charge is still unconfirmed by the acquirer" || stopRefused)
-  if (!expected) throw new Error(`resume of ${Subscription.stateOf(before)} refused: ${tag} ${message}`)
+  const state = Subscription.stateOf(before)
+  // Not in review at all: a move the state machine does not have (409); in review, refused for its reason.
+  const expected = tag === "InvalidTransition"
+    ? state !== "active/review" && state !== "new/review"
+    : tag === "OperationNotAllowed" && (state === "new/review" || message === "the last charge is still unconfirmed by the acquirer" || stopRefused)
+  if (!expected) throw new Error(`resume of ${state} refused: ${tag} ${message}`)
   if (stopRefused && stopAgain) {
     await real.run(Effect.flatMap(AcquirerEmulator.AcquirerEmulator, (emulator) => emulator.programStop(id, "stopped")))
     await real.run(Subscriptions.stopById(id))
