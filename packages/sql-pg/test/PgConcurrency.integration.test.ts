@@ -1,5 +1,5 @@
 import { assert, describe, it } from "@effect/vitest"
-import { Clock, Deferred, Effect, Layer, Option, Ref } from "effect"
+import { Clock, Deferred, Effect, Fiber, Layer, Option, Ref } from "effect"
 import {
   Acquirer,
   Auth,
@@ -11,6 +11,7 @@ import {
   PaydeskConfig,
   PaymentRepository,
   Payments,
+  PayoutRepository,
   Payouts,
   Subscriptions,
   SubscriptionRepository,
@@ -116,6 +117,27 @@ for (const target of targets) {
         const balance = yield* (yield* LedgerRepository).balance(merchant.terminal.id)
         assert.deepStrictEqual(balance, { rubPending: 0n, usdtAvailable: 10_000_000n, usdtHold: 90_000_000n })
       }).pipe(Effect.provideService(PaydeskConfig, { ...Config.defaults, maxActivePayouts: 100 }))).pipe(Effect.provide(kitOn(target.url))), 60_000)
+
+    it.live("an approval while the terminal's disable is being committed waits for it and is refused", () =>
+      timed(() => Effect.gen(function*() {
+        const { merchant, principal } = yield* setup
+        const { payment } = yield* Payments.create(principal, { amount: "9500", orderId: "fund" })
+        yield* Payments.settle(payment.id, "paid")
+        const { payout } = yield* Payouts.create(principal, { amountUsdt: "30", walletAddress: "TQn9Y2khEsLJW1ChVWFMSMeRDow5KcbLSE", network: "TRC-20" })
+        // The operator's disable, not yet committed when the approval starts: the approval waits for the
+        // terminal's row, then sees it disabled (read unlocked, it saw "active" and approved).
+        const approval = yield* Harness.underLock(
+          (sql) => sql`UPDATE terminals SET status = 'disabled' WHERE id = ${merchant.terminal.id}`,
+          Effect.gen(function*() {
+            const fiber = yield* Effect.forkChild(Effect.result(Payouts.approve(payout.id)))
+            yield* Harness.lockWaits(1)
+            return fiber
+          })
+        )
+        const result = yield* Fiber.join(approval)
+        assert.isTrue(result._tag === "Failure" && result.failure._tag === "OperationNotAllowed", JSON.stringify(result))
+        assert.strictEqual(Option.getOrThrow(yield* (yield* PayoutRepository).get(payout.id)).status, "created")
+      })).pipe(Effect.provide(kitOn(target.url))), 60_000)
 
     it.live("the same nonce sent 20 times at once is accepted once", () =>
       timed((clock) => Effect.gen(function*() {

@@ -206,12 +206,16 @@ const parseId = (input: string) => Option.match(parsePayoutId(input), { onNone: 
 export const approve = Traced.fn("Payouts.approve")(function*(payoutId: string) {
   const id = yield* parseId(payoutId)
   return yield* atomic(Effect.gen(function*() {
+    // The terminal's row first, as a creation takes it (then the payout's): a disable committed while
+    // this approval runs is waited for and seen, not approved past (an outside probe read the status
+    // unlocked); and the balance read below is the terminal's settled one.
+    const unlocked = yield* (yield* PayoutRepository).get(id)
+    const terminal = Option.isSome(unlocked) ? yield* (yield* TerminalRepository).getForUpdate(unlocked.value.terminalId) : Option.none()
     const payout = yield* lockedPayout(id)
     if (payout.status === "created" || payout.status === "pending") {
       if ((yield* (yield* LedgerRepository).balance(payout.terminalId)).usdtAvailable < 0n) return yield* InsufficientBalance.of()
       // A terminal disabled since the payout was requested (say, for suspected fraud) sends no money
       // until it is enabled again (an outside probe approved and sent such a payout).
-      const terminal = yield* (yield* TerminalRepository).get(payout.terminalId)
       if (Option.isSome(terminal) && terminal.value.status !== "active") {
         return yield* new OperationNotAllowed({ message: "the payout's terminal is disabled: enable it to approve the payout, or reject the payout" })
       }
