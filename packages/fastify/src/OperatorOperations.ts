@@ -191,7 +191,10 @@ export const createPlan = operation({
     example: { terminal_ids: [Examples.ids.terminal], code: "coffee-monthly", name: "Coffee club, monthly", interval: "month", cap_amount_rub: "4000.00", consent_text: "I agree to monthly charges", policy_version: "2026-01" }
   },
   responses: [{ status: 201, description: "the plan", schema: R.OperatorPlan, example: Examples.operatorPlan }],
-  errors: common
+  errors: [
+    [400, "`invalid_request` (field named, with what it expects); on `terminal_ids` also when an older active version of the code is offered on a terminal this one does not name (a new version replaces the older ones on all their terminals: name them all, or use another code), `invalid_json_body`"],
+    [401, "`operator bearer token required`"]
+  ]
 })
 
 export const acquirerOutcome = operation({

@@ -7,11 +7,13 @@ import {
   Config,
   LedgerRepository,
   IdempotencyStore,
+  Operator,
   OutboxRepository,
   PaydeskConfig,
   PaymentRepository,
   Payments,
   PayoutRepository,
+  PlanRepository,
   Payouts,
   Subscriptions,
   SubscriptionRepository,
@@ -138,6 +140,33 @@ for (const target of targets) {
         assert.isTrue(result._tag === "Failure" && result.failure._tag === "OperationNotAllowed", JSON.stringify(result))
         assert.strictEqual(Option.getOrThrow(yield* (yield* PayoutRepository).get(payout.id)).status, "created")
       })).pipe(Effect.provide(kitOn(target.url))), 60_000)
+
+    it.live("a new plan version made while another one's check ran is seen by it: no terminal loses its plan unchecked", () =>
+      Effect.gen(function*() {
+        const [a, b, c, d] = yield* Effect.all([Kit.provisionMerchant(), Kit.provisionMerchant(), Kit.provisionMerchant(), Kit.provisionMerchant()])
+        const code = `race-${a!.terminal.id.slice(0, 8)}`
+        const terms = { name: "Monthly", interval: "month", capAmountRub: "100", consentText: "Согласен", policyVersion: "1" }
+        yield* Operator.createPlan({ ...terms, code, terminalIds: [a!.terminal.id, b!.terminal.id] })
+        const real = yield* PlanRepository
+        // The second creation is held right after it read the active versions (only v1, on A and B),
+        // while the first makes v2 on A, B and C.
+        const read = yield* Deferred.make<void>()
+        const made = yield* Deferred.make<void>()
+        const held = PlanRepository.of({
+          ...real,
+          activeVersions: (code) => Effect.tap(real.activeVersions(code), () => Effect.andThen(Deferred.succeed(read, undefined), Deferred.await(made)))
+        })
+        const second = yield* Effect.forkChild(Effect.result(
+          Operator.createPlan({ ...terms, code, terminalIds: [a!.terminal.id, b!.terminal.id, d!.terminal.id] }).pipe(Effect.provideService(PlanRepository, held))
+        ))
+        yield* Deferred.await(read)
+        assert.strictEqual((yield* Operator.createPlan({ ...terms, code, terminalIds: [a!.terminal.id, b!.terminal.id, c!.terminal.id] })).version, 2)
+        yield* Deferred.succeed(made, undefined)
+        const result = yield* Fiber.join(second)
+        // Its version's number was taken: tried again, it sees v2 on C, which it does not name.
+        assert.isTrue(result._tag === "Failure" && result.failure._tag === "InvalidRequest" && result.failure.message.includes(`also offered on terminal ${c!.terminal.id}`), JSON.stringify(result))
+        assert.deepStrictEqual((yield* real.activeVersions(code)).map((p) => [p.version, [...p.terminalIds].sort()]), [[2, [a!.terminal.id, b!.terminal.id, c!.terminal.id].sort()]])
+      }).pipe(Effect.provide(kitOn(target.url))), 60_000)
 
     it.live("the same nonce sent 20 times at once is accepted once", () =>
       timed((clock) => Effect.gen(function*() {

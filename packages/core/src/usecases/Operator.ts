@@ -227,6 +227,10 @@ export const createPlan = Traced.fn("Operator.createPlan")(function*(input: Plan
   const id = yield* entropy.uuid
   return yield* atomic(Effect.gen(function*() {
     const plans = yield* PlanRepository
+    // The version is read before the versions it replaces: a version another operator adds after the
+    // first read is either among the active ones below (and checked) or takes this version's number
+    // (a `WriteConflict`, so the whole is tried again and sees it), never replaced unchecked.
+    const version = (yield* plans.latestVersion(input.code)) + 1
     // A new version replaces every older one of its code, on all their terminals: one still offered on
     // a terminal this one does not name (another merchant's, often) would be withdrawn there without
     // a word (an outside probe's operator shut two merchants' plan off by provisioning a third).
@@ -236,7 +240,6 @@ export const createPlan = Traced.fn("Operator.createPlan")(function*(input: Plan
         return yield* invalid("terminal_ids", `plan ${input.code} version ${older.version} is also offered on terminal ${elsewhere}, which terminal_ids does not name: a new version replaces the older ones on all their terminals; name that terminal too, or give this plan another code`)
       }
     }
-    const version = (yield* plans.latestVersion(input.code)) + 1
     const plan: Plan = {
       id,
       code: input.code,
