@@ -1,5 +1,5 @@
 import { assert, describe, it } from "@effect/vitest"
-import { Clock, Deferred, Effect, Fiber, Option } from "effect"
+import { Clock, Deferred, Effect, Fiber, Option, Ref } from "effect"
 import { TestClock } from "effect/testing"
 import {
   type Access,
@@ -627,10 +627,22 @@ describe("Charges and review", () => {
       yield* (yield* AcquirerEmulator.AcquirerEmulator).programCharges(id!, ["failed"])
       yield* TestClock.setTime(monthlyDates[0]!)
       yield* Work.drain()
-      const results = yield* Effect.all([Effect.result(Subscriptions.resume(id!)), Effect.result(Subscriptions.resume(id!))], { concurrency: 2 })
+      // Both load the subscription (in review) before either commits: the loser finds it moved on under
+      // its lock, and is refused as one that came later (the memory store would otherwise run them in turn).
+      const real = yield* SubscriptionRepository
+      const loads = yield* Ref.make(0)
+      const both = yield* Deferred.make<void>()
+      const held = SubscriptionRepository.of({
+        ...real,
+        get: (key) => Effect.tap(real.get(key), () =>
+          Effect.flatMap(Ref.updateAndGet(loads, (n) => n + 1), (n) => n >= 2 ? Deferred.succeed(both, undefined) : Deferred.await(both)))
+      })
+      const results = yield* Effect.all([Effect.result(Subscriptions.resume(id!)), Effect.result(Subscriptions.resume(id!))], { concurrency: 2 }).pipe(
+        Effect.provideService(SubscriptionRepository, held))
       assert.deepStrictEqual(results.map((r) => r._tag).sort(), ["Failure", "Success"])
       const refused = results.find((r) => r._tag === "Failure")!
-      assert.strictEqual((refused as { failure: { _tag: string } }).failure._tag, "InvalidTransition")
+      assert.deepStrictEqual([(refused as { failure: { _tag: string; message: string } }).failure._tag, (refused as { failure: { message: string } }).failure.message],
+        ["InvalidTransition", "subscription in active/enabled cannot be resumed"])
     }).pipe(Effect.provide(Kit.layer)))
 
   it.effect("an acquirer that pays a key it had voided is believed: the money is booked for review", () =>

@@ -15,7 +15,7 @@ import { type Cause, Clock, Effect, type Exit, Fiber, Option, Request, Result, S
 import * as Batching from "../Batching.js"
 import * as Charge from "../Charge.js"
 import { PaydeskConfig } from "../Config.js"
-import { InvalidTransition, NotFound, OperationNotAllowed, type WriteConflict } from "../Errors.js"
+import { NotFound, OperationNotAllowed, type WriteConflict } from "../Errors.js"
 import * as Payment from "../Payment.js"
 import * as StateMachine from "../StateMachine.js"
 import * as Subscription from "../Subscription.js"
@@ -416,13 +416,7 @@ export const resume = Traced.fn("Subscriptions.resume")(function*(id: string) {
 
 const resumeLoaded = Traced.fn("Subscriptions.resumeLoaded")(function*(sub: Subscription.Subscription) {
   if (Subscription.stateOf(sub) === "new/review") return yield* Lifecycle.activateLatePaid(sub.id)
-  if (Subscription.stateOf(sub) !== "active/review") {
-    // A move its state machine does not have: 409, as a payout's approval in the wrong state.
-    return yield* new InvalidTransition({
-      entity: "subscription", from: Subscription.stateOf(sub), event: "resume",
-      message: `subscription in ${Subscription.stateOf(sub)} cannot be resumed`
-    })
-  }
+  if (Subscription.stateOf(sub) !== "active/review") return yield* Lifecycle.notResumable(Subscription.stateOf(sub))
   // The merchant asked to stop it and the acquirer refused the stop: charging on would go against the
   // merchant's request (a review found it so); stopping again is the way out.
   if (sub.reviewReason?.startsWith(Lifecycle.stopFailedReason) === true) {
@@ -453,7 +447,7 @@ const resumeLoaded = Traced.fn("Subscriptions.resumeLoaded")(function*(sub: Subs
     const locked = yield* Lifecycle.locked(sub.id)
     if (Subscription.stateOf(locked) !== "active/review") {
       // Another resume (or a stop) got there first.
-      return yield* new OperationNotAllowed({ message: `subscription in ${Subscription.stateOf(locked)} cannot be resumed` })
+      return yield* Lifecycle.notResumable(Subscription.stateOf(locked))
     }
     const now = yield* Clock.currentTimeMillis
     const moved = Lifecycle.move(locked, "resume", now)

@@ -10,7 +10,7 @@
 import { Clock, Effect, Option, Result } from "effect"
 import type { Charge } from "../Charge.js"
 import { PaydeskConfig } from "../Config.js"
-import { type InvalidTransition, NotFound, OperationNotAllowed, StopFailed } from "../Errors.js"
+import { InvalidTransition, NotFound, OperationNotAllowed, StopFailed } from "../Errors.js"
 import { isFirstOf, type Payment } from "../Payment.js"
 import { isUuid } from "../Id.js"
 import { chargeAt } from "../Schedule.js"
@@ -272,11 +272,18 @@ export const onFirstPayment = Traced.fn("SubscriptionLifecycle.onFirstPayment")(
  * subscription could only be stopped (an outside probe). Without such a payment, or when the review
  * is a stop the acquirer refused, it cannot be resumed.
  */
+/**
+ * A resume of a subscription in no review state: a move its state machine does not have (409), as a
+ * payout's approval in the wrong state; also when another resume or a stop got there first.
+ */
+export const notResumable = (state: string): InvalidTransition =>
+  new InvalidTransition({ entity: "subscription", from: state, event: "resume", message: `subscription in ${state} cannot be resumed` })
+
 export const activateLatePaid = Traced.fn("SubscriptionLifecycle.activateLatePaid")(function*(id: string) {
   return yield* atomic(Effect.gen(function*() {
     const sub = yield* locked(id)
     const state = Subscription.stateOf(sub)
-    if (state !== "new/review") return yield* new OperationNotAllowed({ message: `subscription in ${state} cannot be resumed` })
+    if (state !== "new/review") return yield* notResumable(state)
     // The merchant asked to stop it and the acquirer refused the stop: not started again.
     if (sub.reviewReason?.startsWith(stopFailedReason) === true) {
       return yield* new OperationNotAllowed({ message: "subscription in new/review cannot be resumed: its stop failed; stop it again" })
