@@ -129,6 +129,10 @@ describe("WalletAddress", () => {
         // with these four addresses, none does.
         assert.strictEqual(caught, mistypes, address)
       }
+      // The check itself refuses what is not an address's shape (it would read other characters as the hex).
+      for (const text of [checksummed[0]!.slice(2), `${checksummed[0]!}0`, checksummed[0]!.slice(0, 41), "0x"]) {
+        assert.isFalse(yield* WalletAddress.hasValidEip55Checksum(text).pipe(Effect.provide(keccak)), text)
+      }
       // The token contract's checksummed form passes the checksum and is refused as the contract.
       assert.match((yield* problem("ERC-20", usdt.ethereum))!, /USDT's own token contract/)
     }))

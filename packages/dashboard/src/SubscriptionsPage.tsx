@@ -8,7 +8,7 @@
 import type { Page, Subscription } from "@paydesk/client"
 import type { ComponentChildren } from "preact"
 import { useEffect, useState } from "preact/hooks"
-import { isolated, sentence } from "./Bidi.js"
+import { isolated, sentence, withoutBidiControls } from "./Bidi.js"
 import { Confirm } from "./Confirm.js"
 import { useAction, useDashboard } from "./Context.js"
 import { formatRub, formatTime } from "./I18n.js"
@@ -130,7 +130,7 @@ export const SubscriptionsPage = ({ search }: { search: string }) => {
                     <td data-label={t("subs.col.next")}>{formatTime(language, s.next_charge_at)}</td>
                     <td>
                       {stoppable(s) ? (
-                        <button type="button" class="secondary" aria-label={`${t("subs.stop")} ${refOf(s)}`} onClick={() => {
+                        <button type="button" class="secondary" aria-label={`${t("subs.stop")} ${withoutBidiControls(refOf(s))}`} onClick={() => {
                           setMessage(null)
                           setConfirming(s)
                         }}>{t("subs.stop")}</button>

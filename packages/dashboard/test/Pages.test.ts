@@ -551,6 +551,8 @@ describe("Merchant and operator texts (bidi isolation)", () => {
     const { root } = show(SubscriptionsPage!, client)
     await vi.waitFor(() => expect(root.textContent).toContain("Page 1 of 1 (1 in all)"))
     expect(isolatedTexts(root)).toEqual([`${rlo}member-1`, `${rlo}gold`])
+    // The stop button's accessible name carries the reference without bidi controls (an attribute cannot isolate).
+    expect(button(root, "Stop").getAttribute("aria-label")).toBe("Stop member-1")
     click(button(root, "Stop"))
     await rendered()
     expect(ownText(findAll(root, (e) => e.getAttribute("id") === "stop-question")[0]!)).toBe("Stop subscription ? No further charges will be made.")

@@ -208,7 +208,7 @@ export const approve = Traced.fn("Payouts.approve")(function*(payoutId: string) 
   return yield* atomic(Effect.gen(function*() {
     // The terminal's row first, as a creation takes it (then the payout's): a disable committed while
     // this approval runs is waited for and seen, not approved past (an outside probe read the status
-    // unlocked); and the balance read below is the terminal's settled one.
+    // unlocked), and payout creations of the terminal wait meanwhile.
     const unlocked = yield* (yield* PayoutRepository).get(id)
     const terminal = Option.isSome(unlocked) ? yield* (yield* TerminalRepository).getForUpdate(unlocked.value.terminalId) : Option.none()
     const payout = yield* lockedPayout(id)
