@@ -254,6 +254,10 @@ describe("MerchantApi subscriptions: read, list, charges, stop", () => {
     const sibling = await t.run(Operator.createTerminal({ accountId: merchant.accountId, name: "Second shop" }))
     await t.plans(sibling.terminal.id)
     expectError(await stop(a.id, sibling.apiKey), 403, "access_denied", "subscription write access required")
+    // Programming its sandbox charges is a write too: the same answers as a stop (it read 404 for the sibling, an outside probe).
+    const program = (apiKey: string) => t.app.inject({ method: "POST", url: `/api/v1/subscriptions/${a.id}/sandbox/charge-outcomes`, headers: keyHeaders(apiKey), payload: { outcomes: ["failed"] } })
+    expectError(await program(sibling.apiKey), 403, "access_denied", "subscription write access required")
+    expectError(await program(other.apiKey), 404, "not_found", "subscription not found")
     expectError(await get(`/subscriptions/${a.id}`, sibling.apiKey), 404, "not_found", "subscription not found")
     expect(json(await get(`/subscriptions/${a.id}`))).toMatchObject({ billing_status: "consent_pending" })
   })

@@ -161,7 +161,8 @@ export const programSandboxCharges = Traced.fn("Subscriptions.programSandboxChar
   id: string,
   outcomes: ReadonlyArray<Charge.Program>
 ) {
-  const sub = yield* find(principal, id)
+  // A write, as a stop: another terminal's of the same account is the spec's 403 (an outside probe saw 404 here, 403 on stop).
+  const sub = yield* Effect.catchTag(find(principal, id), "NotFound", (notFound) => notWritable(principal, id, notFound))
   yield* Access.resolveTerminal(principal, principal._tag === "ApiKey" ? null : sub.terminalId, "subscription_owner")
   if (sub.environment !== "sandbox") return yield* invalid("subscription", "charge outcomes can be programmed for sandbox subscriptions only")
   if (outcomes.length === 0 || outcomes.length > 100) return yield* invalid("outcomes", "outcomes must have 1 to 100 entries")
