@@ -587,6 +587,7 @@ export const advanceTestClock = operation({
     ...common,
     [400, "`frozen_time` malformed, not later than the clock's, or more than 731 days later"],
     [400, "`terminal is unavailable` (a disabled terminal: advancing needs write access)"],
+    [403, "`subscription write access required`: an API key without it, while a subscription on the clock has a charge or a stop to come (advancing would charge it)"],
     [404, "`test clock not found`"],
     [409, "`test clock is advancing`"]
   ]
@@ -605,6 +606,7 @@ export const deleteTestClock = operation({
   errors: [
     ...common,
     [400, "`terminal is unavailable` (a disabled terminal: deleting needs write access, as advancing)"],
+    [403, "`subscription write access required`: an API key without it, while a subscription on the clock has a charge or a stop to come (deleting would end it)"],
     [404, "`test clock not found` (another terminal's, or deleted already)"],
     [409, "`test clock is advancing`"]
   ]

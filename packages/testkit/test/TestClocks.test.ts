@@ -149,6 +149,30 @@ describe("Test clocks", () => {
       assert.deepStrictEqual([Subscription.stateOf(stopped), stopped.stoppedAt], ["stop/stopped", Date.parse("2026-04-15T00:00:00+03:00")])
     }).pipe(Effect.provide(Kit.layer)))
 
+  it.effect("a key without subscription write access moves or deletes a clock only while none of its subscriptions has a charge or stop to come", () =>
+    Effect.gen(function*() {
+      const s = yield* setup
+      const restricted = { ...s.principal, subscriptionWrite: false } as const
+      // A clock with payments only: the restricted key advances and deletes it.
+      const payments = yield* TestClocks.create(restricted, { frozenTime: january, name: "Payments" })
+      assert.strictEqual((yield* TestClocks.advance(restricted, payments.id, "2026-02-02T10:00:00+03:00")).status, "ready")
+      assert.isNotNull((yield* TestClocks.remove(restricted, payments.id)).deletedAt)
+      // A clock with an active subscription: advancing would charge it, deleting would end it.
+      const { subscription } = yield* activeOnClock(s, s.clock.id, "restricted")
+      for (const refused of [
+        yield* Effect.flip(TestClocks.advance(restricted, s.clock.id, "2026-04-15T00:00:00+03:00")),
+        yield* Effect.flip(TestClocks.remove(restricted, s.clock.id))
+      ]) {
+        assert.deepStrictEqual([refused._tag, refused.message], ["AccessDenied", "subscription write access required"])
+      }
+      const untouched = yield* reload(subscription.id)
+      assert.deepStrictEqual([untouched.successfulCycles, (yield* TestClocks.get(s.principal, s.clock.id)).frozenTime], [1, anchor])
+      // Once it is stopped, nothing of it is to come: the restricted key may move the clock again.
+      yield* Subscriptions.stop(s.principal, subscription.id)
+      assert.strictEqual((yield* TestClocks.advance(restricted, s.clock.id, "2026-04-15T00:00:00+03:00")).status, "ready")
+      assert.strictEqual((yield* reload(subscription.id)).successfulCycles, 1)
+    }).pipe(Effect.provide(Kit.layer)))
+
   it.effect("a stopped subscription whose charge the bank never confirms is asked about ever less often: a year's advance ends in one call", () =>
     Effect.gen(function*() {
       const s = yield* setup

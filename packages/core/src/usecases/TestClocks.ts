@@ -20,11 +20,12 @@ import * as Access from "../Access.js"
 import type { Principal } from "../Access.js"
 import { withoutLoneSurrogates } from "../Bytes.js"
 import { PaydeskConfig } from "../Config.js"
-import { InvalidRequest, NotFound, TestClockAdvancing } from "../Errors.js"
+import { AccessDenied, InvalidRequest, NotFound, TestClockAdvancing } from "../Errors.js"
 import { isUuid } from "../Id.js"
 import { formatIso, parseIso } from "../Instant.js"
 import * as TestClock from "../TestClock.js"
 import { Entropy } from "../ports/Entropy.js"
+import { SubscriptionRepository } from "../ports/SubscriptionRepository.js"
 import { TerminalRepository } from "../ports/TerminalRepository.js"
 import { TestClockRepository } from "../ports/TestClockRepository.js"
 import { atomic } from "./Atomic.js"
@@ -93,6 +94,17 @@ export const list = Traced.fn("TestClocks.list")(function*(
 })
 
 /**
+ * A key without subscription write access moves or deletes a clock only while none of its
+ * subscriptions has work to come (a charge, a pending stop): advancing would charge them and deleting
+ * would end them, which that key may not do to a subscription itself (an outside probe's restricted
+ * key charged a sandbox subscription twice by advancing its clock).
+ */
+const subscriptionsAllow = Effect.fnUntraced(function*(principal: Principal, clockId: string) {
+  if (principal._tag !== "ApiKey" || principal.subscriptionWrite) return
+  if ((yield* (yield* SubscriptionRepository).earliestDue(clockId)) !== null) return yield* AccessDenied.subscriptionWrite()
+})
+
+/**
  * Advances a clock to a later `frozenTime` (at most `TestClock.maxAdvanceMs` ahead), running the due
  * work of its objects on the way. Returns the clock: `ready` at the new time when the work is done,
  * or `advancing` when the request's budget ran out (the background worker goes on).
@@ -100,6 +112,7 @@ export const list = Traced.fn("TestClocks.list")(function*(
 export const advance = Traced.fn("TestClocks.advance")(function*(principal: Principal, id: string, frozenTime: string) {
   const found = yield* get(principal, id)
   yield* Access.resolveTerminal(principal, principal._tag === "ApiKey" ? null : found.terminalId, "write")
+  yield* subscriptionsAllow(principal, found.id)
   const target = yield* parseFrozenTime(frozenTime)
   const config = yield* PaydeskConfig
   const repo = yield* TestClockRepository
@@ -138,6 +151,7 @@ export const advance = Traced.fn("TestClocks.advance")(function*(principal: Prin
 export const remove = Traced.fn("TestClocks.remove")(function*(principal: Principal, id: string) {
   const found = yield* get(principal, id)
   yield* Access.resolveTerminal(principal, principal._tag === "ApiKey" ? null : found.terminalId, "write")
+  yield* subscriptionsAllow(principal, found.id)
   const repo = yield* TestClockRepository
   return yield* atomic(Effect.gen(function*() {
     const locked = yield* repo.getForUpdate(found.id)
