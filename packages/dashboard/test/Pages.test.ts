@@ -662,22 +662,22 @@ describe("README", () => {
 })
 
 describe("Error texts", () => {
-  it("a call that got no answer says so in the page's language (the client's English detail only in English)", async () => {
-    const { describeError } = await load("App") as unknown as { describeError: (t: unknown, language: Language, error: unknown) => string }
-    const lost = new PaydeskConnectionError("GET /api/v1/payments: no answer (fetch failed) after 3 attempts", 3)
-    expect(describeError(translator("ru"), "ru", lost)).toBe("Сервер не ответил: проверьте подключение и повторите попытку")
-    expect(describeError(translator("en"), "en", lost)).toBe("No answer from the server: check the connection and try again (GET /api/v1/payments: no answer (fetch failed) after 3 attempts)")
-    // Any other error keeps the generic text with its own message.
-    expect(describeError(translator("ru"), "ru", new Error("boom"))).toBe("Что-то пошло не так: boom")
-  })
-})
+  type Describe = (t: unknown, language: Language, error: unknown) => string
+  const noAnswerRu = "Сервер не ответил: проверьте подключение и повторите попытку"
+  const noAnswerEn = "No answer from the server: check the connection and try again"
 
-describe("Sign-in errors", () => {
-  it("a sign-in that got no answer says so, in Russian too", async () => {
-    const { signInErrorText } = await load("SignIn") as unknown as { signInErrorText: (t: unknown, language: Language, cause: unknown) => string }
-    const lost = new PaydeskConnectionError("POST /api/v1/auth/login: no answer (fetch failed)", 1)
-    expect(signInErrorText(translator("ru"), "ru", lost)).toBe("Сервер не ответил: проверьте подключение и повторите попытку")
-    expect(signInErrorText(translator("en"), "en", lost)).toBe("No answer from the server: check the connection and try again")
-    expect(signInErrorText(translator("ru"), "ru", new Error("boom"))).toBe("Что-то пошло не так")
+  it("a call that got no answer says so in the page's language (the client's English detail only in English; none on the sign-in form)", async () => {
+    const { describeError } = await load("App") as unknown as { describeError: Describe }
+    const { signInErrorText } = await load("SignIn") as unknown as { signInErrorText: Describe }
+    const lost = new PaydeskConnectionError("GET /api/v1/payments: no answer (fetch failed) after 3 attempts", 3)
+    for (const [describeOf, english, generic] of [
+      [describeError, `${noAnswerEn} (GET /api/v1/payments: no answer (fetch failed) after 3 attempts)`, "Что-то пошло не так: boom"],
+      [signInErrorText, noAnswerEn, "Что-то пошло не так"]
+    ] as const) {
+      expect(describeOf(translator("ru"), "ru", lost)).toBe(noAnswerRu)
+      expect(describeOf(translator("en"), "en", lost)).toBe(english)
+      // Any other error keeps the generic text (with its own message on the pages).
+      expect(describeOf(translator("ru"), "ru", new Error("boom"))).toBe(generic)
+    }
   })
 })

@@ -19,6 +19,19 @@ const emulatorOf = Effect.gen(function*() {
 
 const principalOf = (merchant: Kit.Merchant) => t.run(Kit.apiKeyPrincipal(merchant, crypto.randomUUID()))
 
+/** A monthly calendar plan with a 1000 RUB ceiling for the terminal, its code made unique by the terminal. */
+const monthlyPlan = (terminalId: string, texts: { readonly code: string; readonly consentText: string; readonly policyVersion: string }) =>
+  t.run(Operator.createPlan({
+    terminalIds: [terminalId],
+    code: `${texts.code}-${terminalId.slice(0, 8)}`,
+    name: texts.code,
+    interval: "month",
+    schedule: "calendar",
+    capAmountRub: "1000.00",
+    consentText: texts.consentText,
+    policyVersion: texts.policyVersion
+  }))
+
 /** A merchant and one of its payments (sandbox unless `live`). */
 const paymentOf = async (options: { readonly live?: boolean; readonly name?: string; readonly description?: string; readonly redirects?: boolean } = {}) => {
   const merchant = await t.merchant(options.name === undefined ? {} : { name: options.name })
@@ -421,16 +434,7 @@ describe("PublicPages: subscription consent page", () => {
 
   it("escapes the shop name and the consent text; unknown token is a 404 page", async () => {
     const merchant = await t.merchant({ name: "<script>alert(1)</script>" })
-    const plan = await t.run(Operator.createPlan({
-      terminalIds: [merchant.terminal.id],
-      code: `evil-${merchant.terminal.id.slice(0, 8)}`,
-      name: "Evil",
-      interval: "month",
-      schedule: "calendar",
-      capAmountRub: "1000.00",
-      consentText: "<img src=x onerror=alert(2)>",
-      policyVersion: "\"v1\""
-    }))
+    const plan = await monthlyPlan(merchant.terminal.id, { code: "evil", consentText: "<img src=x onerror=alert(2)>", policyVersion: "\"v1\"" })
     const principal = await principalOf(merchant)
     const { subscription } = await t.run(Subscriptions.create(principal, {
       idempotencyKey: "k-1",
@@ -574,16 +578,7 @@ describe("PublicPages: merchant texts isolated from the page's own (bidi)", () =
 
   it("the consent page isolates the shop name, the consent text and the policy version; its <title> has no bidi controls", async () => {
     const merchant = await t.merchant({ name: `${rlo}Gym` })
-    const plan = await t.run(Operator.createPlan({
-      terminalIds: [merchant.terminal.id],
-      code: `bidi-${merchant.terminal.id.slice(0, 8)}`,
-      name: "Bidi",
-      interval: "month",
-      schedule: "calendar",
-      capAmountRub: "1000.00",
-      consentText: `Charged monthly ${rlo}\nsecond line \u2067open`,
-      policyVersion: `v1${pdi}${rlo}`
-    }))
+    const plan = await monthlyPlan(merchant.terminal.id, { code: "bidi", consentText: `Charged monthly ${rlo}\nsecond line \u2067open`, policyVersion: `v1${pdi}${rlo}` })
     const { subscription } = await t.run(Subscriptions.create(await principalOf(merchant), {
       idempotencyKey: "bidi", terminalId: merchant.terminal.id, planId: plan.id, amount: "500"
     }))
