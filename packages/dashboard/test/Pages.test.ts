@@ -156,6 +156,10 @@ describe("Payouts page", () => {
     await rendered()
     expect(root.textContent).toContain("A TON address: 48 characters")
     expect(root.textContent).not.toContain("A TRON address")
+    // An Ethereum address is asked for as the wallet shows it: its letters' case is checked (EIP-55).
+    edit(findAll(root, (e) => e.getAttribute("name") === "network")[0]!, "ERC-20", "change")
+    await rendered()
+    expect(root.textContent).toContain("Copy it as your wallet shows it, in upper and lower case: the letters' case is its checksum.")
     edit(findAll(root, (e) => e.getAttribute("name") === "network")[0]!, "TRC-20", "change")
     await rendered()
     await requestPayout(root, "1.5")
