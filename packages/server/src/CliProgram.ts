@@ -70,10 +70,28 @@ export const timeoutMs = 30_000
 
 const isRecord = (value: unknown): value is Record<string, unknown> => typeof value === "object" && value !== null && !Array.isArray(value)
 
+/**
+ * Characters a terminal acts on instead of showing: C0 and C1 controls (an escape sequence in a
+ * merchant's description could clear the operator's screen, retitle the window or write the
+ * clipboard) and the bidi embeddings, overrides and isolates (which reorder what follows them).
+ */
+const unprintable = /[\u0000-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/g
+
+/** Those JSON text leaves as they are (it escapes C0 controls in strings itself; its own line breaks stay). */
+const unprintableInJson = /[\u007f-\u009f\u202a-\u202e\u2066-\u2069]/g
+
+const escaped = (char: string) => `\\u${char.charCodeAt(0).toString(16).padStart(4, "0")}`
+
+/** `text` with every such character written as its JSON escape (`\u001b`): shown, never acted on. */
+export const forTerminal = (text: string): string => text.replace(unprintable, escaped)
+
+/** JSON text with the rest of them escaped too: it parses to the same value. */
+const jsonForTerminal = (json: string): string => json.replace(unprintableInJson, escaped)
+
 const cell = (value: unknown): string => {
   if (value === null || value === undefined) return ""
-  if (typeof value === "string") return value
-  return typeof value === "object" ? JSON.stringify(value) : String(value)
+  if (typeof value === "string") return forTerminal(value)
+  return typeof value === "object" ? jsonForTerminal(JSON.stringify(value)) : String(value)
 }
 
 const aligned = (rows: ReadonlyArray<ReadonlyArray<string>>): string => {
@@ -125,7 +143,7 @@ export const run = async (argv: ReadonlyArray<string>, io: Io, modules: Readonly
     .addHelpText("after", "\nEvery group has --help, so does every command: paydesk accounts --help, paydesk accounts create --help.\nExit codes: 0 done, 1 API error or server not reachable, 2 wrong usage.")
 
   const fail = (message: string, code: 1 | 2) => {
-    io.stderr(`paydesk: ${message}\n`)
+    io.stderr(`paydesk: ${forTerminal(message)}\n`)
     exitCode = Math.max(exitCode, code)
   }
   const context: Context = {
@@ -136,7 +154,8 @@ export const run = async (argv: ReadonlyArray<string>, io: Io, modules: Readonly
     },
     print: (command, value) => {
       const tabular = (command.optsWithGlobals() as { table?: boolean }).table === true
-      io.stdout(`${tabular ? table(value) : JSON.stringify(value, null, 2)}\n`)
+      // JSON escapes C0 controls itself; the others are escaped too (the JSON parses to the same value).
+      io.stdout(`${tabular ? table(value) : jsonForTerminal(JSON.stringify(value, null, 2))}\n`)
     },
     fail,
     operator: async (command, call) => {

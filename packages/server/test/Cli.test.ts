@@ -229,6 +229,23 @@ describe("paydesk CLI: commands", () => {
     expect(one.stdout).toBe("id         a1\nname       Coffee\nterminals  [{\"id\":\"t1\"}]\n")
     expect(CliProgram.table({ items: [], total: 0, page: 1 })).toBe("(none)\n(0 of 0, page 1)")
   })
+
+  it("prints a merchant's text with its terminal controls and bidi characters escaped, never acted on (the JSON parses to the same value)", async () => {
+    // Clear the screen, set the window's title, an 8-bit CSI, a right-to-left override, a line break.
+    const description = "Beans\u001b[2J\u001b]0;pwned\u0007 \u009b31m \u202eevil\nnext"
+    const page = { items: [{ id: "p1", description, metadata: { note: "\u001b[31mred" } }], total: 1, page: 1, per_page: 50 }
+    const json = await cli(["payments", "list", "--terminal", "t1"], { answer: { status: 200, body: page } })
+    expect(JSON.parse(json.stdout)).toEqual(page)
+    const listed = await cli(["payments", "list", "--terminal", "t1", "--table"], { answer: { status: 200, body: page } })
+    for (const out of [json.stdout, listed.stdout]) {
+      expect(out).not.toMatch(/[\u0000-\u0009\u000b-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/)
+    }
+    expect(listed.stdout).toContain("Beans\\u001b[2J\\u001b]0;pwned\\u0007 \\u009b31m \\u202eevil\\u000anext")
+    expect(listed.stdout).toContain("{\"note\":\"\\u001b[31mred\"}")
+    // An error message carrying such text is escaped as well.
+    const refused = await cli(["accounts", "get", "a1"], { answer: { status: 404, body: { error: { code: "not_found", message: "no account \u001b[2J here", request_id: "req_1" } } } })
+    expect(refused.stderr).toContain("no account \\u001b[2J here")
+  })
 })
 
 describe("paydesk CLI: the merchant's commands (API key)", () => {
