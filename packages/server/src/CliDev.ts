@@ -41,9 +41,16 @@ const isoTime = (name: string) => (value: string) => {
 
 const apiKeyOption = () => new Option("--api-key <key>", "the terminal's API key (default: PAYDESK_API_KEY)")
 
-/** `--sandbox` / `--all` (live by default), or `--live` / `--all` (sandbox by default) for `listen`. */
-const environmentOf = (options: { live?: boolean; sandbox?: boolean; all?: boolean }, fallback: "prod" | "sandbox") =>
-  options.all === true ? "all" as const : options.live === true ? "prod" as const : options.sandbox === true ? "sandbox" as const : fallback
+/**
+ * `--sandbox` / `--all` (live by default), or `--live` / `--all` (sandbox by default) for `listen`;
+ * or `--environment prod|sandbox|all`, as `payments list` takes it.
+ */
+const environmentOf = (options: { live?: boolean; sandbox?: boolean; all?: boolean; environment?: "prod" | "sandbox" | "all" }, fallback: "prod" | "sandbox") =>
+  options.environment ?? (options.all === true ? "all" as const : options.live === true ? "prod" as const : options.sandbox === true ? "sandbox" as const : fallback)
+
+/** `--environment`, beside the flags it can replace (`flags`): one or the other. */
+const environmentOption = (flags: ReadonlyArray<string>) =>
+  new Option("--environment <environment>", "live (prod), sandbox or all, as payments list takes it").choices(["prod", "sandbox", "all"]).conflicts([...flags])
 
 /** Registers the merchant's commands on `program` (after the operator's: `subscriptions` gets two more). */
 export const register = (program: Command, context: Context, signals: Signals = process): void => {
@@ -77,8 +84,9 @@ export const register = (program: Command, context: Context, signals: Signals = 
     .requiredOption("--forward-to <url>", "where to POST each event, e.g. http://localhost:3000/webhooks")
     .addOption(new Option("--live", "live events instead of sandbox ones").conflicts("all"))
     .option("--all", "live and sandbox events")
+    .addOption(environmentOption(["live", "all"]))
     .action(merchant(async (_client, command) => {
-      const given = command.opts() as { forwardTo: string; live?: boolean; all?: boolean }
+      const given = command.opts() as { forwardTo: string; live?: boolean; all?: boolean; environment?: "prod" | "sandbox" | "all" }
       const environment = environmentOf(given, "sandbox")
       const stop = new AbortController()
       signals.once("SIGINT", () => stop.abort())
@@ -107,6 +115,7 @@ export const register = (program: Command, context: Context, signals: Signals = 
   const events = program.command("events").description("a terminal's callback events: list, show, resend, recover (PAYDESK_API_KEY)")
   const environments = (command: Command) =>
     command.addOption(new Option("--sandbox", "sandbox events instead of live ones").conflicts("all")).option("--all", "live and sandbox events")
+      .addOption(environmentOption(["sandbox", "all"]))
   environments(leaf(events, "list", "events, newest first: one line each"))
     .option("--type <type>", "one event type, e.g. payment.paid")
     .option("--object <id>", "of one payment (pay_…) or payout (po_…)")
@@ -116,7 +125,7 @@ export const register = (program: Command, context: Context, signals: Signals = 
     .option("--limit <n>", "at most this many (1 to 100)", integer("--limit", 1, 100))
     .option("--cursor <cursor>", "the next page (printed after a full page)")
     .action(merchant(async (client, command) => {
-      const given = command.opts() as { type?: string; object?: string; since?: string; until?: string; status?: string; limit?: number; cursor?: string; sandbox?: boolean; all?: boolean }
+      const given = command.opts() as { type?: string; object?: string; since?: string; until?: string; status?: string; limit?: number; cursor?: string; sandbox?: boolean; all?: boolean; environment?: "prod" | "sandbox" | "all" }
       const filter: EventFilter = {
         environment: environmentOf(given, "prod"),
         ...(given.type === undefined ? {} : { type: given.type as NonNullable<EventFilter["type"]> }),
@@ -143,7 +152,7 @@ export const register = (program: Command, context: Context, signals: Signals = 
   environments(leaf(events, "recover", "re-queue the events whose delivery failed since a time"))
     .requiredOption("--since <iso>", "events created at or after (ISO 8601)", isoTime("--since"))
     .action(merchant(async (client, command) => {
-      const given = command.opts() as { since: string; sandbox?: boolean; all?: boolean }
+      const given = command.opts() as { since: string; sandbox?: boolean; all?: boolean; environment?: "prod" | "sandbox" | "all" }
       context.print(command, await client.events.recover({ since: given.since, environment: environmentOf(given, "prod") }))
     }))
 

@@ -279,6 +279,9 @@ describe("paydesk CLI: the merchant's commands (API key)", () => {
       [["events", "resend", "evt_1"], "POST", "/events/evt_1/resend"],
       [["events", "recover", "--since", "2026-01-01T00:00:00Z", "--sandbox"], "POST", "/events/recover", { since: "2026-01-01T00:00:00Z", environment: "sandbox" }],
       [["events", "list", "--all", "--status", "failed", "--limit", "5"], "GET", "/events?environment=all&delivery_status=failed&limit=5"],
+      // --environment, as payments list takes it, on the events' commands too.
+      [["events", "list", "--environment", "sandbox"], "GET", "/events?environment=sandbox"],
+      [["events", "recover", "--since", "2026-01-01T00:00:00Z", "--environment", "all"], "POST", "/events/recover", { since: "2026-01-01T00:00:00Z", environment: "all" }],
       [["events", "list", "--since", "2026-11-01T00:00:00+03:00", "--until", "2026-11-30T00:00:00Z"], "GET",
         `/events?environment=prod&created_from=${encodeURIComponent("2026-11-01T00:00:00+03:00")}&created_to=${encodeURIComponent("2026-11-30T00:00:00Z")}`]
     ]
@@ -333,6 +336,9 @@ describe("paydesk CLI: the merchant's commands (API key)", () => {
       [["events", "list", "--until", "2026-11-30"], /--until must be an ISO 8601 date-time with an offset/],
       [["events", "recover", "--since", "2026-11-30T00:00:00"], /--since must be an ISO 8601 date-time with an offset/],
       [["events", "list", "--sandbox", "--all"], /cannot be used with option '--all'/],
+      [["events", "list", "--environment", "sandbox", "--sandbox"], /cannot be used with option '--sandbox'/],
+      [["events", "list", "--environment", "live"], /Allowed choices are prod, sandbox, all/],
+      [["listen", "--forward-to", "http://127.0.0.1:3000/", "--environment", "all", "--live"], /cannot be used with option '--live'/],
       [["listen"], /required option '--forward-to <url>' not specified/]
     ]
     for (const [argv, message] of usage) {
