@@ -84,6 +84,11 @@ const en = {
   "event.resend": "Resend",
   "event.resending": "Sending…",
   "event.resent": "Sent again: {result}",
+  "event.resentFailed": "Sent again, but your endpoint did not accept it: {result}",
+  "delivery.kind.scheduled": "scheduled",
+  "delivery.kind.recover": "recovery",
+  "delivery.kind.resend": "resend",
+  "attempt.ms": "{ms} ms",
   "attempt.col.n": "#",
   "attempt.col.at": "At",
   "attempt.col.status": "HTTP status",
@@ -307,6 +312,11 @@ const ru: { readonly [K in Key]: string } = {
   "event.resend": "Отправить снова",
   "event.resending": "Отправляем…",
   "event.resent": "Отправлено снова: {result}",
+  "event.resentFailed": "Отправлено снова, но ваш обработчик его не принял: {result}",
+  "delivery.kind.scheduled": "по расписанию",
+  "delivery.kind.recover": "повтор после сбоя",
+  "delivery.kind.resend": "отправка вручную",
+  "attempt.ms": "{ms} мс",
   "attempt.col.n": "№",
   "attempt.col.at": "Время",
   "attempt.col.status": "HTTP-статус",
@@ -524,6 +534,15 @@ export const apiErrorText = (language: Language, error: { readonly code: string;
   const seconds = error.retryAfterMs === undefined ? 60 : Math.max(1, Math.ceil(error.retryAfterMs / 1000))
   return text.replace("{detail}", error.message).replace("{seconds}", String(seconds)).replace("{status}", status ?? "")
 }
+
+/**
+ * Whether an event sent now (a resend or a test event) was accepted: its attempt answered 2xx, or,
+ * with no attempt of its own (another worker recorded it first), its delivery is delivered.
+ */
+export const sentAccepted = (sent: EventSent): boolean =>
+  sent.attempt === null
+    ? sent.delivery.status === "delivered"
+    : sent.attempt.status_code !== null && sent.attempt.status_code >= 200 && sent.attempt.status_code < 300
 
 /** What an event sent now came to: the attempt's HTTP status or error, else the delivery's state. */
 export const attemptResult = (t: Translate, sent: EventSent): string =>

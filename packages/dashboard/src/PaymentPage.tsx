@@ -7,7 +7,7 @@ import type { EventDetail, Payment } from "@paydesk/client"
 import { useState } from "preact/hooks"
 import { isolated, sentence } from "./Bidi.js"
 import { useAction, useDashboard, useLoad } from "./Context.js"
-import { attemptResult, formatRub, formatTime } from "./I18n.js"
+import { attemptResult, formatRub, formatTime, sentAccepted } from "./I18n.js"
 import { StatusBadge } from "./PaymentsPage.js"
 import { follow, href } from "./Router.js"
 
@@ -33,14 +33,16 @@ const EventCard = ({ initial }: { initial: EventDetail }) => {
   const { session, t, language } = useDashboard()
   const { busy, error, run } = useAction()
   const [event, setEvent] = useState(initial)
-  const [resent, setResent] = useState<string | null>(null)
-  const message = error === null ? (resent === null ? null : { text: resent, error: false }) : { text: error, error: true }
+  const [resent, setResent] = useState<{ readonly text: string; readonly accepted: boolean } | null>(null)
+  const message = error === null ? (resent === null ? null : { text: resent.text, error: !resent.accepted }) : { text: error, error: true }
 
   const resend = () => {
     setResent(null)
     return run(async () => {
       const sent = await session.client.events.resend(event.id)
-      setResent(t("event.resent", { result: attemptResult(t, sent) }))
+      // An endpoint that refused it (or could not be reached) is said so, as a settings page's test event.
+      const accepted = sentAccepted(sent)
+      setResent({ text: t(accepted ? "event.resent" : "event.resentFailed", { result: attemptResult(t, sent) }), accepted })
       setEvent(await session.client.events.get(event.id))
     })
   }
@@ -57,9 +59,9 @@ const EventCard = ({ initial }: { initial: EventDetail }) => {
       </header>
       {message === null ? null : <p id={`${headingId}-message`} class={message.error ? "error" : "ok"} role={message.error ? "alert" : "status"}>{message.text}</p>}
       {event.deliveries.length === 0 ? <p class="muted">{t("event.noDelivery")}</p> : event.deliveries.map((delivery) => (
-        <section class="delivery" key={delivery.id} aria-label={`${t("event.delivery")} ${delivery.kind}`}>
+        <section class="delivery" key={delivery.id} aria-label={`${t("event.delivery")} ${t(`delivery.kind.${delivery.kind}`)}`}>
           <p>
-            <strong>{t("event.delivery")}</strong> <span class="muted">({delivery.kind})</span>{" "}
+            <strong>{t("event.delivery")}</strong> <span class="muted">({t(`delivery.kind.${delivery.kind}`)})</span>{" "}
             <span class={`badge delivery-${delivery.status}`}>{t(`delivery.${delivery.status}`)}</span>
           </p>
           {delivery.attempt_log.length === 0 ? <p class="muted">{t("attempt.none")}</p> : (
@@ -80,7 +82,7 @@ const EventCard = ({ initial }: { initial: EventDetail }) => {
                       <td data-label={t("attempt.col.n")}>{a.attempt}</td>
                       <td data-label={t("attempt.col.at")}>{formatTime(language, a.at)}</td>
                       <td data-label={t("attempt.col.status")}>{a.status_code ?? t("none")}</td>
-                      <td data-label={t("attempt.col.latency")} class="num">{a.latency_ms} ms</td>
+                      <td data-label={t("attempt.col.latency")} class="num">{t("attempt.ms", { ms: a.latency_ms })}</td>
                       <td data-label={t("attempt.col.error")}>{a.error ?? t("none")}</td>
                     </tr>
                   ))}

@@ -86,12 +86,14 @@ export const PayoutsPage = ({ search }: { search: string }) => {
     if (refused.current) clear()
     refused.current = false
   }
-  const amount = microUsdt(draft.amount_usdt)
+  // A decimal comma (as the Russian page writes amounts) is taken as the point the API reads.
+  const amountText = draft.amount_usdt.trim().replace(",", ".")
+  const amount = microUsdt(amountText)
   const available = balance === null ? null : microUsdt(balance.available_usdt)
   const over = amount !== null && available !== null && amount > available
 
   const request = async () => {
-    const body = { ...draft, amount_usdt: draft.amount_usdt.trim(), wallet_address: draft.wallet_address.trim(), terminal_id: session.terminalId }
+    const body = { ...draft, amount_usdt: amountText, wallet_address: draft.wallet_address.trim(), terminal_id: session.terminalId }
     const idempotencyKey = payoutKey(JSON.stringify(body))
     await run(async () => {
       try {
@@ -134,7 +136,7 @@ export const PayoutsPage = ({ search }: { search: string }) => {
       }}>
         <label>
           <span>{t("payouts.amount")}</span>
-          <input name="amount" inputMode="decimal" required pattern="\d+(\.\d{1,6})?" value={draft.amount_usdt} aria-invalid={over}
+          <input name="amount" inputMode="decimal" required pattern="\d+([.,]\d{1,6})?" value={draft.amount_usdt} aria-invalid={over}
             aria-describedby={over ? "payout-over" : undefined}
             onInput={(e) => edit({ ...draft, amount_usdt: (e.currentTarget as HTMLInputElement).value })} />
         </label>
@@ -156,7 +158,7 @@ export const PayoutsPage = ({ search }: { search: string }) => {
       {confirming ? (
         <Confirm id="payout" busy={busy} onConfirm={request} onCancel={() => setConfirming(false)}
           question={sentence(t, "payouts.confirm", { wallet: isolated(draft.wallet_address.trim()) }, {
-            amount: formatDecimal(language, draft.amount_usdt.trim()),
+            amount: formatDecimal(language, amountText),
             network: draft.network,
             available: balance === null ? "?" : formatDecimal(language, balance.available_usdt)
           })} />
@@ -182,8 +184,9 @@ export const PayoutsPage = ({ search }: { search: string }) => {
                   <tr key={p.id}>
                     <td data-label={t("payouts.col.created")}>{formatTime(language, p.created_at)}</td>
                     <td data-label={t("payouts.col.amount")} class="num">{formatDecimal(language, p.amount_usdt)}</td>
-                    <td data-label={t("payouts.col.wallet")}><code>{p.wallet_address}</code> {p.network}</td>
-                    <td data-label={t("payouts.col.status")}><span class={`badge payout-${p.status}`}>{t(`payout.${p.status}`)}</span>{p.reject_reason === null ? null : <> {isolated(p.reject_reason)}</>}</td>
+                    {/* Each value one element, so that a card (narrow screens) lays it out beside its label as a whole. */}
+                    <td data-label={t("payouts.col.wallet")}><span><code>{p.wallet_address}</code> <span class="nowrap">{p.network}</span></span></td>
+                    <td data-label={t("payouts.col.status")}><span><span class={`badge payout-${p.status}`}>{t(`payout.${p.status}`)}</span>{p.reject_reason === null ? null : <> {isolated(p.reject_reason)}</>}</span></td>
                   </tr>
                 ))}
               </tbody>

@@ -8,7 +8,7 @@ import { ApiKeys } from "./ApiKeys.js"
 import { isolated } from "./Bidi.js"
 import { Confirm } from "./Confirm.js"
 import { useAction, useDashboard, useLoad } from "./Context.js"
-import { attemptResult, formatTime } from "./I18n.js"
+import { attemptResult, formatTime, sentAccepted } from "./I18n.js"
 import { TerminalForm } from "./TerminalForm.js"
 
 export const SettingsPage = () => {
@@ -35,10 +35,7 @@ export const SettingsPage = () => {
     setTested(null)
     return run(async () => {
       const sent = await session.client.terminals.testEvent(session.terminalId)
-      // With no attempt of its own (another worker recorded it first), the delivery says how it went.
-      const accepted = sent.attempt === null
-        ? sent.delivery.status === "delivered"
-        : sent.attempt.status_code !== null && sent.attempt.status_code >= 200 && sent.attempt.status_code < 300
+      const accepted = sentAccepted(sent)
       setTested({ text: t(accepted ? "terminal.testSent" : "terminal.testFailed", { result: attemptResult(t, sent) }), accepted })
       setReload((n) => n + 1)
     })

@@ -133,6 +133,26 @@ describe("Payouts page", () => {
     expect(en.textContent).toContain("95.00 ₽/USDT")
   })
 
+  it("takes an amount written with a decimal comma, as the Russian page writes them, and sends it with a point", async () => {
+    const { PayoutsPage } = await load("PayoutsPage")
+    const create = vi.fn(async (_body: { amount_usdt: string }) => ({ ...payout(9), status: "created" }))
+    const client = { ...payoutsClient(3), payouts: { ...payoutsClient(3).payouts, create } }
+    const { root } = show(PayoutsPage!, client, { language: "ru" })
+    await vi.waitFor(() => expect(root.textContent).toContain("Страница 1 из 1 (всего 3)"))
+    const amount = findAll(root, (e) => e.getAttribute("name") === "amount")[0]!
+    expect(new RegExp(`^(?:${amount.getAttribute("pattern")})$`).test("1,5")).toBe(true)
+    edit(amount, "1,5")
+    await rendered()
+    edit(findAll(root, (e) => e.getAttribute("name") === "wallet")[0]!, "TQn9Y2khEsLJW1ChVWFMSMeRDow5KcbLSE")
+    await rendered()
+    submit(findAll(root, (e) => e.localName === "form")[0]!)
+    // The confirmation writes it the Russian way; the request carries 1.5.
+    await vi.waitFor(() => expect(root.textContent).toContain("1,5 USDT"))
+    click(button(root, "Подтвердить"))
+    await vi.waitFor(() => expect(create).toHaveBeenCalledTimes(1))
+    expect(create.mock.calls[0]![0].amount_usdt).toBe("1.5")
+  })
+
   it("opens at the URL's page, writes the page it goes to into the URL, and goes back to page 1 after a payout", async () => {
     const client = { ...payoutsClient(57), payouts: { ...payoutsClient(57).payouts, create: vi.fn(async () => ({ ...payout(99), status: "created" })) } }
     const { PayoutsPage } = await load("PayoutsPage")
@@ -345,6 +365,37 @@ describe("Payment page", () => {
     const same = show(PaymentPage!, client, { props: { id: "pay_1" }, sandbox: false }).root
     await vi.waitFor(() => expect(same.textContent).toContain("order-1"))
     expect(same.textContent).not.toContain("while the dashboard is in")
+  })
+})
+
+describe("A payment's events", () => {
+  const delivery = (kind: "scheduled" | "resend", status: "delivered" | "failed") => ({
+    id: `del-${kind}`, kind, status, attempts: 1, next_attempt_at: null,
+    attempt_log: [{ attempt: 1, at: "2026-01-02T10:00:00.000Z", url: "https://shop.example/cb", status_code: status === "delivered" ? 200 : null, latency_ms: 5, error: status === "delivered" ? null : "getaddrinfo ENOTFOUND shop.example", response_body: null }]
+  })
+  const event = (deliveries: ReadonlyArray<ReturnType<typeof delivery>>) => ({
+    id: "evt_1", type: "payment.created", sequence: 1, created_at: "2026-01-02T10:00:00.000Z", test: true, body: "{}", headers: {}, deliveries
+  })
+
+  it("a resend the endpoint did not accept is said so as an error; a delivery's kind and an attempt's time are in the page's language", async () => {
+    const { PaymentPage } = await load("PaymentPage")
+    const one = { ...payment(1), terminal_id: "term-1", paid_at: null, expires_at: null, description: null }
+    const failedAttempt = { attempt: 1, at: "2026-01-02T10:01:00.000Z", url: "https://shop.example/cb", status_code: null, latency_ms: 7, error: "getaddrinfo ENOTFOUND shop.example", response_body: null }
+    const resend = vi.fn(async () => ({ delivery: { ...delivery("resend", "failed") }, attempt: failedAttempt }))
+    let current = event([delivery("scheduled", "delivered")])
+    const get = vi.fn(async () => current)
+    const client = { payments: { get: async () => one }, events: { list: async () => ({ items: [{ id: "evt_1" }], next_cursor: null }), get, resend } }
+    const { root } = show(PaymentPage!, client, { language: "ru", props: { id: "pay_1" } })
+    await vi.waitFor(() => expect(root.textContent).toContain("Доставка"))
+    expect(root.textContent).toContain("(по расписанию)")
+    expect(root.textContent).toContain("5 мс")
+    expect(root.textContent).not.toMatch(/scheduled|\d ms/)
+    current = event([delivery("scheduled", "delivered"), delivery("resend", "failed")])
+    click(button(root, "Отправить снова"))
+    await vi.waitFor(() => expect(root.textContent).toContain("Отправлено снова, но ваш обработчик его не принял: getaddrinfo ENOTFOUND shop.example"))
+    const said = findAll(root, (e) => e.getAttribute("role") === "alert")
+    expect(said.map((e) => e.textContent)).toEqual(["Отправлено снова, но ваш обработчик его не принял: getaddrinfo ENOTFOUND shop.example"])
+    await vi.waitFor(() => expect(root.textContent).toContain("(отправка вручную)"))
   })
 })
 

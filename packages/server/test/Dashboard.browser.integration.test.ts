@@ -387,10 +387,21 @@ describe("dashboard", () => {
     await page.getByRole("heading", { name: "Sign in" }).waitFor()
     expect(await fits()).toBe(true)
     await page.screenshot({ path: join(shots, "signin-390.png"), fullPage: true })
+    // A long unbroken order id wraps instead of widening the list or the payment's page (an outside
+    // probe's 128 characters pushed every value out of view).
+    const long = `long-${merchant.terminalId.slice(0, 6)}-${"x".repeat(100)}`
+    expect((await merchant.api("POST", "/payments", { amount: "10", order_id: long, test: true })).status).toBe(201)
     await signIn(page)
     await page.locator("table.payments").getByRole("link", { name: orders.paid }).waitFor()
+    await page.locator("table.payments").getByRole("link", { name: long }).waitFor()
     expect(await fits()).toBe(true)
+    // Each card's values stay within the page.
+    expect(await page.locator("table.payments td").evaluateAll((cells) => cells.every((cell) => cell.scrollWidth <= cell.clientWidth + 1))).toBe(true)
     await page.screenshot({ path: join(shots, "payments-390.png"), fullPage: true })
+    await page.locator("table.payments").getByRole("link", { name: long }).click()
+    await page.getByRole("heading", { name: new RegExp(long) }).waitFor()
+    expect(await fits()).toBe(true)
+    await page.goBack()
     await page.getByRole("link", { name: "Home" }).click()
     await page.getByTestId("today-count").waitFor()
     await page.getByRole("img", { name: /Payment volume per day/ }).waitFor()
