@@ -88,6 +88,20 @@ export const forTerminal = (text: string): string => text.replace(unprintable, e
 /** JSON text with the rest of them escaped too: it parses to the same value. */
 const jsonForTerminal = (json: string): string => json.replace(unprintableInJson, escaped)
 
+/** Those left in what the CLI writes at all: every one but the line break and the tab its own layout uses. */
+const unprintableInOutput = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/g
+
+/**
+ * `io` whose writes escape them, whatever wrote the text (a table, JSON, an error, `listen`'s and
+ * `events list`'s lines, commander's help): the last guard, behind the cells' own escaping (which also
+ * escapes their line breaks, one row a line).
+ */
+const escapingOutput = (io: Io): Io => ({
+  ...io,
+  stdout: (text) => io.stdout(text.replace(unprintableInOutput, escaped)),
+  stderr: (text) => io.stderr(text.replace(unprintableInOutput, escaped))
+})
+
 const cell = (value: unknown): string => {
   if (value === null || value === undefined) return ""
   if (typeof value === "string") return forTerminal(value)
@@ -128,7 +142,8 @@ const networkCode = (error: unknown): string => {
 }
 
 /** Runs the CLI on `argv` (without node and the script); resolves with the exit code. */
-export const run = async (argv: ReadonlyArray<string>, io: Io, modules: ReadonlyArray<Extension> = extensions): Promise<number> => {
+export const run = async (argv: ReadonlyArray<string>, raw: Io, modules: ReadonlyArray<Extension> = extensions): Promise<number> => {
+  const io = escapingOutput(raw)
   let exitCode = 0
   const program = new Command("paydesk")
     .description("Operate a Paydesk server through its operator API (PAYDESK_URL, PAYDESK_ADMIN_TOKEN); a merchant's commands (listen, trigger, events, test-clocks, subscriptions upcoming and charge-outcomes) take a terminal's API key (PAYDESK_API_KEY).")

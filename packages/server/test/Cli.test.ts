@@ -242,6 +242,13 @@ describe("paydesk CLI: commands", () => {
     }
     expect(listed.stdout).toContain("Beans\\u001b[2J\\u001b]0;pwned\\u0007 \\u009b31m \\u202eevil\\u000anext")
     expect(listed.stdout).toContain("{\"note\":\"\\u001b[31mred\"}")
+    // So are the lines `events list` writes itself, whatever field carries it (here a key of a record, an object id).
+    const events = { items: [{ id: "evt_1", type: "payment.created", object_id: "pay_\u001b[2J", sequence: 1, created_at: "2026-01-01T00:00:00.000Z", delivery: null }], next_cursor: null }
+    const rows = await cli(["events", "list"], { env: { PAYDESK_API_KEY: "pk_test_1" }, answer: { status: 200, body: events } })
+    expect(rows.stdout).toContain("pay_\\u001b[2J")
+    expect(rows.stdout).not.toContain("\u001b")
+    const keyed = await cli(["accounts", "get", "a1", "--table"], { answer: { status: 200, body: { "na\u001bme": "x" } } })
+    expect(keyed.stdout).toBe("na\\u001bme  x\n")
     // An error message carrying such text is escaped as well.
     const refused = await cli(["accounts", "get", "a1"], { answer: { status: 404, body: { error: { code: "not_found", message: "no account \u001b[2J here", request_id: "req_1" } } } })
     expect(refused.stderr).toContain("no account \\u001b[2J here")
