@@ -86,8 +86,9 @@ export const PayoutsPage = ({ search }: { search: string }) => {
     if (refused.current) clear()
     refused.current = false
   }
-  // A decimal comma (as the Russian page writes amounts) is taken as the point the API reads.
-  const amountText = draft.amount_usdt.trim().replace(",", ".")
+  // On the Russian page a decimal comma (as it writes amounts) is taken as the point the API reads; on
+  // the English one "10,000" is refused, not read as 10.
+  const amountText = language === "ru" ? draft.amount_usdt.trim().replace(",", ".") : draft.amount_usdt.trim()
   const amount = microUsdt(amountText)
   const available = balance === null ? null : microUsdt(balance.available_usdt)
   const over = amount !== null && available !== null && amount > available
@@ -136,7 +137,7 @@ export const PayoutsPage = ({ search }: { search: string }) => {
       }}>
         <label>
           <span>{t("payouts.amount")}</span>
-          <input name="amount" inputMode="decimal" required pattern="\d+([.,]\d{1,6})?" value={draft.amount_usdt} aria-invalid={over}
+          <input name="amount" inputMode="decimal" required pattern={language === "ru" ? "\\d+([.,]\\d{1,6})?" : "\\d+(\\.\\d{1,6})?"} value={draft.amount_usdt} aria-invalid={over}
             aria-describedby={over ? "payout-over" : undefined}
             onInput={(e) => edit({ ...draft, amount_usdt: (e.currentTarget as HTMLInputElement).value })} />
         </label>

@@ -140,7 +140,9 @@ describe("Payouts page", () => {
     const { root } = show(PayoutsPage!, client, { language: "ru" })
     await vi.waitFor(() => expect(root.textContent).toContain("Страница 1 из 1 (всего 3)"))
     const amount = findAll(root, (e) => e.getAttribute("name") === "amount")[0]!
-    expect(new RegExp(`^(?:${amount.getAttribute("pattern")})$`).test("1,5")).toBe(true)
+    // As a browser compiles the pattern (the v flag, the whole value).
+    const accepts = (input: FakeElement, value: string) => new RegExp(`^(?:${input.getAttribute("pattern")})$`, "v").test(value)
+    expect(accepts(amount, "1,5")).toBe(true)
     edit(amount, "1,5")
     await rendered()
     edit(findAll(root, (e) => e.getAttribute("name") === "wallet")[0]!, "TQn9Y2khEsLJW1ChVWFMSMeRDow5KcbLSE")
@@ -151,6 +153,20 @@ describe("Payouts page", () => {
     click(button(root, "Подтвердить"))
     await vi.waitFor(() => expect(create).toHaveBeenCalledTimes(1))
     expect(create.mock.calls[0]![0].amount_usdt).toBe("1.5")
+    render(null, root as unknown as Element)
+    // On the English page a comma is a thousands separator: "10,000" is refused, never read as 10.
+    const en = show(PayoutsPage!, client, { language: "en" }).root
+    await vi.waitFor(() => expect(en.textContent).toContain("Page 1 of 1 (3 in all)"))
+    const enAmount = findAll(en, (e) => e.getAttribute("name") === "amount")[0]!
+    expect([accepts(enAmount, "10,000"), accepts(enAmount, "1,5"), accepts(enAmount, "1.5")]).toEqual([false, false, true])
+    edit(enAmount, "10,000")
+    await rendered()
+    edit(findAll(en, (e) => e.getAttribute("name") === "wallet")[0]!, "TQn9Y2khEsLJW1ChVWFMSMeRDow5KcbLSE")
+    await rendered()
+    submit(findAll(en, (e) => e.localName === "form")[0]!)
+    await rendered()
+    expect(en.textContent).not.toContain("USDT of real money from the live balance to")
+    expect(create).toHaveBeenCalledTimes(1)
   })
 
   it("opens at the URL's page, writes the page it goes to into the URL, and goes back to page 1 after a payout", async () => {
@@ -179,7 +195,7 @@ describe("Payouts page", () => {
     // An Ethereum address is asked for as the wallet shows it: its letters' case is checked (EIP-55).
     edit(findAll(root, (e) => e.getAttribute("name") === "network")[0]!, "ERC-20", "change")
     await rendered()
-    expect(root.textContent).toContain("Copy it as your wallet shows it, in upper and lower case: the letters' case is its checksum.")
+    expect(root.textContent).toContain("Copy it as your wallet shows it: the case of its letters is a checksum, checked when it mixes upper and lower case.")
     edit(findAll(root, (e) => e.getAttribute("name") === "network")[0]!, "TRC-20", "change")
     await rendered()
     await requestPayout(root, "1.5")
