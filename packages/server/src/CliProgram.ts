@@ -77,24 +77,22 @@ const isRecord = (value: unknown): value is Record<string, unknown> => typeof va
  */
 const unprintable = /[\u0000-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/g
 
-/** Those JSON text leaves as they are (it escapes C0 controls in strings itself; its own line breaks stay). */
-const unprintableInJson = /[\u007f-\u009f\u202a-\u202e\u2066-\u2069]/g
-
 const escaped = (char: string) => `\\u${char.charCodeAt(0).toString(16).padStart(4, "0")}`
 
-/** `text` with every such character written as its JSON escape (`\u001b`): shown, never acted on. */
-export const forTerminal = (text: string): string => text.replace(unprintable, escaped)
+/** `text` with every such character written as its JSON escape (`\u001b`), a table cell's line breaks too. */
+const forTerminal = (text: string): string => text.replace(unprintable, escaped)
 
-/** JSON text with the rest of them escaped too: it parses to the same value. */
-const jsonForTerminal = (json: string): string => json.replace(unprintableInJson, escaped)
-
-/** Those left in what the CLI writes at all: every one but the line break and the tab its own layout uses. */
+/**
+ * Those escaped in whatever the CLI writes: every one but the line break and the tab its own layout
+ * uses (JSON text has no other control outside its strings, which it escapes itself, so it still
+ * parses to the same value).
+ */
 const unprintableInOutput = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/g
 
 /**
  * `io` whose writes escape them, whatever wrote the text (a table, JSON, an error, `listen`'s and
- * `events list`'s lines, commander's help): the last guard, behind the cells' own escaping (which also
- * escapes their line breaks, one row a line).
+ * `events list`'s lines, commander's help); a table's cells escape their line breaks as well (one row
+ * a line).
  */
 const escapingOutput = (io: Io): Io => ({
   ...io,
@@ -104,8 +102,7 @@ const escapingOutput = (io: Io): Io => ({
 
 const cell = (value: unknown): string => {
   if (value === null || value === undefined) return ""
-  if (typeof value === "string") return forTerminal(value)
-  return typeof value === "object" ? jsonForTerminal(JSON.stringify(value)) : String(value)
+  return forTerminal(typeof value === "string" ? value : typeof value === "object" ? JSON.stringify(value) : String(value))
 }
 
 const aligned = (rows: ReadonlyArray<ReadonlyArray<string>>): string => {
@@ -158,7 +155,7 @@ export const run = async (argv: ReadonlyArray<string>, raw: Io, modules: Readonl
     .addHelpText("after", "\nEvery group has --help, so does every command: paydesk accounts --help, paydesk accounts create --help.\nExit codes: 0 done, 1 API error or server not reachable, 2 wrong usage.")
 
   const fail = (message: string, code: 1 | 2) => {
-    io.stderr(`paydesk: ${forTerminal(message)}\n`)
+    io.stderr(`paydesk: ${message}\n`)
     exitCode = Math.max(exitCode, code)
   }
   const context: Context = {
@@ -169,8 +166,7 @@ export const run = async (argv: ReadonlyArray<string>, raw: Io, modules: Readonl
     },
     print: (command, value) => {
       const tabular = (command.optsWithGlobals() as { table?: boolean }).table === true
-      // JSON escapes C0 controls itself; the others are escaped too (the JSON parses to the same value).
-      io.stdout(`${tabular ? table(value) : jsonForTerminal(JSON.stringify(value, null, 2))}\n`)
+      io.stdout(`${tabular ? table(value) : JSON.stringify(value, null, 2)}\n`)
     },
     fail,
     operator: async (command, call) => {
