@@ -44,6 +44,10 @@ const positiveInteger = (value: string) => {
 
 const choices = (option: Option, values: ReadonlyArray<string>) => option.choices(values)
 
+/** `--environment prod|sandbox|all`: `payments list`'s, and the merchant's event commands' beside their flags. */
+export const environmentOption = (): Option =>
+  choices(new Option("--environment <environment>", "live (prod), sandbox or all"), ["prod", "sandbox", "all"])
+
 /** `--page <n>` of list commands. */
 const pageOption = () => new Option("--page <n>", "page of 50, from 1").argParser(positiveInteger)
 
@@ -210,7 +214,7 @@ export const register = (program: Command, send: Send, readStdin: ReadStdin): vo
   // Payments
   const payments = group("payments", "payments of a terminal; refunds and chargebacks")
   payments.command("list").description("a terminal's payments, newest first").requiredOption("--terminal <terminal_id>", "the terminal")
-    .addOption(choices(new Option("--environment <environment>", "live (prod), sandbox or all").default("prod"), ["prod", "sandbox", "all"]))
+    .addOption(environmentOption().default("prod"))
     .addOption(pageOption())
     .action((options: { terminal: string; environment: string; page?: string }) =>
       send({ method: "GET", path: `/terminals/${id(options.terminal)}/payments${query({ environment: options.environment, page: options.page })}` }))

@@ -17,6 +17,7 @@ import { Instant } from "@paydesk/core"
 import { Option as Maybe } from "effect"
 import { listen, Paydesk, PaydeskApiError, PaydeskError, trigger, triggers } from "@paydesk/client"
 import type { EventFilter, SandboxChargeOutcome } from "@paydesk/client"
+import * as CliCommands from "./CliCommands.js"
 import type { Context } from "./CliProgram.js"
 
 /** The verbs of `paydesk events`. */
@@ -49,8 +50,7 @@ const environmentOf = (options: { live?: boolean; sandbox?: boolean; all?: boole
   options.environment ?? (options.all === true ? "all" as const : options.live === true ? "prod" as const : options.sandbox === true ? "sandbox" as const : fallback)
 
 /** `--environment`, beside the flags it can replace (`flags`): one or the other. */
-const environmentOption = (flags: ReadonlyArray<string>) =>
-  new Option("--environment <environment>", "live (prod), sandbox or all, as payments list takes it").choices(["prod", "sandbox", "all"]).conflicts([...flags])
+const environmentOption = (flags: ReadonlyArray<string>) => CliCommands.environmentOption().conflicts([...flags])
 
 /** Registers the merchant's commands on `program` (after the operator's: `subscriptions` gets two more). */
 export const register = (program: Command, context: Context, signals: Signals = process): void => {
