@@ -16,6 +16,7 @@ import type { Rate } from "./ports/RateSource.js"
 import type { Subscription } from "./Subscription.js"
 import type { TestClock } from "./TestClock.js"
 import type { Account, ApiKey, Terminal, User } from "./Terminal.js"
+import type { Report as WorkReport } from "./usecases/Work.js"
 
 const iso = (ms: number | null): string | null => (ms === null ? null : formatIso(ms))
 
@@ -282,4 +283,16 @@ export const terminalDetails = (d: {
   ...terminal(d.terminal),
   callback_endpoint: endpointHealth(d.callbackEndpoint),
   previous_secret_expires_at: iso(d.previousSecretExpiresAt)
+})
+
+/** What a pass of background work did (the operator's `POST /admin/v1/work/run`), in the API's snake_case. */
+export const workReport = (r: WorkReport) => ({
+  expired_payments: r.expiredPayments,
+  charges: r.charges,
+  settled_charges: r.settledCharges,
+  stops: r.stops,
+  conversions: r.conversions,
+  payouts: r.payouts,
+  callbacks: r.callbacks,
+  test_clocks: r.testClocks
 })

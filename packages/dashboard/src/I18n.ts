@@ -525,9 +525,21 @@ const apiErrorsRu: { readonly [code: string]: string } = {
 /** An answer that is not the API's error body (a proxy's page): the client's code `http_<status>`. */
 const httpErrorRu = "Сервер ответил ошибкой HTTP {status}: повторите позже."
 
-/** What to show for an API refusal: in English the API's own message, in Russian its text by code (`apiErrorsRu`). */
+/**
+ * The refusals whose API message is the spec's Russian text (the API's others are English): in
+ * English by code, so an English page never shows Russian. Of them only `stop_failed` can reach the
+ * dashboard (`subscription_fields_missing` is subscription creation's).
+ */
+const apiErrorsEn: { readonly [code: string]: string } = {
+  stop_failed: "The subscription could not be stopped: it was moved to review."
+}
+
+/**
+ * What to show for an API refusal: in English the API's own message (`apiErrorsEn`'s where it is
+ * the spec's Russian), in Russian its text by code (`apiErrorsRu`).
+ */
 export const apiErrorText = (language: Language, error: { readonly code: string; readonly message: string; readonly retryAfterMs?: number | undefined }): string => {
-  if (language !== "ru") return error.message
+  if (language !== "ru") return Object.prototype.hasOwnProperty.call(apiErrorsEn, error.code) ? apiErrorsEn[error.code]! : error.message
   const status = /^http_(\d{3})$/.exec(error.code)?.[1]
   const text = Object.prototype.hasOwnProperty.call(apiErrorsRu, error.code) ? apiErrorsRu[error.code] : status === undefined ? undefined : httpErrorRu
   if (text === undefined) return error.message

@@ -300,7 +300,7 @@ export const register = async (
     // Decoded first: a stray query parameter runs nothing.
     return runWork !== undefined
       ? run(ctx, request, reply, Effect.andThen(decoded, Effect.promise(() => runWork())), (report) => reply.send(report))
-      : run(ctx, request, reply, Effect.andThen(decoded, Work.runDue()), (report) => reply.send(report))
+      : run(ctx, request, reply, Effect.andThen(decoded, Work.runDue()), (report) => reply.send(Views.workReport(report)))
   })
 
   // Callback deliveries

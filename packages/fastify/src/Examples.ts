@@ -286,7 +286,7 @@ export const chargeResolved = {
   outcome: "paid"
 }
 
-export const workReport = { expiredPayments: 0, charges: 1, settledCharges: 0, stops: 0, conversions: 0, payouts: 0, callbacks: 2, testClocks: 0 }
+export const workReport = { expired_payments: 0, charges: 1, settled_charges: 0, stops: 0, conversions: 0, payouts: 0, callbacks: 2, test_clocks: 0 }
 
 export const delivery = {
   id: ids.delivery,

@@ -454,14 +454,14 @@ const RateAnswer = Schema.Struct({ rate: Schema.String }).annotate({ identifier:
 const ClockAnswer = Schema.Struct({ now: Time }).annotate({ identifier: "ClockAnswer", title: "ClockAnswer" })
 
 const WorkReport = Schema.Struct({
-  expiredPayments: Int,
+  expired_payments: Int,
   charges: Int,
-  settledCharges: Int,
+  settled_charges: Int,
   stops: Int,
   conversions: Int,
   payouts: Int,
   callbacks: Int,
-  testClocks: Int.annotate({ description: "test clocks whose waiting work ran (an advance continued, or work due at a clock's time)" })
+  test_clocks: Int.annotate({ description: "test clocks whose waiting work ran (an advance continued, or work due at a clock's time)" })
 }).annotate({ identifier: "WorkReport", title: "WorkReport", description: "what the passes did" })
 
 const DeliveryView = Schema.Struct({
@@ -596,5 +596,6 @@ export type ViewsMatch = [
   Assignable<typeof EventView.Type, ReturnType<typeof Views.event>>,
   Assignable<typeof EventDelivery.Type, ReturnType<typeof Views.eventDelivery>>,
   Assignable<typeof TerminalDetails.Type, ReturnType<typeof Views.terminalDetails>>,
-  Assignable<typeof TestClockView.Type, ReturnType<typeof Views.testClock>>
+  Assignable<typeof TestClockView.Type, ReturnType<typeof Views.testClock>>,
+  Assignable<typeof WorkReport.Type, ReturnType<typeof Views.workReport>>
 ]

@@ -22,7 +22,7 @@
  */
 import { Cause, Clock, Context, Data, Duration, Effect, Exit, Layer, Option, Redacted, Schedule, Scope } from "effect"
 import type { FastifyInstance } from "fastify"
-import { Callback, CallbackTransport, Config as CoreConfig, HmacTokenIssuer, PaydeskConfig, Runner, type Services, TokenIssuer } from "@paydesk/core"
+import { Callback, CallbackTransport, Config as CoreConfig, HmacTokenIssuer, PaydeskConfig, Runner, type Services, TokenIssuer, Views } from "@paydesk/core"
 import { App } from "@paydesk/fastify"
 import { AcquirerEmulator, ManualClock, PayoutNetworkEmulator, PgChargeBook, PgPayoutBook } from "@paydesk/emulators"
 import { EmbeddedPostgres, NodeSecurity, PgRateSource, PgStore } from "@paydesk/sql-pg"
@@ -524,7 +524,7 @@ export const layerHttp = (config: ServerConfig) =>
                 programCharges: (subscriptionId, outcomes) => run(emulator.programCharges(subscriptionId, outcomes)),
                 // One book for live and sandbox charges: either emulator settles either's key.
                 resolveCharge: (idempotencyKey, outcome) => run(emulator.resolveCharge(idempotencyKey, outcome)),
-                runWork: () => run(engine.runWork),
+                runWork: () => run(Effect.map(engine.runWork, Views.workReport)),
                 ...Option.match(manual, {
                   onNone: () => ({}),
                   onSome: (clock) => ({ setClock: (now: number) => run(Effect.andThen(clock.set(now), engine.wake)) })

@@ -73,7 +73,7 @@ describe("PAYDESK_ENGINE=inngest", () => {
     expect(introspection.status).toBe(200)
     expect(introspection.json).toMatchObject({ mode: "dev", function_count: 13 })
     // Without a local worker, /admin/v1/work/run still runs due work on demand.
-    expect(Object.keys(await srv.work()).sort()).toEqual(["callbacks", "charges", "conversions", "expiredPayments", "payouts", "settledCharges", "stops", "testClocks"])
+    expect(Object.keys(await srv.work()).sort()).toEqual(["callbacks", "charges", "conversions", "expired_payments", "payouts", "settled_charges", "stops", "test_clocks"])
   }, 60_000)
 
   it("a payment created through the merchant API sends paydesk/payment.created and paydesk/callback.scheduled after the commit", async () => {

@@ -37,7 +37,10 @@ for (const target of pgTargets()) describe(`on postgres (${target.name})`, () =>
       expect(created.status).toBe(201)
       const settled = await srv.admin("POST", `/acquirer/payments/${created.json.id}/outcome`, { outcome: "paid" })
       expect(settled.json.status).toBe("paid")
-      await srv.work()
+      // The operator API's report is snake_case, as the rest of the API (it was the core's camelCase).
+      const report = await srv.work()
+      expect(Object.keys(report).sort()).toEqual(["callbacks", "charges", "conversions", "expired_payments", "payouts", "settled_charges", "stops", "test_clocks"])
+      expect(report).toMatchObject({ expired_payments: 0, charges: 0, payouts: 0 })
       const got = events(created.json.id)
       expect(got.map((e) => e.json.event_type)).toEqual(["payment.created", "payment.paid"])
       for (const e of got) {
