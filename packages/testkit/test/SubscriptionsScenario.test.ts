@@ -220,13 +220,21 @@ describe("Subscriptions scenarios", () => {
     Effect.gen(function*() {
       const { principal, subscription, emulator } = yield* firstChargeAnswered("unknown")
       const record = (yield* Subscriptions.charges(principal, subscription.id))[0]!
+      assert.strictEqual(record.actualAt, monthlyDates[0])
       yield* emulator.resolveCharge(record.idempotencyKey, "paid")
-      yield* TestClock.setTime(monthlyDates[2]! + Instant.DAY_MS)
+      const resumedAt = monthlyDates[2]! + Instant.DAY_MS
+      yield* TestClock.setTime(resumedAt)
       const sub = yield* Subscriptions.resume(subscription.id)
       assert.strictEqual(Subscription.stateOf(sub), "active/enabled")
       assert.strictEqual(sub.nextChargeAt, monthlyDates[3])
       assert.strictEqual((yield* Work.drain()).charges, 0)
       assert.strictEqual(emulator.charges.length, 1)
+      // The charge's actual time is the bank call's (its first answer), not the resume's; its payment
+      // is booked at the resume, when the money is known to have come.
+      const booked = (yield* Subscriptions.charges(principal, subscription.id))[0]!
+      assert.deepStrictEqual([booked.status, booked.actualAt], ["payed", monthlyDates[0]])
+      const payment = yield* Payments.get(principal, booked.paymentId!)
+      assert.deepStrictEqual([payment.createdAt, payment.paidAt], [resumedAt, resumedAt])
     }).pipe(Effect.provide(Kit.layer)))
 
   it.effect("max_cycles stops the subscription when reached", () =>

@@ -111,7 +111,10 @@ const bookPaid = Effect.fnUntraced(function*(
     // contradicted refusal keeps its reason beside the review.
     message: options.contradicted ? charge.message : null,
     paymentId: credited.id,
-    actualAt: now,
+    // The spec's "actual time of the charge": when the bank call that took the money was answered.
+    // An attempt answered before (unconfirmed, or refused and then paid after all) keeps that time;
+    // the payment is booked now (its `created_at` and `paid_at`), when the money is known to have come.
+    actualAt: charge.actualAt ?? now,
     updatedAt: now
   })
   // Resume's own answer moves review -> enabled; a stop committed meanwhile wins (no move, still booked).
