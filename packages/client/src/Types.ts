@@ -487,8 +487,9 @@ export interface EventFilter {
   readonly type?: EventType
   /** A payment (`pay_<uuid>`) or payout (`po_<uuid>`). */
   readonly object_id?: string
-  /** ISO 8601. */
+  /** ISO 8601: created at or after this time. */
   readonly created_from?: string
+  /** ISO 8601: created before this time (exclusive), later than `created_from`. */
   readonly created_to?: string
   readonly delivery_status?: "pending" | "delivered" | "failed" | "none"
   readonly limit?: number

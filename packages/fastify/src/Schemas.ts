@@ -239,7 +239,7 @@ export const EventListQuery = Schema.Struct({
   type: Schema.optionalKey(oneOf(Events.eventTypes as ReadonlyArray<string>, "the event type")),
   object_id: Schema.optionalKey(text("a payment (`pay_<uuid>`) or payout (`po_<uuid>`): its events only", "a payment id (pay_<uuid>) or a payout id (po_<uuid>)")),
   created_from: Schema.optionalKey(isoTime("events created at or after this time")),
-  created_to: Schema.optionalKey(isoTime("events created at or before this time (inclusive)")),
+  created_to: Schema.optionalKey(isoTime("events created before this time (exclusive, as the payments' `created_to`); later than `created_from`")),
   delivery_status: Schema.optionalKey(oneOf(Events.deliveryStatuses, "the state of the event's delivery: the one that delivered it, else its latest (`none`: no callback URL when it was written)")),
   limit: Schema.optionalKey(intParam(1, Events.maxLimit, `events per page, 1 to ${Events.maxLimit} (default ${Events.defaultLimit})`)),
   cursor: Schema.optionalKey(text("`next_cursor` of the previous page: the events after it", "the next_cursor of a previous answer"))

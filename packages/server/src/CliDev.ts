@@ -120,7 +120,7 @@ export const register = (program: Command, context: Context, signals: Signals = 
     .option("--type <type>", "one event type, e.g. payment.paid")
     .option("--object <id>", "of one payment (pay_…) or payout (po_…)")
     .option("--since <iso>", "created at or after", isoTime("--since"))
-    .option("--until <iso>", "created at or before (inclusive)", isoTime("--until"))
+    .option("--until <iso>", "created before (exclusive)", isoTime("--until"))
     .addOption(new Option("--status <status>", "by delivery status").choices(["pending", "delivered", "failed", "none"]))
     .option("--limit <n>", "at most this many (1 to 100)", integer("--limit", 1, 100))
     .option("--cursor <cursor>", "the next page (printed after a full page)")

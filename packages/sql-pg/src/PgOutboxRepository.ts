@@ -432,7 +432,7 @@ export const layer: Layer.Layer<OutboxRepository, never, SqlClient.SqlClient> = 
             ? filter.objectId === undefined ? [] : [sql`false`]
             : [sql`(e.payment_id = ${filter.objectId} OR e.payout_id = ${filter.objectId})`]),
           ...(filter.createdFrom === undefined ? [] : [sql`e.created_at >= ${time(filter.createdFrom)}`]),
-          ...(filter.createdTo === undefined ? [] : [sql`e.created_at <= ${time(filter.createdTo)}`]),
+          ...(filter.createdBefore === undefined ? [] : [sql`e.created_at < ${time(filter.createdBefore)}`]),
           // Live events are on no clock: the plain bound, which the listing index scan stops at.
           ...(filter.retainedFrom === undefined
             ? []

@@ -187,7 +187,7 @@ export const layer: Layer.Layer<OutboxRepository, never, MemoryDatabase> = Layer
               (filter.eventType === undefined || event.eventType === filter.eventType) &&
               (filter.objectId === undefined || event.paymentId === filter.objectId || event.payoutId === filter.objectId) &&
               (filter.createdFrom === undefined || event.createdAt >= filter.createdFrom) &&
-              (filter.createdTo === undefined || event.createdAt <= filter.createdTo) &&
+              (filter.createdBefore === undefined || event.createdAt < filter.createdBefore) &&
               (filter.retainedFrom === undefined || event.createdAt >= filter.retainedFrom || event.testClockId !== null) &&
               (filter.deliveryStatus === undefined ||
                 (filter.deliveryStatus === "none" ? delivery === null : delivery?.status === filter.deliveryStatus)) &&

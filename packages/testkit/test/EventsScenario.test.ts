@@ -35,12 +35,19 @@ describe("Events: ids, order and signatures", () => {
       assert.deepStrictEqual(sent.map((r) => JSON.parse(r.body).event_type), ["payment.created", "payment.paid"])
       const listed = yield* Events.list(principal, { environment: "sandbox" })
       assert.deepStrictEqual(listed.items.map((i) => [i.event.eventType, i.event.sequence]), [["payment.paid", 2], ["payment.created", 1]])
-      // A reversed range is refused, not an empty page; equal bounds (created_to is inclusive) are the events of that instant.
+      // `[created_from, created_to)`, as the payments' filters: an event at created_to is the next range's.
+      // An empty or reversed range is refused, not an empty page.
       const at = listed.items[1]!.event.createdAt
-      const reversed = yield* Effect.flip(Events.list(principal, { environment: "sandbox", createdFrom: at, createdTo: at - 1 }))
-      assert.deepStrictEqual([reversed._tag, (reversed as { field?: string }).field, reversed.message], ["InvalidRequest", "created_to", "created_to must not be earlier than created_from"])
-      const instant = yield* Events.list(principal, { environment: "sandbox", createdFrom: at, createdTo: at })
-      assert.isTrue(instant.items.some((i) => i.event.id === listed.items[1]!.event.id))
+      for (const createdTo of [at - 1, at]) {
+        const refused = yield* Effect.flip(Events.list(principal, { environment: "sandbox", createdFrom: at, createdTo }))
+        assert.deepStrictEqual([refused._tag, (refused as { field?: string }).field, refused.message], ["InvalidRequest", "created_to", "created_to must be later than created_from"])
+      }
+      const ids = (range: { readonly createdFrom?: number; readonly createdTo?: number }) =>
+        Effect.map(Events.list(principal, { environment: "sandbox", ...range }), (page) => page.items.map((i) => i.event.id))
+      const created = listed.items[1]!.event.id
+      assert.include(yield* ids({ createdFrom: at, createdTo: at + 1 }), created)
+      assert.notInclude(yield* ids({ createdFrom: at - 1, createdTo: at }), created)
+      assert.notInclude(yield* ids({ createdTo: at }), created)
       const webhook = new Webhook(StandardWebhooks.whsecOf(merchant.signingSecret))
       for (const [i, request] of sent.entries()) {
         const event = listed.items[1 - i]!.event

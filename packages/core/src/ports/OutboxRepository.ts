@@ -98,8 +98,10 @@ export interface EventPageFilter {
   readonly eventType?: EventType | undefined
   /** A payment or payout id (UUID). */
   readonly objectId?: string | undefined
+  /** Events created at or after this time (epoch ms, inclusive). */
   readonly createdFrom?: number | undefined
-  readonly createdTo?: number | undefined
+  /** Events created before this time (epoch ms, exclusive), as the payments' `createdBefore`. */
+  readonly createdBefore?: number | undefined
   /**
    * The retention's window: events on no test clock created before it are left out. A clock's events
    * carry the clock's time and are kept until the clock is deleted, so they are listed whatever it is.

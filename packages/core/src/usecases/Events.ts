@@ -58,7 +58,9 @@ export interface ListQuery {
   readonly type?: string | undefined
   /** A payment (`pay_<uuid>`) or payout (`po_<uuid>`) id, or a bare UUID. */
   readonly objectId?: string | undefined
+  /** Inclusive (epoch ms). */
   readonly createdFrom?: number | undefined
+  /** Exclusive (epoch ms), as the payments' `created_to`. */
   readonly createdTo?: number | undefined
   readonly deliveryStatus?: string | undefined
   readonly limit?: number | undefined
@@ -101,9 +103,10 @@ export const list = Traced.fn("Events.list")(function*(principal: Principal, que
   }
   const limit = query.limit ?? defaultLimit
   if (!Number.isInteger(limit) || limit < 1 || limit > maxLimit) return yield* invalid("limit", `limit must be an integer from 1 to ${maxLimit}`)
-  // A reversed range is a mistake, not an empty page (`created_to` is inclusive here: equal bounds are one instant).
-  if (query.createdFrom !== undefined && query.createdTo !== undefined && query.createdTo < query.createdFrom) {
-    return yield* invalid("created_to", "created_to must not be earlier than created_from")
+  // `[created_from, created_to)`, as the payments' filters: a range of days joins up with no event
+  // listed twice (it was inclusive until stop 51). An empty or reversed range is a mistake, not an empty page.
+  if (query.createdFrom !== undefined && query.createdTo !== undefined && query.createdTo <= query.createdFrom) {
+    return yield* invalid("created_to", "created_to must be later than created_from")
   }
   const before = query.cursor === undefined ? undefined : decodeCursor(query.cursor)
   if (before === null) return yield* invalid("cursor", "cursor must be a next_cursor of an earlier page")
@@ -120,7 +123,7 @@ export const list = Traced.fn("Events.list")(function*(principal: Principal, que
     eventType: query.type as Callback.EventType | undefined,
     objectId,
     createdFrom: query.createdFrom,
-    createdTo: query.createdTo,
+    createdBefore: query.createdTo,
     retainedFrom: retained,
     deliveryStatus: query.deliveryStatus as EventPageFilter["deliveryStatus"],
     before,

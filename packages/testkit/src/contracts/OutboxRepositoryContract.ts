@@ -456,7 +456,9 @@ export const suite = <E>(name: string, layer_: Layer.Layer<Requirements, E>): vo
         assert.deepStrictEqual(yield* ids({ objectId: payment.id }), [e2.id, e1.id])
         assert.deepStrictEqual(yield* ids({ objectId: payout.id }), [e3.id])
         assert.deepStrictEqual(yield* ids({ objectId: Fixtures.uuid() }), [])
-        assert.deepStrictEqual(yield* ids({ createdFrom: t + 2, createdTo: t + 3 }), [e3.id, e2.id])
+        // `createdFrom` inclusive, `createdBefore` exclusive.
+        assert.deepStrictEqual(yield* ids({ createdFrom: t + 2, createdBefore: t + 4 }), [e3.id, e2.id])
+        assert.deepStrictEqual(yield* ids({ createdFrom: t + 2, createdBefore: t + 3 }), [e2.id])
         assert.deepStrictEqual(yield* ids({ deliveryStatus: "failed" }), [e2.id])
         assert.deepStrictEqual(yield* ids({ deliveryStatus: "delivered" }), [e1.id])
         assert.deepStrictEqual(yield* ids({ deliveryStatus: "none" }), [e4.id, e3.id])
