@@ -7,8 +7,9 @@
 import type { Balance, PaymentDailyStats, PaymentStats, PaymentStatus, Rate } from "@paydesk/client"
 import { Fragment } from "preact"
 import { useEffect, useState } from "preact/hooks"
+import { BalanceDetails } from "./BalanceDetails.js"
 import { useDashboard } from "./Context.js"
-import { formatRate, formatRub, formatUsdt, type Language, type Translate } from "./I18n.js"
+import { formatRub, type Language, type Translate } from "./I18n.js"
 import { kopecks, rubles } from "./Money.js"
 
 const days = 30
@@ -130,11 +131,7 @@ export const HomePage = () => {
           <h2>{t("payouts.balance")}</h2>
           {sandbox ? <p class="note">{t("home.balanceLive")}</p> : null}
           {balance === null ? <p role="status">{t("loading")}</p> : (
-            <dl class="details">
-              <dt>{t("payouts.available")}</dt><dd>{formatUsdt(language, balance.available_usdt)}</dd>
-              <dt>{t("payouts.hold")}</dt><dd>{formatUsdt(language, balance.hold_usdt)}</dd>
-              {rate === null ? null : <><dt>{t("payouts.rate")}</dt><dd>{formatRate(language, rate.rate)}</dd></>}
-            </dl>
+            <BalanceDetails balance={balance} rate={rate} language={language} t={t} />
           )}
         </div>
         <div class="card">

@@ -18,3 +18,15 @@ export const microUsdt = (text: string): bigint | null => {
   if (match === null) return null
   return BigInt(match[1]!) * 1_000_000n + BigInt((match[2] ?? "").padEnd(6, "0"))
 }
+
+/**
+ * A balance in micro-USDT, which may be negative ("-10.000000": a refund or chargeback after a
+ * payout's hold took more than was left), or null when it is not such a decimal. An amount typed
+ * in is read with `microUsdt`, which refuses a sign.
+ */
+export const signedMicroUsdt = (text: string): bigint | null => {
+  const trimmed = text.trim()
+  const negative = /^-\d/.test(trimmed)
+  const magnitude = microUsdt(negative ? trimmed.slice(1) : trimmed)
+  return magnitude === null ? null : negative ? -magnitude : magnitude
+}

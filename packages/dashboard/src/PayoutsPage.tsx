@@ -11,8 +11,9 @@ import { useRef, useState } from "preact/hooks"
 import { isolated, sentence } from "./Bidi.js"
 import { Confirm } from "./Confirm.js"
 import { useAction, useDashboard, useLoad } from "./Context.js"
-import { formatDecimal, formatRate, formatTime, formatUsdt } from "./I18n.js"
-import { microUsdt } from "./Money.js"
+import { formatDecimal, formatTime } from "./I18n.js"
+import { BalanceDetails } from "./BalanceDetails.js"
+import { microUsdt, signedMicroUsdt } from "./Money.js"
 import { EmptyPage, Ignored, pageOf, Paging, perPage, writePage } from "./Paging.js"
 import { href, navigate, withQuery } from "./Router.js"
 
@@ -90,7 +91,8 @@ export const PayoutsPage = ({ search }: { search: string }) => {
   // the English one "10,000" is refused, not read as 10.
   const amountText = language === "ru" ? draft.amount_usdt.trim().replace(",", ".") : draft.amount_usdt.trim()
   const amount = microUsdt(amountText)
-  const available = balance === null ? null : microUsdt(balance.available_usdt)
+  // Signed: a negative balance (a reversal after a hold) leaves nothing to pay out, so every amount is over it.
+  const available = balance === null ? null : signedMicroUsdt(balance.available_usdt)
   const over = amount !== null && available !== null && amount > available
 
   const request = async () => {
@@ -123,11 +125,7 @@ export const PayoutsPage = ({ search }: { search: string }) => {
       {sandbox ? <p class="notice" role="note">{t("payouts.liveInSandbox")}</p> : <p class="note">{t("payouts.live")}</p>}
       <h2>{t("payouts.balance")}</h2>
       {balance === null ? (error === null ? <p role="status">{t("loading")}</p> : null) : (
-        <dl class="details">
-          <dt>{t("payouts.available")}</dt><dd data-testid="available">{formatUsdt(language, balance.available_usdt)}</dd>
-          <dt>{t("payouts.hold")}</dt><dd>{formatUsdt(language, balance.hold_usdt)}</dd>
-          {rate === null ? null : <><dt>{t("payouts.rate")}</dt><dd>{formatRate(language, rate.rate)}</dd></>}
-        </dl>
+        <BalanceDetails balance={balance} rate={rate} language={language} t={t} />
       )}
       <h2>{t("payouts.new")}</h2>
       <form class="filters" onSubmit={(event) => {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest"
 import fc from "fast-check"
-import { kopecks, microUsdt, rubles } from "../src/Money.js"
+import { kopecks, microUsdt, rubles, signedMicroUsdt } from "../src/Money.js"
 
 describe("Money", () => {
   it("kopecks and rubles round-trip the API's rouble strings", () => {
@@ -24,5 +24,12 @@ describe("Money", () => {
     fc.assert(fc.property(fc.bigInt({ min: 0n, max: 10n ** 15n }), (m) => {
       expect(microUsdt(`${m / 1_000_000n}.${String(m % 1_000_000n).padStart(6, "0")}`)).toBe(m)
     }))
+  })
+
+  it("signedMicroUsdt also reads a negative balance; a sign alone or twice is refused", () => {
+    expect(signedMicroUsdt("-10.000000")).toBe(-10_000_000n)
+    expect(signedMicroUsdt(" -0.000001 ")).toBe(-1n)
+    expect(signedMicroUsdt("12838.749216")).toBe(12_838_749_216n)
+    for (const bad of ["-", "--1", "+1", "- 1", "1-", ""]) expect(signedMicroUsdt(bad), bad).toBeNull()
   })
 })

@@ -70,11 +70,11 @@ const payout = (n: number) => ({
   created_at: new Date(Date.UTC(2026, 0, 1, 0, n)).toISOString(), updated_at: new Date(Date.UTC(2026, 0, 1, 0, n)).toISOString()
 })
 
-const payoutsClient = (count: number) => {
+const payoutsClient = (count: number, balance: { readonly available_usdt?: string; readonly pending_rub?: string } = {}) => {
   // Newest first, as the API lists them: WALLET-0 is the oldest, on the last page.
   const all = Array.from({ length: count }, (_, n) => payout(n)).toReversed()
   return {
-    balance: { get: async () => ({ terminal_id: "term-1", available_usdt: "10.521578", hold_usdt: "1000.000001", pending_rub: "0.00" }) },
+    balance: { get: async () => ({ terminal_id: "term-1", available_usdt: "10.521578", hold_usdt: "1000.000001", pending_rub: "0.00", ...balance }) },
     rate: { get: async () => ({ rate: "95.00", updated_at: "2026-01-01T00:00:00.000Z" }) },
     payouts: { list: vi.fn(async (query: { page?: number; limit?: number }) => pageOf(all, query.page ?? 1, query.limit ?? 50)) }
   }
@@ -452,6 +452,36 @@ describe("Switching mode or terminal", () => {
     expect([window.location.pathname, window.location.search, installed.pushed]).toEqual(["/dashboard/payments", "?status=paid", []])
     forgetQuery("page")
     expect(window.location.search).toBe("?status=paid")
+  })
+})
+
+describe("Balance", () => {
+  it("shows the roubles awaiting scheduled conversion on Home and Payouts, only when there are any (a probe saw paid money missing until 12:00)", async () => {
+    const { HomePage } = await load("HomePage")
+    const { PayoutsPage } = await load("PayoutsPage")
+    const pending = () => new Promise(() => undefined)
+    for (const [Page, extra] of [[HomePage!, { payments: { stats: pending, dailyStats: pending } }], [PayoutsPage!, {}]] as const) {
+      const en = show(Page, { ...payoutsClient(0, { pending_rub: "900.00" }), ...extra }, { language: "en" }).root
+      await vi.waitFor(() => expect(en.textContent).toContain("Paid, awaiting conversion₽900.00"))
+      render(null, en as unknown as Element)
+      const ru = show(Page, { ...payoutsClient(0, { pending_rub: "1234.50" }), ...extra }, { language: "ru" }).root
+      await vi.waitFor(() => expect(ru.textContent).toContain("Оплачено, ждёт конвертации1\u00a0234,50\u00a0₽"))
+      render(null, ru as unknown as Element)
+      const none = show(Page, { ...payoutsClient(0), ...extra }, { language: "en" }).root
+      await vi.waitFor(() => expect(none.textContent).toContain("10.521578 USDT"))
+      expect(none.textContent).not.toContain("awaiting conversion")
+      render(null, none as unknown as Element)
+    }
+  })
+
+  it("refuses every payout amount in the form while the available balance is negative (a reversal after a hold)", async () => {
+    const { PayoutsPage } = await load("PayoutsPage")
+    const { root } = show(PayoutsPage!, payoutsClient(0, { available_usdt: "-10.000000" }), { language: "en" })
+    await vi.waitFor(() => expect(root.textContent).toContain("-10.000000 USDT"))
+    edit(findAll(root, (e) => e.getAttribute("name") === "amount")[0]!, "0.000001")
+    await rendered()
+    expect(root.textContent).toContain("The amount is more than the available balance.")
+    expect(button(root, "Request payout").attributes.has("disabled")).toBe(true)
   })
 })
 
