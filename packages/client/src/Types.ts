@@ -32,6 +32,21 @@ export interface Payment {
   readonly updated_at: string
   readonly expires_at: string | null
   readonly paid_at: string | null
+  /** What a live paid payment credited to the balance; null for sandbox payments and unpaid ones. */
+  readonly settlement: Settlement | null
+}
+
+/**
+ * A live paid payment's credit: the merchant amount in roubles (a subscription payment's plan
+ * merchant amount), and once converted the USDT (rounded down), the rate and the time. A refund or
+ * chargeback (the payment's status) takes back the same figures.
+ */
+export interface Settlement {
+  readonly merchant_amount: string
+  /** Null while awaiting the terminal's scheduled conversion. */
+  readonly usdt: string | null
+  readonly rate: string | null
+  readonly converted_at: string | null
 }
 
 /** `POST /api/v1/payments`. */

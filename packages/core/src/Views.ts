@@ -9,7 +9,7 @@ import * as Charge from "./Charge.js"
 import { paymentId, payoutId } from "./Id.js"
 import { formatIso, formatMoscow } from "./Instant.js"
 import type { Balance } from "./Ledger.js"
-import type { Payment } from "./Payment.js"
+import type { Payment, Settlement } from "./Payment.js"
 import type { Payout } from "./Payout.js"
 import type { Plan } from "./Plan.js"
 import type { Rate } from "./ports/RateSource.js"
@@ -46,7 +46,20 @@ export const payment = (p: Payment, publicUrl: string) => ({
   created_at: formatIso(p.createdAt),
   updated_at: formatIso(p.updatedAt),
   expires_at: iso(p.expiresAt),
-  paid_at: iso(p.paidAt)
+  paid_at: iso(p.paidAt),
+  settlement: p.settlement === null ? null : settlement(p.settlement)
+})
+
+/**
+ * What a live paid payment credited to the balance: the merchant amount in roubles (a subscription
+ * payment's is the plan's merchant amount, not what the payer paid), and once converted the USDT,
+ * the rate and the time; a refund or chargeback (the payment's status) takes back the same figures.
+ */
+export const settlement = (s: Settlement) => ({
+  merchant_amount: formatRub(s.merchantAmount),
+  usdt: s.usdt === null ? null : formatUsdt(s.usdt),
+  rate: s.rate === null ? null : formatRate(s.rate),
+  converted_at: iso(s.convertedAt)
 })
 
 /** A subscription; `pay_url` (or `redirect_url` for H2H) only in the creation response. */

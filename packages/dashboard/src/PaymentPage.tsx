@@ -7,7 +7,7 @@ import type { EventDetail, Payment } from "@paydesk/client"
 import { useState } from "preact/hooks"
 import { isolated, sentence } from "./Bidi.js"
 import { useAction, useDashboard, useLoad } from "./Context.js"
-import { attemptResult, formatRub, formatTime, sentAccepted } from "./I18n.js"
+import { attemptResult, formatRate, formatRub, formatTime, formatUsdt, sentAccepted } from "./I18n.js"
 import { StatusBadge } from "./PaymentsPage.js"
 import { follow, href } from "./Router.js"
 
@@ -146,6 +146,16 @@ export const PaymentPage = ({ id }: { id: string }) => {
         <dt>{t("payments.col.env")}</dt><dd>{payment.environment === "sandbox" ? t("env.sandbox") : t("env.live")}</dd>
         <dt>{t("payments.col.created")}</dt><dd>{formatTime(language, payment.created_at)}</dd>
         <dt>{t("payment.paidAt")}</dt><dd>{formatTime(language, payment.paid_at)}</dd>
+        {payment.settlement == null ? null : (
+          <><dt>{t("payment.credited")}</dt><dd data-testid="credited">{payment.settlement.usdt === null || payment.settlement.rate === null
+            ? t("payment.creditedPending", { rub: formatRub(language, payment.settlement.merchant_amount) })
+            : t("payment.creditedUsdt", {
+              usdt: formatUsdt(language, payment.settlement.usdt),
+              rate: formatRate(language, payment.settlement.rate),
+              rub: formatRub(language, payment.settlement.merchant_amount),
+              at: formatTime(language, payment.settlement.converted_at)
+            })}</dd></>
+        )}
         {payment.status === "created" || payment.status === "processing"
           ? <><dt>{t("payment.expiresAt")}</dt><dd>{formatTime(language, payment.expires_at)}</dd></>
           : null}

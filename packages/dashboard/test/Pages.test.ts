@@ -382,6 +382,24 @@ describe("Payment page", () => {
     await vi.waitFor(() => expect(same.textContent).toContain("order-1"))
     expect(same.textContent).not.toContain("while the dashboard is in")
   })
+
+  it("says what a live paid payment credited: USDT at the rate, or roubles awaiting conversion; nothing for others", async () => {
+    const { PaymentPage } = await load("PaymentPage")
+    const events = { list: async () => ({ items: [], next_cursor: null }), get: vi.fn() }
+    const base = { ...payment(1), terminal_id: "term-1", environment: "prod", status: "paid", paid_at: "2026-01-02T10:00:00.000Z", expires_at: null, description: null }
+    const credited = async (settlement: unknown, language: "en" | "ru" = "en") => {
+      const { root } = show(PaymentPage!, { payments: { get: async () => ({ ...base, settlement }) }, events }, { language, props: { id: "pay_1" }, sandbox: false })
+      await vi.waitFor(() => expect(root.textContent).toContain("order-1"))
+      const text = findAll(root, (e) => e.getAttribute("data-testid") === "credited")[0]?.textContent ?? null
+      render(null, root as unknown as Element)
+      return text
+    }
+    const converted = { merchant_amount: "1000.50", usdt: "10.531578", rate: "95.00", converted_at: "2026-01-02T10:00:00.000Z" }
+    expect(await credited(converted)).toMatch(/^10\.531578 USDT for ₽1,000\.50 at 95\.00 ₽\/USDT, .*2026/)
+    expect(await credited(converted, "ru")).toMatch(/^10,531578\u00a0USDT за 1\u00a0000,50\u00a0₽ по курсу 95,00\u00a0₽\/USDT, /)
+    expect(await credited({ merchant_amount: "900.00", usdt: null, rate: null, converted_at: null })).toBe("₽900.00, awaiting conversion")
+    expect(await credited(null)).toBeNull()
+  })
 })
 
 describe("A payment's events", () => {

@@ -41,10 +41,20 @@ export const payment = {
   created_at: at,
   updated_at: at,
   expires_at: "2026-03-01T10:00:00.000Z",
-  paid_at: null
+  paid_at: null,
+  settlement: null
 }
 
 export const paidPayment = { ...payment, status: "paid" as const, updated_at: later, paid_at: later }
+
+/** A live payment paid and converted at once (instant mode): 1000.50 RUB at 95.50 is 10.476439 USDT, rounded down. */
+export const paidLivePayment = {
+  ...paidPayment,
+  test: false,
+  environment: "prod" as const,
+  payment_method: "sbp",
+  settlement: { merchant_amount: "1000.50", usdt: "10.476439", rate: "95.50", converted_at: later }
+}
 
 const pageOf = <A>(item: A) => ({ items: [item], total: 1, page: 1, per_page: 50, next_cursor: null })
 

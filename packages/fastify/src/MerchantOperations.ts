@@ -162,7 +162,7 @@ export const getPayment = operation({
   summary: "Read a payment (`pay_<uuid>` or UUID)",
   description: "Before giving goods, check `status` = `paid` (and, for subscriptions, the terminal and `subscription_id`).",
   params: paymentID,
-  responses: [{ status: 200, description: "the payment", schema: R.Payment, example: Examples.paidPayment }],
+  responses: [{ status: 200, description: "the payment (`settlement`: what a live paid one credited to the balance)", schema: R.Payment, example: Examples.paidLivePayment }],
   errors: [...common, [404, "`payment not found`"]]
 })
 

@@ -202,7 +202,7 @@ export const acquirerOutcome = operation({
   summary: "The bank's report on a live payment (emulated deployments, manual operations)",
   params: { paymentId: "`pay_<uuid>` or UUID" },
   body: { schema: S.AcquirerOutcome, example: { outcome: "paid" } },
-  responses: [{ status: 200, description: "the payment", schema: R.Payment, example: { ...Examples.paidPayment, test: false, environment: "prod", payment_method: "sbp" } }],
+  responses: [{ status: 200, description: "the payment", schema: R.Payment, example: Examples.paidLivePayment }],
   errors: [...common, [400, "sandbox payments are settled by simulation only"], [404, "`payment not found`"], [409, "a state conflict"]]
 })
 
@@ -250,13 +250,11 @@ export const rejectPayout = operation({
   errors: [...common, [404, "`payout not found`"], [409, "a state conflict"]]
 })
 
-const paidLive = { ...Examples.paidPayment, test: false, environment: "prod" as const, payment_method: "sbp" }
-
 export const refundPayment = operation({
   id: "operatorRefundPayment", surface: "operator", method: "POST", path: "/payments/{id}/refund", tag, auth: "operator",
   summary: "Refund a paid live payment (`refund_request.completed`, then `payment.refunded`)",
   params: { id: "`pay_<uuid>` or UUID" },
-  responses: [{ status: 200, description: "the payment", schema: R.Payment, example: { ...paidLive, status: "refunded" } }],
+  responses: [{ status: 200, description: "the payment", schema: R.Payment, example: { ...Examples.paidLivePayment, status: "refunded" } }],
   errors: [...common, [400, "`refunds are unavailable for sandbox payments`"], [404, "`payment not found`"], [409, "not paid"]]
 })
 
@@ -264,7 +262,7 @@ export const chargebackPayment = operation({
   id: "operatorChargebackPayment", surface: "operator", method: "POST", path: "/payments/{id}/chargeback", tag, auth: "operator",
   summary: "Record a chargeback on a paid live payment (`payment.chargeback`)",
   params: { id: "`pay_<uuid>` or UUID" },
-  responses: [{ status: 200, description: "the payment", schema: R.Payment, example: { ...paidLive, status: "chargeback" } }],
+  responses: [{ status: 200, description: "the payment", schema: R.Payment, example: { ...Examples.paidLivePayment, status: "chargeback" } }],
   errors: [...common, [400, "`chargebacks are unavailable for sandbox payments`"], [404, "`payment not found`"], [409, "not paid"]]
 })
 

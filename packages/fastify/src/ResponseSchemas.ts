@@ -17,6 +17,13 @@ const Nullable = <S extends Schema.Top>(schema: S) => Schema.NullOr(schema)
 
 const testClockRef = Nullable(Uuid).annotate({ description: "the test clock the sandbox object is attached to; null for most" })
 
+const SettlementView = Schema.Struct({
+  merchant_amount: Rub.annotate({ description: "roubles credited: the payment's amount, or a subscription payment's plan merchant amount" }),
+  usdt: Nullable(Usdt).annotate({ description: "USDT credited, rounded down to a micro-USDT; null while awaiting a scheduled conversion" }),
+  rate: Nullable(Schema.String).annotate({ description: "the USDT/RUB rate of the conversion; null until converted", examples: ["95.50"] }),
+  converted_at: Nullable(Time).annotate({ description: "when it was converted; null until then" })
+}).annotate({ identifier: "Settlement", title: "Settlement" })
+
 const PaymentView = Schema.Struct({
   id: Schema.String.annotate({ description: "`pay_<uuid>`" }),
   payment_id: Schema.String.annotate({ description: "`pay_<uuid>`, same as id" }),
@@ -37,7 +44,10 @@ const PaymentView = Schema.Struct({
   created_at: Time,
   updated_at: Time,
   expires_at: Nullable(Time),
-  paid_at: Nullable(Time)
+  paid_at: Nullable(Time),
+  settlement: Nullable(SettlementView).annotate({
+    description: "what a live paid payment credited to the balance (null for sandbox payments and unpaid ones); a refund or chargeback takes back the same figures"
+  })
 }).annotate({ identifier: "Payment", title: "Payment" })
 
 const AccountView = Schema.Struct({ id: Uuid, name: Schema.String, created_at: Time }).annotate({ identifier: "Account", title: "Account" })

@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest"
-import { Effect } from "effect"
+import { Effect, Option } from "effect"
 import { Operator, PaymentRepository, Payments } from "@paydesk/core"
 import { Fixtures } from "@paydesk/testkit"
 import { expectError, json, keyHeaders, make, shape, type TestApp } from "./TestApp.js"
@@ -121,7 +121,40 @@ describe("MerchantApi payments", () => {
     expect(lines[0]).toBe(Payments.csvColumns.join(","))
     expect(lines).toHaveLength(5) // header, 3 rows, trailing empty line
     expect(lines[2]).toContain("\"l-2, \"\"quoted\"\"\"")
-    expect(lines[1]).toMatch(/^pay_[0-9a-f-]{36},l-3,\d{4}-\d\d-\d\dT[\d:.]+Z,created,3\.00,RUB,sandbox,false,,sbp_test,,$/)
+    expect(lines[1]).toMatch(/^pay_[0-9a-f-]{36},l-3,\d{4}-\d\d-\d\dT[\d:.]+Z,created,3\.00,RUB,sandbox,false,,sbp_test,,,,,,$/)
+  })
+
+  it("a live paid payment shows what it credited (settlement), in the API and the CSV, and the settlements add up to the balance", async () => {
+    const put = (url: string, payload: unknown) => t.app.inject({ method: "PUT", url: `/api/v1${url}`, headers: keyHeaders(apiKey), payload: payload as string })
+    // Instant conversion at the kit's 95.00: 1000.50 RUB is 10.531578 USDT, rounded down.
+    const instant = json(await post({ amount: "1000.50", order_id: "s-1" }))
+    expect(instant.settlement).toBeNull()
+    await t.run(Payments.settle(instant.id, "paid"))
+    const converted = shape("Payment", json(await get(`/payments/${instant.id}`))) as Record<string, unknown>
+    expect(converted.settlement).toEqual({ merchant_amount: "1000.50", usdt: "10.531578", rate: "95.00", converted_at: converted.paid_at })
+    // Scheduled conversion: the roubles wait, no USDT, rate or time yet.
+    expect((await put(`/terminals/${terminalId}`, { conversion_mode: "scheduled", conversion_time: "12:00" })).statusCode).toBe(200)
+    const scheduled = json(await post({ amount: "900", order_id: "s-2" }))
+    await t.run(Payments.settle(scheduled.id, "paid"))
+    expect(json(await get(`/payments/${scheduled.id}`)).settlement).toEqual({ merchant_amount: "900.00", usdt: null, rate: null, converted_at: null })
+    // Sandbox and unpaid payments credit nothing.
+    const sandbox = json(await post({ amount: "5", order_id: "s-3", test: true }))
+    await t.run(Effect.gen(function*() {
+      const stored = Option.getOrThrow(yield* (yield* PaymentRepository).get(sandbox.id.slice(4)))
+      yield* Payments.simulate(stored.payToken, { outcome: "paid", csrfToken: stored.csrfToken })
+    }))
+    expect(json(await get(`/payments/${sandbox.id}`))).toMatchObject({ status: "paid", settlement: null })
+    await post({ amount: "7", order_id: "s-4" })
+    // The balance is the settlements' sum.
+    expect(json(await get("/balance"))).toMatchObject({ available_usdt: "10.531578", pending_rub: "900.00" })
+    const rows = (await get("/payments?format=csv&environment=all")).body.split("\r\n").slice(1, -1).map((line) => line.split(","))
+    const column = (name: string) => Payments.csvColumns.indexOf(name as typeof Payments.csvColumns[number])
+    const byOrder = new Map(rows.map((r) => [r[column("order_id")], r]))
+    const settled = (order: string) => ["merchant_amount", "usdt", "rate", "converted_at"].map((name) => byOrder.get(order)![column(name)])
+    expect(settled("s-1")).toEqual(["1000.50", "10.531578", "95.00", converted.paid_at])
+    expect(settled("s-2")).toEqual(["900.00", "", "", ""])
+    expect(settled("s-3")).toEqual(["", "", "", ""])
+    expect(settled("s-4")).toEqual(["", "", "", ""])
   })
 
   it("X-Test-Mode on a read is the default of its environment; one that disagrees with environment is 400", async () => {

@@ -8,7 +8,7 @@
 import { Clock, Effect, Option, Result } from "effect"
 import * as Access from "../Access.js"
 import type { Principal } from "../Access.js"
-import { formatRub, parseRub } from "../Amount.js"
+import { formatRate, formatRub, formatUsdt, parseRub } from "../Amount.js"
 import { hasLoneSurrogate, hasLoneSurrogateEscape, unicodeOnly, withoutLoneSurrogates } from "../Bytes.js"
 import { PaydeskConfig } from "../Config.js"
 import { CsrfRejected, InvalidRequest, InvalidTransition, NotFound, OperationNotAllowed, OrderIdConflict, TerminalUnavailable } from "../Errors.js"
@@ -467,7 +467,13 @@ export const csvColumns = [
   "subscription_id",
   "payment_method",
   "paid_at",
-  "description"
+  "description",
+  // The settlement (a live paid payment's credit; empty for others), after the first columns so a
+  // reader of those by position is not moved.
+  "merchant_amount",
+  "usdt",
+  "rate",
+  "converted_at"
 ] as const
 
 /** One payment's CSV row, in `csvColumns`' order. */
@@ -484,7 +490,11 @@ const csvRow = (p: Payment.Payment, formatTime: (ms: number) => string): string 
     p.subscriptionId ?? "",
     p.paymentMethod,
     p.paidAt === null ? "" : formatTime(p.paidAt),
-    p.description ?? ""
+    p.description ?? "",
+    p.settlement === null ? "" : formatRub(p.settlement.merchantAmount),
+    p.settlement?.usdt == null ? "" : formatUsdt(p.settlement.usdt),
+    p.settlement?.rate == null ? "" : formatRate(p.settlement.rate),
+    p.settlement?.convertedAt == null ? "" : formatTime(p.settlement.convertedAt)
   ].map(csvCell).join(",")
 
 /** Payments an export reads at once: it holds one such page and the CSV lines made so far. */
