@@ -43,7 +43,7 @@ export interface Payment {
  */
 export interface Settlement {
   readonly merchant_amount: string
-  /** Null while awaiting the terminal's scheduled conversion. */
+  /** Null while awaiting the terminal's scheduled conversion (for good when refunded or charged back before it). */
   readonly usdt: string | null
   readonly rate: string | null
   readonly converted_at: string | null

@@ -7,7 +7,7 @@ import type { EventDetail, Payment } from "@paydesk/client"
 import { useState } from "preact/hooks"
 import { isolated, sentence } from "./Bidi.js"
 import { useAction, useDashboard, useLoad } from "./Context.js"
-import { attemptResult, formatRate, formatRub, formatTime, formatUsdt, sentAccepted } from "./I18n.js"
+import { attemptResult, formatRate, formatRub, formatTime, formatUsdt, type Language, sentAccepted, type Translate } from "./I18n.js"
 import { StatusBadge } from "./PaymentsPage.js"
 import { follow, href } from "./Router.js"
 
@@ -96,6 +96,22 @@ const EventCard = ({ initial }: { initial: EventDetail }) => {
   )
 }
 
+/**
+ * What a live paid payment credited (its `settlement`): USDT at the rate, or roubles awaiting the
+ * scheduled conversion; a refund or chargeback took it back (roubles refunded before conversion
+ * are never converted).
+ */
+const creditText = (t: Translate, language: Language, payment: Payment): string => {
+  const s = payment.settlement
+  if (s == null) return ""
+  const rub = formatRub(language, s.merchant_amount)
+  const reversed = payment.status === "refunded" || payment.status === "chargeback"
+  const credit = s.usdt === null || s.rate === null
+    ? t(reversed ? "payment.creditedRub" : "payment.creditedPending", { rub })
+    : t("payment.creditedUsdt", { usdt: formatUsdt(language, s.usdt), rate: formatRate(language, s.rate), rub, at: formatTime(language, s.converted_at) })
+  return reversed ? t("payment.creditedReversed", { credit, status: t(`status.${payment.status}`) }) : credit
+}
+
 export const PaymentPage = ({ id }: { id: string }) => {
   const { session, sandbox, t, language } = useDashboard()
   const { error, report } = useAction()
@@ -147,14 +163,7 @@ export const PaymentPage = ({ id }: { id: string }) => {
         <dt>{t("payments.col.created")}</dt><dd>{formatTime(language, payment.created_at)}</dd>
         <dt>{t("payment.paidAt")}</dt><dd>{formatTime(language, payment.paid_at)}</dd>
         {payment.settlement == null ? null : (
-          <><dt>{t("payment.credited")}</dt><dd data-testid="credited">{payment.settlement.usdt === null || payment.settlement.rate === null
-            ? t("payment.creditedPending", { rub: formatRub(language, payment.settlement.merchant_amount) })
-            : t("payment.creditedUsdt", {
-              usdt: formatUsdt(language, payment.settlement.usdt),
-              rate: formatRate(language, payment.settlement.rate),
-              rub: formatRub(language, payment.settlement.merchant_amount),
-              at: formatTime(language, payment.settlement.converted_at)
-            })}</dd></>
+          <><dt>{t("payment.credited")}</dt><dd data-testid="credited">{creditText(t, language, payment)}</dd></>
         )}
         {payment.status === "created" || payment.status === "processing"
           ? <><dt>{t("payment.expiresAt")}</dt><dd>{formatTime(language, payment.expires_at)}</dd></>
