@@ -426,7 +426,7 @@ export const listEvents = operation({
   headers: [testModeRead],
   queryExample: { environment: "sandbox", type: "payment.paid", delivery_status: "failed", limit: "20" },
   responses: [{ status: 200, description: "a page of events", schema: R.EventPage, example: Examples.eventPage }],
-  errors: [...common, [400, "`created_from`/`created_to` not ISO 8601, or `created_to must not be earlier than created_from`; `cursor` not a `next_cursor`; `object_id` not a payment or payout id"]]
+  errors: [...common, [400, "`created_from`/`created_to` not ISO 8601, or `created_to must be later than created_from` (`created_to` is exclusive); `cursor` not a `next_cursor`; `object_id` not a payment or payout id"]]
 })
 
 export const getEvent = operation({
