@@ -42,9 +42,9 @@ export interface Payment {
  * chargeback (the payment's status) takes back the same figures.
  */
 export interface Settlement {
-  readonly merchant_amount: string
+  readonly merchant_amount_rub: string
   /** Null while awaiting the terminal's scheduled conversion (for good when refunded or charged back before it). */
-  readonly usdt: string | null
+  readonly amount_usdt: string | null
   readonly rate: string | null
   readonly converted_at: string | null
 }

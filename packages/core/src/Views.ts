@@ -56,8 +56,8 @@ export const payment = (p: Payment, publicUrl: string) => ({
  * the rate and the time; a refund or chargeback (the payment's status) takes back the same figures.
  */
 export const settlement = (s: Settlement) => ({
-  merchant_amount: formatRub(s.merchantAmount),
-  usdt: s.usdt === null ? null : formatUsdt(s.usdt),
+  merchant_amount_rub: formatRub(s.merchantAmount),
+  amount_usdt: s.usdt === null ? null : formatUsdt(s.usdt),
   rate: s.rate === null ? null : formatRate(s.rate),
   converted_at: iso(s.convertedAt)
 })

@@ -104,11 +104,11 @@ const EventCard = ({ initial }: { initial: EventDetail }) => {
 const creditText = (t: Translate, language: Language, payment: Payment): string => {
   const s = payment.settlement
   if (s == null) return ""
-  const rub = formatRub(language, s.merchant_amount)
+  const rub = formatRub(language, s.merchant_amount_rub)
   const reversed = payment.status === "refunded" || payment.status === "chargeback"
-  const credit = s.usdt === null || s.rate === null
+  const credit = s.amount_usdt === null || s.rate === null
     ? t(reversed ? "payment.creditedRub" : "payment.creditedPending", { rub })
-    : t("payment.creditedUsdt", { usdt: formatUsdt(language, s.usdt), rate: formatRate(language, s.rate), rub, at: formatTime(language, s.converted_at) })
+    : t("payment.creditedUsdt", { usdt: formatUsdt(language, s.amount_usdt), rate: formatRate(language, s.rate), rub, at: formatTime(language, s.converted_at) })
   return reversed ? t("payment.creditedReversed", { credit, status: t(`status.${payment.status}`) }) : credit
 }
 

@@ -394,15 +394,15 @@ describe("Payment page", () => {
       render(null, root as unknown as Element)
       return text
     }
-    const converted = { merchant_amount: "1000.50", usdt: "10.531578", rate: "95.00", converted_at: "2026-01-02T10:00:00.000Z" }
+    const converted = { merchant_amount_rub: "1000.50", amount_usdt: "10.531578", rate: "95.00", converted_at: "2026-01-02T10:00:00.000Z" }
     expect(await credited(converted)).toMatch(/^10\.531578 USDT for ₽1,000\.50 at 95\.00 ₽\/USDT, .*2026/)
     expect(await credited(converted, "ru")).toMatch(/^10,531578\u00a0USDT за 1\u00a0000,50\u00a0₽ по курсу 95,00\u00a0₽\/USDT, /)
-    expect(await credited({ merchant_amount: "900.00", usdt: null, rate: null, converted_at: null })).toBe("₽900.00, awaiting conversion")
+    expect(await credited({ merchant_amount_rub: "900.00", amount_usdt: null, rate: null, converted_at: null })).toBe("₽900.00, awaiting conversion")
     expect(await credited(null)).toBeNull()
     // Refunded: taken back; roubles refunded before their conversion are never converted (not "awaiting").
     base.status = "refunded"
     expect(await credited(converted)).toMatch(/^10\.531578 USDT for ₽1,000\.50 at 95\.00 ₽\/USDT, .*; taken back \(Refunded\)$/)
-    expect(await credited({ merchant_amount: "900.00", usdt: null, rate: null, converted_at: null })).toBe("₽900.00, not converted; taken back (Refunded)")
+    expect(await credited({ merchant_amount_rub: "900.00", amount_usdt: null, rate: null, converted_at: null })).toBe("₽900.00, not converted; taken back (Refunded)")
   })
 })
 

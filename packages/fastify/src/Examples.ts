@@ -53,7 +53,7 @@ export const paidLivePayment = {
   test: false,
   environment: "prod" as const,
   payment_method: "sbp",
-  settlement: { merchant_amount: "1000.50", usdt: "10.476439", rate: "95.50", converted_at: later }
+  settlement: { merchant_amount_rub: "1000.50", amount_usdt: "10.476439", rate: "95.50", converted_at: later }
 }
 
 const pageOf = <A>(item: A) => ({ items: [item], total: 1, page: 1, per_page: 50, next_cursor: null })

@@ -18,8 +18,8 @@ const Nullable = <S extends Schema.Top>(schema: S) => Schema.NullOr(schema)
 const testClockRef = Nullable(Uuid).annotate({ description: "the test clock the sandbox object is attached to; null for most" })
 
 const SettlementView = Schema.Struct({
-  merchant_amount: Rub.annotate({ description: "roubles credited: the payment's amount, or a subscription payment's plan merchant amount" }),
-  usdt: Nullable(Usdt).annotate({ description: "USDT credited, rounded down to a micro-USDT; null while awaiting a scheduled conversion (for good when refunded or charged back before it)" }),
+  merchant_amount_rub: Rub.annotate({ description: "roubles credited: the payment's amount, or a subscription payment's plan merchant amount" }),
+  amount_usdt: Nullable(Usdt).annotate({ description: "USDT credited, rounded down to a micro-USDT; null while awaiting a scheduled conversion (for good when refunded or charged back before it)" }),
   rate: Nullable(Schema.String).annotate({ description: "the USDT/RUB rate of the conversion; null until converted", examples: ["95.50"] }),
   converted_at: Nullable(Time).annotate({ description: "when it was converted; null until then" })
 }).annotate({ identifier: "Settlement", title: "Settlement" })

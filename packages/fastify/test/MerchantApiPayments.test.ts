@@ -131,12 +131,12 @@ describe("MerchantApi payments", () => {
     expect(instant.settlement).toBeNull()
     await t.run(Payments.settle(instant.id, "paid"))
     const converted = shape("Payment", json(await get(`/payments/${instant.id}`))) as Record<string, unknown>
-    expect(converted.settlement).toEqual({ merchant_amount: "1000.50", usdt: "10.531578", rate: "95.00", converted_at: converted.paid_at })
+    expect(converted.settlement).toEqual({ merchant_amount_rub: "1000.50", amount_usdt: "10.531578", rate: "95.00", converted_at: converted.paid_at })
     // Scheduled conversion: the roubles wait, no USDT, rate or time yet.
     expect((await put(`/terminals/${terminalId}`, { conversion_mode: "scheduled", conversion_time: "12:00" })).statusCode).toBe(200)
     const scheduled = json(await post({ amount: "900", order_id: "s-2" }))
     await t.run(Payments.settle(scheduled.id, "paid"))
-    expect(json(await get(`/payments/${scheduled.id}`)).settlement).toEqual({ merchant_amount: "900.00", usdt: null, rate: null, converted_at: null })
+    expect(json(await get(`/payments/${scheduled.id}`)).settlement).toEqual({ merchant_amount_rub: "900.00", amount_usdt: null, rate: null, converted_at: null })
     // Sandbox and unpaid payments credit nothing.
     const sandbox = json(await post({ amount: "5", order_id: "s-3", test: true }))
     await t.run(Effect.gen(function*() {
@@ -150,7 +150,7 @@ describe("MerchantApi payments", () => {
     const rows = (await get("/payments?format=csv&environment=all")).body.split("\r\n").slice(1, -1).map((line) => line.split(","))
     const column = (name: string) => Payments.csvColumns.indexOf(name as typeof Payments.csvColumns[number])
     const byOrder = new Map(rows.map((r) => [r[column("order_id")], r]))
-    const settled = (order: string) => ["merchant_amount", "usdt", "rate", "converted_at"].map((name) => byOrder.get(order)![column(name)])
+    const settled = (order: string) => ["merchant_amount_rub", "amount_usdt", "rate", "converted_at"].map((name) => byOrder.get(order)![column(name)])
     expect(settled("s-1")).toEqual(["1000.50", "10.531578", "95.00", converted.paid_at])
     expect(settled("s-2")).toEqual(["900.00", "", "", ""])
     expect(settled("s-3")).toEqual(["", "", "", ""])

@@ -470,8 +470,8 @@ export const csvColumns = [
   "description",
   // The settlement (a live paid payment's credit; empty for others), after the first columns so a
   // reader of those by position is not moved.
-  "merchant_amount",
-  "usdt",
+  "merchant_amount_rub",
+  "amount_usdt",
   "rate",
   "converted_at"
 ] as const
