@@ -657,11 +657,17 @@ describe("Charges and review", () => {
       yield* Subscriptions.stop(yield* principalOf(merchant), id!)
       yield* TestClock.adjust("61 seconds")
       assert.strictEqual((yield* Work.drain().pipe(Effect.provideService(Acquirer, broken))).settledCharges, 1)
-      assert.strictEqual((yield* latest(id!)).status, "stop")
+      const voided = yield* latest(id!)
+      assert.strictEqual(voided.status, "stop")
+      // The held call answers paid a minute after the void: that answer's time is the charge's actual
+      // time, not the void's (which took no money).
+      yield* TestClock.adjust("1 minute")
+      const answeredAt = yield* Clock.currentTimeMillis
       yield* Deferred.succeed(gate.release, undefined)
       yield* Fiber.join(fiber)
       const charge = yield* latest(id!)
       assert.deepStrictEqual([charge.status, charge.validationStatus, charge.validationReason], ["payed", "review", "acquirer_paid_after_refusal"])
+      assert.deepStrictEqual([charge.actualAt, voided.actualAt! < answeredAt], [answeredAt, true])
       yield* assertBookedPaid(id!)
     }).pipe(Effect.provide(Kit.layer)))
 })

@@ -112,9 +112,11 @@ const bookPaid = Effect.fnUntraced(function*(
     message: options.contradicted ? charge.message : null,
     paymentId: credited.id,
     // The spec's "actual time of the charge": when the bank call that took the money was answered.
-    // An attempt answered before (unconfirmed, or refused and then paid after all) keeps that time;
-    // the payment is booked now (its `created_at` and `paid_at`), when the money is known to have come.
-    actualAt: charge.actualAt ?? now,
+    // An unconfirmed attempt the bank settles later keeps its call's time, while the payment is booked
+    // now (its `created_at` and `paid_at`), when the money is known to have come. A refused or voided
+    // attempt that the bank reports paid after all takes this answer's time: the earlier answer
+    // (a refusal, or the void of a stop) was not the call that took the money.
+    actualAt: options.contradicted ? now : charge.actualAt ?? now,
     updatedAt: now
   })
   // Resume's own answer moves review -> enabled; a stop committed meanwhile wins (no move, still booked).
