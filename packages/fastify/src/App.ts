@@ -53,7 +53,11 @@ export interface OperatorHooks {
    * key); false when the bank has no unknown answer under that key.
    */
   readonly resolveCharge?: (idempotencyKey: string, outcome: "paid" | "failed") => Promise<boolean>
-  /** Runs all background work due now and reports it. */
+  /**
+   * Runs all background work due now and reports it: the answer is sent as is, so a host running the
+   * core's `Work` returns `Views.workReport(report)`, the snake_case the operator API documents
+   * (without this hook the route runs `Work.runDue` and answers that itself).
+   */
   readonly runWork?: () => Promise<unknown>
 }
 
