@@ -46,6 +46,20 @@ export interface TestClock {
   readonly version: number
 }
 
+/**
+ * Whether a ready clock is held (wall time `now`): a worker runs the work due at its time, or an
+ * action sends one of its callbacks (a resend). Its deliveries in flight are leased on the clock's
+ * time, so an advance must wait: stepping past their lease it would claim and send them again.
+ */
+export const isHeld = (clock: TestClock, now: number): boolean =>
+  clock.status === "ready" && clock.leaseUntil !== null && clock.leaseUntil > now
+
+/** Wall time an advance, or an action that holds the clock, waits at most for its holder (then 409 `test clock is advancing`). */
+export const heldWaitMs = 20_000
+
+/** How often a call waiting for a clock's holder looks again (wall time). */
+export const heldRetryMs = 25
+
 /** Earliest and latest frozen time a clock accepts (years 2000 to 2099, UTC). */
 export const earliestTime = Date.UTC(2000, 0, 1)
 export const latestTime = Date.UTC(2100, 0, 1) - 1

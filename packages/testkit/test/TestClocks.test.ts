@@ -220,6 +220,88 @@ describe("Test clocks", () => {
       assert.deepStrictEqual([won.status, won.frozenTime], ["ready", Date.parse("2026-02-02T00:00:00Z")])
     }).pipe(Effect.provide(Kit.layer)))
 
+  it.effect("an advance waits for the background's run of the work due at the clock's time: a callback in flight is not sent again", () =>
+    Effect.gen(function*() {
+      const s = yield* setup
+      // A clock's payment: its payment.created is due at the clock's time, for the background worker.
+      yield* Payments.create(s.principal, { amount: "1", orderId: "in-flight", test: true, testClock: s.clock.id })
+      const sent: Array<string> = []
+      const entered = yield* Deferred.make<void>()
+      const gate = yield* Deferred.make<void>()
+      const held = CallbackTransport.of({
+        post: (request) =>
+          Effect.andThen(
+            Effect.sync(() => sent.push(request.headers["x-event-id"]!)),
+            Effect.andThen(Deferred.succeed(entered, undefined), Effect.as(Deferred.await(gate), { statusCode: 200, latencyMs: 1 }))
+          )
+      })
+      const background = yield* Effect.forkChild(TestClocks.runPending().pipe(Effect.provideService(CallbackTransport, held)))
+      yield* Deferred.await(entered)
+      // The merchant advances while that callback is in flight (an outside probe, 28 ms after a simulate,
+      // got one payment.paid twice): stepping past its lease, the advance would claim and send it again.
+      const advance = yield* Effect.forkChild(TestClocks.advance(s.principal, s.clock.id, "2026-02-02T00:00:00Z").pipe(Effect.provideService(CallbackTransport, held)))
+      yield* EffectTestClock.adjust("1 second")
+      assert.strictEqual(sent.length, 1)
+      assert.strictEqual(Option.getOrThrow(yield* (yield* TestClockRepository).get(s.clock.id)).status, "ready")
+      yield* Deferred.succeed(gate, undefined)
+      yield* Fiber.join(background)
+      yield* EffectTestClock.adjust("1 second")
+      const done = yield* Fiber.join(advance)
+      assert.deepStrictEqual([done.status, done.frozenTime], ["ready", Date.parse("2026-02-02T00:00:00Z")])
+      // payment.created once, then the payment's expiry at its moment of the advance.
+      const types = (yield* Events.list(s.principal, { environment: "sandbox" })).items.map((i) => [Callback.eventId(i.event.id), i.event.eventType])
+      assert.deepStrictEqual(sent, types.toReversed().map(([id]) => id))
+      assert.deepStrictEqual(types.map(([, type]) => type), ["payment.expired", "payment.created"])
+    }).pipe(Effect.provide(Kit.layer)))
+
+  it.effect("a resend of a clock's event holds the clock: an advance meanwhile waits and does not send it again", () =>
+    Effect.gen(function*() {
+      const s = yield* setup
+      yield* Payments.create(s.principal, { amount: "1", orderId: "resent", test: true, testClock: s.clock.id })
+      yield* Work.drain()
+      const [created] = (yield* Events.list(s.principal, { environment: "sandbox" })).items
+      const sent: Array<string> = []
+      const entered = yield* Deferred.make<void>()
+      const gate = yield* Deferred.make<void>()
+      const held = CallbackTransport.of({
+        post: (request) =>
+          Effect.andThen(
+            Effect.sync(() => sent.push(request.headers["x-event-id"]!)),
+            Effect.andThen(Deferred.succeed(entered, undefined), Effect.as(Deferred.await(gate), { statusCode: 200, latencyMs: 1 }))
+          )
+      })
+      const resend = yield* Effect.forkChild(Events.resend(s.principal, Callback.eventId(created!.event.id)).pipe(Effect.provideService(CallbackTransport, held)))
+      yield* Deferred.await(entered)
+      const advance = yield* Effect.forkChild(TestClocks.advance(s.principal, s.clock.id, "2026-02-02T00:00:00Z").pipe(Effect.provideService(CallbackTransport, held)))
+      yield* EffectTestClock.adjust("1 second")
+      assert.deepStrictEqual(sent, [Callback.eventId(created!.event.id)])
+      yield* Deferred.succeed(gate, undefined)
+      assert.strictEqual((yield* Fiber.join(resend)).attempt?.statusCode, 200)
+      yield* EffectTestClock.adjust("1 second")
+      assert.strictEqual((yield* Fiber.join(advance)).status, "ready")
+      // The resend once; then only the payment's expiry, at its moment of the advance.
+      const expired = (yield* Events.list(s.principal, { environment: "sandbox", type: "payment.expired" })).items.map((i) => Callback.eventId(i.event.id))
+      assert.deepStrictEqual(sent, [Callback.eventId(created!.event.id), ...expired])
+      // And the clock is let go: the background takes it again.
+      assert.strictEqual(Option.getOrThrow(yield* (yield* TestClockRepository).get(s.clock.id)).leaseUntil, null)
+    }).pipe(Effect.provide(Kit.layer)))
+
+  it.effect("a holder that never lets go is waited for 20 s, then the advance is 409", () =>
+    Effect.gen(function*() {
+      const s = yield* setup
+      const repo = yield* TestClockRepository
+      const clock = Option.getOrThrow(yield* repo.get(s.clock.id))
+      // A worker that died running the clock's due work: its lease (a minute) is still running.
+      yield* repo.update({ ...clock, leaseUntil: wall + 60_000, version: clock.version + 1 })
+      const advance = yield* Effect.forkChild(Effect.flip(TestClocks.advance(s.principal, s.clock.id, "2026-02-02T00:00:00Z")))
+      yield* EffectTestClock.adjust("21 seconds")
+      assert.deepStrictEqual(yield* Effect.map(Fiber.join(advance), (e) => [e._tag, e.message]), ["TestClockAdvancing", "test clock is advancing"])
+      assert.strictEqual(Option.getOrThrow(yield* repo.get(s.clock.id)).frozenTime, anchor)
+      // Once the lease runs out, it advances.
+      yield* EffectTestClock.adjust("40 seconds")
+      assert.strictEqual((yield* TestClocks.advance(s.principal, s.clock.id, "2026-02-02T00:00:00Z")).status, "ready")
+    }).pipe(Effect.provide(Kit.layer)))
+
   it.effect("an advance cut short (budget spent, or its process died) is finished by the background worker", () =>
     Effect.gen(function*() {
       const s = yield* setup

@@ -26,7 +26,7 @@ import { TestClockRepository } from "../ports/TestClockRepository.js"
 import { atomic } from "./Atomic.js"
 import * as Callbacks from "./Callbacks.js"
 import * as Outbox from "./Outbox.js"
-import { forObject } from "./TestClockScope.js"
+import { holding } from "./TestClockScope.js"
 import * as Traced from "../Traced.js"
 
 const invalid = (field: string, message: string) => new InvalidRequest({ field, message })
@@ -208,8 +208,9 @@ export const resend = Traced.fn("Events.resend")(function*(principal: Principal,
   if (Option.isNone(terminal) || terminal.value.callbackUrl === null) {
     return yield* invalid("callback_url", "the terminal has no callback_url to send to")
   }
-  // An event of a test clock is resent at the clock's time.
-  return { event, ...(yield* forObject(event.testClockId, attemptNow(event, "resend"))) }
+  // An event of a test clock is resent at the clock's time, holding the clock: an advance waits for
+  // the attempt, which it would otherwise send again once past the resend's lease.
+  return { event, ...(yield* holding(event.testClockId, attemptNow(event, "resend"))) }
 })
 
 /** Events re-queued by one recovery at most. */

@@ -6,6 +6,7 @@
  * left as they are.
  */
 import { Clock, Effect, Option } from "effect"
+import { PaydeskConfig } from "../Config.js"
 import { NotFound, TestClockAdvancing } from "../Errors.js"
 import * as TestClock from "../TestClock.js"
 import { TestClockRepository } from "../ports/TestClockRepository.js"
@@ -40,4 +41,56 @@ export const forObject = <A, E, R>(
       const result = yield* TestClock.at(testClockId, clock.value.frozenTime, effect)
       yield* repo.markWorkDue(testClockId)
       return result
+    })
+
+/**
+ * Runs `attempt` until it answers a value (`none`: the clock is held, look again), for at most
+ * `TestClock.heldWaitMs` of wall time: then 409 `test clock is advancing` (a holder that died keeps
+ * its lease until it runs out).
+ */
+export const whenFree = <A, E, R>(attempt: Effect.Effect<Option.Option<A>, E, R>): Effect.Effect<A, E | TestClockAdvancing, R> =>
+  Effect.gen(function*() {
+    const deadline = (yield* TestClock.wallTime) + TestClock.heldWaitMs
+    for (;;) {
+      const answer = yield* attempt
+      if (Option.isSome(answer)) return answer.value
+      if ((yield* TestClock.wallTime) >= deadline) return yield* TestClockAdvancing.of()
+      yield* Effect.sleep(TestClock.heldRetryMs)
+    }
+  })
+
+/**
+ * Runs an action that sends one of the clock's callbacks itself (a resend) holding the clock, as the
+ * background worker holds it while it runs the work due at its time: a lease on the wall clock,
+ * taken once no one else holds it (`whenFree`). An advance waits for it meanwhile, since stepping
+ * past the lease of the delivery in flight (on the clock's time) would send it again. Otherwise as
+ * `forObject`: at the clock's frozen time, 409 during an advance, the clock marked for the worker after.
+ */
+export const holding = <A, E, R>(
+  testClockId: string | null,
+  effect: Effect.Effect<A, E, R>
+): Effect.Effect<A, E | TestClockAdvancing | NotFound, R | TestClockRepository> =>
+  testClockId === null
+    ? effect
+    : Effect.gen(function*() {
+      if (yield* inside(testClockId)) return yield* effect
+      const repo = yield* TestClockRepository
+      const { leaseMs } = yield* PaydeskConfig
+      const take = Effect.gen(function*() {
+        const found = yield* repo.get(testClockId)
+        if (Option.isNone(found)) return yield* NotFound.of("test clock")
+        const clock = found.value
+        if (clock.status === "advancing") return yield* TestClockAdvancing.of()
+        const wall = yield* TestClock.wallTime
+        if (TestClock.isHeld(clock, wall)) return Option.none<TestClock.TestClock>()
+        const held: TestClock.TestClock = { ...clock, leaseUntil: wall + leaseMs, updatedAt: wall, version: clock.version + 1 }
+        // Another took it meanwhile (a worker, an advance): look again.
+        return yield* Effect.match(repo.update(held), { onFailure: () => Option.none(), onSuccess: () => Option.some(held) })
+      })
+      return yield* Effect.acquireUseRelease(
+        whenFree(take),
+        (held) => Effect.tap(TestClock.at(testClockId, held.frozenTime, effect), () => repo.markWorkDue(testClockId)),
+        // Let go unless another changed the clock meanwhile (its lease then runs out by itself).
+        (held) => Effect.ignore(Effect.flatMap(TestClock.wallTime, (wall) => repo.update({ ...held, leaseUntil: null, updatedAt: wall, version: held.version + 1 })))
+      )
     })

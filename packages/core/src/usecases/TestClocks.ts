@@ -29,6 +29,7 @@ import { SubscriptionRepository } from "../ports/SubscriptionRepository.js"
 import { TerminalRepository } from "../ports/TerminalRepository.js"
 import { TestClockRepository } from "../ports/TestClockRepository.js"
 import { atomic } from "./Atomic.js"
+import * as TestClockScope from "./TestClockScope.js"
 import * as TestClockWork from "./TestClockWork.js"
 import * as Traced from "../Traced.js"
 
@@ -116,7 +117,7 @@ export const advance = Traced.fn("TestClocks.advance")(function*(principal: Prin
   const target = yield* parseFrozenTime(frozenTime)
   const config = yield* PaydeskConfig
   const repo = yield* TestClockRepository
-  const started = yield* atomic(Effect.gen(function*() {
+  const start = atomic(Effect.gen(function*() {
     const locked = yield* repo.getForUpdate(found.id)
     if (Option.isNone(locked)) return yield* NotFound.of("test clock")
     const clock = locked.value
@@ -128,6 +129,10 @@ export const advance = Traced.fn("TestClocks.advance")(function*(principal: Prin
       return yield* invalid("frozen_time", "a clock advances at most 731 days at once")
     }
     const wall = yield* TestClock.wallTime
+    // Held by the work due at its time or a resend (`TestClock.isHeld`): waited for (`whenFree`), as
+    // stepping past the lease of a callback in flight would send it again (an outside probe got one
+    // payment.paid twice, 28 ms apart, advancing right after the simulate that made it).
+    if (TestClock.isHeld(clock, wall)) return Option.none<TestClock.TestClock>()
     const next: TestClock.TestClock = {
       ...clock,
       status: "advancing",
@@ -137,10 +142,11 @@ export const advance = Traced.fn("TestClocks.advance")(function*(principal: Prin
       version: clock.version + 1
     }
     yield* repo.update(next)
-    return next
+    return Option.some(next)
   }))
-  return yield* TestClockWork.steps(started, TestClockWork.requestBudgetMs)
+  return yield* TestClockWork.steps(yield* TestClockScope.whenFree(start), TestClockWork.requestBudgetMs)
 })
+
 
 /**
  * Deletes a clock (write access, as for advancing it): it is absent from now on, and its objects are
