@@ -23,7 +23,9 @@ export const credit = Effect.fnUntraced(function*(
 ) {
   const ledger = yield* LedgerRepository
   const entropy = yield* Entropy
-  const now = yield* Clock.currentTimeMillis
+  // At the payment's own time: an instant conversion's `converted_at` is its `paid_at` (a second read
+  // of the clock could be a millisecond later).
+  const now = payment.paidAt ?? (yield* Clock.currentTimeMillis)
   if (terminal.conversionMode === "instant") {
     const { rate } = yield* (yield* RateSource).current(terminal.id)
     const usdt = rubToUsdt(merchantAmount, rate)
