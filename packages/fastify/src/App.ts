@@ -29,7 +29,7 @@ import * as AdminRoutes from "./AdminRoutes.js"
 import * as Contract from "./Contract.js"
 import * as HostRoutes from "./HostRoutes.js"
 import type { Context } from "./Http.js"
-import { limiterKeys, sendError } from "./Http.js"
+import { limiterKeys, sendError, unreadableBody } from "./Http.js"
 import { errorResponse } from "./HttpErrors.js"
 import * as MerchantRoutes from "./MerchantRoutes.js"
 import * as OpenApi from "./OpenApi.js"
@@ -470,6 +470,9 @@ export const build = async (options: Options): Promise<FastifyInstance> => {
     reply.raw.on("close", () => {
       if (request.paydeskStage !== 2) setImmediate(aborted, request, reply)
     })
+    // Answered here: the request goes no further (`done` is not called).
+    const unreadable = unreadableBody(request)
+    if (unreadable !== null) return void sendError(request, reply, 415, "unsupported_media_type", unreadable)
     // Decided on arrival, as Fastify decides its `Connection: close`: a request that arrived before
     // the close is handled even if the close starts while its span opens.
     const late = closing

@@ -39,6 +39,28 @@ export const sendError = (request: FastifyRequest, reply: FastifyReply, status: 
   return reply.code(response.status).send(response.body)
 }
 
+/**
+ * A request body no route can read, refused on arrival with 415 (`null`: none): a compressed body
+ * (`Content-Encoding` other than `identity`; it read "request body is not valid UTF-8", an outside
+ * probe), or a transfer coding other than chunked (Node hands the coded bytes on as they are; RFC 9112
+ * says 501, a 4xx tells the client what to change). And an empty body (`Content-Length: 0`, or
+ * neither a length nor a transfer coding) has no type: its `Content-Type` is dropped, so `curl -d ''` and Python's `urllib` (which send a form type
+ * with no body) reach operations that take no body, as a request without the header does (they were
+ * 415). Called by the app's `onRequest` hook, so for every route.
+ */
+export const unreadableBody = (request: FastifyRequest): string | null => {
+  const headers = request.headers
+  const coding = headers["content-encoding"]
+  if (coding !== undefined && coding.trim().toLowerCase() !== "identity") {
+    return `Content-Encoding ${coding.trim()} is not supported: send the body uncompressed`
+  }
+  const transfer = headers["transfer-encoding"]
+  if (transfer !== undefined && !/^\s*chunked\s*$/i.test(transfer)) return `Transfer-Encoding ${transfer.trim()} is not supported: send the body as is, or chunked`
+  // No body at all (RFC 9112: neither a length nor a transfer coding, or a length of 0).
+  if (transfer === undefined && (headers["content-length"] === undefined || headers["content-length"] === "0")) delete headers["content-type"]
+  return null
+}
+
 const isJson = (contentType: string | undefined): boolean =>
   contentType !== undefined && /^application\/json\s*(;|$)/i.test(contentType.trim())
 

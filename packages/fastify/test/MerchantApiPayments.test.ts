@@ -1,4 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest"
+import { gzipSync } from "node:zlib"
 import { Effect, Option } from "effect"
 import { Operator, PaymentRepository, Payments } from "@paydesk/core"
 import { Fixtures } from "@paydesk/testkit"
@@ -330,7 +331,31 @@ describe("MerchantApi payments", () => {
     for (const type of ["text/plain", "text/plain; charset=utf-8", "application/jsonx", "application/x-json"]) {
       expectError(await raw(json, type), 415, "unsupported_media_type")
     }
-    expect(await countPayments()).toBe(0)
+    // A compressed body, or one in a transfer coding Node does not decode, is refused for what it is
+    // (a gzipped body read "request body is not valid UTF-8"; gzip, chunked "invalid json body").
+    const coded = (headers: Record<string, string>) =>
+      t.app.inject({ method: "POST", url: "/api/v1/payments", headers: keyHeaders(apiKey, { "content-type": "application/json", ...headers }), payload: gzipSync(json) })
+    expectError(await coded({ "content-encoding": "gzip" }), 415, "unsupported_media_type", "Content-Encoding gzip is not supported: send the body uncompressed")
+    expectError(await coded({ "transfer-encoding": "gzip, chunked" }), 415, "unsupported_media_type",
+      "Transfer-Encoding gzip, chunked is not supported: send the body as is, or chunked")
+    expect((await raw(json, "application/json; charset=utf-8")).statusCode).toBe(201)
+    expect(await countPayments()).toBe(1)
+  })
+
+  it("an empty body has no type: curl -d '' and Python's urllib (a form type, no body) reach operations without a body; a creation is told its body is missing", async () => {
+    const created = json(await post({ amount: "1", order_id: "empty-body" }))
+    const empty = (method: "POST", url: string, headers: Record<string, string>) =>
+      t.app.inject({ method, url: `/api/v1${url}`, headers: keyHeaders(apiKey, headers), payload: "" })
+    for (const type of ["application/x-www-form-urlencoded", "text/plain", "application/xml"]) {
+      const ping = await empty("POST", `/terminals/${terminalId}/test-event`, { "content-type": type, "content-length": "0" })
+      expect([ping.statusCode, json(ping).event.type], type).toEqual([200, "ping"])
+      expectError(await empty("POST", "/payments", { "content-type": type, "content-length": "0" }), 400, "invalid_json_body", "invalid json body")
+    }
+    // A form with a body is still refused.
+    expectError(await t.app.inject({ method: "POST", url: `/api/v1/terminals/${terminalId}/test-event`, headers: keyHeaders(apiKey, { "content-type": "application/x-www-form-urlencoded" }), payload: "a=1" }),
+      415, "unsupported_media_type")
+    expect(await countPayments()).toBe(1)
+    expect(created.order_id).toBe("empty-body")
   })
 
   it("a body refused before authentication (malformed, invalid UTF-8, oversized, 415) leaves its nonce unused: the same nonce then works", async () => {
