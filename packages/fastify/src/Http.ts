@@ -57,7 +57,9 @@ export const unreadableBody = (request: FastifyRequest): string | null => {
   const transfer = headers["transfer-encoding"]
   if (transfer !== undefined && !/^\s*chunked\s*$/i.test(transfer)) return `Transfer-Encoding ${transfer.trim()} is not supported: send the body as is, or chunked`
   // No body at all (RFC 9112: neither a length nor a transfer coding, or a length of 0).
-  if (transfer === undefined && (headers["content-length"] === undefined || headers["content-length"] === "0")) delete headers["content-type"]
+  if (headers["content-type"] !== undefined && transfer === undefined && (headers["content-length"] === undefined || headers["content-length"] === "0")) {
+    delete headers["content-type"]
+  }
   return null
 }
 
