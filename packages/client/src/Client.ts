@@ -529,14 +529,17 @@ export class Paydesk {
    * then `retirePrevious` (or let the overlap end): from then on `X-Signature` is the new secret's.
    */
   readonly signingSecret = {
-    /** A new secret, shown only in this answer. Not retried: a repeat would replace it unseen. */
-    rotate: (options: CallOptions & { readonly terminalId?: string } = {}): Promise<SigningSecretRotation> =>
-      this.#call({
-        method: "POST",
-        path: `/api/v1/terminals/${enc(this.#terminalOrThrow(options.terminalId))}/signing-secret/rotate`,
-        safe: false,
-        signal: options.signal
-      }),
+    /**
+     * A new secret, shown only in this answer. Sent with an `Idempotency-Key` (the given one, else one
+     * generated per call), so a retry after a lost answer gets the same secret instead of a second
+     * rotation that would replace it unseen; a failed call's error names the key
+     * (`error.idempotencyKey`): repeat the call with it to get the secret (within 24 h, while no other
+     * rotation replaced it).
+     */
+    rotate: async (options: WriteOptions & { readonly terminalId?: string } = {}): Promise<SigningSecretRotation> => {
+      const path = `/api/v1/terminals/${enc(this.#terminalOrThrow(options.terminalId))}/signing-secret/rotate`
+      return this.#call({ method: "POST", path, idempotencyKey: options.idempotencyKey ?? await uuid(), safe: true, signal: options.signal })
+    },
     /** Ends the overlap now: the previous secret stops signing (repeating is harmless). */
     retirePrevious: (options: CallOptions & { readonly terminalId?: string } = {}): Promise<TerminalDetails> =>
       this.#call({

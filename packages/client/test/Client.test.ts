@@ -88,6 +88,23 @@ describe("Client: payout idempotency key in the body", () => {
   })
 })
 
+describe("Client: signing-secret rotation", () => {
+  const rotation = { terminal_id: "t", signing_secret: "sk_sign_x", signing_secret_whsec: "whsec_x", rotated_at: "2026-01-01T00:00:00.000Z", previous_secret_expires_at: "2026-01-02T00:00:00.000Z" }
+
+  it("sends an Idempotency-Key and retries a lost answer with it (a second rotation would replace the secret unseen); one key per call", async () => {
+    const { seen, fetcher } = stub((_, i) => (i === 0 ? json(502, {}) : json(200, rotation)))
+    const owner = new Paydesk({ accessToken: "owner", baseUrl: "http://paydesk.test", fetch: fetcher, retryDelayMs: 1, terminalId: "t" })
+    expect(await owner.signingSecret.rotate()).toEqual(rotation)
+    expect(seen).toHaveLength(2)
+    expect(seen[0]!.headers["idempotency-key"]).toMatch(/^[0-9a-f-]{36}$/)
+    expect(seen[1]!.headers["idempotency-key"]).toBe(seen[0]!.headers["idempotency-key"])
+    await owner.signingSecret.rotate({ idempotencyKey: "rotate-2026-03" })
+    expect(seen[2]!.headers["idempotency-key"]).toBe("rotate-2026-03")
+    await owner.signingSecret.rotate()
+    expect(seen[3]!.headers["idempotency-key"]).not.toBe(seen[0]!.headers["idempotency-key"])
+  })
+})
+
 describe("Client: payouts are live only", () => {
   it("a sandbox client refuses a payout before sending anything (also against a server that would take it); a live client sends it", async () => {
     const { seen, fetcher } = stub(() => json(200, payout(null)))

@@ -60,17 +60,17 @@ export const decide = (
   })
 
 /**
- * The record of a payment's or payout's key while it lasts (`moneyIdempotencyRetentionMs` for a
- * payment, `idempotencyRetentionMs` for a payout, of wall time since it was stored, also for
+ * The record of a payment's, payout's or rotation's key while it lasts (`moneyIdempotencyRetentionMs`
+ * for a payment or a rotation, `idempotencyRetentionMs` for a payout, of wall time since it was stored, also for
  * objects on a test clock): an older record is removed, so the key starts afresh even before the
  * background pass purges it.
  */
-export const findMoneyKey = Traced.fn("Idempotency.findMoneyKey")(function*(terminalId: string, scope: "payment" | "payout", key: string) {
+export const findMoneyKey = Traced.fn("Idempotency.findMoneyKey")(function*(terminalId: string, scope: "payment" | "payout" | "rotation", key: string) {
   const store = yield* IdempotencyStore
   const found = yield* store.find(terminalId, scope, key)
   if (Option.isNone(found)) return found
   const config = yield* PaydeskConfig
-  const retention = scope === "payment" ? config.moneyIdempotencyRetentionMs : config.idempotencyRetentionMs
+  const retention = scope === "payout" ? config.idempotencyRetentionMs : config.moneyIdempotencyRetentionMs
   if (found.value.createdAt >= (yield* wallTime) - retention) return found
   yield* store.remove(terminalId, scope, key)
   return Option.none<IdempotencyRecord>()

@@ -44,7 +44,8 @@ export const register = (app: FastifyInstance, ctx: Context): void => {
       reply.send(Views.apiKey(key))))
 
   route(app, Ops.rotateSigningSecret, (request, reply, decoded) =>
-    runAs(ctx, request, reply, (who) => Effect.flatMap(decoded, ({ params }) => Credentials.rotateSigningSecret(who, params["terminalID"]!)), (rotated) =>
+    runAs(ctx, request, reply, (who) =>
+      Effect.flatMap(decoded, ({ params, headers }) => Credentials.rotateSigningSecret(who, params["terminalID"]!, { idempotencyKey: headers["Idempotency-Key"] })), (rotated) =>
       reply.send(rotationView(rotated))))
 
   route(app, Ops.retirePreviousSecret, (request, reply, decoded) =>

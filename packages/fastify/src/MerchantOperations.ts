@@ -218,10 +218,18 @@ export const rotateSigningSecret = operation({
   id: "rotateSigningSecret", surface: "merchant", method: "POST", path: "/terminals/{terminalID}/signing-secret/rotate", tag: "Credentials", auth: "merchant",
   summary: "Replace the callback signing secret (owner's Bearer token only)",
   description: "Starts an overlap (24 h by default): `X-Signature` keeps the previous secret, `X-Signature-Next` carries the new one, " +
-    "`webhook-signature` both. Deploy a verifier that accepts both, then `retire-previous` (or let the overlap end). See Callbacks above.",
+    "`webhook-signature` both. Deploy a verifier that accepts both, then `retire-previous` (or let the overlap end). See Callbacks above. " +
+    "Send an `Idempotency-Key`: a retry after a lost answer then gets the same secret, where a second rotation would replace the unseen one.",
   params: terminalID,
-  responses: [{ status: 200, description: "the new secret, shown once", schema: R.SigningSecretRotation, example: Examples.signingSecretRotation }],
-  errors: [...common, ownerOnly]
+  headers: [{
+    name: "Idempotency-Key",
+    required: false,
+    description: `at most ${Idempotency.maxKeyLength} printable ASCII characters: the same key answers the same rotation, its secret, again (200) ` +
+      "while no later rotation replaced it (then 409); kept 24 hours. Without one, every call is a new rotation.",
+    example: "rotate-2026-03-01"
+  }],
+  responses: [{ status: 200, description: "the new secret, shown once (again for a repeat of its `Idempotency-Key`)", schema: R.SigningSecretRotation, example: Examples.signingSecretRotation }],
+  errors: [...common, ownerOnly, [409, "`idempotency_conflict`: a later rotation replaced the secret of this `Idempotency-Key`"]]
 })
 
 export const retirePreviousSecret = operation({

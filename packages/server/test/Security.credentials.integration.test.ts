@@ -124,6 +124,39 @@ describe("credential lifecycle", () => {
     expect(await verify(m.signingSecret, "x-signature-next")).toEqual({ ok: false, reason: "mismatch" })
   }, 60_000)
 
+  it("a rotation repeated with its Idempotency-Key (a retry after a lost answer) answers the same secret: X-Signature stays the merchant's", async () => {
+    const m = await merchant()
+    const rotate = (key?: string) =>
+      srv.call("POST", `/api/v1/terminals/${m.terminalId}/signing-secret/rotate`, {
+        headers: { authorization: `Bearer ${m.session.access_token}`, ...(key === undefined ? {} : { "idempotency-key": key }) }
+      })
+    const first = await rotate("rotate-1")
+    const again = await rotate("rotate-1")
+    expect([first.status, again.status]).toEqual([200, 200])
+    expect(again.json).toEqual(first.json)
+    const created = await m.withKey(m.apiKey, "POST", "/payments", { amount: "10.00", order_id: "rotated-again", test: true })
+    await srv.work()
+    const delivered = receiver.requests.find((r) => r.body.includes(created.json.id))!
+    const verify = (candidate: string, header: string) =>
+      Effect.runPromise(Signature.verify({
+        secret: candidate, timestamp: String(delivered.headers["x-timestamp"]), body: delivered.body,
+        signature: String(delivered.headers[header]), nowSeconds: Math.floor(srv.now() / 1000)
+      }))
+    // The merchant's own secret still signs X-Signature; the one it was shown (twice) X-Signature-Next.
+    expect(await verify(m.signingSecret, "x-signature")).toEqual({ ok: true })
+    expect(await verify(first.json.signing_secret, "x-signature-next")).toEqual({ ok: true })
+    // A later rotation replaces that secret: its key is then 409, nothing rotated.
+    const later = await rotate("rotate-2")
+    expect(later.json.signing_secret).not.toBe(first.json.signing_secret)
+    const stale = await rotate("rotate-1")
+    expect([stale.status, stale.json.error.code]).toEqual([409, "idempotency_conflict"])
+    expect((await rotate("rotate-2")).json.signing_secret).toBe(later.json.signing_secret)
+    // A key that is not one: 400, nothing rotated.
+    const bad = await rotate("x".repeat(129))
+    expect([bad.status, bad.json.error.field]).toEqual([400, "Idempotency-Key"])
+    expect((await rotate("rotate-2")).json.signing_secret).toBe(later.json.signing_secret)
+  }, 60_000)
+
   it("logout revokes the refresh family: its access and refresh tokens stop working at once", async () => {
     const m = await merchant()
     const balance = (token: string) => m.owner("GET", `/balance?terminal_id=${m.terminalId}`, undefined, token)

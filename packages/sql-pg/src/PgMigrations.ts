@@ -487,6 +487,15 @@ CREATE INDEX charges_payment ON charges (payment_id) WHERE payment_id IS NOT NUL
 CREATE INDEX deliveries_clock ON deliveries (test_clock_id) WHERE test_clock_id IS NOT NULL
 `)
 
+/**
+ * An `Idempotency-Key` on a signing-secret rotation (scope `rotation`): a retry after a lost answer
+ * gets the same secret instead of a second rotation.
+ */
+const rotationKeys = script(`
+ALTER TABLE idempotency_records DROP CONSTRAINT idempotency_records_scope_check;
+ALTER TABLE idempotency_records ADD CONSTRAINT idempotency_records_scope_check CHECK (scope IN ('subscription', 'payout', 'payment', 'rotation'))
+`)
+
 /** Every migration, by `<id>_<name>`. */
 export const migrations: Record<string, Effect.Effect<void, unknown, SqlClient.SqlClient>> = {
   "0001_initial": initial,
@@ -500,5 +509,6 @@ export const migrations: Record<string, Effect.Effect<void, unknown, SqlClient.S
   "0009_live_due_indexes": liveDueIndexes,
   "0010_outbox_purge_index": outboxPurgeIndex,
   "0011_sessions_expiry_index": sessionsExpiryIndex,
-  "0012_test_clock_deletion": testClockDeletion
+  "0012_test_clock_deletion": testClockDeletion,
+  "0013_rotation_keys": rotationKeys
 }

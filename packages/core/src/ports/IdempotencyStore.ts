@@ -12,7 +12,8 @@ import type { WriteConflict } from "../Errors.js"
 /** A stored idempotency record: the body fingerprint and the resource it created. */
 export interface IdempotencyRecord {
   readonly terminalId: string
-  readonly scope: "subscription" | "payout" | "payment"
+  /** `rotation`: a signing-secret rotation's key (its `fingerprint` names the rotation, `resourceId` the terminal). */
+  readonly scope: "subscription" | "payout" | "payment" | "rotation"
   readonly key: string
   readonly fingerprint: string
   readonly resourceId: string

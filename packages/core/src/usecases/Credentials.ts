@@ -9,10 +9,13 @@
  * previous secret. An API key cannot manage credentials (`account owner access required`).
  * Creating a key needs an active terminal; revoking and rotating are always possible.
  */
-import { Clock, Effect, Option } from "effect"
+import { Clock, Effect, Option, Result } from "effect"
 import * as Access from "../Access.js"
 import type { Principal } from "../Access.js"
-import { AccessDenied, NotFound } from "../Errors.js"
+import { AccessDenied, IdempotencyConflict, NotFound } from "../Errors.js"
+import * as Idempotency from "../Idempotency.js"
+import { IdempotencyStore } from "../ports/IdempotencyStore.js"
+import { wallTime } from "../TestClock.js"
 import { isUuid } from "../Id.js"
 import type { Terminal } from "../Terminal.js"
 import { ApiKeyRepository } from "../ports/ApiKeyRepository.js"
@@ -85,15 +88,57 @@ export const revokeApiKey = Traced.fn("Credentials.revokeApiKey")(function*(who:
   return revoked.value
 })
 
-/** Replaces the terminal's signing secret; returns the new secret (the only time it is shown). */
-export const rotateSigningSecret = Traced.fn("Credentials.rotateSigningSecret")(function*(who: Manager, terminalId: string) {
+/**
+ * The fingerprint an idempotency record of a rotation keeps: which rotation it made, the digest of
+ * the secret's ciphertext (new at each encryption, so unique to that rotation even at one frozen
+ * time; not the secret).
+ */
+const rotationMark = (encrypted: string): Effect.Effect<string> =>
+  Effect.flatMap(Digest, (digest) => digest.sha256Hex(`rotation:${encrypted}`))
+
+/**
+ * Replaces the terminal's signing secret; returns the new secret (the only time it is shown).
+ *
+ * With an `Idempotency-Key`, a repeat of the same key (a retry after a lost answer) answers the
+ * same rotation, its secret again, while no later rotation replaced it (kept 24 h, as payments'
+ * keys): a repeat without one is a second rotation, which makes the unseen secret the one that signs
+ * `X-Signature` (an outside probe's retry broke every signature check). Once a later rotation
+ * replaced it, the key is 409: its secret signs nothing any more.
+ */
+export const rotateSigningSecret = Traced.fn("Credentials.rotateSigningSecret")(function*(
+  who: Manager,
+  terminalId: string,
+  options: { readonly idempotencyKey?: string | undefined } = {}
+) {
   const terminal = yield* terminalOf(who, terminalId, "read")
+  const key = options.idempotencyKey
+  if (key !== undefined) {
+    const valid = Idempotency.validateKey(key)
+    if (Result.isFailure(valid)) return yield* valid.failure
+  }
   const signingSecret = `sk_sign_${yield* (yield* Entropy).token(24)}`
   const encrypted = yield* (yield* SecretCipher).encrypt(signingSecret)
+  const { signingSecretOverlapMs } = yield* PaydeskConfig
   return yield* atomic(Effect.gen(function*() {
     const terminals = yield* TerminalRepository
     const locked = yield* terminals.getForUpdate(terminal.id)
     if (Option.isNone(locked)) return yield* NotFound.of("terminal")
+    // Under the terminal's lock: two repeats at once answer one rotation.
+    const record = key === undefined ? Option.none() : yield* Idempotency.findMoneyKey(terminal.id, "rotation", key)
+    if (Option.isSome(record)) {
+      const rotatedAt = locked.value.signingSecretRotatedAt
+      if (rotatedAt === null || record.value.fingerprint !== (yield* rotationMark(locked.value.signingSecretEncrypted))) {
+        return yield* new IdempotencyConflict({ message: "idempotency key conflicts with another request: a later rotation replaced the secret this key made; rotate again with a new key" })
+      }
+      const current = yield* (yield* SecretCipher).decrypt(locked.value.signingSecretEncrypted)
+      return {
+        terminal: locked.value,
+        signingSecret: current,
+        signingSecretWhsec: StandardWebhooks.whsecOf(current),
+        rotatedAt,
+        previousSecretExpiresAt: rotatedAt + signingSecretOverlapMs
+      }
+    }
     const now = yield* Clock.currentTimeMillis
     const next: Terminal = {
       ...locked.value,
@@ -103,7 +148,11 @@ export const rotateSigningSecret = Traced.fn("Credentials.rotateSigningSecret")(
       updatedAt: now
     }
     yield* terminals.update(next)
-    const { signingSecretOverlapMs } = yield* PaydeskConfig
+    if (key !== undefined) {
+      yield* (yield* IdempotencyStore).insert({
+        terminalId: terminal.id, scope: "rotation", key, fingerprint: yield* rotationMark(encrypted), resourceId: terminal.id, createdAt: yield* wallTime
+      })
+    }
     return {
       terminal: next,
       signingSecret,
