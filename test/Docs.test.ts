@@ -2,7 +2,9 @@
  * The docs work as written: every TypeScript block under docs/ type-checks against the packages,
  * docs/getting-started.md runs, step by step, from `./run dev` to a verified callback, and the
  * README's quick start (the block marked `<!-- test: quick-start -->`) runs as one bash script, with
- * job control as in an interactive shell, from `./run start` to `kill %1 %2`.
+ * job control as in an interactive shell, from `./run start` to `kill %1 %2`. The Python check of
+ * docs/guides/callbacks.md runs with python3: False, never an exception, for a missing or malformed
+ * header, and the rotation's use of it (the comment under it) accepts both secrets.
  *
  * Getting started is annotated with HTML comments the reader does not see:
  * `<!-- test: skip -->` (the next block is not run), `<!-- test: background name=N ready="T" -->`
@@ -13,6 +15,7 @@
 import { afterAll, describe, expect, it } from "vitest"
 import { type ChildProcess, spawn, spawnSync } from "node:child_process"
 import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs"
+import { createHmac } from "node:crypto"
 import { createServer } from "node:net"
 import { tmpdir } from "node:os"
 import { join, relative, resolve } from "node:path"
@@ -106,6 +109,67 @@ describe("Docs", () => {
     expect(result.stdout + result.stderr).toBe("")
     expect(result.status).toBe(0)
   }, 120_000)
+
+  it("the Python check of guides/callbacks.md returns False for missing or malformed headers and, as its comment says, accepts a rotation's pair", () => {
+    const blocks = parse(readFileSync(join(docs, "guides", "callbacks.md"), "utf8")).filter((b): b is Block => "language" in b && b.language === "python")
+    expect(blocks).toHaveLength(1)
+    const body = JSON.stringify({ event_type: "payment.paid", payment_id: "pay_1", status: "paid" })
+    const now = String(Math.floor(Date.now() / 1000))
+    const sign = (key: string, timestamp = now, text = body) => createHmac("sha256", key).update(`${timestamp}.${text}`).digest("hex")
+    const [secret, previous, next] = ["sk_sign_secret", "sk_sign_previous", "sk_sign_next"]
+    const old = String(Number(now) - 301)
+    // [name, X-Timestamp, X-Signature (null: absent), secret, body, expected]
+    const cases: Array<[string, string | null, string | null, string, string, boolean]> = [
+      ["signed", now, sign(secret), secret, body, true],
+      ["signed, uppercase hex", now, sign(secret).toUpperCase(), secret, body, true],
+      ["no X-Timestamp", null, sign(secret), secret, body, false],
+      ["no X-Signature", now, null, secret, body, false],
+      ["neither", null, null, secret, body, false],
+      ["X-Timestamp 12abc", "12abc", sign(secret), secret, body, false],
+      ["X-Timestamp superscript two", "\u00b2", sign(secret), secret, body, false],
+      ["X-Timestamp of 5000 digits", "1".repeat(5000), sign(secret), secret, body, false],
+      ["X-Timestamp empty", "", sign(secret), secret, body, false],
+      ["X-Signature not ASCII", now, "\u00ff".repeat(64), secret, body, false],
+      ["X-Signature not hex", now, "zz", secret, body, false],
+      ["old timestamp", old, sign(secret, old), secret, body, false],
+      ["wrong secret", now, sign(secret), "another", body, false],
+      ["changed body", now, sign(secret), secret, body.replace("pay_1", "pay_2"), false]
+    ]
+    // The rotation's use (the comment under the function), during the overlap and after retire-previous.
+    const rotations: Array<[string, string | null, string | null, boolean]> = [
+      ["overlap", sign(previous), sign(next), true],
+      ["overlap, X-Signature-Next absent", sign(previous), null, true],
+      ["retired", sign(next), null, true],
+      ["another secret's", sign("another"), sign("other"), false],
+      ["no signatures", null, null, false]
+    ]
+    const driver = `
+import json, sys
+data = json.load(sys.stdin)
+scope = {}
+exec(data["snippet"], scope)
+rotated = [line[2:] for line in data["snippet"].splitlines() if line.startswith("# any(")]
+
+def outcome(run):
+    try:
+        result = run()
+    except Exception as error:
+        return type(error).__name__ + ": " + str(error)[:80]
+    return result if type(result) is bool else "not a bool: " + repr(result)
+
+results = [[name, outcome(lambda: scope["verify"](body.encode(), timestamp, signature, secret))]
+           for name, timestamp, signature, secret, body, _ in data["cases"]]
+for name, signature, signature_next, _ in data["rotations"]:
+    names = dict(scope, raw_body=data["body"].encode(), timestamp=data["now"], signature=signature, signature_next=signature_next,
+                 previous=data["previous"], new=data["next"])
+    results.append([name, outcome(lambda: eval(rotated[0], names)) if len(rotated) == 1 else "no one rotation comment"])
+print(json.dumps(results))
+`
+    const input = JSON.stringify({ snippet: blocks[0]!.code, cases, rotations, body, now, previous, next })
+    const result = spawnSync("python3", ["-c", driver], { input, encoding: "utf8", timeout: 60_000 })
+    expect(result.status, result.stderr).toBe(0)
+    expect(JSON.parse(result.stdout)).toEqual([...cases.map((c) => [c[0], c[5]]), ...rotations.map((r) => [r[0], r[3]])])
+  })
 
   it("runs getting-started.md from ./run dev to a verified callback", async () => {
     const serverPort = await freePort()

@@ -49,13 +49,20 @@ if (event.event_type === "payment.paid") {
 ### Python
 
 \`\`\`python
-import hashlib, hmac, time
+import hashlib, hmac, re, time
 
-def verify(raw_body: bytes, headers, secret: str, tolerance=300) -> bool:
-    timestamp = headers["X-Timestamp"]
-    expected = hmac.new(secret.encode(), timestamp.encode() + b"." + raw_body, hashlib.sha256).hexdigest()
-    fresh = abs(time.time() - int(timestamp)) <= tolerance
-    return fresh and hmac.compare_digest(expected, headers["X-Signature"])
+def verify(raw_body: bytes, headers, secrets, tolerance: int = 300) -> bool:
+    # headers: http.server's self.headers or a dict, any letter case; secrets: the signing_secret,
+    # or [previous, new] during a rotation. Missing or malformed headers: False (reject), never an exception.
+    h = {str(k).lower(): str(v).strip() for k, v in headers.items()}
+    timestamp = h.get("x-timestamp", "")
+    if not re.fullmatch(r"[0-9]{1,12}", timestamp) or abs(time.time() - int(timestamp)) > tolerance:
+        return False
+    signed = timestamp.encode() + b"." + raw_body
+    keys = [secrets] if isinstance(secrets, str) else secrets
+    expected = [hmac.new(key.encode(), signed, hashlib.sha256).hexdigest() for key in keys]
+    received = [h.get("x-signature", "").lower(), h.get("x-signature-next", "").lower()]
+    return any(re.fullmatch(r"[0-9a-f]{64}", r) and hmac.compare_digest(e, r) for e in expected for r in received)
 \`\`\`
 
 ### PHP
@@ -65,7 +72,7 @@ function paydesk_verify(string $rawBody, string $timestamp, string $signature, s
     $expected = hash_hmac('sha256', $timestamp . '.' . $rawBody, $secret);
     return abs(time() - (int) $timestamp) <= $tolerance && hash_equals($expected, $signature);
 }
-// $rawBody = file_get_contents('php://input');
+// paydesk_verify(file_get_contents('php://input'), $_SERVER['HTTP_X_TIMESTAMP'] ?? '', $_SERVER['HTTP_X_SIGNATURE'] ?? '', $secret)
 \`\`\`
 
 ### What to answer

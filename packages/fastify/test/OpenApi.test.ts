@@ -2,12 +2,15 @@
  * The OpenAPI document: linted by Redocly's engine (`@redocly/openapi-core`, what `@redocly/cli
  * lint` runs) at zero problems; every route of the app documented and every documented operation
  * a route; examples that decode with the declared schemas; the Scalar reference page served
- * without any outside asset.
+ * without any outside asset; the Callbacks guide's Python check run with python3 (False, never an
+ * exception, for missing or malformed headers; both secrets of a rotation).
  */
 import Fastify from "fastify"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { createConfig, lintFromString } from "@redocly/openapi-core"
 import { Schema } from "effect"
+import { spawnSync } from "node:child_process"
+import { createHmac } from "node:crypto"
 import { Callbacks } from "@paydesk/core"
 import * as App from "../src/App.js"
 import * as Contract from "../src/Contract.js"
@@ -109,6 +112,103 @@ describe("OpenApi", () => {
     expect(document.info.description).toContain("## Callbacks")
     for (const language of ["```ts", "```python", "```php"]) expect(document.info.description).toContain(language)
   })
+
+  it("the Callbacks guide's Python check returns False for missing or malformed headers (http.server answers 400) and accepts a rotation's pair", () => {
+    const blocks = [...document.info.description!.matchAll(/```python\n([\s\S]*?)```/g)].map((m) => m[1]!)
+    expect(blocks).toHaveLength(1)
+    const body = JSON.stringify({ event_type: "ping", terminal_id: "term_1", sent_at: "2026-03-01T00:00:00.000Z", test: false })
+    const now = String(Math.floor(Date.now() / 1000))
+    const sign = (key: string, timestamp = now, text = body) => createHmac("sha256", key).update(`${timestamp}.${text}`).digest("hex")
+    const [secret, previous, next] = ["sk_sign_secret", "sk_sign_previous", "sk_sign_next"]
+    const good: Array<[string, string]> = [["X-Timestamp", now], ["X-Signature", sign(secret)], ["X-Event-Id", "evt_1"]]
+    const without = (name: string) => good.filter(([header]) => header !== name)
+    const withHeader = (name: string, value: string): Array<[string, string]> => [...without(name), [name, value]]
+    const rotation: Array<[string, string]> = [["X-Timestamp", now], ["X-Signature", sign(previous)], ["X-Signature-Next", sign(next)]]
+    const cases: Array<{ name: string; headers: Array<[string, string]>; secrets: string | Array<string>; body?: string; expected: boolean }> = [
+      { name: "signed", headers: good, secrets: secret, expected: true },
+      { name: "signed, uppercase hex", headers: withHeader("X-Signature", sign(secret).toUpperCase()), secrets: secret, expected: true },
+      { name: "no X-Timestamp", headers: without("X-Timestamp"), secrets: secret, expected: false },
+      { name: "no X-Signature", headers: without("X-Signature"), secrets: secret, expected: false },
+      { name: "no headers", headers: [], secrets: secret, expected: false },
+      { name: "X-Timestamp 12abc", headers: withHeader("X-Timestamp", "12abc"), secrets: secret, expected: false },
+      { name: "X-Timestamp superscript two", headers: withHeader("X-Timestamp", "\u00b2"), secrets: secret, expected: false },
+      { name: "X-Timestamp of 5000 digits", headers: withHeader("X-Timestamp", "1".repeat(5000)), secrets: secret, expected: false },
+      { name: "X-Timestamp empty", headers: withHeader("X-Timestamp", ""), secrets: secret, expected: false },
+      { name: "X-Signature not ASCII", headers: withHeader("X-Signature", "\u00ff".repeat(64)), secrets: secret, expected: false },
+      { name: "X-Signature not hex", headers: withHeader("X-Signature", "zz"), secrets: secret, expected: false },
+      { name: "old timestamp", headers: [["X-Timestamp", String(Number(now) - 301)], ["X-Signature", sign(secret, String(Number(now) - 301))]], secrets: secret, expected: false },
+      { name: "wrong secret", headers: good, secrets: "another", expected: false },
+      { name: "changed body", headers: good, secrets: secret, body: body.replace("term_1", "term_2"), expected: false },
+      // A rotation's overlap: X-Signature the previous secret's, X-Signature-Next the new one's.
+      { name: "overlap, previous secret", headers: rotation, secrets: previous, expected: true },
+      { name: "overlap, new secret", headers: rotation, secrets: next, expected: true },
+      { name: "overlap, both secrets", headers: rotation, secrets: [previous, next], expected: true },
+      { name: "overlap, another secret", headers: rotation, secrets: ["another", "other"], expected: false },
+      { name: "overlap, X-Signature-Next malformed", headers: [...rotation.slice(0, 2), ["X-Signature-Next", "12abc"]], secrets: previous, expected: true },
+      // After retire-previous: X-Signature alone, the new secret's.
+      { name: "retired, both secrets", headers: [["X-Timestamp", now], ["X-Signature", sign(next)]], secrets: [previous, next], expected: true },
+      { name: "retired, previous secret only", headers: [["X-Timestamp", now], ["X-Signature", sign(next)]], secrets: previous, expected: false }
+    ]
+    // Each case with http.server's headers (also in a running http.server whose handler answers
+    // 200 or 400 as the check says), a dict of lower-cased names and a dict as sent.
+    const driver = `
+import http.client, http.server, io, json, sys, threading
+data = json.load(sys.stdin)
+scope = {}
+exec(data["snippet"], scope)
+verify = scope["verify"]
+
+class Handler(http.server.BaseHTTPRequestHandler):
+    def do_POST(self):
+        body = self.rfile.read(int(self.headers["Content-Length"]))
+        self.send_response(200 if verify(body, self.headers, self.server.secrets) else 400)
+        self.end_headers()
+    def log_message(self, *args):
+        pass
+
+server = http.server.HTTPServer(("127.0.0.1", 0), Handler)
+threading.Thread(target=server.serve_forever, daemon=True).start()
+
+def served(body, pairs, secrets):
+    server.secrets = secrets
+    connection = http.client.HTTPConnection("127.0.0.1", server.server_address[1], timeout=10)
+    try:
+        connection.putrequest("POST", "/webhooks")
+        for name, value in pairs:
+            connection.putheader(name, value.encode("latin-1"))
+        connection.putheader("Content-Length", str(len(body)))
+        connection.endheaders(body)
+        status = connection.getresponse().status
+    except Exception as error:
+        return "no answer: " + type(error).__name__
+    finally:
+        connection.close()
+    return {200: True, 400: False}.get(status, "status %d" % status)
+
+def called(body, headers, secrets):
+    try:
+        result = verify(body, headers, secrets)
+    except Exception as error:
+        return type(error).__name__ + ": " + str(error)[:80]
+    return result if type(result) is bool else "not a bool: " + repr(result)
+
+results = []
+for case in data["cases"]:
+    body, pairs, secrets = case["body"].encode(), case["headers"], case["secrets"]
+    message = http.client.parse_headers(io.BytesIO(("".join(n + ": " + v + "\\r\\n" for n, v in pairs) + "\\r\\n").encode("latin-1")))
+    results.append({"name": case["name"], "results": [
+        called(body, message, secrets),
+        served(body, pairs, secrets),
+        called(body, {n.lower(): v for n, v in pairs}, secrets),
+        called(body, dict(pairs), secrets)
+    ]})
+print(json.dumps(results))
+`
+    const input = JSON.stringify({ snippet: blocks[0], cases: cases.map((c) => ({ ...c, body: c.body ?? body })) })
+    const result = spawnSync("python3", ["-c", driver], { input, encoding: "utf8", timeout: 60_000 })
+    expect(result.status, result.stderr).toBe(0)
+    expect(JSON.parse(result.stdout)).toEqual(cases.map((c) => ({ name: c.name, results: [c.expected, c.expected, c.expected, c.expected] })))
+  }, 60_000)
 
   it("checks answers against the declarations (a wrong answer is caught)", () => {
     const good = JSON.stringify({ ok: true })
