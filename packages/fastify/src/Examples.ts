@@ -404,3 +404,96 @@ export const terminalDetails = {
   callback_endpoint: { status: "failing" as const, last_attempt_at: later, last_error: "HTTP 503", failing_since: at },
   previous_secret_expires_at: null
 }
+
+// ---------------------------------------------------------------------------------------------
+// Errors as the server sends them
+
+/** An error answer as the server sends it: status, code, message and the field it names, if any. */
+export interface SentError {
+  readonly status: number
+  readonly code: string
+  readonly message: string
+  readonly field?: string
+  /** Only on these surfaces (any, when absent). */
+  readonly surfaces?: ReadonlyArray<"merchant" | "public" | "operator" | "docs" | "host">
+}
+
+/**
+ * The errors the operations' declarations name (in backticks, by code or by message) whose text is
+ * no fixed value of the core's error classes (the document takes those from `@paydesk/core` itself),
+ * each as the server sends it. For a code, the first entry of its status is the example.
+ */
+export const sentErrors: ReadonlyArray<SentError> = [
+  // Contract: any query parameter an operation does not take (none on the payer pages, which take any).
+  { status: 400, code: "invalid_request", message: "unknown query parameter expand", field: "expand", surfaces: ["merchant", "operator", "docs", "host"] },
+  // App: a body over the default `bodyLimit` (64 KiB).
+  { status: 400, code: "body_too_large", message: "request body larger than 65536 bytes" },
+  // App and Http: a body that is not `application/json` on the merchant and operator APIs.
+  { status: 415, code: "unsupported_media_type", message: "Content-Type must be application/json" },
+  // App: what Node and Fastify refuse before any route (with the default 30 s request timeout).
+  { status: 408, code: "request_timeout", message: "the request did not arrive whole within 30000 ms" },
+  { status: 414, code: "uri_too_long", message: "a path segment is longer than 2048 characters" },
+  { status: 431, code: "headers_too_large", message: "the request's headers are larger than 16 KiB" },
+  // Core `Auth` and `Nonce`; the operator token (`AdminRoutes.operatorAuth`).
+  { status: 401, code: "unauthenticated", message: "X-API-Key header is required" },
+  { status: 401, code: "unauthenticated", message: "invalid api key" },
+  { status: 401, code: "unauthenticated", message: "X-Nonce header is required" },
+  { status: 401, code: "unauthenticated", message: "invalid or expired access token" },
+  { status: 401, code: "unauthenticated", message: "invalid or expired refresh token" },
+  { status: 401, code: "unauthenticated", message: "operator bearer token required" },
+  // Core use cases: moves not allowed for the object.
+  { status: 400, code: "operation_not_allowed", message: "simulation is available only for sandbox payments" },
+  { status: 400, code: "operation_not_allowed", message: "refunds are unavailable for sandbox payments" },
+  { status: 400, code: "operation_not_allowed", message: "chargebacks are unavailable for sandbox payments" },
+  { status: 400, code: "operation_not_allowed", message: "the subscription has no open charge the bank answered unknown" },
+  // Core use cases: fields at fault.
+  { status: 400, code: "invalid_request", message: "created_from is required", field: "created_from" },
+  { status: 400, code: "invalid_request", message: "created_to is required", field: "created_to" },
+  { status: 400, code: "invalid_request", message: "created_to must be later than created_from", field: "created_to" },
+  { status: 400, code: "invalid_request", message: "callback_url must not point to a loopback address (127.0.0.1)", field: "callback_url" },
+  { status: 400, code: "invalid_request", message: "charge outcomes can be programmed for sandbox subscriptions only", field: "subscription" },
+  { status: 400, code: "invalid_request", message: "the terminal has no callback_url to send to", field: "callback_url" },
+  // AdminRoutes: the clock hook of a deployment whose clock is the system's.
+  { status: 409, code: "clock_not_manual", message: "clock is not manual" }
+]
+
+const paymentFinal: SentError = { status: 409, code: "invalid_transition", message: "payment in state paid cannot become canceled (outcome failed)" }
+const eventSendsUsedUp: SentError = {
+  status: 429,
+  code: "too_many_requests",
+  message: "30 resends and test events a minute for this terminal; retry in 42 s"
+}
+
+/**
+ * Example errors of operations whose declaration names no message the server sends as such: a
+ * message that carries the operation's limit or the object's state (with the default limits), or a
+ * hook the deployment lacks. By operation id and status.
+ */
+export const operationErrors: Readonly<Record<string, Readonly<Record<number, SentError>>>> = {
+  login: { 429: { status: 429, code: "too_many_requests", message: "too many login attempts, retry in 60 s" } },
+  listPayments: {
+    429: { status: 429, code: "too_many_requests", message: "2 CSV exports of this terminal are already waiting or being built; retry once one is done" }
+  },
+  rotateSigningSecret: {
+    409: {
+      status: 409,
+      code: "idempotency_conflict",
+      message: "idempotency key conflicts with another request: a later rotation replaced the secret this key made; rotate again with a new key"
+    }
+  },
+  resendEvent: { 429: eventSendsUsedUp },
+  sendTestEvent: { 429: eventSendsUsedUp },
+  simulatePayment: { 409: paymentFinal },
+  pageSimulate: { 409: paymentFinal },
+  operatorAcquirerOutcome: { 409: paymentFinal },
+  operatorRefundPayment: { 409: { status: 409, code: "invalid_transition", message: "payment in state created does not accept refund" } },
+  operatorChargebackPayment: { 409: { status: 409, code: "invalid_transition", message: "payment in state created does not accept chargeback" } },
+  operatorApprovePayout: { 409: { status: 409, code: "invalid_transition", message: "payout in state rejected does not accept approve" } },
+  operatorRejectPayout: { 409: { status: 409, code: "invalid_transition", message: "a payout being sent cannot be rejected by the operator" } },
+  operatorResumeSubscription: { 409: { status: 409, code: "invalid_transition", message: "subscription in active/enabled cannot be resumed" } },
+  operatorChargeOutcomes: { 501: { status: 501, code: "not_implemented", message: "programming charge outcomes is not available in this deployment" } },
+  operatorResolveCharge: { 501: { status: 501, code: "not_implemented", message: "settling unknown charges is not available in this deployment" } },
+  operatorSetRate: { 501: { status: 501, code: "not_implemented", message: "setting the rate is not available in this deployment" } },
+  metrics: { 501: { status: 501, code: "not_implemented", message: "metrics are not available in this deployment" } },
+  docsScript: { 404: { status: 404, code: "not_found", message: "the API reference renderer (@scalar/api-reference) is not installed" } }
+}

@@ -7,7 +7,33 @@
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify"
 import { Effect, JsonSchema, Schema } from "effect"
-import type { PaydeskError } from "@paydesk/core"
+import {
+  AccessDenied,
+  AmountMalformed,
+  AmountNotPositive,
+  CsrfRejected,
+  IdempotencyConflict,
+  InsufficientBalance,
+  InvalidCredentials,
+  InvalidJsonBody,
+  MaxActivePayouts,
+  NonceAlreadyUsed,
+  NotFound,
+  OrderIdConflict,
+  type PaydeskError,
+  PlanNotAvailable,
+  ProviderUnavailable,
+  RecurringNotConfigured,
+  RecurringTemporarilyUnavailable,
+  ServiceBusy,
+  StopFailed,
+  SubscriptionFieldsMissing,
+  TerminalIdRequired,
+  TerminalUnavailable,
+  TestClockAdvancing,
+  UnstorableText,
+  UsdtAmountMalformed
+} from "@paydesk/core"
 import { readFileSync } from "node:fs"
 import { createRequire } from "node:module"
 import { dirname, join } from "node:path"
@@ -15,7 +41,7 @@ import * as CallbacksGuide from "./CallbacksGuide.js"
 import { fullPath, type Operation, type Reply, route } from "./Contract.js"
 import * as Examples from "./Examples.js"
 import * as HostOperations from "./HostOperations.js"
-import { errorResponse, fromExit } from "./HttpErrors.js"
+import { codeOf, errorResponse, fromExit, statusOf as httpStatusOf } from "./HttpErrors.js"
 import * as MerchantOperations from "./MerchantOperations.js"
 import * as OperatorOperations from "./OperatorOperations.js"
 import { responses } from "./ResponseSchemas.js"
@@ -92,24 +118,103 @@ const components = () => {
 // ---------------------------------------------------------------------------------------------
 // Operations
 
-const errorCode = (status: number): string =>
-  ({ 400: "invalid_request", 401: "unauthenticated", 403: "access_denied", 404: "not_found", 409: "idempotency_conflict", 429: "too_many_requests", 501: "not_implemented", 503: "provider_unavailable" } as Record<number, string>)[status] ?? "error"
+/**
+ * The core's errors of a fixed text (its messages in the spec's words), as the HTTP table
+ * (`HttpErrors`) answers them: status, code and message.
+ */
+const coreErrors: ReadonlyArray<Examples.SentError> = ([
+  InvalidJsonBody.of(), AmountMalformed.of(), UsdtAmountMalformed.of(), AmountNotPositive.of(), NonceAlreadyUsed.of(), InvalidCredentials.of(),
+  AccessDenied.terminal(), AccessDenied.account(), AccessDenied.owner(), AccessDenied.subscriptionWrite(), CsrfRejected.of(),
+  TerminalIdRequired.of(), TerminalUnavailable.of(), PlanNotAvailable.of(), RecurringTemporarilyUnavailable.of(), StopFailed.of(),
+  SubscriptionFieldsMissing.of([]), InsufficientBalance.of(), UnstorableText.of(),
+  IdempotencyConflict.of(), OrderIdConflict.of(), MaxActivePayouts.of(), TestClockAdvancing.of(),
+  RecurringNotConfigured.plans(), RecurringNotConfigured.subscriptions(), ProviderUnavailable.of(), ServiceBusy.of(),
+  ...(["subscription", "payment", "payout", "terminal", "account", "plan", "delivery", "user", "api key", "event", "test clock"] as const).map(NotFound.of)
+] satisfies ReadonlyArray<PaydeskError>).map((e) => ({ status: httpStatusOf[e._tag], code: codeOf(e._tag), message: e.message }))
 
-const errorResponses = (errors: ReadonlyArray<readonly [number, string]>, error: Json) => {
+/** Every error a declaration may name, as the server sends it. */
+const sentErrors: ReadonlyArray<Examples.SentError> = [...Examples.sentErrors, ...coreErrors]
+
+/**
+ * The example of an error status of `op`: the operation's own (`Examples.operationErrors`), else the
+ * first error its texts name in backticks that the server sends at that status, by message or by
+ * code. None when nothing named is known: no example rather than one the server never sends.
+ */
+const errorExample = (op: Operation<any, any>, status: number, texts: ReadonlyArray<string>): Examples.SentError | undefined => {
+  const own = Examples.operationErrors[op.id]?.[status]
+  if (own !== undefined) return own
+  const candidates = sentErrors.filter((e) => e.status === status && (e.surfaces === undefined || e.surfaces.includes(op.surface)))
+  for (const text of texts) {
+    for (const [, named] of text.matchAll(/`([^`]+)`/g)) {
+      const found = candidates.find((e) => e.message === named) ?? candidates.find((e) => e.code === named)
+      if (found !== undefined) return found
+    }
+  }
+  return undefined
+}
+
+/**
+ * Errors any operation may get, before it is reached (`App`): a request not arrived whole in time, its
+ * headers too large, and (for a path with parameters) a path segment too long.
+ */
+const transportErrors = (op: Operation<any, any>): ReadonlyArray<readonly [number, string]> => [
+  [408, "`request_timeout`: the request did not arrive whole within the server's limit (30 s by default); the connection is closed"],
+  ...(op.params === undefined ? [] : [[414, "`uri_too_long`: a path segment is longer than 2048 characters"] as const]),
+  [431, "`headers_too_large`: the request's headers are larger than 16 KiB; the connection is closed"]
+]
+
+/** The `x-request-id` every answer carries (a shared component header). */
+const requestIdHeader = { "x-request-id": { $ref: "#/components/headers/RequestId" } }
+
+/** `Retry-After` of the answers that send it (429, and the overloaded login's 503 `service_busy`). */
+const retryAfterHeader = { "Retry-After": { $ref: "#/components/headers/RetryAfter" } }
+
+const headerComponents = {
+  RequestId: {
+    description: "the request's id, on every answer (an error's `request_id`); quote it when reporting a problem",
+    required: true,
+    schema: { type: "string" },
+    example: "req_0f1e2d3c4b5a69788796a5b4c3d2e1f0"
+  },
+  RetryAfter: {
+    description: "seconds to wait before sending the request again",
+    required: true,
+    schema: { type: "integer", minimum: 1 },
+    example: 60
+  }
+}
+
+/**
+ * Whether the operation's errors may be HTML pages: a payer page's (always: the page shows the error),
+ * and a payer form post's from a browser (`application/x-www-form-urlencoded` with `Accept: text/html`).
+ */
+const htmlErrors = (op: Operation<any, any>): "only" | "also" | "no" =>
+  op.surface !== "public" ? "no" : op.responses.some((r) => r.contentType === "text/html") ? "only" : op.body?.form === true ? "also" : "no"
+
+const errorResponses = (op: Operation<any, any>, errors: ReadonlyArray<readonly [number, string]>, error: Json) => {
   const byStatus = new Map<number, Array<string>>()
   for (const [status, text] of errors) byStatus.set(status, [...(byStatus.get(status) ?? []), text])
+  const transport = new Set(transportErrors(op).map(([status]) => status))
   return Object.fromEntries([...byStatus].map(([status, texts]) => {
-    const first = /`([^`]+)`/.exec(texts[0] ?? "")?.[1] ?? `${errorCode(status)}`
+    const sent = errorExample(op, status, texts)
+    const json = { "application/json": { schema: error, ...(sent === undefined ? {} : { example: Examples.error(sent.code, sent.message, sent.field) }) } }
+    const html = transport.has(status) ? "no" : htmlErrors(op)
+    const page = { "text/html": { schema: { type: "string" } } }
+    const retries = status === 429 || (status === 503 && sent?.code === "service_busy")
     return [String(status), {
       description: texts.join("; "),
-      content: { "application/json": { schema: error, example: Examples.error(errorCode(status), first) } }
+      headers: { ...requestIdHeader, ...(retries ? retryAfterHeader : {}) },
+      content: html === "only" ? page : html === "also" ? { ...json, ...page } : json
     }]
   }))
 }
 
 const replyObject = (reply: Reply, add: (schema: Schema.Top, closed: boolean) => Json) => {
-  const headers = reply.headers === undefined ? {} : {
-    headers: Object.fromEntries(Object.entries(reply.headers).map(([name, description]) => [name, { description, schema: { type: "string" } }]))
+  const headers = {
+    headers: {
+      ...requestIdHeader,
+      ...Object.fromEntries(Object.entries(reply.headers ?? {}).map(([name, description]) => [name, { description, schema: { type: "string" } }]))
+    }
   }
   const content: Record<string, Json> = {}
   if (reply.schema !== undefined) content["application/json"] = { schema: add(reply.schema, false), example: reply.example }
@@ -166,7 +271,8 @@ const operationObject = (op: Operation<any, any>, add: (schema: Schema.Top, clos
   })()
   const errors = [
     ...op.errors,
-    ...(body === undefined || op.surface === "public" ? [] : [[415, "`unsupported_media_type`: the body is not `application/json`"] as const])
+    ...(body === undefined || op.surface === "public" ? [] : [[415, "`unsupported_media_type`: the body is not `application/json`"] as const]),
+    ...transportErrors(op)
   ]
   return {
     operationId: op.id,
@@ -178,7 +284,7 @@ const operationObject = (op: Operation<any, any>, add: (schema: Schema.Top, clos
     ...(bodyContent === undefined ? {} : { requestBody: { required: body!.optional !== true, content: bodyContent } }),
     responses: {
       ...Object.fromEntries(op.responses.map((reply) => [String(reply.status), replyObject(reply, add)])),
-      ...errorResponses(errors, error)
+      ...errorResponses(op, errors, error)
     }
   }
 }
@@ -284,6 +390,7 @@ export const make = () => {
     webhooks: hooks,
     components: {
       schemas,
+      headers: headerComponents,
       securitySchemes: {
         ApiKey: { type: "apiKey", in: "header", name: "X-API-Key", description: "the terminal's api_key" },
         Nonce: { type: "apiKey", in: "header", name: "X-Nonce", description: "unique per request (not reusable for 10 minutes)" },
