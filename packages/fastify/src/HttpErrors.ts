@@ -64,10 +64,11 @@ export const fromExit = (exit: Exit.Exit<unknown, unknown>, requestId: string): 
   if (Exit.isSuccess(exit)) return null
   const failure = Cause.findErrorOption(exit.cause)
   if (Option.isSome(failure)) {
-    const error = failure.value as { _tag?: string; message?: string; field?: string }
+    const error = failure.value as { _tag?: string; message?: string; field?: string; missing?: ReadonlyArray<string> }
     const status = error._tag !== undefined ? statusOf[error._tag as PaydeskError["_tag"]] : undefined
     if (status !== undefined) {
-      return errorResponse(status, codeOf(error._tag!), error.message ?? "", requestId, error.field)
+      // A refusal of missing fields (the spec's Russian text names all four) names the first missing one.
+      return errorResponse(status, codeOf(error._tag!), error.message ?? "", requestId, error.field ?? error.missing?.[0])
     }
   }
   const defect = Cause.findDefect(exit.cause)

@@ -173,9 +173,10 @@ describe("MerchantApi subscription creation", () => {
     expectError(await create(ceiling({ colour: "red" })), 400, "invalid_json_body", "invalid json body")
     expectError(await create(ceiling({ amount: 1000 })), 400, "invalid_json_body", "invalid json body")
     expectError(await create({ plan_id: plans.ceilingMonthly.id, amount: "10" }), 400, "terminal_id_required", "terminal_id is required")
-    expectError(await create(ceiling({ plan_id: undefined })), 400, "subscription_fields_missing", missingFields)
-    expectError(await create(ceiling(), null), 400, "subscription_fields_missing", missingFields)
-    expectError(await create(ceiling({ amount: undefined })), 400, "subscription_fields_missing", missingFields)
+    // The spec's Russian text names all four; `field` the first that is missing.
+    expect(expectError(await create(ceiling({ plan_id: undefined })), 400, "subscription_fields_missing", missingFields).field).toBe("plan_id")
+    expect(expectError(await create(ceiling(), null), 400, "subscription_fields_missing", missingFields).field).toBe("Idempotency-Key")
+    expect(expectError(await create(ceiling({ amount: undefined })), 400, "subscription_fields_missing", missingFields).field).toBe("amount")
     expect(expectError(await create(ceiling(), "k".repeat(129)), 400, "invalid_request").field).toBe("Idempotency-Key")
     expect(expectError(await create(ceiling({ merchant_subscription_ref: "r".repeat(129) })), 400, "invalid_request").field).toBe("merchant_subscription_ref")
     expectError(await create(ceiling({ plan_id: crypto.randomUUID() })), 400, "plan_not_available", "selected plan is not available for this terminal")
