@@ -25,10 +25,11 @@ export class InvalidRequest extends Schema.TaggedError<InvalidRequest>()("Invali
 }) {}
 
 /** Malformed JSON or an unknown field in a body that forbids them. */
-export class InvalidJsonBody extends Schema.TaggedError<InvalidJsonBody>()("InvalidJsonBody", message) {
+export class InvalidJsonBody extends Schema.TaggedError<InvalidJsonBody>()("InvalidJsonBody", withField) {
   static readonly text = "invalid json body"
-  static of(): InvalidJsonBody {
-    return new InvalidJsonBody({ message: InvalidJsonBody.text })
+  /** The spec's text; `field` names the body's field at fault when one is (a value of the wrong type). */
+  static of(field?: string): InvalidJsonBody {
+    return new InvalidJsonBody(field === undefined ? { message: InvalidJsonBody.text } : { message: InvalidJsonBody.text, field })
   }
 }
 

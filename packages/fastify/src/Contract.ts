@@ -293,7 +293,12 @@ export const decode = <Q extends Schema.Top | undefined, B extends Schema.Top | 
     if (spec !== undefined) {
       const given = request.body === undefined && spec.optional === true ? {} : request.body
       body = spec.invalidJsonOnly === true
-        ? yield* Effect.mapError(decoderOf(spec.schema)(given), () => InvalidJsonBody.of())
+        // The spec's exact text, naming the field at fault when there is one (an outside probe's
+        // `"amount": 10` read only "invalid json body").
+        ? yield* Effect.mapError(decoderOf(spec.schema)(given), (error) => {
+          const field = leafOf(error.issue).path.map(String).join(".")
+          return InvalidJsonBody.of(field === "" ? undefined : field)
+        })
         : yield* decodeWith(spec.schema, "body", given, spec.overrides)
     } else if (strictSurfaces.has(op.surface)) {
       yield* noBody(request.body)

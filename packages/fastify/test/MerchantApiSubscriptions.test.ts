@@ -170,8 +170,11 @@ describe("MerchantApi subscription creation", () => {
       })
       expectError(refused, 400, "invalid_json_body", "invalid json body")
     }
-    expectError(await create(ceiling({ colour: "red" })), 400, "invalid_json_body", "invalid json body")
-    expectError(await create(ceiling({ amount: 1000 })), 400, "invalid_json_body", "invalid json body")
+    // The spec's exact text; `field` names the field at fault (an unknown one, or a value of the wrong type).
+    expect(expectError(await create(ceiling({ colour: "red" })), 400, "invalid_json_body", "invalid json body").field).toBe("colour")
+    expect(expectError(await create(ceiling({ amount: 1000 })), 400, "invalid_json_body", "invalid json body").field).toBe("amount")
+    expect(expectError(await create(ceiling({ test: "yes" })), 400, "invalid_json_body", "invalid json body").field).toBe("test")
+    expect(expectError(raw, 400, "invalid_json_body", "invalid json body").field).toBeUndefined()
     expectError(await create({ plan_id: plans.ceilingMonthly.id, amount: "10" }), 400, "terminal_id_required", "terminal_id is required")
     // The spec's Russian text names all four; `field` the first that is missing.
     expect(expectError(await create(ceiling({ plan_id: undefined })), 400, "subscription_fields_missing", missingFields).field).toBe("plan_id")
