@@ -30,7 +30,8 @@ const prefixed = (prefix: string, uuid: string): string => {
 
 const parsePrefixed = (prefix: string, input: unknown): Option.Option<string> => {
   if (typeof input !== "string") return Option.none()
-  return parseUuid(input.startsWith(prefix) ? input.slice(prefix.length) : input)
+  // The prefix in any case, as the UUID (and as event ids, `EVT_…`): `PAY_<UUID>` is the payment too.
+  return parseUuid(input.slice(0, prefix.length).toLowerCase() === prefix ? input.slice(prefix.length) : input)
 }
 
 /** `pay_<uuid>` of a payment UUID; a non-UUID argument is a programmer error and throws a `RangeError`. */

@@ -53,9 +53,13 @@ describe("Id", () => {
       assert.deepStrictEqual(Id.parsePaymentId(`pay_${upper}`), Option.some(uuid))
       assert.deepStrictEqual(Id.parsePaymentId(uuid), Option.some(uuid))
       assert.deepStrictEqual(Id.parsePaymentId(upper), Option.some(uuid))
+      // The prefix in any case, as the UUID and as event ids (`EVT_…`; an outside probe found PAY_ 404, EVT_ 200).
+      assert.deepStrictEqual(Id.parsePaymentId(`PAY_${upper}`), Option.some(uuid))
+      assert.deepStrictEqual(Id.parsePaymentId(`Pay_${uuid}`), Option.some(uuid))
+      assert.deepStrictEqual(Id.parsePayoutId(`PO_${uuid}`), Option.some(uuid))
     })
 
-    const notPayments = [`po_${uuid}`, `PAY_${uuid}`, `pay-${uuid}`, `pay_pay_${uuid}`, "pay_", "pay_123", "", null]
+    const notPayments = [`po_${uuid}`, `PO_${uuid}`, `pay-${uuid}`, `pay_pay_${uuid}`, "pay_", "pay_123", "", null]
     it.each([...notPayments, ` pay_${uuid}`])(
       "rejects %j",
       (input) => {
