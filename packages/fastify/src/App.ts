@@ -21,7 +21,7 @@ import Fastify, { type FastifyInstance, type FastifyReply, LogController, type F
 import formbody from "@fastify/formbody"
 import rateLimit from "@fastify/rate-limit"
 import { randomUUID } from "node:crypto"
-import { STATUS_CODES } from "node:http"
+import { type IncomingMessage, type ServerResponse, STATUS_CODES } from "node:http"
 import type { Socket } from "node:net"
 import { Cause, Effect, Exit, References, Tracer } from "effect"
 import { Runner } from "@paydesk/core"
@@ -344,7 +344,11 @@ export const build = async (options: Options): Promise<FastifyInstance> => {
     requestTimeout: requestTimeoutMs,
     // Node looks for requests past their time every 30 s by default: at half the limit here. Its
     // headers' limit (60 s) is kept within the whole request's (Node would apply the longer to both).
-    http: requestTimeoutMs === 0 ? {} : { connectionsCheckingInterval: Math.max(100, Math.min(30_000, Math.floor(requestTimeoutMs / 2))), headersTimeout: Math.min(maxHeadersTimeoutMs, requestTimeoutMs) },
+    // An HTTP/1.1 request without `Host` is refused by the `onRequest` hook, in the API's error body
+    // (Node's own refusal is a bare 400 without a request id: an outside probe).
+    http: requestTimeoutMs === 0
+      ? { requireHostHeader: false }
+      : { requireHostHeader: false, connectionsCheckingInterval: Math.max(100, Math.min(30_000, Math.floor(requestTimeoutMs / 2))), headersTimeout: Math.min(maxHeadersTimeoutMs, requestTimeoutMs) },
     clientErrorHandler: clientError(requestTimeoutMs),
     // Answered by the `onRequest` hook instead (see `closing`).
     return503OnClosing: false,
@@ -471,6 +475,9 @@ export const build = async (options: Options): Promise<FastifyInstance> => {
       if (request.paydeskStage !== 2) setImmediate(aborted, request, reply)
     })
     // Answered here: the request goes no further (`done` is not called).
+    if (request.headers.host === undefined && request.raw.httpVersionMajor === 1 && request.raw.httpVersionMinor >= 1) {
+      return void sendError(request, reply, 400, "invalid_request", "an HTTP/1.1 request must have a Host header", "Host")
+    }
     const unreadable = unreadableBody(request)
     if (unreadable !== null) return void sendError(request, reply, 415, "unsupported_media_type", unreadable)
     // Decided on arrival, as Fastify decides its `Connection: close`: a request that arrived before
@@ -547,6 +554,20 @@ export const build = async (options: Options): Promise<FastifyInstance> => {
     return sendError(request, reply, 500, "internal_error", "internal error")
   })
   app.setNotFoundHandler((request, reply) => sendError(request, reply, 404, "route_not_found", `no route ${request.method} ${request.url.split("?")[0]}`))
+
+  // An `Expect` other than 100-continue, which Node answers with a bare 417 unless told otherwise: the
+  // API's error body, request id and log line, the connection closed (an outside probe).
+  app.server.on("checkExpectation", (request: IncomingMessage, response: ServerResponse) => {
+    const id = requestId()
+    const message = `Expect: ${String(request.headers.expect)} is not supported (only 100-continue)`
+    const body = JSON.stringify(errorResponse(417, "expectation_failed", message, id).body)
+    app.log.info({ reqId: id, client: { remoteAddress: request.socket.remoteAddress, remotePort: request.socket.remotePort }, res: { statusCode: 417 } }, "request refused")
+    response.writeHead(417, {
+      "content-type": "application/json; charset=utf-8", "content-length": Buffer.byteLength(body),
+      "x-request-id": id, "x-content-type-options": "nosniff", "cache-control": "no-store", connection: "close"
+    })
+    response.end(body)
+  })
 
   await OpenApi.registerDocs(app)
   await HostRoutes.register(app, options.host ?? {}, options.adminToken)

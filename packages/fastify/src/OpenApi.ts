@@ -373,7 +373,9 @@ export const make = () => {
         "(readiness 503 `not_ready` with the `server` check failing, liveness 200). A request that does not arrive whole within the server's " +
         "limit (30 s by default) is 408 `request_timeout`, malformed HTTP 400 `invalid_request`, headers over 16 KiB 431 " +
         "`headers_too_large` and chunk extensions over 16 KiB 413 `body_too_large`, each closing the connection; a path segment " +
-        "over 2048 characters is 414 `uri_too_long`. The TypeScript SDK is " +
+        "over 2048 characters is 414 `uri_too_long`; an HTTP/1.1 request without `Host` is 400 `invalid_request` (`field` `Host`), " +
+        "an `Expect` other than `100-continue` 417 `expectation_failed` (the connection closed), a compressed body " +
+        "(`Content-Encoding`) or a transfer coding other than chunked 415 `unsupported_media_type`. The TypeScript SDK is " +
         "`@paydesk/client`.\n\n" + CallbacksGuide.markdown
     },
     servers: [{ url: "http://127.0.0.1:8080", description: "the reference server (`./run start`)" }],

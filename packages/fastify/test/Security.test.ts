@@ -179,6 +179,47 @@ describe("request log", () => {
     }
   })
 
+  it("answers an HTTP/1.1 request without Host and an Expect other than 100-continue in the API's error body (Node's were bare)", async () => {
+    const lines: Array<string> = []
+    t = await make({ logger: { level: "info", stream: { write: (line: string) => void lines.push(line) } } })
+    const address = await t.app.listen({ port: 0, host: "127.0.0.1" })
+    /** The first answer to `head` on a fresh connection. */
+    const first = async (head: string) => {
+      const socket = net.connect({ host: "127.0.0.1", port: Number(new URL(address).port) })
+      await new Promise((resolve) => socket.once("connect", resolve))
+      socket.write(head)
+      let received = ""
+      socket.on("data", (chunk) => void (received += chunk.toString("latin1")))
+      // The final answer (after a 100 Continue), whole: its body as long as its content-length says.
+      const final = () => received.replace(/^HTTP\/1\.1 100 Continue\r\n\r\n/, "")
+      try {
+        await vi.waitFor(() => {
+          const [head, body = ""] = final().split("\r\n\r\n")
+          expect(Number(/content-length: (\d+)/i.exec(head ?? "")?.[1] ?? -1)).toBe(Buffer.byteLength(body))
+        })
+      } finally {
+        socket.destroy()
+      }
+      return rawAnswer(final())
+    }
+    const hostless = await first("GET /health/live HTTP/1.1\r\n\r\n")
+    expect([hostless.status, hostless.error.code, hostless.error.message, hostless.error.field]).toEqual([400, "invalid_request", "an HTTP/1.1 request must have a Host header", "Host"])
+    expect(hostless.header("x-request-id")).toBe(hostless.error.request_id)
+    // HTTP/1.0 needs none.
+    expect((await first("GET /health/live HTTP/1.0\r\n\r\n")).status).toBe(200)
+    const expecting = await first("POST /api/v1/payments HTTP/1.1\r\nhost: x\r\nexpect: 200-ok\r\ncontent-type: application/json\r\ncontent-length: 2\r\n\r\n{}")
+    expect([expecting.status, expecting.error.code, expecting.error.message]).toEqual([417, "expectation_failed", "Expect: 200-ok is not supported (only 100-continue)"])
+    expect([expecting.header("x-request-id"), expecting.header("connection")]).toEqual([expecting.error.request_id, "close"])
+    const line = lines.map((l) => JSON.parse(l) as Record<string, any>).find((entry) => entry.reqId === expecting.error.request_id)
+    expect(line).toMatchObject({ msg: "request refused", res: { statusCode: 417 } })
+    // 100-continue goes on as before.
+    const merchant = await t.merchant()
+    const payment = JSON.stringify({ amount: "1", order_id: "go", test: true })
+    const continued = await first(`POST /api/v1/payments HTTP/1.1\r\nhost: x\r\nexpect: 100-continue\r\nx-api-key: ${merchant.apiKey}\r\nx-nonce: ${crypto.randomUUID()}\r\n` +
+      `content-type: application/json\r\ncontent-length: ${Buffer.byteLength(payment)}\r\n\r\n${payment}`)
+    expect(continued.status).toBe(201)
+  })
+
   it("names the client over a connection closed with the answer, and logs a request its client left", async () => {
     const lines: Array<string> = []
     t = await make({ logger: { level: "info", stream: { write: (line: string) => void lines.push(line) } } })
