@@ -97,6 +97,18 @@ describe("credential lifecycle", () => {
     expect((await m.withKey(m.apiKey, "GET", "/balance")).json.error.message).toBe("invalid api key")
   }, 60_000)
 
+  /** A sandbox payment of `m` made and its payment.created delivered; checks a header of that callback against a secret. */
+  const deliveredPayment = async (m: Awaited<ReturnType<typeof merchant>>, orderId: string) => {
+    const created = await m.withKey(m.apiKey, "POST", "/payments", { amount: "10.00", order_id: orderId, test: true })
+    await srv.work()
+    const delivered = receiver.requests.find((r) => r.body.includes(created.json.id))!
+    return (candidate: string, header: string) =>
+      Effect.runPromise(Signature.verify({
+        secret: candidate, timestamp: String(delivered.headers["x-timestamp"]), body: delivered.body,
+        signature: String(delivered.headers[header]), nowSeconds: Math.floor(srv.now() / 1000)
+      }))
+  }
+
   it("a rotated signing secret: during the overlap X-Signature is the previous secret's and X-Signature-Next the new one's; the first secret verifies neither", async () => {
     const m = await merchant()
     const rotated = await m.owner("POST", `/terminals/${m.terminalId}/signing-secret/rotate`)
@@ -107,14 +119,7 @@ describe("credential lifecycle", () => {
     const secret: string = byOperator.json.signing_secret
     expect(secret).not.toBe(rotated.json.signing_secret)
 
-    const created = await m.withKey(m.apiKey, "POST", "/payments", { amount: "10.00", order_id: "rotated-1", test: true })
-    await srv.work()
-    const delivered = receiver.requests.find((r) => r.body.includes(created.json.id))!
-    const verify = (candidate: string, header: string) =>
-      Effect.runPromise(Signature.verify({
-        secret: candidate, timestamp: String(delivered.headers["x-timestamp"]), body: delivered.body,
-        signature: String(delivered.headers[header]), nowSeconds: Math.floor(srv.now() / 1000)
-      }))
+    const verify = await deliveredPayment(m, "rotated-1")
     // The receiver still holding the secret of the owner's rotation keeps verifying X-Signature;
     // one that switched to the newest verifies X-Signature-Next.
     expect(await verify(rotated.json.signing_secret, "x-signature")).toEqual({ ok: true })
@@ -134,14 +139,7 @@ describe("credential lifecycle", () => {
     const again = await rotate("rotate-1")
     expect([first.status, again.status]).toEqual([200, 200])
     expect(again.json).toEqual(first.json)
-    const created = await m.withKey(m.apiKey, "POST", "/payments", { amount: "10.00", order_id: "rotated-again", test: true })
-    await srv.work()
-    const delivered = receiver.requests.find((r) => r.body.includes(created.json.id))!
-    const verify = (candidate: string, header: string) =>
-      Effect.runPromise(Signature.verify({
-        secret: candidate, timestamp: String(delivered.headers["x-timestamp"]), body: delivered.body,
-        signature: String(delivered.headers[header]), nowSeconds: Math.floor(srv.now() / 1000)
-      }))
+    const verify = await deliveredPayment(m, "rotated-again")
     // The merchant's own secret still signs X-Signature; the one it was shown (twice) X-Signature-Next.
     expect(await verify(m.signingSecret, "x-signature")).toEqual({ ok: true })
     expect(await verify(first.json.signing_secret, "x-signature-next")).toEqual({ ok: true })

@@ -48,6 +48,21 @@ const activeOnClock = (s: Setup, clockId: string, key: string) =>
 
 const callbacks = Effect.map(RecordingCallbackTransport.RecordingCallbackTransport, (t) => t.requests)
 
+/** A transport that records each callback's event id, says when the first arrived (`entered`) and answers 200 once `gate` opens. */
+const gatedTransport = Effect.gen(function*() {
+  const sent: Array<string> = []
+  const entered = yield* Deferred.make<void>()
+  const gate = yield* Deferred.make<void>()
+  const held = CallbackTransport.of({
+    post: (request) =>
+      Effect.andThen(
+        Effect.sync(() => sent.push(request.headers["x-event-id"]!)),
+        Effect.andThen(Deferred.succeed(entered, undefined), Effect.as(Deferred.await(gate), { statusCode: 200, latencyMs: 1 }))
+      )
+  })
+  return { sent, entered, gate, held }
+})
+
 describe("Test clocks", () => {
   it.effect("a subscription on a clock lives on the clock's time: created, activated and charged on 28 Feb, 31 Mar, 30 Apr at 10:00 Moscow", () =>
     Effect.gen(function*() {
@@ -225,16 +240,7 @@ describe("Test clocks", () => {
       const s = yield* setup
       // A clock's payment: its payment.created is due at the clock's time, for the background worker.
       yield* Payments.create(s.principal, { amount: "1", orderId: "in-flight", test: true, testClock: s.clock.id })
-      const sent: Array<string> = []
-      const entered = yield* Deferred.make<void>()
-      const gate = yield* Deferred.make<void>()
-      const held = CallbackTransport.of({
-        post: (request) =>
-          Effect.andThen(
-            Effect.sync(() => sent.push(request.headers["x-event-id"]!)),
-            Effect.andThen(Deferred.succeed(entered, undefined), Effect.as(Deferred.await(gate), { statusCode: 200, latencyMs: 1 }))
-          )
-      })
+      const { sent, entered, gate, held } = yield* gatedTransport
       const background = yield* Effect.forkChild(TestClocks.runPending().pipe(Effect.provideService(CallbackTransport, held)))
       yield* Deferred.await(entered)
       // The merchant advances while that callback is in flight (an outside probe, 28 ms after a simulate,
@@ -260,16 +266,7 @@ describe("Test clocks", () => {
       yield* Payments.create(s.principal, { amount: "1", orderId: "resent", test: true, testClock: s.clock.id })
       yield* Work.drain()
       const [created] = (yield* Events.list(s.principal, { environment: "sandbox" })).items
-      const sent: Array<string> = []
-      const entered = yield* Deferred.make<void>()
-      const gate = yield* Deferred.make<void>()
-      const held = CallbackTransport.of({
-        post: (request) =>
-          Effect.andThen(
-            Effect.sync(() => sent.push(request.headers["x-event-id"]!)),
-            Effect.andThen(Deferred.succeed(entered, undefined), Effect.as(Deferred.await(gate), { statusCode: 200, latencyMs: 1 }))
-          )
-      })
+      const { sent, entered, gate, held } = yield* gatedTransport
       const resend = yield* Effect.forkChild(Events.resend(s.principal, Callback.eventId(created!.event.id)).pipe(Effect.provideService(CallbackTransport, held)))
       yield* Deferred.await(entered)
       const advance = yield* Effect.forkChild(TestClocks.advance(s.principal, s.clock.id, "2026-02-02T00:00:00Z").pipe(Effect.provideService(CallbackTransport, held)))
