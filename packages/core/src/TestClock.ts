@@ -54,8 +54,12 @@ export interface TestClock {
 export const isHeld = (clock: TestClock, now: number): boolean =>
   clock.status === "ready" && clock.leaseUntil !== null && clock.leaseUntil > now
 
-/** Wall time an advance, or an action that holds the clock, waits at most for its holder (then 409 `test clock is advancing`). */
-export const heldWaitMs = 20_000
+/**
+ * How long an advance, or an action that holds the clock, waits at most for its holder (then 409
+ * `test clock is advancing`): with the advance's own 20 s and a callback's 10 s, a request stays
+ * within the SDK's 30 s timeout.
+ */
+export const heldWaitMs = 10_000
 
 /** How often a call waiting for a clock's holder looks again (wall time). */
 export const heldRetryMs = 25

@@ -283,7 +283,25 @@ describe("Test clocks", () => {
       assert.strictEqual(Option.getOrThrow(yield* (yield* TestClockRepository).get(s.clock.id)).leaseUntil, null)
     }).pipe(Effect.provide(Kit.layer)))
 
-  it.effect("a holder that never lets go is waited for 20 s, then the advance is 409", () =>
+  it.effect("the background's run of a clock's due work renews its hold after each pass that worked, and lets go at the end", () =>
+    Effect.gen(function*() {
+      const s = yield* setup
+      yield* Payments.create(s.principal, { amount: "1", orderId: "renewed", test: true, testClock: s.clock.id })
+      const repo = yield* TestClockRepository
+      const before = Option.getOrThrow(yield* repo.get(s.clock.id))
+      // A renewal that fails (another took the clock) stops the run after that pass.
+      let renewals = 0
+      const worked = yield* TestClocks.runAt(s.clock.id, before.frozenTime, Effect.sync(() => (renewals++, false)))
+      assert.deepStrictEqual([worked, renewals, (yield* callbacks).length], [1, 1, 1])
+      // The worker: claimed (version + 1), renewed after the pass that sent (+ 1), let go (+ 1).
+      yield* Payments.create(s.principal, { amount: "1", orderId: "renewed-2", test: true, testClock: s.clock.id })
+      const claimed = Option.getOrThrow(yield* repo.get(s.clock.id))
+      assert.strictEqual(yield* TestClocks.runPending(), 1)
+      const after = Option.getOrThrow(yield* repo.get(s.clock.id))
+      assert.deepStrictEqual([after.leaseUntil, after.version - claimed.version, (yield* callbacks).length], [null, 3, 2])
+    }).pipe(Effect.provide(Kit.layer)))
+
+  it.effect("a holder that never lets go is waited for 10 s, then the advance is 409", () =>
     Effect.gen(function*() {
       const s = yield* setup
       const repo = yield* TestClockRepository
@@ -291,11 +309,18 @@ describe("Test clocks", () => {
       // A worker that died running the clock's due work: its lease (a minute) is still running.
       yield* repo.update({ ...clock, leaseUntil: wall + 60_000, version: clock.version + 1 })
       const advance = yield* Effect.forkChild(Effect.flip(TestClocks.advance(s.principal, s.clock.id, "2026-02-02T00:00:00Z")))
-      yield* EffectTestClock.adjust("21 seconds")
+      yield* EffectTestClock.adjust("11 seconds")
       assert.deepStrictEqual(yield* Effect.map(Fiber.join(advance), (e) => [e._tag, e.message]), ["TestClockAdvancing", "test clock is advancing"])
       assert.strictEqual(Option.getOrThrow(yield* repo.get(s.clock.id)).frozenTime, anchor)
+      // A resend waiting for the holder is interrupted at once (a shutdown does not wait for it), and holds nothing.
+      yield* Payments.create(s.principal, { amount: "1", orderId: "waiting", test: true, testClock: s.clock.id })
+      const [event] = (yield* Events.list(s.principal, { environment: "sandbox" })).items
+      const waiting = yield* Effect.forkChild(Events.resend(s.principal, Callback.eventId(event!.event.id)))
+      yield* EffectTestClock.adjust("1 second")
+      yield* Fiber.interrupt(waiting)
+      assert.strictEqual(Option.getOrThrow(yield* repo.get(s.clock.id)).leaseUntil, wall + 60_000)
       // Once the lease runs out, it advances.
-      yield* EffectTestClock.adjust("40 seconds")
+      yield* EffectTestClock.adjust("50 seconds")
       assert.strictEqual((yield* TestClocks.advance(s.principal, s.clock.id, "2026-02-02T00:00:00Z")).status, "ready")
     }).pipe(Effect.provide(Kit.layer)))
 

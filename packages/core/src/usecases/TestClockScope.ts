@@ -44,17 +44,23 @@ export const forObject = <A, E, R>(
     })
 
 /**
- * Runs `attempt` until it answers a value (`none`: the clock is held, look again), for at most
- * `TestClock.heldWaitMs` of wall time: then 409 `test clock is advancing` (a holder that died keeps
- * its lease until it runs out).
+ * Runs `attempt` until it answers a value (`none`: the clock is held, look again), every
+ * `TestClock.heldRetryMs`, for about `TestClock.heldWaitMs`: then 409 `test clock is advancing` (a
+ * holder that died keeps its lease until it runs out). Counted in tries, not read from the clock:
+ * under the operator's manual clock (`PAYDESK_CLOCK=manual`) the wall time stands still, while the
+ * sleeps are real (a review found the wait unbounded there). Answers the value and how long it
+ * waited (the tries' sleeps), which an advance takes from its request's budget. Interruptible
+ * between tries.
  */
-export const whenFree = <A, E, R>(attempt: Effect.Effect<Option.Option<A>, E, R>): Effect.Effect<A, E | TestClockAdvancing, R> =>
+export const whenFree = <A, E, R>(
+  attempt: Effect.Effect<Option.Option<A>, E, R>
+): Effect.Effect<{ readonly value: A; readonly waitedMs: number }, E | TestClockAdvancing, R> =>
   Effect.gen(function*() {
-    const deadline = (yield* TestClock.wallTime) + TestClock.heldWaitMs
-    for (;;) {
+    const tries = Math.max(1, Math.ceil(TestClock.heldWaitMs / TestClock.heldRetryMs))
+    for (let tried = 0;; tried++) {
       const answer = yield* attempt
-      if (Option.isSome(answer)) return answer.value
-      if ((yield* TestClock.wallTime) >= deadline) return yield* TestClockAdvancing.of()
+      if (Option.isSome(answer)) return { value: answer.value, waitedMs: tried * TestClock.heldRetryMs }
+      if (tried >= tries) return yield* TestClockAdvancing.of()
       yield* Effect.sleep(TestClock.heldRetryMs)
     }
   })
@@ -87,10 +93,16 @@ export const holding = <A, E, R>(
         // Another took it meanwhile (a worker, an advance): look again.
         return yield* Effect.match(repo.update(held), { onFailure: () => Option.none(), onSuccess: () => Option.some(held) })
       })
-      return yield* Effect.acquireUseRelease(
-        whenFree(take),
-        (held) => Effect.tap(TestClock.at(testClockId, held.frozenTime, effect), () => repo.markWorkDue(testClockId)),
+      // Each try takes the lease in an uninterruptible acquire (so a taken lease is always let go),
+      // and the waiting between tries stays interruptible (a shutdown does not wait for it).
+      const tryOnce = Effect.acquireUseRelease(
+        take,
+        (held) => Option.isNone(held)
+          ? Effect.succeed(Option.none<A>())
+          : Effect.map(Effect.tap(TestClock.at(testClockId, held.value.frozenTime, effect), () => repo.markWorkDue(testClockId)), Option.some),
         // Let go unless another changed the clock meanwhile (its lease then runs out by itself).
-        (held) => Effect.ignore(Effect.flatMap(TestClock.wallTime, (wall) => repo.update({ ...held, leaseUntil: null, updatedAt: wall, version: held.version + 1 })))
+        (held) => Option.isNone(held) ? Effect.void : Effect.ignore(Effect.flatMap(TestClock.wallTime, (wall) =>
+          repo.update({ ...held.value, leaseUntil: null, updatedAt: wall, version: held.value.version + 1 })))
       )
+      return (yield* whenFree(tryOnce)).value
     })

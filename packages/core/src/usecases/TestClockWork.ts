@@ -55,14 +55,23 @@ const pass = Effect.gen(function*() {
   return counts.reduce((a, b) => a + b, 0)
 })
 
-/** Runs the clock's due work at `time` until a pass finds nothing; the number of records worked. */
-export const runAt = Traced.fn("TestClocks.runAt")(function*(clockId: string, time: number) {
+/**
+ * Runs the clock's due work at `time` until a pass finds nothing; the number of records worked.
+ * `renew`, after each pass that worked, renews the caller's hold on the clock (false: it lost it, and
+ * the run stops): a run of many passes, each waiting for its callbacks (up to 10 s each), could
+ * outlast a lease taken once, and an advance would then step past the callbacks still in flight.
+ */
+export const runAt = Traced.fn("TestClocks.runAt")(function*(
+  clockId: string,
+  time: number,
+  renew: Effect.Effect<boolean, never, TestClockRepository> = Effect.succeed(true)
+) {
   return yield* TestClock.at(clockId, time, Effect.gen(function*() {
     let worked = 0
     for (let i = 0; i < maxPassesPerMoment; i++) {
       const done = yield* pass
       worked += done
-      if (done === 0) break
+      if (done === 0 || !(yield* renew)) break
     }
     return worked
   }))
@@ -172,9 +181,17 @@ export const runPending = Traced.fn("TestClocks.runPending")(function*() {
       clock.status === "advancing"
         ? Effect.as(steps(clock, backgroundBudgetMs), 1)
         : Effect.gen(function*() {
-          yield* runAt(clock.id, clock.frozenTime)
+          // The lease renewed after each pass (`runAt`), so it lasts as long as the run.
+          let held = clock
+          const renew = Effect.gen(function*() {
+            const renewed = yield* write(held, { leaseUntil: (yield* TestClock.wallTime) + config.leaseMs })
+            if (Option.isNone(renewed)) return false
+            held = renewed.value
+            return true
+          })
+          yield* runAt(clock.id, clock.frozenTime, renew)
           // Let go of the clock unless an advance took it meanwhile.
-          yield* write(clock, { leaseUntil: null })
+          yield* write(held, { leaseUntil: null })
           return 1
         })
     ), { concurrency: "unbounded", discard: true })

@@ -34,7 +34,7 @@ import * as TestClockWork from "./TestClockWork.js"
 import * as Traced from "../Traced.js"
 
 export { forObject, nowOf } from "./TestClockScope.js"
-export { backgroundBudgetMs, clocksPerPass, earliestDue, runPending, runPendingFor, steps } from "./TestClockWork.js"
+export { backgroundBudgetMs, clocksPerPass, earliestDue, runAt, runPending, runPendingFor, steps } from "./TestClockWork.js"
 
 const invalid = (field: string, message: string) => new InvalidRequest({ field, message })
 
@@ -122,6 +122,8 @@ export const advance = Traced.fn("TestClocks.advance")(function*(principal: Prin
     if (Option.isNone(locked)) return yield* NotFound.of("test clock")
     const clock = locked.value
     if (clock.status === "advancing") return yield* TestClockAdvancing.of()
+    // Again under the clock's lock, after any wait: a subscription made meanwhile counts.
+    yield* subscriptionsAllow(principal, found.id)
     if (target <= clock.frozenTime) {
       return yield* invalid("frozen_time", `frozen_time must be later than the clock's frozen_time (${formatIso(clock.frozenTime)})`)
     }
@@ -144,7 +146,9 @@ export const advance = Traced.fn("TestClocks.advance")(function*(principal: Prin
     yield* repo.update(next)
     return Option.some(next)
   }))
-  return yield* TestClockWork.steps(yield* TestClockScope.whenFree(start), TestClockWork.requestBudgetMs)
+  // The wait for a holder comes out of the request's budget (the rest continues in the background).
+  const started = yield* TestClockScope.whenFree(start)
+  return yield* TestClockWork.steps(started.value, Math.max(0, TestClockWork.requestBudgetMs - started.waitedMs))
 })
 
 
