@@ -478,7 +478,7 @@ export const operationErrors: Readonly<Record<string, Readonly<Record<number, Se
     409: {
       status: 409,
       code: "idempotency_conflict",
-      message: "idempotency key conflicts with another request: a later rotation replaced the secret this key made; rotate again with a new key"
+      message: "idempotency key conflicts with another request: a later rotation replaced the secret this key made (verify X-Signature-Next with the later rotation's secret, then retire-previous)"
     }
   },
   resendEvent: { 429: eventSendsUsedUp },

@@ -89,21 +89,23 @@ export const revokeApiKey = Traced.fn("Credentials.revokeApiKey")(function*(who:
 })
 
 /**
- * The fingerprint an idempotency record of a rotation keeps: which rotation it made, the digest of
- * the secret's ciphertext (new at each encryption, so unique to that rotation even at one frozen
- * time; not the secret).
+ * The fingerprint an idempotency record of a rotation keeps: which rotation it made, a digest of the
+ * secret it made (24 random bytes: the digest does not give it away). Not of its ciphertext, which the
+ * secret key's rotation (`PAYDESK_PREVIOUS_SECRET_KEYS`) encrypts anew (a review), nor of its time,
+ * which two rotations share under a frozen clock.
  */
-const rotationMark = (encrypted: string): Effect.Effect<string> =>
-  Effect.flatMap(Digest, (digest) => digest.sha256Hex(`rotation:${encrypted}`))
+const rotationMark = (secret: string): Effect.Effect<string> =>
+  Effect.flatMap(Digest, (digest) => digest.sha256Hex(`rotation:${secret}`))
 
 /**
  * Replaces the terminal's signing secret; returns the new secret (the only time it is shown).
  *
  * With an `Idempotency-Key`, a repeat of the same key (a retry after a lost answer) answers the
  * same rotation, its secret again, while no later rotation replaced it (kept 24 h, as payments'
- * keys): a repeat without one is a second rotation, which makes the unseen secret the one that signs
- * `X-Signature` (an outside probe's retry broke every signature check). Once a later rotation
- * replaced it, the key is 409: its secret signs nothing any more.
+ * keys): a repeat without one is a second rotation, which makes the unseen secret the previous one,
+ * signing `X-Signature` (an outside probe's retry broke every signature check). Once a later rotation
+ * replaced it, the key is 409: that secret is the previous one then (until `retire-previous` or the
+ * overlap's end), not the new one the key's answer named.
  */
 export const rotateSigningSecret = Traced.fn("Credentials.rotateSigningSecret")(function*(
   who: Manager,
@@ -127,10 +129,14 @@ export const rotateSigningSecret = Traced.fn("Credentials.rotateSigningSecret")(
     const record = key === undefined ? Option.none() : yield* Idempotency.findMoneyKey(terminal.id, "rotation", key)
     if (Option.isSome(record)) {
       const rotatedAt = locked.value.signingSecretRotatedAt
-      if (rotatedAt === null || record.value.fingerprint !== (yield* rotationMark(locked.value.signingSecretEncrypted))) {
-        return yield* new IdempotencyConflict({ message: "idempotency key conflicts with another request: a later rotation replaced the secret this key made; rotate again with a new key" })
-      }
       const current = yield* (yield* SecretCipher).decrypt(locked.value.signingSecretEncrypted)
+      if (rotatedAt === null || record.value.fingerprint !== (yield* rotationMark(current))) {
+        // The secret this key made is now the previous one (it signs `X-Signature` until the overlap
+        // ends or `retire-previous`), or gone: not shown again as if it were the new one.
+        return yield* new IdempotencyConflict({
+          message: "idempotency key conflicts with another request: a later rotation replaced the secret this key made (verify X-Signature-Next with the later rotation's secret, then retire-previous)"
+        })
+      }
       return {
         terminal: locked.value,
         signingSecret: current,
@@ -150,7 +156,7 @@ export const rotateSigningSecret = Traced.fn("Credentials.rotateSigningSecret")(
     yield* terminals.update(next)
     if (key !== undefined) {
       yield* (yield* IdempotencyStore).insert({
-        terminalId: terminal.id, scope: "rotation", key, fingerprint: yield* rotationMark(encrypted), resourceId: terminal.id, createdAt: yield* wallTime
+        terminalId: terminal.id, scope: "rotation", key, fingerprint: yield* rotationMark(signingSecret), resourceId: terminal.id, createdAt: yield* wallTime
       })
     }
     return {

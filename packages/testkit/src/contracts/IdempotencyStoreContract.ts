@@ -86,13 +86,16 @@ export const suite = <E>(name: string, layer_: Layer.Layer<Requirements, E>): vo
       Effect.gen(function*() {
         const { terminal, store } = yield* setup
         const cutoff = Fixtures.baseTime - 5_000_000
-        const records = (["subscription", "payment", "payout"] as const).map((scope) =>
+        // Every scope the core writes, `rotation` (a signing-secret rotation's key) too.
+        const records = (["subscription", "payment", "payout", "rotation"] as const).map((scope) =>
           Fixtures.idempotencyRecord(terminal.id, { scope, createdAt: cutoff - 1 }))
         for (const r of records) yield* store.insert(r)
-        assert.strictEqual(yield* store.purge(cutoff, ["payment", "payout"]), 2)
+        assert.deepStrictEqual(some(yield* store.find(terminal.id, "rotation", records[3]!.key)), records[3])
+        assert.strictEqual(yield* store.purge(cutoff, ["payment", "payout", "rotation"]), 3)
         assert.deepStrictEqual(some(yield* store.find(terminal.id, "subscription", records[0]!.key)), records[0])
         none(yield* store.find(terminal.id, "payment", records[1]!.key))
         none(yield* store.find(terminal.id, "payout", records[2]!.key))
+        none(yield* store.find(terminal.id, "rotation", records[3]!.key))
         yield* store.remove(terminal.id, "subscription", records[0]!.key)
         none(yield* store.find(terminal.id, "subscription", records[0]!.key))
         // Removing what is not there changes nothing; a removed key is free again.
