@@ -50,16 +50,19 @@ export const sendError = (request: FastifyRequest, reply: FastifyReply, status: 
  */
 export const unreadableBody = (request: FastifyRequest): string | null => {
   const headers = request.headers
+  const transfer = headers["transfer-encoding"]
+  // No body at all (RFC 9112: neither a length nor a transfer coding, or a length of 0).
+  const empty = transfer === undefined && (headers["content-length"] === undefined || headers["content-length"] === "0")
+  if (empty) {
+    // A coding of nothing is nothing (a GET with `Content-Encoding` is answered as without it).
+    if (headers["content-type"] !== undefined) delete headers["content-type"]
+    return null
+  }
   const coding = headers["content-encoding"]
   if (coding !== undefined && coding.trim().toLowerCase() !== "identity") {
     return `Content-Encoding ${coding.trim()} is not supported: send the body uncompressed`
   }
-  const transfer = headers["transfer-encoding"]
   if (transfer !== undefined && !/^\s*chunked\s*$/i.test(transfer)) return `Transfer-Encoding ${transfer.trim()} is not supported: send the body as is, or chunked`
-  // No body at all (RFC 9112: neither a length nor a transfer coding, or a length of 0).
-  if (headers["content-type"] !== undefined && transfer === undefined && (headers["content-length"] === undefined || headers["content-length"] === "0")) {
-    delete headers["content-type"]
-  }
   return null
 }
 
