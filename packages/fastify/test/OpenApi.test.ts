@@ -124,7 +124,7 @@ describe("OpenApi", () => {
     const without = (name: string) => good.filter(([header]) => header !== name)
     const withHeader = (name: string, value: string): Array<[string, string]> => [...without(name), [name, value]]
     const rotation: Array<[string, string]> = [["X-Timestamp", now], ["X-Signature", sign(previous)], ["X-Signature-Next", sign(next)]]
-    const cases: Array<{ name: string; headers: Array<[string, string]>; secrets: string | Array<string>; body?: string; expected: boolean }> = [
+    const cases: Array<{ name: string; headers: Array<[string, string]>; secrets: string | Array<string | null>; body?: string; expected: boolean }> = [
       { name: "signed", headers: good, secrets: secret, expected: true },
       { name: "signed, uppercase hex", headers: withHeader("X-Signature", sign(secret).toUpperCase()), secrets: secret, expected: true },
       { name: "no X-Timestamp", headers: without("X-Timestamp"), secrets: secret, expected: false },
@@ -144,6 +144,9 @@ describe("OpenApi", () => {
       { name: "overlap, new secret", headers: rotation, secrets: next, expected: true },
       { name: "overlap, both secrets", headers: rotation, secrets: [previous, next], expected: true },
       { name: "overlap, another secret", headers: rotation, secrets: ["another", "other"], expected: false },
+      // An unset secret (os.environ.get of a missing variable) is left out, not an exception.
+      { name: "overlap, the new secret unset", headers: rotation, secrets: [previous, null], expected: true },
+      { name: "no secret set", headers: good, secrets: [null, ""], expected: false },
       { name: "overlap, X-Signature-Next malformed", headers: [...rotation.slice(0, 2), ["X-Signature-Next", "12abc"]], secrets: previous, expected: true },
       // After retire-previous: X-Signature alone, the new secret's.
       { name: "retired, both secrets", headers: [["X-Timestamp", now], ["X-Signature", sign(next)]], secrets: [previous, next], expected: true },
