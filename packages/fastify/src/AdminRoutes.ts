@@ -124,7 +124,8 @@ export const register = async (
       Credentials.revokeApiKey(Credentials.operator, params["id"]!, params["keyId"]!)), (key) => reply.send(Views.apiKey(key))))
 
   route(app, Ops.rotateSigningSecret, (request, reply, decoded) =>
-    run(ctx, request, reply, Effect.flatMap(decoded, ({ params }) => Credentials.rotateSigningSecret(Credentials.operator, params["id"]!)), (rotated) =>
+    run(ctx, request, reply, Effect.flatMap(decoded, ({ params, headers }) =>
+      Credentials.rotateSigningSecret(Credentials.operator, params["id"]!, { idempotencyKey: headers["Idempotency-Key"] })), (rotated) =>
       reply.send(rotationView(rotated))))
 
   route(app, Ops.logoutUser, (request, reply, decoded) =>

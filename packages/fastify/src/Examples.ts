@@ -434,6 +434,7 @@ export const sentErrors: ReadonlyArray<SentError> = [
   { status: 408, code: "request_timeout", message: "the request did not arrive whole within 30000 ms" },
   { status: 414, code: "uri_too_long", message: "a path segment is longer than 2048 characters" },
   { status: 431, code: "headers_too_large", message: "the request's headers are larger than 16 KiB" },
+  { status: 417, code: "expectation_failed", message: "Expect: 200-ok is not supported (only 100-continue)" },
   // Core `Auth` and `Nonce`; the operator token (`AdminRoutes.operatorAuth`).
   { status: 401, code: "unauthenticated", message: "X-API-Key header is required" },
   { status: 401, code: "unauthenticated", message: "invalid api key" },
@@ -464,6 +465,13 @@ const eventSendsUsedUp: SentError = {
   message: "30 resends and test events a minute for this terminal; retry in 42 s"
 }
 
+
+/** A rotation's key after a later rotation replaced its secret (merchant and operator alike). */
+const rotationReplaced: SentError = {
+  status: 409,
+  code: "idempotency_conflict",
+  message: "idempotency key conflicts with another request: a later rotation replaced the secret this key made (verify X-Signature-Next with the later rotation's secret, then retire-previous)"
+}
 /**
  * Example errors of operations whose declaration names no message the server sends as such: a
  * message that carries the operation's limit or the object's state (with the default limits), or a
@@ -474,12 +482,11 @@ export const operationErrors: Readonly<Record<string, Readonly<Record<number, Se
   listPayments: {
     429: { status: 429, code: "too_many_requests", message: "2 CSV exports of this terminal are already waiting or being built; retry once one is done" }
   },
+  operatorRotateSigningSecret: {
+    409: rotationReplaced
+  },
   rotateSigningSecret: {
-    409: {
-      status: 409,
-      code: "idempotency_conflict",
-      message: "idempotency key conflicts with another request: a later rotation replaced the secret this key made (verify X-Signature-Next with the later rotation's secret, then retire-previous)"
-    }
+    409: rotationReplaced
   },
   resendEvent: { 429: eventSendsUsedUp },
   sendTestEvent: { 429: eventSendsUsedUp },

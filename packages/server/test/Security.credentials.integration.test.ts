@@ -149,10 +149,19 @@ describe("credential lifecycle", () => {
     const stale = await rotate("rotate-1")
     expect([stale.status, stale.json.error.code]).toEqual([409, "idempotency_conflict"])
     expect((await rotate("rotate-2")).json.signing_secret).toBe(later.json.signing_secret)
+    // After retire-previous, a repeat says the overlap has ended (as the terminal does).
+    expect((await m.owner("POST", `/terminals/${m.terminalId}/signing-secret/retire-previous`)).status).toBe(200)
+    const retired = await rotate("rotate-2")
+    expect([retired.json.signing_secret, retired.json.previous_secret_expires_at]).toEqual([later.json.signing_secret, null])
+    // The operator's rotation takes a key too (it rotated twice under one).
+    const byOperator = (key: string) => srv.admin("POST", `/terminals/${m.terminalId}/signing-secret/rotate`, undefined, { "idempotency-key": key })
+    const operatorFirst = await byOperator("operator-1")
+    expect((await byOperator("operator-1")).json.signing_secret).toBe(operatorFirst.json.signing_secret)
+    expect((await rotate("rotate-2")).status).toBe(409)
     // A key that is not one: 400, nothing rotated.
     const bad = await rotate("x".repeat(129))
     expect([bad.status, bad.json.error.field]).toEqual([400, "Idempotency-Key"])
-    expect((await rotate("rotate-2")).json.signing_secret).toBe(later.json.signing_secret)
+    expect((await byOperator("operator-1")).json.signing_secret).toBe(operatorFirst.json.signing_secret)
   }, 60_000)
 
   it("logout revokes the refresh family: its access and refresh tokens stop working at once", async () => {

@@ -90,8 +90,8 @@ export const startServer = async (env: Record<string, string> = {}, options: Ser
   const base = running.url
   const call = (method: string, path: string, init: { body?: unknown; headers?: Record<string, string> } = {}) =>
     request(base, method, path, init)
-  const admin = (method: string, path: string, body?: unknown) =>
-    call(method, `/admin/v1${path}`, { headers: { authorization: `Bearer ${adminToken}` }, ...(body === undefined ? {} : { body }) })
+  const admin = (method: string, path: string, body?: unknown, headers: Record<string, string> = {}) =>
+    call(method, `/admin/v1${path}`, { headers: { authorization: `Bearer ${adminToken}`, ...headers }, ...(body === undefined ? {} : { body }) })
   let now = 0
   return {
     running,

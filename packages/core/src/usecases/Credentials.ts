@@ -137,12 +137,14 @@ export const rotateSigningSecret = Traced.fn("Credentials.rotateSigningSecret")(
           message: "idempotency key conflicts with another request: a later rotation replaced the secret this key made (verify X-Signature-Next with the later rotation's secret, then retire-previous)"
         })
       }
+      // The overlap as it is now: ended by `retire-previous` (or its time), the repeat says so.
+      const overlapEnd = yield* previousSecretExpiresAt(locked.value)
       return {
         terminal: locked.value,
         signingSecret: current,
         signingSecretWhsec: StandardWebhooks.whsecOf(current),
         rotatedAt,
-        previousSecretExpiresAt: rotatedAt + signingSecretOverlapMs
+        previousSecretExpiresAt: overlapEnd ?? rotatedAt
       }
     }
     const now = yield* Clock.currentTimeMillis
