@@ -160,6 +160,9 @@ const errorExample = (op: Operation<any, any>, status: number, texts: ReadonlyAr
 const transportErrors = (op: Operation<any, any>): ReadonlyArray<readonly [number, string]> => [
   [408, "`request_timeout`: the request did not arrive whole within the server's limit (30 s by default); the connection is closed"],
   ...(op.params === undefined ? [] : [[414, "`uri_too_long`: a path segment is longer than 2048 characters"] as const]),
+  // A body of another type (or any on an operation that takes none), or a compressed one: refused on arrival (`Http.unreadableBody`).
+  ...(op.method === "GET" ? [] : [[415, "`unsupported_media_type`: a body compressed (`Content-Encoding`) or in a transfer coding other than chunked, or of a type the operation does not take (an empty body is taken whatever its type)"] as const]),
+  [417, "`expectation_failed`: an `Expect` other than `100-continue`; the connection is closed"],
   [431, "`headers_too_large`: the request's headers are larger than 16 KiB; the connection is closed"]
 ]
 
