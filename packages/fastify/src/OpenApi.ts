@@ -161,7 +161,7 @@ const transportErrors = (op: Operation<any, any>): ReadonlyArray<readonly [numbe
   [408, "`request_timeout`: the request did not arrive whole within the server's limit (30 s by default); the connection is closed"],
   ...(op.params === undefined ? [] : [[414, "`uri_too_long`: a path segment is longer than 2048 characters"] as const]),
   // A body of another type (or any on an operation that takes none), or a compressed one: refused on arrival (`Http.unreadableBody`).
-  ...(op.method === "GET" ? [] : [[415, "`unsupported_media_type`: a body compressed (`Content-Encoding`) or in a transfer coding other than chunked, or of a type the operation does not take (an empty body is taken whatever its type)"] as const]),
+  ...(op.method === "GET" ? [] : [[415, "`unsupported_media_type`: a body not `application/json` (or, on the payer pages, a form), compressed (`Content-Encoding`) or in a transfer coding other than chunked (an empty body is taken whatever its type)"] as const]),
   [417, "`expectation_failed`: an `Expect` other than `100-continue`; the connection is closed"],
   [431, "`headers_too_large`: the request's headers are larger than 16 KiB; the connection is closed"]
 ]
@@ -274,7 +274,6 @@ const operationObject = (op: Operation<any, any>, add: (schema: Schema.Top, clos
   })()
   const errors = [
     ...op.errors,
-    ...(body === undefined || op.surface === "public" ? [] : [[415, "`unsupported_media_type`: the body is not `application/json`"] as const]),
     ...transportErrors(op)
   ]
   return {
