@@ -125,6 +125,12 @@ export class IdempotencyConflict extends Schema.TaggedError<IdempotencyConflict>
   static of(): IdempotencyConflict {
     return new IdempotencyConflict({ message: IdempotencyConflict.text })
   }
+  /** A signing-secret rotation's key after a later rotation replaced the secret it made. */
+  static rotationReplaced(): IdempotencyConflict {
+    return new IdempotencyConflict({
+      message: `${IdempotencyConflict.text}: a later rotation replaced the secret this key made (verify X-Signature-Next with the later rotation's secret, then retire-previous)`
+    })
+  }
 }
 
 /** 409: a payment with this order_id exists with other parameters. */

@@ -2,6 +2,8 @@
  * Example values of the API's resources, shown in the OpenAPI document beside each operation (the
  * document's lint checks every one against its schema).
  */
+import { IdempotencyConflict } from "@paydesk/core"
+
 const terminalId = "7b0e9f5c-3d1a-4c8e-9a57-2f4b6c1d8e90"
 const accountId = "0d4f6a2b-8c3e-4b1f-a9d7-5e2c8b1a4f63"
 const at = "2026-03-01T09:30:00.000Z"
@@ -465,13 +467,9 @@ const eventSendsUsedUp: SentError = {
   message: "30 resends and test events a minute for this terminal; retry in 42 s"
 }
 
-
 /** A rotation's key after a later rotation replaced its secret (merchant and operator alike). */
-const rotationReplaced: SentError = {
-  status: 409,
-  code: "idempotency_conflict",
-  message: "idempotency key conflicts with another request: a later rotation replaced the secret this key made (verify X-Signature-Next with the later rotation's secret, then retire-previous)"
-}
+const rotationReplaced: SentError = { status: 409, code: "idempotency_conflict", message: IdempotencyConflict.rotationReplaced().message }
+
 /**
  * Example errors of operations whose declaration names no message the server sends as such: a
  * message that carries the operation's limit or the object's state (with the default limits), or a

@@ -133,9 +133,7 @@ export const rotateSigningSecret = Traced.fn("Credentials.rotateSigningSecret")(
       if (rotatedAt === null || record.value.fingerprint !== (yield* rotationMark(current))) {
         // The secret this key made is now the previous one (it signs `X-Signature` until the overlap
         // ends or `retire-previous`), or gone: not shown again as if it were the new one.
-        return yield* new IdempotencyConflict({
-          message: "idempotency key conflicts with another request: a later rotation replaced the secret this key made (verify X-Signature-Next with the later rotation's secret, then retire-previous)"
-        })
+        return yield* IdempotencyConflict.rotationReplaced()
       }
       // The overlap as it is now: ended by `retire-previous` (or its time), the repeat says so.
       const overlapEnd = yield* previousSecretExpiresAt(locked.value)
