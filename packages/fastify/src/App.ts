@@ -29,7 +29,7 @@ import * as AdminRoutes from "./AdminRoutes.js"
 import * as Contract from "./Contract.js"
 import * as HostRoutes from "./HostRoutes.js"
 import type { Context } from "./Http.js"
-import { limiterKeys, sendError, unreadableBody } from "./Http.js"
+import { limiterKeys, refusedOnArrival, sendError } from "./Http.js"
 import { errorResponse } from "./HttpErrors.js"
 import * as MerchantRoutes from "./MerchantRoutes.js"
 import * as OpenApi from "./OpenApi.js"
@@ -475,11 +475,8 @@ export const build = async (options: Options): Promise<FastifyInstance> => {
       if (request.paydeskStage !== 2) setImmediate(aborted, request, reply)
     })
     // Answered here: the request goes no further (`done` is not called).
-    if (request.headers.host === undefined && request.raw.httpVersionMajor === 1 && request.raw.httpVersionMinor >= 1) {
-      return void sendError(request, reply, 400, "invalid_request", "an HTTP/1.1 request must have a Host header", "Host")
-    }
-    const unreadable = unreadableBody(request)
-    if (unreadable !== null) return void sendError(request, reply, 415, "unsupported_media_type", unreadable)
+    const refused = refusedOnArrival(request)
+    if (refused !== null) return void sendError(request, reply, refused.status, refused.code, refused.message, refused.field)
     // Decided on arrival, as Fastify decides its `Connection: close`: a request that arrived before
     // the close is handled even if the close starts while its span opens.
     const late = closing

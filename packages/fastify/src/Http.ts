@@ -40,15 +40,28 @@ export const sendError = (request: FastifyRequest, reply: FastifyReply, status: 
 }
 
 /**
+ * What the app's `onRequest` hook refuses before any route, for every route (`null`: nothing): an
+ * HTTP/1.1 request without `Host` (Node's own refusal, with `requireHostHeader`, was a bare 400 without
+ * a request id: an outside probe), and a body no route can read (`unreadableBody`).
+ */
+export const refusedOnArrival = (request: FastifyRequest): { readonly status: 400 | 415; readonly code: string; readonly message: string; readonly field?: string } | null => {
+  if (request.headers.host === undefined && request.raw.httpVersionMajor === 1 && request.raw.httpVersionMinor >= 1) {
+    return { status: 400, code: "invalid_request", message: "an HTTP/1.1 request must have a Host header", field: "Host" }
+  }
+  const unreadable = unreadableBody(request)
+  return unreadable === null ? null : { status: 415, code: "unsupported_media_type", message: unreadable }
+}
+
+/**
  * A request body no route can read, refused on arrival with 415 (`null`: none): a compressed body
  * (`Content-Encoding` other than `identity`; it read "request body is not valid UTF-8", an outside
  * probe), or a transfer coding other than chunked (Node hands the coded bytes on as they are; RFC 9112
  * says 501, a 4xx tells the client what to change). And an empty body (`Content-Length: 0`, or
  * neither a length nor a transfer coding) has no type: its `Content-Type` is dropped, so `curl -d ''` and Python's `urllib` (which send a form type
  * with no body) reach operations that take no body, as a request without the header does (they were
- * 415). Called by the app's `onRequest` hook, so for every route.
+ * 415). Part of `refusedOnArrival`.
  */
-export const unreadableBody = (request: FastifyRequest): string | null => {
+const unreadableBody = (request: FastifyRequest): string | null => {
   const headers = request.headers
   const transfer = headers["transfer-encoding"]
   // No body at all (RFC 9112: neither a length nor a transfer coding, or a length of 0).
