@@ -34,14 +34,19 @@ export const forObject = <A, E, R>(
     ? effect
     : Effect.gen(function*() {
       if (yield* inside(testClockId)) return yield* effect
-      const repo = yield* TestClockRepository
-      const clock = yield* repo.get(testClockId)
-      if (Option.isNone(clock)) return yield* NotFound.of("test clock")
-      if (clock.value.status === "advancing") return yield* TestClockAdvancing.of()
-      const result = yield* TestClock.at(testClockId, clock.value.frozenTime, effect)
-      yield* repo.markWorkDue(testClockId)
+      const clock = yield* actionable(testClockId)
+      const result = yield* TestClock.at(testClockId, clock.frozenTime, effect)
+      yield* (yield* TestClockRepository).markWorkDue(testClockId)
       return result
     })
+
+/** The clock for an action on one of its objects: 404 `test clock not found` once deleted, 409 while it advances. */
+const actionable = Effect.fnUntraced(function*(testClockId: string) {
+  const clock = yield* (yield* TestClockRepository).get(testClockId)
+  if (Option.isNone(clock)) return yield* NotFound.of("test clock")
+  if (clock.value.status === "advancing") return yield* TestClockAdvancing.of()
+  return clock.value
+})
 
 /**
  * Runs `attempt` until it answers a value (`none`: the clock is held, look again), every
@@ -83,10 +88,7 @@ export const holding = <A, E, R>(
       const repo = yield* TestClockRepository
       const { leaseMs } = yield* PaydeskConfig
       const take = Effect.gen(function*() {
-        const found = yield* repo.get(testClockId)
-        if (Option.isNone(found)) return yield* NotFound.of("test clock")
-        const clock = found.value
-        if (clock.status === "advancing") return yield* TestClockAdvancing.of()
+        const clock = yield* actionable(testClockId)
         const wall = yield* TestClock.wallTime
         if (TestClock.isHeld(clock, wall)) return Option.none<TestClock.TestClock>()
         const held: TestClock.TestClock = { ...clock, leaseUntil: wall + leaseMs, updatedAt: wall, version: clock.version + 1 }

@@ -151,7 +151,6 @@ export const advance = Traced.fn("TestClocks.advance")(function*(principal: Prin
   return yield* TestClockWork.steps(started.value, Math.max(0, TestClockWork.requestBudgetMs - started.waitedMs))
 })
 
-
 /**
  * Deletes a clock (write access, as for advancing it): it is absent from now on, and its objects are
  * deleted from the store a lease later by `purge`. 409 `test clock is advancing` during an advance
