@@ -221,15 +221,9 @@ export const rotateSigningSecret = operation({
     "`webhook-signature` both. Deploy a verifier that accepts both, then `retire-previous` (or let the overlap end). See Callbacks above. " +
     "Send an `Idempotency-Key`: a retry after a lost answer then gets the same secret, where a second rotation would replace the unseen one.",
   params: terminalID,
-  headers: [{
-    name: "Idempotency-Key",
-    required: false,
-    description: `at most ${Idempotency.maxKeyLength} printable ASCII characters: the same key answers the same rotation, its secret, again (200) ` +
-      "while no later rotation replaced it (then 409); kept 24 hours. Without one, every call is a new rotation.",
-    example: "rotate-2026-03-01"
-  }],
+  headers: [S.rotationKey],
   responses: [{ status: 200, description: "the new secret, shown once (again for a repeat of its `Idempotency-Key`)", schema: R.SigningSecretRotation, example: Examples.signingSecretRotation }],
-  errors: [...common, ownerOnly, [409, "`idempotency_conflict`: a later rotation replaced the secret of this `Idempotency-Key`"]]
+  errors: [...common, ownerOnly, S.rotationReplaced]
 })
 
 export const retirePreviousSecret = operation({

@@ -163,14 +163,9 @@ export const rotateSigningSecret = operation({
   summary: "Replace a terminal's signing secret (shown once)",
   description: "As the owner's rotation: with an `Idempotency-Key` a repeat (a retry after a lost answer) answers the same secret.",
   params: id("terminal"),
-  headers: [{
-    name: "Idempotency-Key",
-    required: false,
-    description: "the same key answers the same rotation, its secret, again (200) while no later rotation replaced it (then 409); kept 24 hours. Without one, every call is a new rotation.",
-    example: "rotate-2026-03-01"
-  }],
+  headers: [S.rotationKey],
   responses: [{ status: 200, description: "the new secret (again for a repeat of its `Idempotency-Key`)", schema: R.SigningSecretRotation, example: Examples.signingSecretRotation }],
-  errors: [...common, [404, "`terminal not found`"], [409, "`idempotency_conflict`: a later rotation replaced the secret of this `Idempotency-Key`"]]
+  errors: [...common, [404, "`terminal not found`"], S.rotationReplaced]
 })
 
 export const logoutUser = operation({

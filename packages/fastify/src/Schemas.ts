@@ -8,6 +8,7 @@
  */
 import { Schema, SchemaTransformation } from "effect"
 import { Access, Amount, Callbacks, Events, Idempotency, Paging, Payment, Payments, Payouts, Subscriptions } from "@paydesk/core"
+import type { Header } from "./Contract.js"
 
 const text = (description: string, expected = "a string") => Schema.String.annotate({ description, expected })
 const nullableText = (description: string, expected = "a string or null") => Schema.NullOr(Schema.String).annotate({ description, expected })
@@ -388,3 +389,15 @@ export const OperatorSubscriptionsQuery = Schema.Struct({
   page: operatorPage,
   state: Schema.optionalKey(oneOf(["new", "active", "stop"], "filter by binding state (`provider_state`)"))
 })
+
+/** The `Idempotency-Key` of a signing-secret rotation, the owner's and the operator's. */
+export const rotationKey: Header = {
+  name: "Idempotency-Key",
+  required: false,
+  description: `at most ${Idempotency.maxKeyLength} printable ASCII characters: the same key answers the same rotation, its secret, again (200) ` +
+    "while no later rotation replaced it (then 409); kept 24 hours. Without one, every call is a new rotation.",
+  example: "rotate-2026-03-01"
+}
+
+/** A rotation's 409 once a later rotation replaced the secret of its key. */
+export const rotationReplaced = [409, "`idempotency_conflict`: a later rotation replaced the secret of this `Idempotency-Key`"] as const
