@@ -5,6 +5,7 @@ import {
   Auth,
   CallbackTransport,
   Config,
+  Events,
   LedgerRepository,
   IdempotencyStore,
   Operator,
@@ -251,6 +252,37 @@ for (const target of targets) {
         assert.strictEqual(won[0]!.status, "ready")
         assert.deepStrictEqual(results.filter((r) => r._tag === "Failure").map((r) => r._tag === "Failure" ? r.failure._tag : ""), Array(9).fill("TestClockAdvancing"))
         assert.strictEqual((yield* TestClocks.get(principal, clock.id)).frozenTime, won[0]!.frozenTime)
+      })).pipe(Effect.provide(kitOn(target.url))), 60_000)
+
+    it.live("a resend of a clock's event holds the clock in the database: an advance meanwhile waits and does not send it again", () =>
+      timed(() => Effect.gen(function*() {
+        const { principal } = yield* setup
+        const clock = yield* TestClocks.create(principal, { frozenTime: "2026-01-31T10:00:00+03:00" })
+        yield* Payments.create(principal, { amount: "10", orderId: "resent", test: true, testClock: clock.id })
+        yield* Work.drain()
+        const [created] = (yield* Events.list(principal, { environment: "sandbox" })).items
+        const id = `evt_${created!.event.id}`
+        const sent: Array<string> = []
+        const entered = yield* Deferred.make<void>()
+        const gate = yield* Deferred.make<void>()
+        const held = CallbackTransport.of({
+          post: (request) =>
+            Effect.andThen(Effect.sync(() => sent.push(request.headers["x-event-id"]!)),
+              Effect.andThen(Deferred.succeed(entered, undefined), Effect.as(Deferred.await(gate), { statusCode: 200, latencyMs: 1 })))
+        })
+        const resend = yield* Effect.forkChild(Events.resend(principal, id).pipe(Effect.provideService(CallbackTransport, held)))
+        yield* Deferred.await(entered)
+        // The resend's delivery is leased on the clock's time: an advance stepping past that lease, with
+        // nothing in this process's memory to stop it (as another process), would claim and send it again.
+        const advance = yield* Effect.forkChild(TestClocks.advance(principal, clock.id, "2026-02-02T00:00:00Z").pipe(Effect.provideService(CallbackTransport, held)))
+        yield* Effect.sleep("500 millis")
+        assert.deepStrictEqual(sent, [id])
+        assert.strictEqual((yield* TestClocks.get(principal, clock.id)).status, "ready")
+        yield* Deferred.succeed(gate, undefined)
+        assert.strictEqual((yield* Fiber.join(resend)).attempt?.statusCode, 200)
+        assert.strictEqual((yield* Fiber.join(advance)).status, "ready")
+        const expired = (yield* Events.list(principal, { environment: "sandbox", type: "payment.expired" })).items.map((i) => `evt_${i.event.id}`)
+        assert.deepStrictEqual(sent, [id, ...expired])
       })).pipe(Effect.provide(kitOn(target.url))), 60_000)
 
     it.live("a use case that fails after its first write leaves no row behind", () =>
