@@ -1,13 +1,17 @@
 /**
  * Settings of the core that an embedding host may change, with the defaults the
- * reference server uses. Provide another value with `Layer.succeed(PaydeskConfig)(...)` or
- * `Effect.provideService(PaydeskConfig, ...)`.
+ * reference server uses. Provide them checked with `Config.layer({ ... })` (the defaults with the
+ * host's changes; a setting out of range fails the layer's build), or as they are with
+ * `Layer.succeed(PaydeskConfig)(...)` or `Effect.provideService(PaydeskConfig, ...)`.
  */
-import { Context } from "effect"
+import { Context, Data, Effect, Layer } from "effect"
 
 /** Core settings. Durations in milliseconds. */
 export interface Settings {
-  /** Origin of the public payer pages, without trailing slash. */
+  /**
+   * Origin of the public payer pages, without trailing slash. Not read by the core's use cases: the
+   * links in answers take the HTTP adapter's own (`App.build`'s `publicUrl`); kept for hosts that read it.
+   */
   readonly publicUrl: string
   /** Lifetime of an unpaid payment. */
   readonly paymentLifetimeMs: number
@@ -56,3 +60,68 @@ export const defaults: Settings = {
 export class PaydeskConfig extends Context.Reference<Settings>("@paydesk/core/PaydeskConfig", {
   defaultValue: () => defaults
 }) {}
+
+/** Settings out of their range (`problems`: one sentence per setting), refused by `make` and `layer`. */
+export class InvalidSettings extends Data.TaggedError("InvalidSettings")<{
+  readonly message: string
+  readonly problems: ReadonlyArray<string>
+}> {}
+
+/** Durations that must be positive (milliseconds). */
+const positiveDurations = [
+  "paymentLifetimeMs",
+  "nonceWindowMs",
+  "idempotencyRetentionMs",
+  "moneyIdempotencyRetentionMs",
+  "accessTokenTtlMs",
+  "refreshTokenTtlMs",
+  "leaseMs",
+  "eventRetentionMs"
+] as const
+
+/** The largest `batchSize`: a batch is one statement's rows and one pass's work in memory. */
+export const maxBatchSize = 10_000
+
+/**
+ * What is wrong with `settings`, one sentence per setting (empty: nothing). A value out of range
+ * does not fail loudly where it is used: a `batchSize` of 0 claims nothing, so every callback,
+ * charge and payout silently waits; a negative `paymentLifetimeMs` makes every payment expire at once.
+ */
+export const problems = (settings: Settings): ReadonlyArray<string> => {
+  const found: Array<string> = []
+  const whole = (n: unknown): n is number => typeof n === "number" && Number.isSafeInteger(n)
+  for (const key of positiveDurations) {
+    const value: unknown = settings[key]
+    if (!whole(value) || value <= 0) found.push(`${key} must be a whole number of milliseconds above 0 (got ${String(value)})`)
+  }
+  const overlap: unknown = settings.signingSecretOverlapMs
+  if (!whole(overlap) || overlap < 0) found.push(`signingSecretOverlapMs must be a whole number of milliseconds, 0 or more (got ${String(overlap)})`)
+  const batch: unknown = settings.batchSize
+  if (!whole(batch) || batch < 1 || batch > maxBatchSize) found.push(`batchSize must be a whole number from 1 to ${maxBatchSize} (got ${String(batch)})`)
+  const payouts: unknown = settings.maxActivePayouts
+  if (!whole(payouts) || payouts < 1) found.push(`maxActivePayouts must be a whole number above 0 (got ${String(payouts)})`)
+  if (typeof settings.allowPrivateCallbacks !== "boolean") found.push(`allowPrivateCallbacks must be true or false (got ${String(settings.allowPrivateCallbacks)})`)
+  const url: unknown = settings.publicUrl
+  const parsed = typeof url === "string" && URL.canParse(url) ? new URL(url) : null
+  if (parsed === null || (parsed.protocol !== "http:" && parsed.protocol !== "https:") || (url as string).endsWith("/")) {
+    found.push(`publicUrl must be an absolute http or https URL without a trailing slash (got ${JSON.stringify(url)})`)
+  }
+  return found
+}
+
+/** The defaults with `overrides`, checked (`problems`): `InvalidSettings` names every setting out of range. */
+export const make = (overrides: Partial<Settings> = {}): Effect.Effect<Settings, InvalidSettings> =>
+  Effect.suspend(() => {
+    const settings: Settings = { ...defaults, ...overrides }
+    const found = problems(settings)
+    return found.length === 0
+      ? Effect.succeed(settings)
+      : Effect.fail(new InvalidSettings({ message: `invalid Paydesk settings: ${found.join("; ")}`, problems: found }))
+  })
+
+/**
+ * `PaydeskConfig` from the defaults with `overrides`, checked: a setting out of range fails the layer's
+ * build. (`PaydeskConfig` is a reference with the defaults, so the layer adds no requirement to its type.)
+ */
+export const layer = (overrides: Partial<Settings> = {}): Layer.Layer<never, InvalidSettings> =>
+  Layer.effect(PaydeskConfig)(make(overrides))

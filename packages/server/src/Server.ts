@@ -437,13 +437,13 @@ export const layerCore = (config: ServerConfig) => {
     Layer.provide(Layer.merge(PgChargeBook.layer({ client }), PgPayoutBook.layer({ client }))),
     Layer.provide(layerPool(4, `${poolName}-bank`))
   )
-  const settings = Layer.succeed(PaydeskConfig)({
-    ...CoreConfig.defaults,
+  // Checked by the core as well (the environment's checks come first, with the variables' names).
+  const settings = Layer.effect(PaydeskConfig)(CoreConfig.make({
     batchSize: config.workBatchSize,
     eventRetentionMs: config.eventRetentionDays * 24 * 3_600_000,
     signingSecretOverlapMs: config.signingSecretOverlapHours * 3_600_000,
     allowPrivateCallbacks: config.callbackAllowPrivate
-  })
+  }).pipe(Effect.mapError((cause) => new StartError({ step: "settings", cause }))))
   return Layer.mergeAll(PgRateSource.layer, layerSecurity, layerTransport, bank, settings, layerInitialRate(config.initialRate)).pipe(
     // The key, checked against the secrets the database holds (so after the migrations).
     Layer.provideMerge(layerSecrets(config)),

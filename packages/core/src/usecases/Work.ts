@@ -156,6 +156,6 @@ export const rounds = <E, R>(
   })
 
 /** Runs passes until a whole one finds nothing to do (at most `maxPasses`; see `rounds`). */
-export const drain = Traced.fn("Work.drain")(function*(maxPasses = 20) {
+export const drain = Traced.fn("Work.drain")(function*(maxPasses: number = 20) {
   return yield* rounds(maxPasses, runDue)
 })
