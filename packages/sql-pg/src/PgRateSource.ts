@@ -3,7 +3,9 @@
  *
  * A row per scope: `general`, or a terminal id whose rate overrides the general one for that
  * terminal. Rates are micro-RUB per USDT in `numeric(20,6)`. Without a row that applies,
- * `current` fails with `ProviderUnavailable`.
+ * `current` fails with `ProviderUnavailable` and logs a warning saying that no rate is stored: a
+ * fresh database has none, so a host stores one (`setRate`) before it settles live payments (the
+ * reference server stores `PAYDESK_INITIAL_RATE` at start).
  */
 import { Effect, Layer } from "effect"
 import { Amount, InvalidRequest, ProviderUnavailable, RateSource, Traced } from "@paydesk/core"
@@ -36,7 +38,11 @@ export const layer: Layer.Layer<RateSource, never, SqlClient.SqlClient> = Layer.
         const rows = yield* orDie(sql<RateRow>`SELECT * FROM rates WHERE ${scopes}
           ORDER BY scope = ${general} LIMIT 1`)
         const row = rows[0]
-        if (row === undefined) return yield* ProviderUnavailable.of()
+        if (row === undefined) {
+          // The answer names the provider (the spec's 503); the host's log names what is missing.
+          yield* Effect.logWarning(`no exchange rate is stored${terminalId === null ? "" : ` for terminal ${terminalId}`}: a live payment cannot be credited (its settlement answers "provider not available") until one is set with PgRateSource.setRate or the operator's PUT /admin/v1/rate`)
+          return yield* ProviderUnavailable.of()
+        }
         return toEntity(row)
       })
     })

@@ -5,7 +5,7 @@
  * route does (not above zero, or above `Amount.maxRateMicro`), storing nothing.
  */
 import { assert, describe, layer } from "@effect/vitest"
-import { Effect, Layer } from "effect"
+import { Effect, Layer, Logger } from "effect"
 import { SqlClient } from "effect/sql"
 import { Amount, RateSource } from "@paydesk/core"
 import * as PgRateSource from "../src/PgRateSource.js"
@@ -21,10 +21,19 @@ describe("PgRateSource", () => {
         it.effect("without any rate, current fails with ProviderUnavailable", () =>
           Effect.gen(function*() {
             const rates = yield* RateSource
-            const none = yield* Effect.flip(rates.current(null))
+            const warnings: Array<string> = []
+            const logger = Logger.make<unknown, void>(({ logLevel, message }) => {
+              if (logLevel === "Warn") warnings.push((Array.isArray(message) ? message : [message]).map(String).join(" "))
+            })
+            const terminal = crypto.randomUUID()
+            const [none, forTerminal] = yield* Effect.all([Effect.flip(rates.current(null)), Effect.flip(rates.current(terminal))]).pipe(
+              Effect.provide(Logger.layer([logger]))
+            )
             assert.strictEqual(none._tag, "ProviderUnavailable")
-            const forTerminal = yield* Effect.flip(rates.current(crypto.randomUUID()))
             assert.strictEqual(forTerminal._tag, "ProviderUnavailable")
+            // The answer is the spec's; the host's log says what is missing (an embedding probe read only the answer).
+            assert.deepStrictEqual(warnings.map((w) => w.slice(0, w.indexOf(":"))), ["no exchange rate is stored", `no exchange rate is stored for terminal ${terminal}`])
+            assert.include(warnings[0], "PgRateSource.setRate")
           }))
 
         it.effect("the general rate applies to every terminal; a terminal's rate overrides it", () =>
