@@ -87,6 +87,19 @@ export const attemptSignal = (timeoutMs: number, caller: AbortSignal | undefined
   }
 }
 
+/** The API's 503 that no retry changes: the deployment (or the terminal) has no recurring plans. */
+const lastingCode = "recurring_not_configured"
+
+/** The `code` of the API's error body in `text`, if it is one. */
+const codeOf = (text: string): string | undefined => {
+  try {
+    const code = (JSON.parse(text) as { error?: { code?: unknown } } | null)?.error?.code
+    return typeof code === "string" ? code : undefined
+  } catch {
+    return undefined
+  }
+}
+
 /** The longest wait before a retry that `Retry-After` may ask for. */
 const maxRetryAfterMs = 60_000
 
@@ -214,7 +227,10 @@ export const transport = (options: TransportOptions, credentials: Credentials = 
           ...(call.body === undefined ? {} : { body: JSON.stringify(call.body) }),
           signal
         })
-        if (response.status >= 500 && retriable) {
+        // A 503 saying the deployment offers no recurring plans is the same however often asked: not
+        // retried (an embedding probe saw three tries of one plans list).
+        const lasting = response.status === 503 && (response.headers.get("content-type") ?? "").startsWith("application/json")
+        if (response.status >= 500 && retriable && !lasting) {
           // A 5xx does not say whether the work was done (a proxy may answer it after the server did it).
           unsettled = true
           await response.body?.cancel().catch(() => undefined)
@@ -234,6 +250,13 @@ export const transport = (options: TransportOptions, credentials: Credentials = 
         }
         // The body is part of the answer: a timeout or a cut connection while it arrives is no answer either.
         text = await response.text()
+        if (lasting && retriable && codeOf(text) !== lastingCode) {
+          // Another 503 (busy, the provider): retried as any 5xx.
+          unsettled = true
+          end()
+          await wait(attempt, call.signal, retryAfterOf(response))
+          continue
+        }
       } catch (cause) {
         end()
         // Sent, perhaps received and done: no answer says otherwise (unless the connection was
@@ -254,7 +277,7 @@ export const transport = (options: TransportOptions, credentials: Credentials = 
         } catch {
           // Not the API's error body (a proxy's page): keep the status.
         }
-        if (response.status >= 500) unsettled = true
+        if (response.status >= 500 && codeOf(text) !== lastingCode) unsettled = true
         // Only an answer that judged the request itself settles it: the same body under the same
         // order_id or key would have been judged the same way the first time (invalid, too large, in
         // conflict with another body), so that attempt did nothing either. Other refusals (401, 403:

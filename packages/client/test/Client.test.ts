@@ -88,6 +88,32 @@ describe("Client: payout idempotency key in the body", () => {
   })
 })
 
+describe("Client: a 503 that no retry changes", () => {
+  const notConfigured = (message: string) => json(503, { error: { code: "recurring_not_configured", message, request_id: "req_1" } })
+
+  it("answers recurring_not_configured at once, without retries; a write so refused did nothing", async () => {
+    const { seen, fetcher } = stub(() => notConfigured("recurring plans not configured"))
+    const client = new Paydesk({ apiKey: "k", terminalId: "t", fetch: fetcher, retryDelayMs: 1 })
+    const error = await client.plans.list().catch((e: unknown) => e)
+    expect(error).toBeInstanceOf(PaydeskApiError)
+    expect([(error as PaydeskApiError).status, (error as PaydeskApiError).code, (error as PaydeskApiError).message]).toEqual([503, "recurring_not_configured", "recurring plans not configured"])
+    expect(seen).toHaveLength(1)
+    const write = stub(() => notConfigured("subscriptions not configured"))
+    const writer = new Paydesk({ apiKey: "k", terminalId: "t", fetch: write.fetcher, retryDelayMs: 1 })
+    const refused = await writer.subscriptions.create({ plan_id: "basic" }).catch((e: unknown) => e)
+    expect((refused as PaydeskApiError).code).toBe("recurring_not_configured")
+    expect((refused as PaydeskApiError).outcomeUnknown).toBe(false)
+    expect(write.seen).toHaveLength(1)
+  })
+
+  it("retries the other 503s as any 5xx (busy, the provider), and then the answer may have been acted on", async () => {
+    const { seen, fetcher } = stub((_, i) => i < 2 ? json(503, { error: { code: i === 0 ? "service_busy" : "provider_unavailable", message: "wait" } }) : json(200, { items: [] }))
+    const client = new Paydesk({ apiKey: "k", terminalId: "t", fetch: fetcher, retryDelayMs: 1 })
+    expect(await client.plans.list()).toEqual([])
+    expect(seen).toHaveLength(3)
+  })
+})
+
 describe("Client: signing-secret rotation", () => {
   const rotation = { terminal_id: "t", signing_secret: "sk_sign_x", signing_secret_whsec: "whsec_x", rotated_at: "2026-01-01T00:00:00.000Z", previous_secret_expires_at: "2026-01-02T00:00:00.000Z" }
 

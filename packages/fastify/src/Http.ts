@@ -106,7 +106,10 @@ export const run = async <A, E>(
   const exit = await exitOf(ctx, request, effect)
   const failed = fromExit(exit, request.id)
   if (failed !== null) {
-    if (failed.status >= 500 && failed.body.error.code !== "service_busy") request.log.error({ cause: exit._tag === "Failure" ? String(exit.cause) : undefined }, "use case failed")
+    // Not the server's failures: overload, and a deployment (or terminal) without recurring plans,
+    // which the spec answers 503 and a merchant may ask about often (the request log has them).
+    const expected = failed.body.error.code === "service_busy" || failed.body.error.code === "recurring_not_configured"
+    if (failed.status >= 500 && !expected) request.log.error({ cause: exit._tag === "Failure" ? String(exit.cause) : undefined }, "use case failed")
     // Overload (too many password checks at once) passes in a moment.
     if (failed.body.error.code === "service_busy") reply.header("retry-after", "1")
     return reply.code(failed.status).send(failed.body)

@@ -56,6 +56,22 @@ describe("MerchantApi subscription plans", () => {
     expectError(await get(`/subscription-plans?terminal_id=${other.terminal.id}`), 403, "access_denied", "terminal access denied")
     expectError(await get(`/subscription-plans?terminal_id=${other.terminal.id}`, other.apiKey), 503, "recurring_not_configured", "recurring plans not configured")
   })
+
+  it("a terminal without plans is the merchant's state, not a server failure: its 503 is not logged as an error", async () => {
+    const lines: Array<string> = []
+    const logged = await make({ logger: { level: "info", stream: { write: (line: string) => void lines.push(line) } } })
+    try {
+      const other = await logged.merchant()
+      const answer = await logged.app.inject({ method: "GET", url: `/api/v1/subscription-plans?terminal_id=${other.terminal.id}`, headers: keyHeaders(other.apiKey) })
+      expectError(answer, 503, "recurring_not_configured", "recurring plans not configured")
+      const entries = lines.map((line) => JSON.parse(line) as { level: number; msg: string; res?: { statusCode?: number } })
+      expect(entries.filter((e) => e.level >= 50)).toEqual([])
+      // The request log has it, as every answer.
+      expect(entries.some((e) => e.level === 30 && JSON.stringify(e).includes("503"))).toBe(true)
+    } finally {
+      await logged.close()
+    }
+  })
 })
 
 describe("MerchantApi subscription creation", () => {
