@@ -73,6 +73,17 @@ describe("Packages", () => {
         expect(messages.map((m) => `${m.type} ${m.code} ${m.path.join(".")}`)).toEqual([])
       }, 60_000)
 
+      it("loads with require() from a CommonJS host (Node's require of ES modules)", () => {
+        const manifest = JSON.parse(readFileSync(join(path, "package.json"), "utf8")) as { name: string; exports: Record<string, unknown> }
+        for (const entry of Object.keys(manifest.exports).filter((e) => e !== "./package.json")) {
+          const specifier = entry === "." ? manifest.name : `${manifest.name}/${entry.slice(2)}`
+          // The package names itself (self-reference), so this resolves through its own exports map.
+          const loaded = spawnSync(process.execPath, ["--input-type=commonjs", "-e", `console.log(Object.keys(require(${JSON.stringify(specifier)})).length)`], { cwd: path, encoding: "utf8" })
+          expect(loaded.stderr, specifier).toBe("")
+          expect(Number(loaded.stdout), specifier).toBeGreaterThan(0)
+        }
+      }, 60_000)
+
       it(`passes @arethetypeswrong (${profile})`, () => {
         const result = spawnSync(process.execPath, [join(root, "node_modules/@arethetypeswrong/cli/dist/index.js"), "--pack", path, "--profile", profile, "--format", "json"], {
           encoding: "utf8"
