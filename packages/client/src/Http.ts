@@ -227,10 +227,10 @@ export const transport = (options: TransportOptions, credentials: Credentials = 
           ...(call.body === undefined ? {} : { body: JSON.stringify(call.body) }),
           signal
         })
-        // A 503 saying the deployment offers no recurring plans is the same however often asked: not
-        // retried (an embedding probe saw three tries of one plans list).
-        const lasting = response.status === 503 && (response.headers.get("content-type") ?? "").startsWith("application/json")
-        if (response.status >= 500 && retriable && !lasting) {
+        // A JSON 503 is read before it is retried: one saying the terminal has no recurring plans is the
+        // same however often asked, so it is answered (an embedding probe saw three tries of one plans list).
+        const readFirst = response.status === 503 && (response.headers.get("content-type") ?? "").startsWith("application/json")
+        if (response.status >= 500 && retriable && !readFirst) {
           // A 5xx does not say whether the work was done (a proxy may answer it after the server did it).
           unsettled = true
           await response.body?.cancel().catch(() => undefined)
@@ -250,7 +250,7 @@ export const transport = (options: TransportOptions, credentials: Credentials = 
         }
         // The body is part of the answer: a timeout or a cut connection while it arrives is no answer either.
         text = await response.text()
-        if (lasting && retriable && codeOf(text) !== lastingCode) {
+        if (readFirst && retriable && codeOf(text) !== lastingCode) {
           // Another 503 (busy, the provider): retried as any 5xx.
           unsettled = true
           end()
