@@ -17,8 +17,8 @@ const isClaims = (value: unknown): value is AccessClaims => {
     typeof v.familyId === "string" && typeof v.expiresAt === "number" && Number.isFinite(v.expiresAt)
 }
 
-/** Builds an HMAC `TokenIssuer` keyed with the UTF-8 bytes of `key`. */
-export const make = (key: string): Effect.Effect<TokenIssuer["Service"]> =>
+/** One key's issuer. */
+const makeOne = (key: string): Effect.Effect<TokenIssuer["Service"]> =>
   Effect.gen(function*() {
     const cryptoKey = yield* Effect.promise(() =>
       globalThis.crypto.subtle.importKey(
@@ -75,5 +75,32 @@ export const make = (key: string): Effect.Effect<TokenIssuer["Service"]> =>
     })
   })
 
-/** The HMAC `TokenIssuer` keyed with `key` (keep it secret: anyone holding it can mint tokens). */
-export const layer = (key: string): Layer.Layer<TokenIssuer> => Layer.effect(TokenIssuer, make(key))
+/**
+ * Builds an HMAC `TokenIssuer` keyed with the UTF-8 bytes of `key`: it issues tokens with `key` and
+ * verifies them with `key` or one of `next`. `next` is for a fleet's rolling rotation of the key: a
+ * process not yet issuing with the new key accepts the tokens of one that does. Never give it a
+ * previous key: a rotation may be for a leaked key, which could then still mint accepted tokens.
+ */
+export const make = (key: string, next: ReadonlyArray<string> = []): Effect.Effect<TokenIssuer["Service"]> =>
+  Effect.gen(function*() {
+    const current = yield* makeOne(key)
+    const others = yield* Effect.forEach(next, makeOne)
+    if (others.length === 0) return current
+    return TokenIssuer.of({
+      issue: current.issue,
+      verify: (token, now) =>
+        Effect.gen(function*() {
+          for (const issuer of [current, ...others]) {
+            const claims = yield* issuer.verify(token, now)
+            if (Option.isSome(claims)) return claims
+          }
+          return Option.none()
+        })
+    })
+  })
+
+/**
+ * The HMAC `TokenIssuer` keyed with `key`, also verifying with `next` (see `make`). Keep the keys
+ * secret: anyone holding one can mint tokens.
+ */
+export const layer = (key: string, next: ReadonlyArray<string> = []): Layer.Layer<TokenIssuer> => Layer.effect(TokenIssuer, make(key, next))

@@ -22,7 +22,7 @@
  */
 import { Cause, Clock, Context, Data, Duration, Effect, Exit, Layer, Option, Redacted, Schedule, Scope } from "effect"
 import type { FastifyInstance } from "fastify"
-import { Callback, CallbackTransport, Config as CoreConfig, HmacTokenIssuer, PaydeskConfig, Runner, type Services, TokenIssuer, Views } from "@paydesk/core"
+import { Callback, CallbackTransport, Config as CoreConfig, HmacTokenIssuer, PaydeskConfig, Runner, type Services, Views } from "@paydesk/core"
 import { App } from "@paydesk/fastify"
 import { AcquirerEmulator, ManualClock, PayoutNetworkEmulator, PgChargeBook, PgPayoutBook } from "@paydesk/emulators"
 import { EmbeddedPostgres, NodeSecurity, PgRateSource, PgStore } from "@paydesk/sql-pg"
@@ -316,11 +316,9 @@ const layerTransport: Layer.Layer<CallbackTransport, never, Metrics.Metrics> = L
 
 /** Stores `rate` as the general rate when the database has none (live payments need one to settle). */
 const layerInitialRate = (rate: bigint): Layer.Layer<never, StartError, SqlClient.SqlClient> =>
-  Layer.effectDiscard(Effect.gen(function*() {
-    const sql = yield* SqlClient.SqlClient
-    const rows = yield* sql`SELECT 1 FROM rates WHERE scope = ${PgRateSource.general}`
-    if (rows.length === 0) yield* PgRateSource.setRate(PgRateSource.general, rate, yield* Clock.currentTimeMillis)
-  }).pipe(Effect.mapError((cause) => new StartError({ step: "initial rate", cause }))))
+  Layer.effectDiscard(Effect.flatMap(Clock.currentTimeMillis, (now) => PgRateSource.setRateIfNone(PgRateSource.general, rate, now)).pipe(
+    Effect.mapError((cause) => new StartError({ step: "initial rate", cause }))
+  ))
 
 /** The access tokens' HMAC key, derived from a secret key. */
 const tokenKeyOf = (key: Buffer) => createHash("sha256").update("paydesk-access-tokens").update(key).digest("base64")
@@ -331,26 +329,7 @@ const tokenKeyOf = (key: Buffer) => createHash("sha256").update("paydesk-access-
  * a previous key: a rotation may be for a leaked key, which could mint tokens (a review); a token of
  * the previous key is refused once, and the dashboard renews it with its refresh token.
  */
-const layerTokens = (key: Buffer, next: ReadonlyArray<Buffer>) =>
-  Layer.effect(
-    TokenIssuer,
-    Effect.gen(function*() {
-      const current = yield* HmacTokenIssuer.make(tokenKeyOf(key))
-      const others = yield* Effect.forEach(next, (each) => HmacTokenIssuer.make(tokenKeyOf(each)))
-      if (others.length === 0) return current
-      return TokenIssuer.of({
-        issue: current.issue,
-        verify: (token, now) =>
-          Effect.gen(function*() {
-            for (const issuer of [current, ...others]) {
-              const claims = yield* issuer.verify(token, now)
-              if (Option.isSome(claims)) return claims
-            }
-            return Option.none()
-          })
-      })
-    })
-  )
+const layerTokens = (key: Buffer, next: ReadonlyArray<Buffer>) => HmacTokenIssuer.layer(tokenKeyOf(key), next.map(tokenKeyOf))
 
 /** Production security adapters on the secret key (and the previous and next ones, read with only). */
 const layerSecurity = Layer.unwrap(Effect.map(Secrets, ({ key, previousKeys, nextKeys }) =>

@@ -61,3 +61,18 @@ export const setRate = (scope: string, rate: bigint, at: number): Effect.Effect<
     yield* orDie(sql`INSERT INTO rates (scope, rate, updated_at) VALUES (${scope}, ${micro(rate)}, ${time(at)})
       ON CONFLICT (scope) DO UPDATE SET rate = EXCLUDED.rate, updated_at = EXCLUDED.updated_at`)
   }).pipe(Effect.withSpan("PgRateSource.setRate"))
+
+/**
+ * Stores `rate` for `scope` as updated at `at` only when the scope has none, in one statement (two
+ * processes starting at once store one); answers whether it stored it. A host's start calls it
+ * with its initial rate: a rate the operator set since is kept. Refuses a rate outside
+ * `Amount.rateRule` as `setRate` does.
+ */
+export const setRateIfNone = (scope: string, rate: bigint, at: number): Effect.Effect<boolean, InvalidRequest, SqlClient.SqlClient> =>
+  Effect.gen(function*() {
+    if (!Amount.isRate(rate)) return yield* new InvalidRequest({ field: "rate", message: `rate must be ${Amount.rateRule}` })
+    const sql = yield* SqlClient.SqlClient
+    const stored = yield* orDie(sql`INSERT INTO rates (scope, rate, updated_at) VALUES (${scope}, ${micro(rate)}, ${time(at)})
+      ON CONFLICT (scope) DO NOTHING RETURNING 1`)
+    return stored.length > 0
+  }).pipe(Effect.withSpan("PgRateSource.setRateIfNone"))

@@ -49,6 +49,21 @@ describe("PgRateSource", () => {
             assert.deepStrictEqual(yield* rates.current(crypto.randomUUID()), { rate: 95_123_456n, updatedAt: at })
           }))
 
+        it.effect("setRateIfNone stores a scope's first rate and keeps one set before (a start's initial rate)", () =>
+          Effect.gen(function*() {
+            const rates = yield* RateSource
+            const terminal = crypto.randomUUID()
+            // Two starts at once: one stores.
+            const stored = yield* Effect.all([PgRateSource.setRateIfNone(terminal, 96_000_000n, at), PgRateSource.setRateIfNone(terminal, 97_000_000n, at + 1)], { concurrency: 2 })
+            assert.deepStrictEqual(stored.filter(Boolean).length, 1)
+            const first = yield* rates.current(terminal)
+            // The operator's rate set since is kept at the next start.
+            yield* PgRateSource.setRate(terminal, 98_000_000n, at + 2)
+            assert.isFalse(yield* PgRateSource.setRateIfNone(terminal, first.rate, at + 3))
+            assert.deepStrictEqual(yield* rates.current(terminal), { rate: 98_000_000n, updatedAt: at + 2 })
+            assert.strictEqual((yield* Effect.flip(PgRateSource.setRateIfNone(crypto.randomUUID(), 0n, at)))._tag, "InvalidRequest")
+          }))
+
         it.effect("setRate replaces the rate of its scope", () =>
           Effect.gen(function*() {
             const rates = yield* RateSource
