@@ -21,7 +21,7 @@
  */
 import { Effect, Layer, ManagedRuntime } from "effect"
 import { keccak_256 } from "@noble/hashes/sha3.js"
-import { Callback, CallbackTransport, Config, HmacTokenIssuer, Keccak256, PaydeskConfig, RateSource, TransportFailure } from "@paydesk/core"
+import { Callback, CallbackTransport, Config, HmacTokenIssuer, Keccak256, RateSource, TransportFailure } from "@paydesk/core"
 import type { Services } from "@paydesk/core"
 import {
   AcquirerEmulator,
@@ -61,13 +61,15 @@ const readExcerpt = async (response: Response, limit: number): Promise<string> =
  * Our `CallbackTransport`: a `fetch` POST that follows no redirect (a 3xx is the answer: the core
  * counts it as a failed attempt, `HTTP 307`, and retries later, as for any answer other than 2xx),
  * gives up after the core's timeout (`request.timeoutMs`, the body's reading included), and keeps the
- * first `Callback.responseExcerptBytes` of the answer. Destinations are NOT checked here (see the
- * module's comment): a production host checks resolved addresses as the reference server does.
+ * first `Callback.responseExcerptBytes` of the answer. An interrupted post (the runtime disposed of
+ * during a run) is cancelled: `fetch` gets the signal `Effect.tryPromise` aborts then. Destinations
+ * are NOT checked here (see the module's comment): a production host checks resolved addresses as the
+ * reference server does.
  */
 export const fetchTransport = Layer.succeed(CallbackTransport)({
   post: (request) =>
     Effect.tryPromise({
-      try: async () => {
+      try: async (interrupted) => {
         const started = Date.now()
         const url = new URL(request.url)
         // `fetch` also reads data:, blob: and file: URLs; a callback goes over HTTP only.
@@ -77,7 +79,7 @@ export const fetchTransport = Layer.succeed(CallbackTransport)({
           headers: request.headers,
           body: request.body,
           redirect: "manual",
-          signal: AbortSignal.timeout(request.timeoutMs)
+          signal: AbortSignal.any([interrupted, AbortSignal.timeout(request.timeoutMs)])
         })
         const body = await readExcerpt(response, Callback.responseExcerptBytes)
         return { statusCode: response.status, latencyMs: Date.now() - started, body }
@@ -93,7 +95,11 @@ export const fixedRate = (rate: bigint) =>
 /** Our `Keccak256`: Node's crypto has none; `@noble/hashes`' (audited, no dependencies) checks Ethereum payout addresses. */
 export const nobleKeccak = Layer.succeed(Keccak256)({ hash: (bytes) => keccak_256(bytes) })
 
-/** Every port of the core, from our adapters and the testkit's; `allowPrivateCallbacks` for local receivers. */
+/**
+ * Every port of the core, from our adapters and the testkit's; `allowPrivateCallbacks` for local
+ * receivers. The settings are checked when the layer is built: one out of range fails the build with
+ * `Config.InvalidSettings` (made a defect here, so that the runtime's first run rejects with it).
+ */
 export const layer = (options: { readonly allowPrivateCallbacks?: boolean } = {}): Layer.Layer<Services> => Layer.mergeAll(
   layerMemoryStore,
   layerEntropyCrypto,
@@ -105,7 +111,7 @@ export const layer = (options: { readonly allowPrivateCallbacks?: boolean } = {}
   nobleKeccak,
   AcquirerEmulator.layer,
   PayoutNetworkEmulator.layer,
-  Layer.succeed(PaydeskConfig)({ ...Config.defaults, allowPrivateCallbacks: options.allowPrivateCallbacks ?? false })
+  Layer.orDie(Config.layer({ allowPrivateCallbacks: options.allowPrivateCallbacks ?? false }))
 )
 
 /** A runtime of the host: run use cases with `runtime.runPromise(effect)`; `dispose()` at the end. */

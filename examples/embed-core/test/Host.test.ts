@@ -1,12 +1,12 @@
 /**
  * The embedded core: our own fetch transport delivers both callbacks of a sandbox payment, signed
  * so that `@paydesk/client` verifies them with the terminal's secret; it follows no redirect (a
- * receiver's 307 to an internal address is a failed attempt, the address gets nothing) and reads a
- * bounded part of an answer.
+ * receiver's 307 to an internal address is a failed attempt, the address gets nothing), reads a
+ * bounded part of an answer, and cancels a post that is interrupted.
  */
 import { afterAll, describe, expect, it } from "vitest"
 import { createServer, type RequestListener, type Server } from "node:http"
-import { Effect } from "effect"
+import { Effect, Fiber } from "effect"
 import { Callback, CallbackTransport, Callbacks } from "@paydesk/core"
 import { webhooks } from "@paydesk/client"
 import { fetchTransport, makeRuntime } from "../src/Host.js"
@@ -111,6 +111,27 @@ describe("embed-core", () => {
     expect(answer.body).toBe("a".repeat(Callback.responseExcerptBytes))
     expect(Date.now() - started).toBeLessThan(4_000)
     expect(written).toBeLessThan(64 * 1024 * 1024)
+  })
+
+  it("cancels an interrupted post: the receiver's connection closes at once, not at the timeout", async () => {
+    let arrived = () => {}
+    const arrival = new Promise<void>((ok) => (arrived = ok))
+    let closed = () => {}
+    const closing = new Promise<void>((ok) => (closed = ok))
+    // A receiver that never answers.
+    const silent = await serve((request, response) => {
+      request.resume()
+      response.on("close", () => closed())
+      arrived()
+    })
+    const sending = Effect.runFork(Effect.gen(function*() {
+      return yield* (yield* CallbackTransport).post({ url: `${silent}/cb`, headers: { "content-type": "application/json" }, body: "{}", timeoutMs: 10_000 })
+    }).pipe(Effect.provide(fetchTransport)))
+    await arrival
+    const started = Date.now()
+    await Effect.runPromise(Fiber.interrupt(sending))
+    await closing
+    expect(Date.now() - started).toBeLessThan(5_000)
   })
 
   it("posts over http and https only", async () => {
