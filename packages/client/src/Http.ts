@@ -91,12 +91,53 @@ export const attemptSignal = (timeoutMs: number, caller: AbortSignal | undefined
 const lastingCode = "recurring_not_configured"
 
 /** The `code` of the API's error body in `text`, if it is one. */
-const codeOf = (text: string): string | undefined => {
+const errorCodeOf = (text: string): string | undefined => {
   try {
     const code = (JSON.parse(text) as { error?: { code?: unknown } } | null)?.error?.code
     return typeof code === "string" ? code : undefined
   } catch {
     return undefined
+  }
+}
+
+/** How much of a 5xx's body, and for how long, is read before a retry (the API's error bodies are small). */
+const peekBytes = 16_384
+const peekMs = 2_000
+
+/**
+ * The body of `response` when it is at most `maxBytes` and arrives within `ms`; undefined otherwise
+ * (longer, slower, or cut), and the body is let go either way.
+ */
+const peekText = async (response: Response, maxBytes: number, ms: number): Promise<string | undefined> => {
+  const reader = response.body?.getReader()
+  if (reader === undefined) return ""
+  const chunks: Array<Uint8Array> = []
+  let size = 0
+  let timer: ReturnType<typeof setTimeout> | undefined
+  const late = new Promise<"late">((resolve) => {
+    timer = setTimeout(() => resolve("late"), ms)
+  })
+  try {
+    for (;;) {
+      const next = await Promise.race([reader.read(), late])
+      if (next === "late") return undefined
+      if (next.done) break
+      size += next.value.byteLength
+      if (size > maxBytes) return undefined
+      chunks.push(next.value)
+    }
+    const bytes = new Uint8Array(size)
+    let at = 0
+    for (const chunk of chunks) {
+      bytes.set(chunk, at)
+      at += chunk.byteLength
+    }
+    return new TextDecoder().decode(bytes)
+  } catch {
+    return undefined
+  } finally {
+    clearTimeout(timer)
+    void reader.cancel().catch(() => undefined)
   }
 }
 
@@ -227,35 +268,34 @@ export const transport = (options: TransportOptions, credentials: Credentials = 
           ...(call.body === undefined ? {} : { body: JSON.stringify(call.body) }),
           signal
         })
-        // A JSON 503 is read before it is retried: one saying the terminal has no recurring plans is the
-        // same however often asked, so it is answered (an embedding probe saw three tries of one plans list).
-        const readFirst = response.status === 503 && (response.headers.get("content-type") ?? "").startsWith("application/json")
-        if (response.status >= 500 && retriable && !readFirst) {
-          // A 5xx does not say whether the work was done (a proxy may answer it after the server did it).
-          unsettled = true
-          await response.body?.cancel().catch(() => undefined)
-          end()
-          await wait(attempt, call.signal, retryAfterOf(response))
-          continue
-        }
-        if (response.status === 401 && call.anonymous !== true && !renewed && credentials.renew !== undefined) {
-          // An access token refused (expired early, or a clock apart): one renewal, then the call again.
-          renewed = true
-          if (await credentials.renew()) {
-            await response.body?.cancel().catch(() => undefined)
+        if (response.status >= 500 && retriable) {
+          // A JSON 503 is read (a little, briefly) before it is retried: one saying the terminal has no
+          // recurring plans is the same however often asked, so it is answered (an embedding probe saw
+          // three tries of one plans list). Anything else is retried as any 5xx.
+          const json = response.status === 503 && (response.headers.get("content-type") ?? "").startsWith("application/json")
+          const peeked = json ? await peekText(response, peekBytes, Math.min(timeoutMs, peekMs)) : undefined
+          if (peeked === undefined || errorCodeOf(peeked) !== lastingCode) {
+            // A 5xx does not say whether the work was done (a proxy may answer it after the server did it).
+            unsettled = true
+            if (!json) await response.body?.cancel().catch(() => undefined)
             end()
-            attempt--
+            await wait(attempt, call.signal, retryAfterOf(response))
             continue
           }
-        }
-        // The body is part of the answer: a timeout or a cut connection while it arrives is no answer either.
-        text = await response.text()
-        if (readFirst && retriable && codeOf(text) !== lastingCode) {
-          // Another 503 (busy, the provider): retried as any 5xx.
-          unsettled = true
-          end()
-          await wait(attempt, call.signal, retryAfterOf(response))
-          continue
+          text = peeked
+        } else {
+          if (response.status === 401 && call.anonymous !== true && !renewed && credentials.renew !== undefined) {
+            // An access token refused (expired early, or a clock apart): one renewal, then the call again.
+            renewed = true
+            if (await credentials.renew()) {
+              await response.body?.cancel().catch(() => undefined)
+              end()
+              attempt--
+              continue
+            }
+          }
+          // The body is part of the answer: a timeout or a cut connection while it arrives is no answer either.
+          text = await response.text()
         }
       } catch (cause) {
         end()
@@ -277,7 +317,7 @@ export const transport = (options: TransportOptions, credentials: Credentials = 
         } catch {
           // Not the API's error body (a proxy's page): keep the status.
         }
-        if (response.status >= 500 && codeOf(text) !== lastingCode) unsettled = true
+        if (response.status >= 500 && errorCodeOf(text) !== lastingCode) unsettled = true
         // Only an answer that judged the request itself settles it: the same body under the same
         // order_id or key would have been judged the same way the first time (invalid, too large, in
         // conflict with another body), so that attempt did nothing either. Other refusals (401, 403:

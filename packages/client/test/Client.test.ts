@@ -111,6 +111,11 @@ describe("Client: a 503 that no retry changes", () => {
     const client = new Paydesk({ apiKey: "k", terminalId: "t", fetch: fetcher, retryDelayMs: 1 })
     expect(await client.plans.list()).toEqual([])
     expect(seen).toHaveLength(3)
+    // A write answered 503 service_busy, then recurring_not_configured: the first attempt's outcome stays unknown.
+    const write = stub((_, i) => i === 0 ? json(503, { error: { code: "service_busy", message: "wait" } }) : notConfigured("subscriptions not configured"))
+    const writer = new Paydesk({ apiKey: "k", terminalId: "t", fetch: write.fetcher, retryDelayMs: 1 })
+    const refused = await writer.subscriptions.create({ plan_id: "basic" }).catch((e: unknown) => e)
+    expect([(refused as PaydeskApiError).code, (refused as PaydeskApiError).outcomeUnknown, write.seen.length]).toEqual(["recurring_not_configured", true, 2])
   })
 })
 
@@ -188,6 +193,39 @@ describe("Client: the answer's body under the timeout", () => {
     expect(error).toBeInstanceOf(PaydeskError)
     expect(error).toMatchObject({ attempts: 3, message: expect.stringMatching(/^GET \/api\/v1\/balance: no answer/) })
     expect(hits).toBe(3)
+  })
+
+  it("a JSON 503 whose body stalls is retried after a short read, not after the whole timeout", async () => {
+    setUp((_, response) => {
+      if (hits === 1) {
+        response.writeHead(503, { "content-type": "application/json" })
+        response.write('{"error":{"code":')
+      } else {
+        response.writeHead(200, { "content-type": "application/json" })
+        response.end('{"rate":"95.00","updated_at":"2026-01-01T00:00:00.000Z"}')
+      }
+    })
+    const client = new Paydesk({ apiKey: "k", baseUrl: base, timeoutMs: 20_000, retryDelayMs: 1 })
+    const started = Date.now()
+    expect((await client.rate.get()).rate).toBe("95.00")
+    // The read before the retry gives up after 2 s (the attempt's own timeout is 20 s).
+    expect(Date.now() - started).toBeLessThan(5_000)
+    expect(hits).toBe(2)
+  }, 15_000)
+
+  it("a JSON 503 larger than an error body is retried without being read whole", async () => {
+    setUp((_, response) => {
+      if (hits === 1) {
+        response.writeHead(503, { "content-type": "application/json" })
+        response.end(`{"error":{"code":"recurring_not_configured","message":"${"x".repeat(100_000)}"}}`)
+      } else {
+        response.writeHead(200, { "content-type": "application/json" })
+        response.end('{"rate":"95.00","updated_at":"2026-01-01T00:00:00.000Z"}')
+      }
+    })
+    const client = new Paydesk({ apiKey: "k", baseUrl: base, timeoutMs: 2_000, retryDelayMs: 1 })
+    expect((await client.rate.get()).rate).toBe("95.00")
+    expect(hits).toBe(2)
   })
 
   it("a write that is not safe to repeat is not retried: one attempt, a PaydeskConnectionError", async () => {

@@ -5,6 +5,7 @@
  * `Layer.succeed(PaydeskConfig)(...)` or `Effect.provideService(PaydeskConfig, ...)`.
  */
 import { Context, Data, Effect, Layer } from "effect"
+import * as Callback from "./Callback.js"
 
 /** Core settings. Durations in milliseconds. */
 export interface Settings {
@@ -82,6 +83,16 @@ const positiveDurations = [
 /** The largest `batchSize`: a batch is one statement's rows and one pass's work in memory. */
 export const maxBatchSize = 10_000
 
+/** The longest duration a setting takes (3,650 days: the reference server's longest retention); longer ones pass JavaScript's dates. */
+export const maxDurationMs = 3_650 * 24 * 3_600_000
+
+/**
+ * The shortest `leaseMs`: twice a callback's timeout. A lease is how long a claimed delivery, charge or
+ * payout is left to its worker; a shorter one lets another worker claim a callback still being sent
+ * and send it again.
+ */
+export const minLeaseMs = 2 * Callback.timeoutMs
+
 /**
  * What is wrong with `settings`, one sentence per setting (empty: nothing). A value out of range
  * does not fail loudly where it is used: a `batchSize` of 0 claims nothing, so every callback,
@@ -90,12 +101,16 @@ export const maxBatchSize = 10_000
 export const problems = (settings: Settings): ReadonlyArray<string> => {
   const found: Array<string> = []
   const whole = (n: unknown): n is number => typeof n === "number" && Number.isSafeInteger(n)
+  const days = (ms: number) => `${ms / 86_400_000} days`
   for (const key of positiveDurations) {
     const value: unknown = settings[key]
-    if (!whole(value) || value <= 0) found.push(`${key} must be a whole number of milliseconds above 0 (got ${String(value)})`)
+    if (!whole(value) || value <= 0 || value > maxDurationMs) found.push(`${key} must be a whole number of milliseconds above 0, at most ${days(maxDurationMs)} (got ${String(value)})`)
+  }
+  if (whole(settings.leaseMs) && settings.leaseMs > 0 && settings.leaseMs < minLeaseMs) {
+    found.push(`leaseMs must be at least ${minLeaseMs} (twice a callback's ${Callback.timeoutMs / 1000} s timeout: a shorter lease lets another worker send a callback still in flight again) (got ${settings.leaseMs})`)
   }
   const overlap: unknown = settings.signingSecretOverlapMs
-  if (!whole(overlap) || overlap < 0) found.push(`signingSecretOverlapMs must be a whole number of milliseconds, 0 or more (got ${String(overlap)})`)
+  if (!whole(overlap) || overlap < 0 || overlap > maxDurationMs) found.push(`signingSecretOverlapMs must be a whole number of milliseconds, 0 or more, at most ${days(maxDurationMs)} (got ${String(overlap)})`)
   const batch: unknown = settings.batchSize
   if (!whole(batch) || batch < 1 || batch > maxBatchSize) found.push(`batchSize must be a whole number from 1 to ${maxBatchSize} (got ${String(batch)})`)
   const payouts: unknown = settings.maxActivePayouts
@@ -109,10 +124,13 @@ export const problems = (settings: Settings): ReadonlyArray<string> => {
   return found
 }
 
-/** The defaults with `overrides`, checked (`problems`): `InvalidSettings` names every setting out of range. */
+/** The defaults with `overrides` (one given as undefined keeps its default), checked (`problems`): `InvalidSettings` names every setting out of range. */
 export const make = (overrides: Partial<Settings> = {}): Effect.Effect<Settings, InvalidSettings> =>
   Effect.suspend(() => {
-    const settings: Settings = { ...defaults, ...overrides }
+    // An override given as undefined keeps the default (a host without exactOptionalPropertyTypes
+    // may write `batchSize: env.BATCH === undefined ? undefined : Number(env.BATCH)`).
+    const given = Object.fromEntries(Object.entries(overrides).filter(([, value]) => value !== undefined))
+    const settings: Settings = { ...defaults, ...given }
     const found = problems(settings)
     return found.length === 0
       ? Effect.succeed(settings)

@@ -7,7 +7,7 @@
  * fresh database has none, so a host stores one (`setRate`) before it settles live payments (the
  * reference server stores `PAYDESK_INITIAL_RATE` at start).
  */
-import { Effect, Layer } from "effect"
+import { Clock, Effect, Layer } from "effect"
 import { Amount, InvalidRequest, ProviderUnavailable, RateSource, Traced } from "@paydesk/core"
 import type { Rate } from "@paydesk/core"
 import { SqlClient } from "effect/sql"
@@ -15,6 +15,11 @@ import { fromMicro, fromTime, micro, orDie, time } from "./PgSupport.js"
 
 /** Scope of the rate that applies to every terminal without its own. */
 export const general = "general"
+
+/** How often the missing rate of one scope is logged at most. */
+const warnEveryMs = 60_000
+/** Scopes whose last warning is remembered at most (then forgotten together). */
+const maxWarnedScopes = 1_000
 
 /** A `rates` row as the driver returns it. */
 interface RateRow {
@@ -31,6 +36,8 @@ export const layer: Layer.Layer<RateSource, never, SqlClient.SqlClient> = Layer.
   RateSource,
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
+    /** When the missing rate of a scope was last logged. */
+    const warned = new Map<string, number>()
     return RateSource.of({
       current: Traced.fn("PgRateSource.current")(function*(terminalId) {
         const scopes = terminalId === null ? sql`scope = ${general}` : sql`scope IN (${general}, ${terminalId})`
@@ -39,8 +46,15 @@ export const layer: Layer.Layer<RateSource, never, SqlClient.SqlClient> = Layer.
           ORDER BY scope = ${general} LIMIT 1`)
         const row = rows[0]
         if (row === undefined) {
-          // The answer names the provider (the spec's 503); the host's log names what is missing.
-          yield* Effect.logWarning(`no exchange rate is stored${terminalId === null ? "" : ` for terminal ${terminalId}`}: a live payment cannot be credited (its settlement answers "provider not available") until one is set with PgRateSource.setRate or the operator's PUT /admin/v1/rate`)
+          // The answer names the provider (the spec's 503); the host's log names what is missing, once
+          // a minute per scope (any merchant's GET /rate asks).
+          const now = yield* Clock.currentTimeMillis
+          const scope = terminalId ?? general
+          if (now - (warned.get(scope) ?? -Infinity) >= warnEveryMs) {
+            if (warned.size >= maxWarnedScopes) warned.clear()
+            warned.set(scope, now)
+            yield* Effect.logWarning(`no exchange rate is stored${terminalId === null ? "" : ` for terminal ${terminalId}, nor a general one`}: a live payment cannot be credited (its settlement answers "provider not available") until one is set with PgRateSource.setRate or the operator's PUT /admin/v1/rate`)
+          }
           return yield* ProviderUnavailable.of()
         }
         return toEntity(row)

@@ -32,8 +32,11 @@ describe("PgRateSource", () => {
             assert.strictEqual(none._tag, "ProviderUnavailable")
             assert.strictEqual(forTerminal._tag, "ProviderUnavailable")
             // The answer is the spec's; the host's log says what is missing (an embedding probe read only the answer).
-            assert.deepStrictEqual(warnings.map((w) => w.slice(0, w.indexOf(":"))), ["no exchange rate is stored", `no exchange rate is stored for terminal ${terminal}`])
+            assert.deepStrictEqual(warnings.map((w) => w.slice(0, w.indexOf(":"))), ["no exchange rate is stored", `no exchange rate is stored for terminal ${terminal}, nor a general one`])
             assert.include(warnings[0], "PgRateSource.setRate")
+            // Once a minute per scope: a merchant asking again does not fill the log.
+            yield* Effect.flip(rates.current(null)).pipe(Effect.provide(Logger.layer([logger])))
+            assert.strictEqual(warnings.length, 2)
           }))
 
         it.effect("the general rate applies to every terminal; a terminal's rate overrides it", () =>
