@@ -178,6 +178,13 @@ const setUp = (next: typeof handler) => {
   handler = next
 }
 
+/** Answers the first request with `first`, every later one with a rate (200). */
+const firstThenRate = (first: (response: ServerResponse) => void) => (_: IncomingMessage, response: ServerResponse) => {
+  if (hits === 1) return first(response)
+  response.writeHead(200, { "content-type": "application/json" })
+  response.end('{"rate":"95.00","updated_at":"2026-01-01T00:00:00.000Z"}')
+}
+
 /** Sends the headers and the start of a JSON body, then nothing more. */
 const stallBody = (_: IncomingMessage, response: ServerResponse) => {
   response.writeHead(200, { "content-type": "application/json" })
@@ -196,15 +203,10 @@ describe("Client: the answer's body under the timeout", () => {
   })
 
   it("a JSON 503 whose body stalls is retried after a short read, not after the whole timeout", async () => {
-    setUp((_, response) => {
-      if (hits === 1) {
-        response.writeHead(503, { "content-type": "application/json" })
-        response.write('{"error":{"code":')
-      } else {
-        response.writeHead(200, { "content-type": "application/json" })
-        response.end('{"rate":"95.00","updated_at":"2026-01-01T00:00:00.000Z"}')
-      }
-    })
+    setUp(firstThenRate((response) => {
+      response.writeHead(503, { "content-type": "application/json" })
+      response.write('{"error":{"code":')
+    }))
     const client = new Paydesk({ apiKey: "k", baseUrl: base, timeoutMs: 20_000, retryDelayMs: 1 })
     const started = Date.now()
     expect((await client.rate.get()).rate).toBe("95.00")
@@ -214,15 +216,10 @@ describe("Client: the answer's body under the timeout", () => {
   }, 15_000)
 
   it("a JSON 503 larger than an error body is retried without being read whole", async () => {
-    setUp((_, response) => {
-      if (hits === 1) {
-        response.writeHead(503, { "content-type": "application/json" })
-        response.end(`{"error":{"code":"recurring_not_configured","message":"${"x".repeat(100_000)}"}}`)
-      } else {
-        response.writeHead(200, { "content-type": "application/json" })
-        response.end('{"rate":"95.00","updated_at":"2026-01-01T00:00:00.000Z"}')
-      }
-    })
+    setUp(firstThenRate((response) => {
+      response.writeHead(503, { "content-type": "application/json" })
+      response.end(`{"error":{"code":"recurring_not_configured","message":"${"x".repeat(100_000)}"}}`)
+    }))
     const client = new Paydesk({ apiKey: "k", baseUrl: base, timeoutMs: 2_000, retryDelayMs: 1 })
     expect((await client.rate.get()).rate).toBe("95.00")
     expect(hits).toBe(2)
@@ -236,16 +233,11 @@ describe("Client: the answer's body under the timeout", () => {
   })
 
   it("a connection cut in the middle of the body is retried for a read, and the next answer is taken", async () => {
-    setUp((_, response) => {
-      if (hits === 1) {
-        response.writeHead(200, { "content-type": "application/json", "content-length": "100" })
-        response.write('{"rate":')
-        setTimeout(() => response.destroy(), 20)
-      } else {
-        response.writeHead(200, { "content-type": "application/json" })
-        response.end('{"rate":"95.00","updated_at":"2026-01-01T00:00:00.000Z"}')
-      }
-    })
+    setUp(firstThenRate((response) => {
+      response.writeHead(200, { "content-type": "application/json", "content-length": "100" })
+      response.write('{"rate":')
+      setTimeout(() => response.destroy(), 20)
+    }))
     const client = new Paydesk({ apiKey: "k", baseUrl: base, timeoutMs: 2_000, retryDelayMs: 1 })
     expect((await client.rate.get()).rate).toBe("95.00")
     expect(hits).toBe(2)
