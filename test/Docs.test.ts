@@ -84,16 +84,17 @@ afterAll(async () => {
 }, 60_000)
 
 describe("Docs", () => {
-  it("type-checks every TypeScript block under docs/", () => {
+  it("type-checks every TypeScript block under docs/ and in the packages' READMEs", () => {
     const dir = join(root, "examples", ".docs-check")
     rmSync(dir, { recursive: true, force: true })
     mkdirSync(dir, { recursive: true })
     cleanup.push(dir)
     const files: Array<string> = []
-    for (const file of markdownFiles(docs)) {
+    const readmes = readdirSync(join(root, "packages")).map((name) => join(root, "packages", name, "README.md")).filter((file) => existsSync(file))
+    for (const file of [...markdownFiles(docs), ...readmes]) {
       parse(readFileSync(file, "utf8")).forEach((block, n) => {
         if (!("language" in block) || block.language !== "ts") return
-        const name = `${relative(docs, file).replace(/[/.]/g, "_")}_${n}.ts`
+        const name = `${relative(root, file).replace(/[/.]/g, "_")}_${n}.ts`
         // A module of its own (top-level await), resolved from the examples package.
         writeFileSync(join(dir, name), `${block.code}\nexport {}\n`)
         files.push(name)
