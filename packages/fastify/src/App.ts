@@ -260,19 +260,35 @@ const payerRoute = (route: string | undefined): string | null =>
   route !== undefined && /^\/public\/(payments|subscriptions)\/:/.test(route) ? route.replace(/:[^/]+|\*/g, "[redacted]") : null
 
 /**
+ * Query parameter names that carry a credential when a client puts one there by mistake (the API
+ * reads keys and tokens from headers only, and refuses them in a query): their values are not logged.
+ */
+const credentialName = /key|token|secret|passw|auth|signature|nonce|session/i
+
+/** One query parameter for logs: a credential's value replaced (its name decoded first), else as `redactPart`. */
+const redactParameter = (parameter: string): string => {
+  const at = parameter.indexOf("=")
+  const name = at === -1 ? parameter : parameter.slice(0, at)
+  if (at !== -1 && credentialName.test(asciiDecoded(name).decoded)) return `${name}=[redacted]`
+  return redactPart(parameter)
+}
+
+/**
  * A request path (with its query) with the payer pages' tokens replaced, for logs and spans. A
  * request that reached a payer page (`route`, its route pattern) shows the route with its parameters
  * replaced (`/public/payments/[redacted]/status`), however its path was spelled; in any other path,
  * and in each query parameter, anything under `/public/payments/` or `/public/subscriptions/`, in
  * any case and with percent-escapes decoded (as the router decodes them), is replaced. The query of
- * a payer page is kept, redacted as any other.
+ * a payer page is kept, redacted as any other. A query parameter named like a credential (`api_key`,
+ * `token`, `secret`, …) has its value replaced: an outside probe's key sent in a query was refused, and
+ * logged in clear.
  */
 export const redactUrl = (url: string, route?: string): string => {
   const at = url.indexOf("?")
   const path = at === -1 ? url : url.slice(0, at)
   const query = at === -1 ? null : url.slice(at + 1)
   const shown = payerRoute(route) ?? redactPart(path)
-  return query === null ? shown : `${shown}?${query.split("&").map(redactPart).join("&")}`
+  return query === null ? shown : `${shown}?${query.split("&").map(redactParameter).join("&")}`
 }
 
 /** The route pattern a request matched (undefined: none, or a request Fastify refused before routing). */

@@ -12,7 +12,7 @@ import { Layer } from "effect"
 import { Kit, RecordingTracer } from "@paydesk/testkit"
 import * as App from "../src/App.js"
 import * as StrictJson from "../src/StrictJson.js"
-import { expectError, halfBodyHead, json, keyHeaders, make, rawAnswer, rawRequest, shape, slowRequestHead, slowRoute, type TestApp } from "./TestApp.js"
+import { adminToken, expectError, halfBodyHead, json, keyHeaders, make, rawAnswer, rawRequest, shape, slowRequestHead, slowRoute, type TestApp } from "./TestApp.js"
 
 let t: TestApp | undefined
 afterEach(async () => {
@@ -94,6 +94,28 @@ describe("request log", () => {
     expect(App.redactUrl(`/public/payments/${token}/status?x=1`)).toBe("/public/payments/[redacted]?x=1")
     expect(App.redactUrl(`/public/payments/${token}/status?x=1`, "/public/payments/:token/status")).toBe("/public/payments/[redacted]/status?x=1")
     expect(App.redactUrl("/api/v1/payments/pay_1?status=paid")).toBe("/api/v1/payments/pay_1?status=paid")
+  })
+
+  it("keeps a credential sent in a query string by mistake out of the log (refused, as before)", async () => {
+    const lines: Array<string> = []
+    t = await make({ logger: { level: "info", stream: { write: (line: string) => void lines.push(line) } } })
+    const merchant = await t.merchant()
+    const answers = await Promise.all([
+      t.app.inject({ method: "GET", url: `/api/v1/balance?api_key=${merchant.apiKey}&terminal_id=${merchant.terminal.id}` }),
+      t.app.inject({ method: "GET", url: `/api/v1/balance?X-API-Key=${merchant.apiKey}` }),
+      t.app.inject({ method: "GET", url: `/admin/v1/accounts?access%5Ftoken=${adminToken}` })
+    ])
+    expect(answers.map((a) => a.statusCode)).toEqual([401, 401, 401])
+    const logged = lines.map((line) => JSON.parse(line) as Record<string, any>).filter((entry) => entry.msg === "request completed").map((entry) => entry.req.url)
+    expect(logged.toSorted()).toEqual([
+      `/api/v1/balance?api_key=[redacted]&terminal_id=${merchant.terminal.id}`,
+      "/api/v1/balance?X-API-Key=[redacted]",
+      "/admin/v1/accounts?access%5Ftoken=[redacted]"
+    ].toSorted())
+    expect(lines.join("")).not.toContain(merchant.apiKey)
+    expect(lines.join("")).not.toContain(adminToken)
+    // The API's own parameters stay readable.
+    expect(App.redactUrl("/api/v1/payments?status=paid&cursor=abc&limit=5&order_id=o-1")).toBe("/api/v1/payments?status=paid&cursor=abc&limit=5&order_id=o-1")
   })
 
   it("is one line per request, written at the answer, with the request, its status and time", async () => {
