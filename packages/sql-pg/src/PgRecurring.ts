@@ -438,7 +438,13 @@ export const layerSubscriptionRepository: Layer.Layer<SubscriptionRepository, ne
                   THEN greatest(next_charge_at, charge_lease_until)
               END) AS at
               FROM subscriptions WHERE test_clock_id = ${testClockId}`).pipe(Effect.map((rows) => fromTimeOrNull(rows[0]?.at ?? null)))
-          : Effect.succeed(null)
+          : Effect.succeed(null),
+      anyOngoing: (testClockId) =>
+        Id.isUuid(testClockId)
+          ? orDie(sql`SELECT 1 FROM subscriptions WHERE test_clock_id = ${testClockId} AND billing_status <> 'stopped' LIMIT 1`).pipe(
+            Effect.map((rows) => rows.length > 0)
+          )
+          : Effect.succeed(false)
     })
   })
 )

@@ -146,7 +146,9 @@ export const layerSubscriptionRepository: Layer.Layer<SubscriptionRepository, ne
             if (s.providerState !== "active" || s.billingStatus !== "enabled" || s.nextChargeAt === null) return null
             return Math.max(s.nextChargeAt, s.chargeLeaseUntil ?? s.nextChargeAt)
           }))
-        ))
+        )),
+      anyOngoing: (testClockId) =>
+        db.atomically(Effect.sync(() => [...subscriptions.values()].some((s) => s.testClockId === testClockId && s.billingStatus !== "stopped")))
     })
   })
 )

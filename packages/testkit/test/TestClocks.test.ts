@@ -164,7 +164,7 @@ describe("Test clocks", () => {
       assert.deepStrictEqual([Subscription.stateOf(stopped), stopped.stoppedAt], ["stop/stopped", Date.parse("2026-04-15T00:00:00+03:00")])
     }).pipe(Effect.provide(Kit.layer)))
 
-  it.effect("a key without subscription write access moves or deletes a clock only while none of its subscriptions has a charge or stop to come", () =>
+  it.effect("a key without subscription write access moves a clock only while none of its subscriptions has a charge or stop to come, and deletes it only while none is ongoing", () =>
     Effect.gen(function*() {
       const s = yield* setup
       const restricted = { ...s.principal, subscriptionWrite: false } as const
@@ -186,6 +186,21 @@ describe("Test clocks", () => {
       yield* Subscriptions.stop(s.principal, subscription.id)
       assert.strictEqual((yield* TestClocks.advance(restricted, s.clock.id, "2026-04-15T00:00:00+03:00")).status, "ready")
       assert.strictEqual((yield* reload(subscription.id)).successfulCycles, 1)
+      // A subscription awaiting the payer's consent has nothing due, but deleting its clock would end it
+      // (a security probe's restricted key did): the key may advance that clock, not delete it.
+      const pending = yield* TestClocks.create(s.principal, { frozenTime: january, name: "Consent" })
+      const { subscription: awaiting } = yield* Subscriptions.create(s.principal, {
+        idempotencyKey: "awaiting", terminalId: s.merchant.terminal.id, planId: s.plans.ceilingMonthly.id, amount: "700", test: true, testClock: pending.id
+      })
+      assert.strictEqual(awaiting.billingStatus, "consent_pending")
+      assert.strictEqual((yield* TestClocks.advance(restricted, pending.id, "2026-02-02T10:00:00+03:00")).status, "ready")
+      const refused = yield* Effect.flip(TestClocks.remove(restricted, pending.id))
+      assert.deepStrictEqual([refused._tag, refused.message], ["AccessDenied", "subscription write access required"])
+      assert.strictEqual((yield* reload(awaiting.id)).billingStatus, "consent_pending")
+      // Once it is stopped, the clock holds nothing ongoing: the restricted key deletes it (and the first clock).
+      yield* Subscriptions.stop(s.principal, awaiting.id)
+      assert.isNotNull((yield* TestClocks.remove(restricted, pending.id)).deletedAt)
+      assert.isNotNull((yield* TestClocks.remove(restricted, s.clock.id)).deletedAt)
     }).pipe(Effect.provide(Kit.layer)))
 
   it.effect("a stopped subscription whose charge the bank never confirms is asked about ever less often: a year's advance ends in one call", () =>

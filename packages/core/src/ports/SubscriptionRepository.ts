@@ -42,4 +42,6 @@ export class SubscriptionRepository extends Context.Service<SubscriptionReposito
   claimDue(now: number, leaseUntil: number, limit: number, testClockId?: string | null): Effect.Effect<ReadonlyArray<Subscription>>
   claimStopPending(now: number, leaseUntil: number, limit: number, testClockId?: string | null): Effect.Effect<ReadonlyArray<Subscription>>
   earliestDue(testClockId: string): Effect.Effect<number | null>
+  /** Whether the clock holds a subscription that is not stopped (deleting the clock would end it). */
+  anyOngoing(testClockId: string): Effect.Effect<boolean>
 }>()("@paydesk/core/SubscriptionRepository") {}

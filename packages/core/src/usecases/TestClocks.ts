@@ -95,14 +95,17 @@ export const list = Traced.fn("TestClocks.list")(function*(
 })
 
 /**
- * A key without subscription write access moves or deletes a clock only while none of its
- * subscriptions has work to come (a charge, a pending stop): advancing would charge them and deleting
- * would end them, which that key may not do to a subscription itself (an outside probe's restricted
- * key charged a sandbox subscription twice by advancing its clock).
+ * A key without subscription write access moves a clock only while none of its subscriptions has work
+ * to come (a charge, a pending stop), and deletes it only while none is ongoing (not stopped):
+ * advancing would charge them and deleting would end them with the clock, which that key may not do
+ * to a subscription itself (an outside probe's restricted key charged a sandbox subscription twice by
+ * advancing its clock; another deleted a subscription awaiting consent with its clock).
  */
-const subscriptionsAllow = Effect.fnUntraced(function*(principal: Principal, clockId: string) {
+const subscriptionsAllow = Effect.fnUntraced(function*(principal: Principal, clockId: string, action: "advance" | "delete") {
   if (principal._tag !== "ApiKey" || principal.subscriptionWrite) return
-  if ((yield* (yield* SubscriptionRepository).earliestDue(clockId)) !== null) return yield* AccessDenied.subscriptionWrite()
+  const subscriptions = yield* SubscriptionRepository
+  if ((yield* subscriptions.earliestDue(clockId)) !== null) return yield* AccessDenied.subscriptionWrite()
+  if (action === "delete" && (yield* subscriptions.anyOngoing(clockId))) return yield* AccessDenied.subscriptionWrite()
 })
 
 /**
@@ -113,7 +116,7 @@ const subscriptionsAllow = Effect.fnUntraced(function*(principal: Principal, clo
 export const advance = Traced.fn("TestClocks.advance")(function*(principal: Principal, id: string, frozenTime: string) {
   const found = yield* get(principal, id)
   yield* Access.resolveTerminal(principal, principal._tag === "ApiKey" ? null : found.terminalId, "write")
-  yield* subscriptionsAllow(principal, found.id)
+  yield* subscriptionsAllow(principal, found.id, "advance")
   const target = yield* parseFrozenTime(frozenTime)
   const config = yield* PaydeskConfig
   const repo = yield* TestClockRepository
@@ -123,7 +126,7 @@ export const advance = Traced.fn("TestClocks.advance")(function*(principal: Prin
     const clock = locked.value
     if (clock.status === "advancing") return yield* TestClockAdvancing.of()
     // Again under the clock's lock, after any wait: a subscription made meanwhile counts.
-    yield* subscriptionsAllow(principal, found.id)
+    yield* subscriptionsAllow(principal, found.id, "advance")
     if (target <= clock.frozenTime) {
       return yield* invalid("frozen_time", `frozen_time must be later than the clock's frozen_time (${formatIso(clock.frozenTime)})`)
     }
@@ -160,13 +163,15 @@ export const advance = Traced.fn("TestClocks.advance")(function*(principal: Prin
 export const remove = Traced.fn("TestClocks.remove")(function*(principal: Principal, id: string) {
   const found = yield* get(principal, id)
   yield* Access.resolveTerminal(principal, principal._tag === "ApiKey" ? null : found.terminalId, "write")
-  yield* subscriptionsAllow(principal, found.id)
+  yield* subscriptionsAllow(principal, found.id, "delete")
   const repo = yield* TestClockRepository
   return yield* atomic(Effect.gen(function*() {
     const locked = yield* repo.getForUpdate(found.id)
     if (Option.isNone(locked)) return yield* NotFound.of("test clock")
     const clock = locked.value
     if (clock.status === "advancing") return yield* TestClockAdvancing.of()
+    // Again under the clock's lock: a subscription made on it meanwhile counts.
+    yield* subscriptionsAllow(principal, found.id, "delete")
     const wall = yield* TestClock.wallTime
     const deleted: TestClock.TestClock = { ...clock, deletedAt: wall, updatedAt: wall, version: clock.version + 1 }
     yield* repo.update(deleted)

@@ -279,9 +279,9 @@ export const suite = <E>(name: string, layer_: Layer.Layer<Requirements, E>): vo
         assert.strictEqual(yield* (yield* PaymentRepository).earliestExpiry(Fixtures.uuid()), null)
       }))
 
-    it.effect("subscriptions: both claims keep to their scope; earliestDue counts leases and pending stops", () =>
+    it.effect("subscriptions: both claims keep to their scope; earliestDue counts leases and pending stops; anyOngoing", () =>
       Effect.gen(function*() {
-        const { clock, other, subscription } = yield* setup
+        const { terminal, clock, other, subscription } = yield* setup
         const subs = yield* SubscriptionRepository
         const live = yield* subscription({ environment: "prod", nextChargeAt: 1_000 })
         const mine = yield* subscription({ testClockId: clock.id, nextChargeAt: 2_000 })
@@ -301,6 +301,16 @@ export const suite = <E>(name: string, layer_: Layer.Layer<Requirements, E>): vo
         yield* subscription({ testClockId: other.id, billingStatus: "review", nextChargeAt: null })
         assert.strictEqual(yield* subs.earliestDue(other.id), 1_000)
         assert.strictEqual(yield* subs.earliestDue(Fixtures.uuid()), null)
+        // anyOngoing: a clock holding a subscription that is not stopped, whether or not anything is due.
+        const third = yield* Fixtures.seedTestClock(terminal.id)
+        assert.isFalse(yield* subs.anyOngoing(third.id))
+        yield* subscription({ testClockId: third.id, billingStatus: "stopped", nextChargeAt: null })
+        assert.isFalse(yield* subs.anyOngoing(third.id))
+        yield* subscription({ testClockId: third.id, billingStatus: "consent_pending", nextChargeAt: null })
+        assert.isTrue(yield* subs.anyOngoing(third.id))
+        assert.isTrue(yield* subs.anyOngoing(clock.id))
+        assert.isFalse(yield* subs.anyOngoing(Fixtures.uuid()))
+        assert.isFalse(yield* subs.anyOngoing("not-a-uuid"))
       }))
 
     it.effect("charges: open attempts of stopped subscriptions are claimed in their clock's scope; earliestOpenOfStopped", () =>
