@@ -608,7 +608,7 @@ export const deleteTestClock = operation({
   errors: [
     ...common,
     [400, "`terminal is unavailable` (a disabled terminal: deleting needs write access, as advancing)"],
-    [403, "`subscription write access required`: an API key without it, while a subscription on the clock has a charge or a stop to come (deleting would end it)"],
+    [403, "`subscription write access required`: an API key without it, while a subscription on the clock is not stopped (deleting would end it)"],
     [404, "`test clock not found` (another terminal's, or deleted already)"],
     [409, "`test clock is advancing`"]
   ]
