@@ -124,8 +124,11 @@ export const problems = (settings: Settings): ReadonlyArray<string> => {
   return found
 }
 
+/** A host's changes to the defaults: a setting left out, or given as `undefined`, keeps its default. */
+export type Overrides = { readonly [K in keyof Settings]?: Settings[K] | undefined }
+
 /** The defaults with `overrides` (one given as undefined keeps its default), checked (`problems`): `InvalidSettings` names every setting out of range. */
-export const make = (overrides: Partial<Settings> = {}): Effect.Effect<Settings, InvalidSettings> =>
+export const make = (overrides: Overrides = {}): Effect.Effect<Settings, InvalidSettings> =>
   Effect.suspend(() => {
     // An override given as undefined keeps the default (a host without exactOptionalPropertyTypes
     // may write `batchSize: env.BATCH === undefined ? undefined : Number(env.BATCH)`).
@@ -141,5 +144,5 @@ export const make = (overrides: Partial<Settings> = {}): Effect.Effect<Settings,
  * `PaydeskConfig` from the defaults with `overrides`, checked: a setting out of range fails the layer's
  * build. (`PaydeskConfig` is a reference with the defaults, so the layer adds no requirement to its type.)
  */
-export const layer = (overrides: Partial<Settings> = {}): Layer.Layer<never, InvalidSettings> =>
+export const layer = (overrides: Overrides = {}): Layer.Layer<never, InvalidSettings> =>
   Layer.effect(PaydeskConfig)(make(overrides))

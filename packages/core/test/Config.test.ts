@@ -46,7 +46,8 @@ describe("Config", () => {
       const settings = yield* Effect.provide(read, Config.layer({ batchSize: 25 }))
       assert.deepStrictEqual(settings, { ...Config.defaults, batchSize: 25 })
       // An override given as undefined keeps the default.
-      assert.deepStrictEqual(yield* Config.make({ batchSize: undefined as unknown as number }), Config.defaults)
+      const fromEnvironment: string | undefined = undefined
+      assert.deepStrictEqual(yield* Config.make({ batchSize: fromEnvironment === undefined ? undefined : Number(fromEnvironment) }), Config.defaults)
       const refused = yield* Effect.exit(Effect.provide(read, Config.layer({ batchSize: 0, nonceWindowMs: 0 })))
       assert.isTrue(Exit.isFailure(refused))
       const error = Exit.isFailure(refused) ? refused.cause.reasons[0] : undefined
