@@ -403,7 +403,7 @@ const EndpointHealth = Schema.Struct({
   last_attempt_at: Nullable(Time),
   last_error: Nullable(Schema.String),
   failing_since: Nullable(Time).annotate({ description: "the first failed attempt of the current run of failures" })
-}).annotate({ identifier: "EndpointHealth", title: "EndpointHealth" })
+}).annotate({ identifier: "EndpointHealth", title: "EndpointHealth", description: "from the attempts of the terminal's live and sandbox callbacks; a test clock's attempts (at the clock's time) are not counted" })
 
 const TerminalDetails = Schema.Struct({
   ...TerminalView.fields,

@@ -475,7 +475,8 @@ export const layer: Layer.Layer<OutboxRepository, never, SqlClient.SqlClient> = 
 
       attemptFacts: Traced.fn("PgOutboxRepository.attemptFacts")(function*(terminalId) {
         if (!Id.isUuid(terminalId)) return { last: null, lastSuccessAt: null, firstFailureAfterSuccess: null }
-        const ofTerminal = sql`delivery_id IN (SELECT id FROM deliveries WHERE terminal_id = ${terminalId})`
+        // A test clock's attempts carry its time, not the endpoint's: they are not the endpoint's health.
+        const ofTerminal = sql`delivery_id IN (SELECT id FROM deliveries WHERE terminal_id = ${terminalId} AND test_clock_id IS NULL)`
         const last = yield* orDie(sql<AttemptRow>`SELECT * FROM delivery_attempts WHERE ${ofTerminal}
           ORDER BY at DESC, attempt_number DESC LIMIT 1`)
         const success = yield* orDie(sql<{ readonly at: Date | null }>`SELECT max(at) AS at FROM delivery_attempts

@@ -207,7 +207,8 @@ export const layer: Layer.Layer<OutboxRepository, never, MemoryDatabase> = Layer
         )),
       attemptFacts: (terminalId) =>
         db.atomically(Effect.sync(() => {
-          const all = attemptsOfTerminal(terminalId).sort((a, b) => a.at - b.at)
+          // A test clock's attempts carry its time, not the endpoint's: they are not the endpoint's health.
+          const all = attemptsOfTerminal(terminalId).filter((a) => deliveries.get(a.deliveryId)?.testClockId === null).sort((a, b) => a.at - b.at)
           const successes = all.filter((a) => a.error === null)
           const lastSuccessAt = successes.at(-1)?.at ?? null
           const firstFailure = all.find((a) => a.error !== null && (lastSuccessAt === null || a.at > lastSuccessAt))

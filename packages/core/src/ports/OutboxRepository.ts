@@ -32,9 +32,9 @@
  * latest one (`null` when the terminal had no callback URL), and `deliveryStatus` filters on it. `pageEvents` lists newest first (`createdAt` desc, then `sequence` desc, then
  * `id` desc, so one payment's events written in the same millisecond keep their order), strictly
  * after the `before` cursor. `lastSequence` is the highest `sequence` of the events whose payment or
- * payout is `objectId` (0 when none). `attemptFacts` reads a terminal's attempt log: its latest
- * attempt, the time of its latest successful one (no `error`) and the time of its first failed
- * attempt after that. `purge` deletes events created before `before` whose deliveries are all
+ * payout is `objectId` (0 when none). `attemptFacts` reads a terminal's attempt log, without the
+ * attempts of test clocks' deliveries (they carry a clock's time): its latest attempt, the time of
+ * its latest successful one (no `error`) and the time of its first failed attempt after that. `purge` deletes events created before `before` whose deliveries are all
  * finished, with their deliveries and attempts, and returns how many events went.
  *
  * `lockRecovery(terminalIds)` holds the recovery of those terminals' events until the caller's

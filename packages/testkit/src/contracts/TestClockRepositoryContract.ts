@@ -279,6 +279,27 @@ export const suite = <E>(name: string, layer_: Layer.Layer<Requirements, E>): vo
         assert.strictEqual(yield* (yield* PaymentRepository).earliestExpiry(Fixtures.uuid()), null)
       }))
 
+    it.effect("attemptFacts leave out a test clock's attempts: the endpoint's health is on real time", () =>
+      Effect.gen(function*() {
+        const { terminal, clock, payment } = yield* setup
+        const outbox = yield* OutboxRepository
+        const attempted = (testClockId: string | null, at: number, error: string | null) =>
+          Effect.gen(function*() {
+            const p = yield* payment({ testClockId, ...(testClockId === null ? { environment: "prod" as const } : {}) })
+            const event = Fixtures.outboxEvent(terminal.id, { testClockId, test: testClockId !== null, paymentId: p.id, createdAt: 0 })
+            yield* outbox.insertEvent(event)
+            const delivery = Fixtures.delivery(event, { createdAt: 0 })
+            yield* outbox.insertDelivery(delivery)
+            const attempt = Fixtures.attempt(delivery.id, { at, error, statusCode: error === null ? 200 : 500 })
+            yield* outbox.insertAttempt(attempt)
+            return attempt
+          })
+        const live = yield* attempted(null, Fixtures.baseTime + 100, null)
+        // A clock advanced years ahead: its failed attempt is later than any real one.
+        yield* attempted(clock.id, Fixtures.baseTime + 10 * 365 * 86_400_000, "HTTP 500")
+        assert.deepStrictEqual(yield* outbox.attemptFacts(terminal.id), { last: live, lastSuccessAt: live.at, firstFailureAfterSuccess: null })
+      }))
+
     it.effect("subscriptions: both claims keep to their scope; earliestDue counts leases and pending stops; anyOngoing", () =>
       Effect.gen(function*() {
         const { terminal, clock, other, subscription } = yield* setup
