@@ -29,7 +29,7 @@ import * as AdminRoutes from "./AdminRoutes.js"
 import * as Contract from "./Contract.js"
 import * as HostRoutes from "./HostRoutes.js"
 import type { Context } from "./Http.js"
-import { limiterKeys, refusedOnArrival, sendError } from "./Http.js"
+import { dropEmptyBodyType, limiterKeys, refusedOnArrival, sendError } from "./Http.js"
 import { errorResponse } from "./HttpErrors.js"
 import * as MerchantRoutes from "./MerchantRoutes.js"
 import * as OpenApi from "./OpenApi.js"
@@ -490,6 +490,7 @@ export const build = async (options: Options): Promise<FastifyInstance> => {
     reply.raw.on("close", () => {
       if (request.paydeskStage !== 2) setImmediate(aborted, request, reply)
     })
+    dropEmptyBodyType(request)
     // Answered here: the request goes no further (`done` is not called).
     const refused = refusedOnArrival(request)
     if (refused !== null) return void sendError(request, reply, refused.status, refused.code, refused.message, refused.field)

@@ -52,25 +52,31 @@ export const refusedOnArrival = (request: FastifyRequest): { readonly status: 40
   return unreadable === null ? null : { status: 415, code: "unsupported_media_type", message: unreadable }
 }
 
+/** Whether a request has no body at all (RFC 9112: neither a length nor a transfer coding, or a length of 0). */
+const bodiless = (request: FastifyRequest): boolean =>
+  request.headers["transfer-encoding"] === undefined &&
+  (request.headers["content-length"] === undefined || request.headers["content-length"] === "0")
+
+/**
+ * Drops the `Content-Type` of a request without a body (run on arrival, before `refusedOnArrival`): an
+ * empty body has no type, so `curl -d ''` and Python's `urllib` (which send a form type with no body)
+ * reach operations that take no body, as a request without the header does (they were 415).
+ */
+export const dropEmptyBodyType = (request: FastifyRequest): void => {
+  if (bodiless(request) && request.headers["content-type"] !== undefined) delete request.headers["content-type"]
+}
+
 /**
  * A request body no route can read, refused on arrival with 415 (`null`: none): a compressed body
  * (`Content-Encoding` other than `identity`; it read "request body is not valid UTF-8", an outside
  * probe), or a transfer coding other than chunked (Node hands the coded bytes on as they are; RFC 9112
- * says 501, a 4xx tells the client what to change). And an empty body (`Content-Length: 0`, or
- * neither a length nor a transfer coding) has no type: its `Content-Type` is dropped, so `curl -d ''` and Python's `urllib` (which send a form type
- * with no body) reach operations that take no body, as a request without the header does (they were
- * 415). Part of `refusedOnArrival`.
+ * says 501, a 4xx tells the client what to change). A coding of nothing is nothing (a GET with
+ * `Content-Encoding` is answered as without it). Part of `refusedOnArrival`.
  */
 const unreadableBody = (request: FastifyRequest): string | null => {
+  if (bodiless(request)) return null
   const headers = request.headers
   const transfer = headers["transfer-encoding"]
-  // No body at all (RFC 9112: neither a length nor a transfer coding, or a length of 0).
-  const empty = transfer === undefined && (headers["content-length"] === undefined || headers["content-length"] === "0")
-  if (empty) {
-    // A coding of nothing is nothing (a GET with `Content-Encoding` is answered as without it).
-    if (headers["content-type"] !== undefined) delete headers["content-type"]
-    return null
-  }
   const coding = headers["content-encoding"]
   if (coding !== undefined && coding.trim().toLowerCase() !== "identity") {
     return `Content-Encoding ${coding.trim()} is not supported: send the body uncompressed`
