@@ -14,6 +14,17 @@ import { TestClockRepository } from "../ports/TestClockRepository.js"
 /** Whether the fiber works on the objects of clock `testClockId` already. */
 const inside = (testClockId: string) => Effect.map(TestClock.Scope, (scope) => scope === testClockId)
 
+/**
+ * `effect` as it is for an object on no clock, or when the fiber works on that clock's objects already
+ * (its advance, its worker's run); else `onClock`, which runs it on the clock.
+ */
+const atClock = <A, E, R, E2, R2>(
+  testClockId: string | null,
+  effect: Effect.Effect<A, E, R>,
+  onClock: (testClockId: string) => Effect.Effect<A, E | E2, R | R2>
+): Effect.Effect<A, E | E2, R | R2> =>
+  testClockId === null ? effect : Effect.flatMap(inside(testClockId), (already) => already ? effect : onClock(testClockId))
+
 /** The current time for an object on clock `testClockId` (or on none): the clock's frozen time. */
 export const nowOf = Effect.fnUntraced(function*(testClockId: string | null) {
   if (testClockId === null || (yield* inside(testClockId))) return yield* Clock.currentTimeMillis
@@ -30,15 +41,13 @@ export const forObject = <A, E, R>(
   testClockId: string | null,
   effect: Effect.Effect<A, E, R>
 ): Effect.Effect<A, E | TestClockAdvancing | NotFound, R | TestClockRepository> =>
-  testClockId === null
-    ? effect
-    : Effect.gen(function*() {
-      if (yield* inside(testClockId)) return yield* effect
+  atClock(testClockId, effect, (testClockId) =>
+    Effect.gen(function*() {
       const clock = yield* actionable(testClockId)
       const result = yield* TestClock.at(testClockId, clock.frozenTime, effect)
       yield* (yield* TestClockRepository).markWorkDue(testClockId)
       return result
-    })
+    }))
 
 /** The clock for an action on one of its objects: 404 `test clock not found` once deleted, 409 while it advances. */
 const actionable = Effect.fnUntraced(function*(testClockId: string) {
@@ -81,10 +90,8 @@ export const holding = <A, E, R>(
   testClockId: string | null,
   effect: Effect.Effect<A, E, R>
 ): Effect.Effect<A, E | TestClockAdvancing | NotFound, R | TestClockRepository> =>
-  testClockId === null
-    ? effect
-    : Effect.gen(function*() {
-      if (yield* inside(testClockId)) return yield* effect
+  atClock(testClockId, effect, (testClockId) =>
+    Effect.gen(function*() {
       const repo = yield* TestClockRepository
       const { leaseMs } = yield* PaydeskConfig
       const take = Effect.gen(function*() {
@@ -107,4 +114,4 @@ export const holding = <A, E, R>(
           repo.update({ ...held.value, leaseUntil: null, updatedAt: wall, version: held.value.version + 1 })))
       )
       return (yield* whenFree(tryOnce)).value
-    })
+    }))
