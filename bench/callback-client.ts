@@ -10,10 +10,15 @@
  *
  *   ./run pnpm bench:client
  *   SENDS=20000 ROUNDS=5 ./run pnpm bench:client
+ *   PROFILE=1 PROFILE_INTERVAL_US=100 ./run pnpm bench:client   # then one more round of the transport, profiled, to bench/profiles/client-transport.cpuprofile
+ *
+ * The profile of the transport in a tight loop compares with `bench:work`'s of the engine's callback
+ * drain (`PROFILE=1`), per send, through `bench/profile-summary.ts`.
  */
 import { HttpCallbackTransport } from "@paydesk/server"
 import { Agent } from "undici"
 import * as LoopbackReceiver from "./LoopbackReceiver.js"
+import { profiledPromise } from "./Measure.js"
 
 const sends = Number(process.env.SENDS ?? 10000)
 const rounds = Number(process.env.ROUNDS ?? 3)
@@ -74,6 +79,10 @@ const main = async () => {
   const transport = median(results.get("transport")!)
   const baseline = median(results.get("undici request()")!)
   console.log(`median CPU per send: transport ${transport.toFixed(1)} µs, undici request() ${baseline.toFixed(1)} µs; ratio ${(transport / baseline).toFixed(2)} (${concurrency} at once, ${sends} per round)`)
+  if (process.env.PROFILE === "1") {
+    const { micros } = await profiledPromise("client-transport", () => round("transport"))
+    console.log(`transport, profiled (bench/profiles/client-transport.cpuprofile): ${micros.toFixed(1)} µs of CPU each under the profiler, ${sends} sends`)
+  }
   await baselinePool.close()
   await receiver.close()
   process.exit(0)
