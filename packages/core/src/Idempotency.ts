@@ -60,12 +60,12 @@ export const decide = (
   })
 
 /**
- * The record of a payment's, payout's or rotation's key while it lasts (`moneyIdempotencyRetentionMs`
- * for a payment or a rotation, `idempotencyRetentionMs` for a payout, of wall time since it was stored, also for
- * objects on a test clock): an older record is removed, so the key starts afresh even before the
- * background pass purges it.
+ * The record of a payment's, payout's, rotation's or operator move's key while it lasts
+ * (`moneyIdempotencyRetentionMs` for a payment, a rotation or a move, `idempotencyRetentionMs` for a
+ * payout, of wall time since it was stored, also for objects on a test clock): an older record is
+ * removed, so the key starts afresh even before the background pass purges it.
  */
-export const findMoneyKey = Traced.fn("Idempotency.findMoneyKey")(function*(terminalId: string, scope: "payment" | "payout" | "rotation", key: string) {
+export const findMoneyKey = Traced.fn("Idempotency.findMoneyKey")(function*(terminalId: string, scope: "payment" | "payout" | "rotation" | "operator", key: string) {
   const store = yield* IdempotencyStore
   const found = yield* store.find(terminalId, scope, key)
   if (Option.isNone(found)) return found
@@ -74,4 +74,58 @@ export const findMoneyKey = Traced.fn("Idempotency.findMoneyKey")(function*(term
   if (found.value.createdAt >= (yield* wallTime) - retention) return found
   yield* store.remove(terminalId, scope, key)
   return Option.none<IdempotencyRecord>()
+})
+
+/**
+ * An operator's move on one payment or payout (refund, chargeback, approve, reject) under its
+ * `Idempotency-Key`: the move, the object and what the move was given (a rejection's reason).
+ */
+export interface OperatorMove {
+  readonly move: "refund" | "chargeback" | "approve" | "reject"
+  /** The object's id (its UUID). */
+  readonly objectId: string
+  /** The object's terminal: the key's record is the terminal's. */
+  readonly terminalId: string
+  readonly details?: unknown
+}
+
+/** Checks an operator move's key before anything runs (400 naming `Idempotency-Key`); none is fine. */
+export const validateOptionalKey = (key: string | undefined): Effect.Effect<void, InvalidRequest> => {
+  if (key === undefined) return Effect.void
+  const valid = validateKey(key)
+  return Result.isFailure(valid) ? Effect.fail(valid.failure) : Effect.void
+}
+
+const moveFingerprint = (move: OperatorMove) => fingerprint({ move: move.move, object: move.objectId, details: move.details ?? null })
+
+/**
+ * Inside the move's transaction, with the object's row locked: whether `key` already made this very
+ * move (a retry after a lost answer: the caller answers the object as it is now and does nothing
+ * more); 409 `idempotency key conflicts with another request` when the key made another move, on
+ * another object or with other details. Without a key, false. Kept 24 hours (`findMoneyKey`).
+ */
+export const operatorMoveReplayed = Traced.fn("Idempotency.operatorMoveReplayed")(function*(key: string | undefined, move: OperatorMove) {
+  if (key === undefined) return false
+  const found = yield* findMoneyKey(move.terminalId, "operator", key)
+  if (Option.isNone(found)) return false
+  if (found.value.fingerprint !== (yield* moveFingerprint(move)) || found.value.resourceId !== move.objectId) return yield* IdempotencyConflict.of()
+  return true
+})
+
+/**
+ * Stores `key` with the move it made, in the move's transaction (so a move that fails stores
+ * nothing). Without a key, nothing. The key stored meanwhile by another request (the same key at once
+ * for another object of the terminal: the object's lock does not order the two) is 409 like a key
+ * found: the move's transaction rolls back.
+ */
+export const recordOperatorMove = Traced.fn("Idempotency.recordOperatorMove")(function*(key: string | undefined, move: OperatorMove) {
+  if (key === undefined) return
+  yield* (yield* IdempotencyStore).insert({
+    terminalId: move.terminalId,
+    scope: "operator",
+    key,
+    fingerprint: yield* moveFingerprint(move),
+    resourceId: move.objectId,
+    createdAt: yield* wallTime
+  }).pipe(Effect.catchTag("WriteConflict", () => Effect.fail(IdempotencyConflict.of())))
 })

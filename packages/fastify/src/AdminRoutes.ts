@@ -242,18 +242,19 @@ export const register = async (
   // Operator moves
 
   route(app, Ops.approvePayout, (request, reply, decoded) =>
-    run(ctx, request, reply, Effect.flatMap(decoded, ({ params }) => Payouts.approve(params["id"]!)), (payout) => reply.send(Views.payout(payout))))
+    run(ctx, request, reply, Effect.flatMap(decoded, ({ params, headers }) => Payouts.approve(params["id"]!, { idempotencyKey: headers["Idempotency-Key"] })), (payout) =>
+      reply.send(Views.payout(payout))))
 
   route(app, Ops.rejectPayout, (request, reply, decoded) =>
-    run(ctx, request, reply, Effect.flatMap(decoded, ({ body, params }) => Payouts.reject(params["id"]!, body.reason ?? null)), (payout) =>
+    run(ctx, request, reply, Effect.flatMap(decoded, ({ body, params, headers }) => Payouts.reject(params["id"]!, body.reason ?? null, { idempotencyKey: headers["Idempotency-Key"] })), (payout) =>
       reply.send(Views.payout(payout))))
 
   route(app, Ops.refundPayment, (request, reply, decoded) =>
-    run(ctx, request, reply, Effect.flatMap(decoded, ({ params }) => Payments.refund(params["id"]!)), (payment) =>
+    run(ctx, request, reply, Effect.flatMap(decoded, ({ params, headers }) => Payments.refund(params["id"]!, { idempotencyKey: headers["Idempotency-Key"] })), (payment) =>
       reply.send(Views.payment(payment, ctx.publicUrl))))
 
   route(app, Ops.chargebackPayment, (request, reply, decoded) =>
-    run(ctx, request, reply, Effect.flatMap(decoded, ({ params }) => Payments.chargeback(params["id"]!)), (payment) =>
+    run(ctx, request, reply, Effect.flatMap(decoded, ({ params, headers }) => Payments.chargeback(params["id"]!, { idempotencyKey: headers["Idempotency-Key"] })), (payment) =>
       reply.send(Views.payment(payment, ctx.publicUrl))))
 
   route(app, Ops.resumeSubscription, (request, reply, decoded) =>

@@ -234,12 +234,14 @@ export const approvePayout = operation({
   id: "operatorApprovePayout", surface: "operator", method: "POST", path: "/payouts/{id}/approve", tag, auth: "operator",
   summary: "Approve a payout for sending",
   params: { id: "`po_<uuid>` or UUID" },
+  headers: [S.operatorMoveKey],
   responses: [{ status: 200, description: "the payout", schema: R.Payout, example: { ...Examples.payout, status: "processing" } }],
   errors: [
     ...common,
     [400, "`insufficient balance` (negative balance); the payout's terminal is disabled (enable it, or reject the payout)"],
     [404, "`payout not found`"],
-    [409, "a state conflict"]
+    [409, "a state conflict"],
+    S.operatorKeyConflict
   ]
 })
 
@@ -248,24 +250,27 @@ export const rejectPayout = operation({
   summary: "Reject a payout that has not been sent (its hold returns)",
   params: { id: "`po_<uuid>` or UUID" },
   body: { schema: S.PayoutReject, example: { reason: "wallet on a sanctions list" }, optional: true },
+  headers: [S.operatorMoveKey],
   responses: [{ status: 200, description: "the payout", schema: R.Payout, example: { ...Examples.payout, status: "rejected", reject_reason: "wallet on a sanctions list" } }],
-  errors: [...common, [404, "`payout not found`"], [409, "a state conflict"]]
+  errors: [...common, [404, "`payout not found`"], [409, "a state conflict"], S.operatorKeyConflict]
 })
 
 export const refundPayment = operation({
   id: "operatorRefundPayment", surface: "operator", method: "POST", path: "/payments/{id}/refund", tag, auth: "operator",
   summary: "Refund a paid live payment (`refund_request.completed`, then `payment.refunded`)",
   params: { id: "`pay_<uuid>` or UUID" },
+  headers: [S.operatorMoveKey],
   responses: [{ status: 200, description: "the payment", schema: R.Payment, example: { ...Examples.paidLivePayment, status: "refunded" } }],
-  errors: [...common, [400, "`refunds are unavailable for sandbox payments`"], [404, "`payment not found`"], [409, "not paid"]]
+  errors: [...common, [400, "`refunds are unavailable for sandbox payments`"], [404, "`payment not found`"], [409, "not paid"], S.operatorKeyConflict]
 })
 
 export const chargebackPayment = operation({
   id: "operatorChargebackPayment", surface: "operator", method: "POST", path: "/payments/{id}/chargeback", tag, auth: "operator",
   summary: "Record a chargeback on a paid live payment (`payment.chargeback`)",
   params: { id: "`pay_<uuid>` or UUID" },
+  headers: [S.operatorMoveKey],
   responses: [{ status: 200, description: "the payment", schema: R.Payment, example: { ...Examples.paidLivePayment, status: "chargeback" } }],
-  errors: [...common, [400, "`chargebacks are unavailable for sandbox payments`"], [404, "`payment not found`"], [409, "not paid"]]
+  errors: [...common, [400, "`chargebacks are unavailable for sandbox payments`"], [404, "`payment not found`"], [409, "not paid"], S.operatorKeyConflict]
 })
 
 export const resumeSubscription = operation({

@@ -399,5 +399,19 @@ export const rotationKey: Header = {
   example: "rotate-2026-03-01"
 }
 
+/** The `Idempotency-Key` of an operator's move on a payment or payout (refund, chargeback, approve, reject). */
+export const operatorMoveKey: Header = {
+  name: "Idempotency-Key",
+  required: false,
+  description: `at most ${Idempotency.maxKeyLength} printable ASCII characters: a repeat of the key for the same move on the same object ` +
+    "(a retry after a lost answer) answers the object as it is now (200) and moves nothing; the key used for another move, object " +
+    "or reason is 409 `idempotency_conflict`. Kept 24 hours, per terminal. Without one, a repeat is 409 `invalid_transition` " +
+    "(the object has moved already).",
+  example: "refund-2026-03-01-0001"
+}
+
+/** An operator move's 409 for its key used before for another move. */
+export const operatorKeyConflict = [409, "`idempotency_conflict`: the `Idempotency-Key` was used for another move, object or reason"] as const
+
 /** A rotation's 409 once a later rotation replaced the secret of its key. */
 export const rotationReplaced = [409, "`idempotency_conflict`: a later rotation replaced the secret of this `Idempotency-Key`"] as const

@@ -302,6 +302,30 @@ describe("AdminApi: acquirer and operator moves", () => {
     expect((await admin(t.app, "POST", `/payouts/po_${crypto.randomUUID()}/approve`)).statusCode).toBe(404)
   })
 
+  it("an operator move repeated with its Idempotency-Key answers the object again; the key for another move is 409; a bad key 400", async () => {
+    await fresh()
+    const keyed = (url: string, key: string, body?: unknown) =>
+      t.app.inject({ method: "POST", url: `/admin/v1${url}`, headers: { ...auth, "idempotency-key": key }, ...(body === undefined ? {} : { payload: body as object }) })
+    const { payment, principal } = await livePayment("9500.00", true)
+    const refunded = await keyed(`/payments/${payment.id}/refund`, "refund-1")
+    expect([refunded.statusCode, json(refunded).status]).toEqual([200, "refunded"])
+    const repeated = await keyed(`/payments/pay_${payment.id}/refund`, "refund-1")
+    expect([repeated.statusCode, json(repeated)]).toEqual([200, json(refunded)])
+    const conflict = await keyed(`/payments/${payment.id}/chargeback`, "refund-1")
+    expect([conflict.statusCode, json(conflict).error.code]).toEqual([409, "idempotency_conflict"])
+    const bad = await keyed(`/payments/${payment.id}/refund`, "x".repeat(129))
+    expect([bad.statusCode, json(bad).error.field]).toEqual([400, "Idempotency-Key"])
+
+    const { payment: funding } = await t.run(Payments.create(principal, { amount: "9500", orderId: "fund-2" }))
+    await t.run(Payments.settle(funding.id, "paid"))
+    const { payout } = await t.run(Payouts.create(principal, { amountUsdt: "10", walletAddress: "TQn9Y2khEsLJW1ChVWFMSMeRDow5KcbLSE", network: "TRC-20", idempotencyKey: "p-k" }))
+    const rejected = await keyed(`/payouts/${payout.id}/reject`, "reject-1", { reason: "wallet blocked" })
+    expect([rejected.statusCode, json(rejected).status]).toEqual([200, "rejected"])
+    expect(json(await keyed(`/payouts/${payout.id}/reject`, "reject-1", { reason: "wallet blocked" }))).toEqual(json(rejected))
+    expect((await keyed(`/payouts/${payout.id}/reject`, "reject-1", { reason: "another" })).statusCode).toBe(409)
+    expect((await keyed(`/payouts/${payout.id}/approve`, "reject-1")).statusCode).toBe(409)
+  })
+
   it("stops a subscription and refuses to resume one that is not in review", async () => {
     await fresh()
     const merchant = await t.merchant()

@@ -171,6 +171,38 @@ describe("input hardening", () => {
     expect((await srv.admin("POST", `/payouts/${payout.json.id}/reject`, { reason: "refund exceeded the balance" })).status).toBe(200)
     expect((await m.api("GET", "/balance")).json).toMatchObject({ available_usdt: "0.000000", hold_usdt: "0.000000" })
   }, 60_000)
+
+  it("an operator's refund and approval repeated with their Idempotency-Key (at once, and after a lost answer) move once and answer the object", async () => {
+    await srv.admin("PUT", "/rate", { rate: "100.00" })
+    const m = await srv.merchant("https://merchant.example/cb")
+    const payment = await m.api("POST", "/payments", { amount: "10000", order_id: `keyed-${randomBytes(4).toString("hex")}` })
+    await srv.admin("POST", `/acquirer/payments/${payment.json.id}/outcome`, { outcome: "paid" })
+    const key = { "idempotency-key": `refund-${payment.json.id}` }
+    const events = async (type: string) =>
+      Number((await db.query<{ n: string }>(`SELECT count(*) AS n FROM outbox_events WHERE payment_id = $1 AND event_type = $2`, [payment.json.id.replace(/^pay_/, ""), type]))[0]!.n)
+    // Two at once: one refunds, the other waits for its lock and finds its record.
+    const both = await Promise.all([1, 2].map(() => srv.admin("POST", `/payments/${payment.json.id}/refund`, undefined, key)))
+    expect(both.map((answer) => [answer.status, answer.json.status])).toEqual([[200, "refunded"], [200, "refunded"]])
+    const later = await srv.admin("POST", `/payments/${payment.json.id}/refund`, undefined, key)
+    expect([later.status, later.json]).toEqual([200, both[0]!.json])
+    expect(await events("payment.refunded")).toBe(1)
+    expect(await db.query(`SELECT scope, resource_id FROM idempotency_records WHERE key = $1`, [key["idempotency-key"]])).toEqual([
+      { scope: "operator", resource_id: payment.json.id.replace(/^pay_/, "") }
+    ])
+    const other = await srv.admin("POST", `/payments/${payment.json.id}/chargeback`, undefined, key)
+    expect([other.status, other.json.error.code]).toEqual([409, "idempotency_conflict"])
+
+    const funding = await m.api("POST", "/payments", { amount: "10000", order_id: `fund-${randomBytes(4).toString("hex")}` })
+    await srv.admin("POST", `/acquirer/payments/${funding.json.id}/outcome`, { outcome: "paid" })
+    const payout = await m.api("POST", "/payouts", { amount_usdt: "50", wallet_address: "TQn9Y2khEsLJW1ChVWFMSMeRDow5KcbLSE", network: "TRC-20" })
+    const approveKey = { "idempotency-key": `approve-${payout.json.id}` }
+    const approved = await srv.admin("POST", `/payouts/${payout.json.id}/approve`, undefined, approveKey)
+    expect([approved.status, approved.json.status]).toEqual([200, "processing"])
+    const again = await srv.admin("POST", `/payouts/${payout.json.id}/approve`, undefined, approveKey)
+    expect([again.status, again.json.id]).toEqual([200, payout.json.id])
+    // Without the key the repeat is the state conflict it was.
+    expect((await srv.admin("POST", `/payouts/${payout.json.id}/approve`)).status).toBe(409)
+  }, 60_000)
 })
 
 describe("operator token strength", () => {

@@ -498,6 +498,16 @@ ALTER TABLE idempotency_records DROP CONSTRAINT idempotency_records_scope_check;
 ALTER TABLE idempotency_records ADD CONSTRAINT idempotency_records_scope_check CHECK (scope IN ('subscription', 'payout', 'payment', 'rotation')) NOT VALID
 `)
 
+/**
+ * An `Idempotency-Key` on an operator's move on a payment or payout (scope `operator`: refund,
+ * chargeback, approve, reject): a retry after a lost answer answers the object instead of 409. `NOT
+ * VALID` as `0013_rotation_keys`, for the same reason.
+ */
+const operatorKeys = script(`
+ALTER TABLE idempotency_records DROP CONSTRAINT idempotency_records_scope_check;
+ALTER TABLE idempotency_records ADD CONSTRAINT idempotency_records_scope_check CHECK (scope IN ('subscription', 'payout', 'payment', 'rotation', 'operator')) NOT VALID
+`)
+
 /** Every migration, by `<id>_<name>`. */
 export const migrations: Record<string, Effect.Effect<void, unknown, SqlClient.SqlClient>> = {
   "0001_initial": initial,
@@ -512,5 +522,6 @@ export const migrations: Record<string, Effect.Effect<void, unknown, SqlClient.S
   "0010_outbox_purge_index": outboxPurgeIndex,
   "0011_sessions_expiry_index": sessionsExpiryIndex,
   "0012_test_clock_deletion": testClockDeletion,
-  "0013_rotation_keys": rotationKeys
+  "0013_rotation_keys": rotationKeys,
+  "0014_operator_keys": operatorKeys
 }

@@ -12,8 +12,12 @@ import type { WriteConflict } from "../Errors.js"
 /** A stored idempotency record: the body fingerprint and the resource it created. */
 export interface IdempotencyRecord {
   readonly terminalId: string
-  /** `rotation`: a signing-secret rotation's key (its `fingerprint` names the rotation, `resourceId` the terminal). */
-  readonly scope: "subscription" | "payout" | "payment" | "rotation"
+  /**
+   * `rotation`: a signing-secret rotation's key (its `fingerprint` names the rotation, `resourceId` the terminal).
+   * `operator`: an operator's move on a payment or payout (`Idempotency.operatorMoveReplayed`; the
+   * `fingerprint` names the move, `resourceId` the object).
+   */
+  readonly scope: "subscription" | "payout" | "payment" | "rotation" | "operator"
   readonly key: string
   readonly fingerprint: string
   readonly resourceId: string

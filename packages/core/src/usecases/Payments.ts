@@ -759,18 +759,31 @@ export const expireDue = Traced.fn("Payments.expireDue")(function*() {
   }))
 })
 
+/**
+ * An operator's move on a payment. With an `Idempotency-Key` (`options.idempotencyKey`), a repeat of
+ * the key for the same move (a retry after a lost answer) answers the payment as it is now, and
+ * moves nothing (it was 409 `invalid_transition`, though the first had done it); the key used for
+ * another move or payment is 409 `idempotency_conflict` (`Idempotency.operatorMoveReplayed`).
+ */
 const operatorMove = (event: "refund" | "chargeback") =>
-  Traced.fn(`Payments.${event}`)(function*(paymentId: string) {
+  Traced.fn(`Payments.${event}`)(function*(paymentId: string, options: { readonly idempotencyKey?: string | undefined } = {}) {
+    const key = options.idempotencyKey
+    yield* Idempotency.validateOptionalKey(key)
     const id = parsePaymentId(paymentId)
     if (Option.isNone(id)) return yield* NotFound.of("payment")
     return yield* atomic(Effect.gen(function*() {
       const payment = yield* lockedPayment(id.value)
+      // Under the payment's lock: of two repeats at once, the second finds the first's record.
+      const move = { move: event, objectId: payment.id, terminalId: payment.terminalId }
+      if (yield* Idempotency.operatorMoveReplayed(key, move)) return payment
       if (payment.environment === "sandbox") {
         return yield* new OperationNotAllowed({
           message: event === "refund" ? "refunds are unavailable for sandbox payments" : "chargebacks are unavailable for sandbox payments"
         })
       }
-      return yield* apply(payment, [event])
+      const moved = yield* apply(payment, [event])
+      yield* Idempotency.recordOperatorMove(key, move)
+      return moved
     }))
   })
 

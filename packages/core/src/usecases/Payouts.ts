@@ -198,12 +198,23 @@ const apply = Traced.fn("Payouts.apply")(function*(
 const parseId = (input: string) => Option.match(parsePayoutId(input), { onNone: () => Effect.fail(NotFound.of("payout")), onSome: Effect.succeed })
 
 /**
+ * An operator's move with an `Idempotency-Key`: a repeat of the key for the same move (a retry after
+ * a lost answer) answers the payout as it is now and moves nothing; the key used for another move,
+ * payout or reason is 409 `idempotency_conflict` (`Idempotency.operatorMoveReplayed`).
+ */
+export interface OperatorOptions {
+  readonly idempotencyKey?: string | undefined
+}
+
+/**
  * Operator: approves a payout (from created or pending) for sending. Refused with `insufficient
  * balance` while the terminal's available balance is negative (a refund or chargeback after the
  * hold took more than was left): the held money is owed back first, so the operator rejects the
  * payout (its hold returns to the balance) or waits until new payments cover the debt.
  */
-export const approve = Traced.fn("Payouts.approve")(function*(payoutId: string) {
+export const approve = Traced.fn("Payouts.approve")(function*(payoutId: string, options: OperatorOptions = {}) {
+  const key = options.idempotencyKey
+  yield* Idempotency.validateOptionalKey(key)
   const id = yield* parseId(payoutId)
   return yield* atomic(Effect.gen(function*() {
     // The terminal's row first, as a creation takes it (then the payout's): a disable committed while
@@ -212,6 +223,8 @@ export const approve = Traced.fn("Payouts.approve")(function*(payoutId: string) 
     const unlocked = yield* (yield* PayoutRepository).get(id)
     const terminal = Option.isSome(unlocked) ? yield* (yield* TerminalRepository).getForUpdate(unlocked.value.terminalId) : Option.none()
     const payout = yield* lockedPayout(id)
+    const move = { move: "approve" as const, objectId: payout.id, terminalId: payout.terminalId }
+    if (yield* Idempotency.operatorMoveReplayed(key, move)) return payout
     if (payout.status === "created" || payout.status === "pending") {
       if ((yield* (yield* LedgerRepository).balance(payout.terminalId)).usdtAvailable < 0n) return yield* InsufficientBalance.of()
       // A terminal disabled since the payout was requested (say, for suspected fraud) sends no money
@@ -220,15 +233,22 @@ export const approve = Traced.fn("Payouts.approve")(function*(payoutId: string) 
         return yield* new OperationNotAllowed({ message: "the payout's terminal is disabled: enable it to approve the payout, or reject the payout" })
       }
     }
-    return yield* apply(payout, payout.status === "created" ? ["submit", "approve"] : ["approve"])
+    const approved = yield* apply(payout, payout.status === "created" ? ["submit", "approve"] : ["approve"])
+    yield* Idempotency.recordOperatorMove(key, move)
+    return approved
   }))
 })
 
 /** Operator: rejects a payout that has not been sent; the hold returns to the available balance. */
-export const reject = Traced.fn("Payouts.reject")(function*(payoutId: string, reason: string | null) {
+export const reject = Traced.fn("Payouts.reject")(function*(payoutId: string, reason: string | null, options: OperatorOptions = {}) {
+  const key = options.idempotencyKey
+  yield* Idempotency.validateOptionalKey(key)
   const id = yield* parseId(payoutId)
   return yield* atomic(Effect.gen(function*() {
     const payout = yield* lockedPayout(id)
+    // The reason as sent: the same key with another reason is another request.
+    const move = { move: "reject" as const, objectId: payout.id, terminalId: payout.terminalId, details: { reason } }
+    if (yield* Idempotency.operatorMoveReplayed(key, move)) return payout
     if (payout.status === "processing") {
       // A state conflict, like any transition the payout's state does not allow (409).
       return yield* new InvalidTransition({
@@ -239,7 +259,9 @@ export const reject = Traced.fn("Payouts.reject")(function*(payoutId: string, re
       })
     }
     // Free text: a lone surrogate becomes U+FFFD, as a store writes it, so the answer is what is stored.
-    return yield* apply(payout, ["reject"], { rejectReason: reason === null ? "rejected by operator" : withoutLoneSurrogates(reason) })
+    const rejected = yield* apply(payout, ["reject"], { rejectReason: reason === null ? "rejected by operator" : withoutLoneSurrogates(reason) })
+    yield* Idempotency.recordOperatorMove(key, move)
+    return rejected
   }))
 })
 

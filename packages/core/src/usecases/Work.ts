@@ -77,7 +77,7 @@ export const housekeeping = Traced.fn("Work.housekeeping")(function*() {
   const nonces = yield* (yield* NonceStore).purge(now)
   const store = yield* IdempotencyStore
   const records = (yield* store.purge(now - config.idempotencyRetentionMs, ["subscription", "payout"])) +
-    (yield* store.purge(now - config.moneyIdempotencyRetentionMs, ["payment", "rotation"]))
+    (yield* store.purge(now - config.moneyIdempotencyRetentionMs, ["payment", "rotation", "operator"]))
   const events = yield* (yield* OutboxRepository).purge(now - config.eventRetentionMs)
   const sessions = yield* (yield* SessionRepository).purge(now - sessionRetentionMs)
   const testClocks = yield* TestClocks.purge()

@@ -86,16 +86,18 @@ export const suite = <E>(name: string, layer_: Layer.Layer<Requirements, E>): vo
       Effect.gen(function*() {
         const { terminal, store } = yield* setup
         const cutoff = Fixtures.baseTime - 5_000_000
-        // Every scope the core writes, `rotation` (a signing-secret rotation's key) too.
-        const records = (["subscription", "payment", "payout", "rotation"] as const).map((scope) =>
+        // Every scope the core writes, `rotation` (a signing-secret rotation's key) and `operator` (an operator's move's) too.
+        const records = (["subscription", "payment", "payout", "rotation", "operator"] as const).map((scope) =>
           Fixtures.idempotencyRecord(terminal.id, { scope, createdAt: cutoff - 1 }))
         for (const r of records) yield* store.insert(r)
         assert.deepStrictEqual(some(yield* store.find(terminal.id, "rotation", records[3]!.key)), records[3])
-        assert.strictEqual(yield* store.purge(cutoff, ["payment", "payout", "rotation"]), 3)
+        assert.deepStrictEqual(some(yield* store.find(terminal.id, "operator", records[4]!.key)), records[4])
+        assert.strictEqual(yield* store.purge(cutoff, ["payment", "payout", "rotation", "operator"]), 4)
         assert.deepStrictEqual(some(yield* store.find(terminal.id, "subscription", records[0]!.key)), records[0])
         none(yield* store.find(terminal.id, "payment", records[1]!.key))
         none(yield* store.find(terminal.id, "payout", records[2]!.key))
         none(yield* store.find(terminal.id, "rotation", records[3]!.key))
+        none(yield* store.find(terminal.id, "operator", records[4]!.key))
         yield* store.remove(terminal.id, "subscription", records[0]!.key)
         none(yield* store.find(terminal.id, "subscription", records[0]!.key))
         // Removing what is not there changes nothing; a removed key is free again.
