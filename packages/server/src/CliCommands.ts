@@ -12,6 +12,8 @@ export interface Call {
   /** Path under `/admin/v1`, with its query string. */
   readonly path: string
   readonly body?: Record<string, unknown>
+  /** Sent as `Idempotency-Key` (an operator's move a script may repeat after a lost answer). */
+  readonly idempotencyKey?: string | undefined
   /** A call that cannot be undone: asked before it is made when the CLI runs in a terminal (not with `--yes`). */
   readonly confirm?: Confirm
 }
@@ -50,6 +52,13 @@ export const environmentOption = (): Option =>
 
 /** `--page <n>` of list commands. */
 const pageOption = () => new Option("--page <n>", "page of 50, from 1").argParser(positiveInteger)
+
+/**
+ * `--idempotency-key <key>` of an operator's move: a script that repeats the command with the same
+ * key (after it could not tell whether the first call arrived) gets the object again, not 409.
+ */
+const idempotencyKeyOption = () =>
+  new Option("--idempotency-key <key>", "sent as Idempotency-Key: the same command repeated with the same key (after a lost answer) answers the object and moves nothing")
 
 /** An empty value clears a nullable setting. */
 const nullable = (value: string | undefined) => (value === undefined ? undefined : value === "" ? null : value)
@@ -221,12 +230,13 @@ export const register = (program: Command, send: Send, readStdin: ReadStdin): vo
   payments.command("get").description("a payment (pay_<uuid> or UUID)").argument("<payment_id>")
     .action((paymentId: string) => send({ method: "GET", path: `/payments/${id(paymentId)}` }))
   for (const move of ["refund", "chargeback"] as const) {
-    payments.command(move).description(`record a ${move} of a paid live payment`).argument("<payment_id>")
-      .action((paymentId: string) =>
+    payments.command(move).description(`record a ${move} of a paid live payment`).argument("<payment_id>").addOption(idempotencyKeyOption())
+      .action((paymentId: string, options: { idempotencyKey?: string }) =>
         send({
           method: "POST",
           path: `/payments/${id(paymentId)}/${move}`,
           body: {},
+          idempotencyKey: options.idempotencyKey,
           confirm: {
             question: `A ${move} is booked against the terminal's balance and cannot be undone. Record a ${move} of this payment?`,
             show: { path: `/payments/${id(paymentId)}`, fields: ["payment_id", "terminal_id", "order_id", "amount", "payment_currency", "status", "environment"] }
@@ -272,20 +282,23 @@ export const register = (program: Command, send: Send, readStdin: ReadStdin): vo
     path: `/payouts/${id(payoutId)}`,
     fields: ["id", "terminal_id", "amount_usdt", "wallet_address", "network", "status", "created_at"]
   })
-  payouts.command("approve").description("approve a payout waiting for review").argument("<payout_id>")
-    .action((payoutId: string) =>
+  payouts.command("approve").description("approve a payout waiting for review").argument("<payout_id>").addOption(idempotencyKeyOption())
+    .action((payoutId: string, options: { idempotencyKey?: string }) =>
       send({
         method: "POST",
         path: `/payouts/${id(payoutId)}/approve`,
         body: {},
+        idempotencyKey: options.idempotencyKey,
         confirm: { question: "The USDT is sent to the wallet, which cannot be undone. Approve this payout?", show: payoutShown(payoutId) }
       }))
   payouts.command("reject").description("reject a payout").argument("<payout_id>").option("--reason <text>", "why (shown to the merchant)")
-    .action((payoutId: string, options: { reason?: string }) =>
+    .addOption(idempotencyKeyOption())
+    .action((payoutId: string, options: { reason?: string; idempotencyKey?: string }) =>
       send({
         method: "POST",
         path: `/payouts/${id(payoutId)}/reject`,
         body: options.reason === undefined ? {} : { reason: options.reason },
+        idempotencyKey: options.idempotencyKey,
         confirm: { question: "Its amount goes back to the terminal's balance and it cannot be approved afterwards. Reject this payout?", show: payoutShown(payoutId) }
       }))
 

@@ -175,12 +175,21 @@ export const run = async (argv: ReadonlyArray<string>, raw: Io, modules: Readonl
       const token = io.env.PAYDESK_ADMIN_TOKEN
       if (token === undefined || token === "") return fail("PAYDESK_ADMIN_TOKEN is not set (the server prints one at start when it generates it)", 2)
       /** The answer's body when the server answered 2xx; otherwise the failure is reported and undefined returned. */
-      const exchange = async (method: CliCommands.Call["method"], path: string, body?: Record<string, unknown>): Promise<{ readonly body: unknown } | undefined> => {
+      const exchange = async (
+        method: CliCommands.Call["method"],
+        path: string,
+        body?: Record<string, unknown>,
+        idempotencyKey?: string
+      ): Promise<{ readonly body: unknown } | undefined> => {
         let response: Response
         try {
           response = await io.fetch(`${url}/admin/v1${path}`, {
             method,
-            headers: { authorization: `Bearer ${token}`, ...(body === undefined ? {} : { "content-type": "application/json" }) },
+            headers: {
+              authorization: `Bearer ${token}`,
+              ...(body === undefined ? {} : { "content-type": "application/json" }),
+              ...(idempotencyKey === undefined ? {} : { "idempotency-key": idempotencyKey })
+            },
             ...(body === undefined ? {} : { body: JSON.stringify(body) }),
             signal: AbortSignal.timeout(timeoutMs)
           })
@@ -218,7 +227,7 @@ export const run = async (argv: ReadonlyArray<string>, raw: Io, modules: Readonl
         }
         if (!(await io.confirm(`${shown}${asked.question} [y/N] `))) return fail("not done: not confirmed (--yes makes it without asking)", 1)
       }
-      const answer = await exchange(call.method, call.path, call.body)
+      const answer = await exchange(call.method, call.path, call.body, call.idempotencyKey)
       if (answer !== undefined) context.print(command, answer.body)
     }
   }

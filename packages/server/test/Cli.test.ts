@@ -66,7 +66,7 @@ describe("paydesk CLI: help and usage", () => {
       expect(top.stdout).toMatch(new RegExp(`^  ${group} `, "m"))
     }
     const group = await cli(["payments", "--help"])
-    expect([group.code, group.stdout]).toEqual([0, expect.stringMatching(/list \[options\][\s\S]*get <payment_id>[\s\S]*refund <payment_id>/)])
+    expect([group.code, group.stdout]).toEqual([0, expect.stringMatching(/list \[options\][\s\S]*get <payment_id>[\s\S]*refund \[options\] <payment_id>/)])
     const leaf = await cli(["accounts", "create", "--help"])
     expect([leaf.code, leaf.stdout]).toEqual([0, expect.stringContaining("--password-stdin")])
     expect((await cli(["help", "terminals"])).stdout).toContain("update [options] <terminal_id>")
@@ -152,6 +152,25 @@ describe("paydesk CLI: commands", () => {
         method,
         url: `http://127.0.0.1:8080/admin/v1${path}`,
         headers: { authorization: "Bearer adm-token", ...(body === undefined ? {} : { "content-type": "application/json" }) },
+        body
+      }])
+    }
+  })
+
+  it("sends an operator move's --idempotency-key as its Idempotency-Key header", async () => {
+    const cases: ReadonlyArray<[ReadonlyArray<string>, string, unknown]> = [
+      [["payments", "refund", "pay_1", "--idempotency-key", "refund-1"], "/payments/pay_1/refund", {}],
+      [["payments", "chargeback", "pay_1", "--idempotency-key", "cb-1"], "/payments/pay_1/chargeback", {}],
+      [["payouts", "approve", "po_1", "--idempotency-key", "approve-1"], "/payouts/po_1/approve", {}],
+      [["payouts", "reject", "po_1", "--reason", "blocked", "--idempotency-key", "reject-1"], "/payouts/po_1/reject", { reason: "blocked" }]
+    ]
+    for (const [argv, path, body] of cases) {
+      const run = await cli(argv)
+      expect([run.code, run.stderr], argv.join(" ")).toEqual([0, ""])
+      expect(run.sent, argv.join(" ")).toEqual([{
+        method: "POST",
+        url: `http://127.0.0.1:8080/admin/v1${path}`,
+        headers: { authorization: "Bearer adm-token", "content-type": "application/json", "idempotency-key": argv.at(-1) },
         body
       }])
     }
