@@ -115,8 +115,9 @@ export const operatorMoveReplayed = Traced.fn("Idempotency.operatorMoveReplayed"
 /**
  * Stores `key` with the move it made, in the move's transaction (so a move that fails stores
  * nothing). Without a key, nothing. The key stored meanwhile by another request (the same key at once
- * for another object of the terminal: the object's lock does not order the two) is 409 like a key
- * found: the move's transaction rolls back.
+ * for another object of the terminal: the objects' locks do not order the two) is a `WriteConflict`:
+ * the move's transaction rolls back and `atomic` runs it again, which then finds that record
+ * (`operatorMoveReplayed`: 409, or the replay when it was this very move).
  */
 export const recordOperatorMove = Traced.fn("Idempotency.recordOperatorMove")(function*(key: string | undefined, move: OperatorMove) {
   if (key === undefined) return
@@ -127,5 +128,5 @@ export const recordOperatorMove = Traced.fn("Idempotency.recordOperatorMove")(fu
     fingerprint: yield* moveFingerprint(move),
     resourceId: move.objectId,
     createdAt: yield* wallTime
-  }).pipe(Effect.catchTag("WriteConflict", () => Effect.fail(IdempotencyConflict.of())))
+  })
 })

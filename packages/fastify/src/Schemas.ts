@@ -404,9 +404,9 @@ export const operatorMoveKey: Header = {
   name: "Idempotency-Key",
   required: false,
   description: `at most ${Idempotency.maxKeyLength} printable ASCII characters: a repeat of the key for the same move on the same object ` +
-    "(a retry after a lost answer) answers the object as it is now (200) and moves nothing; the key used for another move, object " +
-    "or reason is 409 `idempotency_conflict`. Kept 24 hours, per terminal. Without one, a repeat is 409 `invalid_transition` " +
-    "(the object has moved already).",
+    "(a retry after a lost answer) answers the object as it is now (200, with its status now: a payout approved then may be " +
+    "`completed` or `rejected` since) and moves nothing; the key used for another move, object or reason of the same terminal is 409 " +
+    "`idempotency_conflict`. Kept 24 hours, per terminal. Without one, a repeat is 409 `invalid_transition` (the object has moved already).",
   example: "refund-2026-03-01-0001"
 }
 

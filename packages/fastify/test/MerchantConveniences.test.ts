@@ -161,26 +161,26 @@ describe("MerchantConveniences: Idempotency-Key retention", () => {
     }
   })
 
-  it("housekeeping purges payment keys after 24 h, payout and subscription keys (the spec's) after 7 days", async () => {
+  it("housekeeping purges payment, rotation and operator-move keys after 24 h, payout and subscription keys (the spec's) after 7 days", async () => {
     const timed = await makeTimed()
     try {
       const terminalId = timed.owner.terminal.id
-      const record = (scope: "subscription" | "payment" | "payout") =>
+      const scopes = ["subscription", "payment", "payout", "rotation", "operator"] as const
+      const record = (scope: (typeof scopes)[number]) =>
         ({ terminalId, scope, key: `k-${scope}`, fingerprint: "f", resourceId: crypto.randomUUID(), createdAt: start })
-      await timed.run(Effect.flatMap(IdempotencyStore, (store) =>
-        Effect.forEach(["subscription", "payment", "payout"] as const, (scope) => store.insert(record(scope)))))
+      await timed.run(Effect.flatMap(IdempotencyStore, (store) => Effect.forEach(scopes, (scope) => store.insert(record(scope)))))
       const present = () =>
         timed.run(Effect.flatMap(IdempotencyStore, (store) =>
-          Effect.forEach(["subscription", "payment", "payout"] as const, (scope) => Effect.map(store.find(terminalId, scope, `k-${scope}`), Option.isSome))))
+          Effect.forEach(scopes, (scope) => Effect.map(store.find(terminalId, scope, `k-${scope}`), Option.isSome))))
       await timed.at(24 * hour - 1)
       await timed.run(Work.housekeeping())
-      expect(await present()).toEqual([true, true, true])
+      expect(await present()).toEqual([true, true, true, true, true])
       await timed.at(24 * hour + 1)
       await timed.run(Work.housekeeping())
-      expect(await present()).toEqual([true, false, true])
+      expect(await present()).toEqual([true, false, true, false, false])
       await timed.at(7 * 24 * hour + 1)
       await timed.run(Work.housekeeping())
-      expect(await present()).toEqual([false, false, false])
+      expect(await present()).toEqual([false, false, false, false, false])
     } finally {
       await timed.close()
     }

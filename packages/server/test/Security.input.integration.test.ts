@@ -191,6 +191,23 @@ describe("input hardening", () => {
     ])
     const other = await srv.admin("POST", `/payments/${payment.json.id}/chargeback`, undefined, key)
     expect([other.status, other.json.error.code]).toEqual([409, "idempotency_conflict"])
+    // One key sent at once for three payments of the terminal: one moves; the others' inserts conflict,
+    // their moves roll back, and run again they find the key taken (409), still paid.
+    const three = await Promise.all([1, 2, 3].map(async (i) => {
+      const paid = await m.api("POST", "/payments", { amount: "100", order_id: `shared-${i}-${randomBytes(4).toString("hex")}` })
+      await srv.admin("POST", `/acquirer/payments/${paid.json.id}/outcome`, { outcome: "paid" })
+      return paid.json.id as string
+    }))
+    const shared = { "idempotency-key": `shared-${randomBytes(4).toString("hex")}` }
+    const answers = await Promise.all(three.map((id, i) => srv.admin("POST", `/payments/${id}/${i === 0 ? "chargeback" : "refund"}`, undefined, shared)))
+    expect(answers.map((answer) => answer.status).sort()).toEqual([200, 409, 409])
+    const statuses = await Promise.all(three.map(async (id) => (await srv.admin("GET", `/payments/${id}`)).json.status))
+    expect(statuses.filter((status) => status === "paid")).toHaveLength(2)
+    const moved = await db.query<{ n: string }>(
+      `SELECT count(*) AS n FROM outbox_events WHERE payment_id = ANY($1::uuid[]) AND event_type IN ('payment.refunded', 'payment.chargeback')`,
+      [three.map((id) => id.replace(/^pay_/, ""))]
+    )
+    expect(Number(moved[0]!.n)).toBe(1)
 
     const funding = await m.api("POST", "/payments", { amount: "10000", order_id: `fund-${randomBytes(4).toString("hex")}` })
     await srv.admin("POST", `/acquirer/payments/${funding.json.id}/outcome`, { outcome: "paid" })
