@@ -5,6 +5,8 @@
  * answer and sets the exit code; tests pass a recorder).
  */
 import { Argument, type Command, InvalidArgumentError, Option } from "commander"
+import { Result } from "effect"
+import { Idempotency } from "@paydesk/core"
 
 /** One call of the operator API. */
 export interface Call {
@@ -59,6 +61,14 @@ const pageOption = () => new Option("--page <n>", "page of 50, from 1").argParse
  */
 const idempotencyKeyOption = () =>
   new Option("--idempotency-key <key>", "sent as Idempotency-Key: the same command repeated with the same key (after a lost answer) answers the object and moves nothing")
+    // Checked here as the server checks it: a key an HTTP header cannot carry (`ключ`) failed in
+    // `fetch` before anything was sent, which read as "cannot reach" (a review), and spaces at its
+    // ends were trimmed unseen.
+    .argParser((value: string) => {
+      const valid = Idempotency.validateKey(value)
+      if (Result.isFailure(valid)) throw new InvalidArgumentError(valid.failure.message.replace("Idempotency-Key", "the key"))
+      return value
+    })
 
 /** An empty value clears a nullable setting. */
 const nullable = (value: string | undefined) => (value === undefined ? undefined : value === "" ? null : value)

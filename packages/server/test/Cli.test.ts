@@ -176,6 +176,13 @@ describe("paydesk CLI: commands", () => {
     }
   })
 
+  it("refuses an --idempotency-key the server would refuse, before any call (exit 2)", async () => {
+    for (const key of ["ключ", " padded ", "x".repeat(129), ""]) {
+      const run = await cli(["payments", "refund", "pay_1", "--idempotency-key", key])
+      expect([run.code, run.sent, run.stderr], JSON.stringify(key)).toEqual([2, [], expect.stringMatching(/--idempotency-key.*the key must be (at most 128 characters|1 to 128 printable ASCII characters)/)])
+    }
+  })
+
   it("in a terminal, asks before a call that cannot be undone, showing what it acts on; --yes and scripts do not ask", async () => {
     const payout = { id: "po_1", terminal_id: "t1", amount_usdt: "125.500000", wallet_address: "TXYZ1234", network: "TRC20", status: "pending", idempotency_key: null }
     const approve = ["payouts", "approve", "po_1"]
