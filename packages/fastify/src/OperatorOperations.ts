@@ -234,7 +234,7 @@ export const approvePayout = operation({
   id: "operatorApprovePayout", surface: "operator", method: "POST", path: "/payouts/{id}/approve", tag, auth: "operator",
   summary: "Approve a payout for sending",
   params: { id: "`po_<uuid>` or UUID" },
-  headers: [S.operatorMoveKey],
+  headers: [S.operatorMoveKey("approve-2026-03-01-0001")],
   responses: [{ status: 200, description: "the payout", schema: R.Payout, example: { ...Examples.payout, status: "processing" } }],
   errors: [
     ...common,
@@ -250,7 +250,7 @@ export const rejectPayout = operation({
   summary: "Reject a payout that has not been sent (its hold returns)",
   params: { id: "`po_<uuid>` or UUID" },
   body: { schema: S.PayoutReject, example: { reason: "wallet on a sanctions list" }, optional: true },
-  headers: [S.operatorMoveKey],
+  headers: [S.operatorMoveKey("reject-2026-03-01-0001")],
   responses: [{ status: 200, description: "the payout", schema: R.Payout, example: { ...Examples.payout, status: "rejected", reject_reason: "wallet on a sanctions list" } }],
   errors: [...common, [404, "`payout not found`"], [409, "a state conflict"], S.operatorKeyConflict]
 })
@@ -259,7 +259,7 @@ export const refundPayment = operation({
   id: "operatorRefundPayment", surface: "operator", method: "POST", path: "/payments/{id}/refund", tag, auth: "operator",
   summary: "Refund a paid live payment (`refund_request.completed`, then `payment.refunded`)",
   params: { id: "`pay_<uuid>` or UUID" },
-  headers: [S.operatorMoveKey],
+  headers: [S.operatorMoveKey("refund-2026-03-01-0001")],
   responses: [{ status: 200, description: "the payment", schema: R.Payment, example: { ...Examples.paidLivePayment, status: "refunded" } }],
   errors: [...common, [400, "`refunds are unavailable for sandbox payments`"], [404, "`payment not found`"], [409, "not paid"], S.operatorKeyConflict]
 })
@@ -268,7 +268,7 @@ export const chargebackPayment = operation({
   id: "operatorChargebackPayment", surface: "operator", method: "POST", path: "/payments/{id}/chargeback", tag, auth: "operator",
   summary: "Record a chargeback on a paid live payment (`payment.chargeback`)",
   params: { id: "`pay_<uuid>` or UUID" },
-  headers: [S.operatorMoveKey],
+  headers: [S.operatorMoveKey("chargeback-2026-03-01-0001")],
   responses: [{ status: 200, description: "the payment", schema: R.Payment, example: { ...Examples.paidLivePayment, status: "chargeback" } }],
   errors: [...common, [400, "`chargebacks are unavailable for sandbox payments`"], [404, "`payment not found`"], [409, "not paid"], S.operatorKeyConflict]
 })

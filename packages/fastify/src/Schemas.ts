@@ -399,16 +399,16 @@ export const rotationKey: Header = {
   example: "rotate-2026-03-01"
 }
 
-/** The `Idempotency-Key` of an operator's move on a payment or payout (refund, chargeback, approve, reject). */
-export const operatorMoveKey: Header = {
+/** The `Idempotency-Key` of an operator's move on a payment or payout (refund, chargeback, approve, reject), with the move's example key. */
+export const operatorMoveKey = (example: string): Header => ({
   name: "Idempotency-Key",
   required: false,
-  description: `at most ${Idempotency.maxKeyLength} printable ASCII characters: a repeat of the key for the same move on the same object ` +
+  description: `at most ${Idempotency.maxKeyLength} printable ASCII characters, no spaces: a repeat of the key for the same move on the same object ` +
     "(a retry after a lost answer) answers the object as it is now (200, with its status now: a payout approved then may be " +
     "`completed` or `rejected` since) and moves nothing; the key used for another move, object or reason of the same terminal is 409 " +
     "`idempotency_conflict`. Kept 24 hours, per terminal. Without one, a repeat is 409 `invalid_transition` (the object has moved already).",
-  example: "refund-2026-03-01-0001"
-}
+  example
+})
 
 /** An operator move's 409 for its key used before for another move. */
 export const operatorKeyConflict = [409, "`idempotency_conflict`: the `Idempotency-Key` was used for another move, object or reason"] as const
