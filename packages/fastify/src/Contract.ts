@@ -50,6 +50,12 @@ export interface Header {
   /** The accepted values (after `normalize`); any string when absent. */
   readonly schema?: Schema.Codec<string, string>
   readonly normalize?: (value: string) => string
+  /**
+   * The OpenAPI schema of a header without `schema` whose values the use case checks itself (an
+   * `Idempotency-Key`'s length and characters, with the use case's own message): the document says
+   * what is accepted, the decoding stays the use case's. `{ type: "string" }` when absent.
+   */
+  readonly documented?: Readonly<Record<string, unknown>>
 }
 
 /** The request body. */

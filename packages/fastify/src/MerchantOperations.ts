@@ -42,6 +42,7 @@ const testModeRefused: Header = {
 const idempotencyKey = (what: "payment" | "payout" | "subscription"): Header => ({
   name: "Idempotency-Key",
   required: false,
+  documented: S.idempotencyKeyDocumented,
   description: `at most ${Idempotency.maxKeyLength} printable ASCII characters: the same key with the same body answers the first ${what} again (200), with another body 409; kept ${
     what === "payment" ? "24 hours, then free again" : "7 days"
   }. Retry with the same key and a new \`X-Nonce\`.`,

@@ -254,7 +254,7 @@ const parametersOf = (op: Operation<any, any>, add: (schema: Schema.Top, closed:
     in: "header",
     required: h.required,
     description: h.description,
-    schema: h.schema === undefined ? { type: "string" } : add(h.schema, true),
+    schema: h.schema === undefined ? { type: "string", ...h.documented } : add(h.schema, true),
     example: h.example
   }))
   return [...path, ...query, ...headers]

@@ -390,10 +390,21 @@ export const OperatorSubscriptionsQuery = Schema.Struct({
   state: Schema.optionalKey(oneOf(["new", "active", "stop"], "filter by binding state (`provider_state`)"))
 })
 
+/**
+ * What every `Idempotency-Key` accepts (`Idempotency.validateKey`, which checks it with its own
+ * message), for the OpenAPI document: a generated client can check a key before sending it.
+ */
+export const idempotencyKeyDocumented = {
+  minLength: 1,
+  maxLength: Idempotency.maxKeyLength,
+  pattern: "^[\\x21-\\x7E]+$"
+} as const
+
 /** The `Idempotency-Key` of a signing-secret rotation, the owner's and the operator's. */
 export const rotationKey: Header = {
   name: "Idempotency-Key",
   required: false,
+  documented: idempotencyKeyDocumented,
   description: `at most ${Idempotency.maxKeyLength} printable ASCII characters: the same key answers the same rotation, its secret, again (200) ` +
     "while no later rotation replaced it (then 409); kept 24 hours. Without one, every call is a new rotation.",
   example: "rotate-2026-03-01"
@@ -403,6 +414,7 @@ export const rotationKey: Header = {
 export const operatorMoveKey = (example: string): Header => ({
   name: "Idempotency-Key",
   required: false,
+  documented: idempotencyKeyDocumented,
   description: `at most ${Idempotency.maxKeyLength} printable ASCII characters, no spaces: a repeat of the key for the same move on the same object ` +
     "(a retry after a lost answer) answers the object as it is now (200, with its status now: a payout approved then may be " +
     "`completed` or `rejected` since) and moves nothing; the key used for another move, object or reason of the same terminal is 409 " +

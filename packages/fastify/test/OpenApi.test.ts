@@ -8,10 +8,10 @@
 import Fastify from "fastify"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { createConfig, lintFromString } from "@redocly/openapi-core"
-import { Schema } from "effect"
+import { Result, Schema } from "effect"
 import { spawnSync } from "node:child_process"
 import { createHmac } from "node:crypto"
-import { Callbacks } from "@paydesk/core"
+import { Callbacks, Idempotency } from "@paydesk/core"
 import * as App from "../src/App.js"
 import * as Contract from "../src/Contract.js"
 import * as OpenApi from "../src/OpenApi.js"
@@ -72,6 +72,31 @@ describe("OpenApi", () => {
         expect(Schema.decodeUnknownExit(reply.schema as Schema.Codec<unknown>, { onExcessProperty: "error" })(reply.example)._tag, `${op.id} ${reply.status}`).toBe("Success")
       }
     }
+  })
+
+  it("says what every Idempotency-Key accepts (1 to 128 printable ASCII characters without spaces), as the use cases check it", () => {
+    const keyed = Object.entries(document.paths as Operations).flatMap(([path, methods]) =>
+      Object.entries(methods).flatMap(([method, op]) =>
+        ((op as { parameters?: ReadonlyArray<{ name: string; in: string; schema: Record<string, unknown> }> }).parameters ?? [])
+          .filter((p) => p.in === "header" && p.name === "Idempotency-Key")
+          .map((p) => [`${method.toUpperCase()} ${path}`, p.schema] as const)))
+    // The payments', payouts' and subscriptions' creations, the two rotations and the operator's four moves.
+    expect(keyed.map(([route]) => route)).toEqual(expect.arrayContaining([
+      "POST /api/v1/payouts",
+      "POST /api/v1/subscriptions",
+      "POST /admin/v1/payments/{id}/refund",
+      "POST /admin/v1/payments/{id}/chargeback",
+      "POST /admin/v1/payouts/{id}/approve",
+      "POST /admin/v1/payouts/{id}/reject",
+      "POST /admin/v1/terminals/{id}/signing-secret/rotate"
+    ]))
+    const pattern = new RegExp(String(keyed[0]![1]["pattern"]))
+    for (const [route, schema] of keyed) {
+      expect([route, schema]).toEqual([route, { type: "string", minLength: 1, maxLength: 128, pattern: "^[\\x21-\\x7E]+$" }])
+    }
+    // The pattern means what `Idempotency.validateKey` does.
+    for (const key of ["refund-1", "~!x", "a".repeat(128)]) expect(Result.isSuccess(Idempotency.validateKey(key)) && pattern.test(key), key).toBe(true)
+    for (const key of ["a b", "ключ", "tab\t", ""]) expect(Result.isSuccess(Idempotency.validateKey(key)) || pattern.test(key), key).toBe(false)
   })
 
   it("writes no object a generator would read as empty: free-form ones (metadata, an event's payload) allow any property", () => {
