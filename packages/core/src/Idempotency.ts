@@ -89,6 +89,15 @@ export interface OperatorMove {
   readonly details?: unknown
 }
 
+/**
+ * The options of an operator's move (`Payments.refund`/`chargeback`, `Payouts.approve`/`reject`): with
+ * an `idempotencyKey`, a repeat of the key for the same move answers the object as it is now and
+ * moves nothing; the key used for another move, object or reason is 409 (`operatorMoveReplayed`).
+ */
+export interface OperatorMoveOptions {
+  readonly idempotencyKey?: string | undefined
+}
+
 /** Checks an operator move's key before anything runs (400 naming `Idempotency-Key`); none is fine. */
 export const validateOptionalKey = (key: string | undefined): Effect.Effect<void, InvalidRequest> => {
   if (key === undefined) return Effect.void

@@ -766,7 +766,7 @@ export const expireDue = Traced.fn("Payments.expireDue")(function*() {
  * another move or payment is 409 `idempotency_conflict` (`Idempotency.operatorMoveReplayed`).
  */
 const operatorMove = (event: "refund" | "chargeback") =>
-  Traced.fn(`Payments.${event}`)(function*(paymentId: string, options: { readonly idempotencyKey?: string | undefined } = {}) {
+  Traced.fn(`Payments.${event}`)(function*(paymentId: string, options: Idempotency.OperatorMoveOptions = {}) {
     const key = options.idempotencyKey
     yield* Idempotency.validateOptionalKey(key)
     const id = parsePaymentId(paymentId)

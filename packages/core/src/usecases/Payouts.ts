@@ -198,21 +198,12 @@ const apply = Traced.fn("Payouts.apply")(function*(
 const parseId = (input: string) => Option.match(parsePayoutId(input), { onNone: () => Effect.fail(NotFound.of("payout")), onSome: Effect.succeed })
 
 /**
- * An operator's move with an `Idempotency-Key`: a repeat of the key for the same move (a retry after
- * a lost answer) answers the payout as it is now and moves nothing; the key used for another move,
- * payout or reason is 409 `idempotency_conflict` (`Idempotency.operatorMoveReplayed`).
- */
-export interface OperatorOptions {
-  readonly idempotencyKey?: string | undefined
-}
-
-/**
  * Operator: approves a payout (from created or pending) for sending. Refused with `insufficient
  * balance` while the terminal's available balance is negative (a refund or chargeback after the
  * hold took more than was left): the held money is owed back first, so the operator rejects the
  * payout (its hold returns to the balance) or waits until new payments cover the debt.
  */
-export const approve = Traced.fn("Payouts.approve")(function*(payoutId: string, options: OperatorOptions = {}) {
+export const approve = Traced.fn("Payouts.approve")(function*(payoutId: string, options: Idempotency.OperatorMoveOptions = {}) {
   const key = options.idempotencyKey
   yield* Idempotency.validateOptionalKey(key)
   const id = yield* parseId(payoutId)
@@ -240,7 +231,7 @@ export const approve = Traced.fn("Payouts.approve")(function*(payoutId: string, 
 })
 
 /** Operator: rejects a payout that has not been sent; the hold returns to the available balance. */
-export const reject = Traced.fn("Payouts.reject")(function*(payoutId: string, reason: string | null, options: OperatorOptions = {}) {
+export const reject = Traced.fn("Payouts.reject")(function*(payoutId: string, reason: string | null, options: Idempotency.OperatorMoveOptions = {}) {
   const key = options.idempotencyKey
   yield* Idempotency.validateOptionalKey(key)
   const id = yield* parseId(payoutId)
