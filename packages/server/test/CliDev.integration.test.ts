@@ -4,14 +4,13 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { execFile, spawn } from "node:child_process"
-import { join, resolve } from "node:path"
 import { promisify } from "node:util"
 import { webhooks } from "@paydesk/client"
 import { type Receiver, startReceiver, startServer } from "./ServerHarness.js"
+import { serverProgram } from "./ServerProgram.js"
 
-const root = resolve(import.meta.dirname, "../../..")
-const tsx = join(root, "node_modules/.bin/tsx")
-const cli = join(root, "packages/server/src/cli.ts")
+/** Node's arguments for a `paydesk` command: the built CLI, or its sources when the build is stale. */
+const cli = serverProgram("cli")
 
 let srv: Awaited<ReturnType<typeof startServer>>
 let local: Receiver
@@ -29,7 +28,7 @@ describe("CliDev", () => {
   it("paydesk events lists, shows, resends and recovers a terminal's events", async () => {
     const m = await srv.merchant(local.url)
     const env = { ...process.env, PAYDESK_API_KEY: m.apiKey, PAYDESK_URL: srv.base }
-    const paydesk = async (...args: Array<string>) => (await promisify(execFile)(tsx, ["--conditions=@paydesk/source", cli, ...args], { env })).stdout
+    const paydesk = async (...args: Array<string>) => (await promisify(execFile)(process.execPath, [...cli, ...args], { env })).stdout
     const created = await m.api("POST", "/payments", { amount: "15.00", order_id: "cli-events-1", test: true })
     expect(created.status).toBe(201)
     await srv.work()
@@ -50,7 +49,7 @@ describe("CliDev", () => {
   it("paydesk test-clocks and subscriptions upcoming / charge-outcomes drive a sandbox subscription from the command line; test-clocks delete ends it", async () => {
     const m = await srv.merchant(local.url)
     const env = { ...process.env, PAYDESK_API_KEY: m.apiKey, PAYDESK_URL: srv.base }
-    const paydesk = async (...args: Array<string>) => JSON.parse((await promisify(execFile)(tsx, ["--conditions=@paydesk/source", cli, ...args], { env })).stdout)
+    const paydesk = async (...args: Array<string>) => JSON.parse((await promisify(execFile)(process.execPath, [...cli, ...args], { env })).stdout)
     const clock = await paydesk("test-clocks", "create", "2026-01-31T10:00:00+03:00", "--name", "cli")
     expect([clock.status, clock.frozen_time, clock.name]).toEqual(["ready", "2026-01-31T07:00:00.000Z", "cli"])
     expect((await paydesk("test-clocks", "list")).items.map((c: { id: string }) => c.id)).toEqual([clock.id])
@@ -94,7 +93,7 @@ describe("CliDev", () => {
     const m = await srv.merchant(local.url.replace("/callbacks", "/ignored"))
     const env = { ...process.env, PAYDESK_API_KEY: m.apiKey, PAYDESK_URL: srv.base }
     const forwardTo = local.url.replace("/callbacks", "/webhooks")
-    const listener = spawn(tsx, ["--conditions=@paydesk/source", cli, "listen", "--forward-to", forwardTo], { env, stdio: ["ignore", "pipe", "pipe"] })
+    const listener = spawn(process.execPath, [...cli, "listen", "--forward-to", forwardTo], { env, stdio: ["ignore", "pipe", "pipe"] })
     let output = ""
     listener.stdout.on("data", (c: Buffer) => (output += c.toString()))
     listener.stderr.on("data", (c: Buffer) => (output += c.toString()))
@@ -106,7 +105,7 @@ describe("CliDev", () => {
       }
     }
     await until("the listener", () => output.includes("Ready: forwarding sandbox events"))
-    const { stdout } = await promisify(execFile)(tsx, ["--conditions=@paydesk/source", cli, "trigger", "payment.paid"], { env })
+    const { stdout } = await promisify(execFile)(process.execPath, [...cli, "trigger", "payment.paid"], { env })
     const payment = JSON.parse(stdout)
     expect(payment).toMatchObject({ status: "paid", test: true })
     const mine = () => local.requests.filter((r) => r.body.includes(payment.id))
@@ -123,7 +122,7 @@ describe("CliDev", () => {
   it("paydesk events recover re-queues an event whose delivery failed: the next pass sends it again, same event id", async () => {
     const m = await srv.merchant(local.url)
     const env = { ...process.env, PAYDESK_API_KEY: m.apiKey, PAYDESK_URL: srv.base }
-    const paydesk = async (...args: Array<string>) => (await promisify(execFile)(tsx, ["--conditions=@paydesk/source", cli, ...args], { env })).stdout
+    const paydesk = async (...args: Array<string>) => (await promisify(execFile)(process.execPath, [...cli, ...args], { env })).stdout
     const start = Date.now() + 3_600_000
     await srv.setClock(new Date(start).toISOString())
     // The callbacks other tests left pending go out first (they must not meet the failures below).

@@ -6,14 +6,13 @@ import { describe, expect, it } from "vitest"
 import { spawn } from "node:child_process"
 import { mkdtempSync, readdirSync } from "node:fs"
 import { tmpdir } from "node:os"
-import { join, resolve } from "node:path"
-
-const serverDir = resolve(import.meta.dirname, "..")
+import { join } from "node:path"
+import { serverDir, serverProgram } from "./ServerProgram.js"
 
 describe("main", () => {
   it("reports wrong settings by name and exits 1 before starting anything", async () => {
     const dataDir = mkdtempSync(join(tmpdir(), "paydesk-main-"))
-    const child = spawn(process.execPath, ["--import", "tsx", "--conditions=@paydesk/source", "src/main.ts"], {
+    const child = spawn(process.execPath, serverProgram("main"), {
       cwd: serverDir,
       env: { ...process.env, DATABASE_URL: "", PAYDESK_DATA_DIR: dataDir, PAYDESK_SECRET_KEY: "not-a-key-but-secret", PORT: "80800", PAYDESK_DB_POOL: "many" },
       stdio: ["ignore", "pipe", "pipe"]

@@ -18,6 +18,7 @@ import * as Config from "../src/Config.js"
 import * as Server from "../src/Server.js"
 import { freshDatabase } from "./ServerHarness.js"
 import { database, dataDir, request } from "./ServerProcess.js"
+import { serverProgram } from "./ServerProgram.js"
 
 const serverDir = resolve(import.meta.dirname, "..")
 const adminToken = "key-check-admin"
@@ -137,7 +138,7 @@ describe("the secret key checked against the database at start", () => {
     })
     await first.stop()
     const hostB = newDir()
-    const child = spawn(process.execPath, ["--import", "tsx", "--conditions=@paydesk/source", "src/main.ts"], {
+    const child = spawn(process.execPath, serverProgram("main"), {
       cwd: serverDir,
       env: { ...process.env, PORT: "0", DATABASE_URL: databaseUrl, PAYDESK_DATA_DIR: hostB, PAYDESK_ADMIN_TOKEN: adminToken, PAYDESK_SECRET_KEY: undefined, LOG_LEVEL: "warn" },
       stdio: ["ignore", "pipe", "pipe"]

@@ -1,6 +1,7 @@
 /**
- * Test harness for the reference server as a real OS process (`node --import tsx src/main.ts`,
- * no wrapper process, so a signal reaches the server itself), an HTTP client that retries
+ * Test harness for the reference server as a real OS process (`node dist/main.js`, or the sources
+ * through tsx when the build is stale: `ServerProgram`; no wrapper process, so a signal reaches the
+ * server itself), an HTTP client that retries
  * while the server is down, and direct SQL access to the server's database for assertions.
  */
 import { Effect, ManagedRuntime } from "effect"
@@ -9,10 +10,9 @@ import { type ChildProcess, spawn } from "node:child_process"
 import { createServer } from "node:http"
 import { chmodSync, mkdtempSync } from "node:fs"
 import { tmpdir } from "node:os"
-import { join, resolve } from "node:path"
+import { join } from "node:path"
 import { SqlClient } from "effect/sql"
-
-const serverDir = resolve(import.meta.dirname, "..")
+import { serverDir, serverProgram } from "./ServerProgram.js"
 
 /** A running server process. */
 export interface ServerProcess {
@@ -32,7 +32,7 @@ export const dataDir = (): string => {
 
 /** Starts the server with `env` on top of this process's environment (`undefined`: unset); resolves once it listens. */
 export const spawnServer = async (env: Record<string, string | undefined>, timeoutMs = 60_000): Promise<ServerProcess> => {
-  const child = spawn(process.execPath, ["--import", "tsx", "--conditions=@paydesk/source", "src/main.ts"], {
+  const child = spawn(process.execPath, serverProgram("main"), {
     cwd: serverDir,
     // Callbacks go to receivers on 127.0.0.1.
     env: { ...process.env, LOG_LEVEL: "warn", PAYDESK_CALLBACK_ALLOW_PRIVATE: "1", ...env },
