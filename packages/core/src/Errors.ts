@@ -63,7 +63,7 @@ export class AmountExceedsCeiling extends Schema.TaggedError<AmountExceedsCeilin
   ceiling: Schema.String,
   interval: Schema.String
 }) {
-  /** `Сумма превышает лимит 4000.00 RUB за месяц`: the ceiling as a decimal string, the period's Russian label. */
+  /** The spec's Russian message ("the amount exceeds the limit of 4000.00 RUB per month"): the ceiling as a decimal string, the period's Russian label. */
   static of(ceiling: string, interval: string, periodLabel: string): AmountExceedsCeiling {
     return new AmountExceedsCeiling({ ceiling, interval, message: `Сумма превышает лимит ${ceiling} RUB за ${periodLabel}` })
   }

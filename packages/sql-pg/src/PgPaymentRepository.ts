@@ -301,7 +301,7 @@ export const layer: Layer.Layer<PaymentRepository, never, SqlClient.SqlClient> =
           SELECT to_char(created_at AT TIME ZONE ${timeZone}, 'YYYY-MM-DD') AS day, status, count(*)::int AS count, sum(amount) AS amount
           FROM payments WHERE ${where(filter)}
           GROUP BY 1, 2`.pipe(
-          // 22023 invalid_parameter_value: "time zone … not recognized" (PostgreSQL's zone table lacks it).
+          // 22023 invalid_parameter_value: "time zone ... not recognized" (PostgreSQL's zone table lacks it).
           Effect.catch((error) => sqlStateOf(error) === "22023" ? Effect.fail(new UnknownTimeZone({ timeZone })) : orDie(Effect.fail(error)))
         )
         return rows

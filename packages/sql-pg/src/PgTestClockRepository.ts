@@ -100,7 +100,7 @@ export const layer: Layer.Layer<TestClockRepository, never, SqlClient.SqlClient>
       markWorkDue: (id) =>
         Id.isUuid(id) ? orDie(sql`UPDATE test_clocks SET work_due = true WHERE id = ${id} AND deleted_at IS NULL`).pipe(Effect.asVoid) : Effect.void,
       claimPending: (now, leaseUntil, limit) =>
-        // Each terminal's least recently worked clock first, then each one's second, …: a terminal
+        // Each terminal's least recently worked clock first, then each one's second, and so on: a terminal
         // with many clocks waiting takes one place of a run while others wait (least recently worked
         // first among them), not every place.
         orDie(sql<TestClockRow>`WITH ranked AS (
