@@ -1,11 +1,14 @@
 /**
- * Every public `@paydesk/*` package is publishable: `npm pack --dry-run` holds its built `dist/`,
- * README and license and no test; publint finds no error or warning; and @arethetypeswrong
- * resolves its types for Node (ESM, and CJS where offered) and bundlers. Runs after the build.
+ * Every public `@paydesk/*` package is publishable: its tarball, packed once by `pnpm pack` as
+ * `changeset publish` packs it under pnpm (workspace dependencies written as versions), holds its
+ * built `dist/`, README and license and no test; publint finds no error or warning in it; and
+ * @arethetypeswrong resolves its types for Node (ESM, and CJS where offered) and bundlers from it.
+ * Runs after the build.
  */
-import { describe, expect, it } from "vitest"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { execFileSync, spawnSync } from "node:child_process"
-import { readFileSync } from "node:fs"
+import { mkdtempSync, readFileSync, rmSync } from "node:fs"
+import { tmpdir } from "node:os"
 import { join, resolve } from "node:path"
 import { publint } from "publint"
 
@@ -57,19 +60,29 @@ describe("Packages", () => {
     describe(`@paydesk/${dir}`, () => {
       const path = join(root, "packages", dir)
 
+      /** The package's tarball, packed once for the tests below, and the files it holds. */
+      let packed: { readonly tarball: string; readonly files: ReadonlyArray<string> }
+      let packDir: string
+      beforeAll(() => {
+        packDir = mkdtempSync(join(tmpdir(), "paydesk-pack-"))
+        const report = JSON.parse(execFileSync("pnpm", ["pack", "--pack-destination", packDir, "--json"], { cwd: path, encoding: "utf8" }))
+        packed = { tarball: report.filename, files: report.files.map((f: { path: string }) => f.path) }
+      }, 60_000)
+      afterAll(() => rmSync(packDir, { recursive: true, force: true }))
+
       it("packs dist/, README and LICENSE, and no test", () => {
-        const [packed] = JSON.parse(execFileSync("npm", ["pack", "--dry-run", "--json", "--ignore-scripts"], { cwd: path, encoding: "utf8" }))
-        const files: Array<string> = packed.files.map((f: { path: string }) => f.path)
+        const { files } = packed
         expect(files).toContain("README.md")
         expect(files).toContain("LICENSE")
         expect(files).toContain("dist/index.js")
         expect(files).toContain("dist/index.d.ts")
         if (profile === "strict") expect(files).toEqual(expect.arrayContaining(["dist/index.cjs", "dist/index.d.cts"]))
         expect(files.filter((f) => /(^|\/)test\/|\.test\.ts$|\.integration\./.test(f))).toEqual([])
-      }, 60_000)
+      })
 
       it("passes publint", async () => {
-        const { messages } = await publint({ pkgDir: path, pack: "pnpm", level: "warning" })
+        const tarball = readFileSync(packed.tarball)
+        const { messages } = await publint({ pack: { tarball: tarball.buffer.slice(tarball.byteOffset, tarball.byteOffset + tarball.byteLength) }, level: "warning" })
         expect(messages.map((m) => `${m.type} ${m.code} ${m.path.join(".")}`)).toEqual([])
       }, 60_000)
 
@@ -85,7 +98,7 @@ describe("Packages", () => {
       }, 60_000)
 
       it(`passes @arethetypeswrong (${profile})`, () => {
-        const result = spawnSync(process.execPath, [join(root, "node_modules/@arethetypeswrong/cli/dist/index.js"), "--pack", path, "--profile", profile, "--format", "json"], {
+        const result = spawnSync(process.execPath, [join(root, "node_modules/@arethetypeswrong/cli/dist/index.js"), packed.tarball, "--profile", profile, "--format", "json"], {
           encoding: "utf8"
         })
         const report = JSON.parse(result.stdout) as { problems?: Record<string, Array<{ resolutionKind?: string }>> }
