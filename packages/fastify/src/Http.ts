@@ -42,15 +42,47 @@ export const sendError = (request: FastifyRequest, reply: FastifyReply, status: 
 /**
  * What the app's `onRequest` hook refuses before any route, for every route (`null`: nothing): an
  * HTTP/1.1 request without `Host` (Node's own refusal, with `requireHostHeader`, was a bare 400 without
- * a request id: an outside probe), and a body no route can read (`unreadableBody`).
+ * a request id: an outside probe), one with more than one `Host` line or a `Host` that is no host (RFC
+ * 9112, section 3.2: a server MUST answer both 400; Node keeps the first line and drops the others, so
+ * a proxy reading the last one and this server would disagree on the host), an HTTP/0.9 request line
+ * (a method and a path without a version: 505, as RFC 9110 answers a version not supported; Node
+ * handled it as a request without headers), and a body no route can read (`unreadableBody`).
  */
-export const refusedOnArrival = (request: FastifyRequest): { readonly status: 400 | 415; readonly code: string; readonly message: string; readonly field?: string } | null => {
-  if (request.headers.host === undefined && request.raw.httpVersionMajor === 1 && request.raw.httpVersionMinor >= 1) {
-    return { status: 400, code: "invalid_request", message: "an HTTP/1.1 request must have a Host header", field: "Host" }
+export const refusedOnArrival = (request: FastifyRequest): { readonly status: 400 | 415 | 505; readonly code: string; readonly message: string; readonly field?: string } | null => {
+  const raw = request.raw
+  if (raw.httpVersionMajor === 0) {
+    return { status: 505, code: "invalid_request", message: "HTTP/0.9 is not supported: send HTTP/1.1 (or HTTP/1.0)" }
+  }
+  const host = request.headers.host
+  if (host === undefined) {
+    if (raw.httpVersionMajor === 1 && raw.httpVersionMinor >= 1) {
+      return { status: 400, code: "invalid_request", message: "an HTTP/1.1 request must have a Host header", field: "Host" }
+    }
+  } else if (hostLines(raw.rawHeaders) > 1) {
+    return { status: 400, code: "invalid_request", message: "a request must have one Host header, not several", field: "Host" }
+  } else if (!hostValue.test(host)) {
+    return { status: 400, code: "invalid_request", message: "Host must be a host name or address with an optional port", field: "Host" }
   }
   const unreadable = unreadableBody(request)
   return unreadable === null ? null : { status: 415, code: "unsupported_media_type", message: unreadable }
 }
+
+/** The `Host` lines among a request's raw headers (names and values alternate). */
+const hostLines = (rawHeaders: ReadonlyArray<string>): number => {
+  let lines = 0
+  for (let i = 0; i < rawHeaders.length; i += 2) {
+    const name = rawHeaders[i]!
+    if (name.length === 4 && name.toLowerCase() === "host") lines++
+  }
+  return lines
+}
+
+/**
+ * RFC 9112's `Host = uri-host [ ":" port ]`: an IP literal in brackets, or a name of RFC 3986's
+ * unreserved, percent-encoded and sub-delimiter characters (an IPv4 address is one), then an optional
+ * port of digits. Empty is allowed (a request whose target has no authority).
+ */
+const hostValue = /^(?:\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9\-._~%!$&'()*+,;=]*)(?::[0-9]*)?$/
 
 /** Whether a request has no body at all (RFC 9112: neither a length nor a transfer coding, or a length of 0). */
 const bodiless = (request: FastifyRequest): boolean =>

@@ -201,7 +201,7 @@ describe("request log", () => {
     }
   })
 
-  it("answers an HTTP/1.1 request without Host and an Expect other than 100-continue in the API's error body (Node's were bare)", async () => {
+  it("answers an HTTP/1.1 request without Host, one with two Host lines or a Host that is no host, an HTTP/0.9 request line, and an Expect other than 100-continue in the API's error body (Node's were bare or answered)", async () => {
     const lines: Array<string> = []
     t = await make({ logger: { level: "info", stream: { write: (line: string) => void lines.push(line) } } })
     const address = await t.app.listen({ port: 0, host: "127.0.0.1" })
@@ -229,6 +229,21 @@ describe("request log", () => {
     expect(hostless.header("x-request-id")).toBe(hostless.error.request_id)
     // HTTP/1.0 needs none.
     expect((await first("GET /health/live HTTP/1.0\r\n\r\n")).status).toBe(200)
+    // One Host, and a host (RFC 9112, 3.2): Node kept the first of two and answered.
+    const twoHosts = await first("GET /health/live HTTP/1.1\r\nHost: a.example\r\nhost: b.example\r\n\r\n")
+    expect([twoHosts.status, twoHosts.error.code, twoHosts.error.message, twoHosts.error.field]).toEqual([400, "invalid_request", "a request must have one Host header, not several", "Host"])
+    expect(twoHosts.header("x-request-id")).toBe(twoHosts.error.request_id)
+    expect((await first("GET /health/live HTTP/1.0\r\nHost: a.example\r\nHost: a.example\r\n\r\n")).status).toBe(400)
+    for (const bad of ["a.example/path", "a b", "user@a.example", "a.example:80x", "[::1"]) {
+      const answer = await first(`GET /health/live HTTP/1.1\r\nHost: ${bad}\r\n\r\n`)
+      expect([bad, answer.status, answer.error.message]).toEqual([bad, 400, "Host must be a host name or address with an optional port"])
+    }
+    for (const good of ["a.example", "127.0.0.1:8080", "[::1]:8080", "shop_1.example.", "xn--e1afmkfd.xn--p1ai", ""]) {
+      expect([good, (await first(`GET /health/live HTTP/1.1\r\nHost: ${good}\r\n\r\n`)).status]).toEqual([good, 200])
+    }
+    // An HTTP/0.9 request line (no version, no headers): Node answered it as a request.
+    const ancient = await first("GET /health/live\r\n\r\n")
+    expect([ancient.status, ancient.error.code, ancient.error.message]).toEqual([505, "invalid_request", "HTTP/0.9 is not supported: send HTTP/1.1 (or HTTP/1.0)"])
     const expecting = await first("POST /api/v1/payments HTTP/1.1\r\nhost: x\r\nexpect: 200-ok\r\ncontent-type: application/json\r\ncontent-length: 2\r\n\r\n{}")
     expect([expecting.status, expecting.error.code, expecting.error.message]).toEqual([417, "expectation_failed", "Expect: 200-ok is not supported (only 100-continue)"])
     expect([expecting.header("x-request-id"), expecting.header("connection")]).toEqual([expecting.error.request_id, "close"])
