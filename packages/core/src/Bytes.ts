@@ -63,6 +63,14 @@ const loneSurrogates = new RegExp(loneSurrogate.source, "g")
  */
 export const hasLoneSurrogate = (text: string): boolean => loneSurrogate.test(text)
 
+/**
+ * Whether `text` holds a control character (C0, DEL and C1: Unicode's `Cc`) or a line or paragraph
+ * separator (U+2028, U+2029): never part of an identifier or a name, and each breaks a log line, a
+ * terminal (C1's CSI begins an escape sequence) or a line-based reader of an export.
+ */
+export const hasControlCharacter = (text: string): boolean => controlCharacter.test(text)
+const controlCharacter = /[\u0000-\u001f\u007f-\u009f\u2028\u2029]/
+
 /** The message refusing a field with a lone surrogate (keys and URLs, which are never rewritten). */
 export const unicodeOnly = (field: string) => `${field} must be valid Unicode text (a surrogate without its pair was sent)`
 

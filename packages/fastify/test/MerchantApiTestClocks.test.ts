@@ -224,6 +224,9 @@ describe("MerchantApi test clocks", () => {
     expectError(await api("POST", "/test-clocks", { frozen_time: "31.01.2026" }), 400, "invalid_request")
     expectError(await api("POST", "/test-clocks", { frozen_time: "1999-12-31T23:59:59Z" }), 400, "invalid_request")
     expectError(await api("POST", "/test-clocks", { frozen_time: "2026-01-31T07:00:00Z", extra: 1 }), 400, "invalid_request", "unknown field extra")
+    for (const name of ["a\u0007b", "a\u0085b", "a\u2028b"]) {
+      expectError(await api("POST", "/test-clocks", { frozen_time: "2026-01-31T07:00:00Z", name }), 400, "invalid_request", "name must be at most 128 characters without control characters")
+    }
     expectError(await api("POST", `/test-clocks/${clock.id}/advance`, { frozen_time: "2026-01-31T07:00:00Z" }), 400, "invalid_request",
       "frozen_time must be later than the clock's frozen_time (2026-01-31T07:00:00.000Z)")
 

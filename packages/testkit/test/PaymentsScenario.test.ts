@@ -208,9 +208,17 @@ describe("Payments scenarios", () => {
         const error = yield* Effect.flip(Payments.create(principal, input))
         assert.strictEqual(error._tag, tag, JSON.stringify(input))
       }
+      // Control characters (C0, DEL and C1, whose CSI begins a terminal's escape) and line separators.
+      for (const orderId of ["a\u0001b", "a\nb", "a\u007fb", "a\u0085b", "a\u009b31mb", "a\u2028b", "a\u2029b"]) {
+        const error = yield* Effect.flip(Payments.create(principal, { amount: "10", orderId, test: true }))
+        assert.deepStrictEqual([error._tag, error.message], ["InvalidRequest", "order_id must be at most 128 characters without control characters"], JSON.stringify(orderId))
+      }
       const listed = yield* Payments.list(principal, { environment: "all" })
       assert.strictEqual(listed.total, 0)
       assert.strictEqual((yield* (yield* OutboxRepository).listEvents({})).length, 0)
+      // Any other text stays an order id: other scripts, symbols, a no-break space, a joiner.
+      const kept = yield* Payments.create(principal, { amount: "10", orderId: "заказ №1 ✓ ½\u00a0\u200d", test: true })
+      assert.strictEqual(kept.payment.orderId, "заказ №1 ✓ ½\u00a0\u200d")
     }).pipe(Effect.provide(Kit.layer)))
 
   it.effect("operator refund emits refund_request.completed then payment.refunded and reverses the credit", () =>
