@@ -342,6 +342,22 @@ export const route = <Q extends Schema.Top | undefined, B extends Schema.Top | u
   })
 }
 
+/**
+ * Errors any operation may get, before it is reached (`App`): malformed HTTP, a path or `Host` no route
+ * can take, a request not arrived whole in time, its headers too large, and (for a path with
+ * parameters) a path segment too long.
+ */
+export const transportErrors = (op: Operation<any, any>): ReadonlyArray<readonly [number, string]> => [
+  [400, "`invalid_request`: malformed HTTP; an HTTP/1.1 request without `Host`, or with more than one (`a request must have one Host header, not several`) or one that is no host; a path that is not valid percent-encoded UTF-8 (`the path is not valid percent-encoded UTF-8`)" +
+    (op.params === undefined ? "" : " or a path parameter holding a NUL (`\\u0000`)")],
+  [408, "`request_timeout`: the request did not arrive whole within the server's limit (30 s by default); the connection is closed"],
+  ...(op.params === undefined ? [] : [[414, "`uri_too_long`: a path segment is longer than 2048 characters"] as const]),
+  // A body of another type (or any on an operation that takes none), or a compressed one: refused on arrival (`Http.unreadableBody`).
+  ...(op.method === "GET" ? [] : [[415, "`unsupported_media_type`: a body not `application/json` (or, on the payer pages, a form), compressed (`Content-Encoding`) or in a transfer coding other than chunked (an empty body is taken whatever its type)"] as const]),
+  [417, "`expectation_failed`: an `Expect` other than `100-continue`; the connection is closed"],
+  [431, "`headers_too_large`: the request's headers are larger than 16 KiB; the connection is closed"]
+]
+
 // ---------------------------------------------------------------------------------------------
 // Checking answers (tests)
 
@@ -356,7 +372,8 @@ export const violation = (
   const declared = op.responses.find((r) => r.status === status)
   const isJson = (contentType ?? "").startsWith("application/json")
   if (declared === undefined) {
-    if (!op.errors.some(([s]) => s === status) && status < 500 && status !== 415 && status !== 429) {
+    // Declared by the operation, or refused on arrival before any route (declared on every operation).
+    if (!op.errors.some(([s]) => s === status) && !transportErrors(op).some(([s]) => s === status) && status < 500 && status !== 415 && status !== 429) {
       return `${op.id}: status ${status} is not declared`
     }
     // Pages (and plain form posts from a browser) answer errors as HTML pages.

@@ -437,6 +437,9 @@ export const sentErrors: ReadonlyArray<SentError> = [
   { status: 414, code: "uri_too_long", message: "a path segment is longer than 2048 characters" },
   { status: 431, code: "headers_too_large", message: "the request's headers are larger than 16 KiB" },
   { status: 417, code: "expectation_failed", message: "Expect: 200-ok is not supported (only 100-continue)" },
+  // App and Http: a path or a Host no route can take, refused on arrival, on every operation.
+  { status: 400, code: "invalid_request", message: "the path is not valid percent-encoded UTF-8" },
+  { status: 400, code: "invalid_request", message: "a request must have one Host header, not several", field: "Host" },
   // Core `Auth` and `Nonce`; the operator token (`AdminRoutes.operatorAuth`).
   { status: 401, code: "unauthenticated", message: "X-API-Key header is required" },
   { status: 401, code: "unauthenticated", message: "invalid api key" },

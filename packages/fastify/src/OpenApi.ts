@@ -38,7 +38,7 @@ import { readFileSync } from "node:fs"
 import { createRequire } from "node:module"
 import { dirname, join } from "node:path"
 import * as CallbacksGuide from "./CallbacksGuide.js"
-import { fullPath, type Operation, type Reply, route } from "./Contract.js"
+import { fullPath, type Operation, type Reply, route, transportErrors } from "./Contract.js"
 import * as Examples from "./Examples.js"
 import * as HostOperations from "./HostOperations.js"
 import { codeOf, errorResponse, fromExit, statusOf as httpStatusOf } from "./HttpErrors.js"
@@ -153,19 +153,6 @@ const errorExample = (op: Operation<any, any>, status: number, texts: ReadonlyAr
   return undefined
 }
 
-/**
- * Errors any operation may get, before it is reached (`App`): a request not arrived whole in time, its
- * headers too large, and (for a path with parameters) a path segment too long.
- */
-const transportErrors = (op: Operation<any, any>): ReadonlyArray<readonly [number, string]> => [
-  [408, "`request_timeout`: the request did not arrive whole within the server's limit (30 s by default); the connection is closed"],
-  ...(op.params === undefined ? [] : [[414, "`uri_too_long`: a path segment is longer than 2048 characters"] as const]),
-  // A body of another type (or any on an operation that takes none), or a compressed one: refused on arrival (`Http.unreadableBody`).
-  ...(op.method === "GET" ? [] : [[415, "`unsupported_media_type`: a body not `application/json` (or, on the payer pages, a form), compressed (`Content-Encoding`) or in a transfer coding other than chunked (an empty body is taken whatever its type)"] as const]),
-  [417, "`expectation_failed`: an `Expect` other than `100-continue`; the connection is closed"],
-  [431, "`headers_too_large`: the request's headers are larger than 16 KiB; the connection is closed"]
-]
-
 /** The `x-request-id` every answer carries (a shared component header). */
 const requestIdHeader = { "x-request-id": { $ref: "#/components/headers/RequestId" } }
 
@@ -197,7 +184,9 @@ const htmlErrors = (op: Operation<any, any>): "only" | "also" | "no" =>
 const errorResponses = (op: Operation<any, any>, errors: ReadonlyArray<readonly [number, string]>, error: Json) => {
   const byStatus = new Map<number, Array<string>>()
   for (const [status, text] of errors) byStatus.set(status, [...(byStatus.get(status) ?? []), text])
-  const transport = new Set(transportErrors(op).map(([status]) => status))
+  // A status only the transport sends is never a payer's HTML page (one the operation sends itself may be).
+  const own = new Set(op.errors.map(([status]) => status))
+  const transport = new Set(transportErrors(op).map(([status]) => status).filter((status) => !own.has(status)))
   return Object.fromEntries([...byStatus].map(([status, texts]) => {
     const sent = errorExample(op, status, texts)
     const json = { "application/json": { schema: error, ...(sent === undefined ? {} : { example: Examples.error(sent.code, sent.message, sent.field) }) } }
@@ -375,7 +364,8 @@ export const make = () => {
         "(readiness 503 `not_ready` with the `server` check failing, liveness 200). A request that does not arrive whole within the server's " +
         "limit (30 s by default) is 408 `request_timeout`, malformed HTTP 400 `invalid_request`, headers over 16 KiB 431 " +
         "`headers_too_large` and chunk extensions over 16 KiB 413 `body_too_large`, each closing the connection; a path segment " +
-        "over 2048 characters is 414 `uri_too_long`; an HTTP/1.1 request without `Host` is 400 `invalid_request` (`field` `Host`), " +
+        "over 2048 characters is 414 `uri_too_long`; an HTTP/1.1 request without `Host`, with two or with one that is no host is 400 " +
+        "`invalid_request` (`field` `Host`), a path that is not valid percent-encoded UTF-8 400 `invalid_request`, an HTTP/0.9 request line 505, " +
         "an `Expect` other than `100-continue` 417 `expectation_failed` (the connection closed), a compressed body " +
         "(`Content-Encoding`) or a transfer coding other than chunked 415 `unsupported_media_type`. The TypeScript SDK is " +
         "`@paydesk/client`.\n\n" + CallbacksGuide.markdown

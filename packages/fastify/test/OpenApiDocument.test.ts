@@ -70,10 +70,10 @@ describe("OpenApi answers", () => {
     }
   })
 
-  it("declares 408, 431 on every operation and 414 on every one with a path parameter, as the other errors", () => {
+  it("declares 400, 408, 431 on every operation and 414 on every one with a path parameter, as the other errors", () => {
     for (const { path, method, op } of operations) {
       const statuses = Object.keys(op.responses)
-      expect(statuses, `${method} ${path}`).toEqual(expect.arrayContaining(["408", "431"]))
+      expect(statuses, `${method} ${path}`).toEqual(expect.arrayContaining(["400", "408", "431"]))
       expect(statuses.includes("414"), `${method} ${path}`).toBe(op.parameters.some((p) => p.in === "path"))
     }
     expect(exampleOf("/api/v1/payments", "get", 431)).toMatchObject({ code: "headers_too_large", message: "the request's headers are larger than 16 KiB" })
@@ -90,6 +90,8 @@ describe("OpenApi answers", () => {
     expect(Object.keys(simulate.responses["404"]!.content!)).toEqual(["application/json", "text/html"])
     // Refused before the route: never a page.
     expect(Object.keys(simulate.responses["431"]!.content!)).toEqual(["application/json"])
+    const page = (document.paths as Record<string, Record<string, Operation>>)["/public/payments/{token}"]!["get"]!
+    expect(Object.keys(page.responses["400"]!.content!)).toEqual(["application/json"])
   })
 
   it("has an example on every error body, whose message is never its code", () => {
@@ -147,6 +149,12 @@ describe("OpenApi error examples, sent by the app", () => {
       await app.inject({ method: "POST", url: "/public/payments/unknown-token/simulate", payload: { outcome: "paid", csrf_token: "x" } }),
       "/public/payments/{token}/simulate", "post", 404
     )
+    // A path or a Host no route can take, refused before any route, also on the payer pages (an outside probe: undeclared there).
+    answersAsDocumented(await app.inject({ method: "GET", url: "/public/payments/%ZZ" }), "/public/payments/{token}", "get", 400)
+    answersAsDocumented(await app.inject({ method: "GET", url: "/public/payments/%C0%AF/status" }), "/public/payments/{token}/status", "get", 400)
+    const nul = await app.inject({ method: "GET", url: "/public/payments/a%00b/status" })
+    expect([nul.statusCode, json(nul).error.message]).toEqual([400, "token must not contain NUL characters (\\u0000)"])
+    answersAsDocumented(await app.inject({ method: "GET", url: "/public/subscriptions/%E0%A4%A" }), "/public/subscriptions/{token}", "get", 400)
     for (const url of ["/public/payments/unknown-token", "/public/subscriptions/unknown-token"]) {
       const page = await app.inject({ method: "GET", url })
       expect(page.statusCode).toBe(404)
