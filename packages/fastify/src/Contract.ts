@@ -335,6 +335,10 @@ export const route = <Q extends Schema.Top | undefined, B extends Schema.Top | u
     url: fastifyPath(op.path),
     // `invalidJsonOnly`: the body parser's refusals say only `invalid json body` too (App's error handler).
     config: { operationId: op.id, ...((op.body as Body | undefined)?.invalidJsonOnly === true ? { invalidJsonOnly: true } : {}) },
+    // HEAD where a HEAD means something (the payer pages, the health probes, the docs), not on the
+    // merchant and operator APIs: there it ran the whole GET, nonce used up and all, for no body, and
+    // the document declares none (an outside probe); it is 404 `route_not_found` like any method a path lacks.
+    exposeHeadRoute: op.surface !== "merchant" && op.surface !== "operator",
     ...(options.preHandler === undefined ? {} : { preHandler: options.preHandler }),
     ...(options.onRequest === undefined ? {} : { onRequest: options.onRequest }),
     ...(options.logLevel === undefined ? {} : { logLevel: options.logLevel }),

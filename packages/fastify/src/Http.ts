@@ -160,12 +160,27 @@ const header = (request: FastifyRequest, name: string): string | undefined => {
   return Array.isArray(value) ? value[0] : value
 }
 
-/** The merchant principal: `Authorization: Bearer` (dashboard) or `X-API-Key` + `X-Nonce`. */
-export const principal = (request: FastifyRequest): Effect.Effect<Access.Principal, import("@paydesk/core").PaydeskError, Services> => {
+/**
+ * The request's Bearer token (`undefined`: none), or `both` when an `X-API-Key` comes with it: two
+ * credentials, possibly of two merchants, and no telling which one the sender meant (the Bearer token
+ * used to win silently, the key and nonce left unchecked: an outside probe), so neither is used.
+ */
+const bearerOf = (request: FastifyRequest): string | "both" | undefined => {
   const authorization = header(request, "authorization")
-  if (authorization !== undefined && /^Bearer\s+/i.test(authorization)) {
-    return Auth.bearer(authorization.replace(/^Bearer\s+/i, "").trim())
-  }
+  if (authorization === undefined || !/^Bearer\s+/i.test(authorization)) return undefined
+  return header(request, "x-api-key") !== undefined ? "both" : authorization.replace(/^Bearer\s+/i, "").trim()
+}
+
+const bothCredentials = new InvalidRequest({
+  message: "send X-API-Key (with X-Nonce) or Authorization: Bearer, not both",
+  field: "X-API-Key"
+})
+
+/** The merchant principal: `Authorization: Bearer` (dashboard) or `X-API-Key` + `X-Nonce`, not both. */
+export const principal = (request: FastifyRequest): Effect.Effect<Access.Principal, import("@paydesk/core").PaydeskError, Services> => {
+  const bearer = bearerOf(request)
+  if (bearer === "both") return Effect.fail(bothCredentials)
+  if (bearer !== undefined) return Auth.bearer(bearer)
   return Auth.apiKey(header(request, "x-api-key"), header(request, "x-nonce"))
 }
 
@@ -199,9 +214,8 @@ export const runAs = <A, E>(
   use: (who: Access.Principal) => Effect.Effect<A, E, Services>,
   ok: (value: A) => unknown
 ) => {
-  const authorization = header(request, "authorization")
   // An API key's terminal, read with the key, serves this request's use case (no second read).
-  const authenticated = authorization !== undefined && /^Bearer\s+/i.test(authorization)
+  const authenticated = bearerOf(request) !== undefined
     ? Effect.flatMap(principal(request), use)
     : Effect.flatMap(Auth.apiKeyRequest(header(request, "x-api-key"), header(request, "x-nonce")), ({ principal, terminal }) =>
       Access.withRequestTerminal(use(principal), terminal))

@@ -625,17 +625,22 @@ const docsOperation = (
   summary: string,
   description: string,
   contentType: "application/json" | "text/html" | "text/javascript",
-  errors: ReadonlyArray<readonly [number, string]> = []
+  errors: ReadonlyArray<readonly [number, string]> = [],
+  example?: unknown
 ) =>
   operation({
     id, surface: "docs", method: "GET", path, tag: "Docs", auth: "none", summary,
     query: S.NoQuery,
     queryExample: {},
-    responses: [{ status: 200, description, contentType }],
+    responses: [{ status: 200, description, contentType, ...(example === undefined ? {} : { example }) }],
     errors: [[400, "`invalid_request`: `unknown query parameter …` (these take none)"], ...errors]
   })
 
-export const openApiDocument = docsOperation("openApiDocument", "/openapi.json", "This OpenAPI 3.1 document", "the document", "application/json")
+export const openApiDocument = docsOperation("openApiDocument", "/openapi.json", "This OpenAPI 3.1 document", "the document", "application/json", [], {
+  openapi: "3.1.0",
+  info: { title: "Paydesk API", version: "1", license: { name: "MIT", identifier: "MIT" } },
+  paths: { "/api/v1/payments": { post: { operationId: "createPayment", summary: "Create a payment" } } }
+})
 
 export const docsPage = docsOperation(
   "docsPage", "/docs", "The API reference (rendered by Scalar from this document, served locally)", "the page", "text/html"

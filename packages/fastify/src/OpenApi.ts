@@ -212,7 +212,10 @@ const replyObject = (reply: Reply, add: (schema: Schema.Top, closed: boolean) =>
   if (reply.schema !== undefined) content["application/json"] = { schema: add(reply.schema, false), example: reply.example }
   if (reply.csv === true) content["text/csv"] = { schema: { type: "string" }, example: "payment_id,order_id,created_at,status\r\n" }
   if (reply.contentType !== undefined && reply.schema === undefined) {
-    content[reply.contentType] = { schema: reply.contentType === "application/json" ? { type: "object", additionalProperties: true } : { type: "string" } }
+    content[reply.contentType] = {
+      schema: reply.contentType === "application/json" ? { type: "object", additionalProperties: true } : { type: "string" },
+      ...(reply.example === undefined ? {} : { example: reply.example })
+    }
   }
   return { description: reply.description, ...headers, ...(Object.keys(content).length === 0 ? {} : { content }) }
 }

@@ -75,6 +75,20 @@ describe("MerchantApi authentication", () => {
     const missing = await t.app.inject({ method: "GET", url: "/api/v1/balance", headers: bearer(pair.access_token) })
     expectError(missing, 400, "terminal_id_required", "terminal_id is required")
     expectError(await t.app.inject({ method: "GET", url: "/api/v1/rate", headers: bearer("not-a-token") }), 401, "unauthenticated")
+    // Both credentials: neither is used, whichever merchant each names (the token used to win, the key unchecked).
+    for (const key of [other.apiKey, merchant.apiKey, "pd_invalid"]) {
+      const nonce = crypto.randomUUID()
+      const both = { ...bearer(pair.access_token), "x-api-key": key, "x-nonce": nonce }
+      const refused = expectError(await t.app.inject({ method: "GET", url: `/api/v1/balance?terminal_id=${merchant.terminal.id}`, headers: both }),
+        400, "invalid_request", "send X-API-Key (with X-Nonce) or Authorization: Bearer, not both")
+      expect(refused.field).toBe("X-API-Key")
+      expectError(await t.app.inject({ method: "POST", url: "/api/v1/payments", headers: both, payload: { amount: "10", order_id: "both-1", terminal_id: merchant.terminal.id } }),
+        400, "invalid_request")
+      // The nonce was not used: the key alone still goes through with it.
+      if (key === merchant.apiKey) {
+        expect((await t.app.inject({ method: "GET", url: "/api/v1/balance", headers: { "x-api-key": key, "x-nonce": nonce } })).statusCode).toBe(200)
+      }
+    }
 
     const renewed = await refresh({ refresh_token: pair.refresh_token })
     expect(renewed.statusCode).toBe(200)
