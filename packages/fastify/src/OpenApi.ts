@@ -360,7 +360,7 @@ export const make = () => {
       description:
         "Payments, recurring subscriptions, payouts, balance and rate of a merchant's terminals (`/api/v1`), the payer pages (`/public`) " +
         "and the operator API (`/admin/v1`). Every merchant request except login, refresh and logout carries `X-API-Key` and a fresh " +
-        "`X-Nonce` (a UUID; a retry carries a new one), or `Authorization: Bearer <access token>`. Errors have the body " +
+        "`X-Nonce` (a UUID; a retry carries a new one), or `Authorization: Bearer <access token>` (not both: 400). Errors have the body " +
         "`{ error: { code, message, request_id, field? } }` and every response carries `x-request-id`. A request sent on an " +
         "open connection to a server that is shutting down gets 503 `service_unavailable` with `Retry-After: 1` and " +
         "`Connection: close`: send it again (on a new connection, with a new nonce); the health probes answer for themselves then " +
