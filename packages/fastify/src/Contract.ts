@@ -376,12 +376,14 @@ export const violation = (
   const declared = op.responses.find((r) => r.status === status)
   const isJson = (contentType ?? "").startsWith("application/json")
   if (declared === undefined) {
-    // Declared by the operation, or refused on arrival before any route (declared on every operation).
-    if (!op.errors.some(([s]) => s === status) && !transportErrors(op).some(([s]) => s === status) && status < 500 && status !== 415 && status !== 429) {
+    const own = op.errors.some(([s]) => s === status)
+    // Refused on arrival, before any route (declared on every operation, as JSON only).
+    const onArrival = !own && transportErrors(op).some(([s]) => s === status)
+    if (!own && !onArrival && status < 500 && status !== 415 && status !== 429) {
       return `${op.id}: status ${status} is not declared`
     }
-    // Pages (and plain form posts from a browser) answer errors as HTML pages.
-    const pages = op.responses.some((r) => r.contentType === "text/html") || (op.body as Body | undefined)?.form === true
+    // Pages (and plain form posts from a browser) answer their own errors as HTML pages.
+    const pages = !onArrival && (op.responses.some((r) => r.contentType === "text/html") || (op.body as Body | undefined)?.form === true)
     if (!isJson) return pages ? null : `${op.id}: error ${status} is not JSON`
     return check(errorSchema, payload, `${op.id} ${status}`)
   }

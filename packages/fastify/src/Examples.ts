@@ -440,6 +440,8 @@ export const sentErrors: ReadonlyArray<SentError> = [
   // App and Http: a path or a Host no route can take, refused on arrival, on every operation.
   { status: 400, code: "invalid_request", message: "the path is not valid percent-encoded UTF-8" },
   { status: 400, code: "invalid_request", message: "a request must have one Host header, not several", field: "Host" },
+  // Http.principal: both credentials on a merchant request.
+  { status: 400, code: "invalid_request", message: "send X-API-Key (with X-Nonce) or Authorization: Bearer, not both", field: "X-API-Key", surfaces: ["merchant"] },
   // Core `Auth` and `Nonce`; the operator token (`AdminRoutes.operatorAuth`).
   { status: 401, code: "unauthenticated", message: "X-API-Key header is required" },
   { status: 401, code: "unauthenticated", message: "invalid api key" },

@@ -78,11 +78,12 @@ const hostLines = (rawHeaders: ReadonlyArray<string>): number => {
 }
 
 /**
- * RFC 9112's `Host = uri-host [ ":" port ]`: an IP literal in brackets, or a name of RFC 3986's
- * unreserved, percent-encoded and sub-delimiter characters (an IPv4 address is one), then an optional
- * port of digits. Empty is allowed (a request whose target has no authority).
+ * RFC 9112's `Host = uri-host [ ":" port ]`: an IP literal in brackets (IPv6, with a zone as RFC 6874
+ * writes it, `%25eth0`, or as Node's and Python's clients send it, `%eth0`; or an IPvFuture), or a name of
+ * RFC 3986's unreserved, percent-encoded and sub-delimiter characters (an IPv4 address is one), then an
+ * optional port of digits. Empty is allowed (a request whose target has no authority).
  */
-const hostValue = /^(?:\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9\-._~%!$&'()*+,;=]*)(?::[0-9]*)?$/
+const hostValue = /^(?:\[[0-9A-Za-z:.%\-_~!$&'()*+,;=]+\]|[A-Za-z0-9\-._~%!$&'()*+,;=]*)(?::[0-9]*)?$/
 
 /** Whether a request has no body at all (RFC 9112: neither a length nor a transfer coding, or a length of 0). */
 const bodiless = (request: FastifyRequest): boolean =>

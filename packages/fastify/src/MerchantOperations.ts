@@ -12,7 +12,7 @@ import { responses as R } from "./ResponseSchemas.js"
 import * as S from "./Schemas.js"
 
 const common: ReadonlyArray<readonly [number, string]> = [
-  [400, "`invalid_request`: a wrong type, missing or unknown field or query parameter (any, where the operation takes none), named in `field`, with what it expects; `invalid_json_body`: malformed JSON, invalid UTF-8 or a body that is not an object; `body_too_large` (over 64 KiB)"],
+  [400, "`invalid_request`: a wrong type, missing or unknown field or query parameter (any, where the operation takes none), named in `field`, with what it expects; `invalid_json_body`: malformed JSON, invalid UTF-8 or a body that is not an object; `body_too_large` (over 64 KiB); `invalid_request` `send X-API-Key (with X-Nonce) or Authorization: Bearer, not both`"],
   [401, "`X-API-Key header is required`, `invalid api key`, `X-Nonce header is required`, `nonce already used`, invalid or expired access token"],
   [403, "`terminal access denied` (API key of another terminal), `account access denied` (terminal of another account); also a `terminal_id` that names no terminal, an empty one included (given, never taken as absent)"]
 ]

@@ -341,7 +341,12 @@ describe("MerchantApi payments", () => {
     // A coding of no body is no coding: a read with the header is answered as without it.
     expect((await get("/payments", { "content-encoding": "gzip" })).statusCode).toBe(200)
     expect((await raw(json, "application/json; charset=utf-8")).statusCode).toBe(201)
-    expect(await countPayments()).toBe(1)
+    // JSON has no charset (RFC 8259): the parameter is ignored, the body read as UTF-8 whatever it says.
+    const declared = JSON.stringify({ amount: "1", order_id: "заказ-utf16", test: true })
+    const created = await raw(declared, "application/json; charset=utf-16")
+    expect([created.statusCode, JSON.parse(created.body).order_id]).toEqual([201, "заказ-utf16"])
+    expectError(await raw(Buffer.from(declared, "utf16le"), "application/json; charset=utf-16"), 400, "invalid_json_body")
+    expect(await countPayments()).toBe(2)
   })
 
   it("an empty body has no type: curl -d '' and Python's urllib (a form type, no body) reach operations without a body; a creation is told its body is missing", async () => {

@@ -60,7 +60,10 @@ describe("OpenApi", () => {
     expect((await t.app.inject({ method: "HEAD", url: "/admin/v1/accounts", headers: { authorization: "Bearer x" } })).statusCode).toBe(404)
     expect((await t.app.inject({ method: "HEAD", url: "/health/live" })).statusCode).toBe(200)
     expect((await t.app.inject({ method: "HEAD", url: "/openapi.json" })).statusCode).toBe(200)
-    expect((await t.app.inject({ method: "HEAD", url: "/public/payments/unknown-token" })).statusCode).toBe(404)
+    const created = await t.app.inject({ method: "POST", url: "/api/v1/payments", headers: { "x-api-key": merchant.apiKey, "x-nonce": crypto.randomUUID() }, payload: { amount: "10", order_id: "head-1", test: true } })
+    const page = new URL(json(created).pay_url as string).pathname
+    const headPage = await t.app.inject({ method: "HEAD", url: page })
+    expect([headPage.statusCode, headPage.headers["content-type"], headPage.body]).toEqual([200, "text/html; charset=utf-8", ""])
   })
 
   it("uses $ref components, integer query parameters and examples on every operation", () => {
@@ -259,6 +262,13 @@ print(json.dumps(results))
     expect(Contract.violation(op, 200, "application/json", good, responses.Error)).toBeNull()
     expect(Contract.violation(op, 200, "application/json", JSON.stringify({ ok: "yes" }), responses.Error)).toMatch(/stopSubscription 200/)
     expect(Contract.violation(op, 418, "application/json", good, responses.Error)).toMatch(/status 418 is not declared/)
+    // A refusal on arrival (400 on every operation) is JSON in the error format, also on a payer page.
+    const page = OpenApi.operations.find((o) => o.id === "paymentPage")!
+    const refused = JSON.stringify({ error: { code: "invalid_request", message: "the path is not valid percent-encoded UTF-8", request_id: "req_1" } })
+    expect(Contract.violation(page, 400, "application/json", refused, responses.Error)).toBeNull()
+    expect(Contract.violation(page, 400, "text/html", "<p>bad</p>", responses.Error)).toMatch(/paymentPage: error 400 is not JSON/)
+    expect(Contract.violation(page, 404, "text/html", "<p>not found</p>", responses.Error)).toBeNull()
+    expect(Contract.violation(page, 400, "application/json", good, responses.Error)).not.toBeNull()
   })
 
   it("serves the document and a Scalar reference page that loads nothing from elsewhere", async () => {

@@ -234,11 +234,11 @@ describe("request log", () => {
     expect([twoHosts.status, twoHosts.error.code, twoHosts.error.message, twoHosts.error.field]).toEqual([400, "invalid_request", "a request must have one Host header, not several", "Host"])
     expect(twoHosts.header("x-request-id")).toBe(twoHosts.error.request_id)
     expect((await first("GET /health/live HTTP/1.0\r\nHost: a.example\r\nHost: a.example\r\n\r\n")).status).toBe(400)
-    for (const bad of ["a.example/path", "a b", "user@a.example", "a.example:80x", "[::1"]) {
+    for (const bad of ["a.example/path", "a b", "user@a.example", "a.example:80x", "[::1", "[::1]x", "a.example?q", "a.example#f"]) {
       const answer = await first(`GET /health/live HTTP/1.1\r\nHost: ${bad}\r\n\r\n`)
       expect([bad, answer.status, answer.error.message]).toEqual([bad, 400, "Host must be a host name or address with an optional port"])
     }
-    for (const good of ["a.example", "127.0.0.1:8080", "[::1]:8080", "shop_1.example.", "xn--e1afmkfd.xn--p1ai", ""]) {
+    for (const good of ["a.example", "127.0.0.1:8080", "[::1]:8080", "[fe80::1%25eth0]", "[fe80::1%eth0]:8080", "[v1.fe80::a+en1]", "SHOP.Example:443", ":8080", "shop_1.example.", "xn--e1afmkfd.xn--p1ai", ""]) {
       expect([good, (await first(`GET /health/live HTTP/1.1\r\nHost: ${good}\r\n\r\n`)).status]).toEqual([good, 200])
     }
     // An HTTP/0.9 request line (no version, no headers): Node answered it as a request.

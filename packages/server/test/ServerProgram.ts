@@ -12,12 +12,15 @@ import { join, resolve } from "node:path"
 export const serverDir = resolve(import.meta.dirname, "..")
 const root = resolve(serverDir, "../..")
 
-/** Whether any file under `path` (a file or a directory) was modified after `since` (ms). */
+/**
+ * Whether `path` or anything under it was modified after `since` (ms), directories included as `find
+ * -newer` counts them: a source file removed or renamed changes only its directory.
+ */
 const newerThan = (path: string, since: number): boolean => {
   if (!existsSync(path)) return false
   const stat = statSync(path)
-  if (!stat.isDirectory()) return stat.mtimeMs > since
-  return readdirSync(path).some((name) => newerThan(join(path, name), since))
+  if (stat.mtimeMs > since) return true
+  return stat.isDirectory() && readdirSync(path).some((name) => newerThan(join(path, name), since))
 }
 
 let fresh: boolean | undefined
