@@ -55,19 +55,25 @@ describe("PgChargeBook", () => {
       assert.deepStrictEqual(rows.map((r) => r.outcome), ["paid"])
     })))
 
+  // Each step within 8 s, named when it is not: the test once ran past vitest's 30 s on a machine busy
+  // with a second suite and a build (1 s alone), and its report could not say which step waited.
+  const step = (name: string) => <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
+    effect.pipe(Effect.timeoutOrElse({ duration: Duration.seconds(8), orElse: () => Effect.die(new Error(`${name} took more than 8 s`)) }))
+
   it.live("a book whose database goes away fails with BookUnavailable, and the emulator answers unknown instead of failing the pass", () =>
     Effect.scoped(Effect.gen(function*() {
       const serverUrl = inject("pgTargets")[0]!.url
-      const url = yield* freshDatabase(serverUrl)
-      const book = yield* handle(url, "server")
+      const url = yield* freshDatabase(serverUrl).pipe(step("CREATE DATABASE"))
+      const book = yield* handle(url, "server").pipe(step("the book's start"))
       const request = { subscriptionId: "sub-1", cycleNumber: 1, idempotencyKey: "sub-1:1:1", amount: 990_00n }
-      assert.strictEqual((yield* book.take(request)).program, "paid")
+      assert.strictEqual((yield* book.take(request).pipe(step("the first take"))).program, "paid")
       const name = new URL(url).pathname.slice(1)
       yield* Effect.flatMap(SqlClient.SqlClient, (sql) => sql.unsafe(`DROP DATABASE ${name} WITH (FORCE)`)).pipe(
         Effect.provide(PgStore.layerClient(serverUrl, { maxConnections: 1 })),
-        Effect.orDie
+        Effect.orDie,
+        step("DROP DATABASE")
       )
-      const failure = yield* Effect.flip(book.take({ ...request, idempotencyKey: "sub-1:2:1", cycleNumber: 2 }))
+      const failure = yield* Effect.flip(book.take({ ...request, idempotencyKey: "sub-1:2:1", cycleNumber: 2 })).pipe(step("the take on the dropped database"))
       assert.strictEqual(failure._tag, "BookUnavailable")
       const emulator = AcquirerEmulator.make(book)
       assert.deepStrictEqual(yield* emulator.acquirer.charge({ ...request, idempotencyKey: "sub-1:2:1", cycleNumber: 2 }), {
