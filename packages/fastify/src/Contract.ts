@@ -352,7 +352,7 @@ export const route = <Q extends Schema.Top | undefined, B extends Schema.Top | u
  * parameters) a path segment too long.
  */
 export const transportErrors = (op: Operation<any, any>): ReadonlyArray<readonly [number, string]> => [
-  [400, "`invalid_request`: malformed HTTP; an HTTP/1.1 request without `Host`, or with more than one (`a request must have one Host header, not several`) or one that is no host; a path that is not valid percent-encoded UTF-8 (`the path is not valid percent-encoded UTF-8`)" +
+  [400, "`invalid_request`: malformed HTTP; an HTTP/1.1 request without `Host`, or with more than one (`a request must have one Host header, not several`) or one that is no host; more than one `Authorization`; a path that is not valid percent-encoded UTF-8 (`the path is not valid percent-encoded UTF-8`)" +
     (op.params === undefined ? "" : " or a path parameter holding a NUL (`\\u0000`)")],
   [408, "`request_timeout`: the request did not arrive whole within the server's limit (30 s by default); the connection is closed"],
   ...(op.params === undefined ? [] : [[414, "`uri_too_long`: a path segment is longer than 2048 characters"] as const]),

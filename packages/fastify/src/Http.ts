@@ -44,35 +44,41 @@ export const sendError = (request: FastifyRequest, reply: FastifyReply, status: 
  * HTTP/1.1 request without `Host` (Node's own refusal, with `requireHostHeader`, was a bare 400 without
  * a request id: an outside probe), one with more than one `Host` line or a `Host` that is no host (RFC
  * 9112, section 3.2: a server MUST answer both 400; Node keeps the first line and drops the others, so
- * a proxy reading the last one and this server would disagree on the host), an HTTP/0.9 request line
- * (a method and a path without a version: 505, as RFC 9110 answers a version not supported; Node
- * handled it as a request without headers), and a body no route can read (`unreadableBody`).
+ * a proxy reading the last one and this server would disagree on the host), likewise more than one
+ * `Authorization` line, a version other than HTTP/1.x (an HTTP/0.9 request line, a method and a path
+ * without a version, or `HTTP/2.0` in an HTTP/1 request line: 505, as RFC 9110 answers a version not
+ * supported; Node handled them as HTTP/1.1 requests), and a body no route can read (`unreadableBody`).
  */
 export const refusedOnArrival = (request: FastifyRequest): { readonly status: 400 | 415 | 505; readonly code: string; readonly message: string; readonly field?: string } | null => {
   const raw = request.raw
-  if (raw.httpVersionMajor === 0) {
-    return { status: 505, code: "invalid_request", message: "HTTP/0.9 is not supported: send HTTP/1.1 (or HTTP/1.0)" }
+  if (raw.httpVersionMajor !== 1) {
+    return { status: 505, code: "invalid_request", message: `HTTP/${raw.httpVersionMajor}.${raw.httpVersionMinor} is not supported: send HTTP/1.1 (or HTTP/1.0)` }
   }
   const host = request.headers.host
   if (host === undefined) {
-    if (raw.httpVersionMajor === 1 && raw.httpVersionMinor >= 1) {
+    if (raw.httpVersionMinor >= 1) {
       return { status: 400, code: "invalid_request", message: "an HTTP/1.1 request must have a Host header", field: "Host" }
     }
-  } else if (hostLines(raw.rawHeaders) > 1) {
+  } else if (linesOf(raw.rawHeaders, "host") > 1) {
     return { status: 400, code: "invalid_request", message: "a request must have one Host header, not several", field: "Host" }
   } else if (!hostValue.test(host)) {
     return { status: 400, code: "invalid_request", message: "Host must be a host name or address with an optional port", field: "Host" }
+  }
+  // Node keeps the first of two Authorization lines too: a Basic line first hid a Bearer token, and with
+  // it a request carrying two credentials from the refusal of both (an outside probe).
+  if (request.headers.authorization !== undefined && linesOf(raw.rawHeaders, "authorization") > 1) {
+    return { status: 400, code: "invalid_request", message: "a request must have one Authorization header, not several", field: "Authorization" }
   }
   const unreadable = unreadableBody(request)
   return unreadable === null ? null : { status: 415, code: "unsupported_media_type", message: unreadable }
 }
 
-/** The `Host` lines among a request's raw headers (names and values alternate). */
-const hostLines = (rawHeaders: ReadonlyArray<string>): number => {
+/** The lines of header `name` (lower case) among a request's raw headers (names and values alternate). */
+const linesOf = (rawHeaders: ReadonlyArray<string>, name: string): number => {
   let lines = 0
   for (let i = 0; i < rawHeaders.length; i += 2) {
-    const name = rawHeaders[i]!
-    if (name.length === 4 && name.toLowerCase() === "host") lines++
+    const line = rawHeaders[i]!
+    if (line.length === name.length && line.toLowerCase() === name) lines++
   }
   return lines
 }
@@ -169,7 +175,9 @@ const header = (request: FastifyRequest, name: string): string | undefined => {
 const bearerOf = (request: FastifyRequest): string | "both" | undefined => {
   const authorization = header(request, "authorization")
   if (authorization === undefined || !/^Bearer\s+/i.test(authorization)) return undefined
-  return header(request, "x-api-key") !== undefined ? "both" : authorization.replace(/^Bearer\s+/i, "").trim()
+  // A blank key is none, as a blank Authorization is (a client's template with an empty key).
+  const key = header(request, "x-api-key")
+  return key !== undefined && key.trim() !== "" ? "both" : authorization.replace(/^Bearer\s+/i, "").trim()
 }
 
 const bothCredentials = new InvalidRequest({

@@ -368,8 +368,8 @@ export const make = () => {
         "limit (30 s by default) is 408 `request_timeout`, malformed HTTP 400 `invalid_request`, headers over 16 KiB 431 " +
         "`headers_too_large` and chunk extensions over 16 KiB 413 `body_too_large`, each closing the connection; a path segment " +
         "over 2048 characters is 414 `uri_too_long`; an HTTP/1.1 request without `Host`, with two or with one that is no host is 400 " +
-        "`invalid_request` (`field` `Host`), a path that is not valid percent-encoded UTF-8 400 `invalid_request`, an HTTP/0.9 request line 505 " +
-        "`invalid_request`, " +
+        "`invalid_request` (`field` `Host`), so is more than one `Authorization`, a path that is not valid percent-encoded UTF-8 400 " +
+        "`invalid_request`, a version other than HTTP/1.x 505 `invalid_request`, " +
         "an `Expect` other than `100-continue` 417 `expectation_failed` (the connection closed), a compressed body " +
         "(`Content-Encoding`) or a transfer coding other than chunked 415 `unsupported_media_type`. The TypeScript SDK is " +
         "`@paydesk/client`.\n\n" + CallbacksGuide.markdown

@@ -84,6 +84,8 @@ describe("MerchantApi authentication", () => {
       expect(refused.field).toBe("X-API-Key")
       expectError(await t.app.inject({ method: "POST", url: "/api/v1/payments", headers: both, payload: { amount: "10", order_id: "both-1", terminal_id: merchant.terminal.id } }),
         400, "invalid_request")
+      // A blank key is no key, as a blank Authorization is: the token alone.
+      expect((await t.app.inject({ method: "GET", url: `/api/v1/balance?terminal_id=${merchant.terminal.id}`, headers: { ...bearer(pair.access_token), "x-api-key": " " } })).statusCode).toBe(200)
       // The nonce was not used: the key alone still goes through with it.
       if (key === merchant.apiKey) {
         expect((await t.app.inject({ method: "GET", url: "/api/v1/balance", headers: { "x-api-key": key, "x-nonce": nonce } })).statusCode).toBe(200)

@@ -244,6 +244,13 @@ describe("request log", () => {
     // An HTTP/0.9 request line (no version, no headers): Node answered it as a request.
     const ancient = await first("GET /health/live\r\n\r\n")
     expect([ancient.status, ancient.error.code, ancient.error.message]).toEqual([505, "invalid_request", "HTTP/0.9 is not supported: send HTTP/1.1 (or HTTP/1.0)"])
+    // So is another major version in an HTTP/1 request line (Node answered it as HTTP/1.1).
+    const later = await first("GET /health/live HTTP/2.0\r\nHost: x\r\n\r\n")
+    expect([later.status, later.error.message]).toEqual([505, "HTTP/2.0 is not supported: send HTTP/1.1 (or HTTP/1.0)"])
+    // One Authorization too: Node kept the first of two (a Basic line hid a Bearer token).
+    const twoCredentials = await first("GET /health/live HTTP/1.1\r\nHost: x\r\nAuthorization: Basic eDp5\r\nauthorization: Bearer t\r\n\r\n")
+    expect([twoCredentials.status, twoCredentials.error.message, twoCredentials.error.field]).toEqual([400, "a request must have one Authorization header, not several", "Authorization"])
+    expect((await first("GET /health/live HTTP/1.1\r\nHost: x\r\nAuthorization: Basic eDp5\r\n\r\n")).status).toBe(200)
     const expecting = await first("POST /api/v1/payments HTTP/1.1\r\nhost: x\r\nexpect: 200-ok\r\ncontent-type: application/json\r\ncontent-length: 2\r\n\r\n{}")
     expect([expecting.status, expecting.error.code, expecting.error.message]).toEqual([417, "expectation_failed", "Expect: 200-ok is not supported (only 100-continue)"])
     expect([expecting.header("x-request-id"), expecting.header("connection")]).toEqual([expecting.error.request_id, "close"])
