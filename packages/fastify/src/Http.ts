@@ -224,8 +224,11 @@ export const runAs = <A, E>(
   ok: (value: A) => unknown
 ) => {
   // An API key's terminal, read with the key, serves this request's use case (no second read).
-  const authenticated = bearerOf(request) !== undefined
-    ? Effect.flatMap(principal(request), use)
+  const bearer = bearerOf(request)
+  const authenticated: Effect.Effect<A, E | import("@paydesk/core").PaydeskError, Services> = bearer === "both"
+    ? Effect.fail(bothCredentials)
+    : bearer !== undefined
+    ? Effect.flatMap(Auth.bearer(bearer), use)
     : Effect.flatMap(Auth.apiKeyRequest(header(request, "x-api-key"), header(request, "x-nonce")), ({ principal, terminal }) =>
       Access.withRequestTerminal(use(principal), terminal))
   return run(ctx, request, reply, authenticated, ok)
