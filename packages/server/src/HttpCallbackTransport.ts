@@ -27,7 +27,11 @@
 import { Effect, Layer } from "effect"
 import { Callback, CallbackTransport, IpAddress, PaydeskConfig, TransportFailure } from "@paydesk/core"
 import { lookup as dnsLookup, type LookupAddress, type LookupOptions } from "node:dns"
-import { Agent, type Dispatcher } from "undici"
+import type { Dispatcher } from "undici"
+// undici's agent alone: the package's index also loads fetch, WebSocket, EventSource, its caches and
+// mocks, about 2 MB of an idle server's RSS (docs/performance.md, thirty-eighth round). The path is
+// undici's own file (8.13.1, pinned exactly); `test/Bundle.test.ts` checks it is undici's `Agent`.
+import Agent from "undici/lib/dispatcher/agent.js"
 
 /**
  * A destination the deployment does not allow. Its `message` is what the merchant sees (the
