@@ -29,7 +29,7 @@ import * as AdminRoutes from "./AdminRoutes.js"
 import * as Contract from "./Contract.js"
 import * as HostRoutes from "./HostRoutes.js"
 import type { Context } from "./Http.js"
-import { dropEmptyBodyType, limiterKeys, refusedOnArrival, sendError } from "./Http.js"
+import { dropEmptyBodyType, limiterKeys, originForm, refusedOnArrival, sendError } from "./Http.js"
 import { errorResponse } from "./HttpErrors.js"
 import * as MerchantRoutes from "./MerchantRoutes.js"
 import * as OpenApi from "./OpenApi.js"
@@ -162,10 +162,19 @@ const clientError = (requestTimeoutMs: number) => function(this: FastifyInstance
     : error.code === "HPE_CHUNK_EXTENSIONS_OVERFLOW"
     ? [413, "body_too_large", "the request's chunk extensions are larger than 16 KiB"] as const
     : [400, "invalid_request", "malformed HTTP request"] as const
+  refuseOnSocket(this, socket, status, code, message, error.code)
+}
+
+/**
+ * Answers on the bare connection, outside any request Fastify knows (malformed HTTP, `CONNECT`): the
+ * API's error body with a request id and the common headers, a `request refused` line in the log (with
+ * the client and `reason`), then the connection destroyed.
+ */
+const refuseOnSocket = (app: FastifyInstance, socket: Socket, status: number, code: string, message: string, reason: string | undefined) => {
   const id = requestId()
   const body = JSON.stringify(errorResponse(status, code, message, id).body)
   // (Not under `req`, whose serializer takes a request.)
-  this.log.info({ reqId: id, client: { remoteAddress: socket.remoteAddress, remotePort: socket.remotePort }, res: { statusCode: status }, code: error.code }, "request refused")
+  app.log.info({ reqId: id, client: { remoteAddress: socket.remoteAddress, remotePort: socket.remotePort }, res: { statusCode: status }, code: reason }, "request refused")
   // Nothing is written into an answer already under way on this connection (as Node's own handler).
   const answering = (socket as Socket & { _httpMessage?: { headersSent?: boolean } })._httpMessage
   if (!socket.writable || answering?.headersSent === true) return void socket.destroy()
@@ -366,6 +375,9 @@ export const build = async (options: Options): Promise<FastifyInstance> => {
       ? { requireHostHeader: false }
       : { requireHostHeader: false, connectionsCheckingInterval: Math.max(100, Math.min(30_000, Math.floor(requestTimeoutMs / 2))), headersTimeout: Math.min(maxHeadersTimeoutMs, requestTimeoutMs) },
     clientErrorHandler: clientError(requestTimeoutMs),
+    // RFC 9112, section 3.2.2: a server MUST accept a target in absolute form (`GET http://host/path`,
+    // as a client sends it to a proxy); it is routed by its path and query (it was a 404 `route_not_found`).
+    rewriteUrl: originForm,
     // Answered by the `onRequest` hook instead (see `closing`).
     return503OnClosing: false,
     // A path parameter of any length reaches its route, whose answer for an id that is no id is its 404.
@@ -582,6 +594,11 @@ export const build = async (options: Options): Promise<FastifyInstance> => {
     })
     response.end(body)
   })
+
+  // `CONNECT host:port`, a proxy's method: Node hands it to `connect` listeners, and with none closed the
+  // connection without a word (an outside probe). This server is no proxy: 400 on the connection.
+  app.server.on("connect", (_request: IncomingMessage, socket: Socket) =>
+    refuseOnSocket(app, socket, 400, "invalid_request", "CONNECT is not served here: this server is not a proxy", "CONNECT"))
 
   await OpenApi.registerDocs(app)
   await HostRoutes.register(app, options.host ?? {}, options.adminToken)

@@ -73,6 +73,21 @@ export const refusedOnArrival = (request: FastifyRequest): { readonly status: 40
   return unreadable === null ? null : { status: 415, code: "unsupported_media_type", message: unreadable }
 }
 
+/**
+ * A request target in absolute form (`http://host:port/path?query`, RFC 9112 section 3.2.2) as its
+ * origin form (`/path?query`; `/` for none); any other target as it is (`/path`, `*`). Fastify's
+ * `rewriteUrl`, before routing. The authority is the host the client meant; the server serves any host
+ * (as with `Host`), so only the path and query are kept.
+ */
+export const originForm = (request: { readonly url?: string | undefined }): string => {
+  const url = request.url ?? "/"
+  if (url.charCodeAt(0) === 47 /* "/" */) return url
+  const authority = /^https?:\/\/[^/?#]*/i.exec(url)
+  if (authority === null) return url
+  const rest = url.slice(authority[0].length)
+  return rest.charCodeAt(0) === 47 ? rest : `/${rest}`
+}
+
 /** The lines of header `name` (lower case) among a request's raw headers (names and values alternate). */
 const linesOf = (rawHeaders: ReadonlyArray<string>, name: string): number => {
   let lines = 0

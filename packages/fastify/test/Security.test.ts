@@ -163,7 +163,7 @@ describe("request log", () => {
     ])
   })
 
-  it("answers malformed HTTP, oversized headers or chunk extensions and a request too slow to arrive in the API's error body, logged, the connection closed", async () => {
+  it("answers malformed HTTP, oversized headers or chunk extensions, a request too slow to arrive and CONNECT in the API's error body, logged, the connection closed", async () => {
     const lines: Array<string> = []
     t = await make({ requestTimeoutMs: 600, logger: { level: "info", stream: { write: (line: string) => void lines.push(line) } } })
     const address = await t.app.listen({ port: 0, host: "127.0.0.1" })
@@ -190,7 +190,9 @@ describe("request log", () => {
       // A chunk extension of 20 KiB (Node's own answer to it is a bare 413).
       [`POST /api/v1/payments HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\ntransfer-encoding: chunked\r\n\r\n2;x=${"a".repeat(20 * 1024)}\r\n{}\r\n0\r\n\r\n`,
         413, "body_too_large", "the request's chunk extensions are larger than 16 KiB"],
-      [halfBodyHead, 408, "request_timeout", "the request did not arrive whole within 600 ms"]
+      [halfBodyHead, 408, "request_timeout", "the request did not arrive whole within 600 ms"],
+      // A proxy's method: Node closed the connection without a word (no `connect` listener).
+      ["CONNECT example.com:443 HTTP/1.1\r\nHost: example.com:443\r\n\r\n", 400, "invalid_request", "CONNECT is not served here: this server is not a proxy"]
     ] as const
     for (const [head, status, code, message] of cases) {
       const got = await answer(head)
@@ -201,7 +203,7 @@ describe("request log", () => {
     }
   })
 
-  it("answers an HTTP/1.1 request without Host, one with two Host lines or a Host that is no host, an HTTP/0.9 request line, and an Expect other than 100-continue in the API's error body (Node's were bare or answered)", async () => {
+  it("answers an HTTP/1.1 request without Host, one with two Host lines or a Host that is no host, an HTTP/0.9 request line, and an Expect other than 100-continue in the API's error body (Node's were bare or answered), and routes a target in absolute form", async () => {
     const lines: Array<string> = []
     t = await make({ logger: { level: "info", stream: { write: (line: string) => void lines.push(line) } } })
     const address = await t.app.listen({ port: 0, host: "127.0.0.1" })
@@ -251,6 +253,21 @@ describe("request log", () => {
     const twoCredentials = await first("GET /health/live HTTP/1.1\r\nHost: x\r\nAuthorization: Basic eDp5\r\nauthorization: Bearer t\r\n\r\n")
     expect([twoCredentials.status, twoCredentials.error.message, twoCredentials.error.field]).toEqual([400, "a request must have one Authorization header, not several", "Authorization"])
     expect((await first("GET /health/live HTTP/1.1\r\nHost: x\r\nAuthorization: Basic eDp5\r\n\r\n")).status).toBe(200)
+    // A target in absolute form (RFC 9112, 3.2.2: a server MUST accept it) is routed by its path and query; it was a 404.
+    for (const target of ["http://a.example/health/live", "http://127.0.0.1:8080/health/live", "https://[::1]:443/health/live"]) {
+      expect([target, (await first(`GET ${target} HTTP/1.1\r\nHost: a.example\r\n\r\n`)).status]).toEqual([target, 200])
+    }
+    // Its query goes with it: the same 400 as in origin form (the health route takes no parameter).
+    const queried = await first("GET http://a.example/health/live?x=1 HTTP/1.1\r\nHost: a.example\r\n\r\n")
+    const originQueried = await first("GET /health/live?x=1 HTTP/1.1\r\nHost: a.example\r\n\r\n")
+    expect([queried.status, queried.error.message]).toEqual([400, originQueried.error.message])
+    const rootless = await first("GET http://a.example?x=1 HTTP/1.1\r\nHost: a.example\r\n\r\n")
+    expect([rootless.status, rootless.error.message]).toEqual([404, "no route GET /"])
+    const absoluteMerchant = await t.merchant()
+    const absoluteBody = JSON.stringify({ amount: "1", order_id: "absolute-form", test: true })
+    const absolute = await first(`POST http://a.example/api/v1/payments HTTP/1.1\r\nhost: a.example\r\nx-api-key: ${absoluteMerchant.apiKey}\r\nx-nonce: ${crypto.randomUUID()}\r\n` +
+      `content-type: application/json\r\ncontent-length: ${Buffer.byteLength(absoluteBody)}\r\n\r\n${absoluteBody}`)
+    expect([absolute.status, (absolute.body as { order_id?: string }).order_id]).toEqual([201, "absolute-form"])
     const expecting = await first("POST /api/v1/payments HTTP/1.1\r\nhost: x\r\nexpect: 200-ok\r\ncontent-type: application/json\r\ncontent-length: 2\r\n\r\n{}")
     expect([expecting.status, expecting.error.code, expecting.error.message]).toEqual([417, "expectation_failed", "Expect: 200-ok is not supported (only 100-continue)"])
     expect([expecting.header("x-request-id"), expecting.header("connection")]).toEqual([expecting.error.request_id, "close"])
