@@ -284,7 +284,7 @@ export const PageConfirm = Schema.Struct({
 
 /** `POST /admin/v1/accounts`. */
 export const AccountCreate = Schema.Struct({
-  name: text("account (merchant) name"),
+  name: text("account (merchant) name: 1 to 128 characters, no control characters"),
   owner_email: text("e-mail of the owner's dashboard user"),
   owner_password: text("the owner's password")
 }).annotate({ identifier: "AccountCreate", title: "AccountCreate" })
@@ -292,7 +292,7 @@ export const AccountCreate = Schema.Struct({
 /** `POST /admin/v1/terminals`. */
 export const TerminalCreate = Schema.Struct({
   account_id: text("UUID of the account", "an account UUID"),
-  name: text("terminal name"),
+  name: text("terminal name: 1 to 128 characters, no control characters"),
   h2h: Schema.optionalKey(Schema.NullOr(Schema.Boolean).annotate({ description: "direct integration (H2H): subscriptions get `redirect_url`", expected: "true, false or null" })),
   callback_url: Schema.optionalKey(nullableText("URL that receives callbacks"))
 }).annotate({ identifier: "TerminalCreate", title: "TerminalCreate" })
@@ -307,7 +307,7 @@ const optionalNullable = <S extends Schema.Top>(schema: S) => Schema.optionalKey
 export const PlanCreate = Schema.Struct({
   terminal_ids: Schema.Array(Schema.String).annotate({ description: "terminals the plan is connected to", expected: "an array of strings" }),
   code: text("technical code; a new plan with the code of an existing one is its next version"),
-  name: text("plan name"),
+  name: text("plan name: 1 to 128 characters, no control characters"),
   interval: text("`day`, `month`, `quarter`, `half_year` (fixed days only) or `year`"),
   schedule: optionalNullable(text("`calendar` or `fixed_days` (default: by mode)")),
   cap_amount_rub: optionalNullable(text("ceiling mode: maximum amount of one charge (at most 1000000.00)")),
@@ -315,7 +315,7 @@ export const PlanCreate = Schema.Struct({
   merchant_amount_rub: optionalNullable(text("fixed tariff: what the merchant gets, at most the payer amount (the rest is the payer's commission)")),
   max_cycles: optionalNullable(Schema.Int.annotate({ description: "limit of successful cycles", expected: "an integer" })),
   consent_text: text("the text the payer consents to"),
-  policy_version: text("version of the policy the consent refers to")
+  policy_version: text("version of the policy the consent refers to: 1 to 64 characters, no control characters")
 }).annotate({ identifier: "PlanCreate", title: "PlanCreate" })
 
 /** `POST /admin/v1/acquirer/payments/{paymentId}/outcome`. */

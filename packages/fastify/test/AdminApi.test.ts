@@ -142,6 +142,12 @@ describe("AdminApi: provisioning", () => {
     expect(json(notObject).error.code).toBe("invalid_json_body")
     const duplicate = await admin(t.app, "POST", "/accounts", { name: "Other", owner_email: "owner@example.com", owner_password: "password-1" })
     expect(duplicate.statusCode).toBe(400)
+    // A one-line name takes no control character (C1's CSI is a terminal's escape); nothing is created.
+    for (const name of ["Shop\u009b31m", "Shop\nTwo", "Shop\u2028Two", "Shop\tdesk"]) {
+      const controlled = await admin(t.app, "POST", "/accounts", { name, owner_email: "c@example.com", owner_password: "password-1" })
+      expect([name, controlled.statusCode, json(controlled).error]).toEqual([name, 400, expect.objectContaining({ field: "name", message: "name must not contain control characters (line breaks, tabs, escapes)" })])
+    }
+    expect((await admin(t.app, "POST", "/accounts", { name: "Shop", owner_email: "c@example.com", owner_password: "password-1" })).statusCode).toBe(201)
   })
 
   it("creates a terminal with an API key and signing secret; another key; disables it", async () => {
@@ -179,6 +185,8 @@ describe("AdminApi: provisioning", () => {
     // Bad input and unknown ids.
     expect((await admin(t.app, "POST", "/terminals", { account_id: account.account_id })).statusCode).toBe(400)
     expect((await admin(t.app, "POST", "/terminals", { account_id: account.account_id, name: "X", h2h: "yes" })).statusCode).toBe(400)
+    const escaped = await admin(t.app, "POST", "/terminals", { account_id: account.account_id, name: "Desk\u001b[2J" })
+    expect([escaped.statusCode, json(escaped).error.field, json(escaped).error.message]).toEqual([400, "name", "name must not contain control characters (line breaks, tabs, escapes)"])
     expect((await admin(t.app, "POST", "/terminals", { account_id: crypto.randomUUID(), name: "X" })).statusCode).toBe(404)
     expect((await admin(t.app, "POST", `/terminals/${terminal.terminal_id}/api-keys`, { subscription_write: "no" })).statusCode).toBe(400)
     expect((await admin(t.app, "POST", `/terminals/${crypto.randomUUID()}/api-keys`, {})).statusCode).toBe(404)
@@ -236,6 +244,11 @@ describe("AdminApi: provisioning", () => {
     expect(json(await plan({ payer_amount_rub: "100", merchant_amount_rub: "100.01" })).error).toMatchObject({ field: "merchant_amount_rub", message: "merchant_amount_rub must not exceed payer_amount_rub" })
     expect(json(await plan({ cap_amount_rub: "1000000.01", interval: "half_year" })).error).toMatchObject({ field: "cap_amount_rub" })
     expect(json(await plan({ payer_amount_rub: "1000000", merchant_amount_rub: "1000000" }))).toMatchObject({ code: "big", payer_amount_rub: "1000000.00" })
+    // One-line texts take no control character; the consent text is prose and keeps its line breaks.
+    const lined = (fields: Record<string, string>) => admin(t.app, "POST", "/plans", { ...common, code: "lined", name: "Lined", interval: "month", schedule: "fixed_days", payer_amount_rub: "10", merchant_amount_rub: "10", ...fields })
+    expect(json(await lined({ name: "Lined\u0085" })).error).toMatchObject({ field: "name", message: "name must not contain control characters (line breaks, tabs, escapes)" })
+    expect(json(await lined({ policy_version: "2026\r\n01" })).error).toMatchObject({ field: "policy_version", message: "policy_version must not contain control characters (line breaks, tabs, escapes)" })
+    expect(json(await lined({ consent_text: "I agree.\n\nCharges monthly." }))).toMatchObject({ code: "lined", version: 1 })
   })
 })
 

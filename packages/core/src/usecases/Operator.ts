@@ -4,7 +4,7 @@
  */
 import { Clock, Effect, Option, Result } from "effect"
 import { formatRub, parseRub } from "../Amount.js"
-import { hasLoneSurrogate, withoutLoneSurrogates } from "../Bytes.js"
+import { hasControlCharacter, hasLoneSurrogate, withoutLoneSurrogates } from "../Bytes.js"
 import * as CallbackUrl from "../CallbackUrl.js"
 import { PaydeskConfig } from "../Config.js"
 import { InvalidRequest, NotFound } from "../Errors.js"
@@ -25,6 +25,15 @@ import * as Traced from "../Traced.js"
 
 const invalid = (field: string, message: string) => new InvalidRequest({ field, message })
 
+/**
+ * One-line texts of the operator (account, terminal and plan names, a plan's policy version) take no
+ * control characters, as an `order_id` or a test clock's name (`Bytes.hasControlCharacter`: C0, DEL,
+ * C1, U+2028/U+2029): merchants read them through the API, the CLI and the dashboard, and a C1 CSI
+ * is a terminal's escape. They took any until stop 55 (an outside probe had found it). The consent text is prose
+ * and keeps its line breaks.
+ */
+const controlMessage = (field: string) => `${field} must not contain control characters (line breaks, tabs, escapes)`
+
 /** Creates an account and its owner user. */
 export const createAccount = Traced.fn("Operator.createAccount")(function*(input: {
   readonly name: string
@@ -33,6 +42,7 @@ export const createAccount = Traced.fn("Operator.createAccount")(function*(input
 }) {
   const name = withoutLoneSurrogates(input.name.trim())
   if (name.length === 0 || name.length > 128) return yield* invalid("name", "name must be 1 to 128 characters")
+  if (hasControlCharacter(name)) return yield* invalid("name", controlMessage("name"))
   const email = input.ownerEmail.trim().toLowerCase()
   // (A lone surrogate would be stored as U+FFFD: two addresses would meet.)
   if (!/^[^\s@]+@[^\s@]+\.[^\s@]+$/.test(email) || email.length > 254 || hasLoneSurrogate(email)) {
@@ -65,6 +75,7 @@ export const createTerminal = Traced.fn("Operator.createTerminal")(function*(inp
 }) {
   const name = withoutLoneSurrogates(input.name.trim())
   if (name.length === 0 || name.length > 128) return yield* invalid("name", "name must be 1 to 128 characters")
+  if (hasControlCharacter(name)) return yield* invalid("name", controlMessage("name"))
   if (input.callbackUrl !== undefined && input.callbackUrl !== null) {
     const checked = CallbackUrl.check(input.callbackUrl, { allowPrivate: (yield* PaydeskConfig).allowPrivateCallbacks })
     if (Result.isFailure(checked)) return yield* invalid("callback_url", checked.failure)
@@ -167,6 +178,7 @@ export const createPlan = Traced.fn("Operator.createPlan")(function*(input: Plan
   const consentText = withoutLoneSurrogates(input.consentText)
   const policyVersion = withoutLoneSurrogates(input.policyVersion)
   if (name.length === 0 || input.name.length > 128) return yield* invalid("name", "name must be 1 to 128 characters")
+  if (hasControlCharacter(name)) return yield* invalid("name", controlMessage("name"))
   if (!isInterval(input.interval)) return yield* invalid("interval", "interval must be day, month, quarter, half_year or year")
   const interval: Interval = input.interval
   const requested = input.schedule ?? null
@@ -214,6 +226,7 @@ export const createPlan = Traced.fn("Operator.createPlan")(function*(input: Plan
   if (policyVersion.trim().length === 0 || policyVersion.length > 64) {
     return yield* invalid("policy_version", "policy_version must be 1 to 64 characters")
   }
+  if (hasControlCharacter(policyVersion)) return yield* invalid("policy_version", controlMessage("policy_version"))
   if (input.terminalIds.length === 0) return yield* invalid("terminal_ids", "terminal_ids must name at least one terminal")
   const terminals = yield* TerminalRepository
   const terminalIds: Array<string> = []
