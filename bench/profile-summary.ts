@@ -10,24 +10,32 @@
  *   ./run pnpm exec tsx bench/profile-summary.ts bench/profiles/work-callbacks.cpuprofile 2000
  *   BY=file TOP=40 ./run pnpm exec tsx bench/profile-summary.ts bench/profiles/client-transport.cpuprofile 20000
  *
+ * A bundle's functions (the built server's `dist/*.js`: Effect, the core, the adapters in one file)
+ * are mapped back to their sources through the bundle's source map (`<file>.map` beside it, read with
+ * `node:module`'s `SourceMap`), so they are grouped as the sources' packages are (`effect`,
+ * `paydesk/core`, …); `BY=function` lists functions (with their source file) instead.
+ *
  * Sampling has a cost of its own, counted as `node:inspector` when the profile was taken from
  * inside the process (`bench:work`'s and `bench:client`'s `PROFILE=1`): at 100 µs intervals it
  * is as large as the work; compare profiles taken at the same interval.
  */
-import { readFileSync } from "node:fs"
+import { existsSync, readFileSync } from "node:fs"
+import { SourceMap } from "node:module"
+import { fileURLToPath } from "node:url"
 
 interface Node {
   readonly id: number
-  readonly callFrame: { readonly functionName: string; readonly url: string }
+  readonly callFrame: { readonly functionName: string; readonly url: string; readonly lineNumber: number; readonly columnNumber: number }
 }
 
 const [file, itemsText] = process.argv.slice(2)
 const items = Number(itemsText)
 if (file === undefined || !Number.isFinite(items) || items <= 0) {
-  console.error("usage: tsx bench/profile-summary.ts <file.cpuprofile> <items>  (BY=package|file, TOP=n)")
+  console.error("usage: tsx bench/profile-summary.ts <file.cpuprofile> <items>  (BY=package|file|function, TOP=n)")
   process.exit(2)
 }
 const byFile = process.env.BY === "file"
+const byFunction = process.env.BY === "function"
 const top = Number(process.env.TOP ?? 25)
 
 const profile = JSON.parse(readFileSync(file, "utf8")) as { nodes: ReadonlyArray<Node>; samples: ReadonlyArray<number>; timeDeltas: ReadonlyArray<number> }
@@ -35,7 +43,29 @@ const profile = JSON.parse(readFileSync(file, "utf8")) as { nodes: ReadonlyArray
 const selfMicros = new Map<number, number>()
 profile.samples.forEach((id, i) => selfMicros.set(id, (selfMicros.get(id) ?? 0) + (profile.timeDeltas[i + 1] ?? 0)))
 
-const groupOf = ({ functionName, url }: Node["callFrame"]): string => {
+/** Source maps of the bundles met, by URL (null: none beside the file). */
+const maps = new Map<string, SourceMap | null>()
+const mapOf = (url: string): SourceMap | null => {
+  let map = maps.get(url)
+  if (map === undefined) {
+    const path = url.startsWith("file://") ? `${fileURLToPath(url)}.map` : null
+    map = path !== null && existsSync(path) ? new SourceMap(JSON.parse(readFileSync(path, "utf8"))) : null
+    maps.set(url, map)
+  }
+  return map
+}
+
+/** The call frame in its source, when its file is a bundle with a source map (the function's own position). */
+const original = (frame: Node["callFrame"]): Node["callFrame"] => {
+  const map = frame.url === "" ? null : mapOf(frame.url)
+  const entry = map?.findEntry(frame.lineNumber, frame.columnNumber)
+  if (entry === undefined || !("originalSource" in entry)) return frame
+  return { ...frame, url: new URL(entry.originalSource, frame.url).href }
+}
+
+const groupOf = (frame: Node["callFrame"]): string => {
+  const { functionName, url } = original(frame)
+  if (byFunction && url !== "") return `${functionName || "(anonymous)"}  ${url.replace(/^file:\/\/.*?\/(node_modules\/\.pnpm\/[^/]+\/node_modules\/|packages\/)/, "")}`
   if (url === "") {
     if (functionName === "(garbage collector)") return "collector"
     if (functionName === "(idle)" || functionName === "(program)") return functionName.slice(1, -1)
