@@ -47,13 +47,19 @@ export const sendError = (request: FastifyRequest, reply: FastifyReply, status: 
  * a proxy reading the last one and this server would disagree on the host), likewise more than one
  * `Authorization` line, a version other than HTTP/1.x (an HTTP/0.9 request line, a method and a path
  * without a version, or `HTTP/2.0` in an HTTP/1 request line: 505, as RFC 9110 answers a version not
- * supported; Node handled them as HTTP/1.1 requests), and a body no route can read (`unreadableBody`).
+ * supported; Node handled them as HTTP/1.1 requests), a target in absolute form of another scheme than
+ * http(s) or with user information (`targetRefusal`), more than one `Content-Type` line, an HTTP/1.0
+ * request with `Transfer-Encoding` (`close`: its connection is closed after the answer), and a body no
+ * route can read (`unreadableBody`).
  */
-export const refusedOnArrival = (request: FastifyRequest): { readonly status: 400 | 415 | 505; readonly code: string; readonly message: string; readonly field?: string } | null => {
+export const refusedOnArrival = (request: FastifyRequest): { readonly status: 400 | 415 | 505; readonly code: string; readonly message: string; readonly field?: string; readonly close?: boolean } | null => {
   const raw = request.raw
   if (raw.httpVersionMajor !== 1) {
     return { status: 505, code: "invalid_request", message: `HTTP/${raw.httpVersionMajor}.${raw.httpVersionMinor} is not supported: send HTTP/1.1 (or HTTP/1.0)` }
   }
+  const target = (raw as { readonly originalUrl?: string }).originalUrl
+  const refusedTarget = target === undefined ? null : targetRefusal(target)
+  if (refusedTarget !== null) return { status: 400, code: "invalid_request", message: refusedTarget }
   const host = request.headers.host
   if (host === undefined) {
     if (raw.httpVersionMinor >= 1) {
@@ -65,27 +71,58 @@ export const refusedOnArrival = (request: FastifyRequest): { readonly status: 40
     return { status: 400, code: "invalid_request", message: "Host must be a host name or address with an optional port", field: "Host" }
   }
   // Node keeps the first of two Authorization lines too: a Basic line first hid a Bearer token, and with
-  // it a request carrying two credentials from the refusal of both (an outside probe).
+  // it a request carrying two credentials from the refusal of both (an outside probe). And of two
+  // Content-Type lines: a proxy that reads the last would see another type than this server.
   if (request.headers.authorization !== undefined && linesOf(raw.rawHeaders, "authorization") > 1) {
     return { status: 400, code: "invalid_request", message: "a request must have one Authorization header, not several", field: "Authorization" }
+  }
+  if (request.headers["content-type"] !== undefined && linesOf(raw.rawHeaders, "content-type") > 1) {
+    return { status: 400, code: "invalid_request", message: "a request must have one Content-Type header, not several", field: "Content-Type" }
+  }
+  // RFC 9112, section 6.1: an HTTP/1.0 message with Transfer-Encoding has faulty framing (HTTP/1.0 has no
+  // transfer codings; a proxy of that version reads the body otherwise), and its connection must close.
+  // Node read it as chunked and kept the connection (an outside probe: a smuggling primitive).
+  if (raw.httpVersionMinor === 0 && request.headers["transfer-encoding"] !== undefined) {
+    return { status: 400, code: "invalid_request", message: "an HTTP/1.0 request cannot use Transfer-Encoding: send Content-Length", field: "Transfer-Encoding", close: true }
   }
   const unreadable = unreadableBody(request)
   return unreadable === null ? null : { status: 415, code: "unsupported_media_type", message: unreadable }
 }
 
+/** A target in absolute form: its scheme, its authority, then the rest (path, query). */
+const absoluteForm = /^([A-Za-z][A-Za-z0-9+.-]*):\/\/([^/?#]*)/
+
 /**
  * A request target in absolute form (`http://host:port/path?query`, RFC 9112 section 3.2.2) as its
  * origin form (`/path?query`; `/` for none); any other target as it is (`/path`, `*`). Fastify's
- * `rewriteUrl`, before routing. The authority is the host the client meant; the server serves any host
- * (as with `Host`), so only the path and query are kept.
+ * `rewriteUrl`, before routing, so the router, the log and the spans see the path alone (a target of
+ * another scheme or with user information is refused on arrival, `targetRefusal`, and its userinfo is
+ * kept out of the log). The authority is the host the client meant; the server serves any host (as
+ * with `Host`), so only the path and query are kept.
  */
 export const originForm = (request: { readonly url?: string | undefined }): string => {
   const url = request.url ?? "/"
   if (url.charCodeAt(0) === 47 /* "/" */) return url
-  const authority = /^https?:\/\/[^/?#]*/i.exec(url)
-  if (authority === null) return url
-  const rest = url.slice(authority[0].length)
+  const absolute = absoluteForm.exec(url)
+  if (absolute === null) return url
+  const rest = url.slice(absolute[0].length)
   return rest.charCodeAt(0) === 47 ? rest : `/${rest}`
+}
+
+/**
+ * Why a request target in absolute form is refused (`null`: it is not): a scheme other than http or
+ * https (this server serves no other), or user information (`http://user:password@host/`, which RFC 9110
+ * section 4.2.4 says to treat as an error: it was dropped silently). `target` is the request line's, before
+ * `originForm`.
+ */
+const targetRefusal = (target: string): string | null => {
+  if (target.charCodeAt(0) === 47 /* "/" */) return null
+  const absolute = absoluteForm.exec(target)
+  if (absolute === null) return null
+  const scheme = absolute[1]!.toLowerCase()
+  if (scheme !== "http" && scheme !== "https") return "a request target must be a path or an http(s) URL"
+  if (absolute[2]!.includes("@")) return "a request target must not carry user information"
+  return null
 }
 
 /** The lines of header `name` (lower case) among a request's raw headers (names and values alternate). */

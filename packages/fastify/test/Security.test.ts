@@ -163,7 +163,7 @@ describe("request log", () => {
     ])
   })
 
-  it("answers malformed HTTP, oversized headers or chunk extensions, a request too slow to arrive and CONNECT in the API's error body, logged, the connection closed", async () => {
+  it("answers malformed HTTP, oversized headers or chunk extensions and a request too slow to arrive in the API's error body, logged, the connection closed", async () => {
     const lines: Array<string> = []
     t = await make({ requestTimeoutMs: 600, logger: { level: "info", stream: { write: (line: string) => void lines.push(line) } } })
     const address = await t.app.listen({ port: 0, host: "127.0.0.1" })
@@ -190,9 +190,7 @@ describe("request log", () => {
       // A chunk extension of 20 KiB (Node's own answer to it is a bare 413).
       [`POST /api/v1/payments HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\ntransfer-encoding: chunked\r\n\r\n2;x=${"a".repeat(20 * 1024)}\r\n{}\r\n0\r\n\r\n`,
         413, "body_too_large", "the request's chunk extensions are larger than 16 KiB"],
-      [halfBodyHead, 408, "request_timeout", "the request did not arrive whole within 600 ms"],
-      // A proxy's method: Node closed the connection without a word (no `connect` listener).
-      ["CONNECT example.com:443 HTTP/1.1\r\nHost: example.com:443\r\n\r\n", 400, "invalid_request", "CONNECT is not served here: this server is not a proxy"]
+      [halfBodyHead, 408, "request_timeout", "the request did not arrive whole within 600 ms"]
     ] as const
     for (const [head, status, code, message] of cases) {
       const got = await answer(head)
@@ -201,6 +199,37 @@ describe("request log", () => {
       const line = lines.map((l) => JSON.parse(l) as Record<string, any>).find((entry) => entry.reqId === got.error.request_id)
       expect(line).toMatchObject({ msg: "request refused", res: { statusCode: status }, client: { remoteAddress: "127.0.0.1" } })
     }
+  })
+
+  it("never answers an earlier request with the refusal of bytes after it: closes the connection instead, and a CONNECT closes it too, every request on it ended", async () => {
+    const lines: Array<string> = []
+    t = await make({ logger: { level: "info", stream: { write: (line: string) => void lines.push(line) } } })
+    const slow = slowRoute(t.app, 300)
+    const address = await t.app.listen({ port: 0, host: "127.0.0.1" })
+    /** Everything the server sends for `bytes` (one write) until it closes the connection. */
+    const until = async (bytes: string) => {
+      const socket = net.connect({ host: "127.0.0.1", port: Number(new URL(address).port) })
+      await new Promise((resolve) => socket.once("connect", resolve))
+      let received = ""
+      socket.on("data", (chunk) => void (received += chunk.toString("latin1")))
+      socket.on("error", () => {})
+      socket.write(bytes)
+      await new Promise((resolve) => socket.once("close", resolve))
+      return received
+    }
+    // A whole request whose answer is still being made, then a malformed request line: a 400 written now
+    // would be read as the first request's answer (Node's own handler and this one wrote it).
+    const received = await until(`${slowRequestHead}GET /health live HTTP/1.1\r\nhost: x\r\n\r\n`)
+    expect(received).toBe("")
+    await vi.waitFor(() => expect(App.requestsInFlight(t!.app)).toBe(0))
+    const entries = lines.map((l) => JSON.parse(l) as Record<string, any>)
+    expect(entries.filter((entry) => entry.msg === "request refused, connection closed without an answer: an earlier request's answer was pending")).toHaveLength(1)
+    expect(entries.find((entry) => entry.msg === "request aborted" && entry.req?.url === "/test-only/slow")).toBeDefined()
+    // Requests pipelined before a CONNECT end with the connection Node closes (a `connect` listener
+    // would take the connection from Node, and the queued ones would never end).
+    const connected = await until(`GET /health/live HTTP/1.1\r\nhost: x\r\n\r\n${slowRequestHead}GET /health/live HTTP/1.1\r\nhost: x\r\n\r\nCONNECT a.example:443 HTTP/1.1\r\nHost: a.example:443\r\n\r\n`)
+    expect(connected).not.toContain("CONNECT")
+    await vi.waitFor(() => expect(App.requestsInFlight(t!.app)).toBe(0), { timeout: 3000 })
   })
 
   it("answers an HTTP/1.1 request without Host, one with two Host lines or a Host that is no host, an HTTP/0.9 request line, and an Expect other than 100-continue in the API's error body (Node's were bare or answered), and routes a target in absolute form", async () => {
@@ -253,8 +282,17 @@ describe("request log", () => {
     const twoCredentials = await first("GET /health/live HTTP/1.1\r\nHost: x\r\nAuthorization: Basic eDp5\r\nauthorization: Bearer t\r\n\r\n")
     expect([twoCredentials.status, twoCredentials.error.message, twoCredentials.error.field]).toEqual([400, "a request must have one Authorization header, not several", "Authorization"])
     expect((await first("GET /health/live HTTP/1.1\r\nHost: x\r\nAuthorization: Basic eDp5\r\n\r\n")).status).toBe(200)
+    // One Content-Type too (Node kept the first: a proxy reading the last would see another type), in either order.
+    for (const [one, two] of [["application/json", "text/plain"], ["text/plain", "application/json"]]) {
+      const twoTypes = await first(`POST /api/v1/payments HTTP/1.1\r\nHost: x\r\nContent-Type: ${one}\r\nContent-Type: ${two}\r\ncontent-length: 2\r\n\r\n{}`)
+      expect([twoTypes.status, twoTypes.error.message, twoTypes.error.field]).toEqual([400, "a request must have one Content-Type header, not several", "Content-Type"])
+    }
+    // HTTP/1.0 has no transfer codings (RFC 9112, 6.1: faulty framing, the connection closed); Node read it as chunked and kept the connection.
+    const chunked10 = await first("POST /api/v1/payments HTTP/1.0\r\nHost: x\r\nConnection: keep-alive\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n2\r\n{}\r\n0\r\n\r\n")
+    expect([chunked10.status, chunked10.error.message, chunked10.error.field, chunked10.header("connection")])
+      .toEqual([400, "an HTTP/1.0 request cannot use Transfer-Encoding: send Content-Length", "Transfer-Encoding", "close"])
     // A target in absolute form (RFC 9112, 3.2.2: a server MUST accept it) is routed by its path and query; it was a 404.
-    for (const target of ["http://a.example/health/live", "http://127.0.0.1:8080/health/live", "https://[::1]:443/health/live"]) {
+    for (const target of ["http://a.example/health/live", "http://127.0.0.1:8080/health/live", "https://[::1]:443/health/live", "HTTP://a.example/health/live"]) {
       expect([target, (await first(`GET ${target} HTTP/1.1\r\nHost: a.example\r\n\r\n`)).status]).toEqual([target, 200])
     }
     // Its query goes with it: the same 400 as in origin form (the health route takes no parameter).
@@ -263,6 +301,13 @@ describe("request log", () => {
     expect([queried.status, queried.error.message]).toEqual([400, originQueried.error.message])
     const rootless = await first("GET http://a.example?x=1 HTTP/1.1\r\nHost: a.example\r\n\r\n")
     expect([rootless.status, rootless.error.message]).toEqual([404, "no route GET /"])
+    // Another scheme, or user information (RFC 9110, 4.2.4: an error), is refused; the userinfo stays out of the log.
+    const ftp = await first("GET ftp://alice:hunter2@a.example/api/v1/payments HTTP/1.1\r\nHost: a.example\r\n\r\n")
+    expect([ftp.status, ftp.error.message]).toEqual([400, "a request target must be a path or an http(s) URL"])
+    const userinfo = await first("GET http://alice:hunter2@a.example/api/v1/payments HTTP/1.1\r\nHost: a.example\r\n\r\n")
+    expect([userinfo.status, userinfo.error.message]).toEqual([400, "a request target must not carry user information"])
+    await vi.waitFor(() => expect(lines.filter((line) => line.includes(userinfo.error.request_id)).join("\n")).toContain('"url":"/api/v1/payments"'))
+    expect(lines.filter((line) => line.includes("hunter2"))).toEqual([])
     const absoluteMerchant = await t.merchant()
     const absoluteBody = JSON.stringify({ amount: "1", order_id: "absolute-form", test: true })
     const absolute = await first(`POST http://a.example/api/v1/payments HTTP/1.1\r\nhost: a.example\r\nx-api-key: ${absoluteMerchant.apiKey}\r\nx-nonce: ${crypto.randomUUID()}\r\n` +
