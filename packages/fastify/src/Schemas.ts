@@ -348,7 +348,7 @@ export const ChargeOutcomes = Schema.Struct({
 /** `POST /admin/v1/payouts/{id}/reject`. */
 export const PayoutReject = Schema.Struct({
   reason: Schema.optionalKey(Schema.NullOr(Schema.String.check(Schema.isBetweenLength(1, 512), Schema.isPattern(/\S/)))
-    .annotate({ description: "why, 1 to 512 characters", expected: "1 to 512 characters" }))
+    .annotate({ description: "why, 1 to 512 characters, no control characters", expected: "1 to 512 characters" }))
 }).annotate({ identifier: "PayoutReject", title: "PayoutReject" })
 
 /** `PUT /admin/v1/rate`. */

@@ -143,6 +143,11 @@ describe("AdminApi: provisioning", () => {
     const duplicate = await admin(t.app, "POST", "/accounts", { name: "Other", owner_email: "owner@example.com", owner_password: "password-1" })
     expect(duplicate.statusCode).toBe(400)
     // A one-line name takes no control character (C1's CSI is a terminal's escape); nothing is created.
+    // Nor the owner's e-mail (its rule's `\s` left out ESC, DEL and C1), which the dashboard shows.
+    for (const email of ["u\u001b]0;x\u0007@example.com", "u\u009b31m@example.com", "u\u007f@example.com"]) {
+      const controlled = await admin(t.app, "POST", "/accounts", { name: "Shop", owner_email: email, owner_password: "password-1" })
+      expect([email, controlled.statusCode, json(controlled).error]).toEqual([email, 400, expect.objectContaining({ field: "owner_email", message: "owner_email must be an e-mail address" })])
+    }
     for (const name of ["Shop\u009b31m", "Shop\nTwo", "Shop\u2028Two", "Shop\tdesk"]) {
       const controlled = await admin(t.app, "POST", "/accounts", { name, owner_email: "c@example.com", owner_password: "password-1" })
       expect([name, controlled.statusCode, json(controlled).error]).toEqual([name, 400, expect.objectContaining({ field: "name", message: "name must not contain control characters (line breaks, tabs, escapes)" })])
@@ -305,6 +310,11 @@ describe("AdminApi: acquirer and operator moves", () => {
     const rejected = await admin(t.app, "POST", `/payouts/${second.payout.id}/reject`, { reason: "wallet blocked" })
     expect(json(rejected)).toMatchObject({ status: "rejected", reject_reason: "wallet blocked" })
     const third = await create("p-3")
+    // The merchant reads the reason: no control characters (ESC, C1's CSI, a line break), nothing moved.
+    for (const reason of ["bad\u001b[2J wallet", "bad\u009b31m wallet", "bad wallet\r\nX-Injected: 1"]) {
+      const escaped = await admin(t.app, "POST", `/payouts/${third.payout.id}/reject`, { reason })
+      expect([escaped.statusCode, json(escaped).error.field, json(escaped).error.message]).toEqual([400, "reason", "reason must not contain control characters (line breaks, tabs, escapes)"])
+    }
     expect(json(await admin(t.app, "POST", `/payouts/${third.payout.id}/reject`)).reject_reason).toBe("rejected by operator")
 
     expect((await admin(t.app, "POST", `/payouts/${second.payout.id}/approve`)).statusCode).toBe(409)

@@ -52,6 +52,10 @@ describe("MerchantApi terminals, balance, rate and payouts", () => {
     for (const field of ["callback_url", "success_redirect_url", "fail_redirect_url"]) {
       expectError(await call("PUT", `/terminals/${merchant.terminal.id}`, { [field]: "", conversion_mode: "scheduled" }), 400, "invalid_request", `${field} must be an http or https URL; null removes it`)
     }
+    // A control character is no part of a URL (RFC 3986 percent-encodes it): refused, as the payer page would show it.
+    for (const field of ["callback_url", "success_redirect_url", "fail_redirect_url"]) {
+      expectError(await call("PUT", `/terminals/${merchant.terminal.id}`, { [field]: "https://shop.example/ok\u009b31m", conversion_mode: "scheduled" }), 400, "invalid_request", `${field} must be an http or https URL of at most 2048 characters`)
+    }
     const cleared = json(await call("PUT", `/terminals/${merchant.terminal.id}`, { callback_url: null }))
     expect(cleared).toMatchObject({ callback_url: null, success_redirect_url: "https://shop.example/ok", conversion_mode: "instant" })
   })

@@ -45,7 +45,8 @@ export const createAccount = Traced.fn("Operator.createAccount")(function*(input
   if (hasControlCharacter(name)) return yield* invalid("name", controlMessage("name"))
   const email = input.ownerEmail.trim().toLowerCase()
   // (A lone surrogate would be stored as U+FFFD: two addresses would meet.)
-  if (!/^[^\s@]+@[^\s@]+\.[^\s@]+$/.test(email) || email.length > 254 || hasLoneSurrogate(email)) {
+  // (Nor a control character: `\s` leaves out ESC, DEL and C1, which the dashboard would show.)
+  if (!/^[^\s@]+@[^\s@]+\.[^\s@]+$/.test(email) || email.length > 254 || hasLoneSurrogate(email) || hasControlCharacter(email)) {
     return yield* invalid("owner_email", "owner_email must be an e-mail address")
   }
   if (input.ownerPassword.length < 8 || input.ownerPassword.length > 256) {

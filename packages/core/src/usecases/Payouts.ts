@@ -10,7 +10,7 @@ import { Clock, Effect, Option, Result } from "effect"
 import * as Access from "../Access.js"
 import type { Principal } from "../Access.js"
 import { formatUsdt, maxUsdtMicro, parseUsdt } from "../Amount.js"
-import { withoutLoneSurrogates } from "../Bytes.js"
+import { hasControlCharacter, withoutLoneSurrogates } from "../Bytes.js"
 import { PaydeskConfig } from "../Config.js"
 import { InsufficientBalance, InvalidRequest, InvalidTransition, MaxActivePayouts, NotFound, OperationNotAllowed, TerminalIdRequired, TerminalUnavailable } from "../Errors.js"
 import * as Idempotency from "../Idempotency.js"
@@ -235,6 +235,10 @@ export const reject = Traced.fn("Payouts.reject")(function*(payoutId: string, re
   const key = options.idempotencyKey
   yield* Idempotency.validateOptionalKey(key)
   const id = yield* parseId(payoutId)
+  // The merchant reads it (`reject_reason`): one line, no terminal escapes (as the operator's names).
+  if (reason !== null && hasControlCharacter(reason)) {
+    return yield* new InvalidRequest({ field: "reason", message: "reason must not contain control characters (line breaks, tabs, escapes)" })
+  }
   return yield* atomic(Effect.gen(function*() {
     const payout = yield* lockedPayout(id)
     // The reason as sent: the same key with another reason is another request.

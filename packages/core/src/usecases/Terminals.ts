@@ -5,7 +5,7 @@
 import { Clock, Effect, Option, Result } from "effect"
 import * as Access from "../Access.js"
 import type { Principal } from "../Access.js"
-import { hasLoneSurrogate, unicodeOnly } from "../Bytes.js"
+import { hasControlCharacter, hasLoneSurrogate, unicodeOnly } from "../Bytes.js"
 import * as CallbackUrl from "../CallbackUrl.js"
 import { PaydeskConfig } from "../Config.js"
 import { InvalidRequest, NotFound } from "../Errors.js"
@@ -114,7 +114,8 @@ const applySettings = Effect.fnUntraced(function*(targetId: string, settings: Se
     const value = settings[field]
     if (value === undefined || value === null) continue
     const name = field === "callbackUrl" ? "callback_url" : field === "successRedirectUrl" ? "success_redirect_url" : "fail_redirect_url"
-    if (!isHttpUrl(value)) {
+    // (A control character is no part of a URL: RFC 3986 has it percent-encoded.)
+    if (!isHttpUrl(value) || hasControlCharacter(value)) {
       return yield* new InvalidRequest({ field: name, message: `${name} must be an http or https URL of at most 2048 characters` })
     }
     // Stored as sent, or refused: a store would write the lone half as U+FFFD, another URL than the one answered.
