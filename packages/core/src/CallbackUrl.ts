@@ -15,7 +15,7 @@
  * the same classifier, when it sends (`IpAddress`).
  */
 import { Result } from "effect"
-import { hasLoneSurrogate, unicodeOnly } from "./Bytes.js"
+import { hasControlCharacter, hasLoneSurrogate, unicodeOnly } from "./Bytes.js"
 import * as IpAddress from "./IpAddress.js"
 
 /** Longest accepted URL. */
@@ -33,7 +33,8 @@ export const isLocalName = (hostname: string): boolean => {
 export const check = (url: string, options: { readonly allowPrivate: boolean; readonly field?: string }): Result.Result<string, string> => {
   const field = options.field ?? "callback_url"
   const malformed = Result.fail(`${field} must be an http or https URL of at most ${maxLength} characters`)
-  if (url.length > maxLength || !/^https?:\/\/[^\s/?#]+\S*$/i.test(url)) return malformed
+  // (`\S` lets ESC, DEL and C1 through; a control character is no part of a URL, RFC 3986 percent-encodes it.)
+  if (url.length > maxLength || !/^https?:\/\/[^\s/?#]+\S*$/i.test(url) || hasControlCharacter(url)) return malformed
   // Stored as sent, or refused: a store would write the lone half as U+FFFD, another URL than the one checked and answered.
   if (hasLoneSurrogate(url)) return Result.fail(unicodeOnly(field))
   let parsed: URL

@@ -153,11 +153,11 @@ const timeoutMessage = (requestTimeoutMs: number) =>
  *
  * Unless an earlier request on the connection, received whole, still waits for its answer: the bytes
  * at fault came after it, and a refusal written now would be read as that request's answer (a payment
- * created, its client told 400 `malformed HTTP request`: an outside probe, with bytes after a request
- * that asked `Connection: close`). The connection is then closed without an answer, as a reset is: the
- * earlier request's client learns its outcome is unknown and repeats it (a creation with the same
- * `order_id` or `Idempotency-Key` answers what it made). The earlier request is counted as left by its
- * client (`request aborted`, 499).
+ * created, its client told 400 `malformed HTTP request`: an outside probe). The connection is then
+ * closed without an answer, as a reset is: the earlier request's client learns its outcome is unknown
+ * and repeats it (a creation with the same `order_id` or `Idempotency-Key` answers what it made). The
+ * earlier request is counted as left by its client (`request aborted`, 499). Bytes after a request that
+ * asked to close the connection are no request at all: ignored, the pending answers sent.
  */
 const clientError = (requestTimeoutMs: number) => function(this: FastifyInstance, error: Error & { code?: string }, socket: Socket) {
   // A connection reset leaves nothing to answer.
@@ -170,19 +170,24 @@ const clientError = (requestTimeoutMs: number) => function(this: FastifyInstance
     : error.code === "HPE_CHUNK_EXTENSIONS_OVERFLOW"
     ? [413, "body_too_large", "the request's chunk extensions are larger than 16 KiB"] as const
     : [400, "invalid_request", "malformed HTTP request"] as const
+  // The answer Node holds for the connection's first request not yet answered (with its request): one
+  // under way, or one of a request received whole.
+  const answering = (socket as Socket & { _httpMessage?: { headersSent?: boolean; req?: { complete?: boolean } } | null })._httpMessage
+  const pending = answering !== null && answering !== undefined && (answering.headersSent === true || answering.req?.complete === true)
+  // Bytes after a request that asked to close the connection (`Connection: close`, or HTTP/1.0 without
+  // keep-alive) are no request (RFC 9112, 9.6: ignored): the answers pending go out, then Node closes the
+  // connection; nothing more is read meanwhile.
+  if (error.code === "HPE_CLOSED_CONNECTION") return void (pending ? socket.pause() : socket.destroy())
   const id = requestId()
   const client = { remoteAddress: socket.remoteAddress, remotePort: socket.remotePort }
-  // The answer Node holds for the connection's first request not yet answered (with its request).
-  const answering = (socket as Socket & { _httpMessage?: { headersSent?: boolean; req?: { complete?: boolean } } | null })._httpMessage
-  if (answering !== null && answering !== undefined && answering.req?.complete === true && answering.headersSent !== true) {
+  // Nothing is written into an answer under way (as Node's own handler), nor in place of one pending.
+  if (pending || !socket.writable) {
     // (Not under `req`, whose serializer takes a request.)
     this.log.info({ reqId: id, client, code: error.code }, "request refused, connection closed without an answer: an earlier request's answer was pending")
     return void socket.destroy()
   }
   const body = JSON.stringify(errorResponse(status, code, message, id).body)
   this.log.info({ reqId: id, client, res: { statusCode: status }, code: error.code }, "request refused")
-  // Nothing is written into an answer already under way on this connection (as Node's own handler).
-  if (!socket.writable || answering?.headersSent === true) return void socket.destroy()
   // Written, then the connection destroyed (not only ended: a client that keeps its side open would
   // keep it, and with it a request whose body timed out and could still complete).
   socket.write(`HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\ncontent-type: application/json; charset=utf-8\r\ncontent-length: ${Buffer.byteLength(body)}\r\n` +
@@ -210,6 +215,9 @@ const registered = new WeakMap<FastifyInstance, Array<RouteEntry>>()
 export const routesOf = (app: FastifyInstance): ReadonlyArray<RouteEntry> => registered.get(app) ?? []
 
 const inFlight = new WeakMap<FastifyInstance, { count: number }>()
+
+/** The request of a connection whose answer closes it, decided on arrival; nothing Node parses after it runs. */
+const closingAfter = Symbol("paydesk.closingAfter")
 
 /** A connection's requests not yet ended (set on each connection of the app's server; none on `inject`'s). */
 const openRequests = Symbol("paydesk.openRequests")
@@ -508,8 +516,28 @@ export const build = async (options: Options): Promise<FastifyInstance> => {
     })
   }
   app.server.on("connection", onConnection)
-  // (An HTTPS server's requests are on the TLS socket, not the TCP one its `connection` gives.)
-  app.server.on("secureConnection", onConnection)
+  // Requests after which the connection closes, decided when Node parses them (before any route or
+  // hook), with nothing Node parses after them on the connection run (`onRequest`; such requests are
+  // ended when it closes): RFC 9112, section 9.6, a server that closes MUST NOT process further requests.
+  // - An HTTP/1.0 request with `Transfer-Encoding` (RFC 9112, 6.1: faulty framing, as HTTP/1.0 has no
+  //   transfer codings and a proxy of that version reads its body otherwise; its connection must close).
+  //   Node reads it as chunked, so what follows may be a request smuggled past such a proxy: it is
+  //   refused (`refusedOnArrival`, or Fastify's own refusals), and a review found a request pipelined
+  //   after it run when only the answer closed the connection.
+  // - A request asking to upgrade the connection (`Connection: upgrade` with `Upgrade`, h2c say), which
+  //   this server answers as a plain request: Node drops the bytes read after it (an outside probe's
+  //   pipelined payment was never run, and the next request's answer was read as its own).
+  // - `Expect` other than 100-continue (`checkExpectation`, below).
+  app.server.prependListener("request", (request: IncomingMessage, response: ServerResponse) => {
+    const socket = request.socket as Socket & { [closingAfter]?: IncomingMessage }
+    if (socket[closingAfter] !== undefined) return
+    const headers = request.headers
+    if ((request.httpVersionMinor === 0 && headers["transfer-encoding"] !== undefined) ||
+      (headers.upgrade !== undefined && headers.connection !== undefined && /(?:^|[\s,])upgrade(?:$|[\s,])/i.test(headers.connection))) {
+      socket[closingAfter] = request
+      response.shouldKeepAlive = false
+    }
+  })
   // Set when the app starts closing (`preClose`, right after Fastify marks its router closing and
   // before the server stops listening). A request that still arrives, on a kept-alive connection busy
   // with another one, is answered 503 by `onRequest` rather than by Fastify (`return503OnClosing`),
@@ -531,13 +559,13 @@ export const build = async (options: Options): Promise<FastifyInstance> => {
     reply.raw.on("close", () => {
       if (request.paydeskStage !== 2) setImmediate(aborted, request, reply)
     })
+    // Parsed after a request whose answer closes the connection: never run (see `closingAfter`).
+    const last = (request.raw.socket as (Socket & { [closingAfter]?: IncomingMessage }) | null)?.[closingAfter]
+    if (last !== undefined && last !== request.raw) return
     dropEmptyBodyType(request)
     // Answered here: the request goes no further (`done` is not called).
     const refused = refusedOnArrival(request)
-    if (refused !== null) {
-      if (refused.close === true) reply.header("connection", "close")
-      return void sendError(request, reply, refused.status, refused.code, refused.message, refused.field)
-    }
+    if (refused !== null) return void sendError(request, reply, refused.status, refused.code, refused.message, refused.field)
     // Decided on arrival, as Fastify decides its `Connection: close`: a request that arrived before
     // the close is handled even if the close starts while its span opens.
     const late = closing
@@ -616,6 +644,7 @@ export const build = async (options: Options): Promise<FastifyInstance> => {
   // An `Expect` other than 100-continue, which Node answers with a bare 417 unless told otherwise: the
   // API's error body, request id and log line, the connection closed (an outside probe).
   app.server.on("checkExpectation", (request: IncomingMessage, response: ServerResponse) => {
+    ;(request.socket as Socket & { [closingAfter]?: IncomingMessage })[closingAfter] ??= request
     const id = requestId()
     const message = `Expect: ${String(request.headers.expect)} is not supported (only 100-continue)`
     const body = JSON.stringify(errorResponse(417, "expectation_failed", message, id).body)

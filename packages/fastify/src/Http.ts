@@ -49,13 +49,20 @@ export const sendError = (request: FastifyRequest, reply: FastifyReply, status: 
  * without a version, or `HTTP/2.0` in an HTTP/1 request line: 505, as RFC 9110 answers a version not
  * supported; Node handled them as HTTP/1.1 requests), a target in absolute form of another scheme than
  * http(s) or with user information (`targetRefusal`), more than one `Content-Type` line, an HTTP/1.0
- * request with `Transfer-Encoding` (`close`: its connection is closed after the answer), and a body no
- * route can read (`unreadableBody`).
+ * request with `Transfer-Encoding` (first: its connection closes after whatever answers it), and a body
+ * no route can read (`unreadableBody`).
  */
-export const refusedOnArrival = (request: FastifyRequest): { readonly status: 400 | 415 | 505; readonly code: string; readonly message: string; readonly field?: string; readonly close?: boolean } | null => {
+export const refusedOnArrival = (request: FastifyRequest): { readonly status: 400 | 415 | 505; readonly code: string; readonly message: string; readonly field?: string } | null => {
   const raw = request.raw
   if (raw.httpVersionMajor !== 1) {
     return { status: 505, code: "invalid_request", message: `HTTP/${raw.httpVersionMajor}.${raw.httpVersionMinor} is not supported: send HTTP/1.1 (or HTTP/1.0)` }
+  }
+  // RFC 9112, section 6.1: an HTTP/1.0 message with Transfer-Encoding has faulty framing (HTTP/1.0 has no
+  // transfer codings; a proxy of that version reads the body otherwise). Node read it as chunked and
+  // kept the connection (an outside probe: a smuggling primitive); the app closes the connection after
+  // the answer and runs nothing after it (`App`'s `faultyFraming`).
+  if (raw.httpVersionMinor === 0 && request.headers["transfer-encoding"] !== undefined) {
+    return { status: 400, code: "invalid_request", message: "an HTTP/1.0 request cannot use Transfer-Encoding: send Content-Length", field: "Transfer-Encoding" }
   }
   const target = (raw as { readonly originalUrl?: string }).originalUrl
   const refusedTarget = target === undefined ? null : targetRefusal(target)
@@ -78,12 +85,6 @@ export const refusedOnArrival = (request: FastifyRequest): { readonly status: 40
   }
   if (request.headers["content-type"] !== undefined && linesOf(raw.rawHeaders, "content-type") > 1) {
     return { status: 400, code: "invalid_request", message: "a request must have one Content-Type header, not several", field: "Content-Type" }
-  }
-  // RFC 9112, section 6.1: an HTTP/1.0 message with Transfer-Encoding has faulty framing (HTTP/1.0 has no
-  // transfer codings; a proxy of that version reads the body otherwise), and its connection must close.
-  // Node read it as chunked and kept the connection (an outside probe: a smuggling primitive).
-  if (raw.httpVersionMinor === 0 && request.headers["transfer-encoding"] !== undefined) {
-    return { status: 400, code: "invalid_request", message: "an HTTP/1.0 request cannot use Transfer-Encoding: send Content-Length", field: "Transfer-Encoding", close: true }
   }
   const unreadable = unreadableBody(request)
   return unreadable === null ? null : { status: 415, code: "unsupported_media_type", message: unreadable }

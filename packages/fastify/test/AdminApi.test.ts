@@ -190,6 +190,8 @@ describe("AdminApi: provisioning", () => {
     // Bad input and unknown ids.
     expect((await admin(t.app, "POST", "/terminals", { account_id: account.account_id })).statusCode).toBe(400)
     expect((await admin(t.app, "POST", "/terminals", { account_id: account.account_id, name: "X", h2h: "yes" })).statusCode).toBe(400)
+    const badUrl = await admin(t.app, "POST", "/terminals", { account_id: account.account_id, name: "X", callback_url: "https://shop.example/cb\u009b31m" })
+    expect([badUrl.statusCode, json(badUrl).error.field, json(badUrl).error.message]).toEqual([400, "callback_url", "callback_url must be an http or https URL of at most 2048 characters"])
     const escaped = await admin(t.app, "POST", "/terminals", { account_id: account.account_id, name: "Desk\u001b[2J" })
     expect([escaped.statusCode, json(escaped).error.field, json(escaped).error.message]).toEqual([400, "name", "name must not contain control characters (line breaks, tabs, escapes)"])
     expect((await admin(t.app, "POST", "/terminals", { account_id: crypto.randomUUID(), name: "X" })).statusCode).toBe(404)

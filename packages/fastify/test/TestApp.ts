@@ -99,6 +99,28 @@ export const slowRequestHead = "POST /test-only/slow HTTP/1.1\r\nhost: 127.0.0.1
 /** A payment creation whose body stops after its first bytes (a client leaving mid-body). */
 export const halfBodyHead = "POST /api/v1/payments HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-type: application/json\r\ncontent-length: 1000\r\n\r\n{\"amount\":"
 
+/**
+ * Sends `bytes` in one write on a fresh connection to the app listening at `address`, and answers
+ * everything the server sent until it closed the connection (`closed` false: still open after `waitMs`).
+ */
+export const untilClosed = async (address: string, bytes: string, waitMs = 5_000): Promise<{ readonly received: string; readonly closed: boolean }> => {
+  const socket = net.connect({ host: "127.0.0.1", port: Number(new URL(address).port) })
+  await new Promise((resolve) => socket.once("connect", resolve))
+  let received = ""
+  socket.on("data", (chunk) => void (received += chunk.toString("latin1")))
+  socket.on("error", () => {})
+  socket.write(bytes)
+  const closed = await new Promise<boolean>((resolve) => {
+    const timer = setTimeout(() => resolve(false), waitMs)
+    socket.once("close", () => {
+      clearTimeout(timer)
+      resolve(true)
+    })
+  })
+  socket.destroy()
+  return { received, closed }
+}
+
 /** Sends `head` (and no more) on a fresh connection to the app listening at `address`, and returns the socket. */
 export const rawRequest = async (address: string, head: string) => {
   const { port } = new URL(address)
