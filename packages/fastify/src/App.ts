@@ -176,8 +176,9 @@ const clientError = (requestTimeoutMs: number) => function(this: FastifyInstance
   const pending = answering !== null && answering !== undefined && (answering.headersSent === true || answering.req?.complete === true)
   // Bytes after a request that asked to close the connection (`Connection: close`, or HTTP/1.0 without
   // keep-alive) are no request (RFC 9112, 9.6: ignored): the answers pending go out, then Node closes the
-  // connection; nothing more is read meanwhile.
-  if (error.code === "HPE_CLOSED_CONNECTION") return void (pending ? socket.pause() : socket.destroy())
+  // connection. Read and dropped meanwhile, not left unread (as a paused connection leaves them): a
+  // connection closed with bytes unread is reset, and the answers not yet sent were lost with it.
+  if (error.code === "HPE_CLOSED_CONNECTION") return
   const id = requestId()
   const client = { remoteAddress: socket.remoteAddress, remotePort: socket.remotePort }
   // Nothing is written into an answer under way (as Node's own handler), nor in place of one pending.
@@ -216,7 +217,10 @@ export const routesOf = (app: FastifyInstance): ReadonlyArray<RouteEntry> => reg
 
 const inFlight = new WeakMap<FastifyInstance, { count: number }>()
 
-/** The request of a connection whose answer closes it, decided on arrival; nothing Node parses after it runs. */
+/** Requests one connection may have sent and not yet been answered (pipelined): past them it is dropped. */
+export const maxPipelined = 32
+
+/** The request of a connection whose answer closes it, decided on arrival (null: none, the connection dropped); nothing Node parses after it runs. */
 const closingAfter = Symbol("paydesk.closingAfter")
 
 /** A connection's requests not yet ended (set on each connection of the app's server; none on `inject`'s). */
@@ -528,9 +532,19 @@ export const build = async (options: Options): Promise<FastifyInstance> => {
   //   this server answers as a plain request: Node drops the bytes read after it (an outside probe's
   //   pipelined payment was never run, and the next request's answer was read as its own).
   // - `Expect` other than 100-continue (`checkExpectation`, below).
+  // - Past `maxPipelined` requests not yet answered on one connection: Node parses every request of a
+  //   read and each runs at once, so one connection ran hundreds side by side (an outside probe's 300
+  //   pipelined documents ran the server out of heap). The connection is dropped, with what it had in
+  //   flight (`request aborted`); an ordinary client waits for its answers long before.
   app.server.prependListener("request", (request: IncomingMessage, response: ServerResponse) => {
-    const socket = request.socket as Socket & { [closingAfter]?: IncomingMessage }
+    const socket = request.socket as Socket & { [closingAfter]?: IncomingMessage | null; [openRequests]?: Map<FastifyRequest, FastifyReply> }
     if (socket[closingAfter] !== undefined) return
+    if ((socket[openRequests]?.size ?? 0) >= maxPipelined) {
+      socket[closingAfter] = null
+      app.log.warn({ client: { remoteAddress: socket.remoteAddress, remotePort: socket.remotePort } },
+        `connection dropped: more than ${maxPipelined} requests sent on it without waiting for their answers`)
+      return void socket.destroy()
+    }
     const headers = request.headers
     if ((request.httpVersionMinor === 0 && headers["transfer-encoding"] !== undefined) ||
       (headers.upgrade !== undefined && headers.connection !== undefined && /(?:^|[\s,])upgrade(?:$|[\s,])/i.test(headers.connection))) {
@@ -560,7 +574,7 @@ export const build = async (options: Options): Promise<FastifyInstance> => {
       if (request.paydeskStage !== 2) setImmediate(aborted, request, reply)
     })
     // Parsed after a request whose answer closes the connection: never run (see `closingAfter`).
-    const last = (request.raw.socket as (Socket & { [closingAfter]?: IncomingMessage }) | null)?.[closingAfter]
+    const last = (request.raw.socket as (Socket & { [closingAfter]?: IncomingMessage | null }) | null)?.[closingAfter]
     if (last !== undefined && last !== request.raw) return
     dropEmptyBodyType(request)
     // Answered here: the request goes no further (`done` is not called).
@@ -580,6 +594,10 @@ export const build = async (options: Options): Promise<FastifyInstance> => {
 
   app.addHook("onSend", (request, reply, payload, done) => {
     commonHeaders(request, reply)
+    // An answer sent before its request's body has arrived whole (a refusal on arrival, say) closes the
+    // connection: the rest of the body might be read as another request, or refused as one, and that
+    // second answer read as the next request's (an outside probe).
+    if (request.raw.complete === false) reply.header("connection", "close")
     done(null, payload)
   })
 
@@ -644,7 +662,7 @@ export const build = async (options: Options): Promise<FastifyInstance> => {
   // An `Expect` other than 100-continue, which Node answers with a bare 417 unless told otherwise: the
   // API's error body, request id and log line, the connection closed (an outside probe).
   app.server.on("checkExpectation", (request: IncomingMessage, response: ServerResponse) => {
-    ;(request.socket as Socket & { [closingAfter]?: IncomingMessage })[closingAfter] ??= request
+    ;(request.socket as Socket & { [closingAfter]?: IncomingMessage | null })[closingAfter] ??= request
     const id = requestId()
     const message = `Expect: ${String(request.headers.expect)} is not supported (only 100-continue)`
     const body = JSON.stringify(errorResponse(417, "expectation_failed", message, id).body)

@@ -342,6 +342,9 @@ const statusOf = (event: (typeof paymentEvents)[number][0]) =>
 // Document
 
 /** Builds the OpenAPI 3.1 document. */
+/** The document's title (`info.title`), also the docs page's. */
+export const documentTitle = "Paydesk API"
+
 export const make = () => {
   const { schemas, add } = components()
   const error = add(responses.Error, false)
@@ -354,7 +357,7 @@ export const make = () => {
   return {
     openapi: "3.1.0",
     info: {
-      title: "Paydesk API",
+      title: documentTitle,
       version: "1",
       license: { name: "MIT", identifier: "MIT" },
       description:
@@ -461,9 +464,12 @@ const contentSecurityPolicy = [
  * without it `/docs` is a plain page linking the document and `/docs/scalar.js` is 404.
  */
 export const registerDocs = async (app: FastifyInstance, renderer: () => string | null = installedRenderer): Promise<void> => {
-  const document = make()
+  // The document (530 KB of JSON) is made and written once, at its first request, and kept as bytes:
+  // written per request, a few hundred requests pipelined on one connection held as many copies and
+  // ran the server out of heap (an outside probe), and an idle server never asked for it holds none.
+  let documentBytes: Buffer | undefined
   const scriptPath = renderer()
-  const page = scriptPath === null ? withoutRenderer(document.info.title) : html(document.info.title)
+  const page = scriptPath === null ? withoutRenderer(documentTitle) : html(documentTitle)
   let script: string | null = null
   /** Answers with `send` once the (empty) query string decodes. */
   const serve = (send: (reply: FastifyReply) => unknown) => async (request: FastifyRequest, reply: FastifyReply, decoded: Effect.Effect<unknown, PaydeskError>) => {
@@ -472,7 +478,8 @@ export const registerDocs = async (app: FastifyInstance, renderer: () => string 
     const failed = fromExit(exit, request.id)!
     return reply.code(failed.status).send(failed.body)
   }
-  route(app, MerchantOperations.openApiDocument, serve((reply) => reply.type("application/json; charset=utf-8").send(document)))
+  route(app, MerchantOperations.openApiDocument, serve((reply) =>
+    reply.type("application/json; charset=utf-8").send(documentBytes ??= Buffer.from(JSON.stringify(make())))))
   route(app, MerchantOperations.docsPage, serve((reply) =>
     reply.type("text/html; charset=utf-8").header("content-security-policy", contentSecurityPolicy).send(page)))
   route(app, MerchantOperations.docsScript, serve((reply) => {

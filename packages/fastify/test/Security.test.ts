@@ -221,7 +221,27 @@ describe("request log", () => {
     expect(entries.find((entry) => entry.msg === "request aborted" && entry.req?.url === "/test-only/slow")).toBeDefined()
     // Bytes after a request that asked to close the connection are no request: ignored, the pending answers sent in order, then the connection closed.
     const closing = await until(`${slowRequestHead}GET /health/live HTTP/1.1\r\nhost: x\r\nconnection: close\r\n\r\nGET /health/live HTTP/1.1\r\nhost: x\r\n\r\n`)
-    expect(closing.match(/^HTTP\/1\.1 \d+/gm)).toEqual(["HTTP/1.1 204", "HTTP/1.1 200"])
+    expect(closing.match(/HTTP\/1\.1 \d{3}(?= )/g)).toEqual(["HTTP/1.1 204", "HTTP/1.1 200"])
+    // Also when more bytes follow while the answers are being made: read and dropped, not left unread (a
+    // connection closed with bytes unread is reset, and the answers not yet sent were lost with it).
+    {
+      const socket = net.connect({ host: "127.0.0.1", port: Number(new URL(address).port) })
+      await new Promise((resolve) => socket.once("connect", resolve))
+      let received = ""
+      let failure: unknown = null
+      socket.on("data", (chunk) => void (received += chunk.toString("latin1")))
+      socket.on("error", (error) => void (failure = error))
+      // Large answers (the OpenAPI document, 0.5 MB each) are still being sent when the connection closes.
+      const documents = "GET /openapi.json HTTP/1.1\r\nhost: x\r\n\r\n".repeat(3)
+      socket.write(`${slowRequestHead}${documents}GET /health/live HTTP/1.1\r\nhost: x\r\nconnection: close\r\n\r\njunk\r\n`)
+      for (let i = 0; i < 20; i++) {
+        await new Promise((resolve) => setTimeout(resolve, 5))
+        if (!socket.destroyed) socket.write("x".repeat(2000))
+      }
+      await new Promise((resolve) => socket.once("close", resolve))
+      expect([failure, received.match(/HTTP\/1\.1 \d{3}(?= )/g)]).toEqual([null, ["HTTP/1.1 204", "HTTP/1.1 200", "HTTP/1.1 200", "HTTP/1.1 200", "HTTP/1.1 200"]])
+      expect(received.endsWith('{"status":"ok"}')).toBe(true)
+    }
     // Requests pipelined before a CONNECT end with the connection Node closes (a `connect` listener
     // would take the connection from Node, and the queued ones would never end).
     const connected = await until(`GET /health/live HTTP/1.1\r\nhost: x\r\n\r\n${slowRequestHead}GET /health/live HTTP/1.1\r\nhost: x\r\n\r\nCONNECT a.example:443 HTTP/1.1\r\nHost: a.example:443\r\n\r\n`)
@@ -255,7 +275,7 @@ describe("request log", () => {
     ] as const
     for (const [index, [head, status, message]] of cases.entries()) {
       const { received, closed } = await untilClosed(address, `${head}${smuggled(`smuggled-${index}`)}`)
-      expect([index, closed, received.match(/^HTTP\/1\.[01] \d+/gm)?.length]).toEqual([index, true, 1])
+      expect([index, closed, received.match(/HTTP\/1\.[01] \d{3} /g)?.length]).toEqual([index, true, 1])
       const answer = rawAnswer(received)
       expect([index, answer.status, answer.header("connection")]).toEqual([index, status, "close"])
       if (message !== undefined) expect([answer.error.message, answer.error.field]).toEqual([message, "Transfer-Encoding"])
@@ -263,6 +283,25 @@ describe("request log", () => {
       expect([index, lookup.statusCode]).toEqual([index, 404])
     }
     await vi.waitFor(() => expect(App.requestsInFlight(t!.app)).toBe(0))
+  })
+
+  it("drops a connection with more than maxPipelined requests not yet answered, and closes one whose answer left before its body arrived", async () => {
+    const lines: Array<string> = []
+    t = await make({ logger: { level: "info", stream: { write: (line: string) => void lines.push(line) } } })
+    const address = await t.app.listen({ port: 0, host: "127.0.0.1" })
+    const pipelined = (n: number) => "GET /health/live HTTP/1.1\r\nhost: x\r\n\r\n".repeat(n)
+    // As many as allowed: all answered, in order, on a connection kept alive.
+    const allowed = await untilClosed(address, pipelined(App.maxPipelined), 1_000)
+    expect([allowed.closed, allowed.received.match(/HTTP\/1\.1 200 OK\r\n/g)?.length]).toEqual([false, App.maxPipelined])
+    // One more: the connection is dropped, what it had in flight ended.
+    const dropped = await untilClosed(address, pipelined(App.maxPipelined + 1))
+    expect([dropped.closed, dropped.received]).toEqual([true, ""])
+    await vi.waitFor(() => expect(App.requestsInFlight(t!.app)).toBe(0))
+    expect(lines.filter((line) => line.includes(`connection dropped: more than ${App.maxPipelined} requests sent on it without waiting for their answers`))).toHaveLength(1)
+    // A body of a type no route reads, refused on arrival while it is still arriving (chunked): the
+    // connection closes after the 415, so the rest of the body is never taken for another request.
+    const early = await untilClosed(address, "POST /api/v1/payments HTTP/1.1\r\nhost: x\r\ncontent-type: text/xml\r\ntransfer-encoding: chunked\r\n\r\n5\r\n<a/>\n\r\n")
+    expect([early.closed, rawAnswer(early.received).status, rawAnswer(early.received).header("connection")]).toEqual([true, 415, "close"])
   })
 
   it("answers an HTTP/1.1 request without Host, one with two Host lines or a Host that is no host, an HTTP/0.9 request line, and an Expect other than 100-continue in the API's error body (Node's were bare or answered), and routes a target in absolute form", async () => {
