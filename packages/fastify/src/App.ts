@@ -217,6 +217,9 @@ export const routesOf = (app: FastifyInstance): ReadonlyArray<RouteEntry> => reg
 
 const inFlight = new WeakMap<FastifyInstance, { count: number }>()
 
+/** Requests Node parsed on a connection whose answers have not yet closed (`admitted`). */
+const unanswered = Symbol("paydesk.unanswered")
+
 /** Requests one connection may have sent and not yet been answered (pipelined): past them it is dropped. */
 export const maxPipelined = 32
 
@@ -514,6 +517,7 @@ export const build = async (options: Options): Promise<FastifyInstance> => {
   const onConnection = (socket: Socket) => {
     const open = new Map<FastifyRequest, FastifyReply>()
     ;(socket as Socket & { [openRequests]?: typeof open })[openRequests] = open
+    ;(socket as Socket & { [unanswered]?: { count: number } })[unanswered] = { count: 0 }
     socket.once("close", () => {
       for (const [request, reply] of open) setImmediate(aborted, request, reply)
       open.clear()
@@ -536,15 +540,30 @@ export const build = async (options: Options): Promise<FastifyInstance> => {
   //   read and each runs at once, so one connection ran hundreds side by side (an outside probe's 300
   //   pipelined documents ran the server out of heap). The connection is dropped, with what it had in
   //   flight (`request aborted`); an ordinary client waits for its answers long before.
-  app.server.prependListener("request", (request: IncomingMessage, response: ServerResponse) => {
-    const socket = request.socket as Socket & { [closingAfter]?: IncomingMessage | null; [openRequests]?: Map<FastifyRequest, FastifyReply> }
-    if (socket[closingAfter] !== undefined) return
-    if ((socket[openRequests]?.size ?? 0) >= maxPipelined) {
+  /**
+   * Counts a request Node parsed on its connection until its answer closes (every one: routed, refused
+   * by Fastify before any hook, an `Expect` refused), and drops the connection past `maxPipelined`
+   * (false: dropped, or closing already: the request is not to run).
+   */
+  const admitted = (request: IncomingMessage, response: ServerResponse): boolean => {
+    const socket = request.socket as Socket & { [closingAfter]?: IncomingMessage | null; [unanswered]?: { count: number } }
+    if (socket[closingAfter] !== undefined) return false
+    const counted = socket[unanswered]
+    if (counted === undefined) return true
+    if (counted.count >= maxPipelined) {
       socket[closingAfter] = null
       app.log.warn({ client: { remoteAddress: socket.remoteAddress, remotePort: socket.remotePort } },
         `connection dropped: more than ${maxPipelined} requests sent on it without waiting for their answers`)
-      return void socket.destroy()
+      socket.destroy()
+      return false
     }
+    counted.count++
+    response.once("close", () => void counted.count--)
+    return true
+  }
+  app.server.prependListener("request", (request: IncomingMessage, response: ServerResponse) => {
+    if (!admitted(request, response)) return
+    const socket = request.socket as Socket & { [closingAfter]?: IncomingMessage | null }
     const headers = request.headers
     if ((request.httpVersionMinor === 0 && headers["transfer-encoding"] !== undefined) ||
       (headers.upgrade !== undefined && headers.connection !== undefined && /(?:^|[\s,])upgrade(?:$|[\s,])/i.test(headers.connection))) {
@@ -564,6 +583,10 @@ export const build = async (options: Options): Promise<FastifyInstance> => {
   // The hooks every request passes take Fastify's callback form: an async hook costs a promise and
   // a microtask turn per request even when it has nothing to wait for.
   app.addHook("onRequest", (request, reply, done) => {
+    // Parsed after a request whose answer closes the connection, or on a connection dropped: never run,
+    // nor counted or logged (they go with the connection; see `closingAfter`).
+    const last = (request.raw.socket as (Socket & { [closingAfter]?: IncomingMessage | null }) | null)?.[closingAfter]
+    if (last !== undefined && last !== request.raw) return
     request.paydeskStage = 1
     counter.count++
     openOn(request)?.set(request, reply)
@@ -573,9 +596,6 @@ export const build = async (options: Options): Promise<FastifyInstance> => {
     reply.raw.on("close", () => {
       if (request.paydeskStage !== 2) setImmediate(aborted, request, reply)
     })
-    // Parsed after a request whose answer closes the connection: never run (see `closingAfter`).
-    const last = (request.raw.socket as (Socket & { [closingAfter]?: IncomingMessage | null }) | null)?.[closingAfter]
-    if (last !== undefined && last !== request.raw) return
     dropEmptyBodyType(request)
     // Answered here: the request goes no further (`done` is not called).
     const refused = refusedOnArrival(request)
@@ -596,8 +616,15 @@ export const build = async (options: Options): Promise<FastifyInstance> => {
     commonHeaders(request, reply)
     // An answer sent before its request's body has arrived whole (a refusal on arrival, say) closes the
     // connection: the rest of the body might be read as another request, or refused as one, and that
-    // second answer read as the next request's (an outside probe).
-    if (request.raw.complete === false) reply.header("connection", "close")
+    // second answer read as the next request's (an outside probe); nothing parsed after it runs. Only
+    // with a body: an answer sent at once to a request without one (a 404 with tracing off) comes
+    // before Node has marked even a bodiless request complete (a review).
+    const raw = request.raw
+    if (raw.complete === false && (raw.headers["transfer-encoding"] !== undefined || (raw.headers["content-length"] ?? "0") !== "0")) {
+      reply.header("connection", "close")
+      const socket = raw.socket as (Socket & { [closingAfter]?: IncomingMessage | null }) | null
+      if (socket !== null) socket[closingAfter] ??= raw
+    }
     done(null, payload)
   })
 
@@ -662,7 +689,9 @@ export const build = async (options: Options): Promise<FastifyInstance> => {
   // An `Expect` other than 100-continue, which Node answers with a bare 417 unless told otherwise: the
   // API's error body, request id and log line, the connection closed (an outside probe).
   app.server.on("checkExpectation", (request: IncomingMessage, response: ServerResponse) => {
-    ;(request.socket as Socket & { [closingAfter]?: IncomingMessage | null })[closingAfter] ??= request
+    // Left unanswered after the connection's close was decided (the first refused one decides it).
+    if (!admitted(request, response)) return
+    ;(request.socket as Socket & { [closingAfter]?: IncomingMessage | null })[closingAfter] = request
     const id = requestId()
     const message = `Expect: ${String(request.headers.expect)} is not supported (only 100-continue)`
     const body = JSON.stringify(errorResponse(417, "expectation_failed", message, id).body)

@@ -412,8 +412,10 @@ export const checkResponses = (app: FastifyInstance, operations: ReadonlyArray<O
   app.addHook("onSend", async (request, reply, payload) => {
     const id = request.routeOptions.config?.operationId
     const op = id === undefined ? undefined : byId.get(id)
-    if (op === undefined || typeof payload !== "string") return payload
-    const problem = violation(op, reply.statusCode, reply.getHeader("content-type") as string | undefined, payload, errorSchema)
+    // (An answer sent as bytes, the OpenAPI document's, is checked as its text.)
+    const text = Buffer.isBuffer(payload) ? payload.toString("utf8") : payload
+    if (op === undefined || typeof text !== "string") return payload
+    const problem = violation(op, reply.statusCode, reply.getHeader("content-type") as string | undefined, text, errorSchema)
     if (problem === null) return payload
     reply.code(500).header("content-type", "application/json; charset=utf-8")
     return JSON.stringify({ error: { code: "response_contract_violation", message: problem, request_id: request.id } })

@@ -341,10 +341,10 @@ const statusOf = (event: (typeof paymentEvents)[number][0]) =>
 // ---------------------------------------------------------------------------------------------
 // Document
 
-/** Builds the OpenAPI 3.1 document. */
 /** The document's title (`info.title`), also the docs page's. */
 export const documentTitle = "Paydesk API"
 
+/** Builds the OpenAPI 3.1 document (the server makes it at its first request: `registerDocs`). */
 export const make = () => {
   const { schemas, add } = components()
   const error = add(responses.Error, false)
