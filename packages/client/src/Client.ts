@@ -162,6 +162,22 @@ export class Paydesk {
     /** Renews the session now: a new token pair (the previous refresh token stops working). Not retried. */
     refresh: (): Promise<TokenPair> => this.#sessionOrThrow().refresh(),
     /**
+     * Changes the signed-in user's password. Every session of the user ends (other devices, and
+     * whoever held its password or a token); this client goes on with the new pair the answer
+     * carries (given to `onTokens` too). Not retried: a lost answer leaves the password changed and
+     * this session ended, so sign in again with the new password.
+     */
+    changePassword: async (passwords: { readonly current_password: string; readonly new_password: string }): Promise<TokenPair> => {
+      const session = this.#sessionOrThrow()
+      const pair = await this.#call<TokenPair>({
+        method: "POST",
+        path: "/api/v1/auth/password",
+        body: { current_password: passwords.current_password, new_password: passwords.new_password },
+        safe: false
+      })
+      return session.accept(pair)
+    },
+    /**
      * Ends the session: its access and refresh tokens stop working (repeating is harmless). Later
      * calls of this client fail with `PaydeskSessionEndedError`, unsent: sign in again for a new client.
      */

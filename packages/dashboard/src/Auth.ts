@@ -4,7 +4,8 @@
  * this tab's sessionStorage, so a reload keeps the session and closing the tab ends it), a timer
  * that renews the access token before it expires, and sign-out (the server revokes both tokens).
  *
- * The terminal the dashboard acts on and the sandbox/live mode are no secrets: localStorage.
+ * The terminal the dashboard acts on and the sandbox/live mode are no secrets: localStorage; so is
+ * the e-mail of the last sign-in (to prefill the form after the session ends), until sign-out.
  */
 import { Paydesk, PaydeskApiError, type Terminal, type TokenPair } from "@paydesk/client"
 
@@ -111,11 +112,15 @@ export const resume = async (onEnded: () => void): Promise<Session | null> => {
   }
 }
 
-/** Signs out: the server ends the session; this tab forgets the tokens either way. */
+/**
+ * Signs out: the server ends the session; this tab forgets the tokens either way, and the browser
+ * the e-mail it signed in with (the next person at a shared machine does not see it prefilled).
+ */
 export const signOut = async (session: Session): Promise<void> => {
   if (timer !== undefined) clearTimeout(timer)
   timer = undefined
   sessionStorage.removeItem(refreshKey)
+  localStorage.removeItem(emailKey)
   await session.client.auth.logout().catch(() => undefined)
 }
 

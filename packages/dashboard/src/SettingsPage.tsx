@@ -1,6 +1,7 @@
 /**
  * Terminal settings: the settings form, the callback endpoint's health and a test event, the API
- * keys, and the signing-secret rotation (after a confirmation; the new secret is shown once).
+ * keys, the signing-secret rotation (after a confirmation; the new secret is shown once), and the
+ * signed-in user's password change.
  */
 import type { SigningSecretRotation, TerminalDetails } from "@paydesk/client"
 import { useRef, useState } from "preact/hooks"
@@ -8,6 +9,7 @@ import { ApiKeys } from "./ApiKeys.js"
 import { isolated } from "./Bidi.js"
 import { Confirm } from "./Confirm.js"
 import { useAction, useDashboard, useLoad } from "./Context.js"
+import { PasswordForm } from "./PasswordForm.js"
 import { attemptResult, formatTime, sentAccepted } from "./I18n.js"
 import { TerminalForm } from "./TerminalForm.js"
 
@@ -82,6 +84,9 @@ export const SettingsPage = () => {
           <code class="reveal">{rotated.signing_secret}</code>
         </div>
       )}
+      <h2>{t("password.title")}</h2>
+      <p>{t("password.note")}</p>
+      <PasswordForm />
     </section>
   )
 }

@@ -131,6 +131,9 @@ export const register = async (
   route(app, Ops.logoutUser, (request, reply, decoded) =>
     run(ctx, request, reply, Effect.flatMap(decoded, ({ params }) => Auth.logoutUser(params["id"]!)), (done) => reply.send(done)))
 
+  route(app, Ops.resetPassword, (request, reply, decoded) =>
+    run(ctx, request, reply, Effect.flatMap(decoded, ({ params, body }) => Auth.resetPassword(params["id"]!, body.password)), (done) => reply.send(done)))
+
   route(app, Ops.setTerminalStatus, (request, reply, decoded) =>
     run(ctx, request, reply, Effect.gen(function*() {
       const { body, params } = yield* decoded
@@ -163,8 +166,12 @@ export const register = async (
       reply.send(pageView(result, Views.account))))
 
   route(app, Ops.getAccount, (request, reply, decoded) =>
-    run(ctx, request, reply, Effect.flatMap(decoded, ({ params }) => OperatorReads.getAccount(params["id"]!)), ({ account, terminals }) =>
-      reply.send({ ...Views.account(account), terminals: terminals.map(Views.terminal) })))
+    run(ctx, request, reply, Effect.flatMap(decoded, ({ params }) => OperatorReads.getAccount(params["id"]!)), ({ account, terminals, users }) =>
+      reply.send({
+        ...Views.account(account),
+        terminals: terminals.map(Views.terminal),
+        users: users.map((user) => ({ ...Views.user(user), created_at: Instant.formatIso(user.createdAt) }))
+      })))
 
   route(app, Ops.listAccountTerminals, (request, reply, decoded) =>
     run(ctx, request, reply, Effect.flatMap(decoded, ({ params }) => OperatorReads.listTerminals(params["id"]!)), (terminals) =>

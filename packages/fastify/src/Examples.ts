@@ -323,7 +323,11 @@ export const account = { id: accountId, name: "Coffee", created_at: at }
 
 export const accountPage = pageOf(account)
 
-export const accountDetail = { ...account, terminals: [terminal] }
+export const accountDetail = {
+  ...account,
+  terminals: [terminal],
+  users: [{ id: ids.user, email: "owner@coffee.example", role: "owner", account_id: accountId, created_at: at }]
+}
 
 export const upcomingCharges = {
   subscription_id: ids.subscription,
@@ -482,6 +486,7 @@ const rotationReplaced: SentError = { status: 409, code: "idempotency_conflict",
  */
 export const operationErrors: Readonly<Record<string, Readonly<Record<number, SentError>>>> = {
   login: { 429: { status: 429, code: "too_many_requests", message: "too many login attempts, retry in 60 s" } },
+  changePassword: { 429: { status: 429, code: "too_many_requests", message: "too many password changes, retry in 60 s" } },
   listPayments: {
     429: { status: 429, code: "too_many_requests", message: "2 CSV exports of this terminal are already waiting or being built; retry once one is done" }
   },

@@ -82,6 +82,23 @@ export const logout = operation({
   errors: [[400, "`invalid_request` (field named), `invalid_json_body`"], [401, "`invalid or expired refresh token`, `invalid or expired access token`"]]
 })
 
+export const changePassword = operation({
+  id: "changePassword", surface: "merchant", method: "POST", path: "/auth/password", tag: "Auth", auth: "merchant",
+  summary: "Change the signed-in user's password: every session of the user ends, the caller gets a new pair",
+  description: "With the user's Bearer access token (an API key is 403). The user's other sessions (other devices, and whoever held its " +
+    "password or a token) stop working at once; the answer is a new token pair for the caller. " +
+    "Limited to 10 a minute per user (429 `too_many_requests` with `Retry-After`).",
+  body: { schema: S.PasswordChange, example: { current_password: "correct horse battery", new_password: "staple battery horse correct" } },
+  responses: [{ status: 200, description: "the password is changed; a new token pair (the old ones no longer work)", schema: R.TokenPair, example: Examples.tokenPair }],
+  errors: [
+    [400, "`invalid_request`: `current_password is not the user's password`, `new_password must be 8 to 256 characters`, `new_password must differ from current_password`; `invalid_json_body`"],
+    [401, "`invalid or expired access token`"],
+    [403, "`account owner access required` (an API key)"],
+    [429, "`too_many_requests`"],
+    [503, "`service_busy`: too many sign-ins in progress, retry shortly"]
+  ]
+})
+
 // ---------------------------------------------------------------------------------------------
 // Payments
 
@@ -653,7 +670,7 @@ export const docsScript = docsOperation(
 
 /** The merchant API's operations, in the document's order. */
 export const merchant: ReadonlyArray<Operation<any, any>> = [
-  login, refresh, logout,
+  login, refresh, logout, changePassword,
   createPayment, listPayments, paymentStats, paymentDailyStats, getPaymentByOrder, getPayment, simulatePayment,
   updateTerminal, listApiKeys, createApiKey, revokeApiKey, rotateSigningSecret, getBalance, getRate,
   createPayout, listPayouts,

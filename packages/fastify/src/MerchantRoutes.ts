@@ -6,14 +6,15 @@
  *
  * Login is rate limited per client address and per e-mail (fixed one-minute windows, so a flood
  * aimed at someone's e-mail locks them out for at most a minute after it stops): past a limit the
- * answer is 429 `too_many_requests` with `Retry-After`, before any password is hashed.
+ * answer is 429 `too_many_requests` with `Retry-After`, before any password is hashed. A user's own
+ * password change (`POST /auth/password`) is limited likewise per user, once its token is checked.
  *
  * Every route is declared in `MerchantOperations`: it decodes its request, runs one use case and encodes the answer with `Views`.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify"
 import { Effect } from "effect"
 import { Auth, Instant, Views } from "@paydesk/core"
-import { headerOf, jsonBodiesOnly, limiterOptions, run, sendError, type Context } from "./Http.js"
+import { headerOf, jsonBodiesOnly, limiterOptions, run, runAs, sendError, type Context } from "./Http.js"
 import * as MerchantCredentials from "./MerchantCredentials.js"
 import * as MerchantPayments from "./MerchantPayments.js"
 import * as MerchantSubscriptions from "./MerchantSubscriptions.js"
@@ -81,6 +82,27 @@ export const register = async (app: FastifyInstance, ctx: Context, limits: Login
       (done) => reply.send(done)
     )
   })
+
+  // A password change checks the current password: counted per user once the request is
+  // authenticated (a stolen access token cannot try passwords faster than a login).
+  const changers = new WeakMap<FastifyRequest, string>()
+  const perUser = app.createRateLimit(limiterOptions({ max: limits.perEmail, timeWindow: window, keyGenerator: (request) => `password-user:${changers.get(request)}` }))
+  type Changed = { readonly _tag: "Changed"; readonly pair: Auth.TokenPair } | { readonly _tag: "Limited"; readonly seconds: number }
+  route(app, Ops.changePassword, (request, reply, decoded) =>
+    runAs(ctx, request, reply, (who) =>
+      Effect.gen(function*(): Effect.fn.Return<Changed, Effect.Error<typeof decoded> | Effect.Error<ReturnType<typeof Auth.changePassword>>, Effect.Services<ReturnType<typeof Auth.changePassword>>> {
+        const { body } = yield* decoded
+        if (who._tag === "User") {
+          changers.set(request, who.userId)
+          const result = yield* Effect.promise(() => perUser(request))
+          if (!result.isAllowed && result.isExceeded) return { _tag: "Limited", seconds: Math.max(1, result.ttlInSeconds) }
+        }
+        return { _tag: "Changed", pair: yield* Auth.changePassword(who, { currentPassword: body.current_password, newPassword: body.new_password }) }
+      }),
+      (changed) =>
+        changed._tag === "Limited"
+          ? sendError(request, reply.header("retry-after", String(changed.seconds)), 429, "too_many_requests", `too many password changes, retry in ${changed.seconds} s`)
+          : reply.send(tokenPairView(changed.pair))))
 
   MerchantPayments.register(app, ctx)
   MerchantTerminals.register(app, ctx)

@@ -176,6 +176,17 @@ export const logoutUser = operation({
   errors: [...common, [404, "`user not found`"]]
 })
 
+export const resetPassword = operation({
+  id: "operatorResetPassword", surface: "operator", method: "POST", path: "/users/{id}/password", tag, auth: "operator",
+  summary: "Set a dashboard user's password (forgotten or leaked) and end every session of the user",
+  description: "The account's users and their ids are in `GET /accounts/{id}`. Hand the password over out of band; the user can change it " +
+    "with `POST /api/v1/auth/password`.",
+  params: id("user"),
+  body: { schema: S.PasswordReset, example: { password: "a new correct horse" } },
+  responses: [{ status: 200, description: "done: the old password and every token of the user no longer work", schema: R.Ok, example: Examples.ok }],
+  errors: [...common, [404, "`user not found`"], [503, "`service_busy`: too many sign-ins in progress, retry shortly"]]
+})
+
 export const setTerminalStatus = operation({
   id: "operatorSetTerminalStatus", surface: "operator", method: "POST", path: "/terminals/{id}/status", tag, auth: "operator",
   summary: "Enable or disable a terminal",
@@ -336,7 +347,7 @@ export const getDelivery = operation({
 export const all: ReadonlyArray<Operation<any, any>> = [
   listAccounts, getAccount, listAccountTerminals, getTerminal, updateTerminal, listTerminalPayments, getPayment,
   listTerminalSubscriptions, getSubscription, listTerminalPayouts, getPayout,
-  createAccount, createTerminal, createApiKey, listApiKeys, revokeApiKey, rotateSigningSecret, logoutUser, setTerminalStatus,
+  createAccount, createTerminal, createApiKey, listApiKeys, revokeApiKey, rotateSigningSecret, logoutUser, resetPassword, setTerminalStatus,
   createPlan, acquirerOutcome, chargeOutcomes, resolveCharge, approvePayout, rejectPayout, refundPayment, chargebackPayment,
   resumeSubscription, stopSubscription, setRate, setClock, runWork, listDeliveries, getDelivery
 ]

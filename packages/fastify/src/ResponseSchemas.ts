@@ -220,11 +220,13 @@ const ApiKeyView = Schema.Struct({
   revoked_at: Nullable(Time)
 }).annotate({ identifier: "ApiKey", title: "ApiKey" })
 
+const UserView = Schema.Struct({ id: Uuid, email: Schema.String, role: Schema.String, account_id: Uuid })
+
 const TokenPair = Schema.Struct({
   access_token: Schema.String,
   refresh_token: Schema.String,
   expires_at: Int.annotate({ description: "Unix time (seconds) when the access token expires" }),
-  user: Schema.Struct({ id: Uuid, email: Schema.String, role: Schema.String, account_id: Uuid })
+  user: UserView
 }).annotate({ identifier: "TokenPair", title: "TokenPair" })
 
 const ErrorBody = Schema.Struct({
@@ -575,7 +577,11 @@ export const responses = {
   DeliveryDetail,
   Account: AccountView,
   AccountPage: page(AccountView, "AccountPage"),
-  AccountDetail: Schema.Struct({ ...AccountView.fields, terminals: Schema.Array(TerminalView) }).annotate({ identifier: "AccountDetail", title: "AccountDetail" }),
+  AccountDetail: Schema.Struct({
+    ...AccountView.fields,
+    terminals: Schema.Array(TerminalView),
+    users: Schema.Array(Schema.Struct({ ...UserView.fields, created_at: Time })).annotate({ description: "the account's dashboard users, oldest first (`POST /users/{id}/password` sets one's password)" })
+  }).annotate({ identifier: "AccountDetail", title: "AccountDetail" }),
   TerminalList: Schema.Struct({ items: Schema.Array(TerminalView) }).annotate({ identifier: "TerminalList", title: "TerminalList" }),
   Liveness: Schema.Struct({
     status: Schema.Literals(["ok", "failing"]),

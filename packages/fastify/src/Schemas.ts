@@ -138,6 +138,17 @@ export const Refresh = Schema.Struct({
   refresh_token: text("the refresh token of the last pair (single use)")
 }).annotate({ identifier: "Refresh", title: "Refresh" })
 
+/** `POST /auth/password`: the user's own password change. */
+export const PasswordChange = Schema.Struct({
+  current_password: text("the user's password now"),
+  new_password: text("the new password: 8 to 256 characters, not the current one")
+}).annotate({ identifier: "PasswordChange", title: "PasswordChange" })
+
+/** `POST /admin/v1/users/{id}/password`: the operator's reset. */
+export const PasswordReset = Schema.Struct({
+  password: text("the user's new password: 8 to 256 characters")
+}).annotate({ identifier: "PasswordReset", title: "PasswordReset" })
+
 /** `POST /auth/logout`: a refresh token of the family to end (else the bearer token's family). */
 export const Logout = Schema.Struct({
   refresh_token: Schema.optionalKey(text("a refresh token of the session to end; without it, the bearer access token's session ends"))
@@ -286,7 +297,7 @@ export const PageConfirm = Schema.Struct({
 export const AccountCreate = Schema.Struct({
   name: text("account (merchant) name: 1 to 128 characters, no control characters"),
   owner_email: text("e-mail of the owner's dashboard user"),
-  owner_password: text("the owner's password")
+  owner_password: text("the owner's password: 8 to 256 characters")
 }).annotate({ identifier: "AccountCreate", title: "AccountCreate" })
 
 /** `POST /admin/v1/terminals`. */

@@ -1,7 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest"
 import { Operator } from "@paydesk/core"
 import { Kit } from "@paydesk/testkit"
-import { expectError, json, keyHeaders, make, shape, type TestApp } from "./TestApp.js"
+import { adminCalls, expectError, json, keyHeaders, make, shape, type TestApp } from "./TestApp.js"
 
 let t: TestApp
 beforeEach(async () => {
@@ -126,6 +126,85 @@ describe("MerchantApi authentication", () => {
 
     expectError(await t.app.inject({ method: "GET", url: "/api/v1/terminals" }), 401, "unauthenticated", "X-API-Key header is required")
     expectError(await t.app.inject({ method: "GET", url: "/api/v1/terminals", headers: bearer("not-a-token") }), 401, "unauthenticated")
+  })
+
+  it("changes the signed-in user's password: every other session ends, the answer is a new pair, bad input changes nothing", async () => {
+    const merchant = await t.merchant()
+    const here = json(await login({ email: merchant.ownerEmail, password: Kit.ownerPassword }))
+    const elsewhere = json(await login({ email: merchant.ownerEmail, password: Kit.ownerPassword }))
+    const change = (headers: Record<string, string>, payload: unknown) =>
+      t.app.inject({ method: "POST", url: "/api/v1/auth/password", headers, payload: payload as object })
+    const terminals = (token: string) => t.app.inject({ method: "GET", url: "/api/v1/terminals", headers: bearer(token) })
+    const field = (response: Awaited<ReturnType<typeof change>>, status: number, message: string) => expectError(response, status, "invalid_request", message).field
+    expect(field(await change(bearer(here.access_token), { current_password: "wrong password", new_password: "a new password" }), 400,
+      "current_password is not the user's password")).toBe("current_password")
+    expect(field(await change(bearer(here.access_token), { current_password: Kit.ownerPassword, new_password: "short" }), 400,
+      "new_password must be 8 to 256 characters")).toBe("new_password")
+    expect(field(await change(bearer(here.access_token), { current_password: Kit.ownerPassword, new_password: Kit.ownerPassword }), 400,
+      "new_password must differ from current_password")).toBe("new_password")
+    expect(field(await change(bearer(here.access_token), { current_password: Kit.ownerPassword }), 400, "new_password is required")).toBe("new_password")
+    expectError(await change(bearer(here.access_token), { current_password: Kit.ownerPassword, new_password: "a new password", email: "x@y.z" }), 400,
+      "invalid_request", "unknown field email")
+    expectError(await change(keyHeaders(merchant.apiKey), { current_password: Kit.ownerPassword, new_password: "a new password" }), 403,
+      "access_denied", "account owner access required")
+    expectError(await change({}, { current_password: Kit.ownerPassword, new_password: "a new password" }), 401, "unauthenticated")
+    expectError(await change(bearer("not-a-token"), { current_password: Kit.ownerPassword, new_password: "a new password" }), 401, "unauthenticated")
+    // None of those changed anything.
+    expect((await terminals(elsewhere.access_token)).statusCode).toBe(200)
+    expect((await login({ email: merchant.ownerEmail, password: Kit.ownerPassword })).statusCode).toBe(200)
+
+    const changed = await change(bearer(here.access_token), { current_password: Kit.ownerPassword, new_password: "a new password" })
+    expect(changed.statusCode).toBe(200)
+    const pair = shape("TokenPair", json(changed)) as { access_token: string; refresh_token: string; user: Record<string, unknown> }
+    expect(pair.user).toEqual({ id: merchant.userId, email: merchant.ownerEmail, role: "owner", account_id: merchant.accountId })
+    expect((await terminals(pair.access_token)).statusCode).toBe(200)
+    for (const old of [here, elsewhere]) {
+      expectError(await terminals(old.access_token), 401, "unauthenticated", "invalid or expired access token")
+      expectError(await refresh({ refresh_token: old.refresh_token }), 401, "unauthenticated")
+    }
+    expectError(await login({ email: merchant.ownerEmail, password: Kit.ownerPassword }), 401, "invalid_credentials")
+    expect((await login({ email: merchant.ownerEmail, password: "a new password" })).statusCode).toBe(200)
+  })
+
+  it("password changes are limited per user, whichever token asks; past the limit nothing is checked", async () => {
+    await t.close()
+    t = await make({ loginLimits: { perEmail: 3, perAddress: 1000 } })
+    const merchant = await t.merchant()
+    const other = await t.merchant()
+    // Two sessions (logins are limited to 3 a minute per e-mail here too).
+    const tokens = await Promise.all([1, 2].map(async () => json(await login({ email: merchant.ownerEmail, password: Kit.ownerPassword })).access_token as string))
+    const change = (token: string, current: string) =>
+      t.app.inject({ method: "POST", url: "/api/v1/auth/password", headers: bearer(token), payload: { current_password: current, new_password: "a new password" } })
+    for (const token of [tokens[0]!, tokens[1]!, tokens[0]!]) expectError(await change(token, "wrong password"), 400, "invalid_request")
+    const limited = await change(tokens[1]!, Kit.ownerPassword)
+    expectError(limited, 429, "too_many_requests")
+    expect(Number(limited.headers["retry-after"])).toBeGreaterThanOrEqual(1)
+    // The right password past the limit changed nothing; another user is not limited.
+    expect((await login({ email: merchant.ownerEmail, password: Kit.ownerPassword })).statusCode).toBe(200)
+    const otherToken = json(await login({ email: other.ownerEmail, password: Kit.ownerPassword })).access_token as string
+    expect((await change(otherToken, Kit.ownerPassword)).statusCode).toBe(200)
+  })
+
+  it("the operator sets a user's password (the account lists its users): the user's sessions end, the new password signs in", async () => {
+    const admin = adminCalls(t.app)
+    const merchant = await t.merchant()
+    const pair = json(await login({ email: merchant.ownerEmail, password: Kit.ownerPassword }))
+    const account = await admin("GET", `/accounts/${merchant.accountId}`)
+    expect((shape("AccountDetail", json(account)) as { users: unknown }).users).toEqual([
+      { id: merchant.userId, email: merchant.ownerEmail, role: "owner", account_id: merchant.accountId, created_at: expect.any(String) }
+    ])
+    expect(expectError(await admin("POST", `/users/${merchant.userId}/password`, { password: "short" }), 400, "invalid_request",
+      "password must be 8 to 256 characters").field).toBe("password")
+    expectError(await admin("POST", `/users/${crypto.randomUUID()}/password`, { password: "long enough" }), 404, "not_found", "user not found")
+    expectError(await admin("POST", `/users/${merchant.userId}/password`, {}), 400, "invalid_request", "password is required")
+    expectError(await t.app.inject({ method: "POST", url: `/admin/v1/users/${merchant.userId}/password`, headers: bearer(pair.access_token), payload: { password: "long enough" } }),
+      401, "unauthenticated")
+    expect((await t.app.inject({ method: "GET", url: "/api/v1/terminals", headers: bearer(pair.access_token) })).statusCode).toBe(200)
+    expect(json(await admin("POST", `/users/${merchant.userId}/password`, { password: "long enough" }))).toEqual({ ok: true })
+    expectError(await t.app.inject({ method: "GET", url: "/api/v1/terminals", headers: bearer(pair.access_token) }), 401, "unauthenticated")
+    expectError(await refresh({ refresh_token: pair.refresh_token }), 401, "unauthenticated")
+    expectError(await login({ email: merchant.ownerEmail, password: Kit.ownerPassword }), 401, "invalid_credentials")
+    expect((await login({ email: merchant.ownerEmail, password: "long enough" })).statusCode).toBe(200)
   })
 
   it("refuses wrong credentials and malformed login and refresh bodies", async () => {

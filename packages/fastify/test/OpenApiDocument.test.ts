@@ -64,7 +64,7 @@ describe("OpenApi answers", () => {
 
   it("declares Retry-After (integer seconds) on every 429", () => {
     const limited = responsesOf().filter(({ status }) => status === 429)
-    expect(limited.map(({ op }) => op.operationId).toSorted()).toEqual(["listPayments", "login", "resendEvent", "sendTestEvent"])
+    expect(limited.map(({ op }) => op.operationId).toSorted()).toEqual(["changePassword", "listPayments", "login", "resendEvent", "sendTestEvent"])
     for (const { where, response } of limited) {
       expect(header(response, "Retry-After"), where).toMatchObject({ required: true, schema: { type: "integer", minimum: 1 } })
     }

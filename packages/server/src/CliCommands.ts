@@ -36,6 +36,12 @@ export type ReadStdin = () => Promise<string>
 
 const id = (value: string) => encodeURIComponent(value)
 
+/** `--password <password>` or `--password-stdin`. */
+interface PasswordOptions {
+  readonly password?: string
+  readonly passwordStdin?: boolean
+}
+
 const query = (entries: Record<string, string | undefined>) => {
   const params = new URLSearchParams(Object.entries(entries).filter((e): e is [string, string] => e[1] !== undefined))
   return params.size > 0 ? `?${params}` : ""
@@ -76,6 +82,13 @@ const nullable = (value: string | undefined) => (value === undefined ? undefined
 /** Registers every operator command on `program`. */
 export const register = (program: Command, send: Send, readStdin: ReadStdin): void => {
   const group = (name: string, description: string) => program.command(name).description(description)
+  /** A password from exactly one of `--password` and `--password-stdin` (its last line break dropped). */
+  const passwordOf = async (options: PasswordOptions, command: Command): Promise<string> => {
+    if ((options.password === undefined) === (options.passwordStdin !== true)) {
+      command.error("error: give exactly one of --password <password> and --password-stdin", { code: "paydesk.usage" })
+    }
+    return options.passwordStdin === true ? (await readStdin()).replace(/\r?\n$/, "") : options.password!
+  }
 
   // Accounts
   const accounts = group("accounts", "merchant accounts and their owners")
@@ -84,16 +97,13 @@ export const register = (program: Command, send: Send, readStdin: ReadStdin): vo
     .requiredOption("--email <email>", "the owner's e-mail (dashboard login)")
     .option("--password <password>", "the owner's password (visible in the process list: prefer --password-stdin)")
     .option("--password-stdin", "read the owner's password from standard input")
-    .action(async (options: { name: string; email: string; password?: string; passwordStdin?: boolean }, command: Command) => {
-      if ((options.password === undefined) === (options.passwordStdin !== true)) {
-        command.error("error: give exactly one of --password <password> and --password-stdin", { code: "paydesk.usage" })
-      }
-      const password = options.passwordStdin === true ? (await readStdin()).replace(/\r?\n$/, "") : options.password!
+    .action(async (options: { name: string; email: string } & PasswordOptions, command: Command) => {
+      const password = await passwordOf(options, command)
       await send({ method: "POST", path: "/accounts", body: { name: options.name, owner_email: options.email, owner_password: password } })
     })
   accounts.command("list").description("accounts, newest first").addOption(pageOption())
     .action((options: { page?: string }) => send({ method: "GET", path: `/accounts${query({ page: options.page })}` }))
-  accounts.command("get").description("an account with its terminals").argument("<account_id>")
+  accounts.command("get").description("an account with its terminals and its dashboard users").argument("<account_id>")
     .action((accountId: string) => send({ method: "GET", path: `/accounts/${id(accountId)}` }))
 
   // Terminals
@@ -180,8 +190,16 @@ export const register = (program: Command, send: Send, readStdin: ReadStdin): vo
       }))
 
   // Users
-  group("users", "dashboard users").command("logout").description("end every session of a user").argument("<user_id>")
+  const users = group("users", "dashboard users (an account's users and their ids: accounts get)")
+  users.command("logout").description("end every session of a user").argument("<user_id>")
     .action((userId: string) => send({ method: "POST", path: `/users/${id(userId)}/logout`, body: {} }))
+  users.command("set-password").description("set a user's password (forgotten or leaked) and end every session of the user").argument("<user_id>")
+    .option("--password <password>", "the new password (visible in the process list: prefer --password-stdin)")
+    .option("--password-stdin", "read the new password from standard input")
+    .action(async (userId: string, options: PasswordOptions, command: Command) => {
+      const password = await passwordOf(options, command)
+      await send({ method: "POST", path: `/users/${id(userId)}/password`, body: { password } })
+    })
 
   // Plans
   group("plans", "subscription plans").command("create").description("create a plan for terminals")

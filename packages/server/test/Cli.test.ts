@@ -83,6 +83,8 @@ describe("paydesk CLI: help and usage", () => {
       [[], /Usage: paydesk/],
       [["accounts", "create", "--name", "x"], /required option '--email <email>' not specified/],
       [["accounts", "create", "--name", "x", "--email", "a@b.c"], /exactly one of --password <password> and --password-stdin/],
+      [["users", "set-password", "u1"], /exactly one of --password <password> and --password-stdin/],
+      [["users", "set-password", "u1", "--password", "x", "--password-stdin"], /exactly one of --password <password> and --password-stdin/],
       [["payments", "list", "--terminal", "t1", "--environment", "test"], /Allowed choices are prod, sandbox, all/],
       [["payments", "list", "--terminal", "t1", "--page", "0"], /must be a positive integer/],
       [["terminals", "update", "t1"], /nothing to change/],
@@ -119,6 +121,7 @@ describe("paydesk CLI: commands", () => {
       [["api-keys", "list", "--terminal", "t1"], "GET", "/terminals/t1/api-keys"],
       [["api-keys", "revoke", "k1", "--terminal", "t1"], "POST", "/terminals/t1/api-keys/k1/revoke", {}],
       [["users", "logout", "u1"], "POST", "/users/u1/logout", {}],
+      [["users", "set-password", "u1", "--password", "a new password"], "POST", "/users/u1/password", { password: "a new password" }],
       [["plans", "create", "--terminals", "t1,t2", "--code", "c", "--name", "N", "--interval", "month", "--schedule", "calendar", "--cap", "4000", "--consent-text", "ok", "--policy-version", "1"],
         "POST", "/plans", { terminal_ids: ["t1", "t2"], code: "c", name: "N", interval: "month", schedule: "calendar", cap_amount_rub: "4000", consent_text: "ok", policy_version: "1" }],
       // half_year, which the operator API takes, is offered too (a conformance probe found it missing).
@@ -237,6 +240,8 @@ describe("paydesk CLI: commands", () => {
     expect(byFlag.sent[0]!.url).toBe("http://a.example/admin/v1/accounts")
     const created = await cli(["accounts", "create", "--name", "Coffee", "--email", "o@coffee.example", "--password-stdin"], { stdin: "correct horse battery\n" })
     expect(created.sent[0]!.body).toEqual({ name: "Coffee", owner_email: "o@coffee.example", owner_password: "correct horse battery" })
+    const reset = await cli(["users", "set-password", "u1", "--password-stdin"], { stdin: "a new password\r\n" })
+    expect(reset.sent[0]!.body).toEqual({ password: "a new password" })
   })
 
   it("prints JSON by default and a table with --table", async () => {

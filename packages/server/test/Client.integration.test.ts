@@ -551,6 +551,27 @@ describe("Client: the owner's session and credentials", () => {
       await hook.close()
     }
   }, 60_000)
+
+  it("changes the password: the client goes on with the new pair, the user's other sessions end, the old password no longer signs in", async () => {
+    await srv.setClock(new Date().toISOString())
+    const own = await srv.merchant(receiver.url)
+    const seen: Array<TokenPair> = []
+    const owner = await Paydesk.login({ baseUrl: srv.base, email: own.email, password: own.password, terminalId: own.terminalId, onTokens: (t) => seen.push(t) })
+    const elsewhere = await Paydesk.login({ baseUrl: srv.base, email: own.email, password: own.password, terminalId: own.terminalId })
+    expect(await owner.auth.changePassword({ current_password: "wrong horse", new_password: "a new horse" }).catch((e: unknown) => e))
+      .toMatchObject({ status: 400, code: "invalid_request", message: "current_password is not the user's password" })
+    expect((await elsewhere.terminals.list()).items).toHaveLength(1)
+    const pair = await owner.auth.changePassword({ current_password: own.password, new_password: "a new horse" })
+    expect(seen.at(-1)).toEqual(pair)
+    expect(owner.auth.tokens()?.refreshToken).toBe(pair.refresh_token)
+    expect((await owner.terminals.list()).items.map((x) => x.id)).toEqual([own.terminalId])
+    expect(await elsewhere.terminals.list().catch((e: unknown) => e)).toMatchObject({ status: 401 })
+    expect(await Paydesk.login({ baseUrl: srv.base, email: own.email, password: own.password }).catch((e: unknown) => e)).toMatchObject({ status: 401 })
+    const again = await Paydesk.login({ baseUrl: srv.base, email: own.email, password: "a new horse" })
+    expect(await again.auth.logout()).toEqual({ ok: true })
+    const byKey = new Paydesk({ apiKey: own.apiKey, baseUrl: srv.base })
+    await expect(byKey.auth.changePassword({ current_password: "a", new_password: "b" })).rejects.toThrow(TypeError)
+  }, 60_000)
 })
 
 describe("Client: events", () => {

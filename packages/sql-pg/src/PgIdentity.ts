@@ -208,7 +208,23 @@ export const layerAccountRepository: Layer.Layer<AccountRepository, never, SqlCl
       findUserByEmail: (email) =>
         orDie(sql<UserRow>`SELECT * FROM users WHERE email = lower(${email})`).pipe(
           Effect.map((rows) => first(rows, toUser))
-        )
+        ),
+      listUsers: (accountId) =>
+        Id.isUuid(accountId)
+          ? orDie(sql<UserRow>`SELECT * FROM users WHERE account_id = ${accountId} ORDER BY created_at, id`).pipe(
+            Effect.map((rows) => rows.map(toUser))
+          )
+          : Effect.succeed([]),
+      lockUser: (id) =>
+        byUuid(id, (id) =>
+          orDie(sql<UserRow>`SELECT * FROM users WHERE id = ${id} FOR SHARE`).pipe(Effect.map((rows) => first(rows, toUser)))),
+      setPassword: (id, passwordHash, expected) =>
+        Id.isUuid(id)
+          ? orDie(sql<{ readonly id: string }>`UPDATE users SET password_hash = ${passwordHash}
+              WHERE id = ${id} ${expected === undefined ? sql`` : sql`AND password_hash = ${expected}`} RETURNING id`).pipe(
+            Effect.map((rows) => rows.length > 0)
+          )
+          : Effect.succeed(false)
     })
   })
 )

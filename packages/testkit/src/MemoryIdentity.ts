@@ -45,7 +45,20 @@ export const layerAccountRepository: Layer.Layer<AccountRepository, never, Memor
           return Effect.void
         })),
       getUser: (id) => db.atomically(Effect.sync(() => Option.fromUndefinedOr(users.get(id)))),
-      findUserByEmail: (email) => db.atomically(Effect.sync(() => byEmail(email)))
+      findUserByEmail: (email) => db.atomically(Effect.sync(() => byEmail(email))),
+      listUsers: (accountId) =>
+        db.atomically(Effect.sync(() =>
+          [...users.values()].filter((user) => user.accountId === accountId)
+            .sort((a, b) => a.createdAt - b.createdAt || compareText(a.id, b.id))
+        )),
+      lockUser: (id) => db.atomically(Effect.sync(() => Option.fromUndefinedOr(users.get(id)))),
+      setPassword: (id, passwordHash, expected) =>
+        db.atomically(Effect.sync(() => {
+          const user = users.get(id)
+          if (user === undefined || (expected !== undefined && user.passwordHash !== expected)) return false
+          users.set(id, { ...user, passwordHash })
+          return true
+        }))
     })
   })
 )

@@ -1,7 +1,7 @@
 import { assert, describe, it } from "@effect/vitest"
-import { Effect } from "effect"
+import { Deferred, Effect, Fiber } from "effect"
 import { TestClock } from "effect/testing"
-import { Auth, Digest, Operator, Payments, SessionRepository, Subscriptions, Terminals, Views, Work } from "@paydesk/core"
+import { Auth, Digest, Operator, PasswordHasher, Payments, SessionRepository, Subscriptions, Terminals, Views, Work } from "@paydesk/core"
 import { Kit } from "@paydesk/testkit"
 
 const start = Date.parse("2026-07-01T08:00:00.000Z")
@@ -79,6 +79,95 @@ describe("Authentication", () => {
       assert.strictEqual((yield* Effect.flip(Auth.refresh(pair.refreshToken)))._tag, "Unauthenticated")
       assert.strictEqual((yield* Effect.flip(Auth.refresh(next.refreshToken)))._tag, "Unauthenticated")
       assert.strictEqual((yield* Effect.flip(Auth.refresh("rt_garbage")))._tag, "Unauthenticated")
+    }).pipe(Effect.provide(Kit.layer)))
+
+  it.effect("a password change: checked, every session of the user ended, a new pair for the caller; the old password no longer signs in", () =>
+    Effect.gen(function*() {
+      yield* TestClock.setTime(start)
+      const merchant = yield* Kit.provisionMerchant()
+      const here = yield* Auth.login(merchant.ownerEmail, Kit.ownerPassword)
+      const elsewhere = yield* Auth.login(merchant.ownerEmail, Kit.ownerPassword)
+      const user = yield* Auth.bearer(here.accessToken)
+      const refused = (input: { currentPassword: string; newPassword: string }) =>
+        Effect.map(Effect.flip(Auth.changePassword(user, input)), (e) => [e._tag, "field" in e ? e.field : undefined, e.message])
+      assert.deepStrictEqual(yield* refused({ currentPassword: "wrong password", newPassword: "a new password" }),
+        ["InvalidRequest", "current_password", "current_password is not the user's password"])
+      assert.deepStrictEqual(yield* refused({ currentPassword: Kit.ownerPassword, newPassword: "short" }),
+        ["InvalidRequest", "new_password", "new_password must be 8 to 256 characters"])
+      assert.deepStrictEqual(yield* refused({ currentPassword: Kit.ownerPassword, newPassword: "x".repeat(257) }),
+        ["InvalidRequest", "new_password", "new_password must be 8 to 256 characters"])
+      assert.deepStrictEqual(yield* refused({ currentPassword: Kit.ownerPassword, newPassword: Kit.ownerPassword }),
+        ["InvalidRequest", "new_password", "new_password must differ from current_password"])
+      const key = yield* Kit.apiKeyPrincipal(merchant, "n")
+      assert.strictEqual((yield* Effect.flip(Auth.changePassword(key, { currentPassword: Kit.ownerPassword, newPassword: "a new password" }))).message,
+        "account owner access required")
+      // Nothing refused changed anything: both sessions live, the password as it was.
+      yield* Auth.bearer(elsewhere.accessToken)
+      const pair = yield* Auth.changePassword(user, { currentPassword: Kit.ownerPassword, newPassword: "a new password" })
+      assert.deepStrictEqual(Views.user(pair.user), Views.user(here.user))
+      for (const old of [here, elsewhere]) {
+        assert.strictEqual((yield* Effect.flip(Auth.bearer(old.accessToken)))._tag, "Unauthenticated")
+        assert.strictEqual((yield* Effect.flip(Auth.refresh(old.refreshToken)))._tag, "Unauthenticated")
+      }
+      // The caller's new pair works and rotates as any.
+      yield* Auth.bearer(pair.accessToken)
+      yield* Auth.bearer((yield* Auth.refresh(pair.refreshToken)).accessToken)
+      assert.strictEqual((yield* Effect.flip(Auth.login(merchant.ownerEmail, Kit.ownerPassword))).message, "invalid email or password")
+      yield* Auth.login(merchant.ownerEmail, "a new password")
+    }).pipe(Effect.provide(Kit.layer)))
+
+  it.effect("two password changes at once: one wins, the other's current password is no longer right and it writes nothing", () =>
+    Effect.gen(function*() {
+      yield* TestClock.setTime(start)
+      const merchant = yield* Kit.provisionMerchant()
+      const users = yield* Effect.forEach([1, 2], () => Effect.flatMap(Auth.login(merchant.ownerEmail, Kit.ownerPassword), (p) => Auth.bearer(p.accessToken)))
+      const results = yield* Effect.forEach(users, (user, i) =>
+        Effect.result(Auth.changePassword(user, { currentPassword: Kit.ownerPassword, newPassword: `new password ${i}` })), { concurrency: "unbounded" })
+      const won = results.flatMap((r, i) => r._tag === "Success" ? [i] : [])
+      assert.strictEqual(won.length, 1)
+      const lost = results.find((r) => r._tag === "Failure")
+      assert.strictEqual(lost?._tag === "Failure" ? lost.failure.message : "", "current_password is not the user's password")
+      yield* Auth.login(merchant.ownerEmail, `new password ${won[0]}`)
+      assert.strictEqual((yield* Effect.flip(Auth.login(merchant.ownerEmail, `new password ${1 - won[0]!}`)))._tag, "InvalidCredentials")
+    }).pipe(Effect.provide(Kit.layer)))
+
+  it.live("a login that checked the password before a change committed is refused; one that issued its session first has it ended", () =>
+    Effect.gen(function*() {
+      const merchant = yield* Kit.provisionMerchant()
+      const hasher = yield* PasswordHasher
+      const checked = yield* Deferred.make<void>()
+      const gate = yield* Deferred.make<void>()
+      // The login's check of the password is held until the change has committed.
+      const held = PasswordHasher.of({
+        hash: hasher.hash,
+        verify: (password, hash) => Effect.tap(hasher.verify(password, hash), () => Effect.andThen(Deferred.succeed(checked, undefined), Deferred.await(gate)))
+      })
+      const login = yield* Effect.forkChild(Effect.flip(Auth.login(merchant.ownerEmail, Kit.ownerPassword).pipe(Effect.provideService(PasswordHasher, held))))
+      yield* Deferred.await(checked)
+      const owner = yield* Effect.flatMap(Auth.login(merchant.ownerEmail, Kit.ownerPassword), (p) => Auth.bearer(p.accessToken))
+      yield* Auth.changePassword(owner, { currentPassword: Kit.ownerPassword, newPassword: "a new password" })
+      yield* Deferred.succeed(gate, undefined)
+      assert.strictEqual((yield* Fiber.join(login))._tag, "InvalidCredentials")
+      // The other order: a login whose session was issued before the change is ended by it.
+      const before = yield* Auth.login(merchant.ownerEmail, "a new password")
+      yield* Auth.resetPassword(merchant.userId, "a reset password")
+      assert.strictEqual((yield* Effect.flip(Auth.bearer(before.accessToken)))._tag, "Unauthenticated")
+    }).pipe(Effect.provide(Kit.layer)))
+
+  it.effect("the operator's reset: checked, every session of the user ended, the new password signs in", () =>
+    Effect.gen(function*() {
+      yield* TestClock.setTime(start)
+      const merchant = yield* Kit.provisionMerchant()
+      const pair = yield* Auth.login(merchant.ownerEmail, Kit.ownerPassword)
+      assert.strictEqual((yield* Effect.flip(Auth.resetPassword(merchant.userId, "short"))).message, "password must be 8 to 256 characters")
+      assert.strictEqual((yield* Effect.flip(Auth.resetPassword("00000000-0000-4000-8000-000000000000", "long enough"))).message, "user not found")
+      assert.strictEqual((yield* Effect.flip(Auth.resetPassword("not-a-uuid", "long enough"))).message, "user not found")
+      yield* Auth.bearer(pair.accessToken)
+      assert.deepStrictEqual(yield* Auth.resetPassword(merchant.userId.toUpperCase(), "long enough"), { ok: true })
+      assert.strictEqual((yield* Effect.flip(Auth.bearer(pair.accessToken)))._tag, "Unauthenticated")
+      assert.strictEqual((yield* Effect.flip(Auth.refresh(pair.refreshToken)))._tag, "Unauthenticated")
+      assert.strictEqual((yield* Effect.flip(Auth.login(merchant.ownerEmail, Kit.ownerPassword)))._tag, "InvalidCredentials")
+      yield* Auth.login(merchant.ownerEmail, "long enough")
     }).pipe(Effect.provide(Kit.layer)))
 
   it.effect("terminal settings: validated, applied, and scoped to the key's terminal", () =>

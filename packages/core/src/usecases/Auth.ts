@@ -6,11 +6,15 @@
  * family; presenting a revoked refresh token again revokes the whole family (token theft).
  * Access tokens name their family and are refused as soon as it is revoked (reuse, logout), not
  * only when they expire. Logout revokes the family.
+ *
+ * A password change (the user's own, with the current password) or an operator's reset replaces the
+ * password and ends every session of the user, so a leaked password or token stops working; the
+ * change answers a new pair, so the session that made it goes on.
  */
 import { Clock, Effect, Option } from "effect"
 import type { Principal } from "../Access.js"
 import { PaydeskConfig } from "../Config.js"
-import { InvalidCredentials, NonceAlreadyUsed, NotFound, Unauthenticated } from "../Errors.js"
+import { AccessDenied, InvalidCredentials, InvalidRequest, NonceAlreadyUsed, NotFound, Unauthenticated } from "../Errors.js"
 import * as Nonce from "../Nonce.js"
 import type { User } from "../Terminal.js"
 import { AccountRepository } from "../ports/AccountRepository.js"
@@ -121,7 +125,66 @@ export const login = Traced.fn("Auth.login")(function*(email: string, password: 
     return yield* InvalidCredentials.of()
   }
   if (!(yield* hasher.verify(password, user.value.passwordHash))) return yield* InvalidCredentials.of()
-  return yield* atomic(issuePair(user.value, null))
+  return yield* atomic(Effect.gen(function*() {
+    // The password checked is still the user's: a change committed since the check refuses the
+    // login; one committing after this reads it waits, and then ends the session issued here.
+    const locked = yield* accounts.lockUser(user.value.id)
+    if (Option.isNone(locked) || locked.value.passwordHash !== user.value.passwordHash) return yield* InvalidCredentials.of()
+    return yield* issuePair(locked.value, null)
+  }))
+})
+
+/** Passwords: 8 to 256 characters (an owner's at account creation, a new one at a change or a reset). */
+export const passwordProblem = (field: string, password: string): InvalidRequest | null =>
+  password.length < 8 || password.length > 256 ? new InvalidRequest({ field, message: `${field} must be 8 to 256 characters` }) : null
+
+/**
+ * A dashboard user changes its own password (its bearer token; an API key is 403 `account owner
+ * access required`): the current password checked (400 on `current_password` when wrong), the new
+ * one stored, every session of the user ended (its other devices, and whoever had its password or
+ * a token), and a new pair issued to the caller. A change committed meanwhile by another session or
+ * the operator makes this one's current password wrong: refused the same way, nothing written.
+ */
+export const changePassword = Traced.fn("Auth.changePassword")(function*(
+  who: Principal,
+  input: { readonly currentPassword: string; readonly newPassword: string }
+) {
+  if (who._tag !== "User") return yield* AccessDenied.owner()
+  const refused = passwordProblem("new_password", input.newPassword)
+  if (refused !== null) return yield* refused
+  const accounts = yield* AccountRepository
+  const user = yield* accounts.getUser(who.userId)
+  if (Option.isNone(user)) return yield* new Unauthenticated({ message: "invalid or expired access token" })
+  const hasher = yield* PasswordHasher
+  const wrong = () => new InvalidRequest({ field: "current_password", message: "current_password is not the user's password" })
+  if (!(yield* hasher.verify(input.currentPassword, user.value.passwordHash))) return yield* wrong()
+  if (input.newPassword === input.currentPassword) {
+    return yield* new InvalidRequest({ field: "new_password", message: "new_password must differ from current_password" })
+  }
+  const passwordHash = yield* hasher.hash(input.newPassword)
+  return yield* atomic(Effect.gen(function*() {
+    if (!(yield* accounts.setPassword(user.value.id, passwordHash, user.value.passwordHash))) return yield* wrong()
+    yield* (yield* SessionRepository).revokeUser(user.value.id, yield* Clock.currentTimeMillis)
+    return yield* issuePair({ ...user.value, passwordHash }, null)
+  }))
+})
+
+/**
+ * Operator: sets a user's password (a forgotten or leaked one) and ends every session of the user.
+ * The operator hands the password over out of band; the user may change it afterwards.
+ */
+export const resetPassword = Traced.fn("Auth.resetPassword")(function*(userId: string, password: string) {
+  const refused = passwordProblem("password", password)
+  if (refused !== null) return yield* refused
+  const accounts = yield* AccountRepository
+  const user = yield* accounts.getUser(userId.toLowerCase())
+  if (Option.isNone(user)) return yield* NotFound.of("user")
+  const passwordHash = yield* (yield* PasswordHasher).hash(password)
+  yield* atomic(Effect.gen(function*() {
+    if (!(yield* accounts.setPassword(user.value.id, passwordHash))) return yield* NotFound.of("user")
+    yield* (yield* SessionRepository).revokeUser(user.value.id, yield* Clock.currentTimeMillis)
+  }))
+  return { ok: true as const }
 })
 
 /**

@@ -20,6 +20,7 @@ import { SecretCipher } from "../ports/SecretCipher.js"
 import { TerminalRepository } from "../ports/TerminalRepository.js"
 import { atomic } from "./Atomic.js"
 import { maxAmount } from "./Payments.js"
+import { passwordProblem } from "./Auth.js"
 import * as Credentials from "./Credentials.js"
 import * as Traced from "../Traced.js"
 
@@ -49,9 +50,8 @@ export const createAccount = Traced.fn("Operator.createAccount")(function*(input
   if (!/^[^\s@]+@[^\s@]+\.[^\s@]+$/.test(email) || email.length > 254 || hasLoneSurrogate(email) || hasControlCharacter(email)) {
     return yield* invalid("owner_email", "owner_email must be an e-mail address")
   }
-  if (input.ownerPassword.length < 8 || input.ownerPassword.length > 256) {
-    return yield* invalid("owner_password", "owner_password must be 8 to 256 characters")
-  }
+  const weak = passwordProblem("owner_password", input.ownerPassword)
+  if (weak !== null) return yield* weak
   const entropy = yield* Entropy
   const passwordHash = yield* (yield* PasswordHasher).hash(input.ownerPassword)
   const accountId = yield* entropy.uuid

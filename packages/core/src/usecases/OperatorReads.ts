@@ -54,11 +54,12 @@ export const listAccounts = Traced.fn("OperatorReads.listAccounts")(function*(pa
   return { items, total, page: at.page, pageSize }
 })
 
-/** An account with its terminals (oldest first). */
+/** An account with its terminals and its dashboard users (both oldest first). */
 export const getAccount = Traced.fn("OperatorReads.getAccount")(function*(id: string) {
   const account = yield* accountOf(id)
   const terminals = yield* (yield* TerminalRepository).listByAccount(account.id)
-  return { account, terminals }
+  const users = yield* (yield* AccountRepository).listUsers(account.id)
+  return { account, terminals, users }
 })
 
 /** The terminals of an account, oldest first. */

@@ -1,10 +1,11 @@
 /**
  * Contract suite of `AccountRepository`: accounts and users round-trip, e-mails are stored
  * lowercased and unique regardless of case, lookups of unknown ids are empty, accounts are listed
- * newest first with their total.
+ * newest first with their total, an account's users oldest first; a password is replaced only while
+ * it is the one expected, and not while a transaction holds the user under `lockUser`.
  */
 import { assert, layer } from "@effect/vitest"
-import { Effect, Layer } from "effect"
+import { Deferred, Effect, Fiber, Layer } from "effect"
 import { AccountRepository, Transactions } from "@paydesk/core"
 import * as Fixtures from "../Fixtures.js"
 import { expectWriteConflict, none, some } from "./Support.js"
@@ -79,6 +80,61 @@ export const suite = <E>(name: string, layer_: Layer.Layer<Requirements, E>): vo
         yield* expectWriteConflict(repo.insertUser(second))
         none(yield* repo.getUser(second.id))
         assert.deepStrictEqual(some(yield* repo.findUserByEmail(first.email)), first)
+      }))
+
+    it.effect("an account's users are listed oldest first (then by id); another or an unknown account lists none", () =>
+      Effect.gen(function*() {
+        const { repo, account } = yield* setup
+        const other = Fixtures.account()
+        yield* repo.insertAccount(other)
+        const later = Fixtures.user(account.id, { createdAt: Fixtures.baseTime + 2_000 })
+        const sameTime = [Fixtures.user(account.id, { createdAt: Fixtures.baseTime + 1_000 }), Fixtures.user(account.id, { createdAt: Fixtures.baseTime + 1_000 })]
+        for (const user of [later, ...sameTime, Fixtures.user(other.id)]) yield* repo.insertUser(user)
+        const expected = [...sameTime].sort((a, b) => (a.id < b.id ? -1 : 1)).concat(later)
+        assert.deepStrictEqual(yield* repo.listUsers(account.id), expected)
+        assert.strictEqual((yield* repo.listUsers(other.id)).length, 1)
+        assert.deepStrictEqual(yield* repo.listUsers(Fixtures.uuid()), [])
+        assert.deepStrictEqual(yield* repo.listUsers("not-a-uuid"), [])
+      }))
+
+    it.effect("a password is replaced while it is the one expected (or whatever it is, without one); an unknown user's is not", () =>
+      Effect.gen(function*() {
+        const { repo, account } = yield* setup
+        const user = Fixtures.user(account.id)
+        yield* repo.insertUser(user)
+        assert.isFalse(yield* repo.setPassword(user.id, "hash-2", "not-the-hash"))
+        assert.strictEqual(some(yield* repo.getUser(user.id)).passwordHash, user.passwordHash)
+        assert.isTrue(yield* repo.setPassword(user.id, "hash-2", user.passwordHash))
+        assert.deepStrictEqual(some(yield* repo.getUser(user.id)), { ...user, passwordHash: "hash-2" })
+        assert.isFalse(yield* repo.setPassword(user.id, "hash-3", user.passwordHash))
+        assert.isTrue(yield* repo.setPassword(user.id, "hash-4"))
+        assert.strictEqual(some(yield* repo.findUserByEmail(user.email)).passwordHash, "hash-4")
+        assert.isFalse(yield* repo.setPassword(Fixtures.uuid(), "hash-5"))
+        assert.isFalse(yield* repo.setPassword("not-a-uuid", "hash-5"))
+        none(yield* repo.lockUser(Fixtures.uuid()))
+      }))
+
+    it.effect("a password change waits for a transaction holding the user under lockUser, which read the password before it", () =>
+      Effect.gen(function*() {
+        const { repo, account } = yield* setup
+        const tx = yield* Transactions
+        const user = Fixtures.user(account.id)
+        yield* repo.insertUser(user)
+        const locked = yield* Deferred.make<string>()
+        const release = yield* Deferred.make<void>()
+        const holder = yield* Effect.forkChild(tx.run(Effect.gen(function*() {
+          yield* Deferred.succeed(locked, some(yield* repo.lockUser(user.id)).passwordHash)
+          yield* Deferred.await(release)
+        })))
+        assert.strictEqual(yield* Deferred.await(locked), user.passwordHash)
+        const change = yield* Effect.forkChild(tx.run(repo.setPassword(user.id, "hash-2", user.passwordHash)))
+        // Not done while the holder's transaction is open (it would be at once without the lock).
+        yield* Effect.promise(() => new Promise((done) => setTimeout(done, 300)))
+        assert.isUndefined(change.pollUnsafe())
+        yield* Deferred.succeed(release, undefined)
+        yield* Fiber.join(holder)
+        assert.isTrue(yield* Fiber.join(change))
+        assert.strictEqual(some(yield* repo.getUser(user.id)).passwordHash, "hash-2")
       }))
 
     it.effect("concurrent registrations of one e-mail: exactly one wins", () =>
