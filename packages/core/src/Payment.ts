@@ -90,6 +90,17 @@ export const isFirstOf = (subscriptionId: string, payment: Payment): boolean => 
   return payment.subscriptionId === subscriptionId && payment.orderId.startsWith(prefix) && /^first(-[0-9]+)?$/.test(payment.orderId.slice(prefix.length))
 }
 
+/**
+ * The order id of a subscription's payment: `sub-<id>-first` for its first payment and
+ * `sub-<id>-c<cycle>` for a charge; `number` above 1 when the one before is taken (a first payment
+ * after one that expired, `sub-<id>-first-2`; a charge whose order id a merchant's payment took,
+ * or a second paid attempt of one cycle, `sub-<id>-c3-2`). Not to be parsed by merchants.
+ */
+export const recurringOrderId = (subscriptionId: string, cycle: "first" | number, number: number): string => {
+  const base = cycle === "first" ? "first" : `c${cycle}`
+  return `sub-${subscriptionId}-${number === 1 ? base : `${base}-${number}`}`
+}
+
 export const makeRecurring = (input: {
   readonly id: string
   readonly subscription: {
@@ -101,8 +112,8 @@ export const makeRecurring = (input: {
   }
   /** `first` for the first payment, else the cycle number of the charge. */
   readonly cycle: "first" | number
-  /** Which first payment this is (1 for the first one). */
-  readonly firstAttempt?: number | undefined
+  /** Which of its order ids it takes (`recurringOrderId`; 1, the default, for the first). */
+  readonly orderNumber?: number | undefined
   readonly amount: bigint
   readonly payToken: string
   readonly csrfToken: string
@@ -112,12 +123,12 @@ export const makeRecurring = (input: {
   readonly now: number
 }): Payment => {
   const paid = input.cycle !== "first"
-  const attempt = input.firstAttempt ?? 1
-  const suffix = paid ? `c${input.cycle}` : attempt === 1 ? "first" : `first-${attempt}`
+  const orderId = recurringOrderId(input.subscription.id, input.cycle, input.orderNumber ?? 1)
+  const suffix = orderId.slice(`sub-${input.subscription.id}-`.length)
   return {
     id: input.id,
     terminalId: input.subscription.terminalId,
-    orderId: `sub-${input.subscription.id}-${suffix}`,
+    orderId,
     amount: input.amount,
     currency: "RUB",
     description: input.subscription.description,

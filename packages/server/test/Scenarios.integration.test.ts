@@ -244,6 +244,33 @@ for (const target of pgTargets()) describe(`on postgres (${target.name})`, () =>
       expect((await m.api("GET", "/balance")).json).toMatchObject({ available_usdt: "40.000000", pending_rub: "0.00" })
     }, 120_000)
 
+    it("a charge whose order id the merchant's own payment took is booked under the next one (was: money taken, never booked, the subscription stuck)", async () => {
+      await srv.setClock("2026-09-01T09:00:00.000Z")
+      const m = await srv.merchant(receiver.url)
+      const plan = await srv.admin("POST", "/plans", {
+        terminal_ids: [m.terminalId], code: `squat-${m.terminalId.slice(0, 8)}`, name: "Monthly", interval: "month",
+        schedule: "fixed_days", payer_amount_rub: "990", merchant_amount_rub: "950", consent_text: "Согласен", policy_version: "1"
+      })
+      const created = await m.api("POST", "/subscriptions", { terminal_id: m.terminalId, plan_id: plan.json.id, payer_id: "u-1" }, { "idempotency-key": "sub-squat" })
+      const { firstPaymentToken: firstToken } = await confirmOnPage(created.json.pay_url)
+      const first = (await m.api("GET", "/payments?recurring=true")).json.items.find((p: { pay_url: string }) => p.pay_url.endsWith(firstToken!))
+      await srv.admin("POST", `/acquirer/payments/${first.id}/outcome`, { outcome: "paid" })
+      // The first payment is the history's cycle 1: the first charge is cycle 2's.
+      const squatted = await m.api("POST", "/payments", { amount: "1.00", order_id: `sub-${created.json.id}-c2` })
+      expect(squatted.status).toBe(201)
+      await srv.setClock(new Date(Date.parse("2026-09-01T09:00:00.000Z") + 30 * 86_400_000).toISOString())
+      await srv.work()
+      const sub = (await m.api("GET", `/subscriptions/${created.json.id}`)).json
+      expect([sub.billing_status, sub.successful_cycles, sub.next_charge_at]).toEqual(["enabled", 2, "2026-10-31T09:00:00.000Z"])
+      const charge = (await m.api("GET", `/subscriptions/${created.json.id}/charges`)).json[0]
+      expect([charge.cycle_number, charge.status]).toEqual([2, "payed"])
+      const booked = (await m.api("GET", `/payments/${charge.payment_id}`)).json
+      expect([booked.order_id, booked.status, booked.subscription_id]).toEqual([`sub-${created.json.id}-c2-2`, "paid", created.json.id])
+      expect(events(booked.id).map((e) => e.json.event_type)).toEqual(["payment.paid"])
+      expect((await m.api("GET", `/payments/${squatted.json.id}`)).json).toMatchObject({ order_id: `sub-${created.json.id}-c2`, subscription_id: null })
+      expect((await m.api("GET", "/balance")).json).toMatchObject({ available_usdt: "20.000000" })
+    }, 120_000)
+
     it("an approved payout completes with payout.completed", async () => {
       await srv.setClock("2026-08-01T09:00:00.000Z")
       await srv.admin("PUT", "/rate", { rate: "95.00" })

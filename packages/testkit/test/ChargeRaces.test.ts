@@ -672,6 +672,32 @@ describe("Charges and review", () => {
     }).pipe(Effect.provide(Kit.layer)))
 })
 
+describe("Charge payments' order ids", () => {
+  it.effect("a charge whose order id a merchant's payments took is booked under the next free one: money, callback, schedule as usual", () =>
+    Effect.gen(function*() {
+      const { ids: [id], merchant } = yield* activeMerchant(1)
+      const principal = yield* principalOf(merchant)
+      // The merchant's own payments (one of them live, expired or not) under the charge's order ids.
+      for (const orderId of [`sub-${id!}-c1`, `sub-${id!}-c1-2`]) yield* Payments.create(principal, { amount: "1", orderId })
+      yield* Payments.create(principal, { amount: "1", orderId: `sub-${id!}-c1-3`, test: true })
+      yield* TestClock.setTime(monthlyDates[0]!)
+      assert.strictEqual((yield* Work.drain()).charges, 1)
+      const payment = yield* assertBookedPaid(id!)
+      // The sandbox's payment does not take the live charge's order id.
+      assert.strictEqual(payment.orderId, `sub-${id!}-c1-3`)
+      const sub = yield* reload(id!)
+      assert.deepStrictEqual([Subscription.stateOf(sub), sub.successfulCycles, sub.nextChargeAt], ["active/enabled", 2, monthlyDates[1]!])
+      // The merchant's payments are as they were.
+      const byOrder = yield* (yield* PaymentRepository).findByOrderId(merchant.terminal.id, "prod", `sub-${id!}-c1`)
+      assert.deepStrictEqual(Option.map(byOrder, (p) => [p.subscriptionId, p.amount]), Option.some([null, 100n]))
+      // The next cycle takes its own order id.
+      yield* TestClock.setTime(monthlyDates[1]!)
+      assert.strictEqual((yield* Work.drain()).charges, 1)
+      const next = yield* latest(id!)
+      assert.strictEqual(Option.getOrThrow(yield* (yield* PaymentRepository).get(next.paymentId!)).orderId, `sub-${id!}-c2`)
+    }).pipe(Effect.provide(Kit.layer)))
+})
+
 describe("Background passes", () => {
   it.effect("one job failing does not keep the others from running: callbacks still go out", () =>
     Effect.gen(function*() {

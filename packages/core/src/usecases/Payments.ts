@@ -201,6 +201,24 @@ export const insertNew = Effect.fnUntraced(function*(
   ])
 })
 
+/**
+ * The first of a subscription's order ids for its first payment or a cycle's charge
+ * (`Payment.recurringOrderId`) that no payment of its terminal and environment has: a merchant may
+ * have given one to a payment of its own (an outside probe's payment named `sub-<id>-c1` made the
+ * charge of cycle 1 fail to be booked for ever, its money taken), and a payer may confirm again
+ * after a first payment expired. One taken meanwhile fails the insert (`WriteConflict`); the
+ * caller's next try takes the next.
+ */
+export const freeRecurringOrderNumber = Effect.fnUntraced(function*(
+  sub: { readonly id: string; readonly terminalId: string; readonly environment: Payment.Environment },
+  cycle: "first" | number
+) {
+  const payments = yield* PaymentRepository
+  let number = 1
+  while (Option.isSome(yield* payments.findByOrderId(sub.terminalId, sub.environment, Payment.recurringOrderId(sub.id, cycle, number)))) number++
+  return number
+})
+
 const noPayment = Effect.succeed(Option.none<Payment.Payment>())
 
 /** Creates a payment; a repeated `order_id` with the same parameters returns the first one. */

@@ -89,6 +89,7 @@ const bookPaid = Effect.fnUntraced(function*(
     id: yield* entropy.uuid,
     subscription: sub,
     cycle: charge.cycleNumber,
+    orderNumber: yield* Payments.freeRecurringOrderNumber(sub, charge.cycleNumber),
     amount: charge.amount,
     payToken: yield* entropy.token(24),
     csrfToken: yield* entropy.token(24),

@@ -34,7 +34,6 @@ import * as TestClock from "../TestClock.js"
 import type { Acquirer } from "../ports/Acquirer.js"
 import { Entropy } from "../ports/Entropy.js"
 import { IdempotencyStore } from "../ports/IdempotencyStore.js"
-import { PaymentRepository } from "../ports/PaymentRepository.js"
 import { PlanRepository } from "../ports/PlanRepository.js"
 import { SubscriptionRepository } from "../ports/SubscriptionRepository.js"
 import * as Acquirers from "./Acquirers.js"
@@ -281,16 +280,12 @@ export const startFirstPayment = Traced.fn("Subscriptions.startFirstPayment")(fu
   const entropy = yield* Entropy
   const config = yield* PaydeskConfig
   // After a first payment expired unpaid the payer may confirm again: the next one gets the next order id.
-  const payments = yield* PaymentRepository
-  let firstAttempt = 1
-  while (Option.isSome(yield* payments.findByOrderId(sub.terminalId, sub.environment, `sub-${sub.id}-${firstAttempt === 1 ? "first" : `first-${firstAttempt}`}`))) {
-    firstAttempt++
-  }
+  const orderNumber = yield* Payments.freeRecurringOrderNumber(sub, "first")
   const payment = Payment.makeRecurring({
     id: registered?.paymentId ?? (yield* entropy.uuid),
     subscription: sub,
     cycle: "first",
-    firstAttempt,
+    orderNumber,
     amount: sub.terms.payerAmount,
     payToken: yield* entropy.token(24),
     csrfToken: yield* entropy.token(24),
