@@ -169,13 +169,15 @@ export class Paydesk {
      */
     changePassword: async (passwords: { readonly current_password: string; readonly new_password: string }): Promise<TokenPair> => {
       const session = this.#sessionOrThrow()
-      const pair = await this.#call<TokenPair>({
-        method: "POST",
-        path: "/api/v1/auth/password",
-        body: { current_password: passwords.current_password, new_password: passwords.new_password },
-        safe: false
-      })
-      return session.accept(pair)
+      return session.replace((headers) =>
+        this.#call<TokenPair>({
+          method: "POST",
+          path: "/api/v1/auth/password",
+          headers,
+          body: { current_password: passwords.current_password, new_password: passwords.new_password },
+          safe: false,
+          anonymous: true
+        }))
     },
     /**
      * Ends the session: its access and refresh tokens stop working (repeating is harmless). Later

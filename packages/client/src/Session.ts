@@ -30,6 +30,8 @@ export class Session implements Credentials {
   #refresh: string | undefined
   #expiresAt: number | undefined
   #exchange: Promise<TokenPair> | undefined
+  /** A call in flight whose answer replaces the pair (a password change): renewals wait for it. */
+  #replacing: Promise<unknown> | undefined
   #ended = false
   #call: (<A>(call: Call) => Promise<A>) | undefined
   readonly #onTokens: ((tokens: TokenPair) => void) | undefined
@@ -73,9 +75,34 @@ export class Session implements Credentials {
     this.#ended = true
   }
 
+  /**
+   * Runs `call` with the session's credentials, its answer the session's next pair (a password
+   * change, which ends the session's other tokens), once no renewal is in flight; renewals asked for meanwhile wait for it
+   * and use the pair it brings, so neither a renewal with the refresh token it revokes (refused: the
+   * session would end) nor a renewal answered after it (an older pair) replaces that pair.
+   */
+  async replace(call: (headers: { readonly [name: string]: string }) => Promise<TokenPair>): Promise<TokenPair> {
+    while (this.#exchange !== undefined || this.#replacing !== undefined) await (this.#exchange ?? this.#replacing)!.catch(() => undefined)
+    // The call's credentials, taken (renewed if due) before it counts as in flight: it is sent with
+    // them alone, never renewed after a 401 (a renewal would wait for the call itself).
+    const headers = await this.headers()
+    const replacing = call(headers).then((pair) => this.accept(pair))
+    this.#replacing = replacing
+    try {
+      return await replacing
+    } finally {
+      this.#replacing = undefined
+    }
+  }
+
   /** Exchanges the refresh token for a new pair now; concurrent callers share one exchange. */
   refresh(): Promise<TokenPair> {
     if (this.#exchange !== undefined) return this.#exchange
+    if (this.#replacing !== undefined) {
+      // After the pair being replaced arrives (or its call fails), with the tokens then current.
+      const after = this.#replacing.then(() => this.refresh(), () => this.refresh())
+      return after
+    }
     if (this.#ended) return Promise.reject(new PaydeskSessionEndedError())
     const refreshToken = this.#refresh
     if (refreshToken === undefined) return Promise.reject(new TypeError("Paydesk: this session has no refresh token"))

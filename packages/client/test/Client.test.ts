@@ -333,4 +333,44 @@ describe("Client: a dashboard session after logout", () => {
     expect(await client.balance.get().catch((e: unknown) => e)).toBeInstanceOf(PaydeskSessionEndedError)
     expect(seen.map((s) => new URL(s.url).pathname)).toEqual(["/api/v1/balance", "/api/v1/auth/refresh"])
   })
+
+  it("a password change replaces the pair: a renewal asked for meanwhile waits for it and uses its refresh token", async () => {
+    let answerChange: (response: Response) => void = () => undefined
+    const { seen, fetcher } = stub((request) => {
+      if (request.url.endsWith("/auth/login")) return json(200, pair(1))
+      if (request.url.endsWith("/auth/password")) return new Promise<Response>((resolve) => (answerChange = resolve)) as unknown as Response
+      if (request.url.endsWith("/auth/refresh")) return json(200, pair(JSON.parse(request.body).refresh_token === "refresh-2" ? 3 : 9))
+      return json(200, balance)
+    })
+    const pairs: Array<string> = []
+    const owner = await Paydesk.login({ email: "a@example.com", password: "pw", baseUrl: "http://paydesk.test", fetch: fetcher, onTokens: (p) => pairs.push(p.refresh_token) })
+    const change = owner.auth.changePassword({ current_password: "pw", new_password: "a new password" })
+    await new Promise((resolve) => setTimeout(resolve, 10))
+    const renewal = owner.auth.refresh()
+    await new Promise((resolve) => setTimeout(resolve, 10))
+    // The change is in flight with the session's token; the renewal has sent nothing yet.
+    expect(seen.map((s) => new URL(s.url).pathname)).toEqual(["/api/v1/auth/login", "/api/v1/auth/password"])
+    expect(seen[1]!.headers["authorization"]).toBe("Bearer access-1")
+    answerChange(json(200, pair(2)))
+    expect((await change).refresh_token).toBe("refresh-2")
+    expect((await renewal).refresh_token).toBe("refresh-3")
+    expect(JSON.parse(seen[2]!.body)).toEqual({ refresh_token: "refresh-2" })
+    expect(pairs).toEqual(["refresh-1", "refresh-2", "refresh-3"])
+    expect(owner.auth.tokens()?.refreshToken).toBe("refresh-3")
+    await owner.balance.get()
+    expect(seen.at(-1)!.headers["authorization"]).toBe("Bearer access-3")
+  })
+
+  it("a password change refused (401) is not renewed and retried: the answer is the caller's", async () => {
+    const { seen, fetcher } = stub((request) =>
+      request.url.endsWith("/auth/login") ? json(200, pair(1))
+        : request.url.endsWith("/auth/password") ? json(401, { error: { code: "unauthenticated", message: "invalid or expired access token" } })
+        : json(200, pair(2))
+    )
+    const owner = await Paydesk.login({ email: "a@example.com", password: "pw", baseUrl: "http://paydesk.test", fetch: fetcher })
+    expect(await owner.auth.changePassword({ current_password: "pw", new_password: "a new password" }).catch((e: unknown) => e))
+      .toMatchObject({ status: 401, message: "invalid or expired access token" })
+    expect(seen.map((s) => new URL(s.url).pathname)).toEqual(["/api/v1/auth/login", "/api/v1/auth/password"])
+    expect(owner.auth.tokens()?.refreshToken).toBe("refresh-1")
+  })
 })

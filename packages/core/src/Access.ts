@@ -27,6 +27,8 @@ export interface UserPrincipal {
   readonly userId: string
   readonly accountId: string
   readonly role: string
+  /** The session (refresh family) of the access token, when known: per-session limits key on it. */
+  readonly sessionId?: string | undefined
 }
 
 /** Who makes a request. */

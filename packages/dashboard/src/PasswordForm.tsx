@@ -15,8 +15,15 @@ export const PasswordForm = () => {
   const [draft, setDraft] = useState(empty)
   const [note, setNote] = useState<{ readonly text: string; readonly error: boolean } | null>(null)
   const message = error === null ? note : { text: error, error: true }
+  // Updated from the state as it is (a browser's suggested password fills both new fields at once).
   const field = (key: keyof typeof empty) =>
-    ({ value: draft[key], onInput: (e: Event) => setDraft({ ...draft, [key]: (e.currentTarget as HTMLInputElement).value }) })
+    ({
+      value: draft[key],
+      onInput: (e: Event) => {
+        const value = (e.currentTarget as HTMLInputElement).value
+        setDraft((current) => ({ ...current, [key]: value }))
+      }
+    })
 
   const change = (event: SubmitEvent) => {
     event.preventDefault()

@@ -87,7 +87,8 @@ export const changePassword = operation({
   summary: "Change the signed-in user's password: every session of the user ends, the caller gets a new pair",
   description: "With the user's Bearer access token (an API key is 403). The user's other sessions (other devices, and whoever held its " +
     "password or a token) stop working at once; the answer is a new token pair for the caller. " +
-    "Limited to 10 a minute per user (429 `too_many_requests` with `Retry-After`).",
+    "Limited to 10 a minute per session (the token's refresh family; 429 `too_many_requests` with `Retry-After`). " +
+    "API keys, the callback URL and the signing secret stay as they are: after a leak, review them too.",
   body: { schema: S.PasswordChange, example: { current_password: "correct horse battery", new_password: "staple battery horse correct" } },
   responses: [{ status: 200, description: "the password is changed; a new token pair (the old ones no longer work)", schema: R.TokenPair, example: Examples.tokenPair }],
   errors: [

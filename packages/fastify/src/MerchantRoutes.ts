@@ -7,7 +7,7 @@
  * Login is rate limited per client address and per e-mail (fixed one-minute windows, so a flood
  * aimed at someone's e-mail locks them out for at most a minute after it stops): past a limit the
  * answer is 429 `too_many_requests` with `Retry-After`, before any password is hashed. A user's own
- * password change (`POST /auth/password`) is limited likewise per user, once its token is checked.
+ * password change (`POST /auth/password`) is limited likewise per session, once its token is checked.
  *
  * Every route is declared in `MerchantOperations`: it decodes its request, runs one use case and encodes the answer with `Views`.
  */
@@ -83,21 +83,21 @@ export const register = async (app: FastifyInstance, ctx: Context, limits: Login
     )
   })
 
-  // A password change checks the current password: counted per user once the request is
-  // authenticated (a stolen access token cannot try passwords faster than a login).
+  // A password change checks the current password: counted per session (the access token's refresh
+  // family, which its refreshes keep) once the request is authenticated, so a stolen session tries
+  // passwords no faster than the login's per-e-mail count, and cannot use up the owner's own sessions'.
   const changers = new WeakMap<FastifyRequest, string>()
-  const perUser = app.createRateLimit(limiterOptions({ max: limits.perEmail, timeWindow: window, keyGenerator: (request) => `password-user:${changers.get(request)}` }))
-  type Changed = { readonly _tag: "Changed"; readonly pair: Auth.TokenPair } | { readonly _tag: "Limited"; readonly seconds: number }
+  const perSession = app.createRateLimit(limiterOptions({ max: limits.perEmail, timeWindow: window, keyGenerator: (request) => `password-session:${changers.get(request)}` }))
   route(app, Ops.changePassword, (request, reply, decoded) =>
     runAs(ctx, request, reply, (who) =>
-      Effect.gen(function*(): Effect.fn.Return<Changed, Effect.Error<typeof decoded> | Effect.Error<ReturnType<typeof Auth.changePassword>>, Effect.Services<ReturnType<typeof Auth.changePassword>>> {
+      Effect.gen(function*() {
         const { body } = yield* decoded
         if (who._tag === "User") {
-          changers.set(request, who.userId)
-          const result = yield* Effect.promise(() => perUser(request))
-          if (!result.isAllowed && result.isExceeded) return { _tag: "Limited", seconds: Math.max(1, result.ttlInSeconds) }
+          changers.set(request, who.sessionId ?? who.userId)
+          const result = yield* Effect.promise(() => perSession(request))
+          if (!result.isAllowed && result.isExceeded) return { _tag: "Limited", seconds: Math.max(1, result.ttlInSeconds) } as const
         }
-        return { _tag: "Changed", pair: yield* Auth.changePassword(who, { currentPassword: body.current_password, newPassword: body.new_password }) }
+        return { _tag: "Changed", pair: yield* Auth.changePassword(who, { currentPassword: body.current_password, newPassword: body.new_password }) } as const
       }),
       (changed) =>
         changed._tag === "Limited"

@@ -16,6 +16,7 @@ import {
   PayoutRepository,
   PlanRepository,
   Payouts,
+  SessionRepository,
   Subscriptions,
   SubscriptionRepository,
   TestClocks,
@@ -176,6 +177,49 @@ for (const target of targets) {
           Effect.result(Auth.apiKey(merchant.apiKey, n)), all)
         assert.strictEqual(results.filter((r) => r._tag === "Success").length, 1)
         assert.isTrue(results.every((r) => r._tag === "Success" || r.failure.message === "nonce already used"))
+      })).pipe(Effect.provide(kitOn(target.url))), 60_000)
+
+    for (const racer of ["login", "refresh"] as const) {
+      it.live(`a password change waits for a ${racer} that wrote its new session (${racer === "login" ? "under the user's lock" : "under its family's lock"}), then ends it`, () =>
+        timed(() => Effect.gen(function*() {
+          const { merchant } = yield* setup
+          const owner = yield* Effect.flatMap(Auth.login(merchant.ownerEmail, Kit.ownerPassword), (p) => Auth.bearer(p.accessToken))
+          const earlier = yield* Auth.login(merchant.ownerEmail, Kit.ownerPassword)
+          const sessions = yield* SessionRepository
+          const inserted = yield* Deferred.make<void>()
+          const gate = yield* Deferred.make<void>()
+          // The racer's new session is written, uncommitted, until the gate opens.
+          const held = SessionRepository.of({
+            ...sessions,
+            insert: (session) => Effect.andThen(sessions.insert(session), Effect.andThen(Deferred.succeed(inserted, undefined), Deferred.await(gate)))
+          })
+          const race: Effect.Effect<Auth.TokenPair, unknown, Effect.Services<ReturnType<typeof Auth.login>> | Effect.Services<ReturnType<typeof Auth.refresh>>> =
+            racer === "login" ? Auth.login(merchant.ownerEmail, Kit.ownerPassword) : Auth.refresh(earlier.refreshToken)
+          const raced = yield* Effect.forkChild(race.pipe(Effect.provideService(SessionRepository, held)))
+          yield* Deferred.await(inserted)
+          const change = yield* Effect.forkChild(Auth.changePassword(owner, { currentPassword: Kit.ownerPassword, newPassword: "a new password" }))
+          // Not done while the racer's transaction is open (without the lock it would miss the session).
+          yield* Effect.sleep("300 millis")
+          assert.isUndefined(change.pollUnsafe())
+          yield* Deferred.succeed(gate, undefined)
+          const issued = yield* Fiber.join(raced)
+          const pair = yield* Fiber.join(change)
+          assert.strictEqual((yield* Effect.flip(Auth.bearer(issued.accessToken)))._tag, "Unauthenticated")
+          assert.strictEqual((yield* Effect.flip(Auth.refresh(issued.refreshToken)))._tag, "Unauthenticated")
+          yield* Auth.bearer(pair.accessToken)
+        })).pipe(Effect.provide(kitOn(target.url))), 60_000)
+    }
+
+    it.live("of two password changes at once one wins; the other writes nothing", () =>
+      timed(() => Effect.gen(function*() {
+        const { merchant } = yield* setup
+        const users = yield* Effect.forEach([1, 2], () => Effect.flatMap(Auth.login(merchant.ownerEmail, Kit.ownerPassword), (p) => Auth.bearer(p.accessToken)))
+        const results = yield* Effect.forEach(users, (user, i) =>
+          Effect.result(Auth.changePassword(user, { currentPassword: Kit.ownerPassword, newPassword: `new password ${i}` })), all)
+        const won = results.flatMap((r, i) => r._tag === "Success" ? [i] : [])
+        assert.strictEqual(won.length, 1)
+        yield* Auth.login(merchant.ownerEmail, `new password ${won[0]}`)
+        assert.strictEqual((yield* Effect.flip(Auth.login(merchant.ownerEmail, `new password ${1 - won[0]!}`)))._tag, "InvalidCredentials")
       })).pipe(Effect.provide(kitOn(target.url))), 60_000)
 
     it.live("two workers running due charges at once charge each cycle once", () =>

@@ -80,7 +80,8 @@ export const bearer = Traced.fn("Auth.bearer")(function*(token: string) {
     _tag: "User",
     userId: claims.userId,
     accountId: claims.accountId,
-    role: claims.role
+    role: claims.role,
+    sessionId: claims.familyId
   }
   return principal
 })

@@ -128,13 +128,27 @@ export const suite = <E>(name: string, layer_: Layer.Layer<Requirements, E>): vo
         })))
         assert.strictEqual(yield* Deferred.await(locked), user.passwordHash)
         const change = yield* Effect.forkChild(tx.run(repo.setPassword(user.id, "hash-2", user.passwordHash)))
-        // Not done while the holder's transaction is open (it would be at once without the lock).
+        // Not done while the holder's transaction is open (an adapter with concurrent transactions
+        // would answer at once without the lock; the memory adapter's run one at a time).
         yield* Effect.promise(() => new Promise((done) => setTimeout(done, 300)))
         assert.isUndefined(change.pollUnsafe())
         yield* Deferred.succeed(release, undefined)
         yield* Fiber.join(holder)
         assert.isTrue(yield* Fiber.join(change))
         assert.strictEqual(some(yield* repo.getUser(user.id)).passwordHash, "hash-2")
+      }))
+
+    it.effect("replacements of one password at once, each expecting the hash all of them read: exactly one is made", () =>
+      Effect.gen(function*() {
+        const { repo, account } = yield* setup
+        const tx = yield* Transactions
+        const user = Fixtures.user(account.id)
+        yield* repo.insertUser(user)
+        const read = some(yield* repo.getUser(user.id)).passwordHash
+        const made = yield* Effect.forEach(["hash-a", "hash-b", "hash-c", "hash-d"], (hash) =>
+          tx.run(repo.setPassword(user.id, hash, read)), { concurrency: "unbounded" })
+        assert.strictEqual(made.filter((done) => done).length, 1)
+        assert.strictEqual(some(yield* repo.getUser(user.id)).passwordHash, ["hash-a", "hash-b", "hash-c", "hash-d"][made.indexOf(true)])
       }))
 
     it.effect("concurrent registrations of one e-mail: exactly one wins", () =>
