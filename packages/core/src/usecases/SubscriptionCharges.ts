@@ -89,7 +89,6 @@ const bookPaid = Effect.fnUntraced(function*(
     id: yield* entropy.uuid,
     subscription: sub,
     cycle: charge.cycleNumber,
-    orderNumber: yield* Payments.freeRecurringOrderNumber(sub, charge.cycleNumber),
     amount: charge.amount,
     payToken: yield* entropy.token(24),
     csrfToken: yield* entropy.token(24),
@@ -101,8 +100,20 @@ const bookPaid = Effect.fnUntraced(function*(
   const credited = sub.environment === "prod"
     ? { ...payment, settlement: yield* Settlement.credit(terminal.value, payment, sub.terms.merchantAmount) }
     : payment
-  // New in this transaction: stored with its `payment.paid` (numbered 1) in one write.
-  yield* Payments.insertNew(terminal.value, credited, "payment.paid")
+  // New in this transaction: stored with its `payment.paid` (numbered 1) in one write, under the
+  // cycle's order id, or the next free one when a payment has it (a merchant may name its own
+  // payments so). Looked up only then: a query before every insert took charges side by side in a
+  // transaction one at a time (bench:work's due charges 1,500 -> 545/s). Another conflict (the
+  // cycle's order id free after all), or one that aborted the transaction (the lookup then fails),
+  // is given back as it was, which retries the transaction whole.
+  yield* Payments.insertNew(terminal.value, credited, "payment.paid").pipe(
+    Effect.catchTag("WriteConflict", (conflict) =>
+      Effect.gen(function*() {
+        const free = yield* Effect.exit(Payments.freeRecurringOrderNumber(sub, charge.cycleNumber))
+        if (free._tag === "Failure" || free.value === 1) return yield* conflict
+        yield* Payments.insertNew(terminal.value, { ...credited, orderId: Payment.recurringOrderId(sub.id, charge.cycleNumber, free.value) }, "payment.paid")
+      }))
+  )
   yield* (yield* ChargeRepository).update({
     ...charge,
     status: to,
