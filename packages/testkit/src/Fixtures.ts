@@ -195,6 +195,8 @@ export const subscription = (
   chargeLeaseUntil: null,
   firstPaymentId: null,
   reviewReason: null,
+  skipFrom: null,
+  skipUntil: null,
   payToken: token(),
   csrfToken: token(),
   redirectUrl: null,
