@@ -87,13 +87,6 @@ export interface Subscription {
   readonly chargeLeaseUntil: number | null
   readonly firstPaymentId: string | null
   readonly reviewReason: string | null
-  /**
-   * Cycles due from `skipFrom` to `skipUntil` (both set, or neither) are not charged: they fell due
-   * while the subscription was in review, which a resume ended at `skipUntil`. Kept while a catch-up
-   * still charges the cycles due before the review began; cleared once the next cycle is past it.
-   */
-  readonly skipFrom: number | null
-  readonly skipUntil: number | null
   readonly payToken: string
   readonly csrfToken: string
   readonly redirectUrl: string | null
@@ -184,8 +177,6 @@ export const make = (draft: Draft, now: number): Subscription => ({
   chargeLeaseUntil: null,
   firstPaymentId: null,
   reviewReason: null,
-  skipFrom: null,
-  skipUntil: null,
   createdAt: now,
   updatedAt: now,
   activatedAt: null,

@@ -508,17 +508,6 @@ ALTER TABLE idempotency_records DROP CONSTRAINT idempotency_records_scope_check;
 ALTER TABLE idempotency_records ADD CONSTRAINT idempotency_records_scope_check CHECK (scope IN ('subscription', 'payout', 'payment', 'rotation', 'operator')) NOT VALID
 `)
 
-/**
- * The cycles a resume does not make up (`subscriptions.skip_from`, `skip_until`): kept on the
- * subscription while a catch-up still charges the cycles due before its review began. Nullable
- * columns without a default: adding them rewrites nothing, and a process of the earlier version
- * reads and writes its rows as before.
- */
-const subscriptionSkip = script(`
-ALTER TABLE subscriptions ADD COLUMN skip_from timestamptz;
-ALTER TABLE subscriptions ADD COLUMN skip_until timestamptz
-`)
-
 /** Every migration, by `<id>_<name>`. */
 export const migrations: Record<string, Effect.Effect<void, unknown, SqlClient.SqlClient>> = {
   "0001_initial": initial,
@@ -534,6 +523,5 @@ export const migrations: Record<string, Effect.Effect<void, unknown, SqlClient.S
   "0011_sessions_expiry_index": sessionsExpiryIndex,
   "0012_test_clock_deletion": testClockDeletion,
   "0013_rotation_keys": rotationKeys,
-  "0014_operator_keys": operatorKeys,
-  "0015_subscription_skip": subscriptionSkip
+  "0014_operator_keys": operatorKeys
 }

@@ -87,8 +87,6 @@ interface SubscriptionRow {
   readonly charge_lease_until: Time | null
   readonly first_payment_id: string | null
   readonly review_reason: string | null
-  readonly skip_from: Time | null
-  readonly skip_until: Time | null
   readonly pay_token: string
   readonly csrf_token: string
   readonly redirect_url: string | null
@@ -173,8 +171,6 @@ const toSubscription = (row: SubscriptionRow): Subscription.Subscription => ({
   chargeLeaseUntil: fromTimeOrNull(row.charge_lease_until),
   firstPaymentId: row.first_payment_id,
   reviewReason: row.review_reason,
-  skipFrom: fromTimeOrNull(row.skip_from),
-  skipUntil: fromTimeOrNull(row.skip_until),
   payToken: row.pay_token,
   csrfToken: row.csrf_token,
   redirectUrl: row.redirect_url,
@@ -215,8 +211,6 @@ const subscriptionColumns = (s: Subscription.Subscription) => ({
   charge_lease_until: timeOrNull(s.chargeLeaseUntil),
   first_payment_id: s.firstPaymentId,
   review_reason: s.reviewReason,
-  skip_from: timeOrNull(s.skipFrom),
-  skip_until: timeOrNull(s.skipUntil),
   pay_token: s.payToken,
   csrf_token: s.csrfToken,
   redirect_url: s.redirectUrl,

@@ -195,8 +195,6 @@ export const subscription = (
   chargeLeaseUntil: null,
   firstPaymentId: null,
   reviewReason: null,
-  skipFrom: null,
-  skipUntil: null,
   payToken: token(),
   csrfToken: token(),
   redirectUrl: null,

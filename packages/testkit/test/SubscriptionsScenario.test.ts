@@ -202,34 +202,6 @@ describe("Subscriptions scenarios", () => {
       assert.deepStrictEqual(emulator.charges.map((c) => [c.cycleNumber, c.outcome._tag]), [[1, "Failed"], [1, "Paid"], [5, "Paid"]])
     }).pipe(Effect.provide(Kit.layer)))
 
-  it.effect("a catch-up a refused charge interrupted: after the resume the cycles due before the review are charged, those due in it are not", () =>
-    Effect.gen(function*() {
-      const { principal, subscription, emulator } = yield* activeCeiling
-      yield* emulator.programCharges(subscription.id, ["paid", "failed"])
-      // The service was down: cycles 1 to 3 (28 February, 31 March, 30 April) are due when it is back on 15 May.
-      const back = Date.parse("2026-05-15T07:00:00.000Z")
-      yield* TestClock.setTime(back)
-      yield* Work.drain()
-      assert.strictEqual(Subscription.stateOf(yield* reload(subscription.id)), "active/review")
-      // In review from 15 May: cycles 4 to 6 (31 May, 30 June, 31 July) fall due in it; resumed on 4 August.
-      const resumedAt = monthlyDates[5]! + 4 * Instant.DAY_MS
-      yield* TestClock.setTime(resumedAt)
-      yield* Subscriptions.resume(subscription.id)
-      const upcoming = yield* Subscriptions.upcoming(principal, subscription.id, 3)
-      assert.deepStrictEqual(upcoming.map((u) => [u.cycleNumber, u.scheduledAt]), [[2, resumedAt], [3, monthlyDates[2]], [7, monthlyDates[6]]])
-      // The refused cycle's second attempt, then cycle 3 (due before the review began; an outside probe
-      // found it never charged), then nothing until 31 August.
-      assert.strictEqual((yield* Work.drain()).charges, 2)
-      assert.strictEqual((yield* Work.drain()).charges, 0)
-      const sub = yield* reload(subscription.id)
-      assert.deepStrictEqual([Subscription.stateOf(sub), sub.nextChargeAt, sub.skipFrom, sub.skipUntil, sub.successfulCycles], ["active/enabled", monthlyDates[6], null, null, 4])
-      const history = yield* Subscriptions.charges(principal, subscription.id)
-      assert.deepStrictEqual(history.map((c) => [c.cycleNumber, c.attempt, c.status]), [[3, 1, "payed"], [2, 2, "payed"], [2, 1, "fail"], [1, 1, "payed"], [0, 1, "payed"]])
-      yield* TestClock.setTime(monthlyDates[6]!)
-      assert.strictEqual((yield* Work.drain()).charges, 1)
-      assert.deepStrictEqual(emulator.charges.map((c) => c.cycleNumber), [1, 2, 2, 3, 7])
-    }).pipe(Effect.provide(Kit.layer)))
-
   it.effect("after a resume, cycles due later than the resume are caught up as usual (the service could not charge on time)", () =>
     Effect.gen(function*() {
       const { principal, subscription } = yield* firstChargeAnswered("failed")

@@ -138,17 +138,12 @@ const bookPaid = Effect.fnUntraced(function*(
   // review) does not make up the cycles that fell due in review, up to the resume (an outside probe
   // saw a resume after three months in review charge all three at once, 4 x 4000 RUB against a
   // monthly ceiling). Cycles due after the resume are caught up as usual.
-  // From when the review began: the cycle's first refused or unconfirmed attempt's answer. Cycles
-  // that fell due before it, during an outage the catch-up had not ended, are still charged (an
-  // outside probe: three cycles due after an outage, the second refused and resumed, the third was
-  // never charged).
   const skipUntil = options.resume
     ? now
     : charge.scheduledAt > Lifecycle.chargeTimeOf(sub, sub.nextCycleIndex)
     ? charge.scheduledAt
     : null
-  const skip = skipUntil === null ? null : { from: yield* Lifecycle.reviewBegan(sub.id, charge.cycleNumber), until: skipUntil }
-  const next = Lifecycle.afterPaidCharge(resumed.success, charge.cycleNumber, now, { skip })
+  const next = Lifecycle.afterPaidCharge(resumed.success, charge.cycleNumber, now, { skipUntil })
   if (Result.isFailure(next)) return yield* next.failure
   return yield* Lifecycle.save(sub, next.success)
 })

@@ -388,71 +388,29 @@ export const firstCycleAfter = (sub: Sub, k: number, now: number): number => {
 }
 
 /**
- * When the review that delayed cycle `cycleNumber`'s charge began: the earliest answer among its
- * attempts (the refused or unconfirmed ones); 0 when none has one (every cycle up to the resume is
- * then skipped, as before stop 56).
- */
-export const reviewBegan = Effect.fnUntraced(function*(subscriptionId: string, cycleNumber: number) {
-  const attempts = yield* (yield* ChargeRepository).listForCycle(subscriptionId, cycleNumber)
-  const answered = attempts.flatMap((a) => a.actualAt === null ? [] : [a.actualAt])
-  return answered.length === 0 ? 0 : Math.min(...answered)
-})
-
-/** Cycles not to charge: those due from `from` to `until` (they fell due in review). */
-export interface SkipWindow {
-  readonly from: number
-  readonly until: number
-}
-
-/** The subscription's stored window, if any. */
-export const storedSkip = (sub: Pick<Sub, "skipFrom" | "skipUntil">): SkipWindow | null =>
-  sub.skipFrom !== null && sub.skipUntil !== null ? { from: sub.skipFrom, until: sub.skipUntil } : null
-
-/**
- * The next cycle to charge from index `k` on with `window` (null: `k`): `k` itself when it fell due
- * before the window (a catch-up; the window stays ahead of it), else the first cycle after the
- * window (the window is then behind).
- */
-export const nextOutside = (sub: Sub, k: number, window: SkipWindow | null): { readonly index: number; readonly window: SkipWindow | null } =>
-  window === null ? { index: k, window: null }
-    : chargeTimeOf(sub, k) < window.from ? { index: k, window }
-    : { index: firstCycleAfter(sub, k, window.until), window: null }
-
-/**
  * The subscription after a paid scheduled charge of `cycleNumber`. While enabled: the next
  * cycle is scheduled (`charge_paid`), or the stop begins when `max_cycles` is reached. In review
  * or while stopping the charge is booked without a move: the counters change (a later resume
  * charges the cycle after it) and `next_charge_at` stays empty.
  *
- * `skip`: the charge was made after a review (until the moment of the resume, which moved it past
- * its cycle's time; from when the review began). Charges are suspended in review, so the cycles
- * that fell due in it are not made up: after the ones that fell due before the review began (a
- * catch-up the review interrupted), the next is the first cycle after the resume; the window is kept
- * on the subscription (`skipFrom`, `skipUntil`) until the catch-up has passed it, joined with one
- * still kept. Otherwise (and for cycles due after it) a cycle already due is charged next (a catch-up
- * after the service could not charge on time).
+ * `skipUntil`: the charge was made after a review (the moment of the resume, which moved it past
+ * its cycle's time). Charges are suspended in review, so the cycles that fell due until then are
+ * not made up: the next is the first cycle after that moment. Otherwise (and for cycles due after
+ * it) a cycle already due is charged next (a catch-up after the service could not charge on time).
  */
 export const afterPaidCharge = (
   sub: Sub,
   cycleNumber: number,
   now: number,
-  options: { readonly skip?: SkipWindow | null } = {}
+  options: { readonly skipUntil?: number | null } = {}
 ): Result.Result<Sub, InvalidTransition> => {
   const current = cycleNumber === cycleNumberOf(sub, sub.nextCycleIndex)
   const following = current ? sub.nextCycleIndex + 1 : sub.nextCycleIndex
-  const kept = storedSkip(sub)
-  const given = options.skip ?? null
-  const window = given === null ? kept
-    : kept === null ? given
-    : { from: Math.min(kept.from, given.from), until: Math.max(kept.until, given.until) }
-  const next = current ? nextOutside(sub, following, window) : { index: following, window }
   const counted: Sub = {
     ...sub,
     successfulCycles: sub.successfulCycles + 1,
     consecutiveFailures: 0,
-    nextCycleIndex: next.index,
-    skipFrom: next.window?.from ?? null,
-    skipUntil: next.window?.until ?? null,
+    nextCycleIndex: current && options.skipUntil !== undefined && options.skipUntil !== null ? firstCycleAfter(sub, following, options.skipUntil) : following,
     chargeLeaseUntil: null,
     updatedAt: now
   }

@@ -134,22 +134,19 @@ export const upcoming = Traced.fn("Subscriptions.upcoming")(function*(principal:
   const sub = yield* find(principal, id)
   if (!Subscription.isChargeable(sub) || sub.nextChargeAt === null) return []
   const left = sub.terms.maxCycles === null ? count : Math.min(count, sub.terms.maxCycles - sub.successfulCycles)
-  // The cycles of a review are not made up (`SubscriptionLifecycle.afterPaidCharge`): after a first
-  // charge a resume moved past its cycle's time, and after the cycles a kept window leaves ahead,
-  // the next is the first cycle after the resume.
+  // A first charge a resume moved past its cycle's time is followed by the first cycle after it
+  // (the cycles of the review are not made up: `SubscriptionLifecycle.afterPaidCharge`).
   const first = sub.nextCycleIndex
   const moved = sub.nextChargeAt > Lifecycle.chargeTimeOf(sub, first)
-  const given = moved ? { from: yield* Lifecycle.reviewBegan(sub.id, Lifecycle.cycleNumberOf(sub, first)), until: sub.nextChargeAt } : null
-  const kept = Lifecycle.storedSkip(sub)
-  let window = given === null ? kept : kept === null ? given : { from: Math.min(kept.from, given.from), until: Math.max(kept.until, given.until) }
-  const items: Array<{ cycleNumber: number; scheduledAt: number; amount: bigint }> = []
-  for (let i = 0, k = first; i < Math.max(0, left); i++) {
-    items.push({ cycleNumber: Lifecycle.cycleNumberOf(sub, k), scheduledAt: i === 0 ? sub.nextChargeAt : Lifecycle.chargeTimeOf(sub, k), amount: sub.terms.payerAmount })
-    const next = Lifecycle.nextOutside(sub, k + 1, window)
-    k = next.index
-    window = next.window
-  }
-  return items
+  const second = moved ? Lifecycle.firstCycleAfter(sub, first + 1, sub.nextChargeAt) : first + 1
+  return Array.from({ length: Math.max(0, left) }, (_, i) => {
+    const k = i === 0 ? first : second + i - 1
+    return {
+      cycleNumber: Lifecycle.cycleNumberOf(sub, k),
+      scheduledAt: i === 0 ? sub.nextChargeAt! : Lifecycle.chargeTimeOf(sub, k),
+      amount: sub.terms.payerAmount
+    }
+  })
 })
 
 /**

@@ -81,8 +81,6 @@ export const suite = <E>(name: string, layer_: Layer.Layer<Requirements, E>): vo
           chargeLeaseUntil: Fixtures.baseTime + 2,
           firstPaymentId: firstPayment.id,
           reviewReason: "charge failed",
-          skipFrom: Fixtures.baseTime + 5,
-          skipUntil: Fixtures.baseTime + 6,
           redirectUrl: "https://acquirer.example/bind/x",
           activatedAt: Fixtures.baseTime + 3,
           stoppedAt: Fixtures.baseTime + 4,
@@ -115,8 +113,6 @@ export const suite = <E>(name: string, layer_: Layer.Layer<Requirements, E>): vo
         const consented: Subscription.Subscription = {
           ...created,
           billingStatus: "pending",
-          skipFrom: Fixtures.baseTime + 7,
-          skipUntil: Fixtures.baseTime + 8,
           updatedAt: Fixtures.baseTime + 10,
           version: created.version + 1
         }
