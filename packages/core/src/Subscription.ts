@@ -87,6 +87,12 @@ export interface Subscription {
   readonly chargeLeaseUntil: number | null
   readonly firstPaymentId: string | null
   readonly reviewReason: string | null
+  /**
+   * When its last review for a charge began (the refusal's or unconfirmed answer's time; null
+   * before any, and once the charge a resume delayed is booked): cycles that fell due before it
+   * were never in review, so the catch-up after the resume still charges them.
+   */
+  readonly reviewSince: number | null
   readonly payToken: string
   readonly csrfToken: string
   readonly redirectUrl: string | null
@@ -177,6 +183,7 @@ export const make = (draft: Draft, now: number): Subscription => ({
   chargeLeaseUntil: null,
   firstPaymentId: null,
   reviewReason: null,
+  reviewSince: null,
   createdAt: now,
   updatedAt: now,
   activatedAt: null,

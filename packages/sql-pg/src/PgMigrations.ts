@@ -508,6 +508,16 @@ ALTER TABLE idempotency_records DROP CONSTRAINT idempotency_records_scope_check;
 ALTER TABLE idempotency_records ADD CONSTRAINT idempotency_records_scope_check CHECK (scope IN ('subscription', 'payout', 'payment', 'rotation', 'operator')) NOT VALID
 `)
 
+/**
+ * When a subscription's review for a charge began (`subscriptions.review_since`): the catch-up a
+ * resume ends still charges the cycles due before it. Nullable, no default: adding it rewrites
+ * nothing, and a process of the earlier version goes on as before (it neither sets nor reads it, and
+ * the schedule the new version writes is one it follows: see `SubscriptionLifecycle.afterPaidCharge`).
+ */
+const reviewSince = script(`
+ALTER TABLE subscriptions ADD COLUMN review_since timestamptz
+`)
+
 /** Every migration, by `<id>_<name>`. */
 export const migrations: Record<string, Effect.Effect<void, unknown, SqlClient.SqlClient>> = {
   "0001_initial": initial,
@@ -523,5 +533,6 @@ export const migrations: Record<string, Effect.Effect<void, unknown, SqlClient.S
   "0011_sessions_expiry_index": sessionsExpiryIndex,
   "0012_test_clock_deletion": testClockDeletion,
   "0013_rotation_keys": rotationKeys,
-  "0014_operator_keys": operatorKeys
+  "0014_operator_keys": operatorKeys,
+  "0015_review_since": reviewSince
 }

@@ -87,6 +87,7 @@ interface SubscriptionRow {
   readonly charge_lease_until: Time | null
   readonly first_payment_id: string | null
   readonly review_reason: string | null
+  readonly review_since: Time | null
   readonly pay_token: string
   readonly csrf_token: string
   readonly redirect_url: string | null
@@ -171,6 +172,7 @@ const toSubscription = (row: SubscriptionRow): Subscription.Subscription => ({
   chargeLeaseUntil: fromTimeOrNull(row.charge_lease_until),
   firstPaymentId: row.first_payment_id,
   reviewReason: row.review_reason,
+  reviewSince: fromTimeOrNull(row.review_since),
   payToken: row.pay_token,
   csrfToken: row.csrf_token,
   redirectUrl: row.redirect_url,
@@ -211,6 +213,7 @@ const subscriptionColumns = (s: Subscription.Subscription) => ({
   charge_lease_until: timeOrNull(s.chargeLeaseUntil),
   first_payment_id: s.firstPaymentId,
   review_reason: s.reviewReason,
+  review_since: timeOrNull(s.reviewSince),
   pay_token: s.payToken,
   csrf_token: s.csrfToken,
   redirect_url: s.redirectUrl,

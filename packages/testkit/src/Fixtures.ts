@@ -195,6 +195,7 @@ export const subscription = (
   chargeLeaseUntil: null,
   firstPaymentId: null,
   reviewReason: null,
+  reviewSince: null,
   payToken: token(),
   csrfToken: token(),
   redirectUrl: null,

@@ -1,5 +1,5 @@
 import { assert, describe, it } from "@effect/vitest"
-import { Cause, Clock, Deferred, Effect, Exit, Option } from "effect"
+import { Cause, Clock, Deferred, Effect, Exit, Fiber, Option } from "effect"
 import { TestClock } from "effect/testing"
 import {
   Acquirer,
@@ -17,7 +17,7 @@ import {
   Work
 } from "@paydesk/core"
 import { AcquirerEmulator, Kit, RecordingCallbackTransport } from "@paydesk/testkit"
-import { activeSubscriptions, anchor, consentAndPay, monthlyDates, reload, setup } from "./SubscriptionSupport.js"
+import { activeMerchant, activeSubscriptions, anchor, consentAndPay, monthlyDates, reload, setup } from "./SubscriptionSupport.js"
 
 const modes = [
   { mode: "ceiling", body: (plans: Kit.Plans) => ({ planId: plans.ceilingMonthly.id, amount: "1500,00" }), payer: 150_000n, merchant: 150_000n, firstCycle: 0 },
@@ -201,6 +201,114 @@ describe("Subscriptions scenarios", () => {
       assert.deepStrictEqual(history.map((c) => [c.cycleNumber, c.attempt, c.status]), [[5, 1, "payed"], [1, 2, "payed"], [1, 1, "fail"], [0, 1, "payed"]])
       assert.deepStrictEqual(emulator.charges.map((c) => [c.cycleNumber, c.outcome._tag]), [[1, "Failed"], [1, "Paid"], [5, "Paid"]])
     }).pipe(Effect.provide(Kit.layer)))
+
+  describe("a catch-up a refused charge interrupted (an outside probe: a cycle due before the review was never charged)", () => {
+    /** Back from an outage on `back` with cycles due (the second refused: review since `back`), resumed on `resumedAt`. */
+    const interrupted = (back: number, resumedAt: number) =>
+      Effect.gen(function*() {
+        const active = yield* activeCeiling
+        yield* active.emulator.programCharges(active.subscription.id, ["paid", "failed"])
+        yield* TestClock.setTime(back)
+        yield* Work.drain()
+        const inReview = yield* reload(active.subscription.id)
+        assert.deepStrictEqual([Subscription.stateOf(inReview), inReview.reviewSince], ["active/review", back])
+        yield* TestClock.setTime(resumedAt)
+        yield* Subscriptions.resume(active.subscription.id)
+        return active
+      })
+    const may15 = Date.parse("2026-05-15T07:00:00.000Z")
+    const june15 = Date.parse("2026-06-15T07:00:00.000Z")
+    // Cycles 4 to 6 (31 May, 30 June, 31 July) fall due in the review; resumed on 4 August.
+    const resumedAt = monthlyDates[5]! + 4 * Instant.DAY_MS
+
+    it.effect("the cycle due before the review is charged after the resume, those due in it are not", () =>
+      Effect.gen(function*() {
+        // Cycles 1 to 3 (28 February, 31 March, 30 April) due on 15 May; cycle 2 refused.
+        const { principal, subscription, emulator } = yield* interrupted(may15, resumedAt)
+        const upcoming = yield* Subscriptions.upcoming(principal, subscription.id, 3)
+        assert.deepStrictEqual(upcoming.map((u) => [u.cycleNumber, u.scheduledAt]), [[2, resumedAt], [3, resumedAt], [7, monthlyDates[6]]])
+        assert.strictEqual((yield* Work.drain()).charges, 2)
+        assert.strictEqual((yield* Work.drain()).charges, 0)
+        const sub = yield* reload(subscription.id)
+        assert.deepStrictEqual([Subscription.stateOf(sub), sub.nextChargeAt, sub.reviewSince, sub.successfulCycles], ["active/enabled", monthlyDates[6], null, 4])
+        const history = yield* Subscriptions.charges(principal, subscription.id)
+        assert.deepStrictEqual(history.map((c) => [c.cycleNumber, c.attempt, c.status]), [[3, 1, "payed"], [2, 2, "payed"], [2, 1, "fail"], [1, 1, "payed"], [0, 1, "payed"]])
+        yield* TestClock.setTime(monthlyDates[6]!)
+        assert.strictEqual((yield* Work.drain()).charges, 1)
+        assert.deepStrictEqual(emulator.charges.map((c) => c.cycleNumber), [1, 2, 2, 3, 7])
+      }).pipe(Effect.provide(Kit.layer)))
+
+    it.effect("two cycles due before the review are charged one after the other, then the first after the resume", () =>
+      Effect.gen(function*() {
+        // Cycles 1 to 4 due on 15 June; cycle 2 refused; cycles 3 and 4 were due before the review.
+        const { principal, subscription, emulator } = yield* interrupted(june15, resumedAt)
+        const upcoming = yield* Subscriptions.upcoming(principal, subscription.id, 4)
+        assert.deepStrictEqual(upcoming.map((u) => [u.cycleNumber, u.scheduledAt]), [[2, resumedAt], [3, resumedAt], [4, resumedAt], [7, monthlyDates[6]]])
+        assert.strictEqual((yield* Work.drain()).charges, 3)
+        const sub = yield* reload(subscription.id)
+        assert.deepStrictEqual([sub.nextChargeAt, sub.reviewSince], [monthlyDates[6], null])
+        assert.deepStrictEqual(emulator.charges.map((c) => c.cycleNumber), [1, 2, 2, 3, 4])
+      }).pipe(Effect.provide(Kit.layer)))
+
+    it.effect("a process of the earlier version (which keeps no review time) charging the cycle before the review then skips the review's cycles too", () =>
+      Effect.gen(function*() {
+        const { subscription, emulator } = yield* interrupted(may15, resumedAt)
+        assert.isTrue(yield* Subscriptions.chargeOne(subscription.id))
+        const after = yield* reload(subscription.id)
+        // Cycle 3 scheduled at the resume's time, a charge made later than its cycle's time.
+        assert.deepStrictEqual([after.nextCycleIndex, after.nextChargeAt], [3, resumedAt])
+        // As the earlier version: no review time to read.
+        const subs = yield* SubscriptionRepository
+        yield* subs.update({ ...after, reviewSince: null, version: after.version + 1 })
+        assert.strictEqual((yield* Work.drain()).charges, 1)
+        assert.strictEqual((yield* reload(subscription.id)).nextChargeAt, monthlyDates[6])
+        assert.deepStrictEqual(emulator.charges.map((c) => c.cycleNumber), [1, 2, 2, 3])
+      }).pipe(Effect.provide(Kit.layer)))
+
+    it.effect("an unconfirmed charge the bank refuses later, resumed months after: only that cycle is charged (its review began at the first answer)", () =>
+      Effect.gen(function*() {
+        const { principal, subscription, emulator } = yield* activeCeiling
+        yield* emulator.programCharges(subscription.id, ["unknown"])
+        yield* TestClock.setTime(monthlyDates[0]!)
+        yield* Work.drain()
+        const record = (yield* Subscriptions.charges(principal, subscription.id))[0]!
+        yield* emulator.resolveCharge(record.idempotencyKey, "failed")
+        yield* TestClock.setTime(monthlyDates[3]! + 4 * Instant.DAY_MS)
+        assert.strictEqual(Subscription.stateOf(yield* Subscriptions.resume(subscription.id)), "active/enabled")
+        const before = emulator.charges.length
+        yield* Work.drain()
+        yield* Work.drain()
+        assert.deepStrictEqual(emulator.charges.slice(before).map((c) => c.cycleNumber), [1])
+        assert.strictEqual((yield* reload(subscription.id)).nextChargeAt, monthlyDates[4])
+      }).pipe(Effect.provide(Kit.layer)))
+
+    it.effect("a charge booked paid while in review (another asker's answer), resumed months later: only the next cycle is charged", () =>
+      Effect.gen(function*() {
+        const { ids: [id] } = yield* activeMerchant(1)
+        const emulator = yield* AcquirerEmulator.AcquirerEmulator
+        yield* TestClock.setTime(monthlyDates[0]!)
+        const arrived = yield* Deferred.make<void>()
+        const release = yield* Deferred.make<void>()
+        const gated = Acquirer.of({
+          ...emulator.acquirer,
+          charge: (input) => Effect.andThen(emulator.acquirer.charge(input), (answer) =>
+            Effect.as(Effect.andThen(Deferred.succeed(arrived, undefined), Deferred.await(release)), answer))
+        })
+        const timingOut = Acquirer.of({ ...emulator.acquirer, charge: () => Effect.succeed({ _tag: "Unknown" as const, reason: "acquirer timeout" }) })
+        const paid = yield* Effect.forkChild(Subscriptions.chargeOne(id!).pipe(Effect.provideService(Acquirer, gated)))
+        yield* Deferred.await(arrived)
+        assert.isTrue(yield* Subscriptions.chargeOne(id!).pipe(Effect.provideService(Acquirer, timingOut)))
+        yield* Deferred.succeed(release, undefined)
+        yield* Fiber.join(paid)
+        assert.deepStrictEqual([Subscription.stateOf(yield* reload(id!)), (yield* reload(id!)).nextCycleIndex], ["active/review", 2])
+        yield* TestClock.setTime(monthlyDates[3]! + 4 * Instant.DAY_MS)
+        yield* Subscriptions.resume(id!)
+        const before = emulator.charges.length
+        yield* Work.drain()
+        yield* Work.drain()
+        assert.deepStrictEqual(emulator.charges.slice(before).map((c) => c.cycleNumber), [2])
+      }).pipe(Effect.provide(Kit.layer)))
+  })
 
   it.effect("after a resume, cycles due later than the resume are caught up as usual (the service could not charge on time)", () =>
     Effect.gen(function*() {

@@ -144,6 +144,8 @@ const bookPaid = Effect.fnUntraced(function*(
     ? charge.scheduledAt
     : null
   const next = Lifecycle.afterPaidCharge(resumed.success, charge.cycleNumber, now, { skipUntil })
+  // (A cycle due before the review began is still charged after the resume: `afterPaidCharge` reads
+  // `reviewSince`, set when the review began.)
   if (Result.isFailure(next)) return yield* next.failure
   return yield* Lifecycle.save(sub, next.success)
 })
@@ -202,7 +204,8 @@ const recordLocked = Traced.fn("Subscriptions.recordLocked")(function*({ subscri
     consecutiveFailures: sub.consecutiveFailures + 1,
     nextChargeAt: null,
     chargeLeaseUntil: null,
-    reviewReason: answer._tag === "Failed" ? `charge failed: ${reason}` : `charge unconfirmed: ${reason}`
+    reviewReason: answer._tag === "Failed" ? `charge failed: ${reason}` : `charge unconfirmed: ${reason}`,
+    reviewSince: now
   })
 })
 

@@ -394,9 +394,13 @@ export const firstCycleAfter = (sub: Sub, k: number, now: number): number => {
  * charges the cycle after it) and `next_charge_at` stays empty.
  *
  * `skipUntil`: the charge was made after a review (the moment of the resume, which moved it past
- * its cycle's time). Charges are suspended in review, so the cycles that fell due until then are
- * not made up: the next is the first cycle after that moment. Otherwise (and for cycles due after
- * it) a cycle already due is charged next (a catch-up after the service could not charge on time).
+ * its cycle's time). Charges are suspended in review, so the cycles that fell due in it are not made
+ * up: the next is the first cycle after that moment. A cycle that fell due before the review began
+ * (`reviewSince`: a catch-up after an outage that the refusal interrupted) is charged first, at that
+ * same moment, so that its own booking skips in turn (and a process of the version before, which
+ * skips after a charge made later than its cycle's time, does the same); `reviewSince` is cleared
+ * once no such cycle is left. Otherwise (and for cycles due after it) a cycle already due is
+ * charged next (a catch-up after the service could not charge on time).
  */
 export const afterPaidCharge = (
   sub: Sub,
@@ -406,15 +410,20 @@ export const afterPaidCharge = (
 ): Result.Result<Sub, InvalidTransition> => {
   const current = cycleNumber === cycleNumberOf(sub, sub.nextCycleIndex)
   const following = current ? sub.nextCycleIndex + 1 : sub.nextCycleIndex
+  const skipUntil = current ? options.skipUntil ?? null : null
+  // A cycle due before the review began, left by the catch-up the review interrupted.
+  const beforeReview = skipUntil !== null && sub.reviewSince !== null && sub.reviewSince <= skipUntil &&
+    chargeTimeOf(sub, following) < sub.reviewSince
   const counted: Sub = {
     ...sub,
     successfulCycles: sub.successfulCycles + 1,
     consecutiveFailures: 0,
-    nextCycleIndex: current && options.skipUntil !== undefined && options.skipUntil !== null ? firstCycleAfter(sub, following, options.skipUntil) : following,
+    nextCycleIndex: skipUntil === null || beforeReview ? following : firstCycleAfter(sub, following, skipUntil),
+    reviewSince: skipUntil === null || beforeReview ? sub.reviewSince : null,
     chargeLeaseUntil: null,
     updatedAt: now
   }
   if (!Subscription.isChargeable(sub)) return Result.succeed(Subscription.stateOf(sub) === "active/review" ? stopIfComplete(counted, now) : counted)
   return Result.map(move(counted, "charge_paid", now), (moved) =>
-    stopIfComplete({ ...moved, nextChargeAt: chargeTimeOf(sub, counted.nextCycleIndex), reviewReason: null }, now))
+    stopIfComplete({ ...moved, nextChargeAt: beforeReview ? skipUntil : chargeTimeOf(sub, counted.nextCycleIndex), reviewReason: null }, now))
 }

@@ -134,19 +134,20 @@ export const upcoming = Traced.fn("Subscriptions.upcoming")(function*(principal:
   const sub = yield* find(principal, id)
   if (!Subscription.isChargeable(sub) || sub.nextChargeAt === null) return []
   const left = sub.terms.maxCycles === null ? count : Math.min(count, sub.terms.maxCycles - sub.successfulCycles)
-  // A first charge a resume moved past its cycle's time is followed by the first cycle after it
-  // (the cycles of the review are not made up: `SubscriptionLifecycle.afterPaidCharge`).
+  // A charge a resume moved past its cycle's time is followed by the cycles due before the review
+  // began, at the same time, then by the first cycle after it (the cycles of the review are not made
+  // up: `SubscriptionLifecycle.afterPaidCharge`).
   const first = sub.nextCycleIndex
   const moved = sub.nextChargeAt > Lifecycle.chargeTimeOf(sub, first)
-  const second = moved ? Lifecycle.firstCycleAfter(sub, first + 1, sub.nextChargeAt) : first + 1
-  return Array.from({ length: Math.max(0, left) }, (_, i) => {
-    const k = i === 0 ? first : second + i - 1
-    return {
-      cycleNumber: Lifecycle.cycleNumberOf(sub, k),
-      scheduledAt: i === 0 ? sub.nextChargeAt! : Lifecycle.chargeTimeOf(sub, k),
-      amount: sub.terms.payerAmount
-    }
-  })
+  const items: Array<{ readonly cycleNumber: number; readonly scheduledAt: number; readonly amount: bigint }> = []
+  let chained = moved
+  for (let i = 0, k = first; i < Math.max(0, left); i++) {
+    items.push({ cycleNumber: Lifecycle.cycleNumberOf(sub, k), scheduledAt: i === 0 || chained ? sub.nextChargeAt : Lifecycle.chargeTimeOf(sub, k), amount: sub.terms.payerAmount })
+    const beforeReview = chained && sub.reviewSince !== null && sub.reviewSince <= sub.nextChargeAt && Lifecycle.chargeTimeOf(sub, k + 1) < sub.reviewSince
+    k = !chained || beforeReview ? k + 1 : Lifecycle.firstCycleAfter(sub, k + 1, sub.nextChargeAt)
+    chained = beforeReview
+  }
+  return items
 })
 
 /**

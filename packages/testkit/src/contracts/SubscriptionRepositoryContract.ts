@@ -81,6 +81,7 @@ export const suite = <E>(name: string, layer_: Layer.Layer<Requirements, E>): vo
           chargeLeaseUntil: Fixtures.baseTime + 2,
           firstPaymentId: firstPayment.id,
           reviewReason: "charge failed",
+          reviewSince: Fixtures.baseTime + 5,
           redirectUrl: "https://acquirer.example/bind/x",
           activatedAt: Fixtures.baseTime + 3,
           stoppedAt: Fixtures.baseTime + 4,
@@ -113,6 +114,7 @@ export const suite = <E>(name: string, layer_: Layer.Layer<Requirements, E>): vo
         const consented: Subscription.Subscription = {
           ...created,
           billingStatus: "pending",
+          reviewSince: Fixtures.baseTime + 7,
           updatedAt: Fixtures.baseTime + 10,
           version: created.version + 1
         }
@@ -122,6 +124,10 @@ export const suite = <E>(name: string, layer_: Layer.Layer<Requirements, E>): vo
         yield* expectWriteConflict(repo.update({ ...consented, version: consented.version + 2 }))
         assert.deepStrictEqual(some(yield* repo.get(created.id)), consented)
         yield* expectWriteConflict(repo.update(Fixtures.subscription(terminal.id, plan.id, { version: 2 })))
+        // A time set back to none is stored so.
+        const cleared = { ...consented, reviewSince: null, version: consented.version + 1 }
+        yield* repo.update(cleared)
+        assert.deepStrictEqual(some(yield* repo.get(created.id)), cleared)
       }))
 
     it.effect("list filters by any of the terminals and by provider state, newest first, with totals", () =>
