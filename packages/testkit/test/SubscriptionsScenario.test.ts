@@ -265,6 +265,25 @@ describe("Subscriptions scenarios", () => {
         assert.deepStrictEqual(emulator.charges.map((c) => c.cycleNumber), [1, 2, 2, 3])
       }).pipe(Effect.provide(Kit.layer)))
 
+    it.effect("a resume whose retry is refused again: the next resume charges none of the cycles due since the first review began", () =>
+      Effect.gen(function*() {
+        const { subscription, emulator } = yield* activeCeiling
+        yield* emulator.programCharges(subscription.id, ["failed", "failed"])
+        yield* TestClock.setTime(monthlyDates[0]!)
+        yield* Work.drain()
+        // Resumed on 4 May: the retry is refused at once (a second review), resumed again on 4 August.
+        yield* TestClock.setTime(monthlyDates[2]! + 4 * Instant.DAY_MS)
+        yield* Subscriptions.resume(subscription.id)
+        yield* Work.drain()
+        assert.deepStrictEqual([Subscription.stateOf(yield* reload(subscription.id)), (yield* reload(subscription.id)).reviewSince], ["active/review", monthlyDates[0]])
+        yield* TestClock.setTime(resumedAt)
+        yield* Subscriptions.resume(subscription.id)
+        yield* Work.drain()
+        yield* Work.drain()
+        assert.deepStrictEqual(emulator.charges.map((c) => c.cycleNumber), [1, 1, 1])
+        assert.deepStrictEqual([(yield* reload(subscription.id)).nextChargeAt, (yield* reload(subscription.id)).reviewSince], [monthlyDates[6], null])
+      }).pipe(Effect.provide(Kit.layer)))
+
     it.effect("an unconfirmed charge the bank refuses later, resumed months after: only that cycle is charged (its review began at the first answer)", () =>
       Effect.gen(function*() {
         const { principal, subscription, emulator } = yield* activeCeiling

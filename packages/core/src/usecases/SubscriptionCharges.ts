@@ -205,7 +205,9 @@ const recordLocked = Traced.fn("Subscriptions.recordLocked")(function*({ subscri
     nextChargeAt: null,
     chargeLeaseUntil: null,
     reviewReason: answer._tag === "Failed" ? `charge failed: ${reason}` : `charge unconfirmed: ${reason}`,
-    reviewSince: now
+    // The first of reviews one after another (a resume whose retry is refused again): the cycles
+    // that fell due since the first one began were all in review.
+    reviewSince: sub.reviewSince ?? now
   })
 })
 
