@@ -75,7 +75,7 @@ export const register = (app: FastifyInstance, ctx: Context, sendsPerMinute: num
     runAs(ctx, request, reply, (who) => Effect.flatMap(decoded, ({ params }) => Events.get(who, params["eventID"]!)),
       ({ event, deliveries }) =>
         reply.send({
-          ...Views.event(event, deliveries.at(-1)?.delivery ?? null),
+          ...Views.event(event, Callback.standing(deliveries.map(({ delivery }) => delivery))),
           deliveries: deliveries.map(({ delivery, attempts }) => Views.eventDelivery(delivery, attempts))
         })
     ))

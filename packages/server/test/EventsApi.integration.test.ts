@@ -147,6 +147,34 @@ describe("events API over HTTP", () => {
     expect(receiver.requests.length).toBe(count)
   }, 120_000)
 
+  it("an event still being retried stays pending when a resend of it fails: not failed, not recovered beside its retries (an outside probe got it twice with a 2xx)", async () => {
+    const start = "2026-07-12T10:00:00.000Z"
+    await srv.setClock(start)
+    const m = await merchant()
+    receiver.answersFor = "payment.paid"
+    receiver.answers.push(500, 500)
+    const payment = await paidPayment(m, "retrying-1")
+    await srv.work()
+    const paid = (await m.api("GET", `/events?environment=sandbox&object_id=${payment}&type=payment.paid`)).json.items[0]
+    expect(paid.delivery).toMatchObject({ status: "pending", attempts: 1 })
+    const failing = await m.api("POST", `/events/${paid.id}/resend`)
+    expect([failing.status, failing.json.delivery.status]).toEqual([200, "failed"])
+    receiver.answersFor = null
+    // Listed pending (its retry comes), in the list and in its own read; not among the failed.
+    expect((await m.api("GET", `/events?environment=sandbox&object_id=${payment}&type=payment.paid`)).json.items[0].delivery).toMatchObject({ status: "pending", attempts: 1 })
+    expect((await m.api("GET", `/events/${paid.id}`)).json.delivery).toMatchObject({ status: "pending", attempts: 1 })
+    expect((await m.api("GET", `/events?environment=sandbox&object_id=${payment}&delivery_status=failed`)).json.items).toEqual([])
+    expect((await m.api("POST", "/events/recover", { since: start, environment: "sandbox" })).json).toEqual({ requeued: 0 })
+    const before = receiver.requests.filter((r) => r.body.includes(payment) && r.body.includes("payment.paid")).length
+    await srv.setClock(new Date(Date.parse(start) + 60_000).toISOString())
+    await srv.work()
+    await srv.setClock(new Date(Date.parse(start) + 3_600_000).toISOString())
+    await srv.work()
+    // Its retry delivers it, once.
+    expect(receiver.requests.filter((r) => r.body.includes(payment) && r.body.includes("payment.paid")).length).toBe(before + 1)
+    expect((await m.api("GET", `/events/${paid.id}`)).json.delivery).toMatchObject({ status: "delivered", attempts: 2 })
+  }, 120_000)
+
   it("signing-secret rotation: during the overlap the spec's verifier keeps the previous secret and Standard Webhooks takes either; retire-previous ends it", async () => {
     // Standard Webhooks' library checks the timestamp against the real clock.
     await srv.setClock(new Date().toISOString())

@@ -446,7 +446,7 @@ export const layer: Layer.Layer<OutboxRepository, never, SqlClient.SqlClient> = 
         ])
         const rows = yield* orDie(sql<EventRow & { readonly delivery: DeliveryRow | null }>`
           SELECT e.*, to_jsonb(d.*) AS delivery FROM outbox_events e
-          LEFT JOIN LATERAL (SELECT * FROM deliveries WHERE event_id = e.id ORDER BY status = 'delivered' DESC, seq DESC LIMIT 1) d ON true
+          LEFT JOIN LATERAL (SELECT * FROM deliveries WHERE event_id = e.id ORDER BY status = 'delivered' DESC, status = 'pending' DESC, seq DESC LIMIT 1) d ON true
           WHERE ${condition}
           ORDER BY e.created_at DESC, e.sequence DESC, e.id DESC
           LIMIT ${Math.max(0, filter.limit)}`)

@@ -10,7 +10,7 @@
  */
 import { Effect, Layer, Option } from "effect"
 import { type AttemptRecord, OutboxRepository } from "@paydesk/core"
-import type { Callback } from "@paydesk/core"
+import { Callback } from "@paydesk/core"
 import { duplicateKey, earliest, MemoryDatabase, newestFirst } from "./MemoryDatabase.js"
 
 /** Newest first: `createdAt` desc, then `sequence` desc, then `id` desc (negative when `a` comes first). */
@@ -179,7 +179,7 @@ export const layer: Layer.Layer<OutboxRepository, never, MemoryDatabase> = Layer
           [...outboxEvents.values()]
             .map((event) => {
               const own = deliveriesOfEvent(event.id)
-              return { event, delivery: own.findLast((d) => d.status === "delivered") ?? own.at(-1) ?? null }
+              return { event, delivery: Callback.standing(own) }
             })
             .filter(({ event, delivery }) =>
               filter.terminalIds.includes(event.terminalId) &&

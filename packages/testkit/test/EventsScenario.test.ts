@@ -196,6 +196,32 @@ describe("Events API", () => {
       ])
     }).pipe(Effect.provide(Kit.layer)))
 
+  it.effect("an event still being retried stays pending when a resend of it fails: not listed failed, not recovered beside its retries", () =>
+    Effect.gen(function*() {
+      const { principal } = yield* setup
+      const recording = yield* transport
+      const start = yield* Clock.currentTimeMillis
+      yield* recording.failAlways({ status: 500 })
+      yield* paidPayment(principal, "o-retrying")
+      yield* Work.drain()
+      const [paid] = (yield* Events.list(principal, { environment: "sandbox", type: "payment.paid" })).items
+      assert.deepStrictEqual([paid!.delivery?.kind, paid!.delivery?.status], ["scheduled", "pending"])
+      assert.strictEqual((yield* Events.resend(principal, Callback.eventId(paid!.event.id))).delivery.status, "failed")
+      // Its scheduled delivery still retries: the event is pending, in the list and in its own read.
+      const listed = (yield* Events.list(principal, { environment: "sandbox", type: "payment.paid" })).items[0]!
+      assert.deepStrictEqual([listed.delivery?.kind, listed.delivery?.status], ["scheduled", "pending"])
+      assert.strictEqual((yield* Events.list(principal, { environment: "sandbox", deliveryStatus: "failed" })).items.length, 0)
+      yield* recording.succeed()
+      // An outside probe's recover queued it beside its retries: the receiver got it twice with a 2xx.
+      assert.strictEqual((yield* Events.recover(principal, { since: start, environment: "sandbox" })).requeued, 0)
+      yield* recording.clearRequests()
+      yield* TestClock.adjust("30 seconds")
+      yield* Work.drain()
+      yield* TestClock.adjust("10 minutes")
+      yield* Work.drain()
+      assert.deepStrictEqual(recording.requests.map((r) => JSON.parse(r.body).event_type).sort(), ["payment.created", "payment.paid"])
+    }).pipe(Effect.provide(Kit.layer)))
+
   it.effect("a receiver down for a day: recover re-queues every failed event, sent again in sequence order with the same ids", () =>
     Effect.gen(function*() {
       const { principal } = yield* setup

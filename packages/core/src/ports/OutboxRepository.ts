@@ -28,8 +28,8 @@
  * an adapter may also batch concurrent `recordAttempt` calls into it.
  *
  * An event may have several deliveries (the scheduled one, recoveries, resends), oldest first in
- * `deliveriesOf`; an event's "delivery" in `pageEvents` is the latest that delivered it, else its
- * latest one (`null` when the terminal had no callback URL), and `deliveryStatus` filters on it. `pageEvents` lists newest first (`createdAt` desc, then `sequence` desc, then
+ * `deliveriesOf`; an event's "delivery" in `pageEvents` is the latest that delivered it, else the
+ * latest still pending (being retried), else its latest one (`null` when the terminal had no callback URL), and `deliveryStatus` filters on it. `pageEvents` lists newest first (`createdAt` desc, then `sequence` desc, then
  * `id` desc, so one payment's events written in the same millisecond keep their order), strictly
  * after the `before` cursor. `lastSequence` is the highest `sequence` of the events whose payment or
  * payout is `objectId` (0 when none). `attemptFacts` reads a terminal's attempt log, without the
