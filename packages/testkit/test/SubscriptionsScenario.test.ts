@@ -284,6 +284,29 @@ describe("Subscriptions scenarios", () => {
         assert.deepStrictEqual([(yield* reload(subscription.id)).nextChargeAt, (yield* reload(subscription.id)).reviewSince], [monthlyDates[6], null])
       }).pipe(Effect.provide(Kit.layer)))
 
+    it.effect("a review ended by a resume at the refused cycle's own time leaves no start behind for a later one", () =>
+      Effect.gen(function*() {
+        const { subscription, emulator } = yield* activeCeiling
+        yield* emulator.programCharges(subscription.id, ["failed"])
+        yield* TestClock.setTime(monthlyDates[0]!)
+        yield* Work.drain()
+        // Resumed at once (a test clock not advanced): the retry is on its cycle's time.
+        yield* Subscriptions.resume(subscription.id)
+        yield* Work.drain()
+        assert.deepStrictEqual([(yield* reload(subscription.id)).reviewSince, (yield* reload(subscription.id)).nextChargeAt], [null, monthlyDates[1]])
+        // An outage: cycles 2 to 4 due on 15 June, cycle 3 refused; resumed on 4 August.
+        yield* emulator.programCharges(subscription.id, ["paid", "failed"])
+        yield* TestClock.setTime(june15)
+        yield* Work.drain()
+        assert.strictEqual((yield* reload(subscription.id)).reviewSince, june15)
+        yield* TestClock.setTime(resumedAt)
+        yield* Subscriptions.resume(subscription.id)
+        yield* Work.drain()
+        // Cycle 4 (31 May) fell due before this review began: charged after the resume.
+        assert.deepStrictEqual(emulator.charges.map((c) => c.cycleNumber), [1, 1, 2, 3, 3, 4])
+        assert.strictEqual((yield* reload(subscription.id)).nextChargeAt, monthlyDates[6])
+      }).pipe(Effect.provide(Kit.layer)))
+
     it.effect("an unconfirmed charge the bank refuses later, resumed months after: only that cycle is charged (its review began at the first answer)", () =>
       Effect.gen(function*() {
         const { principal, subscription, emulator } = yield* activeCeiling

@@ -419,7 +419,10 @@ export const afterPaidCharge = (
     successfulCycles: sub.successfulCycles + 1,
     consecutiveFailures: 0,
     nextCycleIndex: skipUntil === null || beforeReview ? following : firstCycleAfter(sub, following, skipUntil),
-    reviewSince: skipUntil === null || beforeReview ? sub.reviewSince : null,
+    // Kept through a review (a booking in it) and a chain of cycles due before it; a booking while
+    // enabled otherwise ends what is left of any review (a review found one left over from a resume
+    // at the refused cycle's own time taken for the start of a later one).
+    reviewSince: beforeReview || (skipUntil === null && !Subscription.isChargeable(sub)) ? sub.reviewSince : null,
     chargeLeaseUntil: null,
     updatedAt: now
   }
