@@ -379,6 +379,44 @@ describe("Client: the development loop after the event retention", () => {
     }
   }, 30_000)
 
+  it("listen does not follow a local receiver's redirect, as deliveries do not: the 3xx is the forward's answer", async () => {
+    const shop = await srv.merchant(receiver.url)
+    const sandbox = new Paydesk({ apiKey: shop.apiKey, baseUrl: srv.base, sandbox: true })
+    const landed: Array<string> = []
+    const target = createServer((request, response) => {
+      landed.push(`${request.method} ${request.url}`)
+      response.writeHead(200).end()
+    })
+    await new Promise<void>((ok) => target.listen(0, "127.0.0.1", ok))
+    const redirecting = createServer((_request, response) => {
+      response.writeHead(307, { location: `http://127.0.0.1:${(target.address() as AddressInfo).port}/landed` }).end()
+    })
+    await new Promise<void>((ok) => redirecting.listen(0, "127.0.0.1", ok))
+    const stop = new AbortController()
+    let ready!: () => void
+    const started = new Promise<void>((ok) => (ready = ok))
+    const results: Array<unknown> = []
+    const running = listen({
+      apiKey: shop.apiKey, baseUrl: srv.base, forwardTo: `http://127.0.0.1:${(redirecting.address() as AddressInfo).port}/webhooks`, intervalMs: 50, settleMs: 200,
+      signal: stop.signal, onReady: ready, onForward: (_event, result) => results.push(result)
+    })
+    try {
+      await started
+      await sandbox.payments.create({ amount: "1", order_id: `redirect-${crypto.randomUUID()}` })
+      const deadline = Date.now() + 15_000
+      while (results.length < 1 && Date.now() < deadline) await new Promise((ok) => setTimeout(ok, 50))
+      stop.abort()
+      await running
+      expect(results).toEqual([{ status: 307 }])
+      expect(landed).toEqual([])
+    } finally {
+      for (const server of [redirecting, target]) {
+        server.closeAllConnections()
+        server.close()
+      }
+    }
+  }, 30_000)
+
   it("listen reads on by its event's id when a server cannot open its feed_ cursor (an older version's, in a rolling upgrade)", async () => {
     const shop = await srv.merchant(receiver.url)
     const sandbox = new Paydesk({ apiKey: shop.apiKey, baseUrl: srv.base, sandbox: true })
