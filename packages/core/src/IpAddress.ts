@@ -112,6 +112,9 @@ const v4Ranges: ReadonlyArray<readonly [readonly [number, number, number, number
   [[100, 64, 0, 0], 10, "carrier-grade-nat"],
   [[127, 0, 0, 0], 8, "loopback"],
   [[169, 254, 0, 0], 16, "link-local"],
+  // Azure's platform address (WireServer, the host's agent and DNS): public in form, inside a VM it
+  // reaches the platform, as 169.254.169.254 does elsewhere (an outside probe saved it as a callback URL).
+  [[168, 63, 129, 16], 32, "reserved"],
   [[172, 16, 0, 0], 12, "private"],
   [[192, 0, 0, 0], 24, "reserved"],
   [[192, 0, 2, 0], 24, "documentation"],
@@ -148,6 +151,7 @@ const classifyV6 = (g: ReadonlyArray<number>): Kind => {
   if ((first & 0xffc0) === 0xfec0) return "reserved" // site-local, deprecated
   if ((first & 0xff00) === 0xff00) return "multicast"
   if (first === 0x2001 && g[1] === 0x0db8) return "documentation"
+  if (first === 0x3fff && (g[1]! & 0xf000) === 0) return "documentation" // 3fff::/20 (RFC 9637)
   if (first === 0x2001 && g[1]! < 0x0200) return "reserved" // Teredo, benchmarking, ORCHID and other IETF assignments
   if ((first & 0xe000) !== 0x2000) return "reserved" // outside 2000::/3, the global unicast space
   return "public"

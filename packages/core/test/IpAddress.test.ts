@@ -31,7 +31,10 @@ describe("IpAddress", () => {
       ["::1", "loopback"], ["::", "unspecified"], ["::ffff:127.0.0.1", "loopback"], ["::ffff:a9fe:a9fe", "link-local"],
       ["::ffff:8.8.8.8", "public"], ["64:ff9b::a9fe:a9fe", "link-local"], ["2002:7f00:1::", "loopback"], ["2002:0808:0808::", "reserved"],
       ["fc00::1", "private"], ["fd00:ec2::254", "private"], ["fe80::1", "link-local"], ["ff02::1", "multicast"],
-      ["2001:db8::1", "documentation"], ["2001::1", "reserved"], ["2606:4700:4700::1111", "public"], ["4000::1", "reserved"]
+      ["2001:db8::1", "documentation"], ["2001::1", "reserved"], ["2606:4700:4700::1111", "public"], ["4000::1", "reserved"],
+      // Azure's platform address (and its IPv4-mapped form), the ones beside it public; 3fff::/20 (RFC 9637).
+      ["168.63.129.16", "reserved"], ["::ffff:168.63.129.16", "reserved"], ["168.63.129.15", "public"], ["168.63.129.17", "public"],
+      ["3fff::1", "documentation"], ["3fff:fff:ffff::1", "documentation"], ["3fff:1000::1", "public"], ["3ffe::1", "public"]
     ]
     for (const [text, kind] of cases) expect([text, IpAddress.classify(text)]).toEqual([text, kind])
     expect(IpAddress.classify("example.com")).toBeNull()
@@ -46,7 +49,7 @@ describe("CallbackUrl", () => {
     const ok = (url: string, allowPrivate = false) => CallbackUrl.check(url, { allowPrivate })._tag
     expect(ok("https://shop.example/cb")).toBe("Success")
     expect(ok("http://[2606:4700:4700::1111]:8443/cb")).toBe("Success")
-    for (const url of ["http://0x7f000001/", "http://2130706433/", "http://[::ffff:127.0.0.1]/", "http://localhost/", "http://intranet/", "ftp://x.example/", "https://a:b@shop.example/", "http://169.254.169.254/"]) {
+    for (const url of ["http://0x7f000001/", "http://2130706433/", "http://[::ffff:127.0.0.1]/", "http://localhost/", "http://intranet/", "ftp://x.example/", "https://a:b@shop.example/", "http://169.254.169.254/", "http://168.63.129.16/", "http://[3fff::1]/"]) {
       expect([url, ok(url)]).toEqual([url, "Failure"])
     }
     expect(ok("http://localhost:3000/cb", true)).toBe("Success")
