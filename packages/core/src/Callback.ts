@@ -82,7 +82,6 @@ export interface Attempt {
   readonly responseBody: string | null
 }
 
-/** At most this many attempts per delivery. */
 /**
  * Which of an event's deliveries (oldest first) stands for the event in lists and reads: the last
  * that got a 2xx, else the last still pending (being retried), else the last; null for none.
@@ -90,6 +89,7 @@ export interface Attempt {
 export const standing = <D extends Pick<Delivery, "status">>(deliveries: ReadonlyArray<D>): D | null =>
   deliveries.findLast((d) => d.status === "delivered") ?? deliveries.findLast((d) => d.status === "pending") ?? deliveries.at(-1) ?? null
 
+/** At most this many attempts per delivery. */
 export const maxAttempts = 8
 /** The receiver must answer within this many milliseconds. */
 export const timeoutMs = 10_000

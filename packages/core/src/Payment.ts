@@ -94,7 +94,7 @@ export const isFirstOf = (subscriptionId: string, payment: Payment): boolean => 
  * The order id of a subscription's payment: `sub-<id>-first` for its first payment and
  * `sub-<id>-c<cycle>` for a charge; `number` above 1 when the one before is taken (a first payment
  * after one that expired, `sub-<id>-first-2`; a charge whose order id a merchant's payment took,
- * or a second paid attempt of one cycle, `sub-<id>-c3-2`). Not to be parsed by merchants.
+ * `sub-<id>-c3-2`). Not to be parsed by merchants.
  */
 export const recurringOrderId = (subscriptionId: string, cycle: "first" | number, number: number): string => {
   const base = cycle === "first" ? "first" : `c${cycle}`

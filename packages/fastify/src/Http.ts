@@ -4,7 +4,7 @@
  * answer its value or its error (one error body for all), and authenticate merchant requests
  * (API key + nonce, or a dashboard Bearer token).
  */
-import type { FastifyReply, FastifyRequest } from "fastify"
+import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify"
 import type { CreateRateLimitOptions } from "@fastify/rate-limit"
 import { Effect, Option, type Exit, type Tracer } from "effect"
 import { Access, Auth, Instant, InvalidRequest } from "@paydesk/core"
@@ -260,6 +260,24 @@ export const limiterKeys = 10_000
  */
 export const limiterOptions = (options: CreateRateLimitOptions): CreateRateLimitOptions =>
   ({ ...options, cache: limiterKeys }) as CreateRateLimitOptions
+
+/**
+ * A limit counted by a key known only once the request is authenticated (`@fastify/rate-limit`'s
+ * store, fixed windows of `timeWindow`): `count(request, key)` counts the request under
+ * `<prefix>:<key>` and answers the seconds to wait when it is past `max`, else null.
+ */
+export const keyedLimit = (app: FastifyInstance, options: { readonly prefix: string; readonly max: number; readonly timeWindow: number }) => {
+  const keys = new WeakMap<FastifyRequest, string>()
+  const limiter = app.createRateLimit(limiterOptions({ max: options.max, timeWindow: options.timeWindow, keyGenerator: (request) => `${options.prefix}:${keys.get(request)}` }))
+  return (request: FastifyRequest, key: string): Effect.Effect<number | null> =>
+    Effect.map(
+      Effect.promise(() => {
+        keys.set(request, key)
+        return limiter(request)
+      }),
+      (result) => !result.isAllowed && result.isExceeded ? Math.max(1, result.ttlInSeconds) : null
+    )
+}
 
 /**
  * Whose limit a merchant request counts towards: an API key's terminal, or a dashboard user's

@@ -7,7 +7,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify"
 import { Effect } from "effect"
 import { type Access, Callback, Callbacks, Events, Instant, Views } from "@paydesk/core"
 import { route } from "./Contract.js"
-import { instantOf, limiterOptions, limitScope, runAs, sendError, type Context } from "./Http.js"
+import { instantOf, keyedLimit, limitScope, runAs, sendError, type Context } from "./Http.js"
 import * as Ops from "./MerchantOperations.js"
 
 /**
@@ -32,20 +32,12 @@ type Limited<A> = { readonly _tag: "Sent"; readonly sent: A } | { readonly _tag:
 export const register = (app: FastifyInstance, ctx: Context, sendsPerMinute: number = defaultSendsPerMinute): void => {
   // Counted per process in fixed one-minute windows (@fastify/rate-limit's store), once the request
   // is authenticated: keyed by whose they are, not by the request's address.
-  const scopes = new WeakMap<FastifyRequest, string>()
-  const sends = app.createRateLimit(limiterOptions({ max: sendsPerMinute, timeWindow: 60_000, keyGenerator: (request) => `event-sends:${scopes.get(request)}` }))
-  const limited = <A, E, R>(request: FastifyRequest, who: Access.Principal, send: Effect.Effect<A, E, R>): Effect.Effect<Limited<A>, E, R> =>
-    Effect.flatMap(
-      Effect.promise(() => {
-        const scope = limitScope(who)
-        scopes.set(request, scope.key)
-        return sends(request).then((result) => ({ ...result, of: scope.of }))
-      }),
-      (result): Effect.Effect<Limited<A>, E, R> =>
-        !result.isAllowed && result.isExceeded
-          ? Effect.succeed({ _tag: "Limited", of: result.of, seconds: Math.max(1, result.ttlInSeconds) })
-          : Effect.map(send, (sent) => ({ _tag: "Sent", sent }))
-    )
+  const sends = keyedLimit(app, { prefix: "event-sends", max: sendsPerMinute, timeWindow: 60_000 })
+  const limited = <A, E, R>(request: FastifyRequest, who: Access.Principal, send: Effect.Effect<A, E, R>): Effect.Effect<Limited<A>, E, R> => {
+    const scope = limitScope(who)
+    return Effect.flatMap(sends(request, scope.key), (seconds): Effect.Effect<Limited<A>, E, R> =>
+      seconds !== null ? Effect.succeed({ _tag: "Limited", of: scope.of, seconds }) : Effect.map(send, (sent) => ({ _tag: "Sent", sent })))
+  }
   const answer = (request: FastifyRequest, reply: FastifyReply, result: Limited<Parameters<typeof sentView>[0]>) =>
     result._tag === "Limited"
       ? sendError(request, reply.header("retry-after", String(result.seconds)), 429, "too_many_requests",

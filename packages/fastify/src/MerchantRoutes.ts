@@ -14,7 +14,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify"
 import { Effect } from "effect"
 import { Auth, Instant, Views } from "@paydesk/core"
-import { headerOf, jsonBodiesOnly, limiterOptions, run, runAs, sendError, type Context } from "./Http.js"
+import { headerOf, jsonBodiesOnly, keyedLimit, limiterOptions, run, runAs, sendError, type Context } from "./Http.js"
 import * as MerchantCredentials from "./MerchantCredentials.js"
 import * as MerchantPayments from "./MerchantPayments.js"
 import * as MerchantSubscriptions from "./MerchantSubscriptions.js"
@@ -86,16 +86,14 @@ export const register = async (app: FastifyInstance, ctx: Context, limits: Login
   // A password change checks the current password: counted per session (the access token's refresh
   // family, which its refreshes keep) once the request is authenticated, so a stolen session tries
   // passwords no faster than the login's per-e-mail count, and cannot use up the owner's own sessions'.
-  const changers = new WeakMap<FastifyRequest, string>()
-  const perSession = app.createRateLimit(limiterOptions({ max: limits.perEmail, timeWindow: window, keyGenerator: (request) => `password-session:${changers.get(request)}` }))
+  const perSession = keyedLimit(app, { prefix: "password-session", max: limits.perEmail, timeWindow: window })
   route(app, Ops.changePassword, (request, reply, decoded) =>
     runAs(ctx, request, reply, (who) =>
       Effect.gen(function*() {
         const { body } = yield* decoded
         if (who._tag === "User") {
-          changers.set(request, who.sessionId ?? who.userId)
-          const result = yield* Effect.promise(() => perSession(request))
-          if (!result.isAllowed && result.isExceeded) return { _tag: "Limited", seconds: Math.max(1, result.ttlInSeconds) } as const
+          const seconds = yield* perSession(request, who.sessionId ?? who.userId)
+          if (seconds !== null) return { _tag: "Limited", seconds } as const
         }
         return { _tag: "Changed", pair: yield* Auth.changePassword(who, { currentPassword: body.current_password, newPassword: body.new_password }) } as const
       }),

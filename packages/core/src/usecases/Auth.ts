@@ -135,6 +135,16 @@ export const login = Traced.fn("Auth.login")(function*(email: string, password: 
   }))
 })
 
+/**
+ * Inside the caller's transaction: the user's password hash replaced (while it is `expected`, when
+ * given) and every session of the user ended; false when nothing was replaced.
+ */
+const replacePassword = Effect.fnUntraced(function*(userId: string, passwordHash: string, expected?: string) {
+  if (!(yield* (yield* AccountRepository).setPassword(userId, passwordHash, expected))) return false
+  yield* (yield* SessionRepository).revokeUser(userId, yield* Clock.currentTimeMillis)
+  return true
+})
+
 /** Passwords: 8 to 256 characters (an owner's at account creation, a new one at a change or a reset). */
 export const passwordProblem = (field: string, password: string): InvalidRequest | null =>
   password.length < 8 || password.length > 256 ? new InvalidRequest({ field, message: `${field} must be 8 to 256 characters` }) : null
@@ -164,8 +174,7 @@ export const changePassword = Traced.fn("Auth.changePassword")(function*(
   }
   const passwordHash = yield* hasher.hash(input.newPassword)
   return yield* atomic(Effect.gen(function*() {
-    if (!(yield* accounts.setPassword(user.value.id, passwordHash, user.value.passwordHash))) return yield* wrong()
-    yield* (yield* SessionRepository).revokeUser(user.value.id, yield* Clock.currentTimeMillis)
+    if (!(yield* replacePassword(user.value.id, passwordHash, user.value.passwordHash))) return yield* wrong()
     return yield* issuePair({ ...user.value, passwordHash }, null)
   }))
 })
@@ -181,10 +190,7 @@ export const resetPassword = Traced.fn("Auth.resetPassword")(function*(userId: s
   const user = yield* accounts.getUser(userId.toLowerCase())
   if (Option.isNone(user)) return yield* NotFound.of("user")
   const passwordHash = yield* (yield* PasswordHasher).hash(password)
-  yield* atomic(Effect.gen(function*() {
-    if (!(yield* accounts.setPassword(user.value.id, passwordHash))) return yield* NotFound.of("user")
-    yield* (yield* SessionRepository).revokeUser(user.value.id, yield* Clock.currentTimeMillis)
-  }))
+  if (!(yield* atomic(replacePassword(user.value.id, passwordHash)))) return yield* NotFound.of("user")
   return { ok: true as const }
 })
 

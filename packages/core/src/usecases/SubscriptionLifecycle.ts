@@ -388,6 +388,13 @@ export const firstCycleAfter = (sub: Sub, k: number, now: number): number => {
 }
 
 /**
+ * Whether cycle index `k`, reached by a charge a resume delayed until `until`, fell due before the
+ * review began (`reviewSince`): a catch-up the review interrupted, still to be charged.
+ */
+export const dueBeforeReview = (sub: Sub, k: number, until: number): boolean =>
+  sub.reviewSince !== null && sub.reviewSince <= until && chargeTimeOf(sub, k) < sub.reviewSince
+
+/**
  * The subscription after a paid scheduled charge of `cycleNumber`. While enabled: the next
  * cycle is scheduled (`charge_paid`), or the stop begins when `max_cycles` is reached. In review
  * or while stopping the charge is booked without a move: the counters change (a later resume
@@ -412,8 +419,7 @@ export const afterPaidCharge = (
   const following = current ? sub.nextCycleIndex + 1 : sub.nextCycleIndex
   const skipUntil = current ? options.skipUntil ?? null : null
   // A cycle due before the review began, left by the catch-up the review interrupted.
-  const beforeReview = skipUntil !== null && sub.reviewSince !== null && sub.reviewSince <= skipUntil &&
-    chargeTimeOf(sub, following) < sub.reviewSince
+  const beforeReview = skipUntil !== null && dueBeforeReview(sub, following, skipUntil)
   const counted: Sub = {
     ...sub,
     successfulCycles: sub.successfulCycles + 1,

@@ -143,7 +143,7 @@ export const upcoming = Traced.fn("Subscriptions.upcoming")(function*(principal:
   let chained = moved
   for (let i = 0, k = first; i < Math.max(0, left); i++) {
     items.push({ cycleNumber: Lifecycle.cycleNumberOf(sub, k), scheduledAt: i === 0 || chained ? sub.nextChargeAt : Lifecycle.chargeTimeOf(sub, k), amount: sub.terms.payerAmount })
-    const beforeReview = chained && sub.reviewSince !== null && sub.reviewSince <= sub.nextChargeAt && Lifecycle.chargeTimeOf(sub, k + 1) < sub.reviewSince
+    const beforeReview = chained && Lifecycle.dueBeforeReview(sub, k + 1, sub.nextChargeAt)
     k = !chained || beforeReview ? k + 1 : Lifecycle.firstCycleAfter(sub, k + 1, sub.nextChargeAt)
     chained = beforeReview
   }
