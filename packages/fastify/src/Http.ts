@@ -225,7 +225,7 @@ const header = (request: FastifyRequest, name: string): string | undefined => {
  * credentials, possibly of two merchants, and no telling which one the sender meant (the Bearer token
  * used to win silently, the key and nonce left unchecked: an outside probe), so neither is used.
  */
-const bearerOf = (request: FastifyRequest): string | "both" | undefined => {
+export const bearerOf = (request: FastifyRequest): string | "both" | undefined => {
   const authorization = header(request, "authorization")
   if (authorization === undefined || !/^Bearer\s+/i.test(authorization)) return undefined
   // A blank key is none, as a blank Authorization is (a client's template with an empty key).

@@ -93,7 +93,7 @@ export const changePassword = operation({
   responses: [{ status: 200, description: "the password is changed; a new token pair (the old ones no longer work)", schema: R.TokenPair, example: Examples.tokenPair }],
   errors: [
     [400, "`invalid_request`: `current_password is not the user's password`, `new_password must be 8 to 256 characters`, `new_password must differ from current_password`; `invalid_json_body`"],
-    [401, "`invalid or expired access token`"],
+    [401, "`Authorization: Bearer <access token> is required` (no credential), `invalid or expired access token`"],
     [403, "`account owner access required` (an API key)"],
     [429, "`too_many_requests`"],
     [503, "`service_busy`: too many sign-ins in progress, retry shortly"]

@@ -13,8 +13,8 @@
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify"
 import { Effect } from "effect"
-import { Auth, Instant, Views } from "@paydesk/core"
-import { headerOf, jsonBodiesOnly, keyedLimit, limiterOptions, run, runAs, sendError, type Context } from "./Http.js"
+import { Auth, Instant, Unauthenticated, Views } from "@paydesk/core"
+import { bearerOf, headerOf, jsonBodiesOnly, keyedLimit, limiterOptions, run, runAs, sendError, type Context } from "./Http.js"
 import * as MerchantCredentials from "./MerchantCredentials.js"
 import * as MerchantPayments from "./MerchantPayments.js"
 import * as MerchantSubscriptions from "./MerchantSubscriptions.js"
@@ -86,9 +86,13 @@ export const register = async (app: FastifyInstance, ctx: Context, limits: Login
   // A password change checks the current password: counted per session (the access token's refresh
   // family, which its refreshes keep) once the request is authenticated, so a stolen session tries
   // passwords no faster than the login's per-e-mail count, and cannot use up the owner's own sessions'.
+  const bearerRequired = new Unauthenticated({ message: "Authorization: Bearer <access token> is required" })
   const perSession = keyedLimit(app, { prefix: "password-session", max: limits.perEmail, timeWindow: window })
   route(app, Ops.changePassword, (request, reply, decoded) =>
-    runAs(ctx, request, reply, (who) =>
+    // Without any credential the 401 names the one this route takes (not the merchant routes' API key).
+    bearerOf(request) === undefined && (headerOf(request, "x-api-key") ?? "").trim() === ""
+      ? run(ctx, request, reply, Effect.fail(bearerRequired), () => undefined)
+      : runAs(ctx, request, reply, (who) =>
       Effect.gen(function*() {
         const { body } = yield* decoded
         if (who._tag === "User") {

@@ -147,7 +147,10 @@ describe("MerchantApi authentication", () => {
       "invalid_request", "unknown field email")
     expectError(await change(keyHeaders(merchant.apiKey), { current_password: Kit.ownerPassword, new_password: "a new password" }), 403,
       "access_denied", "account owner access required")
-    expectError(await change({}, { current_password: Kit.ownerPassword, new_password: "a new password" }), 401, "unauthenticated")
+    expectError(await change({}, { current_password: Kit.ownerPassword, new_password: "a new password" }), 401, "unauthenticated",
+      "Authorization: Bearer <access token> is required")
+    expectError(await change({ authorization: "Basic b3duZXI6cGFzcw==" }, { current_password: Kit.ownerPassword, new_password: "a new password" }), 401,
+      "unauthenticated", "Authorization: Bearer <access token> is required")
     expectError(await change(bearer("not-a-token"), { current_password: Kit.ownerPassword, new_password: "a new password" }), 401, "unauthenticated")
     // None of those changed anything.
     expect((await terminals(elsewhere.access_token)).statusCode).toBe(200)
