@@ -540,7 +540,7 @@ export const pageSimulate = operation({
     { status: 200, description: "JSON post: the new status", schema: R.PageStatus, example: Examples.pageStatus },
     { status: 303, description: "form post: back to the page", headers: { location: "the payment page" } }
   ],
-  errors: [[400, "`simulation is available only for sandbox payments`, outcome not allowed, `invalid_json_body`"], [403, "`invalid csrf_token`"], [404, "`payment not found`"], [409, "the payment is final"]]
+  errors: [[400, "`simulation is available only for sandbox payments`, outcome not allowed, `invalid_json_body`"], [403, "`invalid csrf_token`"], [404, "`payment not found`"], [409, "the payment is final; `paid` once it expired (late money is the merchant's `POST /api/v1/payments/{paymentID}/simulate`)"]]
 })
 
 export const subscriptionPage = operation({

@@ -174,6 +174,26 @@ describe("Payments scenarios", () => {
       assert.strictEqual(yield* Payments.expireDue(), 0)
     }).pipe(Effect.provide(Kit.layer)))
 
+  it.effect("an expired sandbox payment's page no longer takes paid; the merchant's simulation is the late money", () =>
+    Effect.gen(function*() {
+      const { principal } = yield* setup
+      const { payment } = yield* Payments.create(principal, { amount: "100", orderId: "late-page", test: true })
+      yield* TestClock.adjust("30 minutes")
+      assert.strictEqual((yield* Work.drain()).expiredPayments, 1)
+      // A tab left open on the page: its buttons are stale, the payment expired before it was paid.
+      const refused = yield* Effect.flip(Payments.simulate(payment.payToken, { outcome: "paid", csrfToken: payment.csrfToken }))
+      assert.deepStrictEqual([refused._tag, refused.message],
+        ["InvalidTransition", "payment in state expired cannot become paid from the payer page: it expired before it was paid"])
+      assert.strictEqual((yield* Payments.get(principal, payment.id)).status, "expired")
+      // The merchant simulates the acquirer's late money (the spec's expired -> paid).
+      assert.strictEqual((yield* Payments.simulateAsMerchant(principal, payment.id, "paid")).status, "paid")
+      // Paid already: the page's paid is the usual no-op.
+      assert.strictEqual((yield* Payments.simulate(payment.payToken, { outcome: "paid", csrfToken: payment.csrfToken })).status, "paid")
+      yield* Work.drain()
+      const events = (yield* callbacks).map((r) => JSON.parse(r.body).event_type)
+      assert.deepStrictEqual(events, ["payment.created", "payment.expired", "payment.paid"])
+    }).pipe(Effect.provide(Kit.layer)))
+
   it.effect("a repeated order_id returns the first payment; other parameters conflict", () =>
     Effect.gen(function*() {
       const { principal } = yield* setup

@@ -57,6 +57,20 @@ describe("Sandbox subscriptions", () => {
         ["InvalidTransition", "charge outcomes cannot be programmed: the subscription is stop/stopped and will not be charged again"])
     }).pipe(Effect.provide(Kit.layer)))
 
+  it.effect("a stopped subscription's first payment, still open in the payer's tab, cannot be paid there", () =>
+    Effect.gen(function*() {
+      const { principal, subscription } = yield* createSandbox
+      const confirmed = yield* Subscriptions.confirm(subscription.payToken, subscription.csrfToken)
+      const first = Option.getOrThrow(confirmed.firstPayment)
+      assert.strictEqual(Subscription.stateOf(yield* Subscriptions.stop(principal, subscription.id)), "stop/stopped")
+      assert.strictEqual((yield* Payments.get(principal, first.id)).status, "expired")
+      const refused = yield* Effect.flip(Payments.simulate(first.payToken, { outcome: "paid", csrfToken: first.csrfToken }))
+      assert.strictEqual(refused._tag, "InvalidTransition")
+      const sub = yield* reload(subscription.id)
+      assert.deepStrictEqual([Subscription.stateOf(sub), sub.successfulCycles], ["stop/stopped", 0])
+      assert.deepStrictEqual(yield* Subscriptions.charges(principal, subscription.id), [])
+    }).pipe(Effect.provide(Kit.layer)))
+
   it.effect("are listed apart from live ones; outcomes can be programmed for sandbox subscriptions only", () =>
     Effect.gen(function*() {
       const { merchant, plans, principal, subscription } = yield* createSandbox

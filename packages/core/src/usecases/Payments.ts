@@ -694,20 +694,34 @@ export const simulate = Traced.fn("Payments.simulate")(function*(
   // The page's token first: a caller without it learns nothing about the payment.
   if (!timingSafeEqual(input.csrfToken, payment.csrfToken)) return yield* CsrfRejected.of()
   yield* sandboxOnly(payment)
-  return yield* simulateLocked(payment, input.outcome)
+  return yield* simulateLocked(payment, input.outcome, "payer")
 })
 
 /** What a sandbox simulation may ask for. */
 export const simulationOutcomes = ["paid", "failed", "processing"] as const
 
-const simulateLocked = (payment: Payment.Payment, outcome: string) =>
+/**
+ * The payer pays only an open payment: an expired one's page (a tab left open, a stopped
+ * subscription's first payment) no longer takes `paid`. Late money after expiry is the acquirer's
+ * (the merchant simulates it with `POST /payments/{id}/simulate`).
+ */
+const simulateLocked = (payment: Payment.Payment, outcome: string, by: "payer" | "merchant" = "merchant") =>
   Effect.gen(function*() {
     if (!(simulationOutcomes as ReadonlyArray<string>).includes(outcome)) {
       return yield* invalid("outcome", `outcome must be one of: ${simulationOutcomes.join(", ")}`)
     }
     // On a test clock the payment moves at the clock's time.
     return yield* forObject(payment.testClockId, atomic(Effect.gen(function*() {
-      return yield* settleWith(yield* lockedPayment(payment.id), outcome as Outcome)
+      const locked = yield* lockedPayment(payment.id)
+      if (by === "payer" && outcome === "paid" && locked.status === "expired") {
+        return yield* new InvalidTransition({
+          entity: "payment",
+          from: "expired",
+          event: "confirm",
+          message: "payment in state expired cannot become paid from the payer page: it expired before it was paid"
+        })
+      }
+      return yield* settleWith(locked, outcome as Outcome)
     })))
   })
 
