@@ -168,7 +168,7 @@ button{font:inherit;padding:.6rem 1rem;border-radius:8px;border:1px solid #1d212
 button:disabled{opacity:.5;cursor:progress}
 button.secondary{background:#fff;color:#1d2129}
 .error{color:#b00020}
-footer{color:#8a919c;font-size:.8rem;margin-top:1.5rem;text-align:center}
+footer{color:#5f6670;font-size:.8rem;margin-top:1.5rem;text-align:center}
 [hidden]{display:none!important}
 `
 
@@ -210,7 +210,9 @@ const paymentScript = `(() => {
   let finished = false;
   let busy = false;
   const redirect = (url) => {
-    if (typeof url === "string" && /^https?:\\/\\//i.test(url)) setTimeout(() => window.location.assign(url), 1500);
+    // Replaces the page in the history: Back from the shop goes where the payer came from, not to
+    // this page, which would redirect forward again.
+    if (typeof url === "string" && /^https?:\\/\\//i.test(url)) setTimeout(() => window.location.replace(url), 1500);
   };
   const apply = (data) => {
     if (finished || data === null || typeof data !== "object" || typeof data.status !== "string") return;
@@ -344,6 +346,7 @@ ${payment.description === null ? "" : `<p class="description">${isolate(payment.
 <p class="status">Статус: <span id="status" aria-live="polite" aria-atomic="true">${escape(statusLabels[payment.status])}</span></p>
 ${qr}
 ${simulate}
+${redirect === null ? "" : `<p class="back"><a href="${escape(redirect)}" rel="noreferrer">${payment.status === "paid" ? "Вернуться в магазин" : "Вернуться на сайт магазина"}</a></p>`}
 <p id="error" class="error" role="alert"></p>
 ${open ? "<noscript><meta http-equiv=\"refresh\" content=\"5\"></noscript>" : ""}
 </div>`

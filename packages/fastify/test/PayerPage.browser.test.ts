@@ -59,6 +59,8 @@ describe("payer page in a browser", () => {
       return (yield* Payments.create(principal, { amount: "1000.50", orderId: "browser-1", test: true })).payment
     }))
     const page = await browser.newPage()
+    // The shop's page the payer came from (any page of this server stands for it).
+    await page.goto(`${base}/openapi.json`)
     await page.goto(`${base}/public/payments/${payment.payToken}`)
     expect(await page.textContent("body")).toContain("Coffee Roasters")
     expect(await page.textContent("#status")).toBe("Ожидает оплаты")
@@ -67,6 +69,10 @@ describe("payer page in a browser", () => {
     await page.waitForURL(`${base}/docs`, { timeout: 15_000 })
     const stored = await runtime.runPromise(Payments.findPublic(payment.payToken))
     expect(stored.payment.status).toBe("paid")
+    // The redirect replaced the payment page: Back goes to where the payer came from, not to the
+    // page, which would send them forward again (an outside probe could not leave the shop's page).
+    await page.goBack()
+    expect(page.url()).toBe(`${base}/openapi.json`)
     await page.close()
   }, 60_000)
 

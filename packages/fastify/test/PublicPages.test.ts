@@ -157,6 +157,7 @@ describe("PublicPages: payment page", () => {
     expect(response.statusCode).toBe(200)
     expect(response.headers["cache-control"]).toBe("no-store")
     expect(json(response)).toEqual({ status: "created", redirect_url: null })
+    expect((await getPage(`/public/payments/${token}`)).body).not.toContain("Вернуться")
   })
 })
 
@@ -170,6 +171,8 @@ describe("PublicPages: sandbox simulation", () => {
     const html = (await getPage(`/public/payments/${token}`)).body
     expect(html).toContain("Оплачено")
     expect(html).toContain(`data-redirect-url="https://shop.example/thanks"`)
+    // Without scripts the payer follows a link back to the shop.
+    expect(html).toContain(`<a href="https://shop.example/thanks" rel="noreferrer">Вернуться в магазин</a>`)
     expect(html).not.toContain("data:image/png")
     expect(html).toMatch(/<div data-open-only hidden>/)
     const stored = await t.run(Payments.findPublic(token))
@@ -182,6 +185,7 @@ describe("PublicPages: sandbox simulation", () => {
     expect(response.statusCode).toBe(303)
     expect(response.headers.location).toBe(`/public/payments/${token}`)
     expect(json(await getPage(`/public/payments/${token}/status`))).toEqual({ status: "canceled", redirect_url: "https://shop.example/sorry" })
+    expect((await getPage(`/public/payments/${token}`)).body).toContain(`<a href="https://shop.example/sorry" rel="noreferrer">Вернуться на сайт магазина</a>`)
   })
 
   it("reports no redirect when the terminal has none", async () => {
