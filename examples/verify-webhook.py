@@ -30,6 +30,8 @@ import time
 from http.server import BaseHTTPRequestHandler, HTTPServer
 
 TOLERANCE_SECONDS = 300
+# Callbacks are small; a larger body is refused before it is read.
+MAX_BODY_BYTES = 1024 * 1024
 
 
 class VerificationError(Exception):
@@ -79,7 +81,8 @@ def verify(raw_body: bytes, timestamp, signature, secret, tolerance: int = TOLER
         raise VerificationError("signature_mismatch", f"{headers} matches none of the {len(secrets)} secret(s) (wrong secret, or a changed body)")
     try:
         event = json.loads(raw_body)
-    except ValueError:
+    except (ValueError, RecursionError):
+        # RecursionError: JSON nested deeper than Python's stack (signed, so only with the secret).
         raise VerificationError("malformed_body", "the body is not JSON")
     if not isinstance(event, dict) or not isinstance(event.get("event_type"), str):
         raise VerificationError("malformed_body", "the body is not a callback event")
@@ -97,13 +100,37 @@ def serve(secret, port: int) -> None:
             self.end_headers()
             self.wfile.write(text.encode())
 
+        def body(self) -> bytes:
+            """The request's body: by Content-Length, or chunked (a proxy may re-chunk a delivery)."""
+            if (self.headers.get("Transfer-Encoding") or "").strip().lower() == "chunked":
+                chunks = []
+                size = 0
+                while True:
+                    line = self.rfile.readline(1024).split(b";", 1)[0].strip()
+                    if not re.fullmatch(rb"[0-9a-fA-F]{1,8}", line):
+                        raise VerificationError("malformed_body", "a chunk size is not hexadecimal")
+                    length = int(line, 16)
+                    size += length
+                    if size > MAX_BODY_BYTES:
+                        raise VerificationError("malformed_body", f"the body is larger than {MAX_BODY_BYTES} bytes")
+                    if length == 0:
+                        # The trailer section, up to its empty line.
+                        while self.rfile.readline(1024).strip():
+                            pass
+                        return b"".join(chunks)
+                    chunks.append(self.rfile.read(length))
+                    self.rfile.readline(1024)
+            length = self.headers.get("Content-Length") or "0"
+            if not length.isascii() or not length.isdigit():
+                raise VerificationError("malformed_body", "Content-Length is not a number")
+            if int(length) > MAX_BODY_BYTES:
+                raise VerificationError("malformed_body", f"the body is larger than {MAX_BODY_BYTES} bytes")
+            return self.rfile.read(int(length))
+
         def do_POST(self):
             event_id = (self.headers.get("X-Event-Id") or "").strip()
             try:
-                length = self.headers.get("Content-Length") or "0"
-                if not length.isascii() or not length.isdigit():
-                    raise VerificationError("malformed_body", "Content-Length is not a number")
-                body = self.rfile.read(int(length))
+                body = self.body()
                 event = verify(body, self.headers.get("X-Timestamp"), self.headers.get("X-Signature"), secrets,
                                signature_next=self.headers.get("X-Signature-Next"))
             except VerificationError as error:

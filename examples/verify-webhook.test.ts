@@ -58,7 +58,7 @@ const serve = async (args: ReadonlyArray<string>) => {
     while (!output.text.slice(before).includes("\n") && Date.now() < until) await new Promise((ok) => setTimeout(ok, 20))
     return { status: response.status, line: output.text.slice(before).trim() }
   }
-  return { post, output }
+  return { post, output, url }
 }
 
 describe("verify-webhook.py", () => {
@@ -88,6 +88,10 @@ describe("verify-webhook.py", () => {
       const result = check(body, { ...headers, "x-signature": signature })
       expect([result.status, result.stdout.trim(), result.stderr], signature).toEqual([1, signature === "" ? "rejected: missing_header" : "rejected: malformed_signature", ""])
     }
+    // Signed JSON nested deeper than Python's stack: a reason, not a RecursionError (an outside probe).
+    const deep = "[".repeat(100_000) + "]".repeat(100_000)
+    const nested = check(deep, await webhooks.testHeaders(deep, secret))
+    expect([nested.status, nested.stdout.trim(), nested.stderr]).toEqual([1, "rejected: malformed_body", ""])
   })
 
   it("takes several secrets (repeated --secret, commas, PAYDESK_SIGNING_SECRET): X-Signature with the previous or X-Signature-Next with the new", async () => {
@@ -112,7 +116,7 @@ describe("verify-webhook.py", () => {
   })
 
   it("serving: deduplicates on X-Event-Id (every ping is new), accepts both secrets, and prints why it rejects", async () => {
-    const { post, output } = await serve(["--secret", previous, "--secret", next])
+    const { post, output, url } = await serve(["--secret", previous, "--secret", next])
     const signed = async (text: string, key: string, eventId: string) => {
       const timestamp = String(Math.floor(Date.now() / 1000))
       return { "x-timestamp": timestamp, "x-signature": await webhooks.sign(text, key, timestamp), "x-event-id": eventId }
@@ -147,6 +151,19 @@ describe("verify-webhook.py", () => {
     await rejected(await signed(body, "another", "evt_bad"), "signature_mismatch")
     await rejected({ ...good, "x-timestamp": String(Math.floor(Date.now() / 1000) - 301) }, "timestamp_out_of_tolerance")
     await rejected({}, "missing_header")
+    // A delivery re-chunked on its way (a proxy): read whole, verified.
+    const chunked = await signed(body, next, "evt_chunked")
+    const stream = new ReadableStream({
+      start(controller) {
+        controller.enqueue(new TextEncoder().encode(body.slice(0, 20)))
+        controller.enqueue(new TextEncoder().encode(body.slice(20)))
+        controller.close()
+      }
+    })
+    const before = output.text.length
+    const answer = await fetch(url, { method: "POST", headers: { "content-type": "application/json", ...chunked }, body: stream, duplex: "half" } as RequestInit)
+    expect([answer.status, await answer.text()]).toEqual([200, ""])
+    expect(output.text.slice(before)).toMatch(/^verified payment\.paid .* evt_chunked\n/)
     // It kept serving throughout, and printed no secret.
     expect(await post(await signed(body, next, "evt_last"))).toMatchObject({ status: 200 })
     expect(output.text).not.toContain(previous)

@@ -88,6 +88,11 @@ export const verify = async (
   if (!/^\d{1,12}$/.test(timestamp)) throw fail("malformed_signature", "X-Timestamp must be Unix seconds")
   const tolerance = options.toleranceSeconds ?? defaultToleranceSeconds
   const now = options.now ?? Date.now() / 1000
+  // NaN compares false with everything: the check would pass any timestamp (a tolerance read from an unset variable).
+  if (typeof tolerance !== "number" || !(tolerance >= 0)) {
+    throw new TypeError(`webhooks.verify: toleranceSeconds must be a number of seconds, 0 or more: ${String(tolerance)}`)
+  }
+  if (typeof now !== "number" || !Number.isFinite(now)) throw new TypeError(`webhooks.verify: now must be Unix seconds: ${String(now)}`)
   if (Math.abs(now - Number(timestamp)) > tolerance) {
     throw fail("timestamp_out_of_tolerance", `X-Timestamp is more than ${tolerance} s away from now`)
   }
@@ -122,13 +127,43 @@ export const sign = async (rawBody: RawBody, secret: string, timestamp: number |
   return [...new Uint8Array(mac)].map((b) => b.toString(16).padStart(2, "0")).join("")
 }
 
-/** Headers of a signed callback for `rawBody` (now unless `timestamp` is given): for tests. */
-export const testHeaders = async (rawBody: RawBody, secret: string, options: { readonly timestamp?: number; readonly test?: boolean } = {}) => {
+/** Options of `testHeaders`. */
+export interface TestHeadersOptions {
+  /** Unix seconds (default now). */
+  readonly timestamp?: number
+  /** `X-Test-Mode: true` (default true). */
+  readonly test?: boolean
+  /** The event's id, `evt_<uuid>` (default a new one). */
+  readonly eventId?: string
+  /** The event's sequence number (default 1). */
+  readonly sequence?: number
+}
+
+/**
+ * Headers of a signed callback for `rawBody` (now unless `timestamp` is given), as a delivery
+ * carries them: `X-Signature`, `X-Timestamp`, `X-Test-Mode`, `X-Event-Id`, `X-Event-Sequence` and
+ * Standard Webhooks' `webhook-id`, `webhook-timestamp`, `webhook-signature`: for tests.
+ */
+export const testHeaders = async (rawBody: RawBody, secret: string, options: TestHeadersOptions = {}) => {
   const timestamp = String(options.timestamp ?? Math.floor(Date.now() / 1000))
+  const eventId = options.eventId ?? `evt_${(await webCrypto()).randomUUID()}`
+  const body = typeof rawBody === "string" ? rawBody : new TextDecoder().decode(bytesOf(rawBody))
+  const mac = await (await webCrypto()).subtle.sign("HMAC", await hmacKey(secret, "sign"), encoder.encode(`${eventId}.${timestamp}.${body}`))
   return {
     "content-type": "application/json",
     "x-signature": await sign(rawBody, secret, timestamp),
     "x-timestamp": timestamp,
-    ...(options.test === false ? {} : { "x-test-mode": "true" })
+    ...(options.test === false ? {} : { "x-test-mode": "true" }),
+    "x-event-id": eventId,
+    "x-event-sequence": String(options.sequence ?? 1),
+    "webhook-id": eventId,
+    "webhook-timestamp": timestamp,
+    "webhook-signature": `v1,${base64Of(new Uint8Array(mac))}`
   }
+}
+
+const base64Of = (bytes: Uint8Array): string => {
+  let binary = ""
+  for (const byte of bytes) binary += String.fromCharCode(byte)
+  return btoa(binary)
 }

@@ -25,3 +25,37 @@ describe("webhooks.verify secrets", () => {
     await expect(webhooks.verify(body, headers, [42 as unknown as string])).rejects.toThrow(TypeError)
   })
 })
+
+describe("webhooks.verify options", () => {
+  it("refuses a tolerance or a now that is no number with a TypeError (NaN would let any timestamp through)", async () => {
+    const headers = await webhooks.testHeaders(body, "current", { timestamp: 1_700_000_000 })
+    for (const toleranceSeconds of [Number.NaN, -1, "300" as unknown as number]) {
+      await expect(webhooks.verify(body, headers, "current", { now: 1_800_000_000, toleranceSeconds })).rejects.toThrow(/toleranceSeconds must be a number of seconds/)
+    }
+    await expect(webhooks.verify(body, headers, "current", { now: Number.NaN })).rejects.toThrow(/now must be Unix seconds/)
+    // Infinity is a choice (no timestamp check), said in full.
+    expect((await webhooks.verify(body, headers, "current", { now: 1_800_000_000, toleranceSeconds: Number.POSITIVE_INFINITY })).event_type).toBe("payment.paid")
+    await expect(webhooks.verify(body, headers, "current", { now: 1_800_000_000 })).rejects.toMatchObject({ reason: "timestamp_out_of_tolerance" })
+  })
+})
+
+describe("webhooks.testHeaders", () => {
+  it("makes a delivery's headers: the event id and sequence, and Standard Webhooks' signature over id.timestamp.body", async () => {
+    const { createHmac } = await import("node:crypto")
+    const headers = await webhooks.testHeaders(body, "current", { timestamp: 1_700_000_000, eventId: "evt_3f0c2a8e-6b1d-4f7a-9c5e-8d2b4a6f1e03", sequence: 7 })
+    expect(headers).toMatchObject({
+      "x-timestamp": "1700000000",
+      "x-test-mode": "true",
+      "x-event-id": "evt_3f0c2a8e-6b1d-4f7a-9c5e-8d2b4a6f1e03",
+      "x-event-sequence": "7",
+      "webhook-id": "evt_3f0c2a8e-6b1d-4f7a-9c5e-8d2b4a6f1e03",
+      "webhook-timestamp": "1700000000",
+      "webhook-signature": `v1,${createHmac("sha256", "current").update(`evt_3f0c2a8e-6b1d-4f7a-9c5e-8d2b4a6f1e03.1700000000.${body}`).digest("base64")}`
+    })
+    const fresh = await webhooks.testHeaders(body, "current")
+    expect(fresh["x-event-id"]).toMatch(/^evt_[0-9a-f-]{36}$/)
+    expect(fresh["webhook-id"]).toBe(fresh["x-event-id"])
+    expect(fresh["x-event-sequence"]).toBe("1")
+    expect((await webhooks.verify(body, fresh, "current")).event_type).toBe("payment.paid")
+  })
+})

@@ -392,13 +392,14 @@ export const build = async (options: Options): Promise<FastifyInstance> => {
     genReqId: requestId,
     // The whole request within this (Fastify's default is no limit: a body sent a byte a minute would hold its connection for ever).
     requestTimeout: requestTimeoutMs,
-    // Node looks for requests past their time every 30 s by default: at half the limit here. Its
+    // Node looks for requests past their time every 30 s by default, so a 30 s limit answered 408 after
+    // up to 60 s (45 s at half the limit: an outside probe): every second here (a tenth of a shorter limit). Its
     // headers' limit (60 s) is kept within the whole request's (Node would apply the longer to both).
     // An HTTP/1.1 request without `Host` is refused by the `onRequest` hook, in the API's error body
     // (Node's own refusal is a bare 400 without a request id: an outside probe).
     http: requestTimeoutMs === 0
       ? { requireHostHeader: false }
-      : { requireHostHeader: false, connectionsCheckingInterval: Math.max(100, Math.min(30_000, Math.floor(requestTimeoutMs / 2))), headersTimeout: Math.min(maxHeadersTimeoutMs, requestTimeoutMs) },
+      : { requireHostHeader: false, connectionsCheckingInterval: Math.max(100, Math.min(1_000, Math.floor(requestTimeoutMs / 10))), headersTimeout: Math.min(maxHeadersTimeoutMs, requestTimeoutMs) },
     clientErrorHandler: clientError(requestTimeoutMs),
     // RFC 9112, section 3.2.2: a server MUST accept a target in absolute form (`GET http://host/path`,
     // as a client sends it to a proxy); it is routed by its path and query (it was a 404 `route_not_found`).
@@ -708,7 +709,7 @@ export const build = async (options: Options): Promise<FastifyInstance> => {
   // would lose their answers and never end (`request aborted` and the in-flight count depend on Node's
   // close of the connection): tried in stop 55, found by a review and an outside probe, removed.
 
-  await OpenApi.registerDocs(app)
+  await OpenApi.registerDocs(app, undefined, ctx.publicUrl)
   await HostRoutes.register(app, options.host ?? {}, options.adminToken)
   await app.register(async (api) => MerchantRoutes.register(api, ctx, options.loginLimits, options.eventSendsPerMinute), { prefix: "/api/v1" })
   await app.register(async (pages) => PublicRoutes.register(pages, ctx), { prefix: "/public" })

@@ -348,14 +348,16 @@ export const route = <Q extends Schema.Top | undefined, B extends Schema.Top | u
 
 /**
  * Errors any operation may get, before it is reached (`App`): malformed HTTP, a path or `Host` no route
- * can take, a request not arrived whole in time, its headers too large, and (for a path with
- * parameters) a path segment too long.
+ * can take, a request not arrived whole in time, its headers or chunk extensions too large, and (for a
+ * path with parameters) a path segment too long.
  */
 export const transportErrors = (op: Operation<any, any>): ReadonlyArray<readonly [number, string]> => [
   [400, "`invalid_request`: malformed HTTP; an HTTP/1.1 request without `Host`, or with more than one (`a request must have one Host header, not several`) or one that is no host; more than one `Authorization`; a path that is not valid percent-encoded UTF-8 (`the path is not valid percent-encoded UTF-8`)" +
     (op.params === undefined ? "" : " or a path parameter holding a NUL (`\\u0000`)")],
   [408, "`request_timeout`: the request did not arrive whole within the server's limit (30 s by default); the connection is closed"],
   ...(op.params === undefined ? [] : [[414, "`uri_too_long`: a path segment is longer than 2048 characters"] as const]),
+  // Node's parser refuses them in any request with a chunked body (an outside probe's validator found it undeclared).
+  [413, "`body_too_large`: a chunked body's chunk extensions are larger than 16 KiB; the connection is closed"],
   // A body of another type (or any on an operation that takes none), or a compressed one: refused on arrival (`Http.unreadableBody`).
   ...(op.method === "GET" ? [] : [[415, "`unsupported_media_type`: a body not `application/json` (or, on the payer pages, a form), compressed (`Content-Encoding`) or in a transfer coding other than chunked (an empty body is taken whatever its type)"] as const]),
   [417, "`expectation_failed`: an `Expect` other than `100-continue`; the connection is closed"],

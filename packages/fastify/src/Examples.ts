@@ -440,6 +440,7 @@ export const sentErrors: ReadonlyArray<SentError> = [
   { status: 408, code: "request_timeout", message: "the request did not arrive whole within 30000 ms" },
   { status: 414, code: "uri_too_long", message: "a path segment is longer than 2048 characters" },
   { status: 431, code: "headers_too_large", message: "the request's headers are larger than 16 KiB" },
+  { status: 413, code: "body_too_large", message: "the request's chunk extensions are larger than 16 KiB" },
   { status: 417, code: "expectation_failed", message: "Expect: 200-ok is not supported (only 100-continue)" },
   // App and Http: a path or a Host no route can take, refused on arrival, on every operation.
   { status: 400, code: "invalid_request", message: "the path is not valid percent-encoded UTF-8" },
@@ -452,6 +453,7 @@ export const sentErrors: ReadonlyArray<SentError> = [
   { status: 401, code: "unauthenticated", message: "X-Nonce header is required" },
   { status: 401, code: "unauthenticated", message: "invalid or expired access token" },
   { status: 401, code: "unauthenticated", message: "invalid or expired refresh token" },
+  { status: 401, code: "unauthenticated", message: "Authorization: Bearer <access token> is required", surfaces: ["merchant"] },
   { status: 401, code: "unauthenticated", message: "operator bearer token required" },
   // Core use cases: moves not allowed for the object.
   { status: 400, code: "operation_not_allowed", message: "simulation is available only for sandbox payments" },

@@ -344,8 +344,12 @@ const statusOf = (event: (typeof paymentEvents)[number][0]) =>
 /** The document's title (`info.title`), also the docs page's. */
 export const documentTitle = "Paydesk API"
 
-/** Builds the OpenAPI 3.1 document (the server makes it at its first request: `registerDocs`). */
-export const make = () => {
+/**
+ * Builds the OpenAPI 3.1 document (the server makes it at its first request: `registerDocs`);
+ * `serverUrl` is its `servers` entry, the URL the reference's "try it" sends to (the serving
+ * server's public URL; the reference server's default without it).
+ */
+export const make = (serverUrl = "http://127.0.0.1:8080") => {
   const { schemas, add } = components()
   const error = add(responses.Error, false)
   const paths: Record<string, Record<string, Json>> = {}
@@ -364,9 +368,10 @@ export const make = () => {
         "Payments, recurring subscriptions, payouts, balance and rate of a merchant's terminals (`/api/v1`), the payer pages (`/public`) " +
         "and the operator API (`/admin/v1`). Every merchant request except login, refresh and logout carries `X-API-Key` and a fresh " +
         "`X-Nonce` (a UUID; a retry carries a new one), or `Authorization: Bearer <access token>` (not both: 400). Errors have the body " +
-        "`{ error: { code, message, request_id, field? } }` and every response carries `x-request-id`. A request sent on an " +
-        "open connection to a server that is shutting down gets 503 `service_unavailable` with `Retry-After: 1` and " +
-        "`Connection: close`: send it again (on a new connection, with a new nonce); the health probes answer for themselves then " +
+        "`{ error: { code, message, request_id, field? } }` and every response carries `x-request-id`. A server that is shutting down " +
+        "refuses new connections and closes idle ones (a request sent on one just then meets a closed or reset connection); a request " +
+        "that still arrives on a connection busy with another gets 503 `service_unavailable` with `Retry-After: 1` and " +
+        "`Connection: close`: send either again (on a new connection, with a new nonce); the health probes answer for themselves then " +
         "(readiness 503 `not_ready` with the `server` check failing, liveness 200). A request that does not arrive whole within the server's " +
         "limit (30 s by default) is 408 `request_timeout`, malformed HTTP 400 `invalid_request`, headers over 16 KiB 431 " +
         "`headers_too_large` and chunk extensions over 16 KiB 413 `body_too_large`, each closing the connection; a path segment " +
@@ -377,7 +382,7 @@ export const make = () => {
         "(`Content-Encoding`) or a transfer coding other than chunked 415 `unsupported_media_type`. The TypeScript SDK is " +
         "`@paydesk/client`.\n\n" + CallbacksGuide.markdown
     },
-    servers: [{ url: "http://127.0.0.1:8080", description: "the reference server (`./run start`)" }],
+    servers: [{ url: serverUrl, description: "this server" }],
     tags: [...tags, { name: "Callbacks", description: "What the service POSTs to the terminal's `callback_url`." }],
     "x-tagGroups": [
       { name: "Merchant API", tags: ["Auth", "Payments", "Sandbox", "Terminals", "Credentials", "Payouts", "Subscriptions", "Events", "Test clocks"] },
@@ -463,7 +468,11 @@ const contentSecurityPolicy = [
  * `renderer` finds the script (`installedRenderer`: the optional peer `@scalar/api-reference`);
  * without it `/docs` is a plain page linking the document and `/docs/scalar.js` is 404.
  */
-export const registerDocs = async (app: FastifyInstance, renderer: () => string | null = installedRenderer): Promise<void> => {
+export const registerDocs = async (
+  app: FastifyInstance,
+  renderer: () => string | null = installedRenderer,
+  serverUrl?: string
+): Promise<void> => {
   // The document (530 KB of JSON) is made and written once, at its first request, and kept as bytes:
   // written per request, a few hundred requests pipelined on one connection held as many copies and
   // ran the server out of heap (an outside probe), and an idle server never asked for it holds none.
@@ -479,7 +488,7 @@ export const registerDocs = async (app: FastifyInstance, renderer: () => string 
     return reply.code(failed.status).send(failed.body)
   }
   route(app, MerchantOperations.openApiDocument, serve((reply) =>
-    reply.type("application/json; charset=utf-8").send(documentBytes ??= Buffer.from(JSON.stringify(make())))))
+    reply.type("application/json; charset=utf-8").send(documentBytes ??= Buffer.from(JSON.stringify(make(serverUrl))))))
   route(app, MerchantOperations.docsPage, serve((reply) =>
     reply.type("text/html; charset=utf-8").header("content-security-policy", contentSecurityPolicy).send(page)))
   route(app, MerchantOperations.docsScript, serve((reply) => {

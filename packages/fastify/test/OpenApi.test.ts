@@ -16,7 +16,7 @@ import * as App from "../src/App.js"
 import * as Contract from "../src/Contract.js"
 import * as OpenApi from "../src/OpenApi.js"
 import { responses } from "../src/ResponseSchemas.js"
-import { json, make, type TestApp } from "./TestApp.js"
+import { json, make, publicUrl, type TestApp } from "./TestApp.js"
 
 let t: TestApp
 const document = OpenApi.make()
@@ -275,6 +275,8 @@ print(json.dumps(results))
     const served = await t.app.inject({ method: "GET", url: "/openapi.json" })
     expect(served.statusCode).toBe(200)
     expect(json(served).openapi).toBe("3.1.0")
+    // "Try it" sends to the serving server (its public URL), not to the reference server's default address.
+    expect(json(served).servers).toEqual([{ url: publicUrl, description: "this server" }])
     const page = await t.app.inject({ method: "GET", url: "/docs" })
     expect(page.statusCode).toBe(200)
     expect(page.headers["content-type"]).toBe("text/html; charset=utf-8")

@@ -201,6 +201,21 @@ describe("request log", () => {
     }
   })
 
+  it("answers a request too slow to arrive soon after its limit, not up to half the limit later", async () => {
+    t = await make({ requestTimeoutMs: 8000 })
+    const address = await t.app.listen({ port: 0, host: "127.0.0.1" })
+    // Node looks for expired requests at intervals from the start of listening. With a look every half
+    // limit (4 s, then at 8 s and 12 s), a request sent at 0.5 s was answered at 12 s (an outside probe
+    // saw 44 s for 30 s); with one every 800 ms here, by 9.3 s.
+    await new Promise((resolve) => setTimeout(resolve, 500))
+    const started = Date.now()
+    const { received, closed } = await untilClosed(address, halfBodyHead, 15_000)
+    const elapsed = Date.now() - started
+    expect([closed, rawAnswer(received).status]).toEqual([true, 408])
+    expect(elapsed).toBeGreaterThanOrEqual(7900)
+    expect(elapsed).toBeLessThan(10_300)
+  }, 20_000)
+
   it("never answers an earlier request with the refusal of bytes after it: closes the connection instead, and a CONNECT closes it too, every request on it ended", async () => {
     const lines: Array<string> = []
     t = await make({ logger: { level: "info", stream: { write: (line: string) => void lines.push(line) } } })
