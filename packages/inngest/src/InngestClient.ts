@@ -3,7 +3,7 @@
  * `isDev: true` talks to a local Inngest dev server and skips request signing, `isDev: false`
  * talks to Inngest Cloud (or `baseUrl`) and verifies every request with the signing key.
  */
-import { Inngest } from "inngest"
+import { Inngest, type Logger } from "inngest"
 
 /** Options of `makeClient`. */
 export interface Options {
@@ -17,6 +17,11 @@ export interface Options {
   readonly eventKey?: string
   /** Inngest API origin, for a self-hosted Inngest server. */
   readonly baseUrl?: string
+  /**
+   * Where the SDK's own messages go (a refused signature, a failed sync), as `logger.error(fields,
+   * message)` (pino's order); default the SDK's console logger, several plain lines per message.
+   */
+  readonly logger?: Logger
 }
 
 /** The default app id. */
@@ -32,5 +37,6 @@ export const makeClient = (options: Options): Client =>
     isDev: options.isDev,
     ...(options.signingKey === undefined ? {} : { signingKey: options.signingKey }),
     ...(options.eventKey === undefined ? {} : { eventKey: options.eventKey }),
-    ...(options.baseUrl === undefined ? {} : { baseUrl: options.baseUrl })
+    ...(options.baseUrl === undefined ? {} : { baseUrl: options.baseUrl }),
+    ...(options.logger === undefined ? {} : { logger: options.logger, internalLogger: options.logger })
   })

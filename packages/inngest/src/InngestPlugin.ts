@@ -18,7 +18,10 @@ export const bodyLimit = 4 * 1024 * 1024
 export interface Options {
   readonly client: Client
   readonly functions: ReadonlyArray<InngestFunction.Like>
-  /** Public origin Inngest should call back (e.g. behind a proxy); default: the request's host. */
+  /**
+   * Public origin Inngest calls back. Give it in cloud mode: by default the request's host, so a
+   * sync (an unsigned `PUT`, by Inngest's design) registers whatever `Host` its sender names.
+   */
   readonly serveOrigin?: string
 }
 

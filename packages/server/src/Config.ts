@@ -27,11 +27,18 @@
  * | `PAYDESK_EVENT_SENDS_PER_MINUTE` | resends and test events per minute per terminal (API key) or account (dashboard user) | `30` |
  * | `PAYDESK_TRUST_PROXY` | reverse proxies whose `X-Forwarded-For` is believed: addresses and CIDR ranges (`loopback`, `linklocal`, `uniquelocal`) | unset: none, the client is the TCP peer |
  * | `INNGEST_DEV`, `INNGEST_SIGNING_KEY`, `INNGEST_EVENT_KEY`, `INNGEST_BASE_URL` | the Inngest engine's client | |
+ * | `INNGEST_SERVE_ORIGIN` | the origin Inngest calls the server at (`/api/inngest`) | `PAYDESK_PUBLIC_URL` |
  * | `OTEL_EXPORTER_OTLP_ENDPOINT`, `OTEL_SERVICE_NAME` | export traces over OTLP/HTTP to this endpoint | unset: no export; `paydesk` |
  * | `LOG_LEVEL` | `fatal` `error` `warn` `info` `debug` `trace` `silent` | `info` |
  *
  * Off loopback (`HOST` not 127.0.0.0/8, ::1 or localhost) an operator token shorter than 32
  * characters is refused, and a manual clock is reported in `warnings`.
+ *
+ * `PAYDESK_ENGINE=inngest` needs `INNGEST_SIGNING_KEY` (Inngest Cloud or a self-hosted Inngest:
+ * every call to `/api/inngest` is signed) and the origin Inngest calls (`INNGEST_SERVE_ORIGIN` or
+ * `PAYDESK_PUBLIC_URL`: taken from the request's `Host`, an unsigned sync would register whatever
+ * host the caller names), or `INNGEST_DEV=1` (a local dev server: nothing is signed), never both:
+ * the dev mode turns the signature check off.
  */
 import { Config, ConfigProvider, Data, Effect, Option, Redacted, Result, Schema } from "effect"
 import { Amount, IpAddress } from "@paydesk/core"
@@ -90,6 +97,8 @@ export interface ServerConfig {
     readonly signingKey: Option.Option<Redacted.Redacted<string>>
     readonly eventKey: Option.Option<Redacted.Redacted<string>>
     readonly baseUrl: Option.Option<string>
+    /** The origin Inngest calls `/api/inngest` at (`INNGEST_SERVE_ORIGIN`, else `PAYDESK_PUBLIC_URL`); none: the request's (dev mode only). */
+    readonly serveOrigin: Option.Option<string>
   }
   /** Traces go over OTLP/HTTP to `endpoint` (`/v1/traces` appended) when set. */
   readonly otel: { readonly endpoint: Option.Option<string>; readonly serviceName: string }
@@ -246,6 +255,7 @@ const settings = {
   inngestSigningKey: setting("INNGEST_SIGNING_KEY", (n) => Config.Redacted(n).pipe(Config.option), "must be a string"),
   inngestEventKey: setting("INNGEST_EVENT_KEY", (n) => Config.Redacted(n).pipe(Config.option), "must be a string"),
   inngestBaseUrl: setting("INNGEST_BASE_URL", (n) => text(isOrigin)(n).pipe(Config.option), "must be an http(s) origin"),
+  inngestServeOrigin: setting("INNGEST_SERVE_ORIGIN", (n) => text(isOrigin)(n).pipe(Config.option), "must be an http(s) origin such as https://paydesk.example.com"),
   otelEndpoint: setting("OTEL_EXPORTER_OTLP_ENDPOINT", (n) => text((v) => /^https?:\/\//.test(v) && URL.canParse(v))(n).pipe(Config.option), "must be an http(s) URL"),
   otelServiceName: setting("OTEL_SERVICE_NAME", (n) => Config.NonEmptyString(n).pipe(Config.withDefault("paydesk")), "must be a name"),
   logLevel: setting("LOG_LEVEL", (n) => Config.Literals(logLevels, n).pipe(Config.withDefault("info" as const)), `must be one of: ${logLevels.join(", ")}`)
@@ -272,9 +282,33 @@ export const read = (provider: ConfigProvider.ConfigProvider): Effect.Effect<Ser
         problems: [`PAYDESK_ADMIN_TOKEN must be at least ${minAdminTokenLength} characters when HOST (${v.host}) is not loopback`]
       })
     }
-    const warnings = v.clock === "manual" && !loopback
-      ? [`PAYDESK_CLOCK=manual on ${v.host}: anyone with the operator token can move this server's time (tests and demos only)`]
-      : []
+    const serveOrigin = Option.map(Option.orElse(v.inngestServeOrigin, () => v.publicUrl), (url) => url.replace(/\/+$/, ""))
+    if (v.engine === "inngest") {
+      const inngest = v.inngestDev
+        ? Option.isSome(v.inngestSigningKey)
+          ? ["INNGEST_DEV=1 turns off the signature check of /api/inngest: unset it where INNGEST_SIGNING_KEY is set (a dev setting left in production lets anyone run the engine's functions)"]
+          : []
+        : [
+          ...(Option.isNone(v.inngestSigningKey)
+            ? ["PAYDESK_ENGINE=inngest needs INNGEST_SIGNING_KEY (Inngest Cloud or a self-hosted Inngest), or INNGEST_DEV=1 for a local Inngest dev server"]
+            : []),
+          ...(Option.isNone(serveOrigin)
+            ? ["PAYDESK_ENGINE=inngest needs INNGEST_SERVE_ORIGIN (or PAYDESK_PUBLIC_URL): the origin Inngest calls /api/inngest at (from the request's Host, anyone could register another)"]
+            : [])
+        ]
+      if (inngest.length > 0) return yield* new SettingsError({ problems: inngest })
+    }
+    const warnings = [
+      ...(v.clock === "manual" && !loopback
+        ? [`PAYDESK_CLOCK=manual on ${v.host}: anyone with the operator token can move this server's time (tests and demos only)`]
+        : []),
+      ...(v.engine === "inngest" && v.inngestDev && !loopback
+        ? [`INNGEST_DEV=1 on ${v.host}: /api/inngest runs the engine's functions for any caller, unsigned (a local Inngest dev server only)`]
+        : []),
+      ...(v.engine === "inngest" && !v.inngestDev && Option.isNone(v.inngestEventKey)
+        ? ["PAYDESK_ENGINE=inngest without INNGEST_EVENT_KEY: no event reaches Inngest, so due work waits for the sweeps (up to a minute)"]
+        : [])
+    ]
     const config: ServerConfig = {
       port: v.port,
       host: v.host,
@@ -296,7 +330,7 @@ export const read = (provider: ConfigProvider.ConfigProvider): Effect.Effect<Ser
       signingSecretOverlapHours: v.signingSecretOverlapHours,
       shutdownTimeoutMs: v.shutdownTimeoutMs,
       requestTimeoutMs: v.requestTimeoutMs,
-      inngest: { isDev: v.inngestDev, signingKey: v.inngestSigningKey, eventKey: v.inngestEventKey, baseUrl: v.inngestBaseUrl },
+      inngest: { isDev: v.inngestDev, signingKey: v.inngestSigningKey, eventKey: v.inngestEventKey, baseUrl: v.inngestBaseUrl, serveOrigin },
       otel: { endpoint: v.otelEndpoint, serviceName: v.otelServiceName },
       logLevel: v.logLevel,
       callbackAllowPrivate: v.callbackAllowPrivate,

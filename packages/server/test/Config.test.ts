@@ -130,6 +130,38 @@ describe("Config", () => {
     }
   })
 
+  it("PAYDESK_ENGINE=inngest: a signing key and the origin Inngest calls, or the dev mode, never both", () => {
+    const engine = { PAYDESK_ENGINE: "inngest" }
+    const cloud = { ...engine, INNGEST_SIGNING_KEY: "signkey-prod-00", INNGEST_EVENT_KEY: "e" }
+    expect(problemsOf(engine)).toEqual([
+      "PAYDESK_ENGINE=inngest needs INNGEST_SIGNING_KEY (Inngest Cloud or a self-hosted Inngest), or INNGEST_DEV=1 for a local Inngest dev server",
+      "PAYDESK_ENGINE=inngest needs INNGEST_SERVE_ORIGIN (or PAYDESK_PUBLIC_URL): the origin Inngest calls /api/inngest at (from the request's Host, anyone could register another)"
+    ])
+    expect(problemsOf(cloud)).toEqual([
+      "PAYDESK_ENGINE=inngest needs INNGEST_SERVE_ORIGIN (or PAYDESK_PUBLIC_URL): the origin Inngest calls /api/inngest at (from the request's Host, anyone could register another)"
+    ])
+    expect(problemsOf({ ...cloud, INNGEST_DEV: "1" })).toEqual([
+      "INNGEST_DEV=1 turns off the signature check of /api/inngest: unset it where INNGEST_SIGNING_KEY is set (a dev setting left in production lets anyone run the engine's functions)"
+    ])
+    expect(problemsOf({ ...cloud, INNGEST_SERVE_ORIGIN: "paydesk.example" })).toEqual([
+      "INNGEST_SERVE_ORIGIN must be an http(s) origin such as https://paydesk.example.com"
+    ])
+    // The origin: INNGEST_SERVE_ORIGIN, else the public URL.
+    expect(load({ ...cloud, PAYDESK_PUBLIC_URL: "https://pay.example/" }).inngest.serveOrigin).toEqual(Option.some("https://pay.example"))
+    expect(load({ ...cloud, PAYDESK_PUBLIC_URL: "https://pay.example", INNGEST_SERVE_ORIGIN: "https://api.example" }).inngest.serveOrigin).toEqual(Option.some("https://api.example"))
+    expect(load({ ...cloud, INNGEST_SERVE_ORIGIN: "https://api.example" }).warnings).toEqual([])
+    // Without an event key nothing reaches Inngest: said at start.
+    expect(load({ ...engine, INNGEST_SIGNING_KEY: "k", INNGEST_SERVE_ORIGIN: "https://api.example" }).warnings).toEqual([
+      "PAYDESK_ENGINE=inngest without INNGEST_EVENT_KEY: no event reaches Inngest, so due work waits for the sweeps (up to a minute)"
+    ])
+    // The dev mode: on loopback as is, elsewhere with a warning; the rules apply to the Inngest engine only.
+    expect(load({ ...engine, INNGEST_DEV: "1" }).warnings).toEqual([])
+    expect(load({ ...engine, INNGEST_DEV: "1", HOST: "0.0.0.0", PAYDESK_ADMIN_TOKEN: "x".repeat(40) }).warnings).toEqual([
+      "INNGEST_DEV=1 on 0.0.0.0: /api/inngest runs the engine's functions for any caller, unsigned (a local Inngest dev server only)"
+    ])
+    expect(load({ PAYDESK_ENGINE: "local", INNGEST_DEV: "1", INNGEST_SIGNING_KEY: "k" }).engine).toBe("local")
+  })
+
   it("reads through the ConfigProvider in context", async () => {
     const exit = await Effect.runPromiseExit(read(ConfigProvider.fromEnv({ env: { PAYDESK_DB_POOL: "3", PORT: "0" } })))
     expect(Exit.isSuccess(exit) && [exit.value.dbPool, exit.value.port]).toEqual([3, 0])
