@@ -155,11 +155,15 @@ export const register = (program: Command, send: Send, readStdin: ReadStdin): vo
     .addArgument(new Argument("<status>", "active or disabled").choices(["active", "disabled"]))
     .action((terminalId: string, status: string) => send({ method: "POST", path: `/terminals/${id(terminalId)}/status`, body: { status } }))
   terminals.command("rotate-secret").description("replace the callback signing secret (the new one is shown once)").argument("<terminal_id>")
-    .action((terminalId: string) =>
+    // A rotation repeated after a lost answer without the key rotates twice: the secret nobody saw
+    // would sign X-Signature once the overlap ends (an outside probe).
+    .addOption(idempotencyKeyOption())
+    .action((terminalId: string, options: { idempotencyKey?: string }) =>
       send({
         method: "POST",
         path: `/terminals/${id(terminalId)}/signing-secret/rotate`,
         body: {},
+        idempotencyKey: options.idempotencyKey,
         confirm: {
           question: "The merchant must install the new signing secret before the overlap ends (the current one then stops signing). Replace this terminal's callback signing secret?",
           show: { path: `/terminals/${id(terminalId)}`, fields: ["terminal_id", "name", "account_id", "callback_url"] }

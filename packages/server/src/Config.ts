@@ -41,7 +41,7 @@
  * the dev mode turns the signature check off.
  */
 import { Config, ConfigProvider, Data, Effect, Option, Redacted, Result, Schema } from "effect"
-import { Amount, IpAddress } from "@paydesk/core"
+import { Amount, IpAddress, TestClock } from "@paydesk/core"
 import { NodeSecurity } from "@paydesk/sql-pg"
 import { isIP } from "node:net"
 import { resolve } from "node:path"
@@ -224,7 +224,11 @@ const settings = {
   ),
   nextSecretKey: setting("PAYDESK_NEXT_SECRET_KEY", (n) => secret(isKey)(n).pipe(Config.option), "must be a 32-byte key: base64, or 64 hex characters"),
   clock: setting("PAYDESK_CLOCK", (n) => Config.Literals(["system", "manual"], n).pipe(Config.withDefault("system" as const)), "must be one of: system, manual"),
-  clockStart: setting("PAYDESK_CLOCK_START", (n) => text(isIsoTime)(n).pipe(Config.map(Date.parse), Config.option), "must be an ISO 8601 date-time"),
+  clockStart: setting(
+    "PAYDESK_CLOCK_START",
+    (n) => text((v) => isIsoTime(v) && Date.parse(v) >= TestClock.earliestTime && Date.parse(v) <= TestClock.latestTime)(n).pipe(Config.map(Date.parse), Config.option),
+    "must be an ISO 8601 date-time from 2000 to 2099"
+  ),
   engine: setting("PAYDESK_ENGINE", (n) => Config.Literals(["local", "inngest", "off"], n).pipe(Config.withDefault("local" as const)), "must be one of: local, inngest, off"),
   initialRate: setting(
     "PAYDESK_INITIAL_RATE",

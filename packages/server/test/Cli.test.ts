@@ -165,7 +165,8 @@ describe("paydesk CLI: commands", () => {
       [["payments", "refund", "pay_1", "--idempotency-key", "refund-1"], "/payments/pay_1/refund", {}],
       [["payments", "chargeback", "pay_1", "--idempotency-key", "cb-1"], "/payments/pay_1/chargeback", {}],
       [["payouts", "approve", "po_1", "--idempotency-key", "approve-1"], "/payouts/po_1/approve", {}],
-      [["payouts", "reject", "po_1", "--reason", "blocked", "--idempotency-key", "reject-1"], "/payouts/po_1/reject", { reason: "blocked" }]
+      [["payouts", "reject", "po_1", "--reason", "blocked", "--idempotency-key", "reject-1"], "/payouts/po_1/reject", { reason: "blocked" }],
+      [["terminals", "rotate-secret", "t1", "--idempotency-key", "rotate-1"], "/terminals/t1/signing-secret/rotate", {}]
     ]
     for (const [argv, path, body] of cases) {
       const run = await cli(argv)

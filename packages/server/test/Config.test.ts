@@ -73,7 +73,7 @@ describe("Config", () => {
       "PAYDESK_PUBLIC_URL must be an http(s) origin such as https://pay.example.com",
       "PAYDESK_SECRET_KEY must be a 32-byte key: base64, or 64 hex characters",
       "PAYDESK_CLOCK must be one of: system, manual",
-      "PAYDESK_CLOCK_START must be an ISO 8601 date-time",
+      "PAYDESK_CLOCK_START must be an ISO 8601 date-time from 2000 to 2099",
       "PAYDESK_ENGINE must be one of: local, inngest, off",
       "PAYDESK_INITIAL_RATE must be a decimal greater than zero and at most 1000000, with at most six decimals",
       "PAYDESK_WORK_INTERVAL_MS must be an integer of at least 10 (milliseconds)",
@@ -109,6 +109,7 @@ describe("Config", () => {
       expect(problemsOf({ PORT: bad }), JSON.stringify(bad)).toEqual(["PORT must be a TCP port number (0 to 65535)"])
     }
     expect(load({ PORT: "08080" }).port).toBe(8080)
+    expect(problemsOf({ PAYDESK_CLOCK_START: "9999-12-31T23:59:59Z" })).toEqual(["PAYDESK_CLOCK_START must be an ISO 8601 date-time from 2000 to 2099"])
   })
 
   it("PAYDESK_REQUEST_TIMEOUT_MS: 0 (no limit), or whole milliseconds from 1000 to 600000", () => {
