@@ -196,6 +196,32 @@ const clientError = (requestTimeoutMs: number) => function(this: FastifyInstance
   socket.destroySoon()
 }
 
+/** How long a connection the server closes keeps reading, after its last answer, what its client still sends. */
+export const lingerMs = 1_000
+
+/**
+ * A lingering close, in place of `Socket.destroySoon` (which Node's HTTP server calls once the last
+ * answer of a connection it closes is written, as `clientError` does): a connection closed with bytes
+ * of its client unread is reset, and the client loses the answers it had not read yet (a busy server
+ * reset pipelined clients that kept sending after `Connection: close`). The answers written, the
+ * connection is half-closed and what still arrives is read and dropped until the client closes its
+ * side, or `lingerMs` passes.
+ */
+function lingeringDestroySoon(this: Socket): void {
+  if (this.destroyed) return
+  if (this.writable) this.end()
+  const linger = () => {
+    if (this.destroyed) return
+    if (this.readableEnded) return void this.destroy()
+    const timer = setTimeout(() => this.destroy(), lingerMs)
+    this.once("end", () => this.destroy())
+    this.once("close", () => clearTimeout(timer))
+    this.resume()
+  }
+  if (this.writableFinished) linger()
+  else this.once("finish", linger)
+}
+
 /** The W3C `traceparent` of a request as the parent of its span, when valid. */
 const parentOf = (header: string | Array<string> | undefined): Tracer.ExternalSpan | undefined => {
   const match = typeof header === "string" ? /^00-([0-9a-f]{32})-([0-9a-f]{16})-([0-9a-f]{2})$/.exec(header.trim()) : null
@@ -516,6 +542,7 @@ export const build = async (options: Options): Promise<FastifyInstance> => {
   // probe pipelined them by the hundred, unauthenticated). Each connection's requests not yet ended
   // are ended when it closes (`openOn`).
   const onConnection = (socket: Socket) => {
+    socket.destroySoon = lingeringDestroySoon
     const open = new Map<FastifyRequest, FastifyReply>()
     ;(socket as Socket & { [openRequests]?: typeof open })[openRequests] = open
     ;(socket as Socket & { [unanswered]?: { count: number } })[unanswered] = { count: 0 }

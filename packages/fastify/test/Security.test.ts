@@ -176,9 +176,9 @@ describe("request log", () => {
       let received = ""
       socket.on("data", (chunk) => void (received += chunk.toString("latin1")))
       await new Promise((resolve) => socket.once("end", resolve))
-      // The server's side is gone, though this client has not ended its own.
+      // The server's side is gone, though this client has not ended its own (after the lingering close's second).
       const connections = () => new Promise<number>((resolve, reject) => t!.app.server.getConnections((error, count) => error ? reject(error) : resolve(count)))
-      await vi.waitFor(async () => expect(await connections()).toBe(0))
+      await vi.waitFor(async () => expect(await connections()).toBe(0), { timeout: App.lingerMs + 2000 })
       socket.destroy()
       return rawAnswer(received)
     }
