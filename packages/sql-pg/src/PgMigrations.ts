@@ -518,6 +518,17 @@ const reviewSince = script(`
 ALTER TABLE subscriptions ADD COLUMN review_since timestamptz
 `)
 
+/**
+ * Clocks whose holder died (a ready clock with a lease that ran out) are claimed again
+ * (`claimPending`), so the waiting clocks' index covers clocks with a lease too. The old index's
+ * rows are a subset: a process of the earlier version, whose claim does not ask for them, uses the
+ * new one as well.
+ */
+const testClocksPendingLease = script(`
+CREATE INDEX test_clocks_waiting ON test_clocks (updated_at) WHERE status = 'advancing' OR work_due OR lease_until IS NOT NULL;
+DROP INDEX test_clocks_pending
+`)
+
 /** Every migration, by `<id>_<name>`. */
 export const migrations: Record<string, Effect.Effect<void, unknown, SqlClient.SqlClient>> = {
   "0001_initial": initial,
@@ -534,5 +545,6 @@ export const migrations: Record<string, Effect.Effect<void, unknown, SqlClient.S
   "0012_test_clock_deletion": testClockDeletion,
   "0013_rotation_keys": rotationKeys,
   "0014_operator_keys": operatorKeys,
-  "0015_review_since": reviewSince
+  "0015_review_since": reviewSince,
+  "0016_test_clocks_waiting": testClocksPendingLease
 }

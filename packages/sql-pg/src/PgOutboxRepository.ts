@@ -512,6 +512,14 @@ export const layer: Layer.Layer<OutboxRepository, never, SqlClient.SqlClient> = 
         const rows = yield* orDie(sql<{ readonly at: Date | null }>`SELECT min(next_attempt_at) AS at FROM deliveries
           WHERE test_clock_id = ${testClockId} AND status = 'pending'`)
         return fromTimeOrNull(rows[0]?.at ?? null)
+      }),
+
+      releaseLeases: Traced.fn("PgOutboxRepository.releaseLeases")(function*(testClockId, at) {
+        if (!Id.isUuid(testClockId)) return 0
+        const rows = yield* orDie(sql<{ readonly id: string }>`UPDATE deliveries SET next_attempt_at = ${time(at)}
+          WHERE test_clock_id = ${testClockId} AND status = 'pending' AND sending_at IS NOT NULL AND next_attempt_at > ${time(at)}
+          RETURNING id`)
+        return rows.length
       })
     })
   })

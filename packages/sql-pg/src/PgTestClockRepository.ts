@@ -106,11 +106,11 @@ export const layer: Layer.Layer<TestClockRepository, never, SqlClient.SqlClient>
         orDie(sql<TestClockRow>`WITH ranked AS (
             SELECT id, updated_at, row_number() OVER (PARTITION BY terminal_id ORDER BY updated_at, id) AS place
             FROM test_clocks
-            WHERE (status = 'advancing' OR work_due) AND (lease_until IS NULL OR lease_until <= ${time(now)}) AND deleted_at IS NULL)
+            WHERE (status = 'advancing' OR work_due OR lease_until <= ${time(now)}) AND (lease_until IS NULL OR lease_until <= ${time(now)}) AND deleted_at IS NULL)
           UPDATE test_clocks SET lease_until = ${time(leaseUntil)}, work_due = false, version = version + 1
           WHERE id IN (
             SELECT c.id FROM test_clocks c JOIN ranked r ON r.id = c.id
-            WHERE (c.status = 'advancing' OR c.work_due) AND (c.lease_until IS NULL OR c.lease_until <= ${time(now)}) AND c.deleted_at IS NULL
+            WHERE (c.status = 'advancing' OR c.work_due OR c.lease_until <= ${time(now)}) AND (c.lease_until IS NULL OR c.lease_until <= ${time(now)}) AND c.deleted_at IS NULL
             ORDER BY r.place, r.updated_at, r.id
             LIMIT ${Math.max(0, limit)}
             FOR UPDATE OF c SKIP LOCKED)

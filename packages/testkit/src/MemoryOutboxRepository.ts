@@ -233,7 +233,18 @@ export const layer: Layer.Layer<OutboxRepository, never, MemoryDatabase> = Layer
       earliestDelivery: (testClockId) =>
         db.atomically(Effect.sync(() =>
           earliest([...deliveries.values()].filter((d) => d.testClockId === testClockId && d.status === "pending").map((d) => d.nextAttemptAt))
-        ))
+        )),
+      releaseLeases: (testClockId, at) =>
+        db.atomically(Effect.sync(() => {
+          let released = 0
+          for (const d of deliveries.values()) {
+            if (d.testClockId === testClockId && d.status === "pending" && d.sendingAt !== null && d.nextAttemptAt !== null && d.nextAttemptAt > at) {
+              deliveries.set(d.id, { ...d, nextAttemptAt: at })
+              released++
+            }
+          }
+          return released
+        }))
     })
   })
 )

@@ -30,7 +30,8 @@ const fairly = (clocks: ReadonlyArray<TestClock.TestClock>): Array<TestClock.Tes
 }
 
 const waiting = (c: TestClock.TestClock, now: number): boolean =>
-  c.deletedAt === null && (c.status === "advancing" || c.workDue) && (c.leaseUntil === null || c.leaseUntil <= now)
+  c.deletedAt === null && (c.status === "advancing" || c.workDue || (c.leaseUntil !== null && c.leaseUntil <= now)) &&
+  (c.leaseUntil === null || c.leaseUntil <= now)
 
 /** Deletes from `table` the first `limit` entries `pick` selects; returns how many. */
 const deleteSome = <A>(table: Map<string, A>, pick: (value: A) => boolean, limit: number): number => {

@@ -341,6 +341,35 @@ describe("Test clocks", () => {
       assert.strictEqual((yield* TestClocks.advance(s.principal, s.clock.id, "2026-02-02T00:00:00Z")).status, "ready")
     }).pipe(Effect.provide(Kit.layer)))
 
+  it.effect("a callback a dead worker was sending at a ready clock's time is sent again once its hold runs out, without an advance", () =>
+    Effect.gen(function*() {
+      const s = yield* setup
+      yield* Payments.create(s.principal, { amount: "1", orderId: "orphaned", test: true, testClock: s.clock.id })
+      // What a worker killed while sending the payment.created left (an outside probe, kill -9): the
+      // clock claimed (its hold on the wall clock), the delivery claimed with its lease on the clock's
+      // frozen time, no attempt recorded.
+      const repo = yield* TestClockRepository
+      const outbox = yield* OutboxRepository
+      assert.deepStrictEqual((yield* repo.claimPending(wall, wall + 60_000, 10)).map((c) => c.id), [s.clock.id])
+      const [claimed] = yield* outbox.claimDue(anchor, anchor + 60_000, 10, s.clock.id, { keepFrom: anchor })
+      assert.strictEqual(claimed!.delivery.nextAttemptAt, anchor + 60_000)
+      // While its hold runs, nobody sends it.
+      yield* Work.drain()
+      assert.strictEqual((yield* callbacks).length, 0)
+      // Then the worker takes the clock again (its holder is gone) and sends it, though the clock never moved.
+      yield* EffectTestClock.adjust("61 seconds")
+      yield* Work.drain()
+      const sent = yield* callbacks
+      assert.deepStrictEqual(sent.map((r) => [JSON.parse(r.body).event_type, r.headers["x-event-id"]]), [["payment.created", Callback.eventId(claimed!.event.id)]])
+      assert.strictEqual(Option.getOrThrow(yield* outbox.getDelivery(claimed!.delivery.id)).status, "delivered")
+      const after = Option.getOrThrow(yield* repo.get(s.clock.id))
+      assert.deepStrictEqual([after.frozenTime, after.leaseUntil], [anchor, null])
+      // Once: a later pass sends nothing more.
+      yield* EffectTestClock.adjust("61 seconds")
+      yield* Work.drain()
+      assert.strictEqual((yield* callbacks).length, 1)
+    }).pipe(Effect.provide(Kit.layer)))
+
   it.effect("an advance cut short (budget spent, or its process died) is finished by the background worker", () =>
     Effect.gen(function*() {
       const s = yield* setup

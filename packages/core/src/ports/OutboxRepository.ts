@@ -43,7 +43,11 @@
  *
  * Test clocks: `claimDue` takes only the deliveries of `testClockId` (a clock's id), or of no clock
  * when it is `null` or absent; `earliestDelivery(testClockId)` is the smallest `nextAttemptAt` of
- * the clock's `pending` deliveries (`null` when none). `purge` never deletes events of a clock
+ * the clock's `pending` deliveries (`null` when none); `releaseLeases(testClockId, at)` makes the
+ * clock's `pending` deliveries that were claimed and never recorded (`sendingAt` set, `nextAttemptAt`
+ * after `at`) due at `at` and returns how many (the clock's holder calls it: a clock's deliveries are
+ * sent only under its hold, so these are a dead worker's, whose lease on the frozen clock would
+ * never run out). `purge` never deletes events of a clock
  * (their times are the clock's, not the wall clock's): they go with their clock
  * (`TestClockRepository.purgeDeleted`).
  *
@@ -161,5 +165,6 @@ export class OutboxRepository extends Context.Service<OutboxRepository, {
   attemptFacts(terminalId: string): Effect.Effect<AttemptFacts>
   purge(before: number): Effect.Effect<number>
   earliestDelivery(testClockId: string): Effect.Effect<number | null>
+  releaseLeases(testClockId: string, at: number): Effect.Effect<number>
   lockRecovery(terminalIds: ReadonlyArray<string>): Effect.Effect<void>
 }>()("@paydesk/core/OutboxRepository") {}

@@ -8,7 +8,8 @@
  * of the given terminals newest first (`createdAt` desc, then `id` desc) with the total.
  * `markWorkDue` sets `workDue` (without a version change). `claimPending(now, leaseUntil, limit)`
  * takes, skipping rows other transactions hold, clocks that are `advancing`, or `ready` with
- * `workDue`, whose lease is absent or at or before `now` (wall time): each terminal's oldest update
+ * `workDue` or with a lease that ran out (its holder died before letting go), whose lease is absent
+ * or at or before `now` (wall time): each terminal's oldest update
  * first, then each one's second, and so on, oldest update first within a place (a terminal with many
  * waiting takes one place of a claim while others wait, not every place); it sets
  * their `leaseUntil` to `leaseUntil`, clears `workDue`, bumps `version` and returns them as stored.

@@ -90,6 +90,15 @@ export const earliestDue = Traced.fn("TestClocks.earliestDue")(function*(clockId
   return moments.length === 0 ? null : Math.min(...moments)
 })
 
+/**
+ * Makes the clock's deliveries a dead worker claimed and never recorded due at its time, by the
+ * clock's holder (no other worker sends them meanwhile): their lease is on the clock's time, which
+ * a ready clock never reaches by itself, so after a crash they waited for the merchant's next advance
+ * (an outside probe: a `payment.paid` never re-sent on a frozen clock).
+ */
+const releaseLeases = (clock: TestClock.TestClock) =>
+  Effect.flatMap(OutboxRepository, (outbox) => outbox.releaseLeases(clock.id, clock.frozenTime))
+
 /** Writes `next` over `clock` (version checked); none when another worker changed the clock meanwhile. */
 const write = Traced.fn("TestClocks.write")(function*(clock: TestClock.TestClock, change: Partial<TestClock.TestClock>) {
   const wall = yield* TestClock.wallTime
@@ -112,6 +121,7 @@ const reload = Traced.fn("TestClocks.reload")(function*(clock: TestClock.TestClo
 export const steps = Traced.fn("TestClocks.steps")(function*(held: TestClock.TestClock, budgetMs: number) {
   const { leaseMs } = yield* PaydeskConfig
   const started = yield* TestClock.wallTime
+  yield* releaseLeases(held)
   let clock = held
   let last: number | null = null
   for (let step = 0; step < maxStepsPerCall; step++) {
@@ -163,7 +173,7 @@ export const runPendingFor = Traced.fn("TestClocks.runPendingFor")(function*(bud
 /**
  * Background work of test clocks: continues advances that wait (a spent request budget, or a
  * process that died: its lease ran out) and runs the work due at the time of ready clocks that
- * asked for it (`workDue`). At most `clocksPerPass` clocks, side by side, each advance within
+ * asked for it (`workDue`) or whose holder died (a lease that ran out). At most `clocksPerPass` clocks, side by side, each advance within
  * `backgroundBudgetMs`, so that many clocks (a sandbox merchant's) hold up a pass that runs them for
  * about as long as one would. Returns how many clocks it worked on.
  */
@@ -189,6 +199,7 @@ export const runPending = Traced.fn("TestClocks.runPending")(function*() {
             held = renewed.value
             return true
           })
+          yield* releaseLeases(clock)
           yield* runAt(clock.id, clock.frozenTime, renew)
           // Let go of the clock unless an advance took it meanwhile.
           yield* write(held, { leaseUntil: null })

@@ -93,14 +93,16 @@ export const suite = <E>(name: string, layer_: Layer.Layer<Requirements, E>): vo
         assert.deepStrictEqual(yield* repo.list([], { limit: 10, offset: 0 }), { items: [], total: 0 })
       }))
 
-    it.effect("claimPending leases advancing clocks and ready ones with work due, once per lease", () =>
+    it.effect("claimPending leases advancing clocks and ready ones with work due or a lease that ran out, once per lease", () =>
       Effect.gen(function*() {
         const { terminal, repo } = yield* setup
         const now = Fixtures.baseTime + 1_000_000
         const waiting = [
           yield* Fixtures.seedTestClock(terminal.id, { status: "advancing", targetTime: 5, leaseUntil: null }),
           yield* Fixtures.seedTestClock(terminal.id, { status: "advancing", targetTime: 5, leaseUntil: now }),
-          yield* Fixtures.seedTestClock(terminal.id, { workDue: true })
+          yield* Fixtures.seedTestClock(terminal.id, { workDue: true }),
+          // Ready, its holder gone (a lease that ran out: a worker that died running its due work).
+          yield* Fixtures.seedTestClock(terminal.id, { leaseUntil: now })
         ]
         const notWaiting = [
           yield* Fixtures.seedTestClock(terminal.id, { status: "advancing", targetTime: 5, leaseUntil: now + 1 }),
@@ -382,11 +384,23 @@ export const suite = <E>(name: string, layer_: Layer.Layer<Requirements, E>): vo
         const everyone = [live, ...mine, theirs].map((d) => d.delivery)
         const global = (yield* outbox.claimDue(10_000, 70_000, 10_000)).map((c) => c.delivery)
         assert.deepStrictEqual(ids(only(global, everyone)), [live.delivery.id])
-        const scoped = yield* outbox.claimDue(10_000, 70_000, 10_000, clock.id)
+        // Stamped, as a pass claims them.
+        const scoped = yield* outbox.claimDue(10_000, 70_000, 10_000, clock.id, { keepFrom: 10_000 })
         assert.deepStrictEqual(scoped.map((c) => c.delivery.id), [mine[1]!.delivery.id, mine[0]!.delivery.id])
         assert.deepStrictEqual(scoped.map((c) => c.event.testClockId), [clock.id, clock.id])
         assert.strictEqual(yield* outbox.earliestDelivery(clock.id), 70_000)
         assert.strictEqual(yield* outbox.earliestDelivery(Fixtures.uuid()), null)
+        // The clock's claimed deliveries (a dead worker's) are due again at the clock's time; a scheduled
+        // retry (no claim: no stamp), another clock's and a live one keep their time.
+        const retry = yield* seed(clock.id, 90_000)
+        const theirsClaimed = (yield* outbox.claimDue(10_000, 70_000, 10_000, other.id, { keepFrom: 10_000 })).map((c) => c.delivery.id)
+        assert.deepStrictEqual(theirsClaimed, [theirs.delivery.id])
+        assert.strictEqual(yield* outbox.releaseLeases(clock.id, 12_000), 2)
+        assert.strictEqual(yield* outbox.releaseLeases(clock.id, 12_000), 0)
+        assert.strictEqual(yield* outbox.releaseLeases(Fixtures.uuid(), 12_000), 0)
+        const next = (id: string) => Effect.map(outbox.getDelivery(id), (d) => some(d).nextAttemptAt)
+        assert.deepStrictEqual(yield* Effect.forEach([...mine.map((d) => d.delivery.id), retry.delivery.id, theirs.delivery.id], next), [12_000, 12_000, 90_000, 70_000])
+        assert.strictEqual(yield* outbox.earliestDelivery(clock.id), 12_000)
         // A clock's finished events are not purged by the wall clock's retention.
         const old = yield* seed(clock.id, 0, "delivered")
         yield* outbox.purge(Fixtures.baseTime * 2)
