@@ -4,7 +4,7 @@
  * secrets for a rotation's switch-over (X-Signature with the previous, X-Signature-Next with the
  * new); and, serving, deduplicates on X-Event-Id and prints one line per rejection saying why.
  */
-import { afterAll, describe, expect, it } from "vitest"
+import { afterAll, describe, expect, it, vi } from "vitest"
 import { type ChildProcess, spawn, spawnSync } from "node:child_process"
 import { join } from "node:path"
 import { webhooks } from "@paydesk/client"
@@ -163,7 +163,8 @@ describe("verify-webhook.py", () => {
     const before = output.text.length
     const answer = await fetch(url, { method: "POST", headers: { "content-type": "application/json", ...chunked }, body: stream, duplex: "half" } as RequestInit)
     expect([answer.status, await answer.text()]).toEqual([200, ""])
-    expect(output.text.slice(before)).toMatch(/^verified payment\.paid .* evt_chunked\n/)
+    // Its line (printed before the answer is sent, read from the pipe a moment later).
+    await vi.waitFor(() => expect(output.text.slice(before)).toMatch(/^verified payment\.paid .* evt_chunked\n/), { timeout: 5_000 })
     // It kept serving throughout, and printed no secret.
     expect(await post(await signed(body, next, "evt_last"))).toMatchObject({ status: 200 })
     expect(output.text).not.toContain(previous)
