@@ -370,6 +370,28 @@ describe("Test clocks", () => {
       assert.strictEqual((yield* callbacks).length, 1)
     }).pipe(Effect.provide(Kit.layer)))
 
+  it.effect("a worker still sending a clock's callbacks keeps its hold past a lease: an advance meanwhile waits and does not send them again", () =>
+    Effect.gen(function*() {
+      const s = yield* setup
+      yield* Payments.create(s.principal, { amount: "1", orderId: "long-pass", test: true, testClock: s.clock.id })
+      const { sent, entered, gate, held } = yield* gatedTransport
+      const background = yield* Effect.forkChild(TestClocks.runPending().pipe(Effect.provideService(CallbackTransport, held)))
+      yield* Deferred.await(entered)
+      // The pass outlasts a lease (one payment's events in order, 10 s each, can): its hold is renewed.
+      yield* EffectTestClock.adjust("61 seconds")
+      assert.isAbove(Option.getOrThrow(yield* (yield* TestClockRepository).get(s.clock.id)).leaseUntil!, wall + 61_000)
+      // Taken for a dead worker's, the clock's delivery in flight would be released and sent again (a review).
+      const advance = yield* Effect.forkChild(TestClocks.advance(s.principal, s.clock.id, "2026-01-31T10:00:30+03:00").pipe(Effect.provideService(CallbackTransport, held)))
+      yield* EffectTestClock.adjust("1 second")
+      assert.strictEqual(sent.length, 1)
+      yield* Deferred.succeed(gate, undefined)
+      yield* Fiber.join(background)
+      yield* EffectTestClock.adjust("1 second")
+      assert.strictEqual((yield* Fiber.join(advance)).status, "ready")
+      assert.deepStrictEqual(sent, [sent[0]])
+      assert.strictEqual(Option.getOrThrow(yield* (yield* TestClockRepository).get(s.clock.id)).leaseUntil, null)
+    }).pipe(Effect.provide(Kit.layer)))
+
   it.effect("an advance cut short (budget spent, or its process died) is finished by the background worker", () =>
     Effect.gen(function*() {
       const s = yield* setup

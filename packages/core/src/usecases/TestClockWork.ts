@@ -12,7 +12,7 @@
  * process died (its lease on the wall clock ran out) and runs the work due at a ready clock's time
  * after an action on one of its objects.
  */
-import { Effect, Option, Result } from "effect"
+import { Effect, Fiber, Option, Result, Semaphore } from "effect"
 import { PaydeskConfig } from "../Config.js"
 import * as TestClock from "../TestClock.js"
 import { ChargeRepository } from "../ports/ChargeRepository.js"
@@ -107,6 +107,54 @@ const write = Traced.fn("TestClocks.write")(function*(clock: TestClock.TestClock
   return Result.isSuccess(written) ? Option.some(next) : Option.none<TestClock.TestClock>()
 })
 
+/** A clock this worker holds: its writes, one at a time, and whether the hold is still its own. */
+interface Held {
+  /** The clock as this worker last wrote it. */
+  readonly current: () => TestClock.TestClock
+  /** Writes `change` over the clock (version checked); none once another worker has it. */
+  readonly write: (change: Partial<TestClock.TestClock>) => Effect.Effect<Option.Option<TestClock.TestClock>, never, TestClockRepository>
+  /** Renews the hold for a lease from now; false once another worker has it, or it was let go. */
+  readonly renew: Effect.Effect<boolean, never, TestClockRepository>
+}
+
+/**
+ * Runs `body` holding `clock` (as claimed or started, its lease taken): every write of the clock goes
+ * through `Held.write`, one at a time, and a timer renews the hold every third of a lease while
+ * `body` runs, until it lets the clock go (`leaseUntil: null`). A worker still sending (a pass of a
+ * clock's callbacks can outlast a lease: one payment's events, in order, 10 s each) so never loses
+ * its hold to another, which would take its deliveries for a dead worker's and send them again (a
+ * review); a worker that died loses it a lease later.
+ */
+const holding = <A, E, R>(clock: TestClock.TestClock, body: (held: Held) => Effect.Effect<A, E, R>) =>
+  Effect.gen(function*() {
+    const { leaseMs } = yield* PaydeskConfig
+    const permit = yield* Semaphore.make(1)
+    let current = clock
+    let mine = true
+    const held: Held = {
+      current: () => current,
+      write: (change) =>
+        Semaphore.withPermit(permit)(Effect.gen(function*() {
+          if (!mine) return Option.none<TestClock.TestClock>()
+          const next = yield* write(current, change)
+          if (Option.isNone(next)) mine = false
+          else {
+            current = next.value
+            if ("leaseUntil" in change && change.leaseUntil === null) mine = false
+          }
+          return next
+        })),
+      renew: Effect.flatMap(TestClock.wallTime, (wall) => Effect.map(held.write({ leaseUntil: wall + leaseMs }), Option.isSome))
+    }
+    const renewing = yield* Effect.forkChild(Effect.gen(function*() {
+      for (;;) {
+        yield* Effect.sleep(Math.max(1, Math.floor(leaseMs / 3)))
+        if (!(yield* held.renew)) return
+      }
+    }))
+    return yield* Effect.ensuring(body(held), Fiber.interrupt(renewing))
+  })
+
 /** The clock as stored now. */
 const reload = Traced.fn("TestClocks.reload")(function*(clock: TestClock.TestClock) {
   return Option.getOrElse(yield* (yield* TestClockRepository).get(clock.id), () => clock)
@@ -118,41 +166,43 @@ const reload = Traced.fn("TestClocks.reload")(function*(clock: TestClock.TestClo
  * the clock: `ready` at the target when done, else still `advancing` with its lease released, so
  * the background worker continues at once.
  */
-export const steps = Traced.fn("TestClocks.steps")(function*(held: TestClock.TestClock, budgetMs: number) {
+export const steps = Traced.fn("TestClocks.steps")(function*(clock: TestClock.TestClock, budgetMs: number) {
   const { leaseMs } = yield* PaydeskConfig
   const started = yield* TestClock.wallTime
-  yield* releaseLeases(held)
-  let clock = held
-  let last: number | null = null
-  for (let step = 0; step < maxStepsPerCall; step++) {
-    const target = clock.targetTime
-    if (clock.status !== "advancing" || target === null) return clock
-    const earliest = yield* earliestDue(clock.id)
-    const moment = earliest === null || earliest > target ? target : Math.max(earliest, clock.frozenTime)
-    const moved = yield* write(clock, { frozenTime: moment, leaseUntil: (yield* TestClock.wallTime) + leaseMs })
-    // Another worker took the advance over (after our lease ran out): it goes on from here.
-    if (Option.isNone(moved)) return yield* reload(clock)
-    clock = moved.value
-    const worked = yield* runAt(clock.id, moment)
-    const stuck = worked === 0 && moment === last
-    if (moment === target) {
-      const left = yield* earliestDue(clock.id)
-      // Work still due at the target that no claim could take is left to the background (workDue).
-      if (left === null || left > target || worked === 0) {
-        const done = yield* write(clock, { status: "ready", targetTime: null, leaseUntil: null })
-        if (Option.isNone(done)) return yield* reload(clock)
-        if (left !== null && left <= target) yield* (yield* TestClockRepository).markWorkDue(clock.id)
-        return done.value
+  yield* releaseLeases(clock)
+  return yield* holding(clock, (held) =>
+    Effect.gen(function*() {
+      let last: number | null = null
+      for (let step = 0; step < maxStepsPerCall; step++) {
+        const clock = held.current()
+        const target = clock.targetTime
+        if (clock.status !== "advancing" || target === null) return clock
+        const earliest = yield* earliestDue(clock.id)
+        const moment = earliest === null || earliest > target ? target : Math.max(earliest, clock.frozenTime)
+        const moved = yield* held.write({ frozenTime: moment, leaseUntil: (yield* TestClock.wallTime) + leaseMs })
+        // Another worker took the advance over (after our lease ran out): it goes on from here.
+        if (Option.isNone(moved)) return yield* reload(clock)
+        const worked = yield* runAt(clock.id, moment)
+        const stuck = worked === 0 && moment === last
+        if (moment === target) {
+          const left = yield* earliestDue(clock.id)
+          // Work still due at the target that no claim could take is left to the background (workDue).
+          if (left === null || left > target || worked === 0) {
+            const done = yield* held.write({ status: "ready", targetTime: null, leaseUntil: null })
+            if (Option.isNone(done)) return yield* reload(held.current())
+            if (left !== null && left <= target) yield* (yield* TestClockRepository).markWorkDue(clock.id)
+            return done.value
+          }
+        } else if (stuck) {
+          // Something is due that no claim could take (another transaction holds it): retry in the background.
+          break
+        }
+        last = moment
+        if ((yield* TestClock.wallTime) - started >= budgetMs) break
       }
-    } else if (stuck) {
-      // Something is due that no claim could take (another transaction holds it): retry in the background.
-      break
-    }
-    last = moment
-    if ((yield* TestClock.wallTime) - started >= budgetMs) break
-  }
-  const released = yield* write(clock, { leaseUntil: null })
-  return Option.isSome(released) ? released.value : yield* reload(clock)
+      const released = yield* held.write({ leaseUntil: null })
+      return Option.isSome(released) ? released.value : yield* reload(held.current())
+    }))
 })
 
 /**
@@ -191,18 +241,14 @@ export const runPending = Traced.fn("TestClocks.runPending")(function*() {
       clock.status === "advancing"
         ? Effect.as(steps(clock, backgroundBudgetMs), 1)
         : Effect.gen(function*() {
-          // The lease renewed after each pass (`runAt`), so it lasts as long as the run.
-          let held = clock
-          const renew = Effect.gen(function*() {
-            const renewed = yield* write(held, { leaseUntil: (yield* TestClock.wallTime) + config.leaseMs })
-            if (Option.isNone(renewed)) return false
-            held = renewed.value
-            return true
-          })
           yield* releaseLeases(clock)
-          yield* runAt(clock.id, clock.frozenTime, renew)
-          // Let go of the clock unless an advance took it meanwhile.
-          yield* write(held, { leaseUntil: null })
+          // The hold renewed on a timer and after each pass (`runAt`), so it lasts as long as the run.
+          yield* holding(clock, (held) =>
+            Effect.gen(function*() {
+              yield* runAt(clock.id, clock.frozenTime, held.renew)
+              // Let go of the clock unless an advance took it meanwhile.
+              yield* held.write({ leaseUntil: null })
+            }))
           return 1
         })
     ), { concurrency: "unbounded", discard: true })
