@@ -22,7 +22,7 @@ import formbody from "@fastify/formbody"
 import rateLimit from "@fastify/rate-limit"
 import { randomUUID } from "node:crypto"
 import { type IncomingMessage, type ServerResponse, STATUS_CODES } from "node:http"
-import type { Socket } from "node:net"
+import { Socket } from "node:net"
 import { Cause, Effect, Exit, References, Tracer } from "effect"
 import { Runner } from "@paydesk/core"
 import * as AdminRoutes from "./AdminRoutes.js"
@@ -190,18 +190,23 @@ const clientError = (requestTimeoutMs: number) => function(this: FastifyInstance
   const body = JSON.stringify(errorResponse(status, code, message, id).body)
   this.log.info({ reqId: id, client, res: { statusCode: status }, code: error.code }, "request refused")
   // Written, then the connection destroyed (not only ended: a client that keeps its side open would
-  // keep it, and with it a request whose body timed out and could still complete).
+  // keep it, and with it a request whose body timed out and could still complete). Node's own
+  // `destroySoon`, not the lingering close: the parser would read the rest of a timed-out request's
+  // body meanwhile and its route would run after its 408 (a review).
   socket.write(`HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\ncontent-type: application/json; charset=utf-8\r\ncontent-length: ${Buffer.byteLength(body)}\r\n` +
     `x-request-id: ${id}\r\nx-content-type-options: nosniff\r\ncache-control: no-store\r\nconnection: close\r\n\r\n${body}`)
-  socket.destroySoon()
+  destroyAfterWrites.call(socket)
 }
+
+/** Node's `Socket.destroySoon` (ends the connection, destroys it once written), kept before the lingering close replaces it per connection. */
+const destroyAfterWrites = Socket.prototype.destroySoon
 
 /** How long a connection the server closes keeps reading, after its last answer, what its client still sends. */
 export const lingerMs = 1_000
 
 /**
  * A lingering close, in place of `Socket.destroySoon` (which Node's HTTP server calls once the last
- * answer of a connection it closes is written, as `clientError` does): a connection closed with bytes
+ * answer of a connection it closes is written; not `clientError`'s refusals): a connection closed with bytes
  * of its client unread is reset, and the client loses the answers it had not read yet (a busy server
  * reset pipelined clients that kept sending after `Connection: close`). The answers written, the
  * connection is half-closed and what still arrives is read and dropped until the client closes its
@@ -214,6 +219,8 @@ function lingeringDestroySoon(this: Socket): void {
     if (this.destroyed) return
     if (this.readableEnded) return void this.destroy()
     const timer = setTimeout(() => this.destroy(), lingerMs)
+    // A process stopping does not wait for it.
+    timer.unref()
     this.once("end", () => this.destroy())
     this.once("close", () => clearTimeout(timer))
     this.resume()

@@ -201,6 +201,28 @@ describe("request log", () => {
     }
   })
 
+  it("never runs a request it answered 408, whatever of its body arrives after the answer", async () => {
+    t = await make({ requestTimeoutMs: 1000 })
+    const address = await t.app.listen({ port: 0, host: "127.0.0.1" })
+    const merchant = await t.merchant()
+    const body = JSON.stringify({ amount: "1", order_id: "after-408", test: true })
+    const socket = net.connect({ host: "127.0.0.1", port: Number(new URL(address).port), allowHalfOpen: true })
+    await new Promise((resolve) => socket.once("connect", resolve))
+    let received = ""
+    socket.on("data", (chunk) => void (received += chunk.toString("latin1")))
+    socket.on("error", () => {})
+    socket.write(`POST /api/v1/payments HTTP/1.1\r\nhost: x\r\nx-api-key: ${merchant.apiKey}\r\nx-nonce: ${crypto.randomUUID()}\r\n` +
+      `content-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\n\r\n${body.slice(0, 5)}`)
+    await vi.waitFor(() => expect(received).toMatch(/^HTTP\/1\.1 408 /), { timeout: 5_000 })
+    // The rest of the body, as a client that did not read the 408 yet sends it: read by the parser
+    // while the connection lingered, it completed the request and the payment was created (a review).
+    if (!socket.destroyed) socket.write(body.slice(5))
+    await new Promise((resolve) => setTimeout(resolve, 300))
+    socket.destroy()
+    const lookup = await t.app.inject({ method: "GET", url: "/api/v1/payments/by-order?order_id=after-408", headers: keyHeaders(merchant.apiKey, { "x-test-mode": "true" }) })
+    expect(lookup.statusCode).toBe(404)
+  })
+
   it("answers a request too slow to arrive soon after its limit, not up to half the limit later", async () => {
     t = await make({ requestTimeoutMs: 8000 })
     const address = await t.app.listen({ port: 0, host: "127.0.0.1" })
