@@ -147,8 +147,13 @@ export interface TestHeadersOptions {
 export const testHeaders = async (rawBody: RawBody, secret: string, options: TestHeadersOptions = {}) => {
   const timestamp = String(options.timestamp ?? Math.floor(Date.now() / 1000))
   const eventId = options.eventId ?? `evt_${(await webCrypto()).randomUUID()}`
-  const body = typeof rawBody === "string" ? rawBody : new TextDecoder().decode(bytesOf(rawBody))
-  const mac = await (await webCrypto()).subtle.sign("HMAC", await hmacKey(secret, "sign"), encoder.encode(`${eventId}.${timestamp}.${body}`))
+  // Over the body's own bytes (as X-Signature): decoded to text, a BOM or invalid UTF-8 would change them.
+  const prefix = encoder.encode(`${eventId}.${timestamp}.`)
+  const data = bytesOf(rawBody)
+  const signed = new Uint8Array(prefix.length + data.length)
+  signed.set(prefix)
+  signed.set(data, prefix.length)
+  const mac = await (await webCrypto()).subtle.sign("HMAC", await hmacKey(secret, "sign"), signed)
   return {
     "content-type": "application/json",
     "x-signature": await sign(rawBody, secret, timestamp),

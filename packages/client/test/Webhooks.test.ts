@@ -57,5 +57,9 @@ describe("webhooks.testHeaders", () => {
     expect(fresh["webhook-id"]).toBe(fresh["x-event-id"])
     expect(fresh["x-event-sequence"]).toBe("1")
     expect((await webhooks.verify(body, fresh, "current")).event_type).toBe("payment.paid")
+    // Bytes are signed as they are (a BOM kept), as X-Signature signs them.
+    const bytes = new Uint8Array([0xef, 0xbb, 0xbf, ...new TextEncoder().encode(body)])
+    const fromBytes = await webhooks.testHeaders(bytes, "current", { timestamp: 1_700_000_000, eventId: "evt_1" })
+    expect(fromBytes["webhook-signature"]).toBe(`v1,${createHmac("sha256", "current").update(Buffer.concat([Buffer.from("evt_1.1700000000."), bytes])).digest("base64")}`)
   })
 })

@@ -97,7 +97,7 @@ export interface ServerConfig {
     readonly signingKey: Option.Option<Redacted.Redacted<string>>
     readonly eventKey: Option.Option<Redacted.Redacted<string>>
     readonly baseUrl: Option.Option<string>
-    /** The origin Inngest calls `/api/inngest` at (`INNGEST_SERVE_ORIGIN`, else `PAYDESK_PUBLIC_URL`); none: the request's (dev mode only). */
+    /** The origin Inngest calls `/api/inngest` at (`INNGEST_SERVE_ORIGIN`, else `PAYDESK_PUBLIC_URL`); none: the request's `Host` (dev mode without either only). */
     readonly serveOrigin: Option.Option<string>
   }
   /** Traces go over OTLP/HTTP to `endpoint` (`/v1/traces` appended) when set. */

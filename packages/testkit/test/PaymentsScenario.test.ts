@@ -174,6 +174,20 @@ describe("Payments scenarios", () => {
       assert.strictEqual(yield* Payments.expireDue(), 0)
     }).pipe(Effect.provide(Kit.layer)))
 
+  it.effect("a sandbox payment past its lifetime, before the sweep expired it, is not paid from its page either", () =>
+    Effect.gen(function*() {
+      const { principal } = yield* setup
+      const { payment } = yield* Payments.create(principal, { amount: "100", orderId: "past-lifetime", test: true })
+      yield* TestClock.adjust("30 minutes")
+      // No sweep yet: still created, its lifetime over.
+      assert.strictEqual((yield* Payments.get(principal, payment.id)).status, "created")
+      const refused = yield* Effect.flip(Payments.simulate(payment.payToken, { outcome: "paid", csrfToken: payment.csrfToken }))
+      assert.deepStrictEqual([refused._tag, refused.message], ["InvalidTransition", "the payment expired before it was paid: the payer page no longer pays it"])
+      // Nothing changed: the sweep expires it.
+      assert.strictEqual((yield* Payments.get(principal, payment.id)).status, "created")
+      assert.strictEqual((yield* Work.drain()).expiredPayments, 1)
+    }).pipe(Effect.provide(Kit.layer)))
+
   it.effect("an expired sandbox payment's page no longer takes paid; the merchant's simulation is the late money", () =>
     Effect.gen(function*() {
       const { principal } = yield* setup
@@ -183,7 +197,7 @@ describe("Payments scenarios", () => {
       // A tab left open on the page: its buttons are stale, the payment expired before it was paid.
       const refused = yield* Effect.flip(Payments.simulate(payment.payToken, { outcome: "paid", csrfToken: payment.csrfToken }))
       assert.deepStrictEqual([refused._tag, refused.message],
-        ["InvalidTransition", "payment in state expired cannot become paid from the payer page: it expired before it was paid"])
+        ["InvalidTransition", "the payment expired before it was paid: the payer page no longer pays it"])
       assert.strictEqual((yield* Payments.get(principal, payment.id)).status, "expired")
       // The merchant simulates the acquirer's late money (the spec's expired -> paid).
       assert.strictEqual((yield* Payments.simulateAsMerchant(principal, payment.id, "paid")).status, "paid")
