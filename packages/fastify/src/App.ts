@@ -187,6 +187,12 @@ const clientError = (requestTimeoutMs: number) => function(this: FastifyInstance
     this.log.info({ reqId: id, client, code: error.code }, "request refused, connection closed without an answer: an earlier request's answer was pending")
     return void socket.destroy()
   }
+  // The request being read (a timed-out one: its route waits for its body) never runs now, even if the
+  // rest of its body is read before the connection is gone (`preValidation`; a review).
+  const reading = (socket as Socket & { parser?: { incoming?: IncomingMessage | null } | null }).parser?.incoming
+  if (reading !== null && reading !== undefined) (reading as IncomingMessage & { [refused]?: true })[refused] = true
+  const answeringRequest = (answering as { req?: IncomingMessage } | null | undefined)?.req
+  if (answeringRequest !== undefined) (answeringRequest as IncomingMessage & { [refused]?: true })[refused] = true
   const body = JSON.stringify(errorResponse(status, code, message, id).body)
   this.log.info({ reqId: id, client, res: { statusCode: status }, code: error.code }, "request refused")
   // Written, then the connection destroyed (not only ended: a client that keeps its side open would
@@ -197,6 +203,9 @@ const clientError = (requestTimeoutMs: number) => function(this: FastifyInstance
     `x-request-id: ${id}\r\nx-content-type-options: nosniff\r\ncache-control: no-store\r\nconnection: close\r\n\r\n${body}`)
   destroyAfterWrites.call(socket)
 }
+
+/** Marks a request `clientError` answered (a 408 for its body): it never runs. */
+const refused = Symbol("paydesk.refused")
 
 /** Node's `Socket.destroySoon` (ends the connection, destroys it once written), kept before the lingering close replaces it per connection. */
 const destroyAfterWrites = Socket.prototype.destroySoon
@@ -665,6 +674,8 @@ export const build = async (options: Options): Promise<FastifyInstance> => {
 
   // No NUL character reaches a use case: PostgreSQL text cannot hold it (and nothing needs it).
   app.addHook("preValidation", (request, reply, done) => {
+    // Answered by `clientError` already (its body timed out): it goes no further, and ends with its connection.
+    if ((request.raw as IncomingMessage & { [refused]?: true })[refused] === true) return
     for (const [where, value] of [["path", request.params], ["query", request.query], ["body", request.body]] as const) {
       const field = StrictJson.findNul(value, "")
       if (field !== null) {

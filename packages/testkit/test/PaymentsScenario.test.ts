@@ -178,14 +178,22 @@ describe("Payments scenarios", () => {
     Effect.gen(function*() {
       const { principal } = yield* setup
       const { payment } = yield* Payments.create(principal, { amount: "100", orderId: "past-lifetime", test: true })
+      const started = (yield* Payments.create(principal, { amount: "100", orderId: "past-lifetime-2", test: true })).payment
+      assert.strictEqual((yield* Payments.simulate(started.payToken, { outcome: "processing", csrfToken: started.csrfToken })).status, "processing")
       yield* TestClock.adjust("30 minutes")
+      // One the payer started paying in time is not paid from its page past its lifetime either.
+      assert.strictEqual((yield* Effect.flip(Payments.simulate(started.payToken, { outcome: "paid", csrfToken: started.csrfToken })))._tag, "InvalidTransition")
       // No sweep yet: still created, its lifetime over.
       assert.strictEqual((yield* Payments.get(principal, payment.id)).status, "created")
       const refused = yield* Effect.flip(Payments.simulate(payment.payToken, { outcome: "paid", csrfToken: payment.csrfToken }))
-      assert.deepStrictEqual([refused._tag, refused.message], ["InvalidTransition", "the payment expired before it was paid: the payer page no longer pays it"])
-      // Nothing changed: the sweep expires it.
+      assert.deepStrictEqual([refused._tag, refused.message], ["InvalidTransition", "the payment expired before it was paid: the payer page can no longer change it"])
+      // Nor through processing (the page's other button), nor failed: nothing changes, the sweep expires it.
+      for (const outcome of ["processing", "failed"]) {
+        const other = yield* Effect.flip(Payments.simulate(payment.payToken, { outcome, csrfToken: payment.csrfToken }))
+        assert.deepStrictEqual([other._tag, other.message], ["InvalidTransition", "the payment expired before it was paid: the payer page can no longer change it"])
+      }
       assert.strictEqual((yield* Payments.get(principal, payment.id)).status, "created")
-      assert.strictEqual((yield* Work.drain()).expiredPayments, 1)
+      assert.strictEqual((yield* Work.drain()).expiredPayments, 2)
     }).pipe(Effect.provide(Kit.layer)))
 
   it.effect("an expired sandbox payment's page no longer takes paid; the merchant's simulation is the late money", () =>
@@ -197,7 +205,7 @@ describe("Payments scenarios", () => {
       // A tab left open on the page: its buttons are stale, the payment expired before it was paid.
       const refused = yield* Effect.flip(Payments.simulate(payment.payToken, { outcome: "paid", csrfToken: payment.csrfToken }))
       assert.deepStrictEqual([refused._tag, refused.message],
-        ["InvalidTransition", "the payment expired before it was paid: the payer page no longer pays it"])
+        ["InvalidTransition", "the payment expired before it was paid: the payer page can no longer change it"])
       assert.strictEqual((yield* Payments.get(principal, payment.id)).status, "expired")
       // The merchant simulates the acquirer's late money (the spec's expired -> paid).
       assert.strictEqual((yield* Payments.simulateAsMerchant(principal, payment.id, "paid")).status, "paid")

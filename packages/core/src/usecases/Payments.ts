@@ -713,15 +713,17 @@ const simulateLocked = (payment: Payment.Payment, outcome: string, by: "payer" |
     // On a test clock the payment moves at the clock's time.
     return yield* forObject(payment.testClockId, atomic(Effect.gen(function*() {
       const locked = yield* lockedPayment(payment.id)
-      // Expired, or past its lifetime and not yet expired by the sweep.
+      // Expired (then `paid` only: the other outcomes are no move from it), or open past its lifetime
+      // and not yet expired by the sweep (then any outcome: `processing` then `paid` paid it, a review).
       const now = yield* Clock.currentTimeMillis
-      const pastLifetime = locked.status === "expired" || (locked.status === "created" && locked.expiresAt !== null && locked.expiresAt <= now)
-      if (by === "payer" && outcome === "paid" && pastLifetime) {
+      const pastLifetime = (locked.status === "expired" && outcome === "paid") ||
+        (Payment.isOpen(locked.status) && locked.expiresAt !== null && locked.expiresAt <= now)
+      if (by === "payer" && pastLifetime) {
         return yield* new InvalidTransition({
           entity: "payment",
           from: locked.status,
-          event: "confirm",
-          message: "the payment expired before it was paid: the payer page no longer pays it"
+          event: outcome === "paid" ? "confirm" : outcome === "failed" ? "cancel" : "start_processing",
+          message: "the payment expired before it was paid: the payer page can no longer change it"
         })
       }
       return yield* settleWith(locked, outcome as Outcome)
