@@ -52,6 +52,13 @@ const positiveInteger = (value: string) => {
   return value
 }
 
+/** An option's whole number from `min` to `max`, named by `name` when it is not one (a usage error, exit 2). */
+export const integer = (name: string, min: number, max: number) => (value: string) => {
+  const n = Number(value)
+  if (!/^\d+$/.test(value) || n < min || n > max) throw new InvalidArgumentError(`${name} must be an integer from ${min} to ${max}`)
+  return n
+}
+
 const choices = (option: Option, values: ReadonlyArray<string>) => option.choices(values)
 
 /** `--environment prod|sandbox|all`: `payments list`'s, and the merchant's event commands' beside their flags. */
@@ -340,9 +347,10 @@ export const register = (program: Command, send: Send, readStdin: ReadStdin): vo
     .option("--terminal <terminal_id>", "of one terminal")
     .option("--payment <payment_id>", "of one payment")
     .addOption(choices(new Option("--status <status>", "by status"), ["pending", "delivered", "failed"]))
-    .option("--limit <n>", "at most this many (1 to 500, default 50)", positiveInteger)
-    .action((options: { terminal?: string; payment?: string; status?: string; limit?: string }) =>
-      send({ method: "GET", path: `/deliveries${query({ terminal_id: options.terminal, payment_id: options.payment, status: options.status, limit: options.limit })}` }))
+    // Checked here as the server checks it: a usage error (exit 2), not the server's 400 (an outside probe).
+    .option("--limit <n>", "at most this many (1 to 500, default 50)", integer("--limit", 1, 500))
+    .action((options: { terminal?: string; payment?: string; status?: string; limit?: number }) =>
+      send({ method: "GET", path: `/deliveries${query({ terminal_id: options.terminal, payment_id: options.payment, status: options.status, limit: options.limit === undefined ? undefined : String(options.limit) })}` }))
   deliveries.command("get").alias("show").description("a delivery with its event (the exact body sent) and its attempts").argument("<delivery_id>")
     .action((deliveryId: string) => send({ method: "GET", path: `/deliveries/${id(deliveryId)}` }))
 

@@ -28,11 +28,7 @@ export interface Signals {
   once(signal: "SIGINT" | "SIGTERM", listener: () => void): unknown
 }
 
-const integer = (name: string, min: number, max: number) => (value: string) => {
-  const n = Number(value)
-  if (!/^\d+$/.test(value) || n < min || n > max) throw new InvalidArgumentError(`${name} must be an integer from ${min} to ${max}`)
-  return n
-}
+const integer = CliCommands.integer
 
 /** An ISO 8601 date-time with an offset, as the API takes it: named by its option when it is not one (it was refused by the server naming its query field). */
 const isoTime = (name: string) => (value: string) => {

@@ -73,9 +73,11 @@ const isRecord = (value: unknown): value is Record<string, unknown> => typeof va
 /**
  * Characters a terminal acts on instead of showing: C0 and C1 controls (an escape sequence in a
  * merchant's description could clear the operator's screen, retitle the window or write the
- * clipboard) and the bidi embeddings, overrides and isolates (which reorder what follows them).
+ * clipboard), the bidi embeddings, overrides and isolates (which reorder what follows them) and
+ * marks, and the invisible zero-width space, word joiner and byte order mark (a name that reads as
+ * another: an outside probe). The zero-width (non-)joiners stay: scripts and emoji need them.
  */
-const unprintable = /[\u0000-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/g
+const unprintable = /[\u0000-\u001f\u007f-\u009f\u200b\u200e\u200f\u202a-\u202e\u2060\u2066-\u2069\ufeff]/g
 
 const escaped = (char: string) => `\\u${char.charCodeAt(0).toString(16).padStart(4, "0")}`
 
@@ -87,7 +89,7 @@ const forTerminal = (text: string): string => text.replace(unprintable, escaped)
  * uses (JSON text has no other control outside its strings, which it escapes itself, so it still
  * parses to the same value).
  */
-const unprintableInOutput = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/g
+const unprintableInOutput = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u200b\u200e\u200f\u202a-\u202e\u2060\u2066-\u2069\ufeff]/g
 
 /**
  * `io` whose writes escape them, whatever wrote the text (a table, JSON, an error, `listen`'s and

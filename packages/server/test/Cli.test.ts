@@ -115,6 +115,7 @@ describe("paydesk CLI: commands", () => {
         { callback_url: null, conversion_mode: "scheduled", conversion_time: "10:00", show_platform_branding: false }],
       [["terminals", "status", "t1", "disabled"], "POST", "/terminals/t1/status", { status: "disabled" }],
       [["terminals", "rotate-secret", "t1"], "POST", "/terminals/t1/signing-secret/rotate", {}],
+      [["deliveries", "list", "--status", "failed", "--limit", "500"], "GET", "/deliveries?status=failed&limit=500"],
       [["api-keys", "create", "--terminal", "t1"], "POST", "/terminals/t1/api-keys", { subscription_write: true }],
       [["api-keys", "create", "--terminal", "t1", "--no-subscription-write"], "POST", "/terminals/t1/api-keys", { subscription_write: false }],
       [["api-keys", "create", "--terminal", "t1", "--read-only"], "POST", "/terminals/t1/api-keys", { subscription_write: false }],
@@ -273,6 +274,9 @@ describe("paydesk CLI: commands", () => {
       expect(out).not.toMatch(/[\u0000-\u0009\u000b-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/)
     }
     expect(listed.stdout).toContain("Beans\\u001b[2J\\u001b]0;pwned\\u0007 \\u009b31m \\u202eevil\\u000anext")
+    // Invisible characters too (a name that reads as another), but not the joiners emoji and scripts need.
+    const lookalike = await cli(["accounts", "get", "a1", "--table"], { answer: { status: 200, body: { id: "a1", name: "Cof\u200bfee\u200f\ufeff 👨\u200d👩" } } })
+    expect(lookalike.stdout).toContain("Cof\\u200bfee\\u200f\\ufeff 👨\u200d👩")
     expect(listed.stdout).toContain("{\"note\":\"\\u001b[31mred\"}")
     // So are the lines `events list` writes itself, whatever field carries it (here a key of a record, an object id).
     const events = { items: [{ id: "evt_1", type: "payment.created", object_id: "pay_\u001b[2J", sequence: 1, created_at: "2026-01-01T00:00:00.000Z", delivery: null }], next_cursor: null }
@@ -371,6 +375,7 @@ describe("paydesk CLI: the merchant's commands (API key)", () => {
       [["events", "recover"], /required option '--since <iso>' not specified/],
       [["events", "purge"], /unknown command 'purge'/],
       [["events", "list", "--limit", "many"], /--limit must be an integer/],
+      [["deliveries", "list", "--limit", "99999"], /--limit must be an integer from 1 to 500/],
       [["events", "list", "--since", "yesterday"], /--since must be an ISO 8601 date-time with an offset/],
       [["events", "list", "--until", "2026-11-30"], /--until must be an ISO 8601 date-time with an offset/],
       [["events", "recover", "--since", "2026-11-30T00:00:00"], /--since must be an ISO 8601 date-time with an offset/],
