@@ -1,5 +1,5 @@
 import { assert, describe, it } from "@effect/vitest"
-import { Clock, Deferred, Effect, Fiber, Option } from "effect"
+import { Clock, Deferred, Effect, Exit, Fiber, Option } from "effect"
 import { TestClock as EffectTestClock } from "effect/testing"
 import {
   Callback,
@@ -8,6 +8,7 @@ import {
   Instant,
   OutboxRepository,
   PaydeskConfig,
+  PaymentRepository,
   Payments,
   Subscription,
   SubscriptionRepository,
@@ -390,6 +391,25 @@ describe("Test clocks", () => {
       assert.strictEqual((yield* Fiber.join(advance)).status, "ready")
       assert.deepStrictEqual(sent, [sent[0]])
       assert.strictEqual(Option.getOrThrow(yield* (yield* TestClockRepository).get(s.clock.id)).leaseUntil, null)
+    }).pipe(Effect.provide(Kit.layer)))
+
+  it.effect("a holder whose run fails lets the clock go at once, not a lease later", () =>
+    Effect.gen(function*() {
+      const s = yield* setup
+      const repo = yield* TestClockRepository
+      const clock = Option.getOrThrow(yield* repo.get(s.clock.id))
+      const held = { ...clock, status: "advancing" as const, targetTime: anchor + Instant.DAY_MS, leaseUntil: wall + 60_000, version: clock.version + 1 }
+      yield* repo.update(held)
+      const payments = yield* PaymentRepository
+      const failed = yield* Effect.exit(TestClocks.steps(held, 1_000).pipe(
+        Effect.provideService(PaymentRepository, { ...payments, earliestExpiry: () => Effect.die("the database went away") })
+      ))
+      assert.isTrue(Exit.isFailure(failed))
+      // Let go: the background continues the advance at its next pass, merchants' advances are not refused meanwhile.
+      const after = Option.getOrThrow(yield* repo.get(s.clock.id))
+      assert.deepStrictEqual([after.status, after.leaseUntil], ["advancing", null])
+      yield* Work.drain()
+      assert.strictEqual(Option.getOrThrow(yield* repo.get(s.clock.id)).status, "ready")
     }).pipe(Effect.provide(Kit.layer)))
 
   it.effect("an advance cut short (budget spent, or its process died) is finished by the background worker", () =>

@@ -12,7 +12,7 @@
  * process died (its lease on the wall clock ran out) and runs the work due at a ready clock's time
  * after an action on one of its objects.
  */
-import { Effect, Fiber, Option, Result, Semaphore } from "effect"
+import { Cause, Effect, Fiber, Option, Result, Semaphore } from "effect"
 import { PaydeskConfig } from "../Config.js"
 import * as TestClock from "../TestClock.js"
 import { ChargeRepository } from "../ports/ChargeRepository.js"
@@ -152,7 +152,11 @@ const holding = <A, E, R>(clock: TestClock.TestClock, body: (held: Held) => Effe
         if (!(yield* held.renew)) return
       }
     }))
-    return yield* Effect.ensuring(body(held), Fiber.interrupt(renewing))
+    // A body that failed lets the clock go at once (the next holder releases what it left); one
+    // interrupted (the host stopping) leaves it to its lease, as a worker that died does.
+    const letGo = (cause: Cause.Cause<unknown>) =>
+      Cause.hasInterruptsOnly(cause) ? Effect.void : Effect.asVoid(held.write({ leaseUntil: null }))
+    return yield* Effect.ensuring(Effect.onError(body(held), letGo), Fiber.interrupt(renewing))
   })
 
 /** The clock as stored now. */
