@@ -49,12 +49,13 @@ export const headerOf = (headers: HeadersLike, name: string): string | undefined
 const hmacKey = async (secret: string, usage: "sign" | "verify") =>
   (await webCrypto()).subtle.importKey("raw", encoder.encode(secret), { name: "HMAC", hash: "SHA-256" }, false, [usage])
 
-const signedBytes = (timestamp: string, body: RawBody): Uint8Array<ArrayBuffer> => {
-  const prefix = encoder.encode(`${timestamp}.`)
+/** `prefix` (`<timestamp>.` for `X-Signature`, `<id>.<timestamp>.` for `webhook-signature`) then the body's own bytes. */
+const signedBytes = (prefix: string, body: RawBody): Uint8Array<ArrayBuffer> => {
+  const head = encoder.encode(prefix)
   const data = bytesOf(body)
-  const out = new Uint8Array(prefix.length + data.length)
-  out.set(prefix)
-  out.set(data, prefix.length)
+  const out = new Uint8Array(head.length + data.length)
+  out.set(head)
+  out.set(data, head.length)
   return out
 }
 
@@ -98,7 +99,7 @@ export const verify = async (
   }
   const crypto = await webCrypto()
   const keys = await Promise.all(secrets.map((s) => hmacKey(s, "verify")))
-  const data = signedBytes(timestamp, rawBody)
+  const data = signedBytes(`${timestamp}.`, rawBody)
   const matches = async (hex: string) => {
     const mac = Uint8Array.from(hex.match(/../g)!.map((pair) => parseInt(pair, 16)))
     // Every key is tried (no early exit), so the time taken says nothing about which one matched.
@@ -123,7 +124,7 @@ export const verify = async (
 
 /** The signature of a body at a timestamp (lowercase hex): for tests that post signed callbacks. */
 export const sign = async (rawBody: RawBody, secret: string, timestamp: number | string): Promise<string> => {
-  const mac = await (await webCrypto()).subtle.sign("HMAC", await hmacKey(secret, "sign"), signedBytes(String(timestamp), rawBody))
+  const mac = await (await webCrypto()).subtle.sign("HMAC", await hmacKey(secret, "sign"), signedBytes(`${timestamp}.`, rawBody))
   return [...new Uint8Array(mac)].map((b) => b.toString(16).padStart(2, "0")).join("")
 }
 
@@ -148,12 +149,7 @@ export const testHeaders = async (rawBody: RawBody, secret: string, options: Tes
   const timestamp = String(options.timestamp ?? Math.floor(Date.now() / 1000))
   const eventId = options.eventId ?? `evt_${(await webCrypto()).randomUUID()}`
   // Over the body's own bytes (as X-Signature): decoded to text, a BOM or invalid UTF-8 would change them.
-  const prefix = encoder.encode(`${eventId}.${timestamp}.`)
-  const data = bytesOf(rawBody)
-  const signed = new Uint8Array(prefix.length + data.length)
-  signed.set(prefix)
-  signed.set(data, prefix.length)
-  const mac = await (await webCrypto()).subtle.sign("HMAC", await hmacKey(secret, "sign"), signed)
+  const mac = await (await webCrypto()).subtle.sign("HMAC", await hmacKey(secret, "sign"), signedBytes(`${eventId}.${timestamp}.`, rawBody))
   return {
     "content-type": "application/json",
     "x-signature": await sign(rawBody, secret, timestamp),
