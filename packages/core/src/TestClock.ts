@@ -20,6 +20,7 @@
  * clock itself, idempotency records, the signing-secret rotation window).
  */
 import { Clock, Context, Effect } from "effect"
+import { formatIso } from "./Instant.js"
 
 /** Status of a clock. */
 export type Status = "ready" | "advancing"
@@ -64,9 +65,15 @@ export const heldWaitMs = 10_000
 /** How often a call waiting for a clock's holder looks again (wall time). */
 export const heldRetryMs = 25
 
-/** Earliest and latest frozen time a clock accepts (years 2000 to 2099, UTC). */
+/** Earliest and latest frozen time a clock accepts (years 2000 to 2099, UTC); the operator's manual clock keeps to them too. */
 export const earliestTime = Date.UTC(2000, 0, 1)
 export const latestTime = Date.UTC(2100, 0, 1) - 1
+
+/** Whether `time` is one a clock accepts. */
+export const inRange = (time: number): boolean => time >= earliestTime && time <= latestTime
+
+/** The accepted times, for messages: `from 2000-01-01T00:00:00.000Z to 2099-12-31T23:59:59.999Z`. */
+export const rangeText = `from ${formatIso(earliestTime)} to ${formatIso(latestTime)}`
 
 /** The longest single advance: two years (731 days), so one request cannot ask for unbounded work. */
 export const maxAdvanceMs = 731 * 86_400_000

@@ -302,12 +302,7 @@ export const register = async (
       if (Option.isNone(parsed)) return yield* new InvalidRequest({ field: "now", message: "now must be an ISO 8601 date-time with an offset" })
       // The test clocks' years: at 9999-12-31 a payment's expiry fell in year 10000, which PostgreSQL
       // does not read (every creation 500: an outside probe).
-      if (parsed.value < TestClock.earliestTime || parsed.value > TestClock.latestTime) {
-        return yield* new InvalidRequest({
-          field: "now",
-          message: `now must be from ${Instant.formatIso(TestClock.earliestTime)} to ${Instant.formatIso(TestClock.latestTime)}`
-        })
-      }
+      if (!TestClock.inRange(parsed.value)) return yield* new InvalidRequest({ field: "now", message: `now must be ${TestClock.rangeText}` })
       yield* Effect.promise(() => setClock(parsed.value))
       return { now: Instant.formatIso(parsed.value) }
     }), (now) => reply.send(now))

@@ -226,7 +226,7 @@ const settings = {
   clock: setting("PAYDESK_CLOCK", (n) => Config.Literals(["system", "manual"], n).pipe(Config.withDefault("system" as const)), "must be one of: system, manual"),
   clockStart: setting(
     "PAYDESK_CLOCK_START",
-    (n) => text((v) => isIsoTime(v) && Date.parse(v) >= TestClock.earliestTime && Date.parse(v) <= TestClock.latestTime)(n).pipe(Config.map(Date.parse), Config.option),
+    (n) => text((v) => isIsoTime(v) && TestClock.inRange(Date.parse(v)))(n).pipe(Config.map(Date.parse), Config.option),
     "must be an ISO 8601 date-time from 2000 to 2099"
   ),
   engine: setting("PAYDESK_ENGINE", (n) => Config.Literals(["local", "inngest", "off"], n).pipe(Config.withDefault("local" as const)), "must be one of: local, inngest, off"),

@@ -47,8 +47,8 @@ const parseFrozenTime = Traced.fn("TestClocks.parseFrozenTime")(function*(input:
   if (Option.isNone(parsed)) {
     return yield* invalid("frozen_time", "frozen_time must be an ISO 8601 date-time with Z or an offset, e.g. 2026-01-31T10:00:00+03:00")
   }
-  if (parsed.value < TestClock.earliestTime || parsed.value > TestClock.latestTime) {
-    return yield* invalid("frozen_time", `frozen_time must be from ${formatIso(TestClock.earliestTime)} to ${formatIso(TestClock.latestTime)}`)
+  if (!TestClock.inRange(parsed.value)) {
+    return yield* invalid("frozen_time", `frozen_time must be ${TestClock.rangeText}`)
   }
   return parsed.value
 })
