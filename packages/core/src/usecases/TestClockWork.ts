@@ -90,15 +90,6 @@ export const earliestDue = Traced.fn("TestClocks.earliestDue")(function*(clockId
   return moments.length === 0 ? null : Math.min(...moments)
 })
 
-/**
- * Makes the clock's deliveries a dead worker claimed and never recorded due at its time, by the
- * clock's holder (no other worker sends them meanwhile): their lease is on the clock's time, which
- * a ready clock never reaches by itself, so after a crash they waited for the merchant's next advance
- * (an outside probe: a `payment.paid` never re-sent on a frozen clock).
- */
-const releaseLeases = (clock: TestClock.TestClock) =>
-  Effect.flatMap(OutboxRepository, (outbox) => outbox.releaseLeases(clock.id, clock.frozenTime))
-
 /** Writes `next` over `clock` (version checked); none when another worker changed the clock meanwhile. */
 const write = Traced.fn("TestClocks.write")(function*(clock: TestClock.TestClock, change: Partial<TestClock.TestClock>) {
   const wall = yield* TestClock.wallTime
@@ -118,7 +109,11 @@ interface Held {
 }
 
 /**
- * Runs `body` holding `clock` (as claimed or started, its lease taken): every write of the clock goes
+ * Runs `body` holding `clock` (as claimed or started, its lease taken). First the clock's deliveries
+ * a dead worker claimed and never recorded are made due at its time (no other worker sends them
+ * while this one holds the clock): their lease is on the clock's time, which a ready clock never
+ * reaches by itself, so after a crash they waited for the merchant's next advance (an outside probe:
+ * a `payment.paid` never re-sent on a frozen clock). Then every write of the clock goes
  * through `Held.write`, one at a time, and a timer renews the hold every third of a lease while
  * `body` runs, until it lets the clock go (`leaseUntil: null`). A worker still sending (a pass of a
  * clock's callbacks can outlast a lease: one payment's events, in order, 10 s each) so never loses
@@ -128,6 +123,7 @@ interface Held {
 const holding = <A, E, R>(clock: TestClock.TestClock, body: (held: Held) => Effect.Effect<A, E, R>) =>
   Effect.gen(function*() {
     const { leaseMs } = yield* PaydeskConfig
+    yield* (yield* OutboxRepository).releaseLeases(clock.id, clock.frozenTime)
     const permit = yield* Semaphore.make(1)
     let current = clock
     let mine = true
@@ -173,7 +169,6 @@ const reload = Traced.fn("TestClocks.reload")(function*(clock: TestClock.TestClo
 export const steps = Traced.fn("TestClocks.steps")(function*(clock: TestClock.TestClock, budgetMs: number) {
   const { leaseMs } = yield* PaydeskConfig
   const started = yield* TestClock.wallTime
-  yield* releaseLeases(clock)
   return yield* holding(clock, (held) =>
     Effect.gen(function*() {
       let last: number | null = null
@@ -245,7 +240,6 @@ export const runPending = Traced.fn("TestClocks.runPending")(function*() {
       clock.status === "advancing"
         ? Effect.as(steps(clock, backgroundBudgetMs), 1)
         : Effect.gen(function*() {
-          yield* releaseLeases(clock)
           // The hold renewed on a timer and after each pass (`runAt`), so it lasts as long as the run.
           yield* holding(clock, (held) =>
             Effect.gen(function*() {
