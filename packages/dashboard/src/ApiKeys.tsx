@@ -62,6 +62,8 @@ export const ApiKeys = () => {
         <Confirm id="revoke" question={t("keys.revokeConfirm", { prefix: revoking.prefix })} busy={busy}
           onConfirm={() => act(async () => {
             await session.client.apiKeys.revoke(revoking.id, options)
+            // The key shown once, now revoked, is no key to copy any more.
+            if (created?.id === revoking.id) setCreated(null)
             setRevoking(null)
           })}
           onCancel={() => setRevoking(null)} />

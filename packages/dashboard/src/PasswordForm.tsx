@@ -4,6 +4,7 @@
  * new token pair, which the SDK's session takes (`onTokens` keeps its refresh token): this tab
  * stays signed in, other devices are signed out.
  */
+import { PaydeskApiError } from "@paydesk/client"
 import { useState } from "preact/hooks"
 import { useAction, useDashboard } from "./Context.js"
 
@@ -30,8 +31,15 @@ export const PasswordForm = () => {
     clear()
     setNote(null)
     if (draft.next !== draft.repeat) return setNote({ text: t("password.mismatch"), error: true })
+    if (draft.next === draft.current) return setNote({ text: t("password.same"), error: true })
     return run(async () => {
-      await session.client.auth.changePassword({ current_password: draft.current, new_password: draft.next })
+      try {
+        await session.client.auth.changePassword({ current_password: draft.current, new_password: draft.next })
+      } catch (cause) {
+        // Said in the page's words, not the API's field name.
+        if (cause instanceof PaydeskApiError && cause.field === "current_password") return setNote({ text: t("password.wrongCurrent"), error: true })
+        throw cause
+      }
       setDraft(empty)
       setNote({ text: t("password.changed"), error: false })
     })

@@ -92,22 +92,32 @@ interface Loaded {
   readonly shown: number
 }
 
-/** Local midnight at the start of a `YYYY-MM-DD` day, `days` later, as ISO 8601. */
-const localDay = (day: string, days = 0): string => {
+/**
+ * Local midnight at the start of a `YYYY-MM-DD` day, `days` later, as ISO 8601; undefined past the
+ * year 9999, which the API's four-digit years cannot say (`toISOString` writes `+010000-…`).
+ */
+const localDay = (day: string, days = 0): string | undefined => {
   const start = new Date(`${day}T00:00:00`)
   start.setDate(start.getDate() + days)
-  return start.toISOString()
+  return start.getUTCFullYear() > 9999 ? undefined : start.toISOString()
 }
 
-/** The API's filter of the page's filters (the `to` day is included: the range ends at the next local midnight). */
-const apiFilter = (filters: Filters, terminalId: string, environment: "all" | "sandbox" | "prod"): PaymentFilter => ({
-  terminal_id: terminalId,
-  environment,
-  ...(filters.status === "" ? {} : { status: filters.status }),
-  ...(filters.order === "" ? {} : { order_id: filters.order }),
-  ...(filters.from === "" ? {} : { created_from: localDay(filters.from) }),
-  ...(filters.to === "" ? {} : { created_to: localDay(filters.to, 1) })
-})
+/**
+ * The API's filter of the page's filters (the `to` day is included: the range ends at the next local
+ * midnight; a `to` of the year 9999's last day sets no end, which is what it means).
+ */
+const apiFilter = (filters: Filters, terminalId: string, environment: "all" | "sandbox" | "prod"): PaymentFilter => {
+  const from = filters.from === "" ? undefined : localDay(filters.from)
+  const to = filters.to === "" ? undefined : localDay(filters.to, 1)
+  return {
+    terminal_id: terminalId,
+    environment,
+    ...(filters.status === "" ? {} : { status: filters.status }),
+    ...(filters.order === "" ? {} : { order_id: filters.order }),
+    ...(from === undefined ? {} : { created_from: from }),
+    ...(to === undefined ? {} : { created_to: to })
+  }
+}
 
 /** The status's badge. */
 export const StatusBadge = ({ status }: { status: PaymentStatus }) => {

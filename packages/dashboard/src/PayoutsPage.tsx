@@ -14,6 +14,7 @@ import { useAction, useDashboard, useLoad } from "./Context.js"
 import { formatDecimal, formatTime } from "./I18n.js"
 import { BalanceDetails } from "./BalanceDetails.js"
 import { microUsdt, signedMicroUsdt } from "./Money.js"
+import { pendingKey, settled } from "./PendingWrite.js"
 import { EmptyPage, Ignored, pageOf, Paging, perPage, writePage } from "./Paging.js"
 import { href, navigate, withQuery } from "./Router.js"
 
@@ -33,25 +34,7 @@ const searchOf = (page: number): string => {
 }
 
 /** Where the tab keeps the Idempotency-Key of the payout request whose outcome is not known yet. */
-const pendingPayoutKey = "paydesk.pendingPayout"
-
-/**
- * One Idempotency-Key per payout the user means, kept in the tab (`sessionStorage`, so a reload
- * keeps it) while the request is the same: pressing "request" again after a failure whose outcome
- * is unknown (no answer, a 5xx) answers the payout the first press made instead of making a second
- * one. A new key for another request, and after a success.
- */
-const payoutKey = (body: string): string => {
-  try {
-    const kept = JSON.parse(sessionStorage.getItem(pendingPayoutKey) ?? "null") as { readonly body?: unknown; readonly key?: unknown } | null
-    if (kept !== null && kept.body === body && typeof kept.key === "string") return kept.key
-  } catch {
-    // Not ours, or damaged: a new key.
-  }
-  const key = globalThis.crypto.randomUUID()
-  sessionStorage.setItem(pendingPayoutKey, JSON.stringify({ body, key }))
-  return key
-}
+const pendingPayout = "paydesk.pendingPayout"
 
 export const PayoutsPage = ({ search }: { search: string }) => {
   const { session, sandbox, t, language } = useDashboard()
@@ -94,14 +77,17 @@ export const PayoutsPage = ({ search }: { search: string }) => {
   // Signed: a negative balance (a reversal after a hold) leaves nothing to pay out, so every amount is over it.
   const available = balance === null ? null : signedMicroUsdt(balance.available_usdt)
   const over = amount !== null && available !== null && amount > available
+  // The API refuses a payout of nothing: said before any request, as an amount over the balance is.
+  const zero = amount === 0n
+  const problem = over ? t("payouts.over") : zero ? t("payouts.zero") : null
 
   const request = async () => {
     const body = { ...draft, amount_usdt: amountText, wallet_address: draft.wallet_address.trim(), terminal_id: session.terminalId }
-    const idempotencyKey = payoutKey(JSON.stringify(body))
+    const idempotencyKey = pendingKey(pendingPayout, JSON.stringify(body))
     await run(async () => {
       try {
         const payout = await session.client.payouts.create(body, { idempotencyKey })
-        sessionStorage.removeItem(pendingPayoutKey)
+        settled(pendingPayout)
         setMessage(t("payouts.created", { status: t(`payout.${payout.status}`) }))
         setDraft({ ...draft, amount_usdt: "" })
         if (page !== 1) go(1)
@@ -131,12 +117,12 @@ export const PayoutsPage = ({ search }: { search: string }) => {
       <form class="filters" onSubmit={(event) => {
         event.preventDefault()
         setMessage(null)
-        if (amount !== null && draft.wallet_address.trim() !== "" && !over) setConfirming(true)
+        if (amount !== null && draft.wallet_address.trim() !== "" && problem === null) setConfirming(true)
       }}>
         <label>
           <span>{t("payouts.amount")}</span>
-          <input name="amount" inputMode="decimal" required pattern={language === "ru" ? "\\d+([.,]\\d{1,6})?" : "\\d+(\\.\\d{1,6})?"} value={draft.amount_usdt} aria-invalid={over}
-            aria-describedby={over ? "payout-over" : undefined}
+          <input name="amount" inputMode="decimal" required pattern={language === "ru" ? "\\d+([.,]\\d{1,6})?" : "\\d+(\\.\\d{1,6})?"} value={draft.amount_usdt} aria-invalid={problem !== null}
+            aria-describedby={problem === null ? undefined : "payout-over"}
             onInput={(e) => edit({ ...draft, amount_usdt: (e.currentTarget as HTMLInputElement).value })} />
         </label>
         <label class="wide">
@@ -150,10 +136,10 @@ export const PayoutsPage = ({ search }: { search: string }) => {
             {networks.map((n) => <option value={n} key={n}>{n}</option>)}
           </select>
         </label>
-        <div class="actions"><button type="submit" disabled={over || busy}>{t("payouts.request")}</button></div>
+        <div class="actions"><button type="submit" disabled={problem !== null || busy}>{t("payouts.request")}</button></div>
       </form>
       <p id="wallet-hint" class="note">{t(`payouts.walletHint.${draft.network}`)}</p>
-      {over ? <p id="payout-over" class="error">{t("payouts.over")}</p> : null}
+      {problem === null ? null : <p id="payout-over" class="error">{problem}</p>}
       {confirming ? (
         <Confirm id="payout" busy={busy} onConfirm={request} onCancel={() => setConfirming(false)}
           question={sentence(t, "payouts.confirm", { wallet: isolated(draft.wallet_address.trim()) }, {

@@ -3,15 +3,19 @@
  * keys, the signing-secret rotation (after a confirmation; the new secret is shown once), and the
  * signed-in user's password change.
  */
-import type { SigningSecretRotation, TerminalDetails } from "@paydesk/client"
+import { PaydeskCallError, type SigningSecretRotation, type TerminalDetails } from "@paydesk/client"
 import { useRef, useState } from "preact/hooks"
 import { ApiKeys } from "./ApiKeys.js"
 import { isolated } from "./Bidi.js"
 import { Confirm } from "./Confirm.js"
 import { useAction, useDashboard, useLoad } from "./Context.js"
 import { PasswordForm } from "./PasswordForm.js"
+import { pendingKey, settled } from "./PendingWrite.js"
 import { attemptResult, formatTime, sentAccepted } from "./I18n.js"
 import { TerminalForm } from "./TerminalForm.js"
+
+/** Where the tab keeps the Idempotency-Key of the rotation whose outcome is not known yet. */
+const pendingRotation = "paydesk.pendingRotation"
 
 export const SettingsPage = () => {
   const { session, t, language } = useDashboard()
@@ -25,10 +29,23 @@ export const SettingsPage = () => {
 
   useLoad(() => session.client.terminals.get(session.terminalId), setTerminal, report, [reload])
 
+  // A press after one whose answer was lost repeats its rotation (same Idempotency-Key) and is
+  // answered its secret: a second rotation would make the unseen one the previous secret, which
+  // signs X-Signature during the overlap, so a receiver holding the last secret it saw rejects them.
   const rotate = async () => {
+    const terminalId = session.terminalId
+    const idempotencyKey = pendingKey(pendingRotation, terminalId)
     await run(async () => {
-      setRotated(await session.client.signingSecret.rotate({ terminalId: session.terminalId }))
-      setReload((n) => n + 1)
+      try {
+        setRotated(await session.client.signingSecret.rotate({ terminalId, idempotencyKey }))
+      } catch (cause) {
+        if (cause instanceof PaydeskCallError && cause.outcomeUnknown) throw new Error(t("settings.rotateUnknown"))
+        settled(pendingRotation)
+        throw cause
+      } finally {
+        setReload((n) => n + 1)
+      }
+      settled(pendingRotation)
     })
     setConfirming(false)
   }

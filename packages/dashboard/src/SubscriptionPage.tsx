@@ -5,7 +5,7 @@
  * stop after a confirmation.
  */
 import type { Charge, Subscription, UpcomingCharges } from "@paydesk/client"
-import { useState } from "preact/hooks"
+import { useRef, useState } from "preact/hooks"
 import { isolated, sentence } from "./Bidi.js"
 import { Confirm } from "./Confirm.js"
 import { useAction, useDashboard, useLoad } from "./Context.js"
@@ -28,6 +28,8 @@ export const SubscriptionPage = ({ id }: { id: string }) => {
   const [loaded, setLoaded] = useState<Loaded | null>(null)
   const [confirming, setConfirming] = useState(false)
   const [reload, setReload] = useState(0)
+  // The confirmation takes the Stop button's place: a cancel gives the focus back to it.
+  const stopButton = useRef<HTMLButtonElement>(null)
 
   useLoad(async (): Promise<Loaded> => {
     const { client } = session
@@ -73,9 +75,12 @@ export const SubscriptionPage = ({ id }: { id: string }) => {
         <dt>{t("sub.stoppedAt")}</dt><dd>{formatTime(language, s.stopped_at)}</dd>
       </dl>
       {stoppable(s) ? (confirming ? (
-        <Confirm id="stop" question={sentence(t, "subs.stopConfirm", { ref: isolated(ref) })} busy={busy} onConfirm={stop} onCancel={() => setConfirming(false)} />
+        <Confirm id="stop" question={sentence(t, "subs.stopConfirm", { ref: isolated(ref) })} busy={busy} onConfirm={stop} onCancel={() => {
+          setConfirming(false)
+          setTimeout(() => stopButton.current?.focus())
+        }} />
       ) : (
-        <p><button type="button" onClick={() => setConfirming(true)}>{t("subs.stop")}</button></p>
+        <p><button type="button" ref={stopButton} onClick={() => setConfirming(true)}>{t("subs.stop")}</button></p>
       )) : null}
       <h2>{t("sub.charges")}</h2>
       {charges.length === 0 ? <p>{t("sub.noCharges")}</p> : (

@@ -496,6 +496,29 @@ describe("Balance", () => {
     }
   })
 
+  it("refuses an amount of zero in the form (no confirmation of a payout of nothing), in both languages' notations", async () => {
+    const { PayoutsPage } = await load("PayoutsPage")
+    for (const [language, amount, text] of [["en", "0", "The amount must be greater than zero."], ["en", "0.000000", "The amount must be greater than zero."], ["ru", "0,0", "Сумма должна быть больше нуля."]] as const) {
+      const client = { ...payoutsClient(0), payouts: { ...payoutsClient(0).payouts, create: vi.fn() } }
+      const { root } = show(PayoutsPage!, client, { language })
+      await vi.waitFor(() => expect(root.textContent).toContain("USDT"))
+      edit(findAll(root, (e) => e.getAttribute("name") === "amount")[0]!, amount)
+      await rendered()
+      edit(findAll(root, (e) => e.getAttribute("name") === "wallet")[0]!, "TQn9Y2khEsLJW1ChVWFMSMeRDow5KcbLSE")
+      await rendered()
+      expect(root.textContent, amount).toContain(text)
+      submit(findAll(root, (e) => e.localName === "form")[0]!)
+      await rendered()
+      expect(findAll(root, (e) => e.getAttribute("role") === "alertdialog"), amount).toHaveLength(0)
+      expect(client.payouts.create).not.toHaveBeenCalled()
+      // Another amount clears it.
+      edit(findAll(root, (e) => e.getAttribute("name") === "amount")[0]!, "1")
+      await rendered()
+      expect(root.textContent, amount).not.toContain(text)
+      render(null, root as unknown as Element)
+    }
+  })
+
   it("refuses every payout amount in the form while the available balance is negative (a reversal after a hold)", async () => {
     const { PayoutsPage } = await load("PayoutsPage")
     const { root } = show(PayoutsPage!, payoutsClient(0, { available_usdt: "-10.000000" }), { language: "en" })
@@ -538,6 +561,22 @@ describe("Payments page", () => {
       expect(query, search).not.toHaveProperty("created_to")
       if (search.startsWith("?from=2026-05-10")) expect(query.created_from, search).toBeTypeOf("string")
       else if (search.startsWith("?from")) expect(query, search).not.toHaveProperty("created_from")
+      render(null, root as unknown as Element)
+    }
+  })
+
+  it("sends every day the date fields take as a date-time the API reads: the year 9999's last day as the end sets no end (not +010000-…)", async () => {
+    const { PaymentsPage } = await load("PaymentsPage")
+    const iso = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/
+    for (const search of ["?to=9999-12-31", "?from=9999-12-31&to=9999-12-31", "?from=0001-01-01&to=9999-12-30"]) {
+      const client = paymentsClient(3)
+      const { root } = show(PaymentsPage!, client, { path: `/dashboard/payments${search}`, props: { search } })
+      await vi.waitFor(() => expect(root.textContent, search).toContain("Page 1 of 1 (3 in all)"))
+      expect(root.textContent, search).not.toContain("Ignored in the address")
+      const query = client.payments.list.mock.calls[0]![0] as Record<string, unknown>
+      if (search.endsWith("to=9999-12-31")) expect(query, search).not.toHaveProperty("created_to")
+      else expect(query.created_to, search).toMatch(iso)
+      if (search.includes("from=")) expect(query.created_from, search).toMatch(iso)
       render(null, root as unknown as Element)
     }
   })
@@ -605,6 +644,86 @@ describe("Terminal settings", () => {
       }
       render(null, root as unknown as Element)
     }
+  })
+
+  it("a rotation whose answer was lost is repeated under its Idempotency-Key by the next press (its secret shown, no second rotation); after an answer the next press is a new rotation", async () => {
+    const { SettingsPage } = await load("SettingsPage")
+    const terminal = {
+      id: "term-1", terminal_id: "term-1", account_id: "acc-1", name: "Shop", status: "active", h2h: false, callback_url: null, success_redirect_url: null,
+      fail_redirect_url: null, conversion_mode: "instant", conversion_time: null, show_platform_branding: true, updated_at: "2026-01-01T00:00:00.000Z",
+      callback_endpoint: { status: "unknown", last_attempt_at: null, last_error: null, failing_since: null }, previous_secret_expires_at: null
+    }
+    // The server's side: a key rotates once and is answered its secret again.
+    const made = new Map<string, string>()
+    let lost = 1
+    const rotate = vi.fn(async (options: { terminalId?: string; idempotencyKey?: string }) => {
+      const key = options.idempotencyKey ?? "none"
+      if (!made.has(key)) made.set(key, `sk_sign_${made.size + 1}`)
+      if (lost > 0) {
+        lost--
+        throw new PaydeskConnectionError("POST rotate: no answer", 2, { outcomeUnknown: true, idempotencyKey: key })
+      }
+      return { terminal_id: "term-1", signing_secret: made.get(key)!, rotated_at: "2026-01-01T00:00:00.000Z", previous_secret_expires_at: null }
+    })
+    const { root } = show(SettingsPage!, { terminals: { get: async () => terminal }, apiKeys: { list: async () => [] }, signingSecret: { rotate } })
+    await vi.waitFor(() => expect(root.textContent).toContain("Shop"))
+    const press = async () => {
+      click(button(root, "Rotate signing secret"))
+      await rendered()
+      click(button(root, "Confirm"))
+      await vi.waitFor(() => expect(button(root, "Rotate signing secret")).toBeDefined())
+    }
+    await press()
+    await vi.waitFor(() => expect(root.textContent).toContain("No answer came: the secret may have been rotated."))
+    // A reload of the page keeps the key too: it lives in the tab.
+    expect(JSON.parse(sessionStorage.getItem("paydesk.pendingRotation") ?? "null")?.key).toBe(rotate.mock.calls[0]![0].idempotencyKey)
+    await press()
+    await vi.waitFor(() => expect(root.textContent).toContain("sk_sign_1"))
+    expect(sessionStorage.getItem("paydesk.pendingRotation")).toBeNull()
+    await press()
+    await vi.waitFor(() => expect(root.textContent).toContain("sk_sign_2"))
+    const keys = rotate.mock.calls.map(([options]) => options.idempotencyKey)
+    expect(keys[0]).toMatch(/^[0-9a-f-]{36}$/)
+    expect(keys[1]).toBe(keys[0])
+    expect(keys[2]).not.toBe(keys[0])
+    expect(made.size).toBe(2)
+  })
+
+  it("a key shown once and then revoked is no longer shown as a key to copy; revoking another key leaves it shown", async () => {
+    const { ApiKeys } = await load("ApiKeys")
+    const listed: Array<{ id: string; prefix: string; subscription_write: boolean; created_at: string; revoked_at: string | null }> = [
+      { id: "key-old", prefix: "pk_old", subscription_write: false, created_at: "2026-01-01T00:00:00.000Z", revoked_at: null }
+    ]
+    const client = {
+      apiKeys: {
+        list: async () => listed.map((k) => ({ ...k })),
+        create: async () => {
+          const key = { id: `key-${listed.length}`, prefix: `pk_new${listed.length}`, subscription_write: false, created_at: "2026-01-02T00:00:00.000Z", revoked_at: null }
+          listed.push(key)
+          return { ...key, api_key: `${key.prefix}_SECRET` }
+        },
+        revoke: async (id: string) => {
+          listed.find((k) => k.id === id)!.revoked_at = "2026-01-03T00:00:00.000Z"
+        }
+      }
+    }
+    const { root } = show(ApiKeys!, client)
+    const revokeButton = (prefix: string) => findAll(root, (e) => e.localName === "button" && e.getAttribute("aria-label") === `Revoke ${prefix}`)[0]
+    const revoke = async (prefix: string) => {
+      await vi.waitFor(() => expect(revokeButton(prefix)).toBeDefined())
+      click(revokeButton(prefix)!)
+      await rendered()
+      click(button(root, "Confirm"))
+      await vi.waitFor(() => expect(root.textContent).not.toContain(`Revoke key ${prefix}`))
+    }
+    click(button(root, "Create API key"))
+    await vi.waitFor(() => expect(root.textContent).toContain("pk_new1_SECRET"))
+    await revoke("pk_old")
+    await rendered()
+    expect(root.textContent).toContain("pk_new1_SECRET")
+    await revoke("pk_new1")
+    await vi.waitFor(() => expect(root.textContent).not.toContain("pk_new1_SECRET"))
+    expect(root.textContent).not.toContain("New API key (shown only now")
   })
 
   it("gives the conversion time's local equivalent, with the day when it moves", async () => {

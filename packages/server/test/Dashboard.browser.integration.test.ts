@@ -276,6 +276,17 @@ describe("dashboard", () => {
 
     await page.getByRole("link", { name: "Subscriptions" }).click()
     await page.getByRole("heading", { name: "Subscriptions" }).waitFor()
+    // On its own page the confirmation takes the Stop button's place: Escape gives the focus back to
+    // it (an outside probe found it on the page's body).
+    await page.getByRole("link", { name: ref }).click()
+    await page.getByRole("heading", { name: `Subscription ${ref}` }).waitFor()
+    await page.getByRole("button", { name: "Stop", exact: true }).click()
+    await page.getByRole("alertdialog").waitFor()
+    await page.keyboard.press("Escape")
+    await page.getByRole("alertdialog").waitFor({ state: "detached" })
+    await expect.poll(() => page.evaluate(() => document.activeElement?.textContent)).toBe("Stop")
+    await page.getByRole("link", { name: "Subscriptions", exact: true }).click()
+    await page.getByRole("heading", { name: "Subscriptions" }).waitFor()
     await page.getByRole("button", { name: `Stop ${ref}` }).click()
     await page.getByRole("alertdialog").getByText(`Stop subscription ${ref}?`).waitFor()
     // The confirmation takes the focus; Escape cancels, nothing is stopped.
@@ -404,8 +415,12 @@ describe("dashboard", () => {
     await page.getByRole("heading", { name: "Your password" }).waitFor()
     await form(own.password, "a new horse battery", "a new horse batterY")
     await page.getByRole("alert").filter({ hasText: "The two new passwords differ." }).waitFor()
+    // The same password again is said before any request.
+    await form(own.password, own.password, own.password)
+    await page.getByRole("alert").filter({ hasText: "The new password is the current one: choose another." }).waitFor()
+    // The API's refusal in the page's words (it named its field, current_password, before).
     await form("wrong horse battery", "a new horse battery", "a new horse battery")
-    await page.getByRole("alert").filter({ hasText: "current_password is not the user's password" }).waitFor()
+    await page.getByRole("alert").filter({ hasText: "The current password is not right." }).waitFor()
     // Chromium logs the refused request's 400 to the console: that one is expected.
     expect(problems).toEqual([expect.stringMatching(/status of 400/)])
     problems.length = 0
