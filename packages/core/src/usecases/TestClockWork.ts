@@ -98,6 +98,12 @@ const write = Traced.fn("TestClocks.write")(function*(clock: TestClock.TestClock
   return Result.isSuccess(written) ? Option.some(next) : Option.none<TestClock.TestClock>()
 })
 
+/**
+ * How long a clock whose holder's run failed stays held before any worker takes it again: shorter
+ * than an advance's wait for a holder (`TestClock.heldWaitMs`), so a merchant's advance still gets it.
+ */
+export const failedHoldMs = 5_000
+
 /** A clock this worker holds: its writes, one at a time, and whether the hold is still its own. */
 interface Held {
   /** The clock as this worker last wrote it. */
@@ -142,16 +148,27 @@ const holding = <A, E, R>(clock: TestClock.TestClock, body: (held: Held) => Effe
         })),
       renew: Effect.flatMap(TestClock.wallTime, (wall) => Effect.map(held.write({ leaseUntil: wall + leaseMs }), Option.isSome))
     }
+    // A renewal that fails (the store unreachable for a moment) is tried again at the next tick, two
+    // more before the lease runs out: ending the timer there would let a long pass lose its hold after
+    // all (a review). It ends when the hold is another's or let go.
     const renewing = yield* Effect.forkChild(Effect.gen(function*() {
       for (;;) {
         yield* Effect.sleep(Math.max(1, Math.floor(leaseMs / 3)))
-        if (!(yield* held.renew)) return
+        const renewed = yield* held.renew.pipe(
+          Effect.catchCause((cause) =>
+            Cause.hasInterruptsOnly(cause) ? Effect.failCause(cause) : Effect.as(Effect.logWarning(`test clock ${clock.id}: its hold not renewed, tried again in ${Math.floor(leaseMs / 3)} ms`, cause), true))
+        )
+        if (!renewed) return
       }
     }))
-    // A body that failed lets the clock go at once (the next holder releases what it left); one
-    // interrupted (the host stopping) leaves it to its lease, as a worker that died does.
+    // A body that failed lets the clock go after `failedHoldMs` (the next holder releases what it
+    // left), not a lease later, when merchants' advances were refused meanwhile; nor at once, when a
+    // clock whose run fails every time (a row it cannot read) was taken again at every pass of every
+    // process (a review). One interrupted (the host stopping) leaves it to its lease, as a worker that died does.
     const letGo = (cause: Cause.Cause<unknown>) =>
-      Cause.hasInterruptsOnly(cause) ? Effect.void : Effect.asVoid(held.write({ leaseUntil: null }))
+      Cause.hasInterruptsOnly(cause)
+        ? Effect.void
+        : Effect.flatMap(TestClock.wallTime, (wall) => Effect.asVoid(held.write({ leaseUntil: wall + Math.min(leaseMs, failedHoldMs) })))
     return yield* Effect.ensuring(Effect.onError(body(held), letGo), Fiber.interrupt(renewing))
   })
 

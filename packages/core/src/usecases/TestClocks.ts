@@ -34,7 +34,7 @@ import * as TestClockWork from "./TestClockWork.js"
 import * as Traced from "../Traced.js"
 
 export { forObject, nowOf } from "./TestClockScope.js"
-export { backgroundBudgetMs, clocksPerPass, earliestDue, runAt, runPending, runPendingFor, steps } from "./TestClockWork.js"
+export { backgroundBudgetMs, clocksPerPass, earliestDue, failedHoldMs, runAt, runPending, runPendingFor, steps } from "./TestClockWork.js"
 
 const invalid = (field: string, message: string) => new InvalidRequest({ field, message })
 
