@@ -213,6 +213,8 @@ export const delivery = (d: Delivery) => ({
   next_attempt_at: iso(d.nextAttemptAt),
   last_status_code: d.lastStatusCode,
   last_error: d.lastError,
+  kind: d.kind,
+  test_clock: d.testClockId,
   created_at: formatIso(d.createdAt),
   delivered_at: iso(d.deliveredAt)
 })

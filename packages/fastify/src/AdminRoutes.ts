@@ -331,7 +331,8 @@ export const register = async (
         limit: q.limit ?? 50,
         ...(terminalId === undefined ? {} : { terminalId }),
         ...(paymentId === undefined ? {} : { paymentId }),
-        ...(q.status === undefined ? {} : { status: q.status })
+        ...(q.status === undefined ? {} : { status: q.status }),
+        ...(q.environment === undefined || q.environment === "all" ? {} : { test: q.environment === "sandbox" })
       }
       return yield* Callbacks.listDeliveries(filter)
     }), (items) => reply.send({ items: items.map(Views.delivery) })))

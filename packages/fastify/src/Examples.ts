@@ -309,6 +309,8 @@ export const delivery = {
   next_attempt_at: null,
   last_status_code: 200,
   last_error: null,
+  kind: "scheduled" as const,
+  test_clock: null,
   created_at: later,
   delivered_at: later
 }

@@ -328,7 +328,8 @@ export const runWork = operation({
 
 export const listDeliveries = operation({
   id: "operatorListDeliveries", surface: "operator", method: "GET", path: "/deliveries", tag, auth: "operator",
-  summary: "Callback deliveries, newest first",
+  summary: "Callback deliveries, newest written first",
+  description: "In the order they were written (a test clock's deliveries carry the clock's time in `created_at`, so that order is not theirs); at most `limit`, no further pages: narrow with the filters.",
   query: S.DeliveryListQuery,
   queryExample: { payment_id: Examples.ids.payment, status: "failed" },
   responses: [{ status: 200, description: "deliveries", schema: R.DeliveryList, example: { items: [Examples.delivery] } }],

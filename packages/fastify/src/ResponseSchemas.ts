@@ -58,7 +58,9 @@ const page = <S extends Schema.Top>(item: S, title: string) =>
     total: Int,
     page: Int,
     per_page: Int,
-    next_cursor: Nullable(Schema.String).annotate({ description: "pass as `cursor` for the records after these; null on the last page" })
+    next_cursor: Nullable(Schema.String).annotate({
+      description: "pass as `cursor` for the records after these; null on the last page. The operator's lists (`/admin/v1`) are paged by `page` alone (`total`, `per_page`): there it is always null"
+    })
   }).annotate({ identifier: title, title })
 
 const StatusCount = Schema.Struct({ count: Int, amount: Rub }).annotate({ identifier: "StatusCount", title: "StatusCount" })
@@ -485,6 +487,8 @@ const DeliveryView = Schema.Struct({
   next_attempt_at: Nullable(Time),
   last_status_code: Nullable(Int),
   last_error: Nullable(Schema.String),
+  kind: Schema.Literals(["scheduled", "recover", "resend"]).annotate({ description: "`scheduled` (the event's own), `recover` (a merchant's recovery of failed ones) or `resend` (one attempt a merchant asked for)" }),
+  test_clock: Nullable(Uuid).annotate({ description: "the test clock of a sandbox object on one (its `created_at` is the clock's time), else null" }),
   created_at: Time,
   delivered_at: Nullable(Time)
 }).annotate({ identifier: "Delivery", title: "Delivery" })

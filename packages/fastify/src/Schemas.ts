@@ -378,7 +378,8 @@ export const DeliveryListQuery = Schema.Struct({
   terminal_id: Schema.optionalKey(text("filter by terminal (UUID)", "a terminal UUID")),
   payment_id: Schema.optionalKey(text("filter by payment (`pay_<uuid>` or UUID)", "pay_<uuid> or a UUID")),
   status: Schema.optionalKey(oneOf(["pending", "delivered", "failed"], "filter by delivery status")),
-  limit: Schema.optionalKey(intParam(1, 500, "deliveries to list, newest first (default 50)"))
+  environment: Schema.optionalKey(oneOf(["prod", "sandbox", "all"], "live only (`prod`), `sandbox` (test clocks' included), or `all` (the default)")),
+  limit: Schema.optionalKey(intParam(1, 500, "deliveries to list, newest written first (default 50)"))
 })
 
 // ---------------------------------------------------------------------------------------------

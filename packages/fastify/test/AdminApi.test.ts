@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from "vitest"
 import { Clock, Effect, Layer, ManagedRuntime, Option } from "effect"
-import { Auth, Payments, Payouts, RateSource, Subscriptions } from "@paydesk/core"
+import { Auth, Payments, Payouts, RateSource, Subscriptions, TestClocks } from "@paydesk/core"
 import type { Payment } from "@paydesk/core"
 import { AcquirerEmulator, Kit, ManualClock, MemoryRateSource, RecordingCallbackTransport } from "@paydesk/testkit"
 import * as App from "../src/App.js"
@@ -532,5 +532,35 @@ describe("AdminApi: callback deliveries", () => {
     }
     expect((await admin(t.app, "GET", `/deliveries/${crypto.randomUUID()}`)).statusCode).toBe(404)
     expect((await admin(t.app, "GET", "/deliveries/nope")).statusCode).toBe(404)
+  })
+
+  it("lists deliveries newest written first, not by a test clock's time, filtered by environment, with their kind and clock", async () => {
+    await fresh()
+    const merchant = await t.merchant({ callbackUrl: "https://shop.example/callbacks" })
+    const principal = await principalOf(merchant)
+    // A merchant's clock in 2099: its deliveries carry the clock's time (an outside probe saw them ahead of every real one).
+    const clock = await t.run(TestClocks.create(principal, { frozenTime: "2099-01-01T00:00:00Z" }))
+    const onClock = await t.run(Payments.create(principal, { amount: "1", orderId: "on-clock", test: true, testClock: clock.id }))
+    const live = await t.run(Payments.create(principal, { amount: "10", orderId: "live-1" }))
+    const sandbox = await t.run(Payments.create(principal, { amount: "1", orderId: "sandbox-1", test: true }))
+    const listed = async (query: string) => {
+      const answer = await admin(t.app, "GET", `/deliveries${query}`)
+      expect(answer.statusCode, query).toBe(200)
+      return (json(answer).items as Array<{ event_id: string; kind: string; test_clock: string | null; created_at: string }>)
+    }
+    const all = await listed("")
+    expect(all.map((d) => [d.test_clock, d.kind, d.created_at.slice(0, 4)])).toEqual([
+      [null, "scheduled", all[0]!.created_at.slice(0, 4)],
+      [null, "scheduled", all[1]!.created_at.slice(0, 4)],
+      [clock.id, "scheduled", "2099"]
+    ])
+    const events = async (items: Awaited<ReturnType<typeof listed>>) =>
+      Promise.all(items.map(async (d) => json(await admin(t.app, "GET", `/deliveries/${(d as unknown as { id: string }).id}`)).event.payment_id as string))
+    expect(await events(all)).toEqual([sandbox.payment, live.payment, onClock.payment].map((p) => `pay_${p.id}`))
+    expect(await events(await listed("?environment=prod"))).toEqual([`pay_${live.payment.id}`])
+    expect(await events(await listed("?environment=sandbox"))).toEqual([sandbox.payment, onClock.payment].map((p) => `pay_${p.id}`))
+    expect(await listed("?environment=all")).toHaveLength(3)
+    expect(await events(await listed(`?environment=sandbox&terminal_id=${merchant.terminal.id}&limit=1`))).toEqual([`pay_${sandbox.payment.id}`])
+    expect((await admin(t.app, "GET", "/deliveries?environment=live")).statusCode).toBe(400)
   })
 })

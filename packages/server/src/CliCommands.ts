@@ -343,14 +343,24 @@ export const register = (program: Command, send: Send, readStdin: ReadStdin): vo
 
   // Deliveries
   const deliveries = group("deliveries", "the callback delivery log")
-  deliveries.command("list").description("deliveries, newest first")
+  deliveries.command("list").description("deliveries, newest written first")
     .option("--terminal <terminal_id>", "of one terminal")
     .option("--payment <payment_id>", "of one payment")
     .addOption(choices(new Option("--status <status>", "by status"), ["pending", "delivered", "failed"]))
+    .addOption(choices(new Option("--environment <environment>", "live only (prod), sandbox, or all (the default)"), ["prod", "sandbox", "all"]))
     // Checked here as the server checks it: a usage error (exit 2), not the server's 400 (an outside probe).
     .option("--limit <n>", "at most this many (1 to 500, default 50)", integer("--limit", 1, 500))
-    .action((options: { terminal?: string; payment?: string; status?: string; limit?: number }) =>
-      send({ method: "GET", path: `/deliveries${query({ terminal_id: options.terminal, payment_id: options.payment, status: options.status, limit: options.limit === undefined ? undefined : String(options.limit) })}` }))
+    .action((options: { terminal?: string; payment?: string; status?: string; environment?: string; limit?: number }) =>
+      send({
+        method: "GET",
+        path: `/deliveries${query({
+          terminal_id: options.terminal,
+          payment_id: options.payment,
+          status: options.status,
+          environment: options.environment,
+          limit: options.limit === undefined ? undefined : String(options.limit)
+        })}`
+      }))
   deliveries.command("get").alias("show").description("a delivery with its event (the exact body sent) and its attempts").argument("<delivery_id>")
     .action((deliveryId: string) => send({ method: "GET", path: `/deliveries/${id(deliveryId)}` }))
 

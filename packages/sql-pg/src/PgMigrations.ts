@@ -529,6 +529,17 @@ CREATE INDEX test_clocks_waiting ON test_clocks (updated_at) WHERE status = 'adv
 DROP INDEX test_clocks_pending
 `)
 
+/**
+ * The operator's deliveries list, newest written first (`seq`), not by `created_at`: a test clock's
+ * deliveries carry the clock's time, and a merchant's clock in 2099 put its sandbox deliveries ahead
+ * of every real one (an outside probe). Its terminal filter reads this index; the one it replaces
+ * served only that list (the endpoint health reads by terminal alone, which either serves).
+ */
+const deliveriesTerminalSeq = script(`
+CREATE INDEX deliveries_terminal_seq ON deliveries (terminal_id, seq);
+DROP INDEX deliveries_terminal
+`)
+
 /** Every migration, by `<id>_<name>`. */
 export const migrations: Record<string, Effect.Effect<void, unknown, SqlClient.SqlClient>> = {
   "0001_initial": initial,
@@ -546,5 +557,6 @@ export const migrations: Record<string, Effect.Effect<void, unknown, SqlClient.S
   "0013_rotation_keys": rotationKeys,
   "0014_operator_keys": operatorKeys,
   "0015_review_since": reviewSince,
-  "0016_test_clocks_waiting": testClocksPendingLease
+  "0016_test_clocks_waiting": testClocksPendingLease,
+  "0017_deliveries_terminal_seq": deliveriesTerminalSeq
 }

@@ -383,10 +383,12 @@ export const layer: Layer.Layer<OutboxRepository, never, SqlClient.SqlClient> = 
           ...(filter.status === undefined ? [] : [sql`status = ${filter.status}`]),
           ...(filter.paymentId === undefined
             ? []
-            : [sql`event_id IN (SELECT id FROM outbox_events WHERE payment_id = ${filter.paymentId})`])
+            : [sql`event_id IN (SELECT id FROM outbox_events WHERE payment_id = ${filter.paymentId})`]),
+          ...(filter.test === undefined ? [] : [sql`event_id IN (SELECT id FROM outbox_events WHERE test = ${filter.test})`])
         ])
+        // In the order they were written (a clock's deliveries carry the clock's time).
         const rows = yield* orDie(sql<DeliveryRow>`SELECT * FROM deliveries WHERE ${condition}
-          ORDER BY created_at DESC, id DESC
+          ORDER BY seq DESC
           LIMIT ${Math.max(0, filter.limit)}`)
         return rows.map(toDelivery)
       }),

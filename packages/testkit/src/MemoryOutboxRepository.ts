@@ -11,7 +11,7 @@
 import { Effect, Layer, Option } from "effect"
 import { type AttemptRecord, OutboxRepository } from "@paydesk/core"
 import { Callback } from "@paydesk/core"
-import { duplicateKey, earliest, MemoryDatabase, newestFirst } from "./MemoryDatabase.js"
+import { duplicateKey, earliest, MemoryDatabase } from "./MemoryDatabase.js"
 
 /** Newest first: `createdAt` desc, then `sequence` desc, then `id` desc (negative when `a` comes first). */
 const newestFirstOrder = (
@@ -150,13 +150,15 @@ export const layer: Layer.Layer<OutboxRepository, never, MemoryDatabase> = Layer
         })),
       listDeliveries: (filter) =>
         db.atomically(Effect.sync(() =>
+          // Newest written first: the map keeps insertion order.
           [...deliveries.values()]
             .filter((d) =>
               (filter.terminalId === undefined || d.terminalId === filter.terminalId) &&
               (filter.status === undefined || d.status === filter.status) &&
-              (filter.paymentId === undefined || outboxEvents.get(d.eventId)?.paymentId === filter.paymentId)
+              (filter.paymentId === undefined || outboxEvents.get(d.eventId)?.paymentId === filter.paymentId) &&
+              (filter.test === undefined || outboxEvents.get(d.eventId)?.test === filter.test)
             )
-            .sort(newestFirst)
+            .reverse()
             .slice(0, Math.max(0, filter.limit))
         )),
       insertAttempt: (attempt) =>

@@ -19,7 +19,7 @@
  * resend); an attempt of one in flight meanwhile is then not recorded (its delivery is no longer
  * `pending`). A resend still within its lease, whose single attempt its own request sends and
  * records, is left to it (concurrent resends ended one another unrecorded: `delivered` with no
- * attempt); one whose lease ran out (its request died, a worker would send it) is ended too. `listEvents` is oldest first (ties in insertion order), at most `limit`, only `test` ones when given; `listDeliveries` newest first; `listAttempts`
+ * attempt); one whose lease ran out (its request died, a worker would send it) is ended too. `listEvents` is oldest first (ties in insertion order), at most `limit`, only `test` ones when given; `listDeliveries` newest written first (not by `createdAt`: a clock's deliveries carry the clock's time); `listAttempts`
  * oldest first. `recordAttempt(attempt, delivery, expectedAttempts)` stores `delivery` (its state
  * after the attempt) and inserts `attempt`, together and only when the stored delivery is still
  * `pending` with `expectedAttempts` attempts (else neither, and it answers false: another worker
@@ -91,6 +91,8 @@ export interface DeliveryFilter {
   readonly terminalId?: string
   readonly paymentId?: string
   readonly status?: DeliveryStatus
+  /** `true`: deliveries of sandbox events only; `false`: live only; absent: both. */
+  readonly test?: boolean
   readonly limit: number
 }
 

@@ -383,6 +383,19 @@ export const suite = <E>(name: string, layer_: Layer.Layer<Requirements, E>): vo
         )
       }))
 
+    it.effect("listDeliveries lists the newest written first, whatever their createdAt (a test clock's time), and filters by environment", () =>
+      Effect.gen(function*() {
+        const { terminal, repo, seed } = yield* setup
+        // Written in this order; the first carries a clock's time far ahead, the last one long before.
+        const ahead = (yield* seed({ test: true }, { createdAt: Date.UTC(2099, 0, 1) })).delivery
+        const live = (yield* seed({ test: false }, { createdAt: Fixtures.baseTime })).delivery
+        const behind = (yield* seed({ test: true }, { createdAt: Date.UTC(2001, 0, 1) })).delivery
+        assert.deepStrictEqual(ids(yield* repo.listDeliveries({ terminalId: terminal.id, limit: 10 })), ids([behind, live, ahead]))
+        assert.deepStrictEqual(ids(yield* repo.listDeliveries({ terminalId: terminal.id, test: true, limit: 10 })), ids([behind, ahead]))
+        assert.deepStrictEqual(ids(yield* repo.listDeliveries({ terminalId: terminal.id, test: false, limit: 10 })), ids([live]))
+        assert.deepStrictEqual(ids(yield* repo.listDeliveries({ terminalId: terminal.id, test: true, limit: 1 })), ids([behind]))
+      }))
+
     it.effect("listAttempts returns one delivery's attempts, oldest first", () =>
       Effect.gen(function*() {
         const { repo, seed } = yield* setup
