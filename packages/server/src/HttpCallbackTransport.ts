@@ -26,6 +26,7 @@
  */
 import { Effect, Layer } from "effect"
 import { Callback, CallbackTransport, IpAddress, PaydeskConfig, TransportFailure } from "@paydesk/core"
+import * as FailureLog from "./FailureLog.js"
 import { lookup as dnsLookup, type LookupAddress, type LookupOptions } from "node:dns"
 import type { Dispatcher } from "undici"
 // undici's agent alone: the package's index also loads fetch, WebSocket, EventSource, its caches and
@@ -225,26 +226,40 @@ export const send = (
   })
 }
 
-/** The transport; whether private destinations are allowed is read from `PaydeskConfig` per request. */
-export const layer: Layer.Layer<CallbackTransport> = Layer.succeed(CallbackTransport)(CallbackTransport.of({
-  post: (request) =>
-    Effect.gen(function*() {
-      const { allowPrivateCallbacks } = yield* PaydeskConfig
-      const started = performance.now()
-      const elapsed = () => Math.round(performance.now() - started)
-      return yield* Effect.tryPromise({
-        try: async () => {
-          const answer = await send(request, allowPrivateCallbacks)
-          return { statusCode: answer.statusCode, latencyMs: elapsed(), body: answer.body }
-        },
-        catch: (error) => error
-      }).pipe(
-        Effect.tapError((error) =>
-          error instanceof DestinationRefused
-            ? Effect.logWarning(`callback destination refused: ${error.detail}`).pipe(Effect.annotateLogs({ host: URL.parse(request.url)?.host ?? "" }))
-            : Effect.void
-        ),
-        Effect.mapError((error) => new TransportFailure({ message: describeFailure(error), latencyMs: elapsed() }))
+/**
+ * The transport; whether private destinations are allowed is read from `PaydeskConfig` per request.
+ * A refused destination's warning (it names the address, which the attempt's error does not) is
+ * logged as failed attempts are (`FailureLog`): the first to a host, then at most one a minute saying
+ * how many were left out. It was one per attempt: a merchant's callback URL on a private address wrote
+ * a line for each of its callbacks (an outside probe: 76 lines in a second for 50 payments).
+ */
+export const layer: Layer.Layer<CallbackTransport> = Layer.sync(CallbackTransport)(() => {
+  const refusals = FailureLog.make()
+  const refused = (host: string, error: DestinationRefused) => {
+    const verdict = refusals.note(host, Date.now())
+    return verdict.log
+      ? Effect.logWarning(`callback destination refused: ${error.detail}${FailureLog.leftOutSuffix(verdict.leftOut)}`).pipe(
+        Effect.annotateLogs({ host, ...(verdict.leftOut === 0 ? {} : { left_out: verdict.leftOut }) })
       )
-    })
-}))
+      : Effect.void
+  }
+  return CallbackTransport.of({ post: (request) => post(request, refused) })
+})
+
+/** One attempt; `refused` logs a destination refused. */
+const post = (request: Parameters<CallbackTransport["Service"]["post"]>[0], refused: (host: string, error: DestinationRefused) => Effect.Effect<void>) =>
+  Effect.gen(function*() {
+    const { allowPrivateCallbacks } = yield* PaydeskConfig
+    const started = performance.now()
+    const elapsed = () => Math.round(performance.now() - started)
+    return yield* Effect.tryPromise({
+      try: async () => {
+        const answer = await send(request, allowPrivateCallbacks)
+        return { statusCode: answer.statusCode, latencyMs: elapsed(), body: answer.body }
+      },
+      catch: (error) => error
+    }).pipe(
+      Effect.tapError((error) => error instanceof DestinationRefused ? refused(URL.parse(request.url)?.host ?? "", error) : Effect.void),
+      Effect.mapError((error) => new TransportFailure({ message: describeFailure(error), latencyMs: elapsed() }))
+    )
+  })

@@ -6,7 +6,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { Config, PaydeskConfig } from "@paydesk/core"
 import { CallbackTransport } from "@paydesk/core"
-import { Effect } from "effect"
+import { Effect, Layer, Logger } from "effect"
 import { createServer, type Server } from "node:http"
 import type { AddressInfo } from "node:net"
 import { createServer as createTcpServer, type Socket } from "node:net"
@@ -243,5 +243,28 @@ describe("HttpCallbackTransport's keep-alive pool", () => {
     } finally {
       await receiver.close()
     }
+  })
+})
+
+describe("HttpCallbackTransport refusals", () => {
+  it("logs a refused destination (naming its address) once, then at most once a minute a host, not at every attempt", async () => {
+    const warnings: Array<string> = []
+    const logger = Logger.make<unknown, void>(({ logLevel, message }) => {
+      if (logLevel === "Warn") warnings.push((Array.isArray(message) ? message : [message]).map(String).join(" "))
+    })
+    const failures = await Effect.runPromise(Effect.gen(function*() {
+      const transport = yield* CallbackTransport
+      const send = (url: string) => Effect.flip(transport.post({ url, headers: { "content-type": "application/json" }, body: "{}", timeoutMs: 2_000 }))
+      const out = []
+      for (let i = 0; i < 5; i++) out.push(yield* send("http://127.0.0.1:9/cb"))
+      out.push(yield* send("http://10.0.0.7/cb"))
+      return out
+    }).pipe(
+      Effect.provide(Layer.merge(HttpCallbackTransport.layer, Logger.layer([logger]))),
+      Effect.provideService(PaydeskConfig, { ...Config.defaults, allowPrivateCallbacks: false })
+    ))
+    // Every attempt fails and says so (without the address); the log has one line per host.
+    expect(failures.map((f) => f.message)).toEqual([...Array(5).fill("callback destination refused: 127.0.0.1 is a loopback address"), "callback destination refused: 10.0.0.7 is a private address"])
+    expect(warnings).toEqual(["callback destination refused: 127.0.0.1 is a loopback address", "callback destination refused: 10.0.0.7 is a private address"])
   })
 })
