@@ -15,7 +15,7 @@
  * A pass that did work logs one summary line; a failed pass logs its cause and the loop goes on.
  */
 import { Cause, Context, Duration, Effect, Layer, Schedule, Scope, Semaphore } from "effect"
-import { Callback, CallbacksInFlight, TestClocks, Work } from "@paydesk/core"
+import { Callback, CallbacksInFlight, Jobs, TestClocks, Work } from "@paydesk/core"
 import type { HostRoutes } from "@paydesk/fastify"
 import { WakeSignal } from "./LocalWakeups.js"
 import { Metrics } from "./Metrics.js"
@@ -88,13 +88,20 @@ export const layer = (options: Options): Layer.Layer<LocalWorker, never, WakeSig
           )
         })
 
-      const pass = (leaveSlow: boolean) => lock.withPermits(1)(rounds(leaveSlow)).pipe(
+      // A job that fails is logged and the pass goes on to the next (`Jobs.job`): the pass notes its
+      // name, and a pass with one is a failed pass for the health check and the metrics.
+      const pass = (leaveSlow: boolean) => Effect.suspend(() => {
+        const failed: Array<string> = []
+        return passNoting(leaveSlow, failed)
+      })
+      const passNoting = (leaveSlow: boolean, failed: Array<string>) => lock.withPermits(1)(rounds(leaveSlow)).pipe(
+        Effect.provideService(Jobs.Failed, failed),
         Effect.timed,
         Effect.tap(([elapsed, report]) =>
           Effect.gen(function*() {
             state.lastPassAt = Date.now()
-            state.lastError = null
-            metrics.observePass(report)
+            state.lastError = failed.length === 0 ? null : `its jobs failed: ${[...new Set(failed)].join(", ")} (their errors are in the log)`
+            metrics.observePass(report, failed.length > 0)
             if (Work.didWork(report)) {
               yield* Effect.logInfo(`work: ${summary(report)} (${Math.round(Duration.toMillis(elapsed))} ms)`).pipe(
                 Effect.annotateLogs({ component: "worker", ...report })
@@ -106,7 +113,7 @@ export const layer = (options: Options): Layer.Layer<LocalWorker, never, WakeSig
             if (Cause.hasInterruptsOnly(cause)) return
             state.lastPassAt = Date.now()
             state.lastError = Cause.pretty(cause).split("\n")[0] ?? "failed"
-            metrics.observePass(null)
+            metrics.observePass(null, true)
             yield* Effect.logError(`work pass failed: ${state.lastError}`).pipe(Effect.annotateLogs({ component: "worker", cause: Cause.pretty(cause) }))
           })),
         Effect.map(([, report]) => report)

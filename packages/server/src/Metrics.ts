@@ -40,8 +40,11 @@ export class Metrics extends Context.Service<Metrics, {
   countInFlight(read: () => number): void
   /** A callback attempt: delivered (2xx) or failed, and how long it took. */
   observeAttempt(delivered: boolean, seconds: number): void
-  /** A pass of the local worker and what it did (or that it failed). */
-  observePass(report: Work.Report | null): void
+  /**
+   * A pass of the local worker: what it did (null when it failed as a whole), and whether it failed
+   * (as a whole, or one of its jobs: the others' work still counts).
+   */
+  observePass(report: Work.Report | null, failed: boolean): void
   /** A run of the local engine's test-clock loop: the clocks it worked on, or `null` when it failed. */
   observeTestClocks(worked: number | null): void
   /** A callback the local engine sent from a hand-off (without a pass). */
@@ -214,8 +217,8 @@ export const layer = (options: Options): Layer.Layer<Metrics, never, SqlClient.S
           attempts.inc({ result })
           attemptLatency.observe({ result }, seconds)
         },
-        observePass: (report) => {
-          passes.inc({ result: report === null ? "failed" : "ok" })
+        observePass: (report, failed) => {
+          passes.inc({ result: failed ? "failed" : "ok" })
           if (report !== null) for (const [kind, count] of Object.entries(report)) if (count > 0) items.inc({ kind }, count)
         },
         observeTestClocks: (worked) => {

@@ -7,7 +7,7 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Context, Effect, Exit, Layer, Scope } from "effect"
 import { TestClock } from "effect/testing"
-import { TestClockRepository } from "@paydesk/core"
+import { Payments, PaymentRepository, TestClockRepository } from "@paydesk/core"
 import { Kit } from "@paydesk/testkit"
 import { WakeSignal } from "../src/LocalWakeups.js"
 import * as LocalWorker from "../src/LocalWorker.js"
@@ -54,6 +54,50 @@ describe("LocalWorker", () => {
       const after = yield* worker.check
       assert.isTrue(after.ok)
       assert.notMatch(after.detail, /test-clock/)
+      yield* Scope.close(scope, Exit.void)
+    }).pipe(Effect.provide(Kit.layer)))
+
+  it.effect("a pass one of whose jobs fails (the others still run) is a failed pass: the check is not ok and the metrics count it failed, until a pass without one", () =>
+    Effect.gen(function*() {
+      yield* TestClock.setTime(Date.parse("2026-06-01T12:00:00.000Z"))
+      let down = true
+      // The expiry job's claim dies while the database is "down", as the PostgreSQL adapter's does.
+      const failing = Layer.effect(
+        PaymentRepository,
+        Effect.gen(function*() {
+          const repo = yield* PaymentRepository
+          return PaymentRepository.of({ ...repo, claimExpired: (...args) => down ? Effect.die(new Error("connection refused")) : repo.claimExpired(...args) })
+        })
+      )
+      const passes: Array<{ readonly failed: boolean; readonly callbacks: number | null }> = []
+      const metrics = fakeMetrics({ observePass: (report, failed) => void passes.push({ failed, callbacks: report?.callbacks ?? null }) })
+      // Work for a later job of the pass: a payment's callback.
+      const merchant = yield* Kit.provisionMerchant({ callbackUrl: "https://shop.example/cb" })
+      const principal = yield* Kit.apiKeyPrincipal(merchant, crypto.randomUUID())
+      yield* Payments.create(principal, { amount: "1", orderId: "o-job-failed", test: true })
+      const scope = yield* Scope.make()
+      const built = yield* Layer.buildWithScope(
+        LocalWorker.layer({ intervalMs: 100 }).pipe(Layer.provide(failing), Layer.provide(WakeSignal.layer)),
+        scope
+      ).pipe(Effect.provideService(Metrics, metrics))
+      const worker = Context.get(built, LocalWorker.LocalWorker)
+
+      // (A pass waits up to a second for the callbacks it started.)
+      for (let i = 0; i < 20 && passes.length === 0; i++) yield* TestClock.adjust(150)
+      assert.isAbove(passes.length, 0)
+      assert.isTrue(passes.every((p) => p.failed))
+      // The callbacks job after the failed one ran all the same.
+      assert.strictEqual(passes.reduce((n, p) => n + (p.callbacks ?? 0), 0), 1)
+      const failed = yield* worker.check
+      assert.isFalse(failed.ok)
+      assert.match(failed.detail, /the last pass failed: its jobs failed: expire payments/)
+
+      down = false
+      const seen = passes.length
+      for (let i = 0; i < 20 && passes.length === seen; i++) yield* TestClock.adjust(150)
+      assert.isFalse(passes.at(-1)!.failed)
+      const after = yield* worker.check
+      assert.isTrue(after.ok, after.detail)
       yield* Scope.close(scope, Exit.void)
     }).pipe(Effect.provide(Kit.layer)))
 })

@@ -3,11 +3,23 @@
  * it still run (the record that failed stays due, or leased, and is retried later). And the
  * batches one pass claims.
  */
-import { Cause, Effect, Option, Stream } from "effect"
+import { Cause, Context, Effect, Option, Stream } from "effect"
 
-/** Runs `effect`, turning a failure into a logged error and 0. */
+/**
+ * Where a runner of passes learns which jobs failed (each is logged, and the pass goes on): the
+ * local worker provides one per pass, so its health and `paydesk_work_passes_total{result="failed"}`
+ * say so. Without it (null) failures are only logged: with every failure turned into 0, a database
+ * down for minutes left every pass counted ok and the worker ready (an outside probe).
+ */
+export const Failed = Context.Reference<Array<string> | null>("@paydesk/core/Jobs/Failed", { defaultValue: () => null })
+
+/** Runs `effect`, turning a failure into a logged error and 0 (and noting it in `Failed`, when given). */
 export const job = <E, R>(name: string, effect: Effect.Effect<number, E, R>): Effect.Effect<number, never, R> =>
-  effect.pipe(Effect.catchCause((cause) => Effect.as(Effect.logError(`background job ${name} failed`, cause), 0)))
+  effect.pipe(Effect.catchCause((cause) =>
+    Effect.flatMap(Failed, (failed) => {
+      failed?.push(name)
+      return Effect.as(Effect.logError(`background job ${name} failed`, cause), 0)
+    })))
 
 /**
  * The items of the batches one pass claims, in order: `claim(n)` claims batch `n` (from 0) and says
