@@ -189,6 +189,21 @@ export const layerSecrets = (config: ServerConfig): Layer.Layer<Secrets, StartEr
         }
       }
       const { previous, next } = othersOf(key)
+      // The key every process on this database shares: the first start's (a marker it wrote).
+      const claimed = yield* PgStore.claimSecretKey.pipe(
+        Effect.provide(NodeSecurity.layerAesGcmSecretCipher(key, [...previous, ...next])),
+        Effect.mapError((cause) => new StartError({ step: "secret key check", cause }))
+      )
+      if (!claimed.matches) {
+        return yield* new StartError({
+          step: Option.isSome(given) ? given.value.step : `secret key file ${file}`,
+          cause: new Error(
+            "the database was first started with another secret key (another process on it, or an earlier start, had a key of its own)" +
+              `; every process on one database needs the same key: give this one that key as PAYDESK_SECRET_KEY${Option.isSome(given) ? "" : ` (it generated ${file})`}` +
+              ". If no process runs with that key any more and no terminal was made yet, delete the marker (DELETE FROM secret_key_marker) and start again"
+          )
+        })
+      }
       if (previous.length + next.length < listedPrevious.length + listedNext.length) {
         yield* Effect.logWarning("secret key: PAYDESK_PREVIOUS_SECRET_KEYS or PAYDESK_NEXT_SECRET_KEY repeats a key (or the secret key itself); the repeats are ignored")
       }

@@ -377,4 +377,32 @@ describe("the secret key checked against the database at start", () => {
     await second.stop()
     expect(readFileSync(join(dir, "secret.key"), "utf8").trim()).toBe(key)
   }, 120_000)
+
+  it("processes on one fresh database share the first one's key: two starts at once with keys of their own, one refused; a later one with another key refused before any terminal exists", async () => {
+    const databaseUrl = await freshDatabase()
+    const keyMarker = /^(PAYDESK_SECRET_KEY|secret key file .*): the database was first started with another secret key .*; every process on one database needs the same key: give this one that key as PAYDESK_SECRET_KEY/
+    // Two hosts at once, each generating a key of its own (an outside probe: both ran, and the callbacks
+    // of the terminals one made were never signed by the other, which said it was ready).
+    const [a, b] = [newDir(), newDir()]
+    const both = await Promise.allSettled([start(databaseUrl, a), start(databaseUrl, b)])
+    const started = both.flatMap((result) => result.status === "fulfilled" ? [result.value] : [])
+    const failed = both.flatMap((result) => result.status === "rejected" ? [(result.reason as Error).message] : [])
+    expect(started).toHaveLength(1)
+    expect(failed).toHaveLength(1)
+    expect(failed[0]).toMatch(keyMarker)
+    expect(failed[0]).toContain("(it generated")
+    const winner = both[0]!.status === "fulfilled" ? a : b
+    const key = readFileSync(join(winner, "secret.key"), "utf8").trim()
+    await started[0]!.stop()
+    // No terminal yet: another key is refused all the same, given or generated.
+    expect(await refused(start(databaseUrl, newDir(), randomBytes(32).toString("base64")))).toMatch(keyMarker)
+    expect(await refused(start(databaseUrl, newDir()))).toMatch(keyMarker)
+    // The first one's key starts, on any host, and so does the process that was refused once given it.
+    const loser = winner === a ? b : a
+    const again = await start(databaseUrl, loser, key)
+    expect((await request(again.url, "GET", "/health/ready")).status).toBe(200)
+    await again.stop()
+    const first = await start(databaseUrl, winner)
+    await first.stop()
+  }, 120_000)
 })

@@ -540,6 +540,14 @@ CREATE INDEX deliveries_terminal_seq ON deliveries (terminal_id, seq);
 DROP INDEX deliveries_terminal
 `)
 
+/** The marker of the secret key the database's processes share (`PgStore.claimSecretKey`). */
+const secretKeyMarker = script(`
+CREATE TABLE secret_key_marker (
+  id smallint PRIMARY KEY CHECK (id = 1),
+  ciphertext text NOT NULL
+)
+`)
+
 /** Every migration, by `<id>_<name>`. */
 export const migrations: Record<string, Effect.Effect<void, unknown, SqlClient.SqlClient>> = {
   "0001_initial": initial,
@@ -558,5 +566,6 @@ export const migrations: Record<string, Effect.Effect<void, unknown, SqlClient.S
   "0014_operator_keys": operatorKeys,
   "0015_review_since": reviewSince,
   "0016_test_clocks_waiting": testClocksPendingLease,
-  "0017_deliveries_terminal_seq": deliveriesTerminalSeq
+  "0017_deliveries_terminal_seq": deliveriesTerminalSeq,
+  "0018_secret_key_marker": secretKeyMarker
 }

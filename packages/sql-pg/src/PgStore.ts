@@ -134,6 +134,34 @@ export const checkSecretCipher: Effect.Effect<
   return { stored: terminals > 0, decrypts: unreadable === 0, terminals, unreadable }
 })
 
+/** What the key marker holds, encrypted: any text would do; this one says what it is for. */
+const markerText = "paydesk secret key marker"
+
+/**
+ * Marks the database as the host's key's (its `SecretCipher`): the first process to start on it
+ * writes a marker encrypted with its key, and every later one (every start) reads it back. `matches`
+ * false: the marker was written with a key this host has not (nor among its previous and next keys),
+ * so the processes on this database would not share a key. `checkSecretCipher` finds that only once
+ * a terminal's secret is stored: until then two processes started on a fresh database with keys of
+ * their own both ran, and every callback of a terminal made by one was unsigned by the other, which
+ * said it was ready (an outside probe: half of 40 callbacks never sent). The marker is written again
+ * with the key in force by `reencryptSigningSecrets`, as the terminals' secrets are.
+ */
+export const claimSecretKey: Effect.Effect<
+  { readonly written: boolean; readonly matches: boolean },
+  SqlError.SqlError,
+  SqlClient.SqlClient | SecretCipher
+> = Effect.gen(function*() {
+  const sql = yield* SqlClient.SqlClient
+  const cipher = yield* SecretCipher
+  const inserted = yield* sql`INSERT INTO secret_key_marker (id, ciphertext) VALUES (1, ${yield* cipher.encrypt(markerText)})
+    ON CONFLICT (id) DO NOTHING RETURNING id`
+  if (inserted.length > 0) return { written: true, matches: true }
+  const rows = yield* sql<{ readonly ciphertext: string }>`SELECT ciphertext FROM secret_key_marker WHERE id = 1`
+  const opened = rows.length === 0 ? null : yield* Effect.exit(cipher.decrypt(rows[0]!.ciphertext))
+  return { written: false, matches: opened !== null && Exit.isSuccess(opened) && opened.value === markerText }
+})
+
 /** Runs `each` on every terminal's stored secrets, in the order of their ids, `batch` terminals a read. */
 const forEachTerminalSecrets = <E, R>(
   batch: number,
@@ -202,6 +230,12 @@ export const reencryptSigningSecrets = (
           RETURNING id`
         reencrypted += updated.length
       }))
+    // The key marker (`claimSecretKey`) too, so that a process given only the new key reads it.
+    const marker = yield* sql<{ readonly ciphertext: string }>`SELECT ciphertext FROM secret_key_marker WHERE id = 1`
+    const markerAgain = marker.length === 0 ? null : yield* again(marker[0]!.ciphertext)
+    if (markerAgain !== null && markerAgain !== marker[0]!.ciphertext) {
+      yield* sql`UPDATE secret_key_marker SET ciphertext = ${markerAgain} WHERE id = 1 AND ciphertext = ${marker[0]!.ciphertext}`
+    }
     return { reencrypted, unreadable }
   })
 
