@@ -14,7 +14,7 @@ import { useAction, useDashboard, useLoad } from "./Context.js"
 import { formatDecimal, formatTime } from "./I18n.js"
 import { BalanceDetails } from "./BalanceDetails.js"
 import { microUsdt, signedMicroUsdt } from "./Money.js"
-import { pendingKey, settled } from "./PendingWrite.js"
+import { pendingKey, settled, slotOf } from "./PendingWrite.js"
 import { EmptyPage, Ignored, pageOf, Paging, perPage, writePage } from "./Paging.js"
 import { href, navigate, withQuery } from "./Router.js"
 
@@ -83,11 +83,12 @@ export const PayoutsPage = ({ search }: { search: string }) => {
 
   const request = async () => {
     const body = { ...draft, amount_usdt: amountText, wallet_address: draft.wallet_address.trim(), terminal_id: session.terminalId }
-    const idempotencyKey = pendingKey(pendingPayout, JSON.stringify(body))
+    const slot = slotOf(pendingPayout, session.terminalId)
+    const idempotencyKey = pendingKey(slot, JSON.stringify(body))
     await run(async () => {
       try {
         const payout = await session.client.payouts.create(body, { idempotencyKey })
-        settled(pendingPayout)
+        settled(slot)
         setMessage(t("payouts.created", { status: t(`payout.${payout.status}`) }))
         setDraft({ ...draft, amount_usdt: "" })
         if (page !== 1) go(1)

@@ -10,7 +10,7 @@ import { isolated } from "./Bidi.js"
 import { Confirm } from "./Confirm.js"
 import { useAction, useDashboard, useLoad } from "./Context.js"
 import { PasswordForm } from "./PasswordForm.js"
-import { pendingKey, settled } from "./PendingWrite.js"
+import { pendingKey, settled, settles, slotOf } from "./PendingWrite.js"
 import { attemptResult, formatTime, sentAccepted } from "./I18n.js"
 import { TerminalForm } from "./TerminalForm.js"
 
@@ -34,18 +34,19 @@ export const SettingsPage = () => {
   // signs X-Signature during the overlap, so a receiver holding the last secret it saw rejects them.
   const rotate = async () => {
     const terminalId = session.terminalId
-    const idempotencyKey = pendingKey(pendingRotation, terminalId)
+    const slot = slotOf(pendingRotation, terminalId)
+    const idempotencyKey = pendingKey(slot, terminalId)
     await run(async () => {
       try {
         setRotated(await session.client.signingSecret.rotate({ terminalId, idempotencyKey }))
       } catch (cause) {
+        if (settles(cause)) settled(slot)
         if (cause instanceof PaydeskCallError && cause.outcomeUnknown) throw new Error(t("settings.rotateUnknown"))
-        settled(pendingRotation)
         throw cause
       } finally {
         setReload((n) => n + 1)
       }
-      settled(pendingRotation)
+      settled(slot)
     })
     setConfirming(false)
   }

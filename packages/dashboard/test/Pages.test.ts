@@ -16,7 +16,7 @@ import { translator, type Language } from "../src/I18n.js"
 import { useLocation } from "../src/Router.js"
 import fc from "fast-check"
 import { button, click, edit, FakeElement, type FakeNode, findAll, install, submit } from "./FakeDom.js"
-import { PaydeskConnectionError } from "@paydesk/client"
+import { PaydeskApiError, PaydeskConnectionError } from "@paydesk/client"
 
 // The pages are JSX (their own tsconfig): loaded by a computed path, so the root type-check does not follow them.
 type Component = (props: Record<string, unknown>) => unknown
@@ -222,7 +222,7 @@ describe("Payouts page", () => {
     await ask("1.5")
     await vi.waitFor(() => expect(root.textContent).toContain("No answer came: the payout may have been requested."))
     // Kept in the tab, so a reload of the page asks with the same key too.
-    const kept = () => JSON.parse(sessionStorage.getItem("paydesk.pendingPayout") ?? "null") as { key: string } | null
+    const kept = () => JSON.parse(sessionStorage.getItem("paydesk.pendingPayout:term-1") ?? "null") as { key: string } | null
     expect(kept()?.key).toBe(create.mock.calls[0]![1].idempotencyKey)
     await ask("1.5")
     await vi.waitFor(() => expect(root.textContent).toContain("Payout requested: Created."))
@@ -656,8 +656,14 @@ describe("Terminal settings", () => {
     // The server's side: a key rotates once and is answered its secret again.
     const made = new Map<string, string>()
     let lost = 1
+    let limited = 0
     const rotate = vi.fn(async (options: { terminalId?: string; idempotencyKey?: string }) => {
       const key = options.idempotencyKey ?? "none"
+      if (limited > 0) {
+        limited--
+        // Refuses that attempt only: says nothing of the earlier press's rotation.
+        throw new PaydeskApiError(429, "too_many_requests", "too many requests", "req_1")
+      }
       if (!made.has(key)) made.set(key, `sk_sign_${made.size + 1}`)
       if (lost > 0) {
         lost--
@@ -676,16 +682,22 @@ describe("Terminal settings", () => {
     await press()
     await vi.waitFor(() => expect(root.textContent).toContain("No answer came: the secret may have been rotated."))
     // A reload of the page keeps the key too: it lives in the tab.
-    expect(JSON.parse(sessionStorage.getItem("paydesk.pendingRotation") ?? "null")?.key).toBe(rotate.mock.calls[0]![0].idempotencyKey)
+    expect(JSON.parse(sessionStorage.getItem("paydesk.pendingRotation:term-1") ?? "null")?.key).toBe(rotate.mock.calls[0]![0].idempotencyKey)
+    // A refusal of that attempt alone (429) keeps the key: the lost press may have rotated.
+    limited = 1
+    await press()
+    await vi.waitFor(() => expect(rotate).toHaveBeenCalledTimes(2))
+    expect(JSON.parse(sessionStorage.getItem("paydesk.pendingRotation:term-1") ?? "null")?.key).toBe(rotate.mock.calls[0]![0].idempotencyKey)
     await press()
     await vi.waitFor(() => expect(root.textContent).toContain("sk_sign_1"))
-    expect(sessionStorage.getItem("paydesk.pendingRotation")).toBeNull()
+    expect(sessionStorage.getItem("paydesk.pendingRotation:term-1")).toBeNull()
     await press()
     await vi.waitFor(() => expect(root.textContent).toContain("sk_sign_2"))
     const keys = rotate.mock.calls.map(([options]) => options.idempotencyKey)
     expect(keys[0]).toMatch(/^[0-9a-f-]{36}$/)
     expect(keys[1]).toBe(keys[0])
-    expect(keys[2]).not.toBe(keys[0])
+    expect(keys[2]).toBe(keys[0])
+    expect(keys[3]).not.toBe(keys[0])
     expect(made.size).toBe(2)
   })
 
@@ -920,6 +932,33 @@ describe("Error texts", () => {
       expect(describeOf(translator("en"), "en", lost)).toBe(english)
       // Any other error keeps the generic text (with its own message on the pages).
       expect(describeOf(translator("ru"), "ru", new Error("boom"))).toBe(generic)
+    }
+  })
+})
+
+describe("Pending writes", () => {
+  it("keep one key per kind of write and terminal: a write on another terminal meanwhile leaves the first one's key (a review)", async () => {
+    const { pendingKey, settled, slotOf } = await import("../src/PendingWrite.js")
+    install("/dashboard/")
+    const onA = pendingKey(slotOf("paydesk.pendingPayout", "term-a"), "payout 1000 on A")
+    const onB = pendingKey(slotOf("paydesk.pendingPayout", "term-b"), "payout 5 on B")
+    expect(onB).not.toBe(onA)
+    expect(pendingKey(slotOf("paydesk.pendingPayout", "term-a"), "payout 1000 on A")).toBe(onA)
+    // Another request on the same terminal gets a key of its own; settled, the same request a new one.
+    const other = pendingKey(slotOf("paydesk.pendingPayout", "term-a"), "payout 7 on A")
+    expect(other).not.toBe(onA)
+    settled(slotOf("paydesk.pendingPayout", "term-a"))
+    expect(pendingKey(slotOf("paydesk.pendingPayout", "term-a"), "payout 7 on A")).not.toBe(other)
+    expect(pendingKey(slotOf("paydesk.pendingPayout", "term-b"), "payout 5 on B")).toBe(onB)
+  })
+
+  it("are settled by an answer that judged the request, not by one that refused that attempt alone", async () => {
+    const { settles } = await import("../src/PendingWrite.js")
+    const api = (status: number, code: string) => new PaydeskApiError(status, code as never, "x", "req")
+    for (const judged of [api(400, "invalid_request"), api(404, "not_found"), api(422, "invalid_request"), api(409, "idempotency_conflict")]) expect(settles(judged), judged.code).toBe(true)
+    for (const attempt of [api(401, "unauthorized"), api(403, "forbidden"), api(408, "request_timeout"), api(429, "too_many_requests"), api(409, "write_conflict"), api(500, "internal_error"),
+      new PaydeskConnectionError("no answer", 3, { outcomeUnknown: true }), new Error("session ended")]) {
+      expect(settles(attempt), String(attempt)).toBe(false)
     }
   })
 })

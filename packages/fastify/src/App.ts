@@ -213,8 +213,13 @@ const destroyAfterWrites = Socket.prototype.destroySoon
 /** How long a connection the server closes keeps reading, after its last answer, what its client still sends. */
 export const lingerMs = 1_000
 
-/** How many bytes a lingering connection reads and drops before it is reset all the same. */
-export const lingerBytes = 64 * 1024
+/**
+ * How many bytes beyond the app's body limit a lingering connection reads and drops before it is
+ * reset all the same: the rest of a body refused before it arrived whole, its framing, and a few
+ * requests pipelined after it (a cap of its own, below a body's, would reset a client still sending
+ * a body the server refused: a review).
+ */
+export const lingerSlackBytes = 64 * 1024
 
 /**
  * A lingering close, in place of `Socket.destroySoon` (which Node's HTTP server calls once the last
@@ -222,13 +227,13 @@ export const lingerBytes = 64 * 1024
  * of its client unread is reset, and the client loses the answers it had not read yet (a busy server
  * reset pipelined clients that kept sending after `Connection: close`). The answers written, the
  * connection is half-closed and what still arrives is read and dropped until the client closes its
- * side, `lingerMs` passes or `lingerBytes` have come. Dropped unparsed: Node's parser is taken off the
+ * side, `lingerMs` passes or the body limit and `lingerSlackBytes` have come. Dropped unparsed: Node's parser is taken off the
  * connection first (as Node does for an upgrade), since nothing after the last request is one (RFC
  * 9112, 9.6). Fed to the parser, a client that kept sending had every request of its second parsed and
  * held until the close, unanswered and uncounted (a review: 126,748 pipelined requests from one
  * connection, 530 MB of heap and the event loop stalled for 15 s).
  */
-function lingeringDestroySoon(this: Socket): void {
+const lingeringDestroySoon = (maxBytes: number) => function(this: Socket): void {
   if (this.destroyed) return
   if (this.writable) this.end()
   const linger = () => {
@@ -242,7 +247,7 @@ function lingeringDestroySoon(this: Socket): void {
     // The HTTP server's own listener feeds the parser; a `data` listener added to a socket of Node's
     // HTTP server takes the parser off its stream too (`unconsume`), so the bytes come here only.
     this.removeAllListeners("data")
-    let left = lingerBytes
+    let left = maxBytes
     this.on("data", (chunk: Buffer) => {
       left -= chunk.length
       if (left < 0) this.destroy()
@@ -572,8 +577,9 @@ export const build = async (options: Options): Promise<FastifyInstance> => {
   // those answers never close, so their requests stayed in flight and unlogged for ever (an outside
   // probe pipelined them by the hundred, unauthenticated). Each connection's requests not yet ended
   // are ended when it closes (`openOn`).
+  const lingering = lingeringDestroySoon(bodyLimit + lingerSlackBytes)
   const onConnection = (socket: Socket) => {
-    socket.destroySoon = lingeringDestroySoon
+    socket.destroySoon = lingering
     const open = new Map<FastifyRequest, FastifyReply>()
     ;(socket as Socket & { [openRequests]?: typeof open })[openRequests] = open
     ;(socket as Socket & { [unanswered]?: { count: number } })[unanswered] = { count: 0 }

@@ -403,6 +403,36 @@ describe("request log", () => {
     await vi.waitFor(() => expect(App.requestsInFlight(t!.app)).toBe(0))
   })
 
+  it("lets a client refused before its body arrived send the rest of it (the body limit and more) while the connection lingers", async () => {
+    t = await make()
+    const address = await t.app.listen({ port: 0, host: "127.0.0.1" })
+    const size = 100_000
+    // What the server's side of the connection read before it was gone.
+    const serverRead = new Promise<number>((resolve) => t!.app.server.once("connection", (server: net.Socket) => server.once("close", () => resolve(server.bytesRead))))
+    // A client that keeps sending after the server's end (allowHalfOpen), as curl does.
+    const socket = net.connect({ host: "127.0.0.1", port: Number(new URL(address).port), allowHalfOpen: true })
+    await new Promise((resolve) => socket.once("connect", resolve))
+    let received = ""
+    const errors: Array<string> = []
+    socket.on("data", (chunk) => void (received += chunk.toString("latin1")))
+    socket.on("error", (error: NodeJS.ErrnoException) => void errors.push(error.code ?? error.message))
+    const closed = new Promise((resolve) => socket.once("close", resolve))
+    socket.write(`POST /api/v1/payments HTTP/1.1\r\nhost: x\r\ncontent-type: text/plain\r\ncontent-length: ${size}\r\n\r\n`)
+    await vi.waitFor(() => expect(received).toMatch(/\r\n\r\n\{.*\}$/s))
+    expect(rawAnswer(received).status).toBe(415)
+    // The body the server refused still comes, whole, as a client that does not read answers early
+    // sends it, in pieces (past a cap under the body's size, the pieces after it met a reset).
+    for (let sent = 0; sent < size; sent += 20_000) {
+      socket.write(Buffer.alloc(20_000, "x"))
+      await new Promise((resolve) => setTimeout(resolve, 50))
+    }
+    socket.end()
+    await closed
+    expect(errors).toEqual([])
+    // Read and dropped whole (a cap at 64 KiB, under the body limit and its framing, ended it midway).
+    expect(await serverRead).toBeGreaterThan(size)
+  })
+
   it("keeps a connection alive after an answer sent at once to a request without a body (tracing off, as the reference server runs)", async () => {
     t = await make({ checkResponses: false }, Layer.merge(Kit.layer, Layer.succeed(References.TracerEnabled)(false)))
     const address = await t.app.listen({ port: 0, host: "127.0.0.1" })

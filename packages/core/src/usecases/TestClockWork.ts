@@ -12,7 +12,7 @@
  * process died (its lease on the wall clock ran out) and runs the work due at a ready clock's time
  * after an action on one of its objects.
  */
-import { Cause, Effect, Fiber, Option, Result, Semaphore } from "effect"
+import { Cause, Effect, Exit, Fiber, Option, Result, Semaphore } from "effect"
 import { PaydeskConfig } from "../Config.js"
 import * as TestClock from "../TestClock.js"
 import { ChargeRepository } from "../ports/ChargeRepository.js"
@@ -169,7 +169,13 @@ const holding = <A, E, R>(clock: TestClock.TestClock, body: (held: Held) => Effe
       Cause.hasInterruptsOnly(cause)
         ? Effect.void
         : Effect.flatMap(TestClock.wallTime, (wall) => Effect.asVoid(held.write({ leaseUntil: wall + Math.min(leaseMs, failedHoldMs) })))
-    return yield* Effect.ensuring(Effect.onError(body(held), letGo), Fiber.interrupt(renewing))
+    // The timer is stopped before the clock is let go: a renewal waiting for the permit meanwhile
+    // would hold it for a lease after the short one (a review).
+    return yield* body(held).pipe(
+      Effect.onExit((exit) =>
+        Effect.andThen(Fiber.interrupt(renewing), Exit.isFailure(exit) ? letGo(exit.cause) : Effect.void)
+      )
+    )
   })
 
 /** The clock as stored now. */
