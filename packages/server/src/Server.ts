@@ -31,7 +31,7 @@ import { SqlClient, type SqlError } from "effect/sql"
 import { createHash, randomBytes } from "node:crypto"
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs"
 import { hostname } from "node:os"
-import { join } from "node:path"
+import { basename, join } from "node:path"
 import type { ServerConfig } from "./Config.js"
 import * as Dashboard from "./Dashboard.js"
 import { Engine } from "./Engine.js"
@@ -78,7 +78,8 @@ export class Secrets extends Context.Service<Secrets, {
   /** `PAYDESK_NEXT_SECRET_KEY` (none or one): everything read with it too, nothing written or rewritten. */
   readonly nextKeys: ReadonlyArray<Buffer>
   readonly adminToken: Redacted.Redacted<string>
-  readonly adminTokenGenerated: boolean
+  /** Where the operator token was kept when none was given (generated once into the data directory), else null. */
+  readonly adminTokenFile: string | null
 }>()("@paydesk/server/Secrets") {}
 
 /** The manual clock, when `PAYDESK_CLOCK=manual`. */
@@ -92,7 +93,8 @@ export class Http extends Context.Service<Http, {
   /** Origin of the payer pages. */
   readonly publicUrl: string
   readonly adminToken: Redacted.Redacted<string>
-  readonly adminTokenGenerated: boolean
+  /** Where the operator token is kept when none was given, else null (`Secrets.adminTokenFile`). */
+  readonly adminTokenFile: string | null
 }>()("@paydesk/server/Http") {}
 
 /** `application_name` of the server's pool (per process, for the pool metric). */
@@ -207,8 +209,14 @@ export const layerSecrets = (config: ServerConfig): Layer.Layer<Secrets, StartEr
       if (previous.length + next.length < listedPrevious.length + listedNext.length) {
         yield* Effect.logWarning("secret key: PAYDESK_PREVIOUS_SECRET_KEYS or PAYDESK_NEXT_SECRET_KEY repeats a key (or the secret key itself); the repeats are ignored")
       }
-      const adminToken = Option.getOrElse(config.adminToken, () => Redacted.make(`adm_${randomBytes(24).toString("base64url")}`))
-      return Secrets.of({ key, previousKeys: previous, nextKeys: next, adminToken, adminTokenGenerated: Option.isNone(config.adminToken) })
+      // None given: generated once into the data directory (mode 600, beside the secret key) and read
+      // from it at every later start, never printed into the log (an outside probe found it in the
+      // JSON log stream), and the same across `./run dev`'s restarts.
+      const tokenFile = join(config.dataDir, "admin-token")
+      const adminToken = Option.isSome(config.adminToken)
+        ? config.adminToken.value
+        : Redacted.make(yield* writeOnce(tokenFile, config.dataDir, `adm_${randomBytes(24).toString("base64url")}`))
+      return Secrets.of({ key, previousKeys: previous, nextKeys: next, adminToken, adminTokenFile: Option.isSome(config.adminToken) ? null : tokenFile })
     })
   )
 
@@ -218,12 +226,25 @@ export const layerSecrets = (config: ServerConfig): Layer.Layer<Secrets, StartEr
  */
 const writeKeyFile = (file: string, dataDir: string, generated: Buffer): Effect.Effect<Buffer, StartError> =>
   Effect.gen(function*() {
-    const step = `secret key file ${file}`
+    const text = yield* writeOnce(file, dataDir, generated.toString("base64"))
+    return text === generated.toString("base64")
+      ? generated
+      : yield* Effect.try({ try: () => NodeSecurity.parseKey(text), catch: (cause) => new StartError({ step: `secret key file ${file}`, cause }) })
+  })
+
+/**
+ * Writes `text` to `file` (mode 600) unless it exists (`wx`: exclusive), and answers the text in
+ * force: ours, or the one already there (an earlier start's, or another start's on the same data
+ * directory at the same moment, read back).
+ */
+const writeOnce = (file: string, dataDir: string, text: string): Effect.Effect<string, StartError> =>
+  Effect.gen(function*() {
+    const step = `${basename(file) === "secret.key" ? "secret key" : "operator token"} file ${file}`
     const written = yield* Effect.try({
       try: () => {
         mkdirSync(dataDir, { recursive: true })
         try {
-          writeFileSync(file, `${generated.toString("base64")}\n`, { mode: 0o600, flag: "wx" })
+          writeFileSync(file, `${text}\n`, { mode: 0o600, flag: "wx" })
           return true
         } catch (error) {
           if ((error as NodeJS.ErrnoException).code === "EEXIST") return false
@@ -232,11 +253,12 @@ const writeKeyFile = (file: string, dataDir: string, generated: Buffer): Effect.
       },
       catch: (cause) => new StartError({ step, cause })
     })
-    if (written) return generated
-    // The other start's key: its file may be created and not yet written (a few microseconds).
+    if (written) return text
+    // The other start's: its file may be created and not yet written (a few microseconds).
     for (let tries = 0; ; tries++) {
-      const text = yield* Effect.try({ try: () => readFileSync(file, "utf8").trim(), catch: (cause) => new StartError({ step, cause }) })
-      if (text !== "" || tries >= 40) return yield* Effect.try({ try: () => NodeSecurity.parseKey(text), catch: (cause) => new StartError({ step, cause }) })
+      const kept = yield* Effect.try({ try: () => readFileSync(file, "utf8").trim(), catch: (cause) => new StartError({ step, cause }) })
+      if (kept !== "") return kept
+      if (tries >= 40) return yield* new StartError({ step, cause: new Error("the file is empty: remove it, and a new one is written") })
       // Not `Effect.sleep`: the clock in context may be the manual one.
       yield* Effect.promise(() => new Promise<void>((ok) => setTimeout(ok, 50)))
     }
@@ -537,7 +559,7 @@ export const layerHttp = (config: ServerConfig) =>
         catch: (cause) => new StartError({ step: `listen on ${config.host}:${port}`, cause })
       })
       yield* Logging.lifecycle(`paydesk listening on ${url} (public ${publicUrl}, clock ${config.clock}, engine ${engine.name})`)
-      return Http.of({ app, url, publicUrl, adminToken: secrets.adminToken, adminTokenGenerated: secrets.adminTokenGenerated })
+      return Http.of({ app, url, publicUrl, adminToken: secrets.adminToken, adminTokenFile: secrets.adminTokenFile })
     })
   )
 

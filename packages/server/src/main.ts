@@ -4,8 +4,9 @@
  * `NodeRuntime.runMain` until SIGTERM, SIGINT or SIGHUP, when the scope closes in order (requests
  * drained, worker stopped, pools closed, embedded PostgreSQL stopped) and the process exits 0.
  */
+import { resolve } from "node:path"
 import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
-import { Cause, Context, Effect, Exit, Layer, Redacted } from "effect"
+import { Cause, Context, Effect, Exit, Layer } from "effect"
 import { EmbeddedPostgres } from "@paydesk/sql-pg"
 import * as Config from "./Config.js"
 import * as Logging from "./Logging.js"
@@ -25,9 +26,11 @@ const serve = (config: Config.ServerConfig) =>
       yield* Effect.logWarning("PAYDESK_CALLBACK_ALLOW_PRIVATE=1: callbacks may go to loopback and private addresses (development only)")
     }
     const http = Context.get(yield* Layer.build(Server.layer(config)), Server.Http)
-    if (http.adminTokenGenerated) {
-      const token = Redacted.value(http.adminToken)
-      process.stdout.write(`\nOperator API token (generated for this run): ${token}\n  export PAYDESK_ADMIN_TOKEN=${token}\n\n`)
+    // A token none gave is kept in the data directory: the log says where, never the token itself
+    // (printed, it went into the JSON log stream: an outside probe).
+    if (http.adminTokenFile !== null) {
+      const file = resolve(http.adminTokenFile)
+      yield* Logging.lifecycle(`operator API token (PAYDESK_ADMIN_TOKEN not set): kept in ${file}; export PAYDESK_ADMIN_TOKEN=$(cat ${file})`)
     }
     yield* Effect.raceFirst(Effect.never, hangup)
   })).pipe(Effect.ensuring(Logging.lifecycle("paydesk stopped")), Effect.provide(Logging.layer(config.logLevel)))

@@ -8,7 +8,11 @@ import { createServer } from "node:net"
 import { randomBytes } from "node:crypto"
 import * as Config from "../src/Config.js"
 import * as Server from "../src/Server.js"
-import { dataDir } from "./ServerProcess.js"
+import { readFileSync, statSync } from "node:fs"
+import { join } from "node:path"
+import { EmbeddedPostgres } from "@paydesk/sql-pg"
+import { freshDatabase } from "./ServerHarness.js"
+import { dataDir, request, spawnServer } from "./ServerProcess.js"
 
 describe("Server.start", () => {
   it("undoes a half-done start, so the same data directory starts cleanly afterwards", async () => {
@@ -28,6 +32,40 @@ describe("Server.start", () => {
       expect((await fetch(`${running.url}/openapi.json`)).status).toBe(200)
     } finally {
       await running.stop()
+    }
+  }, 120_000)
+})
+
+describe("the operator token when none is given", () => {
+  it("is generated once into the data directory (mode 600), kept across restarts, and never printed: the log says where it is", async () => {
+    const dir = dataDir()
+    const databaseUrl = await freshDatabase()
+    const port = await EmbeddedPostgres.freePort()
+    const env = { PORT: String(port), DATABASE_URL: databaseUrl, PAYDESK_DATA_DIR: dir, PAYDESK_ADMIN_TOKEN: undefined, LOG_LEVEL: "info", PAYDESK_ENGINE: "off" }
+    const file = join(dir, "admin-token")
+    const first = await spawnServer(env)
+    const token = readFileSync(file, "utf8").trim()
+    try {
+      expect(token).toMatch(/^adm_[A-Za-z0-9_-]{32}$/)
+      expect(statSync(file).mode & 0o777).toBe(0o600)
+      // Only JSON lines, none with the token (an outside probe found it printed into the log stream).
+      const lines = first.output().split("\n").filter((line) => line.trim() !== "")
+      for (const line of lines) expect(() => JSON.parse(line), line).not.toThrow()
+      expect(first.output()).not.toContain(token)
+      expect(first.output()).toContain(`kept in ${file}; export PAYDESK_ADMIN_TOKEN=$(cat ${file})`)
+      const base = `http://127.0.0.1:${port}`
+      expect((await request(base, "GET", "/admin/v1/accounts", { headers: { authorization: `Bearer ${token}` } })).status).toBe(200)
+    } finally {
+      expect(await first.kill()).toBe(0)
+    }
+    // The same token after a restart (as `./run dev` restarts on every change).
+    const second = await spawnServer(env)
+    try {
+      expect(readFileSync(file, "utf8").trim()).toBe(token)
+      expect(second.output()).not.toContain(token)
+      expect((await request(`http://127.0.0.1:${port}`, "GET", "/admin/v1/accounts", { headers: { authorization: `Bearer ${token}` } })).status).toBe(200)
+    } finally {
+      await second.kill()
     }
   }, 120_000)
 })
