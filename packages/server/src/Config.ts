@@ -235,7 +235,7 @@ const settings = {
     (n) => text((v) => Result.isSuccess(Amount.parseRate(v)))(n).pipe(Config.withDefault("95.00"), Config.map((v) => Result.getOrThrow(Amount.parseRate(v)))),
     `must be ${Amount.rateRule}`
   ),
-  workIntervalMs: setting("PAYDESK_WORK_INTERVAL_MS", (n) => integer(10, 3_600_000)(n).pipe(Config.withDefault(1000)), "must be an integer of at least 10 (milliseconds)"),
+  workIntervalMs: setting("PAYDESK_WORK_INTERVAL_MS", (n) => integer(10, 3_600_000)(n).pipe(Config.withDefault(1000)), "must be an integer from 10 to 3600000 (milliseconds: at most an hour)"),
   workBatchSize: setting("PAYDESK_WORK_BATCH_SIZE", (n) => integer(1, 10_000)(n).pipe(Config.withDefault(100)), "must be an integer from 1 to 10000"),
   signingSecretOverlapHours: setting("PAYDESK_SIGNING_SECRET_OVERLAP_HOURS", (n) => integer(0, 720)(n).pipe(Config.withDefault(24)), "must be an integer from 0 to 720 (hours)"),
   eventRetentionDays: setting("PAYDESK_EVENT_RETENTION_DAYS", (n) => integer(1, 3650)(n).pipe(Config.withDefault(30)), "must be an integer from 1 to 3650 (days)"),

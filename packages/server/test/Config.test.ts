@@ -59,6 +59,11 @@ describe("Config", () => {
     expect(String(secrets[0])).toBe("<redacted>")
   })
 
+  it("names the worker interval's range when a value beyond it is refused (an outside probe's 2147483647 was told \"at least 10\")", () => {
+    expect(problemsOf({ PAYDESK_WORK_INTERVAL_MS: "2147483647" })).toEqual(["PAYDESK_WORK_INTERVAL_MS must be an integer from 10 to 3600000 (milliseconds: at most an hour)"])
+    expect(load({ PAYDESK_WORK_INTERVAL_MS: "3600000" }).workIntervalMs).toBe(3_600_000)
+  })
+
   it("reports every bad variable at once, each by name, before anything starts", () => {
     const problems = problemsOf({
       PORT: "99999", PAYDESK_CLOCK: "fast", PAYDESK_ENGINE: "cron", PAYDESK_SECRET_KEY: "too-short", PAYDESK_DB_POOL: "0",
@@ -76,7 +81,7 @@ describe("Config", () => {
       "PAYDESK_CLOCK_START must be an ISO 8601 date-time from 2000 to 2099",
       "PAYDESK_ENGINE must be one of: local, inngest, off",
       "PAYDESK_INITIAL_RATE must be a decimal greater than zero and at most 1000000, with at most six decimals",
-      "PAYDESK_WORK_INTERVAL_MS must be an integer of at least 10 (milliseconds)",
+      "PAYDESK_WORK_INTERVAL_MS must be an integer from 10 to 3600000 (milliseconds: at most an hour)",
       "PAYDESK_WORK_BATCH_SIZE must be an integer from 1 to 10000",
       "PAYDESK_SIGNING_SECRET_OVERLAP_HOURS must be an integer from 0 to 720 (hours)",
       "PAYDESK_EVENT_RETENTION_DAYS must be an integer from 1 to 3650 (days)",
