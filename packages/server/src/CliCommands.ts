@@ -65,8 +65,8 @@ const choices = (option: Option, values: ReadonlyArray<string>) => option.choice
 export const environmentOption = (): Option =>
   choices(new Option("--environment <environment>", "live (prod), sandbox or all"), ["prod", "sandbox", "all"])
 
-/** `--page <n>` of list commands. */
-const pageOption = () => new Option("--page <n>", "page of 50, from 1").argParser(positiveInteger)
+/** `--page <n>` of the operator's list commands: as the server checks it (1 to 999 999), a usage error (exit 2), not its 400. */
+const pageOption = () => new Option("--page <n>", "page of 50, from 1").argParser((value: string) => String(integer("--page", 1, 999_999)(value)))
 
 /**
  * `--idempotency-key <key>` of an operator's move: a script that repeats the command with the same

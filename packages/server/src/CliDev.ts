@@ -74,10 +74,16 @@ export const register = (program: Command, context: Context, signals: Signals = 
         throw error
       }
     }
+  /** `--forward-to`: an http(s) URL, checked before anything is read (it was taken, and every event then failed to be forwarded). */
+  const forwardTarget = (value: string): string => {
+    const url = URL.parse(value)
+    if (url === null || (url.protocol !== "http:" && url.protocol !== "https:")) throw new InvalidArgumentError("--forward-to must be an http or https URL, e.g. http://localhost:3000/webhooks")
+    return value
+  }
   const leaf = (parent: Command, name: string, description: string) => parent.command(name).description(description).addOption(apiKeyOption())
 
   leaf(program, "listen", "forward a terminal's callbacks to a local URL (PAYDESK_API_KEY)")
-    .requiredOption("--forward-to <url>", "where to POST each event, e.g. http://localhost:3000/webhooks")
+    .requiredOption("--forward-to <url>", "where to POST each event, e.g. http://localhost:3000/webhooks", forwardTarget)
     .addOption(new Option("--live", "live events instead of sandbox ones").conflicts("all"))
     .option("--all", "live and sandbox events")
     .addOption(environmentOption(["live", "all"]))

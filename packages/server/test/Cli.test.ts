@@ -86,7 +86,9 @@ describe("paydesk CLI: help and usage", () => {
       [["users", "set-password", "u1"], /exactly one of --password <password> and --password-stdin/],
       [["users", "set-password", "u1", "--password", "x", "--password-stdin"], /exactly one of --password <password> and --password-stdin/],
       [["payments", "list", "--terminal", "t1", "--environment", "test"], /Allowed choices are prod, sandbox, all/],
-      [["payments", "list", "--terminal", "t1", "--page", "0"], /must be a positive integer/],
+      [["payments", "list", "--terminal", "t1", "--page", "0"], /--page must be an integer from 1 to 999999/],
+      // As the server checks it (it was its 400, exit 1: an outside probe).
+      [["payments", "list", "--terminal", "t1", "--page", "1000000"], /--page must be an integer from 1 to 999999/],
       [["terminals", "update", "t1"], /nothing to change/],
       [["terminals", "status", "t1", "paused"], /Allowed choices are active, disabled/],
       [["plans", "create", "--terminals", "t", "--code", "c", "--name", "n", "--interval", "month", "--consent-text", "ok", "--policy-version", "1"], /--cap <rub>, or both/],
@@ -383,7 +385,10 @@ describe("paydesk CLI: the merchant's commands (API key)", () => {
       [["events", "list", "--environment", "sandbox", "--sandbox"], /cannot be used with option '--sandbox'/],
       [["events", "list", "--environment", "live"], /Allowed choices are prod, sandbox, all/],
       [["listen", "--forward-to", "http://127.0.0.1:3000/", "--environment", "all", "--live"], /cannot be used with option '--live'/],
-      [["listen"], /required option '--forward-to <url>' not specified/]
+      [["listen"], /required option '--forward-to <url>' not specified/],
+      // Checked before anything is read (it was taken, and every event failed to be forwarded: an outside probe).
+      [["listen", "--forward-to", "notaurl"], /--forward-to must be an http or https URL/],
+      [["listen", "--forward-to", "ftp://127.0.0.1/x"], /--forward-to must be an http or https URL/]
     ]
     for (const [argv, message] of usage) {
       const run = await cli(argv, { env: argv[0] === "test-clocks" && argv[2] === "c1" && argv.length === 3 ? {} : key })
