@@ -474,14 +474,28 @@ export const layerCore = (config: ServerConfig) => {
 /** What the HTTP app runs and reads. */
 type HttpServices = Services | SqlClient.SqlClient
 
-const checkOf = <A, E, R>(effect: Effect.Effect<A, E, R>, ok: (a: A) => { readonly ok: boolean; readonly detail: string }) =>
+const checkOf = <A, E, R>(
+  effect: Effect.Effect<A, E, R>,
+  ok: (a: A) => { readonly ok: boolean; readonly detail: string },
+  failed: (error: E) => string = messageOf
+) =>
   effect.pipe(
     Effect.timeout(Duration.seconds(3)),
     Effect.match({
       onSuccess: ok,
-      onFailure: (error) => ({ ok: false, detail: Cause.isTimeoutError(error) ? "no answer within 3 s" : messageOf(error) })
+      onFailure: (error) => ({ ok: false, detail: Cause.isTimeoutError(error) ? "no answer within 3 s" : failed(error as E) })
     })
   )
+
+/**
+ * A failed database check as the readiness check (unauthenticated) says it: the error's code alone
+ * (`ECONNREFUSED`, `ENOTFOUND`, a SQLSTATE), not the driver's text, which names the database's host
+ * and port (an outside probe); the worker's and the requests' errors in the log have the whole cause.
+ */
+const databaseFailure = (error: unknown): string => {
+  const code = /\b(E[A-Z]{4,}|[0-9]{2}[0-9A-Z]{3})\b/.exec(messageOf(error))?.[1]
+  return `unreachable${code === undefined ? "" : ` (${code})`}; the cause is in the server's log`
+}
 
 /** The Fastify app over the services in context: built and listening on build, drained and closed on release. */
 export const layerHttp = (config: ServerConfig) =>
@@ -506,7 +520,7 @@ export const layerHttp = (config: ServerConfig) =>
       const port = config.port === 0 ? yield* Effect.promise(() => EmbeddedPostgres.freePort()) : config.port
       const publicUrl = Option.getOrElse(config.publicUrl, () => `http://${config.host.includes(":") ? `[${config.host}]` : config.host}:${port}`)
       const ready = Effect.all({
-        database: checkOf(sql`SELECT 1`, () => ({ ok: true, detail: "reachable" })),
+        database: checkOf(sql`SELECT 1`, () => ({ ok: true, detail: "reachable" }), databaseFailure),
         migrations: checkOf(Effect.all([PgStore.pendingMigrations, PgStore.unknownMigrations]), ([pending, unknown]) =>
           pending.length > 0
             ? { ok: false, detail: `pending: ${pending.join(", ")}` }

@@ -243,6 +243,11 @@ describe("metrics while the database does not answer", () => {
       for (const name of databaseGauges) expect([name, down.has(name)]).toEqual([name, false])
       expect(down.value("paydesk_db_pool_max_connections")).toBe("10")
       expect(down.seconds).toBeLessThan(2)
+      // The readiness check (unauthenticated) says the database is unreachable, not where it is (an outside probe).
+      const ready = await srv.call("GET", "/health/ready")
+      expect(ready.status).toBe(503)
+      expect(ready.json.checks.database).toEqual({ ok: false, detail: expect.stringMatching(/^unreachable( \([0-9A-Z]+\))?; the cause is in the server's log$/) })
+      expect(ready.text).not.toContain(new URL(proxy.url(databaseUrl)).port)
 
       // The database never answers: the scrape answers in the same way, by the reads' time limit (3 s)
       // at the latest (sooner when the pool already knows its connections are gone, as in a full run).
