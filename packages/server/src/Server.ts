@@ -590,7 +590,9 @@ const close = (app: FastifyInstance, timeoutMs: number) =>
       app.server.closeAllConnections()
       yield* Effect.promise(() => closed)
     }
-    yield* Logging.lifecycle(`HTTP server closed: in-flight requests finished (${Math.round(Duration.toMillis(inTime[0]))} ms)`)
+    yield* Logging.lifecycle(Option.isNone(inTime[1])
+      ? `HTTP server closed: the requests still in flight after ${timeoutMs} ms were cut (their clients learn no outcome)`
+      : `HTTP server closed: in-flight requests finished (${Math.round(Duration.toMillis(inTime[0]))} ms)`)
   })
 
 /** Options of `layer` and `start`. */

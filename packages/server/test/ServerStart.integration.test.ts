@@ -4,7 +4,7 @@
  * the same data directory then works, so the embedded PostgreSQL was stopped.
  */
 import { describe, expect, it } from "vitest"
-import { createServer } from "node:net"
+import { connect, createServer } from "node:net"
 import { randomBytes } from "node:crypto"
 import * as Config from "../src/Config.js"
 import * as Server from "../src/Server.js"
@@ -67,5 +67,26 @@ describe("the operator token when none is given", () => {
     } finally {
       await second.kill()
     }
+  }, 120_000)
+})
+
+describe("a stop whose requests outlast PAYDESK_SHUTDOWN_TIMEOUT_MS", () => {
+  it("cuts them and says so (it said they had finished)", async () => {
+    const port = await EmbeddedPostgres.freePort()
+    const server = await spawnServer({
+      PORT: String(port), DATABASE_URL: await freshDatabase(), PAYDESK_DATA_DIR: dataDir(), PAYDESK_ADMIN_TOKEN: "cut-admin-token",
+      PAYDESK_SHUTDOWN_TIMEOUT_MS: "300", PAYDESK_ENGINE: "off", LOG_LEVEL: "info"
+    })
+    // A request whose body never comes: in flight until the stop cuts it.
+    const socket = connect({ host: "127.0.0.1", port })
+    socket.on("error", () => {})
+    await new Promise((resolve) => socket.once("connect", resolve))
+    socket.write("POST /api/v1/payments HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\ncontent-length: 100\r\n\r\n{")
+    await new Promise((resolve) => setTimeout(resolve, 200))
+    expect(await server.kill("SIGTERM")).toBe(0)
+    socket.destroy()
+    expect(server.output()).toContain("requests still in flight after 300 ms: closing their connections")
+    expect(server.output()).toContain("HTTP server closed: the requests still in flight after 300 ms were cut (their clients learn no outcome)")
+    expect(server.output()).not.toContain("in-flight requests finished")
   }, 120_000)
 })
