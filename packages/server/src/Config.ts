@@ -311,6 +311,10 @@ export const read = (provider: ConfigProvider.ConfigProvider): Effect.Effect<Ser
         : []),
       ...(v.engine === "inngest" && !v.inngestDev && Option.isNone(v.inngestEventKey)
         ? ["PAYDESK_ENGINE=inngest without INNGEST_EVENT_KEY: no event reaches Inngest, so due work waits for the sweeps (up to a minute)"]
+        : []),
+      // The payer links' origin is then the address the server listens on, which no payer can open.
+      ...(Option.isNone(v.publicUrl) && (v.host === "0.0.0.0" || v.host === "::")
+        ? [`PAYDESK_PUBLIC_URL is not set: payment links (pay_url) and the payer pages' links use http://${v.host === "::" ? "[::]" : v.host}:${v.port}, which no payer can open; set it to the origin payers reach this server at`]
         : [])
     ]
     const config: ServerConfig = {

@@ -162,10 +162,20 @@ describe("Config", () => {
     ])
     // The dev mode: on loopback as is, elsewhere with a warning; the rules apply to the Inngest engine only.
     expect(load({ ...engine, INNGEST_DEV: "1" }).warnings).toEqual([])
-    expect(load({ ...engine, INNGEST_DEV: "1", HOST: "0.0.0.0", PAYDESK_ADMIN_TOKEN: "x".repeat(40) }).warnings).toEqual([
+    expect(load({ ...engine, INNGEST_DEV: "1", HOST: "0.0.0.0", PAYDESK_ADMIN_TOKEN: "x".repeat(40), PAYDESK_PUBLIC_URL: "https://pay.example" }).warnings).toEqual([
       "INNGEST_DEV=1 on 0.0.0.0: /api/inngest runs the engine's functions for any caller, unsigned (a local Inngest dev server only)"
     ])
     expect(load({ PAYDESK_ENGINE: "local", INNGEST_DEV: "1", INNGEST_SIGNING_KEY: "k" }).engine).toBe("local")
+  })
+
+  it("warns when the server listens on every address without PAYDESK_PUBLIC_URL: the payer links would name 0.0.0.0 (an outside probe)", () => {
+    const token = { PAYDESK_ADMIN_TOKEN: "x".repeat(40) }
+    expect(load({ ...token, HOST: "0.0.0.0", PORT: "8080" }).warnings).toEqual([
+      "PAYDESK_PUBLIC_URL is not set: payment links (pay_url) and the payer pages' links use http://0.0.0.0:8080, which no payer can open; set it to the origin payers reach this server at"
+    ])
+    expect(load({ ...token, HOST: "::", PORT: "8080" }).warnings[0]).toContain("use http://[::]:8080")
+    expect(load({ ...token, HOST: "0.0.0.0", PAYDESK_PUBLIC_URL: "https://pay.example" }).warnings).toEqual([])
+    expect(load({ HOST: "127.0.0.1" }).warnings).toEqual([])
   })
 
   it("reads through the ConfigProvider in context", async () => {

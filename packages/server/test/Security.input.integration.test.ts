@@ -228,7 +228,7 @@ describe("operator token strength", () => {
   it("refuses a token shorter than 32 characters when HOST is not loopback, and warns about a manual clock there", () => {
     expect(() => Config.load({ ...base, HOST: "0.0.0.0", PAYDESK_ADMIN_TOKEN: "short-token" })).toThrow(/at least 32 characters/)
     expect(() => Config.load({ ...base, HOST: "192.168.1.10", PAYDESK_ADMIN_TOKEN: "x".repeat(31) })).toThrow(Config.SettingsError)
-    expect(Config.load({ ...base, HOST: "0.0.0.0", PAYDESK_ADMIN_TOKEN: "x".repeat(32) }).warnings).toEqual([])
+    expect(Config.load({ ...base, HOST: "0.0.0.0", PAYDESK_ADMIN_TOKEN: "x".repeat(32), PAYDESK_PUBLIC_URL: "https://pay.example" }).warnings).toEqual([])
     expect(Option.isNone(Config.load({ ...base, HOST: "0.0.0.0" }).adminToken)).toBe(true)
     for (const host of ["127.0.0.1", "::1", "localhost", "127.0.0.2"]) expect(Config.load({ ...base, HOST: host, PAYDESK_ADMIN_TOKEN: "short" }).adminToken.pipe(Option.map(Redacted.value))).toEqual(Option.some("short"))
     expect(Config.load({ ...base, HOST: "0.0.0.0", PAYDESK_ADMIN_TOKEN: "x".repeat(40), PAYDESK_CLOCK: "manual" }).warnings[0]).toMatch(/PAYDESK_CLOCK=manual on 0\.0\.0\.0/)
