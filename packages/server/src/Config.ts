@@ -355,6 +355,40 @@ export const fromEnvironment: Effect.Effect<ServerConfig, SettingsError> = Effec
   return yield* read(yield* ConfigProvider.ConfigProvider)
 })
 
+/**
+ * `PAYDESK_` variables the server does not read but others do: the CLI's and the SDK's examples'
+ * (`PAYDESK_URL`, `PAYDESK_API_KEY`, `PAYDESK_TERMINAL_ID`, `PAYDESK_SIGNING_SECRET`) and `./run`'s
+ * (`PAYDESK_MAX_HEAP_MB`, `PAYDESK_ALLOCATOR_ENV`), often set in the same shell.
+ */
+const readElsewhere = ["PAYDESK_URL", "PAYDESK_API_KEY", "PAYDESK_TERMINAL_ID", "PAYDESK_SIGNING_SECRET", "PAYDESK_MAX_HEAP_MB", "PAYDESK_ALLOCATOR_ENV"]
+
+/** Edits (insertions, deletions, substitutions) between two names. */
+const distance = (a: string, b: string): number => {
+  let row = Array.from({ length: b.length + 1 }, (_, j) => j)
+  for (let i = 1; i <= a.length; i++) {
+    const next = [i]
+    for (let j = 1; j <= b.length; j++) next[j] = Math.min(row[j]! + 1, next[j - 1]! + 1, row[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1))
+    row = next
+  }
+  return row[b.length]!
+}
+
+/**
+ * Warnings for the `PAYDESK_` variables of `env` that no one reads (a misspelt `PAYDESK_ENGIN=off` was
+ * ignored without a word, and the server ran its default: an outside probe), naming the setting it
+ * is closest to.
+ */
+export const unknownSettings = (env: Record<string, string | undefined>): ReadonlyArray<string> => {
+  const known = [...Object.values(settings).map((each) => each.name).filter((name) => name.startsWith("PAYDESK_")), ...readElsewhere]
+  return Object.keys(env)
+    .filter((name) => name.startsWith("PAYDESK_") && env[name] !== undefined && !known.includes(name))
+    .sort()
+    .map((name) => {
+      const closest = known.reduce((best, each) => distance(name, each) < distance(name, best) ? each : best)
+      return `${name} is no setting of the server and is ignored${distance(name, closest) <= 3 ? ` (did you mean ${closest}?)` : ""}`
+    })
+}
+
 /** The settings from `env` (tests, tools); throws `SettingsError`. */
 export const load = (env: Record<string, string | undefined>): ServerConfig => {
   const defined = Object.fromEntries(Object.entries(env).filter((entry): entry is [string, string] => entry[1] !== undefined))

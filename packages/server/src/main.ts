@@ -21,7 +21,7 @@ const hangup = Effect.callback<void>((resume) => {
 
 const serve = (config: Config.ServerConfig) =>
   Effect.scoped(Effect.gen(function*() {
-    for (const warning of config.warnings) yield* Effect.logWarning(`warning: ${warning}`)
+    for (const warning of [...config.warnings, ...Config.unknownSettings(process.env)]) yield* Effect.logWarning(`warning: ${warning}`)
     if (config.callbackAllowPrivate) {
       yield* Effect.logWarning("PAYDESK_CALLBACK_ALLOW_PRIVATE=1: callbacks may go to loopback and private addresses (development only)")
     }

@@ -6,7 +6,7 @@ import { describe, expect, it } from "vitest"
 import { Option, Redacted } from "effect"
 import { ConfigProvider, Effect, Exit } from "effect"
 import { resolve } from "node:path"
-import { load, read, SettingsError } from "../src/Config.js"
+import { load, read, SettingsError, unknownSettings } from "../src/Config.js"
 
 const problemsOf = (env: Record<string, string>): ReadonlyArray<string> => {
   try {
@@ -176,6 +176,15 @@ describe("Config", () => {
     expect(load({ ...token, HOST: "::", PORT: "8080" }).warnings[0]).toContain("use http://[::]:8080")
     expect(load({ ...token, HOST: "0.0.0.0", PAYDESK_PUBLIC_URL: "https://pay.example" }).warnings).toEqual([])
     expect(load({ HOST: "127.0.0.1" }).warnings).toEqual([])
+  })
+
+  it("names the PAYDESK_ variables nobody reads, with the setting each is closest to (a misspelt PAYDESK_ENGIN was ignored without a word)", () => {
+    expect(unknownSettings({ PAYDESK_ENGIN: "off", PAYDESK_DBPOOL: "5", PAYDESK_ZZZZZZZZZZZZZZZZZZZZ: "1", PAYDESK_ENGINE: "off", PAYDESK_URL: "http://x", PAYDESK_API_KEY: "k", HOME: "/root" })).toEqual([
+      "PAYDESK_DBPOOL is no setting of the server and is ignored (did you mean PAYDESK_DB_POOL?)",
+      "PAYDESK_ENGIN is no setting of the server and is ignored (did you mean PAYDESK_ENGINE?)",
+      "PAYDESK_ZZZZZZZZZZZZZZZZZZZZ is no setting of the server and is ignored"
+    ])
+    expect(unknownSettings({ PAYDESK_ENGIN: undefined, PAYDESK_MAX_HEAP_MB: "256", PAYDESK_SIGNING_SECRET: "s", PAYDESK_TERMINAL_ID: "t" })).toEqual([])
   })
 
   it("reads through the ConfigProvider in context", async () => {

@@ -75,8 +75,11 @@ describe("a stop whose requests outlast PAYDESK_SHUTDOWN_TIMEOUT_MS", () => {
     const port = await EmbeddedPostgres.freePort()
     const server = await spawnServer({
       PORT: String(port), DATABASE_URL: await freshDatabase(), PAYDESK_DATA_DIR: dataDir(), PAYDESK_ADMIN_TOKEN: "cut-admin-token",
-      PAYDESK_SHUTDOWN_TIMEOUT_MS: "300", PAYDESK_ENGINE: "off", LOG_LEVEL: "info"
+      PAYDESK_SHUTDOWN_TIMEOUT_MS: "300", PAYDESK_ENGINE: "off", LOG_LEVEL: "info",
+      // A misspelt setting is named at start (it was ignored without a word).
+      PAYDESK_SHUTDOWN_TIMEOUT: "5"
     })
+    expect(server.output()).toContain("warning: PAYDESK_SHUTDOWN_TIMEOUT is no setting of the server and is ignored (did you mean PAYDESK_SHUTDOWN_TIMEOUT_MS?)")
     // A request whose body never comes: in flight until the stop cuts it.
     const socket = connect({ host: "127.0.0.1", port })
     socket.on("error", () => {})
