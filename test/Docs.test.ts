@@ -247,12 +247,15 @@ print(json.dumps(results))
     cleanup.push(work)
     const env: NodeJS.ProcessEnv = { ...process.env, PAYDESK_DATA_DIR: join(work, ".data") }
     for (const name of ["DATABASE_URL", "PAYDESK_ADMIN_TOKEN", "PAYDESK_URL", "PAYDESK_SIGNING_SECRET", "PORT", "HOST", "LOG_LEVEL"]) delete env[name]
+    // A reader who exported PORT for the server (an outside probe's receiver died on it, and the quick
+    // start waited for ever): the receiver's own port is the README's to give.
+    env.PORT = String(serverPort)
     // The ports it names become free ones (the server and the receiver read PORT); nothing else changes.
     const code = blocks[0]!.code
       .replaceAll("127.0.0.1:8080", `127.0.0.1:${serverPort}`)
       .replaceAll("127.0.0.1:4000", `127.0.0.1:${receiverPort}`)
       .replace(/^(.*)\.\/run start/m, `$1PORT=${serverPort} ./run start`)
-      .replace(/^\.\/run (pnpm .* run receiver)/m, `PORT=${receiverPort} ./run $1`)
+      .replace(/^PORT=4000 \.\/run (pnpm .* run receiver)/m, `PORT=${receiverPort} ./run $1`)
       .replaceAll("./run ", `${JSON.stringify(join(root, "run"))} `)
     expect(code).toContain("kill %1 %2")
     // Job control as in an interactive shell; the jobs are stopped when the script is.
