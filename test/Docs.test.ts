@@ -229,8 +229,8 @@ print(json.dumps(results))
       }
       ran++
     }
-    // ./run dev, the merchant, the receiver, the listener, the trigger.
-    expect(ran).toBe(5)
+    // ./run dev, the operator token, the merchant, the receiver, the listener, the trigger.
+    expect(ran).toBe(6)
     const received = outputs.get("receiver")!.text
     expect(received).toMatch(/verified payment\.created pay_[0-9a-f-]{36}/)
     expect(received).toMatch(/verified payment\.paid pay_[0-9a-f-]{36}/)

@@ -20,6 +20,7 @@ import type { HostRoutes } from "@paydesk/fastify"
 import { WakeSignal } from "./LocalWakeups.js"
 import { Metrics } from "./Metrics.js"
 import * as Logging from "./Logging.js"
+import * as PublicDetail from "./PublicDetail.js"
 
 /** What a pass needs: the services of the core's due-work use cases. */
 export type WorkServices = Effect.Services<ReturnType<typeof Work.runDue>>
@@ -112,9 +113,9 @@ export const layer = (options: Options): Layer.Layer<LocalWorker, never, WakeSig
           Effect.gen(function*() {
             if (Cause.hasInterruptsOnly(cause)) return
             state.lastPassAt = Date.now()
-            state.lastError = Cause.pretty(cause).split("\n")[0] ?? "failed"
+            state.lastError = PublicDetail.failure("an error", Cause.pretty(cause))
             metrics.observePass(null, true)
-            yield* Effect.logError(`work pass failed: ${state.lastError}`).pipe(Effect.annotateLogs({ component: "worker", cause: Cause.pretty(cause) }))
+            yield* Effect.logError(`work pass failed: ${Cause.pretty(cause).split("\n")[0] ?? "failed"}`).pipe(Effect.annotateLogs({ component: "worker", cause: Cause.pretty(cause) }))
           })),
         Effect.map(([, report]) => report)
       )
@@ -143,9 +144,9 @@ export const layer = (options: Options): Layer.Layer<LocalWorker, never, WakeSig
             }),
           onFailure: (cause) =>
             Cause.hasInterruptsOnly(cause) ? Effect.failCause(cause) : Effect.gen(function*() {
-              clocks.lastError = Cause.pretty(cause).split("\n")[0] ?? "failed"
+              clocks.lastError = PublicDetail.failure("an error", Cause.pretty(cause))
               metrics.observeTestClocks(null)
-              yield* Effect.logError(`test clock work failed: ${clocks.lastError}`).pipe(Effect.annotateLogs({ component: "worker", cause: Cause.pretty(cause) }))
+              yield* Effect.logError(`test clock work failed: ${Cause.pretty(cause).split("\n")[0] ?? "failed"}`).pipe(Effect.annotateLogs({ component: "worker", cause: Cause.pretty(cause) }))
             })
         })
       )

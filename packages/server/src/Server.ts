@@ -29,15 +29,16 @@ import { EmbeddedPostgres, NodeSecurity, PgRateSource, PgStore } from "@paydesk/
 import type { SpanProcessor } from "@opentelemetry/sdk-trace-base"
 import { SqlClient, type SqlError } from "effect/sql"
 import { createHash, randomBytes } from "node:crypto"
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs"
+import { existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from "node:fs"
 import { hostname } from "node:os"
 import { basename, join } from "node:path"
-import type { ServerConfig } from "./Config.js"
+import { minAdminTokenLength, type ServerConfig } from "./Config.js"
 import * as Dashboard from "./Dashboard.js"
 import { Engine } from "./Engine.js"
 import * as Engines from "./Engine.js"
 import * as HttpCallbackTransport from "./HttpCallbackTransport.js"
 import * as FailureLog from "./FailureLog.js"
+import * as PublicDetail from "./PublicDetail.js"
 import * as Logging from "./Logging.js"
 import * as Metrics from "./Metrics.js"
 import * as Telemetry from "./Telemetry.js"
@@ -215,7 +216,7 @@ export const layerSecrets = (config: ServerConfig): Layer.Layer<Secrets, StartEr
       const tokenFile = join(config.dataDir, "admin-token")
       const adminToken = Option.isSome(config.adminToken)
         ? config.adminToken.value
-        : Redacted.make(yield* writeOnce(tokenFile, config.dataDir, `adm_${randomBytes(24).toString("base64url")}`))
+        : Redacted.make(yield* keptAdminToken(tokenFile, config.dataDir))
       return Secrets.of({ key, previousKeys: previous, nextKeys: next, adminToken, adminTokenFile: Option.isSome(config.adminToken) ? null : tokenFile })
     })
   )
@@ -230,6 +231,26 @@ const writeKeyFile = (file: string, dataDir: string, generated: Buffer): Effect.
     return text === generated.toString("base64")
       ? generated
       : yield* Effect.try({ try: () => NodeSecurity.parseKey(text), catch: (cause) => new StartError({ step: `secret key file ${file}`, cause }) })
+  })
+
+/**
+ * The operator token kept in `file` (generated into it the first time). A file edited by hand is held
+ * to what a generated token is, at least 32 visible ASCII characters without spaces (a re-probe's
+ * one-letter file was taken on 0.0.0.0, where the same token given as PAYDESK_ADMIN_TOKEN is
+ * refused); a file other users may read is started with, and warned about.
+ */
+const keptAdminToken = (file: string, dataDir: string): Effect.Effect<string, StartError> =>
+  Effect.gen(function*() {
+    const token = yield* writeOnce(file, dataDir, `adm_${randomBytes(24).toString("base64url")}`)
+    if (!/^[\x21-\x7e]+$/.test(token) || token.length < minAdminTokenLength) {
+      return yield* new StartError({
+        step: `operator token file ${file}`,
+        cause: new Error(`the token must be at least ${minAdminTokenLength} visible characters without spaces: remove the file, and a new one is written (or give PAYDESK_ADMIN_TOKEN)`)
+      })
+    }
+    const mode = yield* Effect.try({ try: () => statSync(file).mode & 0o777, catch: (cause) => new StartError({ step: `operator token file ${file}`, cause }) })
+    if ((mode & 0o077) !== 0) yield* Effect.logWarning(`operator token file ${file}: other users may read it (mode ${mode.toString(8)}): chmod 600 it`)
+    return token
   })
 
 /**
@@ -487,15 +508,8 @@ const checkOf = <A, E, R>(
     })
   )
 
-/**
- * A failed database check as the readiness check (unauthenticated) says it: the error's code alone
- * (`ECONNREFUSED`, `ENOTFOUND`, a SQLSTATE), not the driver's text, which names the database's host
- * and port (an outside probe); the worker's and the requests' errors in the log have the whole cause.
- */
-const databaseFailure = (error: unknown): string => {
-  const code = /\b(E[A-Z]{4,}|[0-9]{2}[0-9A-Z]{3})\b/.exec(messageOf(error))?.[1]
-  return `unreachable${code === undefined ? "" : ` (${code})`}; the cause is in the server's log`
-}
+/** A failed database check as the readiness check says it (`PublicDetail`: its code, not its text). */
+const databaseFailure = (error: unknown): string => PublicDetail.failure("unreachable", messageOf(error))
 
 /** The Fastify app over the services in context: built and listening on build, drained and closed on release. */
 export const layerHttp = (config: ServerConfig) =>
@@ -524,7 +538,8 @@ export const layerHttp = (config: ServerConfig) =>
         migrations: checkOf(Effect.all([PgStore.pendingMigrations, PgStore.unknownMigrations]), ([pending, unknown]) =>
           pending.length > 0
             ? { ok: false, detail: `pending: ${pending.join(", ")}` }
-            : { ok: true, detail: unknown.length === 0 ? "all applied" : `all applied; also applied, unknown to this build (a newer one's): ${unknown.join(", ")}` }),
+            : { ok: true, detail: unknown.length === 0 ? "all applied" : `all applied; also applied, unknown to this build (a newer one's): ${unknown.join(", ")}` },
+          (error) => PublicDetail.failure("not read", messageOf(error))),
         worker: engine.check
       }, { concurrency: "unbounded" })
 

@@ -247,6 +247,8 @@ describe("metrics while the database does not answer", () => {
       const ready = await srv.call("GET", "/health/ready")
       expect(ready.status).toBe(503)
       expect(ready.json.checks.database).toEqual({ ok: false, detail: expect.stringMatching(/^unreachable( \([0-9A-Z]+\))?; the cause is in the server's log$/) })
+      // Nor does the migrations check, which reads the database too (a re-probe).
+      expect(ready.json.checks.migrations).toEqual({ ok: false, detail: expect.stringMatching(/^not read( \([0-9A-Z]+\))?; the cause is in the server's log$/) })
       expect(ready.text).not.toContain(new URL(proxy.url(databaseUrl)).port)
 
       // The database never answers: the scrape answers in the same way, by the reads' time limit (3 s)

@@ -8,7 +8,7 @@ import { connect, createServer } from "node:net"
 import { randomBytes } from "node:crypto"
 import * as Config from "../src/Config.js"
 import * as Server from "../src/Server.js"
-import { readFileSync, statSync } from "node:fs"
+import { chmodSync, readFileSync, statSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
 import { EmbeddedPostgres } from "@paydesk/sql-pg"
 import { freshDatabase } from "./ServerHarness.js"
@@ -58,14 +58,23 @@ describe("the operator token when none is given", () => {
     } finally {
       expect(await first.kill()).toBe(0)
     }
-    // The same token after a restart (as `./run dev` restarts on every change).
+    // The same token after a restart (as `./run dev` restarts on every change); a file others may read is warned about.
+    chmodSync(file, 0o644)
     const second = await spawnServer(env)
     try {
       expect(readFileSync(file, "utf8").trim()).toBe(token)
       expect(second.output()).not.toContain(token)
+      expect(second.output()).toContain(`operator token file ${file}: other users may read it (mode 644): chmod 600 it`)
       expect((await request(`http://127.0.0.1:${port}`, "GET", "/admin/v1/accounts", { headers: { authorization: `Bearer ${token}` } })).status).toBe(200)
     } finally {
       await second.kill()
+    }
+    // A file edited by hand is held to a generated token's rules (a re-probe's one-letter token was taken on 0.0.0.0).
+    for (const bad of ["x", "a".repeat(31), `${"a".repeat(20)} ${"b".repeat(20)}`]) {
+      writeFileSync(file, `${bad}\n`)
+      const refused = await Server.start(Config.load({ ...env, PAYDESK_ADMIN_TOKEN: undefined, HOST: "0.0.0.0", LOG_LEVEL: "silent", PAYDESK_PUBLIC_URL: "https://pay.example" }))
+        .then(async (running) => (await running.stop(), "started"), (error: Error) => error.message)
+      expect(refused, bad).toBe(`operator token file ${file}: the token must be at least 32 visible characters without spaces: remove the file, and a new one is written (or give PAYDESK_ADMIN_TOKEN)`)
     }
   }, 120_000)
 })
