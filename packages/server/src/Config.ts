@@ -246,7 +246,7 @@ const settings = {
     (n) => zeroOrInteger(1000, 600_000)(n).pipe(Config.withDefault(30_000)),
     "must be 0 (no limit) or an integer from 1000 to 600000 (milliseconds)"
   ),
-  callbackAllowPrivate: setting("PAYDESK_CALLBACK_ALLOW_PRIVATE", (n) => flag(n).pipe(Config.withDefault(false)), "must be 1 or 0"),
+  callbackAllowPrivate: setting("PAYDESK_CALLBACK_ALLOW_PRIVATE", (n) => flag(n).pipe(Config.withDefault(false)), "must be 1 or 0 (or true or false)"),
   loginPerEmail: setting("PAYDESK_LOGIN_LIMIT_PER_EMAIL", (n) => integer(1, 100_000)(n).pipe(Config.withDefault(10)), "must be an integer from 1 to 100000 (attempts per minute)"),
   loginPerAddress: setting("PAYDESK_LOGIN_LIMIT_PER_ADDRESS", (n) => integer(1, 100_000)(n).pipe(Config.withDefault(30)), "must be an integer from 1 to 100000 (attempts per minute)"),
   eventSendsPerMinute: setting("PAYDESK_EVENT_SENDS_PER_MINUTE", (n) => integer(1, 100_000)(n).pipe(Config.withDefault(30)), "must be an integer from 1 to 100000 (resends and test events per minute)"),
@@ -255,7 +255,7 @@ const settings = {
     (n) => text((v) => Result.isSuccess(parseTrustProxy(v)))(n).pipe(Config.map((v) => Result.getOrThrow(parseTrustProxy(v))), Config.withDefault([] as ReadonlyArray<string>)),
     "must be 0 (no proxy) or a comma-separated list of the proxies' addresses or CIDR ranges (loopback, linklocal, uniquelocal allowed); true (trust everyone) and hop counts are refused"
   ),
-  inngestDev: setting("INNGEST_DEV", (n) => flag(n).pipe(Config.withDefault(false)), "must be 1 or 0"),
+  inngestDev: setting("INNGEST_DEV", (n) => flag(n).pipe(Config.withDefault(false)), "must be 1 or 0 (or true or false)"),
   inngestSigningKey: setting("INNGEST_SIGNING_KEY", (n) => Config.Redacted(n).pipe(Config.option), "must be a string"),
   inngestEventKey: setting("INNGEST_EVENT_KEY", (n) => Config.Redacted(n).pipe(Config.option), "must be a string"),
   inngestBaseUrl: setting("INNGEST_BASE_URL", (n) => text(isOrigin)(n).pipe(Config.option), "must be an http(s) origin"),

@@ -85,7 +85,7 @@ describe("Config", () => {
       "PAYDESK_WORK_BATCH_SIZE must be an integer from 1 to 10000",
       "PAYDESK_SIGNING_SECRET_OVERLAP_HOURS must be an integer from 0 to 720 (hours)",
       "PAYDESK_EVENT_RETENTION_DAYS must be an integer from 1 to 3650 (days)",
-      "PAYDESK_CALLBACK_ALLOW_PRIVATE must be 1 or 0",
+      "PAYDESK_CALLBACK_ALLOW_PRIVATE must be 1 or 0 (or true or false)",
       "PAYDESK_EVENT_SENDS_PER_MINUTE must be an integer from 1 to 100000 (resends and test events per minute)",
       "OTEL_EXPORTER_OTLP_ENDPOINT must be an http(s) URL",
       "LOG_LEVEL must be one of: fatal, error, warn, info, debug, trace, silent"
