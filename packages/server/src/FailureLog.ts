@@ -36,6 +36,6 @@ export const make = (windowMs = 60_000): FailureLog => {
   }
 }
 
-/** The line's suffix for the failures left out before it. */
-export const leftOutSuffix = (leftOut: number): string =>
-  leftOut === 0 ? "" : ` (and ${leftOut} more failed attempt${leftOut === 1 ? "" : "s"} to it since the last line, not logged)`
+/** The line's suffix for the failures left out before it (`what`: what they are, plural). */
+export const leftOutSuffix = (leftOut: number, what = "failed attempts to it"): string =>
+  leftOut === 0 ? "" : ` (and ${leftOut} more ${leftOut === 1 ? what.replace(/s( |$)/, "$1") : what} since the last line, not logged)`

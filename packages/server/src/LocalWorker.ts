@@ -19,6 +19,7 @@ import { Callback, CallbacksInFlight, Jobs, TestClocks, Work } from "@paydesk/co
 import type { HostRoutes } from "@paydesk/fastify"
 import { WakeSignal } from "./LocalWakeups.js"
 import { Metrics } from "./Metrics.js"
+import * as FailureLog from "./FailureLog.js"
 import * as Logging from "./Logging.js"
 import * as PublicDetail from "./PublicDetail.js"
 
@@ -90,13 +91,26 @@ export const layer = (options: Options): Layer.Layer<LocalWorker, never, WakeSig
         })
 
       // A job that fails is logged and the pass goes on to the next (`Jobs.job`): the pass notes its
-      // name, and a pass with one is a failed pass for the health check and the metrics.
+      // name, and a pass with one is a failed pass for the health check and the metrics. Its failures
+      // are logged as failed callback attempts are: the first, then at most one a minute per job.
+      const jobFailures = FailureLog.make()
       const pass = (leaveSlow: boolean) => Effect.suspend(() => {
         const failed: Array<string> = []
-        return passNoting(leaveSlow, failed)
+        const sink: Jobs.FailureSink = {
+          failed: (name, cause) => {
+            failed.push(name)
+            const verdict = jobFailures.note(name, Date.now())
+            return verdict.log
+              ? Effect.logError(`background job ${name} failed${FailureLog.leftOutSuffix(verdict.leftOut, "failures of it")}`, cause).pipe(
+                Effect.annotateLogs({ component: "worker", ...(verdict.leftOut === 0 ? {} : { left_out: verdict.leftOut }) })
+              )
+              : Effect.void
+          }
+        }
+        return passNoting(leaveSlow, failed, sink)
       })
-      const passNoting = (leaveSlow: boolean, failed: Array<string>) => lock.withPermits(1)(rounds(leaveSlow)).pipe(
-        Effect.provideService(Jobs.Failed, failed),
+      const passNoting = (leaveSlow: boolean, failed: Array<string>, sink: Jobs.FailureSink) => lock.withPermits(1)(rounds(leaveSlow)).pipe(
+        Effect.provideService(Jobs.Failed, sink),
         Effect.timed,
         Effect.tap(([elapsed, report]) =>
           Effect.gen(function*() {

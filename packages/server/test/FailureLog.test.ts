@@ -14,6 +14,9 @@ describe("FailureLog", () => {
     expect(FailureLog.leftOutSuffix(0)).toBe("")
     expect(FailureLog.leftOutSuffix(1)).toBe(" (and 1 more failed attempt to it since the last line, not logged)")
     expect(FailureLog.leftOutSuffix(5)).toBe(" (and 5 more failed attempts to it since the last line, not logged)")
+    // A worker's failed jobs.
+    expect(FailureLog.leftOutSuffix(1, "failures of it")).toBe(" (and 1 more failure of it since the last line, not logged)")
+    expect(FailureLog.leftOutSuffix(9, "failures of it")).toBe(" (and 9 more failures of it since the last line, not logged)")
   })
 
   it("remembers at most maxDestinations: the oldest is forgotten, and its next failure logged", () => {

@@ -5,21 +5,25 @@
  */
 import { Cause, Context, Effect, Option, Stream } from "effect"
 
-/**
- * Where a runner of passes learns which jobs failed (each is logged, and the pass goes on): the
- * local worker provides one per pass, so its health and `paydesk_work_passes_total{result="failed"}`
- * say so. Without it (null) failures are only logged: with every failure turned into 0, a database
- * down for minutes left every pass counted ok and the worker ready (an outside probe).
- */
-export const Failed = Context.Reference<Array<string> | null>("@paydesk/core/Jobs/Failed", { defaultValue: () => null })
+/** What a host does with a job that failed (the pass goes on to the next job either way). */
+export interface FailureSink {
+  readonly failed: (name: string, cause: Cause.Cause<unknown>) => Effect.Effect<void>
+}
 
-/** Runs `effect`, turning a failure into a logged error and 0 (and noting it in `Failed`, when given). */
+/**
+ * Where a runner of passes learns which jobs failed, and logs them its way: the local worker
+ * provides one per pass, so its health and `paydesk_work_passes_total{result="failed"}` say so, and
+ * it logs a job's failures at most once a minute (a database down wrote about nine lines with their
+ * stacks a second: an outside probe). Without it (null) each failure is logged at `error`: with every
+ * failure turned into 0 and nothing else, a database down for minutes left every pass counted ok and
+ * the worker ready (an outside probe).
+ */
+export const Failed = Context.Reference<FailureSink | null>("@paydesk/core/Jobs/Failed", { defaultValue: () => null })
+
+/** Runs `effect`, turning a failure into 0, told to `Failed` (or logged at `error` without one). */
 export const job = <E, R>(name: string, effect: Effect.Effect<number, E, R>): Effect.Effect<number, never, R> =>
   effect.pipe(Effect.catchCause((cause) =>
-    Effect.flatMap(Failed, (failed) => {
-      failed?.push(name)
-      return Effect.as(Effect.logError(`background job ${name} failed`, cause), 0)
-    })))
+    Effect.flatMap(Failed, (sink) => Effect.as(sink === null ? Effect.logError(`background job ${name} failed`, cause) : sink.failed(name, cause), 0))))
 
 /**
  * The items of the batches one pass claims, in order: `claim(n)` claims batch `n` (from 0) and says
