@@ -96,6 +96,12 @@ describe("Authentication", () => {
         ["InvalidRequest", "new_password", "new_password must be 8 to 256 characters"])
       assert.deepStrictEqual(yield* refused({ currentPassword: Kit.ownerPassword, newPassword: "x".repeat(257) }),
         ["InvalidRequest", "new_password", "new_password must be 8 to 256 characters"])
+      // Characters, not UTF-16 units: four emoji are four (a fuzz took them for eight); 256 emoji are 256.
+      assert.deepStrictEqual(yield* refused({ currentPassword: Kit.ownerPassword, newPassword: "😀".repeat(4) }),
+        ["InvalidRequest", "new_password", "new_password must be 8 to 256 characters"])
+      // A lone surrogate is refused: stored as U+FFFD, two passwords would be one (a fuzz).
+      assert.deepStrictEqual(yield* refused({ currentPassword: Kit.ownerPassword, newPassword: "\ud800".repeat(8) }),
+        ["InvalidRequest", "new_password", "new_password must be valid Unicode text (a surrogate without its pair was sent)"])
       assert.deepStrictEqual(yield* refused({ currentPassword: Kit.ownerPassword, newPassword: Kit.ownerPassword }),
         ["InvalidRequest", "new_password", "new_password must differ from current_password"])
       const key = yield* Kit.apiKeyPrincipal(merchant, "n")
@@ -168,6 +174,15 @@ describe("Authentication", () => {
       assert.strictEqual((yield* Effect.flip(Auth.refresh(pair.refreshToken)))._tag, "Unauthenticated")
       assert.strictEqual((yield* Effect.flip(Auth.login(merchant.ownerEmail, Kit.ownerPassword)))._tag, "InvalidCredentials")
       yield* Auth.login(merchant.ownerEmail, "long enough")
+      // 256 emoji are 256 characters (they were 512 UTF-16 units, refused); U+FFFD is a character like any.
+      assert.deepStrictEqual(yield* Auth.resetPassword(merchant.userId, "😀".repeat(256)), { ok: true })
+      yield* Auth.login(merchant.ownerEmail, "😀".repeat(256))
+      assert.deepStrictEqual(yield* Auth.resetPassword(merchant.userId, "\ufffd".repeat(8)), { ok: true })
+      yield* Auth.login(merchant.ownerEmail, "\ufffd".repeat(8))
+      // Lone surrogates, hashed as U+FFFD, would sign in with it (a fuzz): refused as a wrong password.
+      for (const unpaired of ["\ud800".repeat(8), "\udfff".repeat(8)]) {
+        assert.strictEqual((yield* Effect.flip(Auth.login(merchant.ownerEmail, unpaired)))._tag, "InvalidCredentials")
+      }
     }).pipe(Effect.provide(Kit.layer)))
 
   it.effect("terminal settings: validated, applied, and scoped to the key's terminal", () =>

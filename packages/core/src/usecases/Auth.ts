@@ -12,6 +12,7 @@
  * change answers a new pair, so the session that made it goes on.
  */
 import { Clock, Effect, Option } from "effect"
+import * as Bytes from "../Bytes.js"
 import type { Principal } from "../Access.js"
 import { PaydeskConfig } from "../Config.js"
 import { AccessDenied, InvalidCredentials, InvalidRequest, NonceAlreadyUsed, NotFound, Unauthenticated } from "../Errors.js"
@@ -125,7 +126,9 @@ export const login = Traced.fn("Auth.login")(function*(email: string, password: 
     yield* hasher.hash(password)
     return yield* InvalidCredentials.of()
   }
-  if (!(yield* hasher.verify(password, user.value.passwordHash))) return yield* InvalidCredentials.of()
+  // One with a lone surrogate is no password that can be set (`passwordProblem`): hashed as U+FFFD it
+  // would match another. Refused after the same work.
+  if (!(yield* hasher.verify(password, user.value.passwordHash)) || Bytes.hasLoneSurrogate(password)) return yield* InvalidCredentials.of()
   return yield* atomic(Effect.gen(function*() {
     // The password checked is still the user's: a change committed since the check refuses the
     // login; one committing after this reads it waits, and then ends the session issued here.
@@ -146,8 +149,13 @@ const replacePassword = Effect.fnUntraced(function*(userId: string, passwordHash
 })
 
 /** Passwords: 8 to 256 characters (an owner's at account creation, a new one at a change or a reset). */
-export const passwordProblem = (field: string, password: string): InvalidRequest | null =>
-  password.length < 8 || password.length > 256 ? new InvalidRequest({ field, message: `${field} must be 8 to 256 characters` }) : null
+export const passwordProblem = (field: string, password: string): InvalidRequest | null => {
+  // A lone surrogate is stored (hashed as UTF-8) as U+FFFD, so two passwords would be one (a fuzz).
+  if (Bytes.hasLoneSurrogate(password)) return new InvalidRequest({ field, message: Bytes.unicodeOnly(field) })
+  // Characters (code points), not UTF-16 units: four emoji were "8 characters" (a fuzz).
+  const characters = [...password].length
+  return characters < 8 || characters > 256 ? new InvalidRequest({ field, message: `${field} must be 8 to 256 characters` }) : null
+}
 
 /**
  * A dashboard user changes its own password (its bearer token; an API key is 403 `account owner
@@ -168,7 +176,7 @@ export const changePassword = Traced.fn("Auth.changePassword")(function*(
   if (Option.isNone(user)) return yield* new Unauthenticated({ message: "invalid or expired access token" })
   const hasher = yield* PasswordHasher
   const wrong = () => new InvalidRequest({ field: "current_password", message: "current_password is not the user's password" })
-  if (!(yield* hasher.verify(input.currentPassword, user.value.passwordHash))) return yield* wrong()
+  if (!(yield* hasher.verify(input.currentPassword, user.value.passwordHash)) || Bytes.hasLoneSurrogate(input.currentPassword)) return yield* wrong()
   if (input.newPassword === input.currentPassword) {
     return yield* new InvalidRequest({ field: "new_password", message: "new_password must differ from current_password" })
   }
