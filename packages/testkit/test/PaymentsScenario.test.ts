@@ -261,6 +261,13 @@ describe("Payments scenarios", () => {
       // Any other text stays an order id: other scripts, symbols, a no-break space, a joiner.
       const kept = yield* Payments.create(principal, { amount: "10", orderId: "заказ №1 ✓ ½\u00a0\u200d", test: true })
       assert.strictEqual(kept.payment.orderId, "заказ №1 ✓ ½\u00a0\u200d")
+      // Limits in characters count characters, not UTF-16 units: 128 emoji are 128 (a fuzz saw 65 refused).
+      const emoji = yield* Payments.create(principal, { amount: "10", orderId: "😀".repeat(128), description: "😀".repeat(512), test: true })
+      assert.strictEqual(emoji.payment.orderId, "😀".repeat(128))
+      for (const input of [{ orderId: "😀".repeat(129) }, { orderId: "long-description", description: "😀".repeat(513) }]) {
+        const error = yield* Effect.flip(Payments.create(principal, { amount: "10", test: true, ...input }))
+        assert.strictEqual(error._tag, "InvalidRequest", JSON.stringify(input).slice(0, 40))
+      }
     }).pipe(Effect.provide(Kit.layer)))
 
   it.effect("operator refund emits refund_request.completed then payment.refunded and reverses the credit", () =>

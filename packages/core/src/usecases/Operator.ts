@@ -4,7 +4,7 @@
  */
 import { Clock, Effect, Option, Result } from "effect"
 import { formatRub, parseRub } from "../Amount.js"
-import { hasControlCharacter, hasLoneSurrogate, withoutLoneSurrogates } from "../Bytes.js"
+import { characterCount, hasControlCharacter, hasLoneSurrogate, withoutLoneSurrogates } from "../Bytes.js"
 import * as CallbackUrl from "../CallbackUrl.js"
 import { PaydeskConfig } from "../Config.js"
 import { InvalidRequest, NotFound } from "../Errors.js"
@@ -42,7 +42,7 @@ export const createAccount = Traced.fn("Operator.createAccount")(function*(input
   readonly ownerPassword: string
 }) {
   const name = withoutLoneSurrogates(input.name.trim())
-  if (name.length === 0 || name.length > 128) return yield* invalid("name", "name must be 1 to 128 characters")
+  if (name.length === 0 || characterCount(name) > 128) return yield* invalid("name", "name must be 1 to 128 characters")
   if (hasControlCharacter(name)) return yield* invalid("name", controlMessage("name"))
   const email = input.ownerEmail.trim().toLowerCase()
   // (A lone surrogate would be stored as U+FFFD: two addresses would meet.)
@@ -75,7 +75,7 @@ export const createTerminal = Traced.fn("Operator.createTerminal")(function*(inp
   readonly callbackUrl?: string | null | undefined
 }) {
   const name = withoutLoneSurrogates(input.name.trim())
-  if (name.length === 0 || name.length > 128) return yield* invalid("name", "name must be 1 to 128 characters")
+  if (name.length === 0 || characterCount(name) > 128) return yield* invalid("name", "name must be 1 to 128 characters")
   if (hasControlCharacter(name)) return yield* invalid("name", controlMessage("name"))
   if (input.callbackUrl !== undefined && input.callbackUrl !== null) {
     const checked = CallbackUrl.check(input.callbackUrl, { allowPrivate: (yield* PaydeskConfig).allowPrivateCallbacks })
@@ -178,7 +178,7 @@ export const createPlan = Traced.fn("Operator.createPlan")(function*(input: Plan
   const name = withoutLoneSurrogates(input.name.trim())
   const consentText = withoutLoneSurrogates(input.consentText)
   const policyVersion = withoutLoneSurrogates(input.policyVersion)
-  if (name.length === 0 || input.name.length > 128) return yield* invalid("name", "name must be 1 to 128 characters")
+  if (name.length === 0 || characterCount(input.name) > 128) return yield* invalid("name", "name must be 1 to 128 characters")
   if (hasControlCharacter(name)) return yield* invalid("name", controlMessage("name"))
   if (!isInterval(input.interval)) return yield* invalid("interval", "interval must be day, month, quarter, half_year or year")
   const interval: Interval = input.interval

@@ -9,7 +9,7 @@ import { Clock, Effect, Option, Result } from "effect"
 import * as Access from "../Access.js"
 import type { Principal } from "../Access.js"
 import { formatRate, formatRub, formatUsdt, parseRub } from "../Amount.js"
-import { hasControlCharacter, hasLoneSurrogate, hasLoneSurrogateEscape, unicodeOnly, withoutLoneSurrogates } from "../Bytes.js"
+import { characterCount, hasControlCharacter, hasLoneSurrogate, hasLoneSurrogateEscape, unicodeOnly, withoutLoneSurrogates } from "../Bytes.js"
 import { PaydeskConfig } from "../Config.js"
 import { CsrfRejected, InvalidRequest, InvalidTransition, NotFound, OperationNotAllowed, OrderIdConflict, TerminalUnavailable } from "../Errors.js"
 import * as Idempotency from "../Idempotency.js"
@@ -115,7 +115,7 @@ const validate = Effect.fnUntraced(function*(input: CreateInput) {
   if (currency !== "RUB") return yield* invalid("payment_currency", "payment_currency must be RUB")
   const orderId = input.orderId
   if (orderId.length === 0) return yield* invalid("order_id", "order_id is required")
-  if (orderId.length > maxOrderIdLength || hasControlCharacter(orderId)) {
+  if (characterCount(orderId) > maxOrderIdLength || hasControlCharacter(orderId)) {
     return yield* invalid("order_id", `order_id must be at most ${maxOrderIdLength} characters without control characters`)
   }
   // The payment's key: stored as sent, or refused (a store would write the lone half as U+FFFD).
@@ -123,7 +123,7 @@ const validate = Effect.fnUntraced(function*(input: CreateInput) {
   // Free text: a lone surrogate becomes U+FFFD here, as a store would write it, so the answer,
   // the stored payment and later reads say the same (same length in UTF-16 units).
   const description = input.description === undefined || input.description === null ? null : withoutLoneSurrogates(input.description)
-  if (description !== null && description.length > maxDescriptionLength) {
+  if (description !== null && characterCount(description) > maxDescriptionLength) {
     return yield* invalid("description", `description must be at most ${maxDescriptionLength} characters`)
   }
   const metadata = input.metadata ?? null

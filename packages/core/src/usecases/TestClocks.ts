@@ -18,7 +18,7 @@
 import { Effect, Option } from "effect"
 import * as Access from "../Access.js"
 import type { Principal } from "../Access.js"
-import { hasControlCharacter, withoutLoneSurrogates } from "../Bytes.js"
+import { characterCount, hasControlCharacter, withoutLoneSurrogates } from "../Bytes.js"
 import { PaydeskConfig } from "../Config.js"
 import { AccessDenied, InvalidRequest, NotFound, TestClockAdvancing } from "../Errors.js"
 import { isUuid } from "../Id.js"
@@ -62,7 +62,7 @@ export const create = Traced.fn("TestClocks.create")(function*(
   const frozenTime = yield* parseFrozenTime(input.frozenTime)
   // Free text: a lone surrogate becomes U+FFFD, as a store writes it, so the answer is what is stored.
   const name = input.name === undefined || input.name === null ? null : withoutLoneSurrogates(input.name)
-  if (name !== null && (name.length > TestClock.maxNameLength || hasControlCharacter(name))) {
+  if (name !== null && (characterCount(name) > TestClock.maxNameLength || hasControlCharacter(name))) {
     return yield* invalid("name", `name must be at most ${TestClock.maxNameLength} characters without control characters`)
   }
   const keepMs = (yield* PaydeskConfig).eventRetentionMs
