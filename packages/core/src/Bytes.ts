@@ -76,20 +76,8 @@ const controlCharacter = /[\u0000-\u001f\u007f-\u009f\u2028\u2029]/
  * `maxLength` and PostgreSQL's `length` too: `text.length` counts UTF-16 units, an emoji two (a fuzz
  * found 65 emoji refused as more than 128 characters). A lone surrogate counts as one.
  */
-export const characterCount = (text: string): number => {
-  let count = text.length
-  for (let i = 0; i < text.length - 1; i++) {
-    const unit = text.charCodeAt(i)
-    if (unit >= 0xd800 && unit <= 0xdbff) {
-      const next = text.charCodeAt(i + 1)
-      if (next >= 0xdc00 && next <= 0xdfff) {
-        count--
-        i++
-      }
-    }
-  }
-  return count
-}
+export const characterCount = (text: string): number => text.length - (text.match(surrogatePair)?.length ?? 0)
+const surrogatePair = /[\ud800-\udbff][\udc00-\udfff]/g
 
 /** The message refusing a field with a lone surrogate (keys and URLs, which are never rewritten). */
 export const unicodeOnly = (field: string) => `${field} must be valid Unicode text (a surrogate without its pair was sent)`

@@ -7,6 +7,8 @@
  * attempt log (`paydesk deliveries show`) and in `paydesk_callback_attempts_total`.
  */
 
+import { Effect } from "effect"
+
 /** What to do with one failure: log it (saying how many to its destination were left out before it), or not. */
 export type Verdict = { readonly log: true; readonly leftOut: number } | { readonly log: false }
 
@@ -39,3 +41,24 @@ export const make = (windowMs = 60_000): FailureLog => {
 /** The line's suffix for the failures left out before it (`what`: what they are, plural). */
 export const leftOutSuffix = (leftOut: number, what = "failed attempts to it"): string =>
   leftOut === 0 ? "" : ` (and ${leftOut} more ${leftOut === 1 ? what.replace(/s( |$)/, "$1") : what} since the last line, not logged)`
+
+/**
+ * Logs `message` about `key` as `failures` decides: the first at once, the next within the window
+ * left out, the first after it saying how many were (`what`, as in `leftOutSuffix`, and the field
+ * `left_out`). `write` logs a line at the caller's level (with its cause, if any).
+ */
+export const logNoted = (
+  failures: FailureLog,
+  key: string,
+  message: string,
+  write: (line: string) => Effect.Effect<void>,
+  annotations: Record<string, unknown> = {},
+  what?: string
+): Effect.Effect<void> => {
+  const verdict = failures.note(key, Date.now())
+  return verdict.log
+    ? write(`${message}${leftOutSuffix(verdict.leftOut, what)}`).pipe(
+      Effect.annotateLogs({ ...annotations, ...(verdict.leftOut === 0 ? {} : { left_out: verdict.leftOut }) })
+    )
+    : Effect.void
+}

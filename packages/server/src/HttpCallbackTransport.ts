@@ -235,14 +235,8 @@ export const send = (
  */
 export const layer: Layer.Layer<CallbackTransport> = Layer.sync(CallbackTransport)(() => {
   const refusals = FailureLog.make()
-  const refused = (host: string, error: DestinationRefused) => {
-    const verdict = refusals.note(host, Date.now())
-    return verdict.log
-      ? Effect.logWarning(`callback destination refused: ${error.detail}${FailureLog.leftOutSuffix(verdict.leftOut)}`).pipe(
-        Effect.annotateLogs({ host, ...(verdict.leftOut === 0 ? {} : { left_out: verdict.leftOut }) })
-      )
-      : Effect.void
-  }
+  const refused = (host: string, error: DestinationRefused) =>
+    FailureLog.logNoted(refusals, host, `callback destination refused: ${error.detail}`, (line) => Effect.logWarning(line), { host })
   return CallbackTransport.of({ post: (request) => post(request, refused) })
 })
 

@@ -99,12 +99,7 @@ export const layer = (options: Options): Layer.Layer<LocalWorker, never, WakeSig
         const sink: Jobs.FailureSink = {
           failed: (name, cause) => {
             failed.push(name)
-            const verdict = jobFailures.note(name, Date.now())
-            return verdict.log
-              ? Effect.logError(`background job ${name} failed${FailureLog.leftOutSuffix(verdict.leftOut, "failures of it")}`, cause).pipe(
-                Effect.annotateLogs({ component: "worker", ...(verdict.leftOut === 0 ? {} : { left_out: verdict.leftOut }) })
-              )
-              : Effect.void
+            return FailureLog.logNoted(jobFailures, name, `background job ${name} failed`, (line) => Effect.logError(line, cause), { component: "worker" }, "failures of it")
           }
         }
         return passNoting(leaveSlow, failed, sink)

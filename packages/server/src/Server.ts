@@ -31,7 +31,7 @@ import { SqlClient, type SqlError } from "effect/sql"
 import { createHash, randomBytes } from "node:crypto"
 import { existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from "node:fs"
 import { hostname } from "node:os"
-import { basename, join } from "node:path"
+import { join } from "node:path"
 import { minAdminTokenLength, type ServerConfig } from "./Config.js"
 import * as Dashboard from "./Dashboard.js"
 import { Engine } from "./Engine.js"
@@ -227,10 +227,11 @@ export const layerSecrets = (config: ServerConfig): Layer.Layer<Secrets, StartEr
  */
 const writeKeyFile = (file: string, dataDir: string, generated: Buffer): Effect.Effect<Buffer, StartError> =>
   Effect.gen(function*() {
-    const text = yield* writeOnce(file, dataDir, generated.toString("base64"))
+    const step = `secret key file ${file}`
+    const text = yield* writeOnce(file, dataDir, generated.toString("base64"), step)
     return text === generated.toString("base64")
       ? generated
-      : yield* Effect.try({ try: () => NodeSecurity.parseKey(text), catch: (cause) => new StartError({ step: `secret key file ${file}`, cause }) })
+      : yield* Effect.try({ try: () => NodeSecurity.parseKey(text), catch: (cause) => new StartError({ step, cause }) })
   })
 
 /**
@@ -241,14 +242,15 @@ const writeKeyFile = (file: string, dataDir: string, generated: Buffer): Effect.
  */
 const keptAdminToken = (file: string, dataDir: string): Effect.Effect<string, StartError> =>
   Effect.gen(function*() {
-    const token = yield* writeOnce(file, dataDir, `adm_${randomBytes(24).toString("base64url")}`)
+    const step = `operator token file ${file}`
+    const token = yield* writeOnce(file, dataDir, `adm_${randomBytes(24).toString("base64url")}`, step)
     if (!/^[\x21-\x7e]+$/.test(token) || token.length < minAdminTokenLength) {
       return yield* new StartError({
-        step: `operator token file ${file}`,
+        step,
         cause: new Error(`the token must be at least ${minAdminTokenLength} visible characters without spaces: remove the file, and a new one is written (or give PAYDESK_ADMIN_TOKEN)`)
       })
     }
-    const mode = yield* Effect.try({ try: () => statSync(file).mode & 0o777, catch: (cause) => new StartError({ step: `operator token file ${file}`, cause }) })
+    const mode = yield* Effect.try({ try: () => statSync(file).mode & 0o777, catch: (cause) => new StartError({ step, cause }) })
     if ((mode & 0o077) !== 0) yield* Effect.logWarning(`operator token file ${file}: other users may read it (mode ${mode.toString(8)}): chmod 600 it`)
     return token
   })
@@ -258,9 +260,8 @@ const keptAdminToken = (file: string, dataDir: string): Effect.Effect<string, St
  * force: ours, or the one already there (an earlier start's, or another start's on the same data
  * directory at the same moment, read back).
  */
-const writeOnce = (file: string, dataDir: string, text: string): Effect.Effect<string, StartError> =>
+const writeOnce = (file: string, dataDir: string, text: string, step: string): Effect.Effect<string, StartError> =>
   Effect.gen(function*() {
-    const step = `${basename(file) === "secret.key" ? "secret key" : "operator token"} file ${file}`
     const written = yield* Effect.try({
       try: () => {
         mkdirSync(dataDir, { recursive: true })
@@ -343,14 +344,8 @@ const layerTransport: Layer.Layer<CallbackTransport, never, Metrics.Metrics> = L
     const inner = yield* CallbackTransport
     const metrics = yield* Metrics.Metrics
     const failures = FailureLog.make()
-    const warn = (destination: string, message: string, annotations: Record<string, unknown>) => {
-      const verdict = failures.note(destination, Date.now())
-      return verdict.log
-        ? Effect.logWarning(`${message}${FailureLog.leftOutSuffix(verdict.leftOut)}`).pipe(
-          Effect.annotateLogs({ component: "callbacks", ...annotations, ...(verdict.leftOut === 0 ? {} : { left_out: verdict.leftOut }) })
-        )
-        : Effect.void
-    }
+    const warn = (destination: string, message: string, annotations: Record<string, unknown>) =>
+      FailureLog.logNoted(failures, destination, message, (line) => Effect.logWarning(line), { component: "callbacks", ...annotations })
     return CallbackTransport.of({
       post: (request) => {
         const destination = URL.canParse(request.url) ? new URL(request.url).origin : "invalid URL"
