@@ -168,6 +168,20 @@ export class PaydeskApiError extends PaydeskCallError {
   }
 }
 
+/**
+ * Whether an error answer judged the request itself (its body: 400, 413, 415, 422, a 409
+ * `idempotency_conflict` or `order_id_conflict`), so the same request under the same key is judged
+ * the same again and an earlier attempt of it was refused too; not one that refused that attempt
+ * only (401, 403, 408, 429, a 409 `write_conflict`, a 5xx). `CallOutcome.outcomeUnknown` follows it.
+ */
+export const judgesRequest = (error: unknown): boolean =>
+  error instanceof PaydeskApiError && judged(error.status, error.code)
+
+/** `judgesRequest` of an answer's status and code. */
+export const judged = (status: number, code: string | undefined): boolean =>
+  status === 400 || status === 413 || status === 415 || status === 422 ||
+  (status === 409 && (code === "idempotency_conflict" || code === "order_id_conflict"))
+
 /** The options of a call's error: its cause and what the call sent. */
 export interface CallErrorOptions extends Partial<Omit<CallOutcome, "attempts">> {
   readonly cause?: unknown

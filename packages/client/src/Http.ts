@@ -13,7 +13,7 @@
  * that a caller who gave no key can still repeat the call safely.
  */
 import { uuid } from "./Crypto.js"
-import { type CallOutcome, PaydeskAbortError, PaydeskApiError, PaydeskConnectionError, PaydeskSessionEndedError } from "./Errors.js"
+import { type CallOutcome, judged, PaydeskAbortError, PaydeskApiError, PaydeskConnectionError, PaydeskSessionEndedError } from "./Errors.js"
 
 /** Options of the transport (and of the client). */
 export interface TransportOptions {
@@ -173,11 +173,6 @@ const refused = (error: unknown): boolean => {
   const codeOf = (e: unknown) => typeof e === "object" && e !== null ? (e as { code?: unknown }).code : undefined
   return codeOf(error) === "ECONNREFUSED" || codeOf(typeof error === "object" && error !== null ? (error as { cause?: unknown }).cause : undefined) === "ECONNREFUSED"
 }
-
-/** Whether an error answer judged the request itself (its body), so an earlier attempt of it was refused too. */
-const judged = (status: number, code: string | undefined): boolean =>
-  status === 400 || status === 413 || status === 415 || status === 422 ||
-  (status === 409 && (code === "idempotency_conflict" || code === "order_id_conflict"))
 
 /** How a call authenticates: the headers of one attempt, and what to do once the access token is refused. */
 export interface Credentials {

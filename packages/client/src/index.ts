@@ -10,6 +10,7 @@ export type { SessionTokens } from "./Session.js"
 export { listen, trigger, triggers } from "./Dev.js"
 export type { ListenOptions, TriggerOptions } from "./Dev.js"
 export {
+  judgesRequest,
   ListenerCursorLost,
   PaydeskAbortError,
   PaydeskApiError,

@@ -7,20 +7,20 @@
  * first one pressed again on its terminal would be made twice: a review); `request` says which write
  * the key is for (a payout's body): another request on that terminal gets a new key.
  */
-import { PaydeskApiError } from "@paydesk/client"
+import { judgesRequest, PaydeskApiError } from "@paydesk/client"
 
 /** The slot of a kind of write (`paydesk.pendingPayout`) on one terminal. */
 export const slotOf = (kind: string, terminalId: string): string => `${kind}:${terminalId}`
 
 /**
- * Whether an error of the write settles it: an answer that judged the request itself (400, 404, 413,
- * 415, 422, a 409 `idempotency_conflict`), as the same request under the same key would be judged
- * again. Not one that refused that attempt only (401, 403, 408, 429, a 409 `write_conflict`, a
- * session that had ended, no answer): the earlier press whose answer was lost may still have done it.
+ * Whether an error of the write settles it: an answer that judged the request itself (the SDK's
+ * `judgesRequest`), or a 404 (what it names is gone), as the same request under the same key would
+ * be answered again. Not one that refused that attempt only (401, 403, 408, 429, a 409
+ * `write_conflict`, a session that had ended, no answer): the earlier press whose answer was lost
+ * may still have done it.
  */
 export const settles = (error: unknown): boolean =>
-  error instanceof PaydeskApiError &&
-  ([400, 404, 413, 415, 422].includes(error.status) || (error.status === 409 && error.code === "idempotency_conflict"))
+  judgesRequest(error) || (error instanceof PaydeskApiError && error.status === 404)
 
 /** The key for `request` in `slot`: the one kept there for the same request, else a new one, kept. */
 export const pendingKey = (slot: string, request: string): string => {
