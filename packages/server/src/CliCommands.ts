@@ -347,7 +347,7 @@ export const register = (program: Command, send: Send, readStdin: ReadStdin): vo
     .option("--terminal <terminal_id>", "of one terminal")
     .option("--payment <payment_id>", "of one payment")
     .addOption(choices(new Option("--status <status>", "by status"), ["pending", "delivered", "failed"]))
-    .addOption(choices(new Option("--environment <environment>", "live only (prod), sandbox, or all (the default)"), ["prod", "sandbox", "all"]))
+    .addOption(environmentOption())
     // Checked here as the server checks it: a usage error (exit 2), not the server's 400 (an outside probe).
     .option("--limit <n>", "at most this many (1 to 500, default 50)", integer("--limit", 1, 500))
     .action((options: { terminal?: string; payment?: string; status?: string; environment?: string; limit?: number }) =>
